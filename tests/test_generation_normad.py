@@ -221,6 +221,17 @@ def test_parsing() -> None:
     assert prompts.parse_story("")[0] is None
     added = prompts.parse_story('{"value": "v", "rule_of_thumb": "r", "story": "At noon Mia ate.", "explanation": "e"}')
     assert added[0]["story"] == "At noon Mia ate. Is what Mia did socially acceptable?" and "added" in added[1]
+    # real small-model habits: a generic closing question, an answered question, no character at all
+    assert prompts.closing_question("Is what Ann did socially acceptable?") == (
+        "Is what Ann did socially acceptable?", "parsed")
+    assert prompts.closing_question("Later, John left bread on the plate. Is this action socially acceptable?") == (
+        "Later, John left bread on the plate. Is what John did socially acceptable?",
+        "parsed (question rewritten for John)")
+    assert prompts.closing_question("John ate. Is this socially acceptable? No, it is rude. Is what John did socially "
+                                    "acceptable?")[0] is None
+    assert prompts.closing_question("The wife asks, 'Is what <husband> did socially acceptable?'.")[0] is None
+    assert prompts.closing_question("A meal began. Everyone drank. It was socially acceptable.")[0] is None
+    assert "names no one" in prompts.closing_question("a meal began and everyone drank.")[1]
     assert prompts.parse_yes_no("Yes, it is.") == "yes" and prompts.parse_yes_no("Answer: no") == "no"
     assert prompts.parse_yes_no("It depends") is None and prompts.parse_yes_no("Maybe yes, maybe no") is None
 

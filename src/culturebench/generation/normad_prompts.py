@@ -145,7 +145,8 @@ def _key(name: str) -> str | None:
     return _KEY_ALIASES.get(" ".join(re.sub(r"[-_*#:]+", " ", str(name)).lower().split()))
 _HEADED = re.compile(r"^\s*(?:#+\s*|\*\*)?(value|rule[- _]of[- _]thumb|story|explanation)\s*(?:\*\*)?\s*:?\s*(?:\*\*)?"
                      r"\s*(.*)$", re.IGNORECASE)
-_QUESTION = re.compile(r"socially\s+acceptable\s*\?\s*$", re.IGNORECASE)
+_CLOSING = re.compile(r"(?:^|(?<=[.!?\"'])\s+)([^.!?]*socially\s+acceptable\s*\?)\s*$", re.IGNORECASE)
+_ASKED_ABOUT = re.compile(r"^Is\s+what\s+([A-Z][a-z]+)\s+did\s+socially\s+acceptable\s*\?$")
 
 
 def _json_objects(text: str):
@@ -200,18 +201,37 @@ def parse_story(text: str) -> tuple[dict[str, str] | None, str]:
     missing = [k for k in FIELDS if not fields[k]]
     if missing:
         return None, f"unparsed: missing or empty {', '.join(missing)}"
-    if not _QUESTION.search(fields["story"]):
-        name = main_character(fields["story"])
-        if name is None:
-            return None, "unparsed: the story does not end with 'Is what ... did socially acceptable?'"
-        fields["story"] = f"{fields['story'].rstrip()} Is what {name} did socially acceptable?"
-        return fields, f"parsed (question added for {name})"
-    return fields, "parsed"
+    story, status = closing_question(fields["story"])
+    if story is None:
+        return None, status
+    fields["story"] = story
+    return fields, status
+
+
+def closing_question(story: str) -> tuple[str | None, str]:
+    """The story ending with exactly "Is what <name> did socially acceptable?" (the NormAd-Eti form) and the parse
+    status. Small models often drop the question or write "Is this socially acceptable?": the question is then
+    (re)written about the main character. A story that still judges the action in its body ("... was not socially
+    acceptable.", an answered question) breaks the no-reasoning rule and is refused."""
+    match = _CLOSING.search(story)
+    body = story[:match.start(1)].rstrip() if match else story.rstrip()
+    if re.search(r"socially\s+(?:un)?acceptable", body, re.IGNORECASE):
+        return None, "unparsed: the story judges the action itself ('socially acceptable' before the question)"
+    asked = _ASKED_ABOUT.match(match.group(1).strip()) if match else None
+    if asked:
+        return story.strip(), "parsed"
+    name = main_character(body)
+    if name is None:
+        return None, "unparsed: the story does not end with 'Is what ... did socially acceptable?' and names no one"
+    question = f"Is what {name} did socially acceptable?"
+    return f"{body} {question}", f"parsed (question {'rewritten' if match else 'added'} for {name})"
 
 
 _NOT_NAMES = {"at", "the", "in", "on", "when", "after", "during", "while", "before", "everyone", "it", "this", "he",
               "she", "they", "his", "her", "there", "one", "as", "then", "an", "once", "later", "today",
-              "yesterday", "finally", "however", "but", "and", "so", "we", "i", "you", "their", "someone"}
+              "yesterday", "finally", "however", "but", "and", "so", "we", "i", "you", "their", "someone", "is",
+              "what", "why", "how", "who", "does", "did", "was", "were", "no", "yes", "instead", "without",
+              "upon", "each", "every", "some", "all", "that", "these", "those", "if", "because", "since"}
 
 
 def main_character(story: str) -> str | None:
