@@ -146,13 +146,15 @@ def _evaluation(name: str, command: str):
 @app.command()
 def score(
     name: Annotated[str, typer.Argument(help=f"Benchmark to score: {', '.join(EVALUATIONS)}.")],
-    responses: Annotated[Path, typer.Option(help="Model answers. wvb: TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval: responses.jsonl of `evaluate cdeval`; several comma-separated files (one or more models) give the between-model similarities and the PCA.")],
-    release: Annotated[Path, typer.Option(help="The benchmark's release folder, e.g. releases/wvb or releases/cdeval.")],
+    responses: Annotated[Path, typer.Option(help="Model answers. wvb: TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
+    release: Annotated[Path, typer.Option(help="The benchmark's release folder, e.g. releases/wvb.")],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc: JSON/YAML options (llm_globe: jurors, human ratings, groups, society; socialcc: judge, antagonist, zones).")] = None,
+    config: Annotated[Path, typer.Option(help="llm_globe, socialcc: JSON/YAML options (llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (to re-judge), zones).")] = None,
 ) -> None:
-    """Score model answers against a release (wvb: W1 per question, threshold curve, baselines; cdeval: orientation
-    likelihoods, template weights, country and model similarities, PCA), with plots."""
+    """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
+    threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
+    accuracy and macro F1 per context, zone, subaxis, label; llm_globe: closed and jury-scored open means, tests;
+    socialcc: judge scores per country, zone and topic)."""
     name = module_name(name)
     with user_errors():
         line, written = _evaluation(name, "score").cli_score(responses, release, out,
@@ -171,9 +173,9 @@ def evaluate(
     base_url: Annotated[str, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend).")] = None,
     release: Annotated[Path, typer.Option(help="The benchmark's release folder (default releases/NAME).")] = None,
     split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both.")] = None,
-    limit: Annotated[int, typer.Option(help="Evaluate only the first N rows (wvb) or questions (cdeval), release order.")] = None,
-    samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5).")] = None,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (wvb: default 0 with demographics, 0.7 without; cdeval: default 1).")] = None,
+    limit: Annotated[int, typer.Option(help="Evaluate only the first N rows (wvb), questions (cdeval), stories (normad), prompts of each part (llm_globe) or scenarios (socialcc), release order.")] = None,
+    samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5). normad: answers per prompt (default 1). llm_globe: answers per closed prompt (default 3).")] = None,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature (default per benchmark, the paper's: wvb 0 with demographics, 0.7 without; cdeval, llm_globe, socialcc agents 1; normad 0).")] = None,
     demographics: Annotated[bool, typer.Option("--demographics/--no-demographics", help="wvb only: give the participant's country, urban/rural and education (default), or let the model assume them.")] = True,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most (openai backend).")] = 16,
     seed: Annotated[int, typer.Option(help="Sampling seed sent with every request (varied per sample by the backend).")] = 0,
@@ -182,7 +184,7 @@ def evaluate(
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge, antagonist, max_rounds, zones).")] = None,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
-    llm_globe). Options marked for one benchmark are ignored by the others."""
+    llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
     name = module_name(name)
     release = release if release is not None else Path("releases") / name
     args = {"benchmark": name, "model": model, "backend": backend, "base_url": base_url, "release": str(release),
