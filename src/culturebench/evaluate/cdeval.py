@@ -41,7 +41,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate import cdeval_prompts as prompts
-from culturebench.io import sha256_file, write_json
+from culturebench.io import write_json
 from culturebench.release import load_manifest, read_tables
 
 if TYPE_CHECKING:
@@ -431,8 +431,7 @@ def score(responses: Sequence[Path], release: Path) -> ScoreResult:
     release = Path(release)
     tables = release_tables(release)
     frame = read_responses(responses)
-    sources = [{"path": str(p), "sha256": sha256_file(Path(p))} for p in responses]
-    return score_responses(frame, tables, sources=sources, release=release)
+    return score_responses(frame, tables, sources=[runs.source_info(p) for p in responses], release=release)
 
 
 # ---------------------------------------------------------------------------------------------------- plots
@@ -515,20 +514,9 @@ def write_run(result: ScoreResult, out: Path) -> list[Path]:
 # ---------------------------------------------------------------------------------------------------- evaluate
 
 
-@dataclass
-class EvaluateResult:
-    score: ScoreResult
-    records: list[dict]
-    stats: dict
-    written: list[Path]
-
-
 def check_inputs(release: Path, samples: int | None, limit: int | None) -> dict[str, pl.DataFrame]:
     """The release tables, after checking the options (before a model is loaded)."""
-    if samples is not None and samples < 1:
-        raise InputError(f"--samples must be at least 1, got {samples}")
-    if limit is not None and limit < 1:
-        raise InputError(f"--limit must be at least 1, got {limit}")
+    runs.check_at_least_one({"--samples": samples, "--limit": limit})
     tables = release_tables(release)
     if tables["questions"].height == 0:
         raise InputError("release has no questions", file=release)
@@ -537,14 +525,11 @@ def check_inputs(release: Path, samples: int | None, limit: int | None) -> dict[
 
 def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, temperature: float | None = None,
              max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0, limit: int | None = None,
-             args: dict | None = None, console=None) -> EvaluateResult:
+             args: dict | None = None, console=None) -> runs.EvaluateResult:
     """Ask ``backend`` the six prompts x ``samples`` for every question (the first ``limit``), then score: writes
     responses.jsonl, metrics.json, the plots and run.json into ``out``. Re-running into the same folder answers
     every request already made from the cache."""
     from datetime import datetime
-
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import run_requests
 
     started = datetime.now(UTC)
     release, out = Path(release), Path(out)
@@ -554,10 +539,7 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
     manifest = load_manifest(release)
     questions = tables["questions"] if limit is None else tables["questions"].head(limit)
     planned = plan_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
-    out.mkdir(parents=True, exist_ok=True)
-    with ResponseCache(out / runs.CACHE_FILE) as cache:
-        result = run_requests(backend, [p.request for p in planned], cache, description="cdeval",
-                              **({"console": console} if console is not None else {}))
+    result = runs.ask(backend, [p.request for p in planned], out, "cdeval", console)
     model = str(getattr(backend, "model", "model"))
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
@@ -574,23 +556,19 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
     frame = pl.DataFrame([{k: r[k] for k in RESPONSE_FIELDS} for r in records],
                          schema={"model": pl.String, "question_id": pl.String, "prompt": pl.String,
                                  "sample_index": pl.Int64, "response": pl.String})
-    scored = score_responses(frame, tables, release=release,
-                             sources=[{"path": str(responses_path), "sha256": sha256_file(responses_path)}])
-    written = write_run(scored, out)
+    scored = score_responses(frame, tables, release=release, sources=[runs.source_info(responses_path)])
     stats = runs.runner_stats(result)
     m = scored.metrics["per_model"][model]
-    record = runs.run_record(
-        benchmark="cdeval", command="culturebench evaluate cdeval", args=args or {},
-        release=runs.release_info(release, manifest), backend=backend, stats=stats, started_at=started,
+    written = runs.write_run_record(
+        out, [responses_path, *write_run(scored, out)], benchmark="cdeval", release=release, manifest=manifest,
+        backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_questions": questions.height, "prompts": list(prompts.PROMPTS), "samples": samples,
                               "n_requests": len(records), "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit},
                "parse_status": m["parse_status"],
                "metrics": {"dimension_likelihood": m["dimension_likelihood"],
-                           "template_weights": m["template_weights"]},
-               "files": [p.name for p in (responses_path, *written)]})
-    written = [responses_path, *written, runs.write_run_json(out, record)]
-    return EvaluateResult(score=scored, records=records, stats=stats, written=written)
+                           "template_weights": m["template_weights"]}})
+    return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=stats, written=written, score=scored)
 
 
 def summary(metrics: dict) -> str:
@@ -622,13 +600,11 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
     result = evaluate(model_backend, options["release"], options["out"], samples=options["samples"],
                       temperature=options["temperature"], max_tokens=prompts.MAX_TOKENS if options["max_tokens"] is None else options["max_tokens"],
                       seed=options["seed"], limit=options["limit"], args=args, console=console)
-    stats = result.stats
-    return (f"{summary(result.score.metrics)}\ncdeval: {len(result.records):,} requests "
-            f"({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried)"), result.written
+    line = f"{summary(result.metrics)}\ncdeval: {runs.request_counts(len(result.records), result.stats)}"
+    return line, result.written
 
 
 def cli_score(responses: Path, release: Path, out: Path) -> tuple[str, list[Path]]:
     """`culturebench score`: metrics from saved responses; returns (summary line, paths written)."""
-    paths = [Path(part.strip()) for part in str(responses).split(",") if part.strip()]
-    result = score(paths, release)
+    result = score(runs.split_paths(responses), release)
     return summary(result.metrics), write_run(result, out)

@@ -55,7 +55,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate import llm_globe_prompts as prompts
 from culturebench.evaluate import stats
-from culturebench.io import sha256_file, write_json
+from culturebench.io import write_json
 from culturebench.release import load_manifest, read_tables
 
 BENCHMARK = "llm_globe"
@@ -141,8 +141,7 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
                 raise InputError(f"{key} must be a whole number >= 1, got {raw[key]!r}", file=where)
             setattr(config, key, raw[key])
     if samples is not None:
-        if samples < 1:
-            raise InputError(f"--samples must be at least 1, got {samples}")
+        runs.check_at_least_one({"--samples": samples})
         config.samples = samples
     config.juror_temperature = float(raw.get("juror_temperature", config.juror_temperature))
     names = set()
@@ -644,7 +643,7 @@ def score(responses: Sequence[Path], release: Path, config: Config | None = None
     tables = release_tables(release)
     records = read_responses(responses)
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
-    sources = [{"path": str(p), "sha256": sha256_file(Path(p))} for p in responses]
+    sources = [runs.source_info(p) for p in responses]
     return score_records(records, tables, config, human=human, sources=sources, release=release)
 
 
@@ -728,17 +727,8 @@ def write_run(result: ScoreResult, out: Path) -> list[Path]:
 # ---------------------------------------------------------------------------------------------------- evaluate
 
 
-@dataclass
-class EvaluateResult:
-    score: ScoreResult
-    records: list[dict]
-    stats: dict
-    written: list[Path]
-
-
 def check_inputs(release: Path, config: Config, limit: int | None) -> dict:
-    if limit is not None and limit < 1:
-        raise InputError(f"--limit must be at least 1, got {limit}")
+    runs.check_at_least_one({"--limit": limit})
     tables = release_tables(release)
     if config.part in ("closed", "both") and (tables["closed"] is None or tables["closed"].height == 0):
         raise InputError("release has no closed prompts", file=release)
@@ -764,15 +754,13 @@ def make_backend(juror: Juror, concurrency: int = 16):
 
 def evaluate(backend, release: Path, out: Path, config: Config | None = None, *, temperature: float | None = None,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None,
-             juror_backends: dict[str, Any] | None = None, args: dict | None = None, console=None) -> EvaluateResult:
+             juror_backends: dict[str, Any] | None = None, args: dict | None = None,
+             console=None) -> runs.EvaluateResult:
     """Ask ``backend`` the closed and/or open prompts (the first ``limit`` of each), the jurors to rate the open
     answers, then score; writes responses.jsonl, metrics.json, plots and run.json into ``out``. Re-running into
     the same folder answers every request already made from the cache. ``juror_backends`` (name -> backend)
     replaces the backends the config's jurors would get (tests)."""
     from datetime import datetime
-
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import run_requests
 
     started = datetime.now(UTC)
     config = config or Config()
@@ -781,67 +769,56 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     tables = check_inputs(release, config, limit)
     manifest = load_manifest(release)
     model = str(getattr(backend, "model", "model"))
-    kwargs = {"console": console} if console is not None else {}
     records: list[dict] = []
     runner: dict[str, dict] = {}
-    out.mkdir(parents=True, exist_ok=True)
-    with ResponseCache(out / runs.CACHE_FILE) as cache:
-        if config.part in ("closed", "both"):
-            closed = tables["closed"] if limit is None else tables["closed"].head(limit)
-            planned = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
-                                  max_tokens=max_tokens or prompts.CLOSED_MAX_TOKENS, seed=seed)
-            result = run_requests(backend, [p.request for p in planned], cache, description="llm_globe closed",
-                                  **kwargs)
-            runner["closed"] = runs.runner_stats(result)
-            for plan, response in zip(planned, result.responses):
+    if config.part in ("closed", "both"):
+        closed = tables["closed"] if limit is None else tables["closed"].head(limit)
+        planned = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
+                              max_tokens=max_tokens or prompts.CLOSED_MAX_TOKENS, seed=seed)
+        result = runs.ask(backend, [p.request for p in planned], out, "llm_globe closed", console)
+        runner["closed"] = runs.runner_stats(result)
+        for plan, response in zip(planned, result.responses):
+            value, status = prompts.parse_rating(response.text)
+            records.append({"part": "closed", "model": model, **plan.info, "response": response.text,
+                            "status": status, "answer": value,
+                            "score": prompts.reverse_score(value, plan.info["reverse"]),
+                            "finish_reason": response.finish_reason})
+    if config.part in ("open", "both"):
+        opened = tables["open"] if limit is None else tables["open"].head(limit)
+        planned = plan_open(opened, config.languages, model, samples=config.open_samples,
+                            temperature=temperature, max_tokens=config.open_max_tokens, seed=seed)
+        result = runs.ask(backend, [p.request for p in planned], out, "llm_globe open", console)
+        runner["open"] = runs.runner_stats(result)
+        answers = []
+        for plan, response in zip(planned, result.responses):
+            info = {k: v for k, v in plan.info.items() if k != "prompt"}
+            records.append({"part": "open", "model": model, **info, "response": response.text,
+                            "finish_reason": response.finish_reason})
+            answers.append({**plan.info, "response": response.text})
+        for juror in config.jurors:
+            juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror)
+            jplanned = plan_jurors(answers, tables["rubrics"], juror, temperature=config.juror_temperature,
+                                   max_tokens=config.juror_max_tokens)
+            jresult = runs.ask(juror_backend, [p.request for p in jplanned], out, f"juror {juror.name}", console)
+            runner[f"juror:{juror.name}"] = runs.runner_stats(jresult)
+            for plan, response in zip(jplanned, jresult.responses):
                 value, status = prompts.parse_rating(response.text)
-                records.append({"part": "closed", "model": model, **plan.info, "response": response.text,
-                                "status": status, "answer": value,
-                                "score": prompts.reverse_score(value, plan.info["reverse"]),
-                                "finish_reason": response.finish_reason})
-        if config.part in ("open", "both"):
-            opened = tables["open"] if limit is None else tables["open"].head(limit)
-            planned = plan_open(opened, config.languages, model, samples=config.open_samples,
-                                temperature=temperature, max_tokens=config.open_max_tokens, seed=seed)
-            result = run_requests(backend, [p.request for p in planned], cache, description="llm_globe open",
-                                  **kwargs)
-            runner["open"] = runs.runner_stats(result)
-            answers = []
-            for plan, response in zip(planned, result.responses):
-                info = {k: v for k, v in plan.info.items() if k != "prompt"}
-                records.append({"part": "open", "model": model, **info, "response": response.text,
-                                "finish_reason": response.finish_reason})
-                answers.append({**plan.info, "response": response.text})
-            for juror in config.jurors:
-                juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror)
-                jplanned = plan_jurors(answers, tables["rubrics"], juror, temperature=config.juror_temperature,
-                                       max_tokens=config.juror_max_tokens)
-                jresult = run_requests(juror_backend, [p.request for p in jplanned], cache,
-                                       description=f"juror {juror.name}", **kwargs)
-                runner[f"juror:{juror.name}"] = runs.runner_stats(jresult)
-                for plan, response in zip(jplanned, jresult.responses):
-                    value, status = prompts.parse_rating(response.text)
-                    records.append({"part": "juror", "model": model, **plan.info, "rating_text": response.text,
-                                    "status": status, "rating": value})
+                records.append({"part": "juror", "model": model, **plan.info, "rating_text": response.text,
+                                "status": status, "rating": value})
     responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
     scored = score_records(read_responses([responses_path]), tables, config, human=human, release=release,
-                           sources=[{"path": str(responses_path), "sha256": sha256_file(responses_path)}])
-    written = write_run(scored, out)
-    totals = {key: sum(int(s.get(key) or 0) for s in runner.values())
-              for key in ("n_requests", "n_cached", "n_queried", "retries", "prompt_tokens", "completion_tokens")}
-    totals["wall_s"] = round(sum(float(s.get("wall_s") or 0.0) for s in runner.values()), 6)
-    record = runs.run_record(
-        benchmark=BENCHMARK, command="culturebench evaluate llm_globe", args=args or {},
-        release=runs.release_info(release, manifest), backend=backend, stats=totals, started_at=started,
+                           sources=[runs.source_info(responses_path)])
+    totals = runs.total_stats(runner.values())
+    written = runs.write_run_record(
+        out, [responses_path, *write_run(scored, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
+        backend=backend, args=args, started_at=started, stats=totals,
         extra={"evaluation": {"config": config.as_dict(), "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "n_records": len(records)},
                "runner_by_part": runner,
                "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
-                          for j in config.jurors],
-               "files": [p.name for p in (responses_path, *written)]})
-    written = [responses_path, *written, runs.write_run_json(out, record)]
-    return EvaluateResult(score=scored, records=records, stats=totals, written=written)
+                          for j in config.jurors]})
+    return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=totals, written=written, score=scored)
 
 
 def summary(metrics: dict) -> str:
@@ -881,12 +858,10 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
                       temperature=options.get("temperature"), max_tokens=options.get("max_tokens"),
                       seed=options.get("seed"),
                       limit=options.get("limit"), args=args, console=console)
-    s = result.stats
-    return (f"{summary(result.score.metrics)}\nllm_globe: {s['n_requests']:,} requests "
-            f"({s['n_cached']:,} cached, {s['n_queried']:,} queried)"), result.written
+    line = f"{summary(result.metrics)}\nllm_globe: {runs.request_counts(result.stats['n_requests'], result.stats)}"
+    return line, result.written
 
 
 def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None) -> tuple[str, list[Path]]:
-    paths = [Path(part.strip()) for part in str(responses).split(",") if part.strip()]
-    result = score(paths, release, load_config(config))
+    result = score(runs.split_paths(responses), release, load_config(config))
     return summary(result.metrics), write_run(result, out)

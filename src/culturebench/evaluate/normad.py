@@ -30,7 +30,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate import normad_prompts as prompts
-from culturebench.io import sha256_file, write_json
+from culturebench.io import write_json
 from culturebench.release import load_manifest, read_tables
 
 if TYPE_CHECKING:
@@ -269,8 +269,7 @@ def score(responses: Sequence[Path], release: Path) -> ScoreResult:
     release = Path(release)
     stories = release_tables(release)["stories"]
     frame = read_responses(responses)
-    sources = [{"path": str(p), "sha256": sha256_file(Path(p))} for p in responses]
-    return score_responses(frame, stories, sources=sources, release=release)
+    return score_responses(frame, stories, sources=[runs.source_info(p) for p in responses], release=release)
 
 
 # ---------------------------------------------------------------------------------------------------- plots
@@ -387,23 +386,10 @@ def write_run(result: ScoreResult, out: Path) -> list[Path]:
 # ---------------------------------------------------------------------------------------------------- evaluate
 
 
-@dataclass
-class EvaluateResult:
-    score: ScoreResult
-    records: list[dict]
-    stats: dict
-    written: list[Path]
-
-
 def check_inputs(release: Path, samples: int | None, limit: int | None, max_tokens: int | None = None,
                  split: str | None = None) -> pl.DataFrame:
     """The release's stories, after checking the options (before a model is made)."""
-    if samples is not None and samples < 1:
-        raise InputError(f"--samples must be at least 1, got {samples}")
-    if limit is not None and limit < 1:
-        raise InputError(f"--limit must be at least 1, got {limit}")
-    if max_tokens is not None and max_tokens < 1:
-        raise InputError(f"--max-tokens must be at least 1, got {max_tokens}")
+    runs.check_at_least_one({"--samples": samples, "--limit": limit, "--max-tokens": max_tokens})
     stories = release_tables(release, split)["stories"]
     if stories.height == 0:
         raise InputError("release has no stories", file=release)
@@ -413,14 +399,11 @@ def check_inputs(release: Path, samples: int | None, limit: int | None, max_toke
 def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = prompts.CONTEXTS,
              samples: int | None = None, temperature: float | None = None, max_tokens: int = prompts.MAX_TOKENS,
              seed: int | None = 0, limit: int | None = None, split: str | None = None, args: dict | None = None,
-             console=None) -> EvaluateResult:
+             console=None) -> runs.EvaluateResult:
     """Ask ``backend`` every story (the first ``limit``) under every context, then score: writes responses.jsonl,
     metrics.json, the plots and run.json into ``out``. Re-running into the same folder answers every request already
     made from the cache."""
     from datetime import datetime
-
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import run_requests
 
     started = datetime.now(UTC)
     release, out = Path(release), Path(out)
@@ -434,10 +417,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     stories = stories if limit is None else stories.head(limit)
     planned = plan_requests(stories, contexts=contexts, samples=samples, temperature=temperature,
                             max_tokens=max_tokens, seed=seed)
-    out.mkdir(parents=True, exist_ok=True)
-    with ResponseCache(out / runs.CACHE_FILE) as cache:
-        result = run_requests(backend, [p.request for p in planned], cache, description="normad",
-                              **({"console": console} if console is not None else {}))
+    result = runs.ask(backend, [p.request for p in planned], out, "normad", console)
     model = str(getattr(backend, "model", "model"))
     info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
             .iter_rows(named=True)}
@@ -454,23 +434,19 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     frame = pl.DataFrame([{k: r[k] for k in (*RESPONSE_FIELDS, "sample_index")} for r in records],
                          schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
                                  "response": pl.String, "sample_index": pl.Int64})
-    scored = score_responses(frame, stories, release=release,
-                             sources=[{"path": str(responses_path), "sha256": sha256_file(responses_path)}])
-    written = write_run(scored, out)
+    scored = score_responses(frame, stories, release=release, sources=[runs.source_info(responses_path)])
     stats = runs.runner_stats(result)
     m = scored.metrics["per_model"][model]
-    record = runs.run_record(
-        benchmark="normad", command="culturebench evaluate normad", args=args or {},
-        release=runs.release_info(release, manifest), backend=backend, stats=stats, started_at=started,
+    written = runs.write_run_record(
+        out, [responses_path, *write_run(scored, out)], benchmark="normad", release=release, manifest=manifest,
+        backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_stories": stories.height, "contexts": list(contexts), "samples": samples,
                               "n_requests": len(records), "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "split": split,
                               "prompt_source": scored.metrics["constants"]["prompt_source"]},
                "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
-               "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]},
-               "files": [p.name for p in (responses_path, *written)]})
-    written = [responses_path, *written, runs.write_run_json(out, record)]
-    return EvaluateResult(score=scored, records=records, stats=stats, written=written)
+               "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}})
+    return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=stats, written=written, score=scored)
 
 
 def summary(metrics: dict) -> str:
@@ -508,13 +484,11 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
     result = evaluate(model_backend, options["release"], options["out"], samples=options["samples"],
                       temperature=options["temperature"], max_tokens=_max_tokens(options), seed=options["seed"],
                       limit=options["limit"], split=_split(options), args=args, console=console)
-    stats = result.stats
-    return (f"{summary(result.score.metrics)}\nnormad: {len(result.records):,} requests "
-            f"({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried)"), result.written
+    line = f"{summary(result.metrics)}\nnormad: {runs.request_counts(len(result.records), result.stats)}"
+    return line, result.written
 
 
 def cli_score(responses: Path, release: Path, out: Path) -> tuple[str, list[Path]]:
     """`culturebench score`: metrics from saved responses; returns (summary line, paths written)."""
-    paths = [Path(part.strip()) for part in str(responses).split(",") if part.strip()]
-    result = score(paths, release)
+    result = score(runs.split_paths(responses), release)
     return summary(result.metrics), write_run(result, out)

@@ -8,6 +8,10 @@
 
 Secrets never reach the folder: arguments whose name looks like a secret are dropped, and every string written to
 run.json is scrubbed of the values of secret-looking environment variables (OPENAI_API_KEY, HF_TOKEN, ...).
+
+Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
+(``ask``) and their totals (``total_stats``), the scored files (``source_info``), run.json (``write_run_record``),
+the result (``EvaluateResult``) and the command-line bits (``request_counts``, ``split_paths``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import platform
 import re
 import sys
 import tempfile
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -168,6 +172,11 @@ def write_run_json(out: Path, record: Mapping) -> Path:
     return path
 
 
+def source_info(path: Path) -> dict:
+    """A scored file as metrics.json records it: its path and sha256."""
+    return {"path": str(path), "sha256": sha256_file(Path(path))}
+
+
 def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file") -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line of a saved JSONL file (responses.jsonl, transcripts.jsonl);
     a missing file, a line that is not a JSON object or a record without a ``required`` field is an InputError
@@ -223,3 +232,71 @@ def json_safe(value: Any, none_key: str = "null") -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+# ------------------------------------------------------------------------------- shared steps of evaluate
+
+
+@dataclass
+class EvaluateResult:
+    """What a benchmark's ``evaluate`` returns."""
+
+    metrics: dict
+    """metrics.json."""
+    records: list[dict]
+    """The lines of responses.jsonl (SocialCC: transcripts.jsonl)."""
+    stats: dict
+    """The runner's totals, as in run.json."""
+    written: list[Path]
+    """Every file written into the run folder."""
+    score: Any = None
+    """The benchmark's ScoreResult (the tables behind the metrics), where it has one."""
+
+
+def check_at_least_one(options: Mapping[str, int | None]) -> None:
+    """An InputError for the first option (``--name`` -> value, None when not given) below 1."""
+    for name, value in options.items():
+        if value is not None and value < 1:
+            raise InputError(f"{name} must be at least 1, got {value}")
+
+
+def ask(backend: Any, requests: Sequence, out: Path, description: str, console: Any = None) -> Any:
+    """``runner.run_requests`` through the run folder's response cache (``out``/cache.sqlite); the runner's result."""
+    from culturebench.evaluate.cache import ResponseCache
+    from culturebench.evaluate.runner import run_requests
+
+    with ResponseCache(Path(out) / CACHE_FILE) as cache:
+        return run_requests(backend, requests, cache, description=description, console=console)
+
+
+SUMMED_STATS = ("n_requests", "n_cached", "n_queried", "retries", "prompt_tokens", "completion_tokens")
+"""The ``runner_stats`` that ``total_stats`` adds up (and wall_s)."""
+
+
+def total_stats(parts: Iterable[Mapping]) -> dict:
+    """The totals of several runs' ``runner_stats``: SUMMED_STATS and wall_s."""
+    parts = list(parts)
+    totals = {key: sum(int(s.get(key) or 0) for s in parts) for key in SUMMED_STATS}
+    totals["wall_s"] = round(sum(float(s.get("wall_s") or 0.0) for s in parts), 6)
+    return totals
+
+
+def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, release: Path, manifest: Mapping,
+                     backend: Any, args: Mapping | None, started_at: datetime, stats: Mapping,
+                     extra: Mapping) -> list[Path]:
+    """run.json of ``culturebench evaluate <benchmark>``: ``run_record`` with ``extra`` and the names of ``files``
+    (the run folder's other outputs) as ``files``; returns ``files`` and run.json."""
+    record = run_record(benchmark=benchmark, command=f"culturebench evaluate {benchmark}", args=args or {},
+                        release=release_info(release, manifest), backend=backend, stats=stats, started_at=started_at,
+                        extra={**extra, "files": [Path(p).name for p in files]})
+    return [*files, write_run_json(out, record)]
+
+
+def request_counts(n_requests: int, stats: Mapping) -> str:
+    """The "N requests (C cached, Q queried)" of the line ``culturebench evaluate`` prints."""
+    return f"{n_requests:,} requests ({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried)"
+
+
+def split_paths(value: Path | str) -> list[Path]:
+    """The files of a comma-separated ``--responses`` value."""
+    return [Path(part.strip()) for part in str(value).split(",") if part.strip()]

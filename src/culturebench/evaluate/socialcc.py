@@ -57,7 +57,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate import socialcc_prompts as prompts
-from culturebench.io import sha256_file, write_json
+from culturebench.io import write_json
 from culturebench.release import load_manifest, read_tables
 
 BENCHMARK = "socialcc"
@@ -295,7 +295,6 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
     systems = {id(d): {"protagonist": prompts.protagonist_system(d.scenario.fields),
                        "antagonist": prompts.antagonist_system(d.scenario.fields)} for d in dialogues}
     results = []
-    kw = {"console": console} if console is not None else {}
     for step in range(2 * max_rounds):
         role = "protagonist" if step % 2 == 0 else "antagonist"
         backend = protagonist_backend if role == "protagonist" else antagonist_backend
@@ -304,7 +303,8 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
             break
         requests = [ChatRequest(prompts.agent_messages(systems[id(d)][role], d.history(), role), sampling)
                     for d in active]
-        result = run_requests(backend, requests, cache, description=f"socialcc turn {step + 1} ({role})", **kw)
+        result = run_requests(backend, requests, cache, description=f"socialcc turn {step + 1} ({role})",
+                              console=console)
         results.append(result)
         for d, response in zip(active, result.responses):
             name = d.scenario.fields[f"{role}_name"]
@@ -330,8 +330,7 @@ def judge_transcripts(transcripts: Sequence[dict], judge_backend, cache, *,
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     planned = [(t, judge) for t in transcripts for judge in prompts.JUDGES]
     requests = [ChatRequest(prompts.judge_messages(judge, t["fields"], t["turns"]), sampling) for t, judge in planned]
-    kw = {"console": console} if console is not None else {}
-    result = run_requests(judge_backend, requests, cache, description="socialcc judges", **kw)
+    result = run_requests(judge_backend, requests, cache, description="socialcc judges", console=console)
     model = str(getattr(judge_backend, "model", "judge"))
     for (t, judge), response in zip(planned, result.responses):
         parsed = prompts.parse_score(response.text, judge)
@@ -509,32 +508,24 @@ def write_run(metrics: dict, out: Path) -> list[Path]:
 # ---------------------------------------------------------------------------------------------------- evaluate
 
 
-@dataclass
-class EvaluateResult:
-    metrics: dict
-    transcripts: list[dict]
-    stats: dict
-    written: list[Path]
+class EvaluateResult(runs.EvaluateResult):
+    """``runs.EvaluateResult`` whose records are the transcripts."""
+
+    @property
+    def transcripts(self) -> list[dict]:
+        return self.records
 
 
 def check_inputs(release: Path, limit: int | None, split: str | None = None, samples: int | None = None,
                  max_tokens: int | None = None) -> dict:
-    if limit is not None and limit < 1:
-        raise InputError(f"--limit must be at least 1, got {limit}")
+    runs.check_at_least_one({"--limit": limit})
     if samples not in (None, 1):
         raise InputError(f"socialcc plays one dialogue per scenario; --samples must be 1, got {samples}")
-    if max_tokens is not None and max_tokens < 1:
-        raise InputError(f"--max-tokens must be at least 1, got {max_tokens}")
+    runs.check_at_least_one({"--max-tokens": max_tokens})
     tables = release_tables(release, split)
     if tables["scenarios"].height == 0:
         raise InputError("release has no scenarios", file=release)
     return tables
-
-
-def _add_stats(total: dict, stats: dict) -> None:
-    for key in ("n_requests", "n_cached", "n_queried", "retries", "prompt_tokens", "completion_tokens"):
-        total[key] = total.get(key, 0) + int(stats.get(key) or 0)
-    total["wall_s"] = round(total.get("wall_s", 0.0) + float(stats.get("wall_s") or 0.0), 6)
 
 
 def evaluate(backend, release: Path, out: Path, config: Config | None = None, *, temperature: float | None = None,
@@ -562,33 +553,25 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
         antagonist_backend = (make_backend(config.antagonist) if config.antagonist is not None else judge_backend)
     judge_note = SELF_JUDGED if judge_backend is backend else None
     antagonist_model = str(getattr(antagonist_backend, "model", "antagonist"))
-    out.mkdir(parents=True, exist_ok=True)
-    totals: dict = {}
     with ResponseCache(out / runs.CACHE_FILE) as cache:
         dialogues, results = simulate(scenarios, backend, antagonist_backend, cache, max_rounds=config.max_rounds,
                                       temperature=temperature, max_tokens=max_tokens, seed=seed, console=console)
-        for result in results:
-            _add_stats(totals, runs.runner_stats(result))
         transcripts = [transcript_record(d, model, antagonist_model) for d in dialogues]
         jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
                                     max_tokens=config.judge_max_tokens, seed=seed, console=console)
-        _add_stats(totals, runs.runner_stats(jresult))
+    totals = runs.total_stats(runs.runner_stats(r) for r in (*results, jresult))
     path = runs.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
-    metrics = aggregate(transcripts, release=release, judge_note=judge_note,
-                        sources=[{"path": str(path), "sha256": sha256_file(path)}])
-    written = write_run(metrics, out)
-    record = runs.run_record(
-        benchmark=BENCHMARK, command="culturebench evaluate socialcc", args=args or {},
-        release=runs.release_info(release, manifest), backend=backend, stats=totals, started_at=started,
+    metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)])
+    written = runs.write_run_record(
+        out, [path, *write_run(metrics, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
+        backend=backend, args=args, started_at=started, stats=totals,
         extra={"evaluation": {"n_scenarios": len(scenarios), "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "split": split, "config": config.as_dict(),
                               "antagonist_model": antagonist_model,
                               "judge_model": str(getattr(judge_backend, "model", "judge")),
                               "judge_note": judge_note, "prompt_source": prompts.PROMPT_SOURCE},
-               "metrics": metrics["per_model"][model]["table2"],
-               "files": [p.name for p in (path, *written)]})
-    written = [path, *written, runs.write_run_json(out, record)]
-    return EvaluateResult(metrics=metrics, transcripts=transcripts, stats=totals, written=written)
+               "metrics": metrics["per_model"][model]["table2"]})
+    return EvaluateResult(metrics=metrics, records=transcripts, stats=totals, written=written)
 
 
 def transcript_record(d: Dialogue, model: str, antagonist_model: str) -> dict:
@@ -644,8 +627,7 @@ def score(paths: Sequence[Path], release: Path, out: Path, config: Config | None
                     parsed = prompts.parse_score(j.get("raw"), judge)
                     j["score"], j["status"] = parsed.score, parsed.status
         note = "re-aggregated from saved judgements"
-    sources = [{"path": str(p), "sha256": sha256_file(Path(p))} for p in paths]
-    return aggregate(records, release=release, sources=sources, judge_note=note)
+    return aggregate(records, release=release, sources=[runs.source_info(p) for p in paths], judge_note=note)
 
 
 def summary(metrics: dict) -> str:
@@ -680,13 +662,11 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
                       temperature=options.get("temperature"), max_tokens=options.get("max_tokens"),
                       seed=options.get("seed"), limit=options.get("limit"), split=options.get("split"), args=args,
                       console=console)
-    s = result.stats
-    return (f"{summary(result.metrics)}\nsocialcc: {s.get('n_requests', 0):,} requests "
-            f"({s.get('n_cached', 0):,} cached, {s.get('n_queried', 0):,} queried)"), result.written
+    line = f"{summary(result.metrics)}\nsocialcc: {runs.request_counts(result.stats['n_requests'], result.stats)}"
+    return line, result.written
 
 
 def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None) -> tuple[str, list[Path]]:
     """`culturebench score socialcc --responses transcripts.jsonl[,...]`."""
-    paths = [Path(part.strip()) for part in str(responses).split(",") if part.strip()]
-    metrics = score(paths, release, out, load_config(config))
+    metrics = score(runs.split_paths(responses), release, out, load_config(config))
     return summary(metrics), write_run(metrics, out)

@@ -22,7 +22,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import metrics, runs
-from culturebench.io import sha256_file, write_json
+from culturebench.io import write_json
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ def _by_group(rows: pl.DataFrame, columns: list[str]) -> dict[str, dict]:
 def score(responses: Path, release: Path) -> ScoreResult:
     """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group."""
     inputs = read_responses(responses)
-    return score_answers(inputs, release, {"path": str(responses), "sha256": sha256_file(responses)})
+    return score_answers(inputs, release, runs.source_info(responses))
 
 
 def score_answers(inputs: pl.DataFrame, release: Path, source: dict) -> ScoreResult:
@@ -314,21 +314,11 @@ class PlannedRequest:
     request: ChatRequest
 
 
-@dataclass
-class EvaluateResult:
-    score: ScoreResult
-    records: list[dict]
-    stats: dict
-    parse_status: dict[str, int]
-    written: list[Path]
-
-
 def check_inputs(release: Path, split: str = "probe", limit: int | None = None) -> dict:
     """Cheap checks of the user's choices before a backend is started; the release's manifest."""
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
-    if limit is not None and limit < 1:
-        raise InputError(f"--limit must be at least 1, got {limit}")
+    runs.check_at_least_one({"--limit": limit})
     if not Path(release).is_dir():
         raise InputError("release folder not found (build it with: culturebench build wvb)", file=release)
     manifest = load_manifest(release)
@@ -389,8 +379,7 @@ def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
     from culturebench.evaluate import wvb_prompts as prompts
 
-    if samples is not None and samples < 1:
-        raise InputError(f"--samples must be at least 1, got {samples}")
+    runs.check_at_least_one({"--samples": samples})
     if temperature is None:
         temperature = prompts.TEMPERATURE_WITH_DEMOGRAPHICS if demographics else prompts.TEMPERATURE_WITHOUT_DEMOGRAPHICS
     sampling = SamplingParams(temperature=float(temperature), max_tokens=max_tokens, seed=seed)
@@ -486,13 +475,11 @@ def answers_frame(rows: pl.DataFrame, records: list[dict], demographics: bool) -
 def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: int | None = None,
              samples: int | None = None, temperature: float | None = None, demographics: bool = True,
              seed: int | None = 0, max_tokens: int = 256, args: dict | None = None,
-             console=None) -> EvaluateResult:
+             console=None) -> runs.EvaluateResult:
     """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl, metrics.json, the plots
     and run.json. Re-running into the same folder answers every request already made from the cache."""
     from datetime import datetime, timezone
 
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import run_requests
     from culturebench.evaluate.wvb_prompts import STATUSES
 
     started = datetime.now(timezone.utc)
@@ -502,18 +489,14 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     questions, participants = prompt_tables(release, rows["participant_id"] if demographics else None)
     planned = plan_requests(rows, questions, participants, demographics=demographics, samples=samples,
                             temperature=temperature, max_tokens=max_tokens, seed=seed)
-    out.mkdir(parents=True, exist_ok=True)
     mode = "with demographics" if demographics else "without demographics"
-    with ResponseCache(out / runs.CACHE_FILE) as cache:
-        result = run_requests(backend, [p.request for p in planned], cache, description=f"wvb {split} ({mode})",
-                              **({"console": console} if console is not None else {}))
+    result = runs.ask(backend, [p.request for p in planned], out, f"wvb {split} ({mode})", console)
     records = parse_records(planned, result.responses, questions)
     responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
     parse_status = {status: 0 for status in STATUSES}
     for record in records:
         parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
-    scored = score_answers(answers_frame(rows, records, demographics), release,
-                           {"path": str(responses_path), "sha256": sha256_file(responses_path)})
+    scored = score_answers(answers_frame(rows, records, demographics), release, runs.source_info(responses_path))
     n_parsed = sum(r["answer"] is not None for r in records)
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
@@ -524,20 +507,17 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
         "n_unparsed": len(records) - n_parsed,
         "parse_status": parse_status,
     })
-    written = write_run(scored, out)
     stats = runs.runner_stats(result)
-    record = runs.run_record(
-        benchmark="wvb", command="culturebench evaluate wvb", args=args or {}, release=runs.release_info(release, manifest),
-        backend=backend, stats=stats, started_at=started,
+    written = runs.write_run_record(
+        out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
+        backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"mode": scored.metrics["mode"], "split": split, "n_evaluated_rows": rows.height,
                               "n_requests": len(records), "temperature": planned[0].request.sampling.temperature,
                               "max_tokens": max_tokens, "seed": seed, "samples": samples},
                "parse_status": parse_status,
                "metrics": {"mean": scored.metrics["mean"], "std": scored.metrics["std"],
-                           "n_questions": scored.metrics["n_questions"], "n_invalid": scored.metrics["n_invalid"]},
-               "files": [p.name for p in (responses_path, *written)]})
-    written = [responses_path, *written, runs.write_run_json(out, record)]
-    return EvaluateResult(score=scored, records=records, stats=stats, parse_status=parse_status, written=written)
+                           "n_questions": scored.metrics["n_questions"], "n_invalid": scored.metrics["n_invalid"]}})
+    return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=stats, written=written, score=scored)
 
 
 # --------------------------------------------------------------------------------------------- command line
@@ -555,10 +535,9 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
                       limit=options["limit"], samples=options["samples"], temperature=options["temperature"],
                       demographics=options["demographics"], seed=options["seed"],
                       max_tokens=256 if options["max_tokens"] is None else options["max_tokens"], args=args, console=console)
-    m, stats = result.score.metrics, result.stats
+    m = result.metrics
     mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
-    line = (f"wvb {split} ({m['mode'].replace('_', ' ')}): {m['n_requests']:,} requests "
-            f"({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried), "
+    line = (f"wvb {split} ({m['mode'].replace('_', ' ')}): {runs.request_counts(m['n_requests'], result.stats)}, "
             f"{m['n_unparsed']:,} unparsed, {m['n_questions']} questions, mean W1 {mean}")
     return line, result.written
 
