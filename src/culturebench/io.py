@@ -26,6 +26,12 @@ class InputFile:
     rows: int
 
 
+def input_name(path: Path, root: Path | None) -> str:
+    """How a raw input is named in errors and the manifest: its path relative to the raw folder, else its file name."""
+    path = Path(path)
+    return str(path.relative_to(root)) if root is not None and path.is_relative_to(root) else path.name
+
+
 def read_input_bytes(path: Path, name: str) -> bytes:
     """A raw input's bytes; a file that cannot be read or is empty is an InputError naming it (as ``name``)."""
     try:

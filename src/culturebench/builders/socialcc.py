@@ -32,8 +32,8 @@ from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progre
 from culturebench.builders.normad import compare_key, normal
 from culturebench.builders.wvb import check_codes_in_codebook
 from culturebench.errors import InputError
-from culturebench.io import InputFile
-from culturebench.raw.codebook import Codebook, find_codebook, load_codebook
+from culturebench.io import InputFile, input_name
+from culturebench.raw.codebook import Codebook, codebook_input, find_codebook, load_codebook
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas
 from culturebench.raw.socialcc import (
@@ -214,7 +214,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
                                          weight=facts()["weight_column"])
     check_codes_in_codebook(table, codebook, question_ids())
     rows: list[ScenarioRow] = []
-    inputs: list[InputFile] = [*wvs_inputs, _codebook_input(codebook_path, codebook, raw)]
+    inputs: list[InputFile] = [*wvs_inputs, codebook_input(codebook_path, codebook, raw)]
     for path in scenario_files(raw / FOLDER):
         found, info = read_scenarios(path, raw)
         rows += found
@@ -244,18 +244,11 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
             "scenarios_read": len(rows),
             "atlas_items_read": len(items),
             "continent_counts": continent_counts(scenarios, atlas_countries),
-            "codebook": {"file": _relative(codebook_path, raw), "sha256": codebook.sha256},
+            "codebook": {"file": input_name(codebook_path, raw), "sha256": codebook.sha256},
         },
     )
 
 
-def _relative(path: Path, root: Path) -> str:
-    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
-
-
-def _codebook_input(path: Path, codebook: Codebook, raw: Path) -> InputFile:
-    return InputFile(path=path, name=_relative(path, raw), sha256=codebook.sha256, size=path.stat().st_size,
-                     rows=len(codebook.variables))
 
 
 def check_questions(codebook: Codebook) -> None:

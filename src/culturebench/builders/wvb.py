@@ -20,7 +20,8 @@ import polars as pl
 
 from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
 from culturebench.errors import InputError
-from culturebench.raw.codebook import Codebook, find_codebook, load_codebook
+from culturebench.io import input_name
+from culturebench.raw.codebook import Codebook, codebook_input, find_codebook, load_codebook
 from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, read_respondents, respondent_files
 from culturebench.splits import SPLIT_NAMES, assign_splits, stable_hash
 from culturebench.validation.checks import CheckResult, check
@@ -140,23 +141,14 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
             "probe": {PROBE_SPLIT: probe},
         },
         quarantine={"duplicate_participant_id": quarantined} if quarantined.height else {},
-        inputs=[*inputs, _codebook_input(codebook_path, codebook, raw)],
+        inputs=[*inputs, codebook_input(codebook_path, codebook, raw)],
         rows_read=rows_read,
         rows_kept=participants.height,
-        provenance={"codebook": {"file": _relative(codebook_path, raw), "sha256": codebook.sha256,
+        provenance={"codebook": {"file": input_name(codebook_path, raw), "sha256": codebook.sha256,
                                  "variables": len(codebook.variables)}},
     )
 
 
-def _relative(path: Path, root: Path) -> str:
-    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
-
-
-def _codebook_input(path: Path, codebook: Codebook, raw: Path):
-    from culturebench.io import InputFile
-
-    return InputFile(path=path, name=_relative(path, raw), sha256=codebook.sha256, size=path.stat().st_size,
-                     rows=len(codebook.variables))
 
 
 def check_codes_in_codebook(table: pl.DataFrame, codebook: Codebook, variables: list[str]) -> None:

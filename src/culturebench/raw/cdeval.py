@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, read_input_text
+from culturebench.io import InputFile, input_name, read_input_text
 
 QUESTIONNAIRE_FOLDER = "cdeval"
 HOFSTEDE_FOLDER = "hofstede"
@@ -44,9 +44,6 @@ class Item:
     option_2: str
 
 
-def _relative(path: Path, root: Path) -> str:
-    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
-
 
 
 
@@ -66,7 +63,7 @@ def read_questionnaire(path: Path, root: Path, dimensions: dict[str, str], domai
                        ) -> tuple[list[Item], InputFile]:
     """Items of one CDEval JSON file. ``dimensions``/``domains`` map the casefolded spelling to the canonical one;
     a value outside them is an input error (the file is not CDEval, or has a typo)."""
-    name = _relative(path, root)
+    name = input_name(path, root)
     data, text = read_input_text(path, name)
     try:
         loaded = json.loads(text)
@@ -166,7 +163,7 @@ def read_hofstede(path: Path, root: Path, columns: dict[str, str], score_columns
                   ) -> tuple[list[CountryRow], InputFile]:
     """Rows of one Hofstede 6-D CSV (``;``, ``#NULL!`` = missing). ``columns`` maps the file's column names to the
     release's; extra columns are ignored; a score that is neither an integer nor ``#NULL!`` is an input error."""
-    name = _relative(path, root)
+    name = input_name(path, root)
     data, text = read_input_text(path, name)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=";")
     try:

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import sha256_file
+from culturebench.io import InputFile, input_name, sha256_file
 
 CODEBOOK_JSON_FORMAT = "culturebench.wvs-codebook/1"
 
@@ -124,3 +124,9 @@ def load_codebook(path: Path, cache_dir: Path | None = None) -> Codebook:
 
 def codebook_as_dict(codebook: Codebook) -> dict:
     return {name: asdict(v) for name, v in codebook.variables.items()}
+
+
+def codebook_input(path: Path, codebook: Codebook, raw: Path) -> InputFile:
+    """The codebook file as a manifest input (rows = variables read)."""
+    return InputFile(path=path, name=input_name(path, raw), sha256=codebook.sha256, size=path.stat().st_size,
+                     rows=len(codebook.variables))

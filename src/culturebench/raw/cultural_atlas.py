@@ -26,7 +26,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, read_input_text
+from culturebench.io import InputFile, input_name, read_input_text
 
 FOLDER = "cultural_atlas"
 BLOCKS = {"p", "div", "li", "ul", "ol", "table", "tr", "td", "th", "blockquote", "section", "article"}
@@ -211,7 +211,7 @@ def parse_page(html: str, name: str, country: str) -> list[AtlasItem]:
 
 def read_page(path: Path, root: Path, country: str | None = None) -> tuple[list[AtlasItem], InputFile]:
     """One page file; the country is its folder's name unless given."""
-    name = str(path.relative_to(root)) if path.is_relative_to(root) else path.name
+    name = input_name(path, root)
     data, html = read_input_text(path, name)
     items = parse_page(html, name, country or country_from_folder(path.parent.name))
     return items, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, read_input_bytes
+from culturebench.io import InputFile, input_name, read_input_bytes
 
 GLOBE_FOLDER = "globe"
 GICS_FOLDER = "gics"
@@ -53,9 +53,6 @@ QUESTION_NUM = re.compile(r"^(\d+)-(\d+)$")
 TRUE = {"1", "true", "yes", "y", "t", "reverse", "r"}
 FALSE = {"0", "false", "no", "n", "f", "", "-"}
 
-
-def _relative(path: Path, root: Path) -> str:
-    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
 
 
 def _info(path: Path, name: str, data: bytes, rows: int) -> InputFile:
@@ -97,7 +94,7 @@ class CsvFile:
 def read_csv(path: Path, root: Path) -> CsvFile:
     """A comma-separated file (``\\n``, ``\\r\\n`` or old-Mac ``\\r`` line ends); a wrong delimiter, a ragged row or
     a malformed quote is an input error."""
-    name = _relative(path, root)
+    name = input_name(path, root)
     data = read_input_bytes(path, name)
     text = _decode(data)
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -241,7 +238,7 @@ def read_form_alpha(path: Path, root: Path, sections: tuple[int, ...] = (1, 3)) 
     """The items of ``sections`` of a GLOBE Form Alpha PDF, in print order."""
     import pdfplumber
 
-    name = _relative(path, root)
+    name = input_name(path, root)
     data = read_input_bytes(path, name)
     if not data.startswith(b"%PDF"):
         raise InputError("not a PDF file (no %PDF header)", file=name)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, read_input_text
+from culturebench.io import InputFile, input_name, read_input_text
 
 STORIES_FOLDER = "normad"
 ZONES_FOLDER = "inglehart_welzel"
@@ -46,9 +46,6 @@ class ZoneRow:
     country: str
     zone: str
 
-
-def _relative(path: Path, root: Path) -> str:
-    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
 
 
 
@@ -86,7 +83,7 @@ def _missing(name: str, header: list[str], wanted: tuple[str, ...]) -> None:
 
 
 def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
-    name = _relative(path, root)
+    name = input_name(path, root)
     data, text = read_input_text(path, name)
     rows: list[StoryRow] = []
     if path.suffix.lower() == ".jsonl":
@@ -123,7 +120,7 @@ def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
 
 
 def read_zones(path: Path, root: Path) -> tuple[list[ZoneRow], InputFile]:
-    name = _relative(path, root)
+    name = input_name(path, root)
     data, text = read_input_text(path, name)
     header, body = _csv_rows(text, name)
     country = next((c for c in COUNTRY_COLUMNS if c in header), None)

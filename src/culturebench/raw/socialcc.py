@@ -26,7 +26,7 @@ from pathlib import Path
 
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, read_input_bytes
+from culturebench.io import InputFile, input_name, read_input_bytes
 
 FOLDER = "socialcc"
 SUFFIXES = (".jsonl",)
@@ -107,7 +107,7 @@ def parse_scenario(record, file: str, row: int) -> ScenarioRow:
 
 
 def read_scenarios(path: Path, root: Path) -> tuple[list[ScenarioRow], InputFile]:
-    name = str(path.relative_to(root)) if path.is_relative_to(root) else path.name
+    name = input_name(path, root)
     data = read_input_bytes(path, name)
     try:
         text = data.decode("utf-8-sig")

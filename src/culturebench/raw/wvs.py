@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, sha256_file
+from culturebench.io import InputFile, input_name, sha256_file
 
 SOURCE_FILE = "source_file"
 SOURCE_ROW = "source_row"
@@ -42,7 +42,7 @@ def read_respondents(files: list[Path], columns: list[str], root: Path | None = 
     """Read ``columns`` (integer codes) from every file, concatenated in file order, with ``source_file`` /
     ``source_row``; with ``weight`` (e.g. "W_WEIGHT"), also that fractional column as ``weight`` (null in files
     that lack it)."""
-    names = {path: str(path.relative_to(root)) if root and path.is_relative_to(root) else path.name for path in files}
+    names = {path: input_name(path, root) for path in files}
     runs: list[tuple[list[Path], Path | bytes | None, list[str] | None]] = []
     for path in files:  # consecutive plain/gzip CSVs with the same header share one scan
         source, header = _checked_source(path, columns)
