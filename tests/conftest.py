@@ -1,6 +1,7 @@
 """Shared fixtures: the repository paths, the reference-data skip marker, the bundled sample built once, and a
 writer of small WVS-7 raw folders whose every code the test chose itself (from the bundled codebook JSON), and the
-real local model's server for ``pytest -m model``."""
+real local model's server for ``pytest -m model``; small release folders and the one-line CLI error check that the
+evaluation tests share."""
 
 from __future__ import annotations
 
@@ -203,3 +204,26 @@ def real_model(tmp_path_factory: pytest.TempPathFactory):
     yield MODEL_NAME, base_url
     process.terminate()
     process.wait(timeout=30)
+
+
+def write_release(folder: Path, configs: dict, benchmark: str) -> Path:
+    """A release folder as load_manifest/read_tables read it: one parquet per config (split "test") + manifest.json;
+    ``configs`` maps config name -> polars DataFrame."""
+    outputs = []
+    for config, frame in configs.items():
+        relative = f"data/{config}/test-00000-of-00001.parquet"
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        frame.write_parquet(folder / relative)
+        outputs.append({"config": config, "split": "test", "path": relative, "rows": frame.height})
+    manifest = {"benchmark": benchmark, "created_at": "2024-01-01T00:00:00Z", "culturebench_version": "test",
+                "outputs": outputs}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def one_line_error(result) -> str:
+    """A CLI user error: exit code 2 and exactly one non-blank output line, returned."""
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]

@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import cdeval, runs
@@ -46,28 +47,12 @@ def small_hofstede() -> pl.DataFrame:
                          "mas": [62.0, 66.0, 50.0], "lto": [26.0, 87.0, None], "ivr": [68.0, 24.0, None]})
 
 
-def write_release(folder: Path, questions: pl.DataFrame, hofstede: pl.DataFrame | None = None,
-                  benchmark: str = "cdeval") -> Path:
-    """A release folder as load_manifest/read_tables read it: parquet per config + manifest.json."""
-    outputs = []
-    for config, frame in (("questions", questions), ("hofstede", hofstede)):
-        if frame is None:
-            continue
-        relative = f"data/{config}/test-00000-of-00001.parquet"
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(folder / relative)
-        outputs.append({"config": config, "split": "test", "path": relative, "rows": frame.height})
-    manifest = {"benchmark": benchmark, "created_at": "2024-01-01T00:00:00Z", "culturebench_version": "test",
-                "outputs": outputs}
-    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return folder
-
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("cdeval-release") / "cdeval"
     folder.mkdir()
-    return write_release(folder, small_questions(), small_hofstede())
+    return write_release(folder, {"questions": small_questions(), "hofstede": small_hofstede()}, "cdeval")
 
 
 # ---------------------------------------------------------------------------------------------------- prompts
@@ -352,12 +337,6 @@ def test_end_to_end_target_lover_then_score_two_models(release, tmp_path):
 # ------------------------------------------------------------------------------------------------ errors
 
 
-def one_line_error(result) -> str:
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1, result.output
-    return lines[0]
-
 
 def test_cli_errors_are_one_line_exit_2(release, tmp_path):
     runner = CliRunner()
@@ -369,7 +348,7 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
     line = one_line_error(runner.invoke(app, ["evaluate", "cdeval", "--model", "m", "--out", str(tmp_path / "x"),
                                               "--release", str(release), "--samples", "0"]))
     assert "--samples must be at least 1" in line
-    wvb_like = write_release(tmp_path / "wvb", small_questions(), benchmark="wvb")
+    wvb_like = write_release(tmp_path / "wvb", {"questions": small_questions()}, "wvb")
     line = one_line_error(runner.invoke(app, ["score", "cdeval", "--responses", str(tmp_path / "r.jsonl"),
                                               "--release", str(wvb_like), "--out", str(tmp_path / "o")]))
     assert "not a CDEval release" in line

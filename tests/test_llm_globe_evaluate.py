@@ -15,6 +15,7 @@ import pytest
 from scipy import stats as sps
 from typer.testing import CliRunner
 
+from conftest import write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import llm_globe, runs, stats
@@ -58,24 +59,13 @@ def small_globe() -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def write_release(folder: Path, configs: dict[str, pl.DataFrame], benchmark: str = "llm_globe") -> Path:
-    outputs = []
-    for config, frame in configs.items():
-        relative = f"data/{config}/test-00000-of-00001.parquet"
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(folder / relative)
-        outputs.append({"config": config, "split": "test", "path": relative, "rows": frame.height})
-    (folder / "manifest.json").write_text(json.dumps({"benchmark": benchmark, "created_at": "2024-01-01T00:00:00Z",
-                                                      "culturebench_version": "test", "outputs": outputs}))
-    return folder
-
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("llm-globe") / "llm_globe"
     folder.mkdir()
     return write_release(folder, {"closed": small_closed(), "open": small_open(), "rubrics": small_rubrics(),
-                                  "globe_2004": small_globe()})
+                                  "globe_2004": small_globe()}, "llm_globe")
 
 
 # ---------------------------------------------------------------------------------------------------- parsing

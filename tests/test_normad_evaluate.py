@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import normad, runs
@@ -66,22 +67,12 @@ def rot_reader(stories: pl.DataFrame):
     return reply
 
 
-def write_release(folder: Path, stories: pl.DataFrame, benchmark: str = "normad", config: str = "stories") -> Path:
-    """A release folder as load_manifest/read_tables read it: parquet per config + manifest.json."""
-    relative = f"data/{config}/test-00000-of-00001.parquet"
-    (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-    stories.write_parquet(folder / relative)
-    manifest = {"benchmark": benchmark, "created_at": "2024-01-01T00:00:00Z", "culturebench_version": "test",
-                "outputs": [{"config": config, "split": "test", "path": relative, "rows": stories.height}]}
-    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return folder
-
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("normad-release") / "normad"
     folder.mkdir()
-    return write_release(folder, small_stories())
+    return write_release(folder, {"stories": small_stories()}, "normad")
 
 
 # ---------------------------------------------------------------------------------------------------- prompts
@@ -190,15 +181,15 @@ def test_context_metrics_by_hand():
 
 def test_release_gold_labels_are_checked(tmp_path):
     stories = small_stories()
-    tables = normad.release_tables(write_release(tmp_path / "ok", stories))
+    tables = normad.release_tables(write_release(tmp_path / "ok", {"stories": stories}, "normad"))
     assert sorted(set(tables["stories"]["gold_label"])) == ["neutral", "no", "yes"]  # "Yes" normalised
     bad = stories.with_columns(pl.when(pl.col("id") == 5).then(pl.lit("maybe")).otherwise(pl.col("gold_label"))
                                .alias("gold_label"))
     with pytest.raises(InputError, match=r"row 6, column gold_label: unknown gold label 'maybe'"):
-        normad.release_tables(write_release(tmp_path / "bad", bad))
+        normad.release_tables(write_release(tmp_path / "bad", {"stories": bad}, "normad"))
     with pytest.raises(InputError, match="lacks column rule_of_thumb"):
-        normad.release_tables(write_release(tmp_path / "norot", stories.drop("rule_of_thumb")))
-    no_zone = normad.release_tables(write_release(tmp_path / "nozone", stories.drop("iw_zone")))["stories"]
+        normad.release_tables(write_release(tmp_path / "norot", {"stories": stories.drop("rule_of_thumb")}, "normad"))
+    no_zone = normad.release_tables(write_release(tmp_path / "nozone", {"stories": stories.drop("iw_zone")}, "normad"))["stories"]
     assert set(no_zone["iw_zone"]) == {normad.UNKNOWN}
 
 
@@ -272,12 +263,6 @@ def test_limit_samples_and_unparsed_answers(release, tmp_path):
     assert m["per_context"]["rot"]["accuracy_parsed"] is None
 
 
-def one_line_error(result) -> str:
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1, result.output
-    return lines[0]
-
 
 def test_cli_errors_are_one_line_exit_2(release, tmp_path):
     runner = CliRunner()
@@ -293,7 +278,7 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
     line = one_line_error(runner.invoke(app, ["evaluate", "normad", "--model", "m", "--out", str(tmp_path / "x"),
                                               "--release", str(release), "--split", "train"]))
     assert "no split 'train'" in line
-    other = write_release(tmp_path / "cdeval", small_stories(), benchmark="cdeval")
+    other = write_release(tmp_path / "cdeval", {"stories": small_stories()}, "cdeval")
     line = one_line_error(runner.invoke(app, ["score", "normad", "--responses", str(tmp_path / "r.jsonl"),
                                               "--release", str(other), "--out", str(tmp_path / "o")]))
     assert "not a NormAd release" in line

@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import socialcc
@@ -54,23 +55,11 @@ def small_preferences() -> pl.DataFrame:
                          for country, _, _ in COUNTRIES])
 
 
-def write_release(folder: Path, tables: dict[str, pl.DataFrame], benchmark: str = "socialcc") -> Path:
-    outputs = []
-    for config, frame in tables.items():
-        relative = f"data/{config}/test-00000-of-00001.parquet"
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(folder / relative)
-        outputs.append({"config": config, "split": "test", "path": relative, "rows": frame.height})
-    manifest = {"benchmark": benchmark, "created_at": "2024-01-01T00:00:00Z", "culturebench_version": "test",
-                "outputs": outputs}
-    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return folder
-
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     return write_release(tmp_path_factory.mktemp("socialcc") / "socialcc",
-                         {"scenarios": small_scenarios(), "value_preferences": small_preferences()})
+                         {"scenarios": small_scenarios(), "value_preferences": small_preferences()}, "socialcc")
 
 
 def zones_csv(folder: Path) -> Path:
