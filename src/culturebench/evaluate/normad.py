@@ -412,9 +412,9 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     unknown = [c for c in contexts if c not in prompts.CONTEXTS]
     if unknown:
         raise InputError(f"unknown context {unknown[0]!r}; choose from {', '.join(prompts.CONTEXTS)}")
-    stories = check_inputs(release, samples, limit, max_tokens, split)
+    release_stories = check_inputs(release, samples, limit, max_tokens, split)
     manifest = load_manifest(release)
-    stories = stories if limit is None else stories.head(limit)
+    stories = release_stories if limit is None else release_stories.head(limit)
     planned = plan_requests(stories, contexts=contexts, samples=samples, temperature=temperature,
                             max_tokens=max_tokens, seed=seed)
     result = runs.ask(backend, [p.request for p in planned], out, "normad", console)
@@ -434,7 +434,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     frame = pl.DataFrame([{k: r[k] for k in (*RESPONSE_FIELDS, "sample_index")} for r in records],
                          schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
                                  "response": pl.String, "sample_index": pl.Int64})
-    scored = score_responses(frame, stories, release=release, sources=[runs.source_info(responses_path)])
+    scored = score_responses(frame, release_stories, release=release, sources=[runs.source_info(responses_path)])
     stats = runs.runner_stats(result)
     m = scored.metrics["per_model"][model]
     written = runs.write_run_record(
