@@ -298,6 +298,17 @@ def test_open_jury_end_to_end_with_human_ratings(release, tmp_path):
     assert a["n"] == 6 and a["mean"] is not None
 
 
+def test_open_without_jurors_saves_answers_and_scores_nothing(release, tmp_path):
+    config = llm_globe.Config(part="open", languages=("en",))
+    with ScriptedServer(reply=open_reply) as server:
+        result = llm_globe.evaluate(OpenAIBackend("model-a", base_url=server.base_url), release, tmp_path / "run",
+                                    config, seed=0)
+        assert server.request_count == 27  # the answers only: nobody asked to judge them
+    m = result.score.metrics["open"]
+    assert m["jury"]["method"] == "none" and m["n_answers"] == 27 and m["n_scored"] == 0
+    assert "not scored" in llm_globe.summary(result.score.metrics)
+
+
 def test_cli_evaluate_closed_and_errors(release, tmp_path):
     out = tmp_path / "cli"
     config_path = tmp_path / "c.yaml"

@@ -471,10 +471,12 @@ def fit_jury(table: pl.DataFrame, jurors: Sequence[str], human: pl.DataFrame, *,
 
 
 def apply_jury(table: pl.DataFrame, jurors: Sequence[str], jury: dict) -> pl.DataFrame:
-    """``table`` with ``jury_score`` (null when a juror's rating is missing)."""
+    """``table`` with ``jury_score`` (null when a juror's rating is missing, or with no jurors)."""
+    if jury["method"] == "none":
+        return table.with_columns(pl.lit(None, pl.Float64).alias("jury_score"))
     if jury["method"] == "mean":
-        expr = pl.mean_horizontal([pl.col(j) for j in jurors]) if jurors else pl.lit(None, pl.Float64)
-        expr = pl.when(pl.all_horizontal([pl.col(j).is_not_null() for j in jurors])).then(expr) if jurors else expr
+        expr = pl.when(pl.all_horizontal([pl.col(j).is_not_null() for j in jurors])).then(
+            pl.mean_horizontal([pl.col(j) for j in jurors]))
         return table.with_columns(expr.cast(pl.Float64).alias("jury_score"))
     missing = [j for j in jury["weights"] if j not in table.columns]
     if missing:
@@ -619,8 +621,10 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
             jury = {"method": "given", "weights": dict(config.jury_weights["weights"]),
                     "language": float(config.jury_weights.get("language", 0.0)),
                     "intercept": float(config.jury_weights.get("intercept", 0.0))}
-        else:
+        elif jurors:
             jury = {"method": "mean", "note": "no human ratings and no jury_weights: S(x) is the mean of the jurors"}
+        else:
+            jury = {"method": "none", "note": "no juror ratings (no jurors in the options file): open answers are saved, not scored"}
         table = apply_jury(table, jurors, jury)
         tables_out["open"] = table
         metrics["open"] = {
@@ -828,11 +832,13 @@ def summary(metrics: dict) -> str:
         if part not in metrics:
             continue
         for model, dims in metrics[part]["mean_sd"].items():
-            text = ", ".join(f"{d.split()[0][:5]} {v['mean']:.2f}" for d, v in dims.items() if v["mean"] is not None)
-            lines.append(f"llm_globe {part} {model}: {text}")
+            text = "; ".join(f"{d} {v['mean']:.2f}" for d, v in dims.items() if v["mean"] is not None)
+            lines.append(f"llm_globe {part} {model}: {text or 'nothing scored'}")
         if part == "open":
             jury = metrics["open"]["jury"]
-            if jury["method"] == "least_squares" and jury["test"]:
+            if jury["method"] == "none":
+                lines.append(f"llm_globe jury: {jury['note']}")
+            elif jury["method"] == "least_squares" and jury["test"]:
                 lines.append(f"llm_globe jury: test MAE {jury['test']['mae']:.3f}, R^2 "
                              f"{jury['test']['r2'] if jury['test']['r2'] is None else round(jury['test']['r2'], 3)}")
             else:
