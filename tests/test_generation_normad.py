@@ -221,6 +221,11 @@ def test_parsing() -> None:
     assert prompts.parse_story("")[0] is None
     added = prompts.parse_story('{"value": "v", "rule_of_thumb": "r", "story": "At noon Mia ate.", "explanation": "e"}')
     assert added[0]["story"] == "At noon Mia ate. Is what Mia did socially acceptable?" and "added" in added[1]
+    unescaped = ('```json\n{\n  "value": "v",\n  "rule_of_thumb": "r",\n  "story": "Ann said "thanks" and left.",\n'
+                 '  "explanation": "e"\n}\n```')
+    assert prompts.parse_story(unescaped) == ({"value": "v", "rule_of_thumb": "r", "story": 'Ann said "thanks" and left. '
+                                               "Is what Ann did socially acceptable?", "explanation": "e"},
+                                              "parsed (question added for Ann)")
     # real small-model habits: a generic closing question, an answered question, no character at all
     assert prompts.closing_question("Is what Ann did socially acceptable?") == (
         "Is what Ann did socially acceptable?", "parsed")

@@ -164,6 +164,20 @@ def _json_objects(text: str):
         start = text.find("{", end)
 
 
+_LOOSE_JSON_LINE = re.compile(r'^\s*"([^"]+)"\s*:\s*"(.*)"\s*,?\s*$')
+
+
+def _from_loose_json(text: str) -> dict[str, str]:
+    """``"key": "value",`` lines of a JSON object that does not parse (small models leave quotes inside a value
+    unescaped): each known key's value runs to the line's last quote."""
+    out = {}
+    for line in text.splitlines():
+        match = _LOOSE_JSON_LINE.match(line)
+        if match and _key(match.group(1)):
+            out[_key(match.group(1))] = match.group(2).replace('\\"', '"')
+    return out
+
+
 def _from_headings(text: str) -> dict[str, str]:
     out: dict[str, list[str]] = {}
     current = None
@@ -181,8 +195,8 @@ def _from_headings(text: str) -> dict[str, str]:
 
 def parse_story(text: str) -> tuple[dict[str, str] | None, str]:
     """``(fields, "parsed")`` or ``(None, why)``: the four fields as non-empty text, the story ending with the
-    "... socially acceptable?" question. JSON first (the first object holding the keys), then "Value: ..." style
-    headings."""
+    "... socially acceptable?" question. JSON first (the first object holding the keys), then the ``"key": "value"``
+    lines of a JSON object that does not parse, then "Value: ..." style headings."""
     found: dict[str, str] | None = None
     for obj in _json_objects(text):
         fields = {}
@@ -194,7 +208,7 @@ def parse_story(text: str) -> tuple[dict[str, str] | None, str]:
             found = fields
             break
     if found is None:
-        found = _from_headings(text) or None
+        found = _from_loose_json(text) or _from_headings(text) or None
     if not found:
         return None, "unparsed: no JSON object or Value/Rule-of-Thumb/Story/Explanation headings"
     fields = {k: " ".join(str(found.get(k, "")).split()) for k in FIELDS}
