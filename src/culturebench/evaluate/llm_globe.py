@@ -821,7 +821,9 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
                               "seed": seed, "limit": limit, "n_records": len(records)},
                "runner_by_part": runner,
                "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
-                          for j in config.jurors]})
+                          for j in config.jurors],
+               "parse_status": {"closed": scored.metrics.get("closed", {}).get("parse_status"),
+                                "jurors": scored.metrics.get("open", {}).get("juror_parse_status")}})
     return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=totals, written=written, score=scored)
 
 
