@@ -88,6 +88,9 @@ def test_parsing_helpers_tolerate_messy_answers():
     assert split_prompts('Sure, here are 3:\n1. "First prompt here",, 2) Second one ,,  ,, - Third,,') == [
         "First prompt here", "Second one", "", "Third"]
     assert split_prompts("1. one\n2. two") == ["one", "two"]
+    # no separator, paragraphs (a small model's habit): a prompt with its options on their own lines stays whole
+    assert split_prompts("First prompt?\n\nChoose:\n- robots,\n- people.\nWhich?\n\n\nThird.") == [
+        "First prompt?", "Choose: - robots, - people. Which?", "Third."]
     items, problem = json_items('Here:\n```json\n[{"Question": "q"}]\n```')
     assert items == [{"Question": "q"}] and problem is None
     items, problem = json_items('[{"a": 1}, {"b": 2}, {"c": ')

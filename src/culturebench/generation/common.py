@@ -171,12 +171,14 @@ def clean_item(text: str) -> str:
 def split_prompts(text: str, separator: str = ",,") -> list[str]:
     """The items of a ``separator``-separated answer, cleaned (empty ones kept as ``""`` so they can be counted).
 
-    A preamble line ("Here are 5 prompts:") is dropped; when the model ignored the separator and put one prompt
-    per line, lines are the items."""
+    A preamble line ("Here are 5 prompts:") is dropped; when the model ignored the separator, blank-line-separated
+    paragraphs are the items (a prompt may hold a list of options on its own lines), else single lines."""
     lines = [line for line in text.replace("\r\n", "\n").split("\n") if not _PREAMBLE.match(line)]
     body = "\n".join(lines).strip()
     if separator in body:
         parts = body.split(separator)
+    elif re.search(r"\n\s*\n", body):
+        parts = re.split(r"\n\s*\n", body)
     else:
         parts = body.split("\n")
     items = [clean_item(part) for part in parts]
