@@ -39,9 +39,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import plots, runs
 from culturebench.evaluate import cdeval_prompts as prompts
-from culturebench.io import write_json
 from culturebench.release import load_manifest, read_tables
 
 if TYPE_CHECKING:
@@ -440,11 +439,7 @@ def score(responses: Sequence[Path], release: Path) -> ScoreResult:
 def dimensions_png(metrics: dict, path: Path) -> None:
     """Fig. 3 style: one panel per dimension, the models as points on the 0-1 orientation-likelihood axis
     (0.5 dashed: no orientation)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(2, 3, figsize=(12, max(4.0, 1.2 + 0.45 * len(models)) * 1.4), dpi=100, squeeze=False)
     colours = plt.get_cmap("tab10")
@@ -463,18 +458,12 @@ def dimensions_png(metrics: dict, path: Path) -> None:
         ax.set_xlabel("orientation likelihood")
         ax.grid(axis="x", alpha=0.3)
     fig.suptitle("CDEval: orientation likelihood per dimension")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 def pca_png(metrics: dict, path: Path) -> None:
     """Fig. 6 style: models and countries on the first two principal components of the six dimensions."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plots.pyplot()
     points = metrics["pca"]["points"]
     explained = metrics["pca"]["explained_variance_ratio"]
     fig, ax = plt.subplots(figsize=(7, 6), dpi=100)
@@ -496,19 +485,15 @@ def pca_png(metrics: dict, path: Path) -> None:
         ax.legend(loc="best", fontsize=8)
         ax.grid(alpha=0.3)
     ax.set_title("CDEval: PCA of models and countries (Hofstede dimensions)")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, path)
+
+
+PLOTS = {"dimensions.png": dimensions_png, "pca.png": pca_png}
 
 
 def write_run(result: ScoreResult, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json``, ``dimensions.png`` (Fig. 3) and ``pca.png`` (Fig. 6); returns the paths written."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "metrics.json", result.metrics)
-    dimensions_png(result.metrics, out / "dimensions.png")
-    pca_png(result.metrics, out / "pca.png")
-    return [out / "metrics.json", out / "dimensions.png", out / "pca.png"]
+    return runs.write_metrics_and_plots(result.metrics, out, PLOTS)
 
 
 # ---------------------------------------------------------------------------------------------------- evaluate

@@ -52,10 +52,9 @@ import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import plots, runs
 from culturebench.evaluate import llm_globe_prompts as prompts
 from culturebench.evaluate import stats
-from culturebench.io import write_json
 from culturebench.release import load_manifest, read_tables
 
 BENCHMARK = "llm_globe"
@@ -654,18 +653,9 @@ def score(responses: Sequence[Path], release: Path, config: Config | None = None
 # ---------------------------------------------------------------------------------------------------- plots
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def radar_png(group_means_: dict[str, dict[str, dict]], path: Path, title: str) -> None:
     """Fig. 3 style: each group's mean per dimension on a 1-7 radar over the nine dimensions."""
-    plt = _plt()
+    plt = plots.pyplot()
     angles = np.linspace(0, 2 * np.pi, len(DIMENSIONS), endpoint=False).tolist()
     fig, ax = plt.subplots(figsize=(7.5, 7.5), dpi=100, subplot_kw={"polar": True})
     for i, (group, dims) in enumerate(group_means_.items()):
@@ -679,14 +669,12 @@ def radar_png(group_means_: dict[str, dict[str, dict]], path: Path, title: str) 
     ax.set_title(title)
     if group_means_:
         ax.legend(loc="upper right", bbox_to_anchor=(1.25, 1.1), fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 def wilcoxon_png(model_tests_: dict, models: Sequence[str], path: Path, title: str) -> None:
     """Fig. 2 style: per dimension, the matrix of pairwise Wilcoxon p-values between models."""
-    plt = _plt()
+    plt = plots.pyplot()
     fig, axes = plt.subplots(3, 3, figsize=(13, 12), dpi=100, squeeze=False)
     index = {m: i for i, m in enumerate(models)}
     image = None
@@ -708,24 +696,20 @@ def wilcoxon_png(model_tests_: dict, models: Sequence[str], path: Path, title: s
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.6, label="Wilcoxon p-value")
     fig.suptitle(title)
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, path, tight=False)
 
 
 def write_run(result: ScoreResult, out: Path) -> list[Path]:
-    """metrics.json, radar.png (open if scored, else closed) and wilcoxon.png (open, else closed)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    m = result.metrics
-    write_json(out / "metrics.json", m)
-    written = [out / "metrics.json"]
+    """metrics.json, then radar_PART.png and wilcoxon_PART.png for each part scored (closed, open); returns the
+    paths written."""
+    figures = {}
     for part in ("closed", "open"):
-        if part in m:
-            radar_png(m[part]["group_means"], out / f"radar_{part}.png", f"LLM-GLOBE {part}: mean per dimension")
-            wilcoxon_png(m[part]["model_tests"], m["models"], out / f"wilcoxon_{part}.png",
-                         f"LLM-GLOBE {part}: pairwise Wilcoxon p-values")
-            written += [out / f"radar_{part}.png", out / f"wilcoxon_{part}.png"]
-    return written
+        if part in result.metrics:
+            figures[f"radar_{part}.png"] = lambda m, path, part=part: radar_png(
+                m[part]["group_means"], path, f"LLM-GLOBE {part}: mean per dimension")
+            figures[f"wilcoxon_{part}.png"] = lambda m, path, part=part: wilcoxon_png(
+                m[part]["model_tests"], m["models"], path, f"LLM-GLOBE {part}: pairwise Wilcoxon p-values")
+    return runs.write_metrics_and_plots(result.metrics, out, figures)
 
 
 # ---------------------------------------------------------------------------------------------------- evaluate

@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import plots, runs
 from culturebench.evaluate import normad_prompts as prompts
-from culturebench.io import write_json
 from culturebench.release import load_manifest, read_tables
 
 if TYPE_CHECKING:
@@ -275,18 +274,9 @@ def score(responses: Sequence[Path], release: Path) -> ScoreResult:
 # ---------------------------------------------------------------------------------------------------- plots
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def accuracy_by_context_png(metrics: dict, path: Path) -> None:
     """Accuracy (and macro F1, hatched) per context, one bar group per context and a bar per model."""
-    plt = _pyplot()
+    plt = plots.pyplot()
     models = metrics["models"]
     contexts = list(prompts.CONTEXTS)
     width = 0.8 / max(1, len(models))
@@ -294,7 +284,7 @@ def accuracy_by_context_png(metrics: dict, path: Path) -> None:
     colours = plt.get_cmap("tab10")
     for i, model in enumerate(models):
         m = metrics["per_model"][model]
-        xs = [j + (i - (len(models) - 1) / 2) * width for j in range(len(contexts))]
+        xs = plots.grouped_bar_x(range(len(contexts)), len(models), i, width)
         values = [m["accuracy"].get(c) for c in contexts]
         bars = ax.bar(xs, [v or 0.0 for v in values], width, color=colours(i % 10), label=model)
         for bar, v in zip(bars, values):
@@ -309,14 +299,12 @@ def accuracy_by_context_png(metrics: dict, path: Path) -> None:
     ax.set_title("NormAd: accuracy per context")
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 def accuracy_by_zone_png(metrics: dict, path: Path) -> None:
     """Fig. 5 style: per model, accuracy per Inglehart-Welzel zone (bars grouped by zone, one bar per context)."""
-    plt = _pyplot()
+    plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(len(models), 1, figsize=(11, 3.8 * len(models)), dpi=100, squeeze=False)
     colours = plt.get_cmap("viridis")
@@ -327,7 +315,7 @@ def accuracy_by_zone_png(metrics: dict, path: Path) -> None:
         width = 0.8 / max(1, len(contexts))
         for i, context in enumerate(contexts):
             by_zone = m["per_context"][context]["accuracy_by_zone"]
-            xs = [j + (i - (len(contexts) - 1) / 2) * width for j in range(len(zones))]
+            xs = plots.grouped_bar_x(range(len(zones)), len(contexts), i, width)
             ax.bar(xs, [(by_zone.get(z) or {}).get("accuracy") or 0.0 for z in zones], width,
                    color=colours(i / max(1, len(prompts.CONTEXTS) - 1)), label=prompts.CONTEXT_NAMES[context])
         ax.set_xticks(range(len(zones)))
@@ -337,14 +325,12 @@ def accuracy_by_zone_png(metrics: dict, path: Path) -> None:
         ax.set_title(f"{model}: accuracy by Inglehart-Welzel zone")
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7, ncol=len(contexts), loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 def accuracy_by_gold_png(metrics: dict, path: Path) -> None:
     """Fig. 6 style: per model, accuracy per gold label (yes / no / neutral) in each context."""
-    plt = _pyplot()
+    plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4), dpi=100, squeeze=False)
     colours = {"yes": "tab:green", "no": "tab:red", "neutral": "tab:grey"}
@@ -353,7 +339,7 @@ def accuracy_by_gold_png(metrics: dict, path: Path) -> None:
         contexts = m["contexts"]
         width = 0.8 / len(prompts.LABELS)
         for i, label in enumerate(prompts.LABELS):
-            xs = [j + (i - 1) * width for j in range(len(contexts))]
+            xs = plots.grouped_bar_x(range(len(contexts)), len(prompts.LABELS), i, width)
             ax.bar(xs, [m["per_context"][c]["accuracy_by_gold"][label]["accuracy"] or 0.0 for c in contexts], width,
                    color=colours[label], label=f"gold {label}")
         ax.set_xticks(range(len(contexts)))
@@ -362,9 +348,7 @@ def accuracy_by_gold_png(metrics: dict, path: Path) -> None:
         ax.set_title(f"{model}: accuracy by gold label")
         ax.legend(fontsize=7)
         ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 PLOTS = {"accuracy_by_context.png": accuracy_by_context_png, "accuracy_by_zone.png": accuracy_by_zone_png,
@@ -373,14 +357,7 @@ PLOTS = {"accuracy_by_context.png": accuracy_by_context_png, "accuracy_by_zone.p
 
 def write_run(result: ScoreResult, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json`` and the PLOTS; returns the paths written."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "metrics.json", result.metrics)
-    written = [out / "metrics.json"]
-    for name, draw in PLOTS.items():
-        draw(result.metrics, out / name)
-        written.append(out / name)
-    return written
+    return runs.write_metrics_and_plots(result.metrics, out, PLOTS)
 
 
 # ---------------------------------------------------------------------------------------------------- evaluate

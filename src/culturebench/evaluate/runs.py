@@ -10,8 +10,9 @@ Secrets never reach the folder: arguments whose name looks like a secret are dro
 run.json is scrubbed of the values of secret-looking environment variables (OPENAI_API_KEY, HF_TOKEN, ...).
 
 Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
-(``ask``) and their totals (``total_stats``), the scored files (``source_info``), run.json (``write_run_record``),
-the result (``EvaluateResult``) and the command-line bits (``request_counts``, ``split_paths``).
+(``ask``) and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
+(``write_metrics_and_plots``), run.json (``write_run_record``), the result (``EvaluateResult``) and the command-line
+bits (``request_counts``, ``split_paths``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from culturebench import __version__
 from culturebench.errors import InputError
@@ -170,6 +171,23 @@ def write_run_json(out: Path, record: Mapping) -> Path:
     path = Path(out) / RUN_FILE
     write_json(path, scrub(record))
     return path
+
+
+METRICS_FILE = "metrics.json"
+
+
+def write_metrics_and_plots(metrics: dict, out: Path, plots: Mapping[str, Callable[[dict, Path], None]]) -> list[Path]:
+    """``out``/metrics.json, then each of ``plots`` (file name -> function drawing it from the metrics) into
+    ``out``; returns the paths written, in that order. It lives here, beside run.json and responses.jsonl, because
+    it lays out the run folder; ``plots`` holds only what figures share and imports no benchmark."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / METRICS_FILE, metrics)
+    written = [out / METRICS_FILE]
+    for name, draw in plots.items():
+        draw(metrics, out / name)
+        written.append(out / name)
+    return written
 
 
 def source_info(path: Path) -> dict:

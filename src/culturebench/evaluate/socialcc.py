@@ -55,9 +55,8 @@ from typing import Any
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import plots, runs
 from culturebench.evaluate import socialcc_prompts as prompts
-from culturebench.io import write_json
 from culturebench.release import load_manifest, read_tables
 
 BENCHMARK = "socialcc"
@@ -416,22 +415,14 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
 # ---------------------------------------------------------------------------------------------------- plots
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _bars(ax, groups: dict[str, dict], title: str, plt) -> None:
+def _bars(ax, groups: dict[str, dict], title: str) -> None:
+    """Each judged mean (scaled to [0, 1]) per entry of ``groups``: one bar group per entry, a bar per judge."""
     names = list(groups)
     width = 0.8 / len(prompts.JUDGES)
-    colours = plt.get_cmap("tab10")
+    colours = plots.pyplot().get_cmap("tab10")
     for i, judge in enumerate(prompts.JUDGES):
         high = prompts.JUDGE_SCALES[judge][1]
-        xs = [j + (i - (len(prompts.JUDGES) - 1) / 2) * width for j in range(len(names))]
+        xs = plots.grouped_bar_x(range(len(names)), len(prompts.JUDGES), i, width)
         ax.bar(xs, [((groups[n].get(judge) or 0.0) / high) for n in names], width, color=colours(i),
                label=f"{prompts.JUDGE_NAMES[judge]} (/ {high})")
     ax.set_xticks(range(len(names)))
@@ -445,34 +436,30 @@ def _bars(ax, groups: dict[str, dict], title: str, plt) -> None:
 
 def by_country_png(metrics: dict, path: Path) -> None:
     """Fig. 5 style: per model, each judged mean per country (scaled to [0, 1])."""
-    plt = _pyplot()
+    plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(len(models), 1, figsize=(12, 4 * len(models)), dpi=100, squeeze=False)
     for ax, model in zip(axes[:, 0], models):
         by = metrics["per_model"][model]["by_country"]
-        _bars(ax, by, f"{model}: SocialCC scores per country", plt)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+        _bars(ax, by, f"{model}: SocialCC scores per country")
+    plots.save_figure(fig, path)
 
 
 def by_zone_topic_png(metrics: dict, path: Path) -> None:
     """Fig. 6 style: per model, judged means per cultural zone and per commonsense topic."""
-    plt = _pyplot()
+    plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(len(models), 2, figsize=(14, 4 * len(models)), dpi=100, squeeze=False)
     for row, model in zip(axes, models):
         m = metrics["per_model"][model]
-        _bars(row[0], m["by_zone"], f"{model}: per WVS cultural zone", plt)
-        _bars(row[1], m["by_topic"], f"{model}: per commonsense topic", plt)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+        _bars(row[0], m["by_zone"], f"{model}: per WVS cultural zone")
+        _bars(row[1], m["by_topic"], f"{model}: per commonsense topic")
+    plots.save_figure(fig, path)
 
 
 def behaviour_distribution_png(metrics: dict, path: Path) -> None:
     """Table 2's behaviour distribution: % of dialogues scored 0, 1, 2, 3 per model (stacked)."""
-    plt = _pyplot()
+    plt = plots.pyplot()
     models = metrics["models"]
     fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(models)), 4), dpi=100)
     bottom = [0.0] * len(models)
@@ -485,9 +472,7 @@ def behaviour_distribution_png(metrics: dict, path: Path) -> None:
     ax.set_ylim(0, 101)
     ax.set_title("SocialCC: cultural behaviour score distribution")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 PLOTS = {"by_country.png": by_country_png, "by_zone_topic.png": by_zone_topic_png,
@@ -495,14 +480,8 @@ PLOTS = {"by_country.png": by_country_png, "by_zone_topic.png": by_zone_topic_pn
 
 
 def write_run(metrics: dict, out: Path) -> list[Path]:
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "metrics.json", metrics)
-    written = [out / "metrics.json"]
-    for name, draw in PLOTS.items():
-        draw(metrics, out / name)
-        written.append(out / name)
-    return written
+    """``RUN_DIR/metrics.json`` and the PLOTS; returns the paths written."""
+    return runs.write_metrics_and_plots(metrics, out, PLOTS)
 
 
 # ---------------------------------------------------------------------------------------------------- evaluate

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import metrics, runs
-from culturebench.io import write_json
+from culturebench.evaluate import metrics, plots, runs
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -253,17 +253,76 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict) -> ScoreRes
     return ScoreResult(metrics=runs.json_safe(result), rows=rows)
 
 
+# ------------------------------------------------------------------------------------------------------- plots
+# The threshold curve (Fig. 3 of Zhao et al. 2024) and human vs model answer histograms of a few questions (Fig. 4).
+
+MAX_HISTOGRAMS = 6
+
+
+def _curve(curve: dict) -> tuple[list[float], list[float]]:
+    points = [(float(k), v) for k, v in curve.items() if v is not None]
+    points.sort()
+    return [p[0] for p in points], [p[1] for p in points]
+
+
+def threshold_curve_png(metrics: dict, path: Path) -> None:
+    """x = threshold t, y = share of questions with W1 <= t: the run and each oracle baseline (Fig. 3)."""
+    fig, ax = plots.pyplot().subplots(figsize=(6, 4.5), dpi=100)
+    x, y = _curve(metrics["threshold_curve"])
+    ax.plot(x, y, marker="o", markersize=3, linewidth=2, label=f"model (mean W1 {_fmt(metrics.get('mean'))})")
+    for name, baseline in sorted(metrics.get("baselines", {}).items()):
+        bx, by = _curve(baseline["threshold_curve"])
+        ax.plot(bx, by, linestyle="--", linewidth=1.5, label=f"{name} baseline (mean W1 {_fmt(baseline.get('mean'))})")
+    ax.set_xlabel("threshold t on W1")
+    ax.set_ylabel("share of questions with W1 <= t")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title(f"WorldValuesBench: {metrics.get('n_questions', 0)} questions, coverage {_fmt(metrics.get('coverage'))}")
+    plots.save_figure(fig, path)
+
+
+def histograms_png(rows: pl.DataFrame, path: Path, questions: list[str] | None = None) -> None:
+    """Human vs model answer histograms side by side for up to 6 questions (Fig. 4); the first questions in
+    natural order unless ``questions`` names them."""
+    available = sorted(rows["question_id"].unique().to_list(), key=question_order)
+    chosen = [q for q in (questions or available) if q in set(available)][:MAX_HISTOGRAMS]
+    cols = min(3, max(1, len(chosen)))
+    nrows = max(1, -(-len(chosen) // cols))
+    fig, axes = plots.pyplot().subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), dpi=100, squeeze=False)
+    for ax in axes.flat[len(chosen):]:
+        ax.axis("off")
+    if not chosen:
+        axes[0][0].text(0.5, 0.5, "no covered rows", ha="center", va="center")
+    for ax, question in zip(axes.flat, chosen):
+        part = rows.filter(pl.col("question_id") == question)
+        low, high = int(part["scale_min"][0]), int(part["scale_max"][0])
+        points = np.arange(low, high + 1)
+        human = part["human"].to_numpy()
+        model = part["model"].drop_nulls().to_numpy()
+        width = 0.4
+        for i, (values, label) in enumerate(((human, "human"), (model, "model"))):
+            shares = np.array([(values == p).sum() for p in points], dtype=float) / max(len(values), 1)
+            ax.bar(plots.grouped_bar_x(points, 2, i, width), shares, width=width, label=f"{label} (n={len(values)})")
+        ax.set_xticks(points)
+        ax.set_title(question)
+        ax.set_xlabel("answer")
+        ax.set_ylabel("share")
+        ax.legend(fontsize=7)
+    plots.save_figure(fig, path)
+
+
+def _fmt(value) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
 
 def write_run(result: ScoreResult, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json``, ``threshold_curve.png`` and ``histograms.png``; returns the paths written."""
-    from culturebench.evaluate import plots
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "metrics.json", result.metrics)
-    plots.threshold_curve_png(result.metrics, out / "threshold_curve.png")
-    plots.histograms_png(_plot_rows(result.rows, plots.MAX_HISTOGRAMS), out / "histograms.png")
-    return [out / "metrics.json", out / "threshold_curve.png", out / "histograms.png"]
+    return runs.write_metrics_and_plots(result.metrics, out, {
+        "threshold_curve.png": threshold_curve_png,
+        "histograms.png": lambda _metrics, path: histograms_png(_plot_rows(result.rows, MAX_HISTOGRAMS), path),
+    })
 
 
 def _plot_rows(rows: pl.DataFrame, limit: int) -> pl.DataFrame:
