@@ -191,6 +191,10 @@ def test_release_gold_labels_are_checked(tmp_path):
         normad.release_tables(write_release(tmp_path / "norot", {"stories": stories.drop("rule_of_thumb")}, "normad"))
     no_zone = normad.release_tables(write_release(tmp_path / "nozone", {"stories": stories.drop("iw_zone")}, "normad"))["stories"]
     assert set(no_zone["iw_zone"]) == {normad.UNKNOWN}
+    with pytest.raises(InputError, match="has no split 'train' in config 'stories'; choose from test"):
+        normad.release_tables(tmp_path / "ok", split="train")
+    with pytest.raises(InputError, match="release has no 'stories' config"):
+        normad.release_tables(write_release(tmp_path / "other", {"questions": stories}, "normad"))
 
 
 # ------------------------------------------------------------------------------------------------ end to end

@@ -41,7 +41,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import plots, runs
 from culturebench.evaluate import cdeval_prompts as prompts
-from culturebench.release import load_manifest, read_tables
+from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
     from culturebench.evaluate.backends import ChatRequest
@@ -82,24 +82,16 @@ def release_tables(release: Path) -> dict[str, pl.DataFrame]:
     """The release's ``questions`` (question_id as text, plus QUESTION_COLUMNS) and ``hofstede`` (country_code,
     country_name, pdi ... ivr as floats; empty when the release has none), all splits concatenated."""
     release = Path(release)
-    manifest = load_manifest(release)
-    if manifest.get("benchmark") != "cdeval":
-        raise InputError(f"not a CDEval release (benchmark {manifest.get('benchmark')!r})", file=release)
-    tables = read_tables(release, manifest.get("outputs", []))
-    if "questions" not in tables:
-        raise InputError("release has no 'questions' config", file=release)
-    questions = pl.concat(list(tables["questions"].values()), how="diagonal_relaxed")
-    for column in QUESTION_COLUMNS:
-        if column not in questions.columns:
-            raise InputError(f"questions config lacks column {column}", file=release, column=column)
+    tables = runs.release_configs(release, "cdeval", "a CDEval release")
+    questions = runs.release_config(tables, "questions", release, columns=QUESTION_COLUMNS)
     questions = questions.with_columns(pl.col("id").cast(pl.String).alias("question_id"),
                                        pl.col("dimension").cast(pl.String).str.to_uppercase(),
                                        pl.col("domain").cast(pl.String))
     unknown = sorted(set(questions["dimension"].drop_nulls().to_list()) - set(DIMENSIONS))
     if unknown:
         raise InputError(f"questions config has unknown dimension {unknown[0]!r}", file=release, column="dimension")
-    hofstede = (normalise_hofstede(pl.concat(list(tables["hofstede"].values()), how="diagonal_relaxed"), release)
-                if "hofstede" in tables else empty_hofstede())
+    hofstede = runs.release_config(tables, "hofstede", release, required=False)
+    hofstede = empty_hofstede() if hofstede is None else normalise_hofstede(hofstede, release)
     return {"questions": questions, "hofstede": hofstede}
 
 

@@ -55,7 +55,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate import plots, runs
 from culturebench.evaluate import llm_globe_prompts as prompts
 from culturebench.evaluate import stats
-from culturebench.release import load_manifest, read_tables
+from culturebench.release import load_manifest
 
 BENCHMARK = "llm_globe"
 DIMENSIONS = prompts.DIMENSIONS
@@ -192,10 +192,6 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
 # ---------------------------------------------------------------------------------------------------- release
 
 
-def _concat(tables: dict, name: str) -> pl.DataFrame | None:
-    return pl.concat(list(tables[name].values()), how="diagonal_relaxed") if name in tables else None
-
-
 def _dimension_column(frame: pl.DataFrame, config: str, release: Path) -> pl.DataFrame:
     values = frame["dimension"].cast(pl.String).to_list()
     mapped = [prompts.canonical_dimension(v) for v in values]
@@ -205,24 +201,14 @@ def _dimension_column(frame: pl.DataFrame, config: str, release: Path) -> pl.Dat
     return frame.with_columns(pl.Series("dimension", mapped, dtype=pl.String))
 
 
-def _require(frame: pl.DataFrame, columns: Sequence[str], config: str, release: Path) -> None:
-    for column in columns:
-        if column not in frame.columns:
-            raise InputError(f"{config} config lacks column {column}", file=release, column=column)
-
-
 def release_tables(release: Path) -> dict[str, pl.DataFrame | None]:
     """The release's ``closed``, ``open``, ``rubrics`` and ``globe_2004`` tables (all splits concatenated; None
     when the release lacks the config), ids as text and dimensions under the paper's names."""
     release = Path(release)
-    manifest = load_manifest(release)
-    if manifest.get("benchmark") != BENCHMARK:
-        raise InputError(f"not an LLM-GLOBE release (benchmark {manifest.get('benchmark')!r})", file=release)
-    tables = read_tables(release, manifest.get("outputs", []))
+    tables = runs.release_configs(release, BENCHMARK, "an LLM-GLOBE release")
     out: dict[str, pl.DataFrame | None] = {}
-    closed = _concat(tables, "closed")
+    closed = runs.release_config(tables, "closed", release, columns=CLOSED_COLUMNS, required=False)
     if closed is not None:
-        _require(closed, CLOSED_COLUMNS, "closed", release)
         closed = _dimension_column(closed, "closed", release).with_columns(
             pl.col("id").cast(pl.String), pl.col("reverse").cast(pl.Boolean))
         if "item_id" not in closed.columns:
@@ -231,19 +217,16 @@ def release_tables(release: Path) -> dict[str, pl.DataFrame | None]:
             if column not in closed.columns:
                 closed = closed.with_columns(pl.lit(default, pl.Int64).alias(column))
     out["closed"] = closed
-    opened = _concat(tables, "open")
+    opened = runs.release_config(tables, "open", release, columns=OPEN_COLUMNS, required=False)
     if opened is not None:
-        _require(opened, OPEN_COLUMNS, "open", release)
         opened = _dimension_column(opened, "open", release).with_columns(pl.col("id").cast(pl.String))
     out["open"] = opened
-    rubrics = _concat(tables, "rubrics")
+    rubrics = runs.release_config(tables, "rubrics", release, columns=RUBRIC_COLUMNS, required=False)
     if rubrics is not None:
-        _require(rubrics, RUBRIC_COLUMNS, "rubrics", release)
         rubrics = _dimension_column(rubrics, "rubrics", release)
     out["rubrics"] = rubrics
-    globe = _concat(tables, "globe_2004")
+    globe = runs.release_config(tables, "globe_2004", release, columns=GLOBE_COLUMNS, required=False)
     if globe is not None:
-        _require(globe, GLOBE_COLUMNS, "globe_2004", release)
         globe = _dimension_column(globe, "globe_2004", release).with_columns(
             pl.col("country").cast(pl.String), pl.col("practices").cast(pl.Float64, strict=False),
             pl.col("values").cast(pl.Float64, strict=False))

@@ -30,7 +30,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import plots, runs
 from culturebench.evaluate import normad_prompts as prompts
-from culturebench.release import load_manifest, read_tables
+from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
     from culturebench.evaluate.backends import ChatRequest
@@ -57,22 +57,8 @@ def release_tables(release: Path, split: str | None = None) -> dict[str, pl.Data
     """The release's ``stories`` (story_id as text, gold_label in LABELS, zone and subaxis filled with "unknown"),
     all splits concatenated in release order, or only ``split``."""
     release = Path(release)
-    manifest = load_manifest(release)
-    if manifest.get("benchmark") != "normad":
-        raise InputError(f"not a NormAd release (benchmark {manifest.get('benchmark')!r})", file=release)
-    tables = read_tables(release, manifest.get("outputs", []))
-    if CONFIG not in tables:
-        raise InputError(f"release has no {CONFIG!r} config", file=release)
-    splits = tables[CONFIG]
-    if split is not None:
-        if split not in splits:
-            raise InputError(f"release has no split {split!r} in config {CONFIG!r}; choose from "
-                             f"{', '.join(splits)}", file=release)
-        splits = {split: splits[split]}
-    stories = pl.concat(list(splits.values()), how="diagonal_relaxed")
-    for column in REQUIRED_COLUMNS:
-        if column not in stories.columns:
-            raise InputError(f"{CONFIG} config lacks column {column}", file=release, column=column)
+    tables = runs.release_configs(release, "normad", "a NormAd release")
+    stories = runs.release_config(tables, CONFIG, release, columns=REQUIRED_COLUMNS, split=split)
     for column in OPTIONAL_COLUMNS:
         if column not in stories.columns:
             stories = stories.with_columns(pl.lit(None, dtype=pl.String).alias(column))

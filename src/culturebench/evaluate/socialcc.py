@@ -57,7 +57,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import plots, runs
 from culturebench.evaluate import socialcc_prompts as prompts
-from culturebench.release import load_manifest, read_tables
+from culturebench.release import load_manifest
 
 BENCHMARK = "socialcc"
 SCENARIO_COLUMNS = ("id", "scenario", "events", "characters", "country", "commonsense_item", "commonsense_topic",
@@ -170,22 +170,8 @@ def release_tables(release: Path, split: str | None = None) -> dict[str, pl.Data
     """The release's ``scenarios`` (ids as text; all splits or only ``split``) and ``value_preferences`` (None when
     absent)."""
     release = Path(release)
-    manifest = load_manifest(release)
-    if manifest.get("benchmark") != BENCHMARK:
-        raise InputError(f"not a SocialCC release (benchmark {manifest.get('benchmark')!r})", file=release)
-    tables = read_tables(release, manifest.get("outputs", []))
-    if "scenarios" not in tables:
-        raise InputError("release has no 'scenarios' config", file=release)
-    splits = tables["scenarios"]
-    if split is not None:
-        if split not in splits:
-            raise InputError(f"release has no split {split!r} in config 'scenarios'; choose from "
-                             f"{', '.join(splits)}", file=release)
-        splits = {split: splits[split]}
-    scenarios = pl.concat(list(splits.values()), how="diagonal_relaxed")
-    for column in SCENARIO_COLUMNS:
-        if column not in scenarios.columns:
-            raise InputError(f"scenarios config lacks column {column}", file=release, column=column)
+    tables = runs.release_configs(release, BENCHMARK, "a SocialCC release")
+    scenarios = runs.release_config(tables, "scenarios", release, columns=SCENARIO_COLUMNS, split=split)
     scenarios = scenarios.with_columns(pl.col("id").cast(pl.String), pl.col("country").cast(pl.String),
                                        pl.col("value_question_id").cast(pl.String))
     duplicated = scenarios.filter(pl.col("id").is_duplicated())
