@@ -548,12 +548,14 @@ def pca_png(metrics: dict, path: Path) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
         ax.grid(alpha=0.3)
     ax.set_title("CDEval: PCA of models and countries (six Hofstede dimensions)")
+    footer = 0.0
     if left_out:
-        shown = "; ".join(f"{e['kind']} {e['name']} (no {', '.join(e['missing'])})" for e in left_out[:8])
-        more = f"; and {len(left_out) - 8} more (metrics.json pca.left_out)" if len(left_out) > 8 else ""
+        shown = "; ".join(f"{e['kind']} {e['name']} (no {', '.join(e['missing'])})" for e in left_out[:4])
+        more = f"; and {len(left_out) - 4} more (metrics.json pca.left_out)" if len(left_out) > 4 else ""
         fig.text(0.01, 0.01, f"Left out, lacking a dimension: {shown}{more}", fontsize=6, wrap=True, va="bottom")
-        fig.subplots_adjust(bottom=0.2)
-    plots.save_figure(fig, path)
+        footer = 0.07
+    fig.tight_layout(rect=(0, footer, 1, 1))
+    plots.save_figure(fig, path, tight=False)
 
 
 PLOTS = {"dimensions.png": dimensions_png, "pca.png": pca_png}
