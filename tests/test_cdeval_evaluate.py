@@ -467,6 +467,7 @@ def test_score_hand_written_responses_agrees_with_the_paper_to_1e9(tmp_path):
     z = sum(math.exp(x / -1000) for x in u.values())
     w = {t: math.exp(x / -1000) / z for t, x in u.items()}
     assert m["template_weights"] == pytest.approx(w, abs=1e-12)
+    assert metrics["template_weights"]["hand"] == m["template_weights"]  # Table 4's layout: model -> template
     # Eq. 1 and Eq. 2 per question, then C_m,d (Eq. 3) as the mean over the dimension's two questions
     p = {i: sum(w[name.rsplit("_", 1)[0]] / 2 * (value[(i, name, 0)] + value[(i, name, 1)]) / 2 for name in names)
          for i in ids}

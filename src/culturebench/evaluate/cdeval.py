@@ -466,6 +466,7 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
         "hofstede": {"versions": hofstede_versions(hofstede), "countries_compared": hofstede.height
                      - countries_left_out.height, "countries_left_out": countries_left_out.to_dicts()},
         "per_model": per_model,
+        "template_weights": {m: per_model[m]["template_weights"] for m in models},
         "models_left_out": [{"model": m, "missing": d} for m, d in sorted(models_left_out.items())],
         "model_similarity": pairs.to_dicts(),
         "pairwise_baseline": pairwise_baseline(pairs),
