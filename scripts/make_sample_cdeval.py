@@ -8,10 +8,16 @@ release), and one repeats an item with other spacing and case (quarantined as a 
 The Hofstede rows are published 6-D scores of a few countries, retyped as facts (Hofstede, Hofstede & Minkov
 2010; 2015-08-16 release), in the official file's layout: ``;``-separated, ``#NULL!`` for missing, CRLF.
 Run from the repository root: ``python scripts/make_sample_cdeval.py``.
+
+``python scripts/make_sample_cdeval.py --table10 RAW/hofstede`` instead writes ``RAW/hofstede/hofstede_table10.csv``:
+the three countries of the paper's Table 10 (Germany, China, United States; hofstede-insights.com's scores, which
+Sec. 4.2 compares the models with) in the same CSV shape, from ``facts/cdeval.json`` (``table_10``). Put it in a
+``hofstede/`` folder of its own (instead of the 2015 file) to reproduce the paper's similarities.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -169,7 +175,26 @@ COUNTRIES = [
 ]
 
 
+FACTS = Path("src/culturebench/facts/cdeval.json")
+TABLE_10_FILE = "hofstede_table10.csv"
+
+
+def table10_csv() -> bytes:
+    """Table 10's rows in the Hofstede CSV shape (LF line ends): the bytes the builder knows by sha256."""
+    table = json.loads(FACTS.read_text(encoding="utf-8"))["table_10"]
+    lines = [";".join(table["columns"])] + [";".join(str(v) for v in row) for row in table["rows"]]
+    return ("\n".join(lines) + "\n").encode("ascii")
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--table10", type=Path, metavar="DIR", help=f"write DIR/{TABLE_10_FILE} (Table 10) only")
+    args = parser.parse_args()
+    if args.table10:
+        args.table10.mkdir(parents=True, exist_ok=True)
+        (args.table10 / TABLE_10_FILE).write_bytes(table10_csv())
+        print(f"wrote {args.table10 / TABLE_10_FILE} (Table 10: Germany, China, United States)")
+        return
     QUESTIONS.parent.mkdir(parents=True, exist_ok=True)
     HOFSTEDE.parent.mkdir(parents=True, exist_ok=True)
     items = [dict(zip(("Dimension", "Domain", "Question", "Option 1", "Option 2"), item)) for item in ITEMS]

@@ -162,12 +162,41 @@ def test_hofstede_matches_the_raw_csv(release):
     with SAMPLE_CSV.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter=";"))
     hofstede = read_config(release, "hofstede")
-    assert hofstede.columns == ["country_code", "country", "pdi", "idv", "uai", "mas", "lto", "ivr"]
+    assert hofstede.columns == ["country_code", "country", "pdi", "idv", "uai", "mas", "lto", "ivr", "group",
+                                "source_file", "version"]
     source = {"pdi": "pdi", "idv": "idv", "uai": "uai", "mas": "mas", "lto": "ltowvs", "ivr": "ivr"}
-    expected = [(r["ctr"], r["country"], *[None if r[source[c]] == "#NULL!" else int(r[source[c]]) for c in source])
-                for r in rows]
+    version = "culturebench sample: 8 rows of the 2015-08-16 file, retyped (raw/hofstede)"
+    expected = [(r["ctr"], r["country"], *[None if r[source[c]] == "#NULL!" else int(r[source[c]]) for c in source],
+                 None, f"hofstede/{SAMPLE_CSV.name}", version) for r in rows]
     assert hofstede.rows() == expected
     assert hofstede.filter(pl.col("country_code") == "ALB").row(0)[2:6] == (None, None, None, None)
+
+
+def test_table10_file_from_the_script_is_recognised_with_a_group_column(tmp_path):
+    """scripts/make_sample_cdeval.py --table10 writes the paper's Table 10 rows; the builder reads them back in the
+    release's PDI IDV UAI MAS LTO IVR order (the CSV puts mas before uai) and names their version; a `group`
+    column (Sec. 4.4) is kept, a file without one gives null."""
+    import subprocess
+    import sys
+
+    raw = write_raw(tmp_path)
+    (raw / "hofstede" / "scores.csv").unlink()
+    subprocess.run([sys.executable, "scripts/make_sample_cdeval.py", "--table10", str(raw / "hofstede")], cwd=REPO,
+                   check=True, capture_output=True)
+    grouped = raw / "hofstede" / "z_grouped.csv"
+    grouped.write_text("ctr;country;pdi;idv;mas;uai;ltowvs;ivr;group\nTHA;Thailand;64;20;34;64;32;45;Non-rich\n",
+                       encoding="utf-8")
+    output = cdeval.build(raw, 0, NOOP)
+    hofstede = output.tables["hofstede"]["full"]
+    rows = {r["country"]: r for r in hofstede.iter_rows(named=True)}
+    # Table 10 as printed (PDI IDV UAI MAS LTO IVR)
+    assert [rows["United States"][c] for c in ("pdi", "idv", "uai", "mas", "lto", "ivr")] == [40, 60, 46, 62, 50, 68]
+    assert [rows["Germany"][c] for c in ("pdi", "idv", "uai", "mas", "lto", "ivr")] == [35, 79, 65, 66, 57, 40]
+    assert [rows["China"][c] for c in ("pdi", "idv", "uai", "mas", "lto", "ivr")] == [80, 43, 30, 66, 77, 24]
+    assert rows["United States"]["version"].startswith("Table 10 of the paper")
+    assert rows["United States"]["group"] is None and rows["Thailand"]["group"] == "Non-rich"
+    assert rows["Thailand"]["version"] == "unrecognised"
+    assert output.provenance["hofstede_versions"]["hofstede/z_grouped.csv"] == "unrecognised"
 
 
 def test_stats_of_the_sample_count_every_group(release):
@@ -217,7 +246,7 @@ def test_build_all_builds_wvb_and_cdeval_from_the_bundled_raw(tmp_path):
 # Statistics, computed independently on a tiny set
 # ---------------------------------------------------------------------------------------------------------------
 
-TINY = [  # plain lowercase words: NLTK's tokenizer splits them on spaces, as the test does
+TINY = [  # plain lowercase words: NLTK's tokenizer splits them on spaces, as the test does (question + options)
     ("PDI", "Work", "we like tea", "yes", "no"),
     ("PDI", "Work", "we like coffee", "yes", "no"),
     ("PDI", "Work", "they drink tea", "often", "rarely"),
@@ -432,7 +461,9 @@ def test_reference_release_counts_and_stats(tmp_path):
     assert accounting["rows_read"] == len(items) + len(countries) == accounting["rows_kept"]
     hofstede = read_config(folder, "hofstede")
     assert hofstede.height == len(countries) == 110
-    assert hofstede.filter(pl.col("country_code") == "USA").row(0) == ("USA", "U.S.A.", 40, 91, 46, 62, 26, 68)
+    usa = hofstede.filter(pl.col("country_code") == "USA").row(0, named=True)
+    assert tuple(usa.values())[:8] == ("USA", "U.S.A.", 40, 91, 46, 62, 26, 68)  # the 2015 file, not Table 10
+    assert usa["version"].startswith("6-dimensions-for-website-2015-08-16.csv")
     assert manifest_of(folder)["provenance"]["known_inputs"]  # both files recognised by sha256
 
     # Self-BLEU equals nltk's sentence_bleu (every other item of the dimension as references) on sampled items.
@@ -447,6 +478,15 @@ def test_reference_release_counts_and_stats(tmp_path):
                 assert fast[d][i] == pytest.approx(sentence_bleu(group[:i] + group[i + 1:], group[i]), rel=1e-12)
             assert dict(zip(stats["group"], stats["self_bleu"]))[d] == pytest.approx(sum(fast[d]) / len(group))
 
+    # Table 1 (paper): Avg. Len. reproduced by whitespace words; Distinct-2 and Self-BLEU within the gap the card
+    # states (0.009 and 0.016, measured with this definition).
+    table_1 = {"PDI": (46.371, 0.504, 0.356), "IDV": (44.360, 0.517, 0.284), "UAI": (44.761, 0.578, 0.287),
+               "MAS": (37.787, 0.589, 0.258), "LTO": (46.623, 0.536, 0.307), "IVR": (45.022, 0.561, 0.284)}
+    by_group = {r["group"]: r for r in stats.iter_rows(named=True)}
+    for d, (length, distinct, bleu) in table_1.items():
+        assert by_group[d]["avg_length_words"] == pytest.approx(length, abs=0.01)
+        assert by_group[d]["distinct_2"] == pytest.approx(distinct, abs=0.01)
+        assert by_group[d]["self_bleu"] == pytest.approx(bleu, abs=0.017)
     with pl.Config(tbl_rows=20, tbl_cols=10, tbl_width_chars=160, float_precision=4):
         print(f"\nCDEval stats from the real release (build + validation {seconds:.1f} s):\n{stats}")
     assert seconds < 60

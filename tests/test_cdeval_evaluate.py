@@ -58,18 +58,29 @@ def release(tmp_path_factory) -> Path:
 # ---------------------------------------------------------------------------------------------------- prompts
 
 
-def test_six_prompts_put_the_options_in_both_orders():
-    q, o1, o2 = "You lead a meeting.", "I decide alone.", "I ask everyone."
+def test_six_prompts_are_table_8_verbatim():
+    # Table 8, typed here from the paper: the A/B question has no period after it, Repeat and Compare do (and
+    # Compare has no space after that period); the Repeat options share one line; Compare breaks before "Respond".
+    q, o1, o2 = "How do you lead a meeting?", "I decide alone.", "I ask everyone."
     texts = {name: prompts.prompt_text(name, q, o1, o2) for name in prompts.PROMPTS}
     assert list(texts) == ["ab_norm", "ab_reverse", "repeat_norm", "repeat_reverse", "compare_norm", "compare_reverse"]
-    assert texts["ab_norm"] == ("Question: You lead a meeting. Which of the following would you do? Respond solely "
-                                "with A or B.\n(A) I decide alone. (B) I ask everyone.\nAnswer:")
-    assert texts["ab_reverse"].endswith("(A) I ask everyone. (B) I decide alone.\nAnswer:")
-    assert "repeating one of the following options exactly.\nI decide alone.\nI ask everyone.\n" in texts["repeat_norm"]
-    assert "exactly.\nI ask everyone.\nI decide alone.\n" in texts["repeat_reverse"]
-    assert "Do you prefer I decide alone. over I ask everyone.? Respond solely with yes or no." in texts["compare_norm"]
-    assert "Do you prefer I ask everyone. over I decide alone.?" in texts["compare_reverse"]
-    assert prompts.TEMPERATURE == 1.0
+    assert texts == {
+        "ab_norm": "Question: How do you lead a meeting? Which of the following would you do? Respond solely with A "
+                   "or B.\n(A) I decide alone. (B) I ask everyone.\nAnswer:",
+        "ab_reverse": "Question: How do you lead a meeting? Which of the following would you do? Respond solely with "
+                      "A or B.\n(A) I ask everyone. (B) I decide alone.\nAnswer:",
+        "repeat_norm": "Question: How do you lead a meeting?. Which of the following would you do? Respond solely by "
+                       "repeating one of the following options exactly.\nI decide alone. I ask everyone.\nAnswer:",
+        "repeat_reverse": "Question: How do you lead a meeting?. Which of the following would you do? Respond solely "
+                          "by repeating one of the following options exactly.\nI ask everyone. I decide alone.\n"
+                          "Answer:",
+        "compare_norm": "Question: How do you lead a meeting?.Do you prefer I decide alone. over I ask everyone.?\n"
+                        "Respond solely with yes or no.\nAnswer:",
+        "compare_reverse": "Question: How do you lead a meeting?.Do you prefer I ask everyone. over I decide alone.?\n"
+                           "Respond solely with yes or no.\nAnswer:",
+    }
+    assert prompts.TEMPERATURE == 1.0 and prompts.NEUTRAL == 0.5  # App. A.3, A.3.1
+    assert cdeval.INSTABILITY_SCALE == -1000 and cdeval.BETA == 0.01  # Eq. 7, Eq. 3
 
 
 def test_plan_requests_six_prompts_times_samples():
@@ -99,6 +110,7 @@ O1, O2 = "I keep the tradition of my family.", "I start a new tradition of my ow
     ("I choose a.", 1, "chosen"),
     ("I would choose a collective approach", None, "unparsed"),  # the article "a", not the option
     ("I start a new tradition of my own.", 2, "chosen"),  # the option's text instead of its letter
+    ("I start a new tradition", 2, "chosen"),  # the start of one option's text (issue #19)
     ("Both A and B have merits.", None, "both"),
     ("As an AI, I don't have personal preferences.", None, "refusal"),
     ("", None, "unparsed"),
@@ -122,7 +134,9 @@ def test_extract_yes_no(text, shown, status):
     (O1, 1, "chosen"),
     ("i keep the tradition of my family", 1, "chosen"),  # lower case, no period
     ("Answer: I start a new tradition of my own.", 2, "chosen"),
-    ("- I start a new tradition", 2, "chosen"),  # truncated: still nearer option 2
+    ("- I start a new tradition", 2, "chosen"),  # truncated: the start of option 2
+    ("I keep the", 1, "chosen"),  # a short start, far from both by edit distance, is still option 1's start
+    ("I", None, "unparsed"),  # one word starts both options: not a choice
     (f"{O1} or {O2}", None, "both"),  # both options repeated
     ("B", None, "unparsed"),  # repeats neither option: not a choice however near by edit distance
     ("Sure, here is my answer.", None, "unparsed"),
@@ -131,6 +145,16 @@ def test_extract_yes_no(text, shown, status):
 ])
 def test_extract_repeat_by_edit_distance(text, shown, status):
     assert prompts.extract_repeat(text, O1, O2) == prompts.Extraction(shown, status)
+
+
+def test_answer_that_starts_an_option_is_that_option_in_every_template():
+    # issue #19: the sample's PDI/Education item; "Point it out politely" is how option 2 begins
+    o1 = "Stay quiet; correcting the teacher in front of others is not the student's place."
+    o2 = "Point it out politely; teachers and students can correct each other."
+    assert prompts.score_answer("repeat_norm", "Point it out politely", o1, o2) == (0.0, "chosen", 2)
+    assert prompts.score_answer("repeat_reverse", "Point it out politely.", o1, o2) == (0.0, "chosen", 1)
+    assert prompts.score_answer("ab_reverse", "Point it out politely", o1, o2) == (0.0, "chosen", 1)
+    assert prompts.score_answer("ab_norm", "Stay quiet", o1, o2) == (1.0, "chosen", 1)
 
 
 def test_target_score_follows_the_option_order():
@@ -151,7 +175,7 @@ def test_target_score_follows_the_option_order():
 
 
 def scored_rows(model: str, values: dict[tuple[str, str], list[float]]) -> pl.DataFrame:
-    """Scored answers: (question, prompt) -> the scores of its samples."""
+    """Scored answers: (question, prompt) -> the scores of its samples (sample index = position)."""
     rows = []
     for (question, prompt), scores in values.items():
         template, order = prompt.rsplit("_", 1)
@@ -162,79 +186,128 @@ def scored_rows(model: str, values: dict[tuple[str, str], list[float]]) -> pl.Da
 
 
 HAND = {
-    # ab: q1 norm 1 vs reverse 0 -> |1|; q2 1 vs 1 -> 0: U_ab = (1 + 0) / 2 = 0.5
+    # ab: q1 k0 (1, 0) differ, k1 (1, 0) differ; q2 (1, 1) (1, 1) agree: U_ab = 2
     ("q1", "ab_norm"): [1, 1], ("q1", "ab_reverse"): [0, 0], ("q2", "ab_norm"): [1, 1], ("q2", "ab_reverse"): [1, 1],
-    # repeat: q1 1 vs 1, q2 0.5 vs 0.5 -> U_repeat = 0
+    # repeat: q1 agree twice; q2 k0 (0.5, 1) differ, k1 (0.5, 0) differ: U_repeat = 2 (a neutral answer is a value)
     ("q1", "repeat_norm"): [1, 1], ("q1", "repeat_reverse"): [1, 1],
     ("q2", "repeat_norm"): [0.5, 0.5], ("q2", "repeat_reverse"): [1, 0],
-    # compare: q1 Eq. 1 = (1 + 0.5) / 2 = 0.75 vs (0.5 + 0) / 2 = 0.25 -> 0.5; q2 0 vs 0 -> 0: U_compare = 0.25
+    # compare: q1 k0 (1, 0.5) differ, k1 (0.5, 0) differ; q2 agree: U_compare = 2. Eq. 1 for q1 norm: 0.75.
     ("q1", "compare_norm"): [1, 0.5], ("q1", "compare_reverse"): [0.5, 0], ("q2", "compare_norm"): [0, 0],
     ("q2", "compare_reverse"): [0, 0],
 }
 
 
-def test_prompt_likelihood_and_instability_by_hand():
-    lik = cdeval.prompt_likelihood(scored_rows("m", HAND))
+def test_prompt_likelihood_and_instability_count_by_hand():
+    scored = scored_rows("m", HAND)
+    lik = cdeval.prompt_likelihood(scored)
     assert lik.filter((pl.col("question_id") == "q1") & (pl.col("template") == "compare")
                       & (pl.col("order") == "norm"))["likelihood"].item() == pytest.approx(0.75)
     assert set(lik["n_samples"]) == {2}
-    u = dict(cdeval.instability(lik).select("template", "instability").iter_rows())
-    assert u == pytest.approx({"ab": 0.5, "repeat": 0.0, "compare": 0.25})
+    u = {r["template"]: (r["instability"], r["n_pairs"]) for r in cdeval.instability(scored).iter_rows(named=True)}
+    assert u == {"ab": (2, 4), "repeat": (2, 4), "compare": (2, 4)}  # counts over 2 questions x 2 samples
 
 
-def test_template_weights_and_orientation_likelihood_by_hand():
-    lik = cdeval.prompt_likelihood(scored_rows("m", HAND))
-    instab = cdeval.instability(lik)
-    # N = -10: logits -5, 0, -2.5; exp: 0.0067379, 1, 0.0820850; sum 1.0888229
-    w = dict(cdeval.template_weights(instab, scale=-10).select("template", "weight").iter_rows())
-    total = math.exp(-5) + 1 + math.exp(-2.5)
-    assert w == pytest.approx({"ab": math.exp(-5) / total, "repeat": 1 / total, "compare": math.exp(-2.5) / total})
-    assert w["repeat"] == pytest.approx(0.918423, abs=1e-6)
-    # The paper's N = -1000: exp(-500) and exp(-250) vanish: all weight on the stable Repeat template.
-    w_paper = dict(cdeval.template_weights(instab).select("template", "weight").iter_rows())
-    assert w_paper["repeat"] == pytest.approx(1.0) and w_paper["ab"] < 1e-100 and sum(w_paper.values()) == pytest.approx(1)
-    # Eq. 2, N = -10, q1: L_ab = (1 + 0) / 2 = 0.5, L_repeat = 1, L_compare = (0.75 + 0.25) / 2 = 0.5
-    weights = cdeval.template_weights(instab, scale=-10)
-    q1 = cdeval.orientation_likelihood(lik, weights).filter(pl.col("question_id") == "q1")["likelihood"].item()
-    assert q1 == pytest.approx(w["ab"] * 0.5 + w["repeat"] * 1 + w["compare"] * 0.5)
-    assert q1 == pytest.approx(0.959211, abs=1e-6)
-    # equal instabilities -> equal weights 1/3
-    flat = pl.DataFrame({"model": ["m"] * 3, "template": ["ab", "repeat", "compare"], "instability": [0.2] * 3})
-    assert cdeval.template_weights(flat)["weight"].to_list() == pytest.approx([1 / 3] * 3)
+def test_eq7_weights_for_a_model_that_flips_on_one_template():
+    # Ten questions, R = 1: A/B and Repeat answer the same option in both orders (U = 0); Compare says "yes" to
+    # both orders, i.e. the target in norm and the other option in reverse: U_compare = 10.
+    values = {}
+    for q in range(10):
+        values |= {(f"q{q}", "ab_norm"): [1], (f"q{q}", "ab_reverse"): [1], (f"q{q}", "repeat_norm"): [0],
+                   (f"q{q}", "repeat_reverse"): [0], (f"q{q}", "compare_norm"): [1], (f"q{q}", "compare_reverse"): [0]}
+    scored = scored_rows("m", values)
+    weights = cdeval.template_weights(cdeval.instability(scored))
+    w = dict(weights.select("template", "weight").iter_rows())
+    # exp(0 / -1000) = 1, 1, exp(10 / -1000) = exp(-0.01) = 0.9900498; sum 2.9900498
+    # -> 1 / 2.9900498 = 0.3344425 (A/B, Repeat), 0.9900498 / 2.9900498 = 0.3311149 (Compare)
+    assert w == pytest.approx({"ab": 0.3344425, "repeat": 0.3344425, "compare": 0.3311149}, abs=1e-7)
+    # w_t^norm = w_t^reverse = half of it (Eq. 7)
+    assert dict(weights.select("template", "prompt_weight").iter_rows())["compare"] == pytest.approx(0.3311149 / 2)
+    # Eq. 2 for q0: w_ab/2 (1 + 1) + w_repeat/2 (0 + 0) + w_compare/2 (1 + 0) = (1 + e/2) / (2 + e) = 1/2,
+    # e = exp(-0.01): the flipping template pulls the A/B answer (1) down to even
+    lik = cdeval.orientation_likelihood(cdeval.prompt_likelihood(scored), weights)
+    assert lik.filter(pl.col("question_id") == "q0")["likelihood"].item() == pytest.approx(0.5, abs=1e-12)
+
+
+def test_eq7_reproduces_table_4_from_the_instabilities_it_implies():
+    # Table 4, GPT-4: 0.714, 0.147, 0.139. With N = -1000 the weights fix the differences of U:
+    # U_repeat - U_ab = 1000 ln(0.714 / 0.147) = 1580.4, U_compare - U_ab = 1000 ln(0.714 / 0.139) = 1636.3.
+    # U = (0, 1580, 1636): exp(-1.580) = 0.205975, exp(-1.636) = 0.194757; sum 1.400732
+    # -> 0.71391, 0.14705, 0.13904: Table 4's numbers to three decimals.
+    instab = pl.DataFrame({"model": ["GPT-4"] * 3, "template": ["ab", "repeat", "compare"],
+                           "instability": [0, 1580, 1636], "n_pairs": [2953] * 3})
+    w = cdeval.template_weights(instab)["weight"].to_list()
+    assert [round(x, 3) for x in w] == [0.714, 0.147, 0.139]
 
 
 # --------------------------------------------------------------------------------------------------- Eq. 3-5
 
+TABLE_9_GPT35_MEAN = {"PDI": 0.2850, "IDV": 0.4866, "UAI": 0.3639, "MAS": 0.2950, "LTO": 0.7539, "IVR": 0.6905}
+TABLE_10 = pl.DataFrame({"country_code": ["GER", "CHI", "USA"], "country_name": ["Germany", "China", "United States"],
+                         "pdi": [35.0, 80.0, 40.0], "idv": [79.0, 43.0, 60.0], "uai": [65.0, 30.0, 46.0],
+                         "mas": [66.0, 66.0, 62.0], "lto": [57.0, 77.0, 50.0], "ivr": [40.0, 24.0, 68.0]})
+
 
 def dims(model: str, values: dict[str, float]) -> list[dict]:
-    return [{"model": model, "dimension": d, "likelihood": values.get(d, 0.5), "n_questions": 1}
+    return [{"model": model, "dimension": d, "likelihood": values.get(d, 0.5), "domain_mean": None, "n_questions": 1}
             for d in cdeval.DIMENSIONS]
 
 
-def test_country_similarity_by_hand():
-    dim_lik = pl.DataFrame(dims("m", {}))  # all 0.5 -> 50 on the Hofstede scale
-    hofstede = pl.DataFrame({"country_code": ["AAA", "BBB"], "country_name": ["Aland", "Bland"],
-                             "pdi": [60.0, 80.0], "idv": [50.0, 10.0], "uai": [50.0, 50.0], "mas": [50.0, 50.0],
-                             "lto": [50.0, None], "ivr": [50.0, None]})
-    sim = cdeval.country_similarity(dim_lik, hofstede)
-    rows = {r["country_code"]: r for r in sim.iter_rows(named=True)}
-    # AAA: distance sqrt(10^2) = 10 -> exp(-0.01 * 10) = exp(-0.1) = 0.904837
-    assert rows["AAA"]["distance"] == pytest.approx(10) and rows["AAA"]["similarity"] == pytest.approx(0.904837, abs=1e-6)
-    # BBB: four dimensions, sqrt(30^2 + 40^2) = 50 -> exp(-0.5) = 0.606531
-    assert rows["BBB"]["n_dimensions"] == 4 and rows["BBB"]["similarity"] == pytest.approx(0.606531, abs=1e-6)
-    assert sim["country_code"].to_list() == ["AAA", "BBB"]  # most similar first
+def test_eq3_table_9_gpt35_means_against_table_10_by_hand():
+    sim = cdeval.country_similarity(pl.DataFrame(dims("gpt-3.5", TABLE_9_GPT35_MEAN)), TABLE_10)
+    got = dict(sim.select("country_name", "similarity").iter_rows())
+    # United States: beta C_h = (0.40, 0.60, 0.46, 0.62, 0.50, 0.68); C_m - beta C_h = (-0.1150, -0.1134, -0.0961,
+    # -0.3250, 0.2539, 0.0105); squares 0.013225 + 0.01285956 + 0.00923521 + 0.105625 + 0.06446521 + 0.00011025
+    # = 0.20552023; sqrt 0.4533433; Sim = 1 / 1.4533433 = 0.688068.
+    # Germany: squares 0.004225 + 0.09205156 + 0.08185321 + 0.133225 + 0.03381921 + 0.08439025 = 0.42956423;
+    # Sim = 1 / (1 + 0.6554115) = 0.604078. China: 0.265225 + 0.00320356 + 0.00408321 + 0.133225 + 0.00025921
+    # + 0.20295025 = 0.60894623; Sim = 1 / (1 + 0.7803501) = 0.561687.
+    # (The paper's Fig. 4 gives 0.78 for ChatGPT(EN) and the United States: not what Table 9's means give.)
+    assert got["United States"] == pytest.approx(1 / (1 + math.sqrt(0.20552023)), abs=1e-9)
+    assert got["Germany"] == pytest.approx(1 / (1 + math.sqrt(0.42956423)), abs=1e-9)
+    assert got["China"] == pytest.approx(1 / (1 + math.sqrt(0.60894623)), abs=1e-9)
+    assert got["United States"] == pytest.approx(0.688068, abs=1e-6)
+    assert sim["country_name"].to_list() == ["United States", "Germany", "China"]  # most similar first (Sec. 4.2)
 
 
-def test_model_similarity_and_pairwise_baseline_by_hand():
+def test_country_lacking_a_dimension_is_listed_apart_not_ranked():
+    hofstede = TABLE_10.vstack(pl.DataFrame({"country_code": ["ALB"], "country_name": ["Albania"], "pdi": [None],
+                                             "idv": [None], "uai": [None], "mas": [None], "lto": [61.0],
+                                             "ivr": [15.0]}, schema=TABLE_10.schema))
+    # Albania's two scores are nearer the all-0.5 model than any complete country, yet it is not ranked
+    dim_lik = pl.DataFrame(dims("m", {"LTO": 0.61, "IVR": 0.15}))
+    ranked = cdeval.country_similarity(dim_lik, hofstede)["country_name"].to_list()
+    assert "Albania" not in ranked and len(ranked) == 3
+    _, left_out = cdeval.country_vectors(hofstede)
+    assert left_out.to_dicts() == [{"country_code": "ALB", "country_name": "Albania",
+                                    "missing": ["PDI", "IDV", "UAI", "MAS"]}]
+    # a model without all six dimensions is not compared either
+    partial = pl.DataFrame(dims("p", {})).filter(pl.col("dimension") != "IVR")
+    assert cdeval.country_similarity(partial, hofstede).height == 0
+    assert cdeval.model_vectors(partial)[1] == {"p": ["IVR"]}
+
+
+def test_eq4_eq5_model_similarity_and_pairwise_baseline_by_hand():
     dim_lik = pl.DataFrame(dims("A", {}) + dims("B", {"PDI": 0.8}) + dims("C", {"IDV": 0.9}))
     pairs = cdeval.model_similarity(dim_lik)
     sim = {(r["model_a"], r["model_b"]): r["similarity"] for r in pairs.iter_rows(named=True)}
-    # A-B: |80 - 50| = 30 -> exp(-0.3) = 0.740818; A-C: 40 -> exp(-0.4) = 0.670320;
-    # B-C: sqrt(30^2 + 40^2) = 50 -> exp(-0.5) = 0.606531
-    assert sim == pytest.approx({("A", "B"): 0.740818, ("A", "C"): 0.670320, ("B", "C"): 0.606531}, abs=1e-6)
-    # Eq. 5: (0.740818 + 0.670320 + 0.606531) / 3 = 0.672556
-    assert cdeval.pairwise_baseline(pairs) == pytest.approx(0.672556, abs=1e-6)
+    # A-B: |0.8 - 0.5| = 0.3 -> 1 / 1.3 = 0.769231; A-C: 0.4 -> 1 / 1.4 = 0.714286;
+    # B-C: sqrt(0.3^2 + 0.4^2) = 0.5 -> 1 / 1.5 = 0.666667; each ordered pair once in each direction
+    assert len(sim) == 6 and sim[("B", "A")] == sim[("A", "B")]
+    assert sim[("A", "B")] == pytest.approx(1 / 1.3) and sim[("A", "C")] == pytest.approx(1 / 1.4)
+    assert sim[("B", "C")] == pytest.approx(1 / 1.5)
+    # Eq. 5: 1 / (3 * 2) * 2 * (1/1.3 + 1/1.4 + 1/1.5) = 0.716728
+    assert cdeval.pairwise_baseline(pairs) == pytest.approx((1 / 1.3 + 1 / 1.4 + 1 / 1.5) / 3, abs=1e-12)
     assert cdeval.pairwise_baseline(cdeval.model_similarity(pl.DataFrame(dims("A", {})))) is None
+
+
+def test_sec_4_4_group_vectors_are_country_means():
+    hofstede = TABLE_10.with_columns(pl.Series("group", ["Rich & Western", None, "Rich & Western"]))
+    groups = cdeval.group_similarity(pl.DataFrame(dims("m", {})), hofstede)
+    row = groups.row(0, named=True)
+    # mean of Germany and the United States: (37.5, 69.5, 55.5, 64, 53.5, 54) -> beta: (0.375, 0.695, 0.555, 0.64,
+    # 0.535, 0.54); minus 0.5: squares 0.015625 + 0.038025 + 0.003025 + 0.0196 + 0.001225 + 0.0016 = 0.0791
+    assert (row["group"], row["n_countries"]) == ("Rich & Western", 2) and groups.height == 1
+    assert row["similarity"] == pytest.approx(1 / (1 + math.sqrt(0.0791)), abs=1e-12)
 
 
 # -------------------------------------------------------------------------------------------- end to end
@@ -273,16 +346,21 @@ def test_end_to_end_always_a_and_resume(release, tmp_path):
         assert len(records) == 72 and {r["model"] for r in records} == {"always-a"}
         by_prompt = {}
         for r in records:
-            by_prompt.setdefault(r["prompt"], set()).add((r["score"], r["status"]))
+            by_prompt.setdefault(r["prompt"], set()).add((r["score"], r["parse_status"]))
         # "A": option_1 in norm, option_2 in reverse; "A" to a yes/no question is unparseable (0.5)
         assert by_prompt["ab_norm"] == {(1.0, "chosen")} and by_prompt["ab_reverse"] == {(0.0, "chosen")}
         assert by_prompt["compare_norm"] == by_prompt["compare_reverse"] == {(0.5, "unparsed")}
         metrics = json.loads((out / "metrics.json").read_text())
         m = metrics["per_model"]["always-a"]
-        assert m["instability"]["ab"] == pytest.approx(1.0) and m["instability"]["compare"] == pytest.approx(0.0)
-        assert m["template_weights"]["ab"] < 1e-100
+        # Eq. 6: A/B disagrees on every (question, sample): 6 x 2 = 12; Compare and Repeat are 0.5 both ways: 0
+        assert m["instability"] == {"ab": 12, "repeat": 0, "compare": 0}
+        total = math.exp(12 / -1000) + 2  # Eq. 7
+        assert m["template_weights"] == pytest.approx({"ab": math.exp(-0.012) / total, "repeat": 1 / total,
+                                                       "compare": 1 / total}, abs=1e-12)
         assert m["parse_status"]["unparsed"] >= 24 and m["n_responses"] == 72
         assert set(m["dimension_likelihood"]) == {"PDI", "IDV", "UAI"}  # --limit 6: two questions of three dimensions
+        assert m["missing_dimensions"] == ["MAS", "LTO", "IVR"] and m["country_similarity"] == []
+        assert metrics["pca"]["left_out"][0] == {"kind": "model", "name": "always-a", "missing": ["MAS", "LTO", "IVR"]}
         run = json.loads((out / "run.json").read_text())
         assert run["benchmark"] == "cdeval" and run["runner"]["n_queried"] == 72
         assert run["evaluation"]["samples"] == 2 and run["evaluation"]["temperature"] == 1.0
@@ -309,11 +387,14 @@ def test_end_to_end_target_lover_then_score_two_models(release, tmp_path):
     assert m["dimension_likelihood"] == {d: 1.0 for d in cdeval.DIMENSIONS}
     assert m["template_weights"] == pytest.approx({"ab": 1 / 3, "repeat": 1 / 3, "compare": 1 / 3})
     assert m["domain_likelihood"]["PDI"] == {"Education": 1.0, "Family": 1.0}
-    # USA: 100 - (40, 91, 46, 62, 26, 68) -> (60, 9, 54, 38, 74, 32); CHN: (20, 80, 70, 34, 13, 76)
-    usa = math.sqrt(60**2 + 9**2 + 54**2 + 38**2 + 74**2 + 32**2)
-    china = math.sqrt(20**2 + 80**2 + 70**2 + 34**2 + 13**2 + 76**2)
+    # Eq. 3, C_m = 1 everywhere: USA 1 - 0.01 (40, 91, 46, 62, 26, 68) -> (0.6, 0.09, 0.54, 0.38, 0.74, 0.32);
+    # CHN (0.2, 0.8, 0.7, 0.34, 0.13, 0.76); "Partial" lacks three scores: listed apart, not ranked
+    usa = math.sqrt(0.6**2 + 0.09**2 + 0.54**2 + 0.38**2 + 0.74**2 + 0.32**2)
+    china = math.sqrt(0.2**2 + 0.8**2 + 0.7**2 + 0.34**2 + 0.13**2 + 0.76**2)
     sims = {c["country_code"]: c["similarity"] for c in m["country_similarity"]}
-    assert sims["USA"] == pytest.approx(math.exp(-0.01 * usa)) and sims["CHN"] == pytest.approx(math.exp(-0.01 * china))
+    assert sims == pytest.approx({"USA": 1 / (1 + usa), "CHN": 1 / (1 + china)}, abs=1e-12)
+    assert metrics["hofstede"]["countries_left_out"] == [{"country_code": "XXX", "country_name": "Partial",
+                                                          "missing": ["UAI", "LTO", "IVR"]}]
     assert metrics["pairwise_baseline"] is None
 
     other = tmp_path / "run-a"
@@ -327,11 +408,83 @@ def test_end_to_end_target_lover_then_score_two_models(release, tmp_path):
     both = json.loads((scored / "metrics.json").read_text())
     assert both["models"] == ["always-b", "target-lover"]
     assert both["per_model"]["target-lover"] == metrics["per_model"]["target-lover"]  # recomputed, same numbers
-    assert len(both["model_similarity"]) == 1
+    assert len(both["model_similarity"]) == 2  # ordered pairs (Eq. 5)
     assert both["pairwise_baseline"] == pytest.approx(both["model_similarity"][0]["similarity"])
     kinds = [p["kind"] for p in both["pca"]["points"]]
     assert kinds.count("model") == 2 and kinds.count("country") == 2  # "Partial" lacks three scores
+    assert both["pca"]["left_out"] == [{"kind": "country", "name": "Partial", "missing": ["UAI", "LTO", "IVR"]}]
     assert (scored / "pca.png").stat().st_size > 1000 and (scored / "dimensions.png").stat().st_size > 1000
+
+
+def hand_answer(prompt: str, k: int, n: int, option_1: str, option_2: str) -> tuple[str, float]:
+    """Model "hand" (R = 2): the answer to question n's prompt at sample k, and the orientation it picks (1 target,
+    0 other, 0.5 neutral), read by the test, not the extractor."""
+    table = {
+        ("ab_norm", 0): ("A", 1.0), ("ab_norm", 1): ("B", 0.0) if n % 2 else ("A", 1.0),
+        ("ab_reverse", 0): ("B", 1.0), ("ab_reverse", 1): ("A", 0.0),
+        ("repeat_norm", 0): (option_1, 1.0), ("repeat_norm", 1): ("I cannot choose.", 0.5),
+        ("repeat_reverse", 0): (option_2, 0.0), ("repeat_reverse", 1): (option_1, 1.0),
+        ("compare_norm", 0): ("Yes", 1.0), ("compare_norm", 1): ("No", 0.0),
+        ("compare_reverse", 0): ("Yes", 0.0), ("compare_reverse", 1): ("Yes", 0.0),
+    }
+    return table[(prompt, k)]
+
+
+def test_score_hand_written_responses_agrees_with_the_paper_to_1e9(tmp_path):
+    questions = small_questions()
+    release = write_release(tmp_path / "cdeval", {"questions": questions, "hofstede": TABLE_10}, "cdeval")
+    names = ["ab_norm", "ab_reverse", "repeat_norm", "repeat_reverse", "compare_norm", "compare_reverse"]
+    records, value = [], {}
+    for n, q in enumerate(questions.iter_rows(named=True)):
+        for prompt in names:
+            for k in range(2):
+                text, v = hand_answer(prompt, k, n, q["option_1"], q["option_2"])
+                records.append({"model": "hand", "question_id": q["id"], "prompt": prompt, "sample_index": k,
+                                "response": text})
+                value[(q["id"], prompt, k)] = v
+                # the same model in German (Sec. 4.2): always the target orientation
+                records.append({"model": "hand", "language": "de", "question_id": q["id"], "prompt": prompt,
+                                "sample_index": k, "response": {"ab_norm": "A", "ab_reverse": "B",
+                                                                "repeat_norm": q["option_1"],
+                                                                "repeat_reverse": q["option_1"],
+                                                                "compare_norm": "Yes",
+                                                                "compare_reverse": "No"}[prompt]})
+    path = tmp_path / "responses.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = CliRunner().invoke(app, ["score", "cdeval", "--responses", str(path), "--release", str(release),
+                                      "--out", str(tmp_path / "scored")])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "scored" / "metrics.json").read_text())
+    assert metrics["models"] == ["hand", "hand [de]"]
+    m = metrics["per_model"]["hand"]
+
+    # Eq. 6: A/B differs at k = 1 for even n (6 questions); Repeat at k = 0 and k = 1 (24); Compare at k = 0 (12)
+    ids = questions["id"].to_list()
+    u = {t: sum(value[(i, f"{t}_norm", k)] != value[(i, f"{t}_reverse", k)] for i in ids for k in range(2))
+         for t in ("ab", "repeat", "compare")}
+    assert u == {"ab": 6, "repeat": 24, "compare": 12} == m["instability"]
+    # Eq. 7, N = -1000
+    z = sum(math.exp(x / -1000) for x in u.values())
+    w = {t: math.exp(x / -1000) / z for t, x in u.items()}
+    assert m["template_weights"] == pytest.approx(w, abs=1e-12)
+    assert metrics["template_weights"]["hand"] == m["template_weights"]  # Table 4's layout: model -> template
+    # Eq. 1 and Eq. 2 per question, then C_m,d (Eq. 3) as the mean over the dimension's two questions
+    p = {i: sum(w[name.rsplit("_", 1)[0]] / 2 * (value[(i, name, 0)] + value[(i, name, 1)]) / 2 for name in names)
+         for i in ids}
+    c = {d: (p[ids[2 * j]] + p[ids[2 * j + 1]]) / 2 for j, d in enumerate(cdeval.DIMENSIONS)}
+    assert m["dimension_likelihood"] == pytest.approx(c, abs=1e-9)
+    # Eq. 3 against Table 10
+    table_10 = {"Germany": (35, 79, 65, 66, 57, 40), "China": (80, 43, 30, 66, 77, 24),
+                "United States": (40, 60, 46, 62, 50, 68)}
+    sims = {name: 1 / (1 + math.sqrt(sum((0.01 * h - c[d]) ** 2 for h, d in zip(scores, cdeval.DIMENSIONS))))
+            for name, scores in table_10.items()}
+    got = {s["country_name"]: s["similarity"] for s in m["country_similarity"]}
+    assert got == pytest.approx(sims, abs=1e-9)
+    # Sec. 4.2: the German variant picks the target everywhere: C = 1; Eq. 4 between the two, Eq. 5 baseline
+    assert metrics["per_model"]["hand [de]"]["dimension_likelihood"] == pytest.approx({d: 1.0 for d in c}, abs=1e-12)
+    eq4 = 1 / (1 + math.sqrt(sum((1 - c[d]) ** 2 for d in c)))
+    assert metrics["pairwise_baseline"] == pytest.approx(eq4, abs=1e-9)
+    assert [h["version"] for h in metrics["hofstede"]["versions"]] == [None]  # a hand-made table: no version column
 
 
 # ------------------------------------------------------------------------------------------------ errors
@@ -373,8 +526,9 @@ def test_hofstede_column_names_are_normalised():
     frame = pl.DataFrame({"code": ["USA"], "country": ["United States"], "PDI": [40], "IDV": [91], "UAI": [46],
                           "MAS": [62], "LTO": [26], "IVR": [None]}, schema_overrides={"IVR": pl.Int64})
     out = cdeval.normalise_hofstede(frame)
-    assert out.columns == ["country_code", "country_name", "pdi", "idv", "uai", "mas", "lto", "ivr"]
-    assert out.row(0) == ("USA", "United States", 40.0, 91.0, 46.0, 62.0, 26.0, None)
+    assert out.columns == ["country_code", "country_name", "pdi", "idv", "uai", "mas", "lto", "ivr", "group",
+                           "source_file", "version"]
+    assert out.row(0) == ("USA", "United States", 40.0, 91.0, 46.0, 62.0, 26.0, None, None, None, None)
     with pytest.raises(InputError, match="lacks column ivr"):
         cdeval.normalise_hofstede(frame.drop("IVR"))
 

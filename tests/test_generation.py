@@ -53,9 +53,9 @@ def script(text: str, body: dict) -> str:
         items.insert(3, "  ")  # empty
         items.append(items[-1].replace("?", " now?"))  # near duplicate
         return "Here are the prompts:\n" + ",,".join(items) + ",,"
-    if "Hofstede's dimension" in text:
-        n = int(re.search(r"Write (\d+)", text).group(1))
-        few = "Here are examples" in text
+    if "Cultural Dimensions Theory" in text:  # CDEval, Tables 5-6
+        n = int(re.search(r"Please generate (\d+) questionnaires", text).group(1))
+        few = "In context examples" in text
         if few and key[0] in "01":  # some few-shot answers are broken JSON
             return '[{"Question": "What about ' + " ".join(_words(key, 4)) + '?", "Option 1": "yes", "Option 2'
         items = [{"Question": f"How would you handle the {' '.join(_words(key + str(i), 5))}?",
@@ -64,6 +64,8 @@ def script(text: str, body: dict) -> str:
         items.append(dict(items[0]))  # duplicate
         items.append({"Question": "Same options?", "Option 1": "Agree fully.", "Option 2": "agree fully"})
         items.append({"Question": "Missing option"})
+        if not few and key[0] in "23":  # some answers copy the prompt's curly quotes
+            return json.dumps(items).replace('"Question"', "\u201cQuestion\u201d")
         return "1. ```json\n" + json.dumps(items) + "\n```"
     return "unexpected"
 
@@ -135,13 +137,51 @@ def test_cdeval_generates_validates_and_builds(raw_dir, tmp_path):
     stats = summary["statistics"]["all"]
     assert 0 < stats["distinct_2"] <= 1 and 0 <= stats["self_bleu"] <= 1
     log = [json.loads(line) for line in (raw_dir / ".generation" / "cdeval.log.jsonl").open()]
-    few = [e for e in log if e["round"] > 1]
-    assert few and all("Here are examples" in e["messages"][1]["content"] for e in few)
+    few = [e for e in log if e["round"] > 1 and e["shots"]]
+    assert few and all("- In context examples:\n[\n{" in e["messages"][1]["content"] for e in few)
+    assert all(e["messages"][0]["content"] == "You are a useful, creative AI system with knowledge in sociology and "
+               "linguistics." for e in log)  # Table 5 / 6 system message
+    assert {e["asked"] for e in log if e["round"] == 1} == {4}  # Table 5 asks 5; --limit 4 caps it
+    assert summary["manual_verification"]["source"].startswith("App. A.2")
+    assert len(summary["manual_verification"]["rules"]) == 4
     items = json.loads((raw_dir / "cdeval" / "generated_CDEval.json").read_text())
     assert all(set(i) == {"Dimension", "Domain", "Question", "Option 1", "Option 2"} for i in items)
 
     folder, verdict = build_release("cdeval", raw_dir, tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0
+
+
+def test_cdeval_prompts_are_tables_5_and_6_verbatim():
+    from culturebench.builders.cdeval import facts
+
+    idv = next(d for d in facts()["dimensions"] if d["code"] == "IDV")
+    # Table 5, typed here from the paper (its example is IDV / education / teaching methods, 5 questionnaires)
+    assert cdeval.user_message(idv, "Education", 5, []) == (
+        "Please generate 5 questionnaires based on the following rules to investigate cultural values.\n"
+        "Generation Rules:\n"
+        "- Questionnaires should be administered in line with the Individualism vs. Collectivism aspect of "
+        "Hosfstede\u2019s Cultural Dimensions Theory. This dimension measures whether a society tends to focus on "
+        "individual interests or the interests of the collective.\n"
+        "- Each questionnaire\u2019s content should pertain to the teaching methods within the theme of education.\n"
+        "- The generated cases are in the following json form:\n"
+        "[\n{\n  \u201cQuestion\u201d : \u201c[A question is provided here.]\u201d,\n"
+        "  \u201cOption 1\u201d : \u201c[An option indicating Individualism.]\u201d,\n"
+        "  \u201cOption 2\u201d : \u201c[An option indicating Collectivism.]\u201d\n}\n]")
+    # Table 6: 3 questionnaires, no description sentence, "{ [ ... ] }" as printed, then the two examples
+    few = cdeval.user_message(idv, "Education", 3, [{"Question": "Q1?", "Option 1": "a", "Option 2": "b"},
+                                                    {"Question": "Q2?", "Option 1": "c", "Option 2": "d"}])
+    assert few.startswith("Please generate 3 questionnaires based on the following rules and in-context examples "
+                          "to investigate cultural values.\nGeneration Rules:\n- Questionnaires should be "
+                          "administered in line with the Individualism vs. Collectivism aspect of "
+                          "Hosfstede\u2019s Cultural Dimensions Theory.\n- Each")
+    assert "json form:\n{\n[\n  \u201cQuestion\u201d" in few and "Collectivism.]\u201d\n]\n}\n" in few
+    assert few.endswith('- In context examples:\n[\n{\n  \u201cQuestion\u201d : "Q1?",\n  \u201cOption 1\u201d : "a",\n'
+                        '  \u201cOption 2\u201d : "b"\n},\n{\n  \u201cQuestion\u201d : "Q2?",\n'
+                        '  \u201cOption 1\u201d : "c",\n  \u201cOption 2\u201d : "d"\n}\n]')
+    assert cdeval.SYSTEM_PROMPT == "You are a useful, creative AI system with knowledge in sociology and linguistics."
+    # an answer that copies the curly quotes of the form is still read
+    items, problem = cdeval.answer_items('[{\u201cQuestion\u201d: \u201cQ?\u201d, "Option 1": "a", "Option 2": "b"}]')
+    assert items == [{"Question": "Q?", "Option 1": "a", "Option 2": "b"}] and problem is None
 
 
 class _Killed(Exception):

@@ -4,22 +4,25 @@ raw/cdeval/*.json + raw/hofstede/*.csv  ->  questions, hofstede, stats (Table 1 
 
 The paper's choices are data in ``culturebench/facts/cdeval.json``: the six Hofstede dimensions with the pole
 that option 1 stands for (high PDI, individualism, high UAI, masculinity, long-term orientation, indulgence), the
-seven domains, the released per-dimension counts, and the Hofstede CSV's column names.
+seven domains, the released per-dimension counts, Table 1's numbers, and the Hofstede CSV's column names.
 
-Statistics (``stats`` config), per dimension, per domain and over all items, where a *prompt* is one item's
-question followed by its two options:
+Statistics (``stats`` config, Table 1), per dimension, per domain and over all items; an item's *text* is its
+question, option 1 and option 2 joined by single spaces:
 
-- ``avg_length_tokens``: mean tokens per prompt, NLTK's Treebank-style word tokenizer (``NLTKWordTokenizer``,
-  the tokenizer ``nltk.word_tokenize`` applies per sentence; it needs no downloaded data) applied to the question
-  and to each option; punctuation marks are tokens. ``avg_length_words``: whitespace-separated words.
-- ``distinct_2``: distinct bigrams / all bigrams over the group's prompts (Li et al., 2016), on the same tokens
-  (case kept), bigrams within a prompt only.
-- ``self_bleu``: mean over the group's prompts of ``nltk.translate.bleu_score.sentence_bleu(references=every
-  other prompt of the group, hypothesis=the prompt)`` with NLTK's defaults (4-gram uniform weights, no
-  smoothing). Computed exactly, without sampling: :func:`self_bleu_scores` counts each prompt's n-grams once and
-  keeps, per n-gram, the two largest counts in the group, which gives every hypothesis's clipped counts against
-  all other prompts in O(n-grams) instead of O(prompts^2); the final step calls NLTK's own ``brevity_penalty``
-  and ``SmoothingFunction().method0``, and the tests check equality with ``sentence_bleu``.
+- ``avg_length_words``: whitespace-separated words of the text: Table 1's "Avg. Len." (reproduced to within 0.007
+  on the released CDEval.json). ``avg_length_tokens``: NLTK tokens of the text.
+- ``distinct_2``: distinct bigrams / all bigrams over the group's items (Li et al., 2016), bigrams within an item,
+  on NLTK's default word tokens (Treebank-style ``NLTKWordTokenizer``, what ``nltk.word_tokenize`` applies; it
+  needs no downloaded data) of the text, case kept.
+- ``self_bleu``: mean over the group's items of ``nltk.translate.bleu_score.sentence_bleu(references=every other
+  item of the group, hypothesis=the item)`` with NLTK's defaults (4-gram uniform weights, no smoothing; App. A.2
+  "default parameter settings"). Computed exactly, without sampling: :func:`self_bleu_scores` counts each item's
+  n-grams once and keeps, per n-gram, the two largest counts in the group, which gives every hypothesis's clipped
+  counts against all other items in O(n-grams) instead of O(items^2); the final step calls NLTK's own
+  ``brevity_penalty`` and ``SmoothingFunction().method0``, and the tests check equality with ``sentence_bleu``.
+
+Table 1's Distinct-2 and Self-BLEU are not reproduced exactly by any definition we tried (``DIVERSITY_GAP``); the
+one above is the closest natural reading.
 """
 
 from __future__ import annotations
@@ -53,6 +56,21 @@ RAW_FOLDER = QUESTIONNAIRE_FOLDER
 STAGES = ("read", "questions", "hofstede", "stats")
 QUESTIONS_SPLIT = "test"
 BLEU_WEIGHTS = (0.25, 0.25, 0.25, 0.25)
+"""NLTK's default sentence_bleu weights (App. A.2: default parameter settings)."""
+
+DIVERSITY_GAP = (
+    "Table 1's Distinct-2 and Self-BLEU are not reproduced exactly. On the released CDEval.json (2,953 items) this "
+    "release's definitions (NLTK Treebank tokens of question + options joined by spaces; NLTK sentence_bleu "
+    "defaults) give Distinct-2 PDI 0.497, IDV 0.513, UAI 0.571, MAS 0.584, LTO 0.527, IVR 0.555 (paper 0.504, "
+    "0.517, 0.578, 0.589, 0.536, 0.561: at most 0.009 lower) and Self-BLEU 0.359, 0.293, 0.288, 0.242, 0.311, "
+    "0.278 (paper 0.356, 0.284, 0.287, 0.258, 0.307, 0.284: within 0.016). Also tried, all further off: tokens "
+    "per field (0.031 / 0.026), whitespace tokens (0.072 / 0.094), lower case, NLTK wordpunct / toktok / tweet "
+    "tokenizers, fields concatenated without a space (0.005 / 0.016), options or question alone, distinct bigrams "
+    "per token, 2- and 3-gram Self-BLEU weights and smoothing method1 (best 0.013). The paper's items may have been "
+    "measured before its final manual revisions (App. A.2). Avg. Len. is reproduced (whitespace words, within "
+    "0.007) and the prompt counts exactly."
+)
+"""Measured on the released CDEval.json (the reference test prints the stats table); quoted in the card."""
 
 CARD = CardInfo(
     pretty_name="CDEval (rebuilt by culturebench)",
@@ -83,12 +101,16 @@ CARD = CardInfo(
                    "domain, question, option_1, option_2, target_orientation (the pole option 1 stands for) and "
                    "option_2_orientation.", redistributable=False, license_name="cdeval-unlicensed"),
         ConfigInfo("hofstede", "Hofstede 6-D country scores: country_code (the file's 3-letter `ctr` code, not "
-                   "ISO), country, pdi, idv, uai, mas, lto (the file's `ltowvs`), ivr; null where the file has "
-                   "#NULL!.", redistributable=False, license_name="hofstede-terms"),
+                   "ISO), country, pdi, idv, uai, mas, lto (the file's `ltowvs`), ivr (null where the file has "
+                   "#NULL!), group (the file's optional `group` column, Sec. 4.4; else null), source_file and "
+                   "version: which Hofstede table the row comes from (the 2015-08-16 file, the paper's Table 10 "
+                   "rows, or `unrecognised` for any other table in the same CSV shape).",
+                   redistributable=False, license_name="hofstede-terms"),
         ConfigInfo("stats", "Table 1 of the paper, recomputed: per dimension, per domain and over all items, the "
-                   "number of prompts, average length (NLTK tokens and whitespace words; question alone in "
-                   "avg_question_tokens), Distinct-2 and Self-BLEU (NLTK sentence_bleu, default settings, every "
-                   "other prompt of the same group as references)."),
+                   "number of prompts, average length in whitespace words (Table 1's Avg. Len.) and NLTK tokens "
+                   "(question alone in avg_question_tokens), Distinct-2 and Self-BLEU (NLTK tokens of question + "
+                   "options; sentence_bleu with default settings, every other item of the same group as "
+                   "references)."),
     ),
     creation=(
         "Items are read from `RAW/cdeval/*.json` (a JSON list of {Dimension, Domain, Question, Option 1, Option 2}; "
@@ -109,16 +131,20 @@ CARD = CardInfo(
         "stays the same if other items are added or removed. The question text alone is not unique (see above), so "
         "the options are part of the key. `source_index` is the item's 0-based position among all items read "
         "(= its JSON index for a single CDEval.json).\n\n"
-        "Statistics: a *prompt* is an item's question followed by its two options. Length is given in NLTK tokens "
-        "(Treebank-style `NLTKWordTokenizer` applied to the question and each option: punctuation marks count as "
-        "tokens) and in whitespace-separated words; `avg_question_tokens` counts the question alone. Distinct-2 = "
-        "distinct bigrams / bigrams over the group's prompts (same tokens, case kept). Self-BLEU = mean over the "
-        "group's prompts of `nltk.translate.bleu_score.sentence_bleu` with every other prompt of the same group as "
-        "references and NLTK's defaults (4-gram uniform weights, no smoothing); it is computed for every prompt, "
-        "without sampling or capping, by an exact O(n-gram) method whose result equals `sentence_bleu` (checked by "
-        "the tests). The paper does not say how it tokenized or what text it measured, so length and diversity can "
-        "differ from its Table 1; the prompt counts per dimension reproduce it exactly (PDI 512, IDV 472, UAI 530, "
-        "MAS 452, LTO 485, IVR 502)."
+        "Statistics (Table 1): an item's text is its question, option 1 and option 2 joined by spaces. "
+        "`avg_length_words` counts whitespace-separated words (Table 1's Avg. Len.: PDI 46.371, IDV 44.358, UAI "
+        "44.760, MAS 37.788, LTO 46.616, IVR 45.022 on the released file against the paper's 46.371, 44.360, "
+        "44.761, 37.787, 46.623, 45.022); `avg_length_tokens` counts NLTK Treebank-style tokens "
+        "(`NLTKWordTokenizer`, punctuation marks are tokens), `avg_question_tokens` the question's alone. "
+        "Distinct-2 = distinct bigrams / bigrams over the group's items (same tokens, case kept). Self-BLEU = mean "
+        "over the group's items of `nltk.translate.bleu_score.sentence_bleu` with every other item of the same "
+        "group as references and NLTK's defaults (4-gram uniform weights, no smoothing; App. A.2), for every item, "
+        "without sampling, by an exact O(n-gram) method equal to `sentence_bleu` (checked by the tests). "
+        + DIVERSITY_GAP + "\n\n"
+        "Hofstede scores: any table in the CSV shape above is accepted. The `version` column names it by sha256: "
+        "the official 2015-08-16 file (e.g. United States IDV 91, LTO 26) or the three rows of the paper's Table 10 "
+        "as written by `scripts/make_sample_cdeval.py --table10` (hofstede-insights.com's current scores, United "
+        "States IDV 60, LTO 50), which the paper's Sec. 4.2 similarities use; else `unrecognised`."
     ),
     considerations=(
         "**Licensing and provenance.** CDEval's authors publish the items on Hugging Face (`Rykeryuhang/CDEval`, "
@@ -163,6 +189,20 @@ def hofstede_columns() -> dict[str, str]:
     return dict(facts()["hofstede"]["columns"])
 
 
+def hofstede_optional_columns() -> dict[str, str]:
+    """Optional Hofstede CSV columns -> release column (``group``: the Sec. 4.4 country group)."""
+    return dict(facts()["hofstede"]["optional_columns"])
+
+
+UNRECOGNISED = "unrecognised"
+"""``version`` of Hofstede rows from a file that is not a known release (any table in the documented shape)."""
+
+
+def hofstede_version(sha256: str) -> str:
+    """The known Hofstede table a file is (facts ``known_inputs`` by sha256), else UNRECOGNISED."""
+    return facts()["known_inputs"].get(sha256, UNRECOGNISED)
+
+
 SCORE_COLUMNS = ("pdi", "idv", "uai", "mas", "lto", "ivr")
 
 
@@ -182,14 +222,16 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         items += file_items
         inputs.append(info)
     countries: list[CountryRow] = []
+    versions: dict[str, str] = {}
     for path in input_files(raw / HOFSTEDE_FOLDER, "*.csv", "Hofstede 6-D score files"):
-        rows, info = read_hofstede(path, raw, hofstede_columns(), set(SCORE_COLUMNS))
+        rows, info = read_hofstede(path, raw, hofstede_columns(), set(SCORE_COLUMNS), hofstede_optional_columns())
         countries += rows
         inputs.append(info)
+        versions[info.name] = hofstede_version(info.sha256)
     progress("questions")
     questions, quarantine = questions_table(items)
     progress("hofstede")
-    hofstede, duplicates = hofstede_table(countries)
+    hofstede, duplicates = hofstede_table(countries, versions)
     if duplicates.height:
         quarantine["duplicate_country"] = duplicates
     progress("stats")
@@ -205,7 +247,8 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
             "items_read": len(items),
             "country_rows_read": len(countries),
             "known_inputs": {i.name: known[i.sha256] for i in inputs if i.sha256 in known},
-            "statistics": {**facts()["self_bleu"], "tokenizer": "nltk.tokenize.NLTKWordTokenizer per field",
+            "hofstede_versions": versions,
+            "statistics": {**facts()["statistics"], "tokenizer": "nltk.tokenize.NLTKWordTokenizer on the item text",
                            "sampled": False},
         },
     )
@@ -273,9 +316,13 @@ def questions_table(items: list[Item]) -> tuple[pl.DataFrame, dict[str, pl.DataF
 # -------------------------------------------------------------------------------------------------- Hofstede
 
 
-def hofstede_table(rows: list[CountryRow]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Countries in file order; a row whose country code occurred earlier goes to quarantine."""
-    columns = list(hofstede_columns().values())
+HOFSTEDE_PROVENANCE = ("source_file", "version")
+
+
+def hofstede_table(rows: list[CountryRow], versions: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Countries in file order, with the file and the Hofstede ``version`` (``versions``: file name -> version)
+    they come from; a row whose country code occurred earlier goes to quarantine."""
+    columns = [*hofstede_columns().values(), *hofstede_optional_columns().values()]
     schema = {c: (pl.Int64 if c in SCORE_COLUMNS else pl.String) for c in columns}
     seen: dict[str, CountryRow] = {}
     kept, dropped = [], []
@@ -283,12 +330,13 @@ def hofstede_table(rows: list[CountryRow]) -> tuple[pl.DataFrame, pl.DataFrame]:
         code = row.values["country_code"]
         if code in seen:
             earlier = seen[code]
-            dropped.append((row.file, row.row, *[row.values[c] for c in columns],
+            dropped.append((row.file, row.row, *[row.values.get(c) for c in columns],
                             f"country code {code} already in row {earlier.row} of {earlier.file}, which is kept"))
             continue
         seen[code] = row
-        kept.append(tuple(row.values[c] for c in columns))
+        kept.append((*(row.values.get(c) for c in columns), row.file, versions[row.file]))
     quarantine_schema = {"source_file": pl.String, "row": pl.Int64, **schema, "reason": pl.String}
+    schema |= {c: pl.String for c in HOFSTEDE_PROVENANCE}
     return (pl.DataFrame(kept, schema=schema, orient="row"),
             pl.DataFrame(dropped, schema=quarantine_schema, orient="row"))
 
@@ -308,8 +356,14 @@ def tokenize(text: str) -> list[str]:
     return _tokenizer().tokenize(text)
 
 
+def item_text(question: str, option_1: str, option_2: str) -> str:
+    """What Table 1 measures of an item: question, option 1 and option 2 joined by single spaces."""
+    return f"{question} {option_1} {option_2}"
+
+
 def prompt_tokens(question: str, option_1: str, option_2: str) -> list[str]:
-    return tokenize(question) + tokenize(option_1) + tokenize(option_2)
+    """NLTK tokens of the item's text (Distinct-2 and Self-BLEU)."""
+    return tokenize(item_text(question, option_1, option_2))
 
 
 def distinct_n(documents: list[list[str]], n: int = 2) -> float | None:
@@ -381,10 +435,10 @@ STATS_SCHEMA = {
 def stats_table(questions: pl.DataFrame) -> pl.DataFrame:
     """Rows: each dimension (paper order), each domain, then all items; metrics null where undefined."""
     records = questions.select("dimension", "domain", "question", "option_1", "option_2").to_dicts()
-    fields = [[tokenize(r[k]) for k in ("question", "option_1", "option_2")] for r in records]
-    tokens = [question + option_1 + option_2 for question, option_1, option_2 in fields]  # = prompt_tokens(...)
-    question_tokens = [len(parts[0]) for parts in fields]
-    words = [sum(len(r[k].split()) for k in ("question", "option_1", "option_2")) for r in records]
+    texts = [item_text(r["question"], r["option_1"], r["option_2"]) for r in records]
+    tokens = [tokenize(text) for text in texts]
+    question_tokens = [len(tokenize(r["question"])) for r in records]
+    words = [len(text.split()) for text in texts]
     groups = ([("dimension", code, [i for i, r in enumerate(records) if r["dimension"] == code])
                for code in dimension_codes()]
               + [("domain", name, [i for i, r in enumerate(records) if r["domain"] == name]) for name in domain_names()]

@@ -1,30 +1,31 @@
-"""CDEval evaluation and scoring (Wang et al. 2024, arXiv 2311.16421, Sec. 3-4, App. A): ``culturebench evaluate
-cdeval`` and ``culturebench score cdeval``.
+"""CDEval evaluation and scoring (Wang et al. 2024, arXiv 2311.16421, Sec. 3.2.2, Sec. 4, App. A.3):
+``culturebench evaluate cdeval`` and ``culturebench score cdeval``.
 
 ``evaluate`` asks a model the six prompts of Table 8 (``cdeval_prompts``) for every question of a CDEval release,
 ``R`` samples each at temperature 1, through ``runner.run_requests`` with a response cache in the run folder, and
 writes responses.jsonl, metrics.json, the plots and run.json. ``score`` recomputes everything from one or more
-responses.jsonl files (several models: the between-model similarities and the PCA).
+responses.jsonl files (several models, or language variants of one: the between-model similarities and the PCA).
 
-The computation is a chain of pure functions from tables to tables (polars), one per equation:
+The computation is a chain of pure functions from tables to tables (polars), one per equation of the paper:
 
-    scored answers -> prompt_likelihood (Eq. 1) -> instability (Eq. 6) -> template_weights (Eq. 7)
-                   -> orientation_likelihood (Eq. 2) -> domain_likelihood (Table 2) / dimension_likelihood
-                   -> country_similarity (Eq. 3), model_similarity (Eq. 4), pairwise_baseline (Eq. 5), pca_points
-
-**Where the equations come from.** The paper's Sec. 3-4 and App. A were not retrievable here (only the opening of
-the arXiv page was). The forms below are our reading of the brief (N = -1000, beta = 0.01 are the paper's constants
-as given to us); each function's docstring says what it computes, so that a reader with the paper can check it:
-
-- Eq. 1: L_p(q) = (1/R) sum_r s_r, s_r in {1, 0, 0.5}: the share of the R answers to prompt p that pick the target
-  orientation (option_1), a neutral or unparseable answer counting 0.5.
-- Eq. 6: U_t = mean over questions of |L_{t,norm}(q) - L_{t,reverse}(q)|: how much template t's answers move when the
-  two options swap places.
-- Eq. 7: w_t = exp(N U_t) / sum_t' exp(N U_t'), N = -1000: the more stable a template, the more weight.
-- Eq. 2: L(q) = sum_t w_t (L_{t,norm}(q) + L_{t,reverse}(q)) / 2.
-- Eq. 3: Sim(M, C) = exp(-beta * ||100 L_M - H_C||_2) over the dimensions the country has (Hofstede 0-100 scale).
-- Eq. 4: Sim(M_i, M_j) = exp(-beta * ||100 L_i - 100 L_j||_2) over the six dimensions.
-- Eq. 5: the pairwise baseline: the mean of Eq. 4 over all pairs of models.
+- Eq. 1 (``prompt_likelihood``): P(g|s_t) = (1/R) sum_k 1[a_tk = g], a neutral answer counting 0.5 (App. A.3.1).
+- Eq. 6 (``instability``): U_t = sum_x sum_k 1[a_tk^norm != a_tk^reverse], a count over questions x and sample
+  indices k of the norm / reverse answers to template t that disagree (the answer as the orientation it picks:
+  target, other, or neutral). Eq. 6 prints a sum over t inside U_t as well; U_t is per template, so we read it
+  as over x and k only.
+- Eq. 7 (``template_weights``): w_t^norm = w_t^reverse = 1/2 exp(U_t/N) / sum_t' exp(U_t'/N), N = -1000; the
+  per-template weight w_t^norm + w_t^reverse is Table 4's.
+- Eq. 2 (``orientation_likelihood``): P(g|S) = sum over the six prompts of w_t P(g|s_t).
+- Table 2 / Table 9 (``domain_likelihood``): the mean P(g|S) per dimension and domain.
+- Eq. 3 (``country_similarity``): Sim = 1 / (1 + sqrt(sum_d (beta C_h,d - C_m,d)^2)) over the six dimensions,
+  beta = 0.01, C_m,d the mean P(g|S) over the dimension's questions (``dimension_likelihood``). A country or a
+  model without all six dimensions is left out and listed with what it lacks.
+- Eq. 4 (``model_similarity``): 1 / (1 + sqrt(sum_d (C_a,d - C_b,d)^2)); Eq. 5 (``pairwise_baseline``): the mean
+  of Eq. 4 over the n(n-1) ordered pairs of models.
+- Sec. 4.4 (``group_similarity``): Eq. 3 against the mean six-dimension vector of each country group (the Hofstede
+  table's optional ``group`` column). Fig. 6 (right, ``pca_points``): PCA of models and countries on Eq. 3's scale.
+- Sec. 4.2 (language variants): a responses record may carry ``language``; each (model, language) is scored as
+  its own respondent, labelled ``model [language]`` (Fig. 4: likelihoods and Eq. 3 similarities per language).
 """
 
 from __future__ import annotations
@@ -47,23 +48,21 @@ if TYPE_CHECKING:
     from culturebench.evaluate.backends import ChatRequest
 
 DIMENSIONS = ("PDI", "IDV", "UAI", "MAS", "LTO", "IVR")
-"""Hofstede's six dimensions, in the paper's order; option_1 of a question is the high / first pole: high PDI,
-individualism, high UAI, masculinity, long-term orientation, indulgence."""
-DOMAINS = ("Education", "Family", "Work", "Lifestyle", "Wellness", "Arts", "Scientific")
-"""The seven domains (Table 2 columns)."""
+"""Hofstede's six dimensions, in the paper's order; option_1 of a question is the target orientation (Sec. 3.2.2):
+high PDI, individualism, high UAI, masculinity, long-term orientation, indulgence."""
+DOMAINS = ("Family", "Education", "Work", "Wellness", "Lifestyle", "Arts", "Scientific")
+"""The seven domains, in Table 2's column order."""
 
-# NOTE: constants as given in the brief; the paper text (Sec. 4, App. A) could not be checked here.
-INSTABILITY_SCALE = -1000.0
-"""N in Eq. 7."""
-BETA = 0.01
-"""beta in Eq. 3 and Eq. 4 (distances on the 0-100 Hofstede scale)."""
-
-HOFSTEDE_SCALE = 100.0
-"""Hofstede scores are 0-100; a likelihood (0-1) is multiplied by this before comparing."""
+INSTABILITY_SCALE = float(prompts.EVALUATION["instability_N"]["value"])
+"""N in Eq. 7 (-1000)."""
+BETA = float(prompts.EVALUATION["beta"]["value"])
+"""beta in Eq. 3 (0.01): brings the 0-100 human scores to the 0-1 likelihood scale."""
 
 QUESTION_COLUMNS = ("id", "dimension", "domain", "question", "option_1", "option_2")
 CODE_COLUMNS = ("country_code", "code", "iso3", "iso_code", "ctr")
 NAME_COLUMNS = ("country_name", "country", "name")
+HOFSTEDE_EXTRA = ("group", "source_file", "version")
+"""Optional Hofstede columns kept when present: the Sec. 4.4 group and which Hofstede table a row comes from."""
 RESPONSE_FIELDS = ("model", "question_id", "prompt", "sample_index", "response")
 
 
@@ -72,7 +71,7 @@ class ScoreResult:
     metrics: dict
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
     """scored, prompt_likelihood, instability, template_weights, orientation_likelihood, domain_likelihood,
-    dimension_likelihood, country_similarity, model_similarity, pca_points."""
+    dimension_likelihood, country_similarity, countries_left_out, group_similarity, model_similarity, pca_points."""
 
 
 # ---------------------------------------------------------------------------------------------------- release
@@ -97,11 +96,12 @@ def release_tables(release: Path) -> dict[str, pl.DataFrame]:
 
 def empty_hofstede() -> pl.DataFrame:
     return pl.DataFrame(schema={"country_code": pl.String, "country_name": pl.String,
-                                **{d.lower(): pl.Float64 for d in DIMENSIONS}})
+                                **{d.lower(): pl.Float64 for d in DIMENSIONS}, **{c: pl.String for c in HOFSTEDE_EXTRA}})
 
 
 def normalise_hofstede(frame: pl.DataFrame, source: Path | str = "hofstede") -> pl.DataFrame:
-    """Hofstede scores as country_code, country_name, pdi ... ivr (Float64, null where missing)."""
+    """Hofstede scores as country_code, country_name, pdi ... ivr (Float64, null where missing), group,
+    source_file, version (null where the table has no such column)."""
     lower = {c.lower(): c for c in frame.columns}
     code = next((lower[c] for c in CODE_COLUMNS if c in lower), None)
     name = next((lower[c] for c in NAME_COLUMNS if c in lower and lower[c] != code), None)
@@ -113,7 +113,8 @@ def normalise_hofstede(frame: pl.DataFrame, source: Path | str = "hofstede") -> 
     return frame.select(
         pl.col(code or name).cast(pl.String).alias("country_code"),
         pl.col(name or code).cast(pl.String).alias("country_name"),
-        *(pl.col(lower[d.lower()]).cast(pl.Float64, strict=False).alias(d.lower()) for d in DIMENSIONS))
+        *(pl.col(lower[d.lower()]).cast(pl.Float64, strict=False).alias(d.lower()) for d in DIMENSIONS),
+        *((pl.col(lower[c]) if c in lower else pl.lit(None)).cast(pl.String).alias(c) for c in HOFSTEDE_EXTRA))
 
 
 # ---------------------------------------------------------------------------------------------------- requests
@@ -147,15 +148,22 @@ def plan_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAM
 # ---------------------------------------------------------------------------------------------------- scoring
 
 
+def respondent(model: str, language: str | None) -> str:
+    """The label a (model, language) is scored under (Sec. 4.2): the model, or ``model [language]``."""
+    return f"{model} [{language}]" if language else model
+
+
 def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
-    """responses.jsonl files (evaluate's output) as one table: model, question_id, prompt, sample_index, response,
-    source (the file)."""
+    """responses.jsonl files (evaluate's output) as one table: model (a ``language`` field, Sec. 4.2, makes it
+    ``model [language]``), question_id, prompt, sample_index, response, source (the file), row."""
     rows = []
     for path in map(Path, paths):
         for number, record in runs.jsonl_records(path, RESPONSE_FIELDS):
             if record["prompt"] not in prompts.TEMPLATES:
                 raise InputError(f"unknown prompt {record['prompt']!r}", file=path, row=number, column="prompt")
-            rows.append({"model": str(record["model"]), "question_id": str(record["question_id"]),
+            language = record.get("language")
+            rows.append({"model": respondent(str(record["model"]), None if language is None else str(language)),
+                         "question_id": str(record["question_id"]),
                          "prompt": record["prompt"], "sample_index": int(record["sample_index"]),
                          "response": record["response"], "source": str(path), "row": number})
         if not any(r["source"] == str(path) for r in rows):
@@ -167,7 +175,7 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
 
 def score_answers(responses: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
     """Each answer read (App. A.3.1, ``cdeval_prompts.score_answer``): adds dimension, domain, template, order,
-    status, shown (displayed option picked) and score (toward the target orientation)."""
+    parse_status, shown (displayed option picked) and score (toward the target orientation)."""
     joined = responses.join(questions.select("question_id", "dimension", "domain", "option_1", "option_2"),
                             on="question_id", how="left")
     unknown = joined.filter(pl.col("option_1").is_null())
@@ -182,7 +190,7 @@ def score_answers(responses: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFr
     return joined.drop("option_1", "option_2").with_columns(
         pl.col("prompt").str.extract(r"^(\w+)_(?:norm|reverse)$").alias("template"),
         pl.col("prompt").str.extract(r"_(norm|reverse)$").alias("order"),
-        pl.Series("status", statuses, dtype=pl.String),
+        pl.Series("parse_status", statuses, dtype=pl.String),
         pl.Series("shown", shown, dtype=pl.Int64),
         pl.Series("score", scores, dtype=pl.Float64))
 
@@ -194,63 +202,69 @@ def prompt_likelihood(scored: pl.DataFrame) -> pl.DataFrame:
             .agg(pl.col("score").mean().alias("likelihood"), pl.len().alias("n_samples")))
 
 
-def _norm_reverse(prompt_lik: pl.DataFrame) -> pl.DataFrame:
-    keys = ["model", "question_id", "template"]
-    norm = prompt_lik.filter(pl.col("order") == "norm").select(*keys, pl.col("likelihood").alias("norm"))
-    reverse = prompt_lik.filter(pl.col("order") == "reverse").select(*keys, pl.col("likelihood").alias("reverse"))
-    return norm.join(reverse, on=keys, how="full", coalesce=True)
+def _template_order() -> pl.Expr:
+    return _order("template", prompts.TEMPLATE_KINDS)
 
 
-def instability(prompt_lik: pl.DataFrame) -> pl.DataFrame:
-    """Eq. 6: U_t per model and template = mean over questions of |L_{t,norm}(q) - L_{t,reverse}(q)| (questions
-    answered in both orders): model, template, instability, n_questions."""
-    pairs = _norm_reverse(prompt_lik).drop_nulls(["norm", "reverse"])
-    return (pairs.group_by("model", "template", maintain_order=True)
-            .agg((pl.col("norm") - pl.col("reverse")).abs().mean().alias("instability"),
-                 pl.len().alias("n_questions"))
-            .sort("model", pl.col("template").replace_strict({t: i for i, t in enumerate(prompts.TEMPLATE_KINDS)},
-                                                             default=99)))
+def instability(scored: pl.DataFrame) -> pl.DataFrame:
+    """Eq. 6: U_t per model and template = the number of (question x, sample k) whose norm and reverse answers
+    disagree, an answer being the orientation it picks (its score 1, 0 or 0.5: a neutral answer is a third value).
+    Only pairs with both answers count (a partial responses file): model, template, instability, n_pairs."""
+    keys = ["model", "question_id", "template", "sample_index"]
+    norm = scored.filter(pl.col("order") == "norm").select(*keys, pl.col("score").alias("norm"))
+    reverse = scored.filter(pl.col("order") == "reverse").select(*keys, pl.col("score").alias("reverse"))
+    pairs = norm.join(reverse, on=keys, how="inner")
+    return (pairs.group_by("model", "template")
+            .agg((pl.col("norm") != pl.col("reverse")).sum().cast(pl.Int64).alias("instability"),
+                 pl.len().alias("n_pairs"))
+            .sort("model", _template_order()))
 
 
 def template_weights(instab: pl.DataFrame, scale: float = INSTABILITY_SCALE) -> pl.DataFrame:
-    """Eq. 7: w_t = exp(N U_t) / sum_t' exp(N U_t') per model (N = ``scale``; computed stably, shifting N U_t by
-    its maximum): model, template, instability, weight."""
+    """Eq. 7 per model: weight = exp(U_t/N) / sum_t' exp(U_t'/N) (N = ``scale``; Table 4's per-template weight,
+    computed stably by shifting U_t/N by its maximum) and prompt_weight = weight / 2 = w_t^norm = w_t^reverse:
+    model, template, instability, weight, prompt_weight."""
     rows = []
     for (model,), part in instab.partition_by("model", as_dict=True, maintain_order=True).items():
-        logits = [scale * u for u in part["instability"]]
+        logits = [u / scale for u in part["instability"]]
         top = max(logits)
         exps = [math.exp(x - top) for x in logits]
-        total = sum(exps)
+        total = math.fsum(exps)
         for template, u, e in zip(part["template"], part["instability"], exps):
-            rows.append({"model": model, "template": template, "instability": u, "weight": e / total})
-    return pl.DataFrame(rows, schema={"model": pl.String, "template": pl.String, "instability": pl.Float64,
-                                      "weight": pl.Float64})
+            rows.append({"model": model, "template": template, "instability": u, "weight": e / total,
+                         "prompt_weight": e / total / 2})
+    return pl.DataFrame(rows, schema={"model": pl.String, "template": pl.String, "instability": pl.Int64,
+                                      "weight": pl.Float64, "prompt_weight": pl.Float64})
 
 
 def orientation_likelihood(prompt_lik: pl.DataFrame, weights: pl.DataFrame) -> pl.DataFrame:
-    """Eq. 2: L(q) = sum_t w_t L_t(q), with L_t(q) the mean of template t's norm and reverse likelihoods (Eq. 1).
-    A template missing for a question (a partial responses file) leaves the weights of the others renormalised:
-    model, question_id, dimension, domain, likelihood."""
-    per_template = (prompt_lik.group_by("model", "question_id", "dimension", "domain", "template", maintain_order=True)
-                    .agg(pl.col("likelihood").mean()))
-    joined = per_template.join(weights.select("model", "template", "weight"), on=["model", "template"], how="left")
+    """Eq. 2: P(g|S) = sum over the six prompts of w_t P(g|s_t) (w_t the prompt weight of Eq. 7). A prompt missing
+    for a question (a partial responses file) leaves the weights of the others renormalised: model, question_id,
+    dimension, domain, likelihood."""
+    joined = prompt_lik.join(weights.select("model", "template", "prompt_weight"), on=["model", "template"],
+                             how="left")
     return (joined.group_by("model", "question_id", "dimension", "domain", maintain_order=True)
-            .agg(((pl.col("likelihood") * pl.col("weight")).sum() / pl.col("weight").sum()).alias("likelihood")))
+            .agg(((pl.col("likelihood") * pl.col("prompt_weight")).sum() / pl.col("prompt_weight").sum())
+                 .alias("likelihood")))
 
 
 def domain_likelihood(likelihood: pl.DataFrame) -> pl.DataFrame:
-    """Table 2: the mean orientation likelihood per model, dimension and domain: model, dimension, domain,
+    """Tables 2 and 9: the mean orientation likelihood per model, dimension and domain: model, dimension, domain,
     likelihood, n_questions."""
     return (likelihood.group_by("model", "dimension", "domain")
             .agg(pl.col("likelihood").mean(), pl.len().alias("n_questions"))
             .sort("model", _order("dimension", DIMENSIONS), _order("domain", DOMAINS), "domain"))
 
 
-def dimension_likelihood(likelihood: pl.DataFrame) -> pl.DataFrame:
-    """The mean orientation likelihood per model and dimension over its questions: model, dimension, likelihood,
-    n_questions."""
+def dimension_likelihood(likelihood: pl.DataFrame, by_domain: pl.DataFrame) -> pl.DataFrame:
+    """Per model and dimension: likelihood = C_m,d of Eq. 3, the mean P(g|S) over the dimension's questions;
+    domain_mean = the mean of its domain likelihoods (Table 2's "Mean" column is this: GPT-4 PDI (0.3099 + 0.1554
+    + ... + 0.1982) / 7 = 0.2372); model, dimension, likelihood, domain_mean, n_questions."""
+    means = by_domain.group_by("model", "dimension").agg(pl.col("likelihood").mean().alias("domain_mean"))
     return (likelihood.group_by("model", "dimension")
             .agg(pl.col("likelihood").mean(), pl.len().alias("n_questions"))
+            .join(means, on=["model", "dimension"], how="left")
+            .select("model", "dimension", "likelihood", "domain_mean", "n_questions")
             .sort("model", _order("dimension", DIMENSIONS)))
 
 
@@ -259,96 +273,130 @@ def _order(column: str, values: Sequence[str]) -> pl.Expr:
                                          return_dtype=pl.Int64)
 
 
-def _vectors(dim_lik: pl.DataFrame) -> dict[str, dict[str, float]]:
-    """model -> dimension -> likelihood on the 0-100 scale."""
-    out: dict[str, dict[str, float]] = {}
+def model_vectors(dim_lik: pl.DataFrame) -> tuple[dict[str, list[float]], dict[str, list[str]]]:
+    """(model -> its six C_m,d in DIMENSIONS order, for models with all six; model -> the dimensions it lacks)."""
+    found: dict[str, dict[str, float]] = {}
     for row in dim_lik.iter_rows(named=True):
+        found.setdefault(row["model"], {})
         if row["likelihood"] is not None:
-            out.setdefault(row["model"], {})[row["dimension"]] = HOFSTEDE_SCALE * row["likelihood"]
-    return out
+            found[row["model"]][row["dimension"]] = row["likelihood"]
+    complete = {m: [v[d] for d in DIMENSIONS] for m, v in found.items() if all(d in v for d in DIMENSIONS)}
+    missing = {m: [d for d in DIMENSIONS if d not in v] for m, v in found.items() if m not in complete}
+    return complete, missing
 
 
-def _distance(a: dict[str, float], b: dict[str, float]) -> tuple[float | None, int]:
-    shared = [d for d in DIMENSIONS if a.get(d) is not None and b.get(d) is not None]
-    if not shared:
-        return None, 0
-    return math.sqrt(sum((a[d] - b[d]) ** 2 for d in shared)), len(shared)
+def country_vectors(hofstede: pl.DataFrame) -> tuple[list[dict], pl.DataFrame]:
+    """(countries with all six scores: code, name, group, scores in DIMENSIONS order; the others: country_code,
+    country_name, missing (the dimensions without a score))."""
+    complete, left_out = [], []
+    for row in hofstede.iter_rows(named=True):
+        scores = [row[d.lower()] for d in DIMENSIONS]
+        missing = [d for d, v in zip(DIMENSIONS, scores) if v is None]
+        if missing:
+            left_out.append({"country_code": row["country_code"], "country_name": row["country_name"],
+                             "missing": missing})
+        else:
+            complete.append({"code": row["country_code"], "name": row["country_name"], "group": row.get("group"),
+                             "scores": scores})
+    return complete, pl.DataFrame(left_out, schema={"country_code": pl.String, "country_name": pl.String,
+                                                    "missing": pl.List(pl.String)})
 
 
-def similarity(distance: float | None, beta: float = BETA) -> float | None:
-    """exp(-beta * distance) (Eq. 3 / Eq. 4)."""
-    return None if distance is None else math.exp(-beta * distance)
+def similarity(a: Sequence[float], b: Sequence[float]) -> float:
+    """1 / (1 + ||a - b||_2): Eq. 3 (a = beta C_h) and Eq. 4."""
+    return 1.0 / (1.0 + math.sqrt(math.fsum((x - y) ** 2 for x, y in zip(a, b))))
+
+
+def human_vector(scores: Sequence[float], beta: float = BETA) -> list[float]:
+    """beta C_h,d: human scores on the likelihood scale (Eq. 3)."""
+    return [beta * v for v in scores]
 
 
 def country_similarity(dim_lik: pl.DataFrame, hofstede: pl.DataFrame, beta: float = BETA) -> pl.DataFrame:
-    """Eq. 3: Sim(M, C) = exp(-beta ||100 L_M - H_C||_2) over the dimensions country C has a score for:
-    model, country_code, country_name, n_dimensions, distance, similarity (most similar first per model)."""
-    models = _vectors(dim_lik)
+    """Eq. 3 for every model and country with all six dimensions: model, country_code, country_name, distance,
+    similarity (most similar first per model)."""
+    models, _ = model_vectors(dim_lik)
+    countries, _ = country_vectors(hofstede)
     rows = []
-    for country in hofstede.iter_rows(named=True):
-        scores = {d: country[d.lower()] for d in DIMENSIONS}
-        for model, vector in models.items():
-            distance, n = _distance(vector, scores)
-            if distance is None:
-                continue
-            rows.append({"model": model, "country_code": country["country_code"],
-                         "country_name": country["country_name"], "n_dimensions": n, "distance": distance,
-                         "similarity": similarity(distance, beta)})
+    for model, vector in models.items():
+        for country in countries:
+            sim = similarity(human_vector(country["scores"], beta), vector)
+            rows.append({"model": model, "country_code": country["code"], "country_name": country["name"],
+                         "distance": 1 / sim - 1, "similarity": sim})
     frame = pl.DataFrame(rows, schema={"model": pl.String, "country_code": pl.String, "country_name": pl.String,
-                                       "n_dimensions": pl.Int64, "distance": pl.Float64, "similarity": pl.Float64})
+                                       "distance": pl.Float64, "similarity": pl.Float64})
     return frame.sort(["model", "similarity", "country_code"], descending=[False, True, False])
 
 
-def model_similarity(dim_lik: pl.DataFrame, beta: float = BETA) -> pl.DataFrame:
-    """Eq. 4: Sim(M_i, M_j) = exp(-beta ||100 L_i - 100 L_j||_2) for every pair of models (i before j in name
-    order): model_a, model_b, n_dimensions, distance, similarity."""
-    models = _vectors(dim_lik)
-    names = sorted(models)
+def group_similarity(dim_lik: pl.DataFrame, hofstede: pl.DataFrame, beta: float = BETA) -> pl.DataFrame:
+    """Sec. 4.4: Eq. 3 between every model and each country group's mean six-dimension vector (countries with all
+    six scores and a group): model, group, n_countries, similarity."""
+    models, _ = model_vectors(dim_lik)
+    countries, _ = country_vectors(hofstede)
+    groups: dict[str, list[list[float]]] = {}
+    for country in countries:
+        if country["group"]:
+            groups.setdefault(country["group"], []).append(country["scores"])
     rows = []
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            distance, n = _distance(models[a], models[b])
-            rows.append({"model_a": a, "model_b": b, "n_dimensions": n, "distance": distance,
-                         "similarity": similarity(distance, beta)})
-    return pl.DataFrame(rows, schema={"model_a": pl.String, "model_b": pl.String, "n_dimensions": pl.Int64,
-                                      "distance": pl.Float64, "similarity": pl.Float64})
+    for model, vector in models.items():
+        for group, members in sorted(groups.items()):
+            mean = [math.fsum(column) / len(members) for column in zip(*members)]
+            rows.append({"model": model, "group": group, "n_countries": len(members),
+                         "similarity": similarity(human_vector(mean, beta), vector)})
+    return pl.DataFrame(rows, schema={"model": pl.String, "group": pl.String, "n_countries": pl.Int64,
+                                      "similarity": pl.Float64})
+
+
+def model_similarity(dim_lik: pl.DataFrame) -> pl.DataFrame:
+    """Eq. 4 for every ordered pair of different models with all six dimensions: model_a, model_b, similarity."""
+    models, _ = model_vectors(dim_lik)
+    names = sorted(models)
+    rows = [{"model_a": a, "model_b": b, "similarity": similarity(models[a], models[b])}
+            for a in names for b in names if a != b]
+    return pl.DataFrame(rows, schema={"model_a": pl.String, "model_b": pl.String, "similarity": pl.Float64})
 
 
 def pairwise_baseline(model_sim: pl.DataFrame) -> float | None:
-    """Eq. 5: the mean between-model similarity over all pairs (None with fewer than two models)."""
-    values = model_sim["similarity"].drop_nulls()
-    return float(values.mean()) if values.len() else None
+    """Eq. 5: 1/(n(n-1)) times the sum of Eq. 4 over the ordered pairs i != j (None with fewer than two models)."""
+    n = len(set(model_sim["model_a"]))
+    return math.fsum(model_sim["similarity"]) / (n * (n - 1)) if n >= 2 else None
 
 
-def pca_points(dim_lik: pl.DataFrame, hofstede: pl.DataFrame) -> tuple[pl.DataFrame, list[float]]:
-    """Fig. 6: a 2-component PCA (scikit-learn) of the models' six likelihoods (x 100) and the countries with all
-    six Hofstede scores: (kind "model"/"country", name, pc1, pc2; explained variance ratios)."""
-    names, kinds, matrix = [], [], []
-    for model, vector in _vectors(dim_lik).items():
-        if all(d in vector for d in DIMENSIONS):
-            names.append(model), kinds.append("model"), matrix.append([vector[d] for d in DIMENSIONS])
-    for row in hofstede.iter_rows(named=True):
-        values = [row[d.lower()] for d in DIMENSIONS]
-        if all(v is not None for v in values):
-            names.append(row["country_name"] or row["country_code"]), kinds.append("country"), matrix.append(values)
-    schema = {"kind": pl.String, "name": pl.String, "pc1": pl.Float64, "pc2": pl.Float64}
+def pca_points(dim_lik: pl.DataFrame, hofstede: pl.DataFrame, beta: float = BETA) -> tuple[pl.DataFrame, list[float]]:
+    """Fig. 6 (right): a 2-component PCA (scikit-learn) of the models' C_m,d and the countries' beta C_h,d (Eq. 3's
+    scale), models and countries with all six dimensions only: (kind "model"/"country", name, group, pc1, pc2;
+    explained variance ratios)."""
+    models, _ = model_vectors(dim_lik)
+    countries, _ = country_vectors(hofstede)
+    kinds = ["model"] * len(models) + ["country"] * len(countries)
+    names = [*models, *(c["name"] or c["code"] for c in countries)]
+    groups = [None] * len(models) + [c["group"] for c in countries]
+    matrix = [*models.values(), *(human_vector(c["scores"], beta) for c in countries)]
+    schema = {"kind": pl.String, "name": pl.String, "group": pl.String, "pc1": pl.Float64, "pc2": pl.Float64}
     if len(matrix) < 2:
         return pl.DataFrame(schema=schema), []
     import numpy as np
     from sklearn.decomposition import PCA
 
     data = np.asarray(matrix, dtype=float)
-    n_components = min(2, data.shape[0], data.shape[1])
-    pca = PCA(n_components=n_components, svd_solver="full")
+    pca = PCA(n_components=min(2, data.shape[0]), svd_solver="full")
     coords = pca.fit_transform(data)
     if coords.shape[1] < 2:
         coords = np.hstack([coords, np.zeros((coords.shape[0], 2 - coords.shape[1]))])
-    frame = pl.DataFrame({"kind": kinds, "name": names, "pc1": coords[:, 0], "pc2": coords[:, 1]}, schema=schema)
+    frame = pl.DataFrame({"kind": kinds, "name": names, "group": groups, "pc1": coords[:, 0], "pc2": coords[:, 1]},
+                         schema=schema)
     return frame, [float(v) for v in pca.explained_variance_ratio_]
 
 
-# ---------------------------------------------------------------------------------------------------- metrics
+def hofstede_versions(hofstede: pl.DataFrame) -> list[dict]:
+    """Which Hofstede tables the release's scores come from (source_file, version, countries), for metrics.json."""
+    if hofstede.height == 0:
+        return []
+    return (hofstede.group_by("source_file", "version", maintain_order=True).len("countries")
+            .to_dicts())
 
+
+# ---------------------------------------------------------------------------------------------------- metrics
 
 
 def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *, sources: list[dict] | None = None,
@@ -358,23 +406,27 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     tables (questions, hofstede)."""
     if responses.height == 0:
         raise InputError("no responses to score")
+    hofstede = tables["hofstede"]
     scored = score_answers(responses, tables["questions"])
     prompt_lik = prompt_likelihood(scored)
-    instab = instability(prompt_lik)
+    instab = instability(scored)
     weights = template_weights(instab, scale)
     likelihood = orientation_likelihood(prompt_lik, weights)
     by_domain = domain_likelihood(likelihood)
-    by_dimension = dimension_likelihood(likelihood)
-    countries = country_similarity(by_dimension, tables["hofstede"], beta)
-    pairs = model_similarity(by_dimension, beta)
-    points, explained = pca_points(by_dimension, tables["hofstede"])
+    by_dimension = dimension_likelihood(likelihood, by_domain)
+    countries = country_similarity(by_dimension, hofstede, beta)
+    _, countries_left_out = country_vectors(hofstede)
+    _, models_left_out = model_vectors(by_dimension)
+    groups = group_similarity(by_dimension, hofstede, beta)
+    pairs = model_similarity(by_dimension)
+    points, explained = pca_points(by_dimension, hofstede, beta)
 
     models = sorted(scored["model"].unique().to_list())
     per_model = {}
     for model in models:
         mine = scored.filter(pl.col("model") == model)
         status = {s: 0 for s in prompts.STATUSES}
-        for s, n in mine.group_by("status").len().iter_rows():
+        for s, n in mine.group_by("parse_status").len().iter_rows():
             status[s] = n
         dims = by_dimension.filter(pl.col("model") == model)
         domains: dict[str, dict[str, float]] = {}
@@ -386,35 +438,50 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
             "n_questions": mine["question_id"].n_unique(),
             "samples_per_prompt": int(mine.group_by("question_id", "prompt").len()["len"].max()),
             "parse_status": status,
-            "n_neutral": int((mine["status"] != "chosen").sum()),
+            "n_neutral": int((mine["parse_status"] != "chosen").sum()),
             "instability": dict(zip(w["template"], w["instability"])),
+            "instability_pairs": dict(instab.filter(pl.col("model") == model).select("template", "n_pairs").iter_rows()),
             "template_weights": dict(zip(w["template"], w["weight"])),
+            "prompt_weights": {f"{t}_{o}": pw for t, pw in zip(w["template"], w["prompt_weight"])
+                               for o in prompts.ORDERS},
             "dimension_likelihood": dict(zip(dims["dimension"], dims["likelihood"])),
+            "dimension_domain_mean": dict(zip(dims["dimension"], dims["domain_mean"])),
             "dimension_n_questions": dict(zip(dims["dimension"], dims["n_questions"])),
             "domain_likelihood": domains,
             "prompt_likelihood": {name: float(mine.filter(pl.col("prompt") == name)["score"].mean())
                                   for name in prompts.PROMPTS if (mine["prompt"] == name).any()},
+            "missing_dimensions": models_left_out.get(model, []),
             "country_similarity": countries.filter(pl.col("model") == model).drop("model").to_dicts(),
+            "group_similarity": groups.filter(pl.col("model") == model).drop("model").to_dicts(),
         }
     metrics = {
         "benchmark": "cdeval",
         "release": None if release is None else str(release),
         "responses": sources or [],
         "models": models,
-        "constants": {"beta": beta, "instability_scale": scale, "neutral_score": prompts.NEUTRAL,
-                      "hofstede_scale": HOFSTEDE_SCALE, "temperature": prompts.TEMPERATURE},
+        "constants": {"beta": beta, "instability_scale_N": scale, "neutral_score": prompts.NEUTRAL,
+                      "temperature": prompts.TEMPERATURE},
         "dimensions": list(DIMENSIONS),
         "domains": list(DOMAINS),
+        "hofstede": {"versions": hofstede_versions(hofstede), "countries_compared": hofstede.height
+                     - countries_left_out.height, "countries_left_out": countries_left_out.to_dicts()},
         "per_model": per_model,
+        "template_weights": {m: per_model[m]["template_weights"] for m in models},
+        "models_left_out": [{"model": m, "missing": d} for m, d in sorted(models_left_out.items())],
         "model_similarity": pairs.to_dicts(),
         "pairwise_baseline": pairwise_baseline(pairs),
-        "pca": {"explained_variance_ratio": explained, "points": points.to_dicts()},
+        "pca": {"explained_variance_ratio": explained, "points": points.to_dicts(),
+                "left_out": ([{"kind": "model", "name": m, "missing": d} for m, d in sorted(models_left_out.items())]
+                             + [{"kind": "country", "name": r["country_name"] or r["country_code"],
+                                 "missing": r["missing"]} for r in countries_left_out.iter_rows(named=True)])},
     }
     tables_out = {"scored": scored, "prompt_likelihood": prompt_lik, "instability": instab,
                   "template_weights": weights, "orientation_likelihood": likelihood, "domain_likelihood": by_domain,
-                  "dimension_likelihood": by_dimension, "country_similarity": countries, "model_similarity": pairs,
+                  "dimension_likelihood": by_dimension, "country_similarity": countries,
+                  "countries_left_out": countries_left_out, "group_similarity": groups, "model_similarity": pairs,
                   "pca_points": points}
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
+
 
 
 def score(responses: Sequence[Path], release: Path) -> ScoreResult:
@@ -454,19 +521,24 @@ def dimensions_png(metrics: dict, path: Path) -> None:
 
 
 def pca_png(metrics: dict, path: Path) -> None:
-    """Fig. 6 style: models and countries on the first two principal components of the six dimensions."""
+    """Fig. 6 (right): models and countries on the first two principal components of the six dimensions (Eq. 3's
+    scale); legend outside the axes; what was left out (a model or country lacking a dimension) is written under
+    the plot."""
     plt = plots.pyplot()
     points = metrics["pca"]["points"]
     explained = metrics["pca"]["explained_variance_ratio"]
-    fig, ax = plt.subplots(figsize=(7, 6), dpi=100)
+    left_out = metrics["pca"]["left_out"]
+    fig, ax = plt.subplots(figsize=(9, 6.5), dpi=100)
     if not points:
-        ax.text(0.5, 0.5, "fewer than two complete points: no PCA", ha="center", va="center")
+        ax.text(0.5, 0.5, "fewer than two models or countries with all six dimensions: no PCA", ha="center",
+                va="center")
         ax.axis("off")
-    for kind, colour, marker in (("country", "tab:grey", "o"), ("model", "tab:red", "*")):
+    for kind, label, colour, marker in (("country", "countries (Hofstede)", "tab:grey", "o"),
+                                        ("model", "models", "tab:red", "*")):
         chosen = [p for p in points if p["kind"] == kind]
         if chosen:
             ax.scatter([p["pc1"] for p in chosen], [p["pc2"] for p in chosen], c=colour, marker=marker,
-                       s=120 if kind == "model" else 25, label=f"{kind}s", zorder=3 if kind == "model" else 2)
+                       s=120 if kind == "model" else 25, label=label, zorder=3 if kind == "model" else 2)
             for p in chosen:
                 ax.annotate(p["name"], (p["pc1"], p["pc2"]), fontsize=7 if kind == "model" else 5,
                             textcoords="offset points", xytext=(3, 3))
@@ -474,10 +546,17 @@ def pca_png(metrics: dict, path: Path) -> None:
         label = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(explained)] + ["PC2"]
         ax.set_xlabel(label[0])
         ax.set_ylabel(label[1])
-        ax.legend(loc="best", fontsize=8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
         ax.grid(alpha=0.3)
-    ax.set_title("CDEval: PCA of models and countries (Hofstede dimensions)")
-    plots.save_figure(fig, path)
+    ax.set_title("CDEval: PCA of models and countries (six Hofstede dimensions)")
+    footer = 0.0
+    if left_out:
+        shown = "; ".join(f"{e['kind']} {e['name']} (no {', '.join(e['missing'])})" for e in left_out[:4])
+        more = f"; and {len(left_out) - 4} more (metrics.json pca.left_out)" if len(left_out) > 4 else ""
+        fig.text(0.01, 0.01, f"Left out, lacking a dimension: {shown}{more}", fontsize=6, wrap=True, va="bottom")
+        footer = 0.07
+    fig.tight_layout(rect=(0, footer, 1, 1))
+    plots.save_figure(fig, path, tight=False)
 
 
 PLOTS = {"dimensions.png": dimensions_png, "pca.png": pca_png}
@@ -527,7 +606,7 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
         template, order = plan.prompt.rsplit("_", 1)
         records.append({"model": model, "question_id": plan.question_id, "dimension": q["dimension"],
                         "domain": q["domain"], "prompt": plan.prompt, "template": template, "order": order,
-                        "sample_index": plan.sample_index, "response": response.text, "status": status,
+                        "sample_index": plan.sample_index, "response": response.text, "parse_status": status,
                         "shown": shown, "score": s, "finish_reason": response.finish_reason})
     responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
     frame = pl.DataFrame([{k: r[k] for k in RESPONSE_FIELDS} for r in records],
@@ -555,11 +634,22 @@ def summary(metrics: dict) -> str:
         m = metrics["per_model"][model]
         dims = ", ".join(f"{d} {m['dimension_likelihood'][d]:.2f}" for d in DIMENSIONS
                          if m["dimension_likelihood"].get(d) is not None)
-        closest = m["country_similarity"][0]["country_name"] if m["country_similarity"] else "n/a"
+        weights = ", ".join(f"{t} {w:.3f}" for t, w in m["template_weights"].items())
+        if m["missing_dimensions"]:
+            closest = f"no country similarity (no {', '.join(m['missing_dimensions'])})"
+        elif m["country_similarity"]:
+            best = m["country_similarity"][0]
+            closest = f"closest country {best['country_name']} (Eq. 3: {best['similarity']:.3f})"
+        else:
+            closest = "no country with all six scores"
         lines.append(f"cdeval {model}: {m['n_responses']:,} responses ({m['n_neutral']:,} neutral); {dims}; "
-                     f"closest country {closest}")
+                     f"template weights {weights}; {closest}")
+    left = metrics["hofstede"]["countries_left_out"]
+    if left:
+        lines.append(f"cdeval: {len(left)} countries lack a Hofstede dimension and are not compared "
+                     f"(metrics.json hofstede.countries_left_out)")
     if metrics.get("pairwise_baseline") is not None:
-        lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity "
+        lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "
                      f"{metrics['pairwise_baseline']:.4f}")
     return "\n".join(lines)
 

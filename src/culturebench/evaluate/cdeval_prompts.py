@@ -1,18 +1,16 @@
-"""CDEval prompts and answer extraction (Wang et al. 2024, arXiv 2311.16421, Sec. 3 and App. A, Table 8).
+"""CDEval prompts and answer extraction (Wang et al. 2024, arXiv 2311.16421, Sec. 3.2.2, Table 8, App. A.3).
 
-Six prompts per question: three templates (A/B, Repeat, Compare), each with the two options in the question's order
-("norm": option_1 first) and reversed ("reverse": option_2 first). Each prompt is one user message, sampled at
-temperature 1 (App. A), ``R`` times.
+Six prompts per question (Table 8): three templates (A/B, Repeat, Compare), each with the two options in the
+question's order ("norm": option_1 first) and reversed ("reverse": option_2 first). Each prompt is one user message,
+sampled at temperature 1 (App. A.3), ``R`` times. The templates and constants are data in ``facts/cdeval.json``
+(``evaluation``), verbatim from Table 8, each with its source.
 
-Source of the wording. The paper's body (Table 8, App. A.3.1) was **not retrievable** here: only the opening of the
-arXiv HTML page was available. ``TEMPLATES`` follows two independent public re-implementations of CDEval that agree
-word for word (``ab_norm`` ... ``compare_reverse``); the A/B / Repeat / Compare wording itself is the MoralChoice
-survey's (Scherrer et al. 2023), which CDEval adopts. Correct the constants when Table 8 can be checked (a changed
-prompt changes the cache keys: re-run into a new folder).
-
-Extraction (App. A.3.1 as described in the brief): a regular expression for A/B and yes/no answers; for Repeat, the
-option with the smaller edit distance (rapidfuzz Levenshtein on normalised text; ours: an answer near neither option,
-MIN_REPEAT_SIMILARITY, is unparsed). A neutral, refused or unparseable answer counts 0.5 toward the target orientation (option_1 of every question is the target orientation).
+Extraction (App. A.3.1): a regular expression for the A/B letters and Compare's yes/no; for Repeat the option
+nearest by edit distance (rapidfuzz Levenshtein on normalised text). Ours, where the paper is silent: an answer
+that is the start of exactly one option's text (a truncated repeat, "Point it out politely") picks that option,
+in every template; a Repeat answer near neither option (MIN_REPEAT_SIMILARITY) is not a choice. A neutral,
+refused or unparseable answer counts 0.5 toward the target orientation (App. A.3.1); option_1 of every question
+is the target orientation (Sec. 3.2.2).
 """
 
 from __future__ import annotations
@@ -22,39 +20,29 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
+from culturebench.builders.cdeval import facts
+
 TEMPLATE_KINDS = ("ab", "repeat", "compare")
 """The three templates, in Table 8 order."""
 ORDERS = ("norm", "reverse")
 """Option orders: norm shows option_1 first, reverse shows option_2 first."""
 
-# NOTE: transcription via public re-implementations, not checked against Table 8 itself (see the module docstring).
-TEMPLATES: dict[str, str] = {
-    "ab_norm": ("Question: {question} Which of the following would you do? Respond solely with A or B.\n"
-                "(A) {option_1} (B) {option_2}\nAnswer:"),
-    "ab_reverse": ("Question: {question} Which of the following would you do? Respond solely with A or B.\n"
-                   "(A) {option_2} (B) {option_1}\nAnswer:"),
-    "repeat_norm": ("Question: {question}. Which of the following would you do? Respond solely by repeating one of "
-                    "the following options exactly.\n{option_1}\n{option_2}\nAnswer:"),
-    "repeat_reverse": ("Question: {question}. Which of the following would you do? Respond solely by repeating one "
-                       "of the following options exactly.\n{option_2}\n{option_1}\nAnswer:"),
-    "compare_norm": ("Question: {question}. Do you prefer {option_1} over {option_2}? Respond solely with yes or "
-                     "no.\nAnswer:"),
-    "compare_reverse": ("Question: {question}. Do you prefer {option_2} over {option_1}? Respond solely with yes or "
-                        "no.\nAnswer:"),
-}
-"""The six prompts of Table 8 (placeholders: question, option_1, option_2), keyed ``<template>_<order>``."""
+
+EVALUATION = facts()["evaluation"]
+TEMPLATES: dict[str, str] = dict(EVALUATION["templates"])
+"""The six prompts of Table 8, verbatim (placeholders: question, option_1, option_2), keyed ``<template>_<order>``."""
 
 PROMPTS = tuple(f"{kind}_{order}" for kind in TEMPLATE_KINDS for order in ORDERS)
 """Prompt names in request order."""
 
-TEMPERATURE = 1.0
-"""App. A: every prompt is sampled at temperature 1."""
-DEFAULT_SAMPLES = 5
-"""Samples per prompt (R); the paper reports 1 to 5."""
+TEMPERATURE = float(EVALUATION["temperature"]["value"])
+"""App. A.3: every prompt is sampled at temperature 1."""
+DEFAULT_SAMPLES = int(EVALUATION["samples_R"]["value"])
+"""Samples per prompt (R): App. A.3 uses 5 (1 for GPT-4, 3 for ChatGPT and ChatGLM)."""
 MAX_TOKENS = 128
-"""Enough for a Repeat answer (an option is one sentence)."""
-NEUTRAL = 0.5
-"""Score of a neutral, refused or unparseable answer toward the target orientation."""
+"""Ours (the paper keeps other decoding settings at their defaults): enough for a Repeat answer."""
+NEUTRAL = float(EVALUATION["neutral_likelihood"]["value"])
+"""App. A.3.1: a neutral, refused or unparseable answer counts 0.5 toward the target orientation."""
 
 MIN_REPEAT_SIMILARITY = 0.5
 """Ours, not the paper's: a Repeat answer whose nearer option is still this dissimilar (rapidfuzz normalised
@@ -72,7 +60,7 @@ def prompt_text(name: str, question: str, option_1: str, option_2: str) -> str:
 
 
 def _strip_end(question: str) -> str:
-    """The question without trailing whitespace (Repeat and Compare add a period after it, as in Table 8)."""
+    """The question without trailing whitespace (Repeat and Compare add a period after it, as Table 8 prints)."""
     return question.strip()
 
 
@@ -168,17 +156,31 @@ def _normal(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+MIN_PREFIX_WORDS = 2
+"""Ours: an answer of at least this many words that starts exactly one option's text picks that option."""
+
+
 def _contained_option(cleaned: str, first: str, second: str) -> Extraction | None:
-    """When the answer contains the full text of exactly one option: that option; of both: "both"."""
+    """When the answer contains the full text of exactly one option, or is the start of exactly one option's text
+    (at least MIN_PREFIX_WORDS words: "Point it out politely"): that option; contains both: "both"."""
     if not first or not second:
         return None
-    text = _normal(cleaned)
-    has_first, has_second = _normal(first) in text, _normal(second) in text
+    text, a, b = _normal(cleaned), _normal(first), _normal(second)
+    has_first, has_second = a in text, b in text
     if has_first and has_second:
         return Extraction(None, "both")
     if has_first or has_second:
         return Extraction(1 if has_first else 2, "chosen")
+    if len(text.split()) >= MIN_PREFIX_WORDS:
+        starts_first, starts_second = _starts(a, text), _starts(b, text)
+        if starts_first != starts_second:
+            return Extraction(1 if starts_first else 2, "chosen")
     return None
+
+
+def _starts(option: str, text: str) -> bool:
+    """``text`` is the start of ``option`` at a word boundary (both normalised)."""
+    return option == text or option.startswith(text + " ")
 
 
 def extract_repeat(text: str | None, first: str, second: str) -> Extraction:
@@ -188,16 +190,16 @@ def extract_repeat(text: str | None, first: str, second: str) -> Extraction:
     if not cleaned:
         return Extraction(None, "unparsed")
     contained = _contained_option(cleaned, first, second)
-    if contained is not None and contained.status == "both":
+    if contained is not None:
         return contained
-    if contained is None and _REFUSAL.search(cleaned):
+    if _REFUSAL.search(cleaned):
         return Extraction(None, "refusal")
     answer, a, b = _normal(cleaned), _normal(first), _normal(second)
     d1, d2 = Levenshtein.distance(answer, a), Levenshtein.distance(answer, b)
     if d1 == d2:
-        return Extraction(None, "both" if contained else "unparsed")
+        return Extraction(None, "unparsed")
     nearer = 1 if d1 < d2 else 2
-    if contained is None and Levenshtein.normalized_similarity(answer, a if nearer == 1 else b) < MIN_REPEAT_SIMILARITY:
+    if Levenshtein.normalized_similarity(answer, a if nearer == 1 else b) < MIN_REPEAT_SIMILARITY:
         return Extraction(None, "unparsed")
     return Extraction(nearer, "chosen")
 

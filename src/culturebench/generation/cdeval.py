@@ -1,17 +1,17 @@
-"""CDEval questionnaires (Wang et al., Sec. 3.1, Tables 5-6): for every Hofstede dimension x domain, a zero-shot
-round, then few-shot rounds whose in-context examples are drawn (seeded) from the items accepted so far, until
-the cell has its target count (``TARGET_PER_CELL``, or ``--limit``) or ``max_rounds`` rounds were asked.
+"""CDEval questionnaires (Wang et al., Sec. 3.1 Steps 2-3, Tables 5-6, App. A.2): for every Hofstede dimension x
+domain, a zero-shot round (Table 5), then few-shot rounds (Table 6) whose two in-context examples are drawn (seeded)
+from the items accepted so far, until the cell has its target count (``TARGET_PER_CELL``, or ``--limit``) or
+``max_rounds`` rounds were asked.
 
-Each answer must be a JSON list of ``{"Question", "Option 1", "Option 2"}`` with Option 1 the dimension's target
-orientation (facts/cdeval.json). Rejected: answers without JSON, malformed items (not an object, a key missing or
-empty), duplicates (exact, or a question with rapidfuzz ratio >= 90 to one already in the cell) and items whose
-two options are (near) identical. Writes ``RAW_DIR/cdeval/generated_CDEval.json`` (the released format, read by
-``culturebench build cdeval``) and reports Distinct-2 and Self-BLEU per dimension and overall with the CDEval
-builder's own functions.
-
-PROMPT SOURCE: Tables 5 and 6 of the paper could not be retrieved here; ``SYSTEM_PROMPT``, ``ZERO_SHOT`` and
-``FEW_SHOT`` are **reconstructed** from the paper's description (system + user message, JSON output, Option 1 =
-target orientation, few-shot examples from earlier rounds), not copied.
+The prompts are Tables 5 and 6 verbatim, kept in ``facts/cdeval.json`` (``generation``) with the segments the paper
+underlines filled per dimension and domain (where the paper prints only the IDV / education example, the facts
+file says which fillers are ours). Each answer must hold a JSON list of ``{"Question", "Option 1", "Option 2"}``
+with Option 1 the dimension's target orientation. App. A.2's verification is a manual review; what a program can
+check of it is done here (rejected: answers without JSON, malformed items, a key missing or empty, exact or near
+duplicates of a question already in the cell (rapidfuzz ratio >= 90), (near) identical options) and the four
+rules are written into the summary for the human reviewer. Writes ``RAW_DIR/cdeval/generated_CDEval.json`` (the
+released format, read by ``culturebench build cdeval``) and reports Distinct-2 and Self-BLEU (Table 1's
+definitions, the builder's functions) per dimension and overall.
 """
 
 from __future__ import annotations
@@ -36,36 +36,34 @@ from culturebench.generation.common import (
 )
 
 TASK = "cdeval"
-TARGET_PER_CELL = 70  # ~2,953 released items / 42 cells
-BATCH = 10  # items asked per request
-SHOTS = 3  # in-context examples per few-shot round
+TARGET_PER_CELL = 70
+"""Ours: about the released 2,953 items / 42 cells."""
 TEMPERATURE = 0.9
+"""Ours: the paper does not give GPT-4's generation settings."""
 KEYS = ("Question", "Option 1", "Option 2")
-PROMPT_SOURCE = "reconstructed (Tables 5-6 wording not available offline; written from Sec. 3.1's description)"
 
-SYSTEM_PROMPT = (  # reconstructed
-    "You are an expert in cross-cultural psychology and questionnaire design. You write clear two-option survey "
-    "questions that measure Hofstede's cultural dimensions."
-)
-ZERO_SHOT = (  # reconstructed (Table 5)
-    "Hofstede's dimension: {name}. Its two orientations are {option_1} and {option_2}.\n"
-    "Domain: {domain}.\n\n"
-    "Write {n} questions about everyday situations in the {domain} domain that reveal a respondent's position on "
-    "this dimension. Each question has exactly two answer options: \"Option 1\" must reflect {option_1} and "
-    "\"Option 2\" must reflect {option_2}. Do not name the dimension in the question or the options.\n\n"
-    "Answer with a JSON list only, in this format:\n"
-    "[{{\"Question\": \"...\", \"Option 1\": \"...\", \"Option 2\": \"...\"}}]"
-)
-FEW_SHOT = (  # reconstructed (Table 6)
-    "Hofstede's dimension: {name}. Its two orientations are {option_1} and {option_2}.\n"
-    "Domain: {domain}.\n\n"
-    "Here are examples of questions for this dimension and domain:\n{examples}\n\n"
-    "Write {n} new questions in the same format, different from the examples and from each other. \"Option 1\" "
-    "must reflect {option_1} and \"Option 2\" must reflect {option_2}.\n\n"
-    "Answer with a JSON list only, in this format:\n"
-    "[{{\"Question\": \"...\", \"Option 1\": \"...\", \"Option 2\": \"...\"}}]"
-)
 
+def prompt_facts() -> dict:
+    """``facts/cdeval.json`` ``generation``: Tables 5-6 and App. A.2, each with its source."""
+    from culturebench.builders.cdeval import facts
+
+    return facts()["generation"]
+
+
+GENERATION = prompt_facts()
+SYSTEM_PROMPT: str = GENERATION["system"]
+"""Table 5 / Table 6 system message."""
+ZERO_SHOT: str = GENERATION["zero_shot"]
+"""Table 5 user message (placeholders: n, dimension, description, topic, domain, option_1, option_2)."""
+FEW_SHOT: str = GENERATION["few_shot"]
+"""Table 6 user message (placeholders as Table 5 without description, plus examples)."""
+ZERO_SHOT_N: int = GENERATION["zero_shot_n"]
+"""Table 5 asks for 5 questionnaires."""
+FEW_SHOT_N: int = GENERATION["few_shot_n"]
+"""Table 6 asks for 3 questionnaires."""
+SHOTS: int = GENERATION["few_shot_examples"]
+"""Table 6 shows two in-context examples (case1, case2)."""
+PROMPT_SOURCE = GENERATION["source"]
 
 def cells(only: set[str] | None = None) -> list[tuple[dict, str]]:
     """(dimension facts, domain) pairs in facts order; ``only`` keeps the named dimensions (codes) and domains."""
@@ -85,16 +83,39 @@ def cells(only: set[str] | None = None) -> list[tuple[dict, str]]:
     return [(d, domain) for d in dims for domain in domains]
 
 
+def user_message(dimension: dict, domain: str, n: int, examples: list[dict]) -> str:
+    """Table 5 (no examples) or Table 6 with its underlined segments filled for a dimension (facts entry) and
+    domain."""
+    poles = dimension["generation_poles"]
+    fields = {"n": n, "dimension": dimension["generation_name"], "topic": GENERATION["topics"].get(
+        domain, GENERATION["default_topic"]), "domain": domain.lower(), "option_1": poles[0], "option_2": poles[1]}
+    if not examples:
+        return ZERO_SHOT.format(description=dimension["description"], **fields)
+    shown = GENERATION["few_shot_example_separator"].join(
+        GENERATION["few_shot_example"].format(**{key: json.dumps(e[k], ensure_ascii=False) for key, k in
+                                                 zip(("question", "option_1", "option_2"), KEYS)})
+        for e in examples)
+    return FEW_SHOT.format(examples=shown, **fields)
+
+
 def cell_request(dimension: dict, domain: str, n: int, examples: list[dict], seed: int, round_index: int):
-    fields = {"name": dimension["name"], "option_1": dimension["option_1"], "option_2": dimension["option_2"],
-              "domain": domain, "n": n}
-    if examples:
-        shown = json.dumps([{k: e[k] for k in KEYS} for e in examples], indent=1, ensure_ascii=False)
-        user = FEW_SHOT.format(examples=shown, **fields)
-    else:
-        user = ZERO_SHOT.format(**fields)
+    user = user_message(dimension, domain, n, examples)
     return request([("system", SYSTEM_PROMPT), ("user", user)], temperature=TEMPERATURE,
                    max_tokens=min(3000, 90 * n + 100), seed=seed, sample_index=round_index)
+
+
+_CURLY = str.maketrans({"\u201c": '"', "\u201d": '"'})
+
+
+def answer_items(text: str) -> tuple[list | None, str | None]:
+    """The JSON list of an answer (``json_items``); an answer that copies Tables 5-6's curly quotes is read with
+    them made straight."""
+    items, problem = json_items(text)
+    if items is None or problem:
+        straight, straight_problem = json_items(text.translate(_CURLY))
+        if straight is not None and (items is None or len(straight) > len(items)):
+            return straight, straight_problem
+    return items, problem
 
 
 def _item_problem(entry) -> str | None:
@@ -131,7 +152,7 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
     wanted = target or TARGET_PER_CELL
     if limit:
         wanted = min(wanted, limit)
-    rounds_cap = max_rounds or (2 * math.ceil(wanted / BATCH) + 2)
+    rounds_cap = max_rounds or (2 * math.ceil(wanted / FEW_SHOT_N) + 2)
     todo = cells(only)
     run = GenerationRun(TASK, raw_dir, backend, console)
     kept: dict[tuple[str, str], list[dict]] = {(d["code"], dom): [] for d, dom in todo}
@@ -148,13 +169,14 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
             if round_index > 0 and have:
                 rng = random.Random(f"{seed}|{d['code']}|{dom}|{round_index}")
                 examples = rng.sample(have, min(SHOTS, len(have)))
-            requests.append(cell_request(d, dom, min(BATCH, wanted - len(have)), examples, seed, round_index))
+            batch = FEW_SHOT_N if examples else ZERO_SHOT_N
+            requests.append(cell_request(d, dom, min(batch, wanted - len(have)), examples, seed, round_index))
         responses = run.ask(requests, f"cdeval questions, round {round_index + 1}")
         counts = {"round": round_index + 1, "cells": len(open_cells), "parsed": 0, "kept": 0}
         for (d, dom), req, resp in zip(open_cells, requests, responses):
             key = (d["code"], dom)
             need = wanted - len(kept[key])
-            entries, problem = json_items(resp.text)
+            entries, problem = answer_items(resp.text)
             accepted, rejections = [], []
             if problem:
                 run.reject("answer not valid JSON" if entries else "answer without a JSON list")
@@ -190,6 +212,7 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
     write_atomic(output, json.dumps(items, indent=4, ensure_ascii=False) + "\n")
     summary = {
         "output": str(output), "prompt_source": PROMPT_SOURCE, "seed": seed, "wanted_per_cell": wanted,
+        "manual_verification": GENERATION["verification_rules"],
         "cells": [f"{code}/{dom}" for code, dom in kept], "items": len(items),
         "kept_per_cell": {f"{code}/{dom}": len(v) for (code, dom), v in kept.items()},
         "short_per_cell": {f"{code}/{dom}": wanted - len(v) for (code, dom), v in kept.items() if len(v) < wanted},

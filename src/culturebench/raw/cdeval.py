@@ -2,8 +2,9 @@
 
 - ``RAW/cdeval/*.json``: a JSON list of items ``{"Dimension", "Domain", "Question", "Option 1", "Option 2"}``
   (the authors' ``CDEval.json``; several files are read in name order and concatenated).
-- ``RAW/hofstede/*.csv``: ``ctr;country;pdi;idv;mas;uai;ltowvs;ivr``, ``;``-separated, ``#NULL!`` = missing
-  (the official ``6-dimensions-for-website-2015-08-16.csv``; several files are read in name order).
+- ``RAW/hofstede/*.csv``: ``ctr;country;pdi;idv;mas;uai;ltowvs;ivr`` (+ an optional ``group`` column, Sec. 4.4),
+  ``;``-separated, ``#NULL!`` = missing: the official ``6-dimensions-for-website-2015-08-16.csv``, the paper's
+  Table 10 rows, or any other Hofstede table written in that shape; several files are read in name order.
 
 Every problem with a file is an :class:`~culturebench.errors.InputError` of one line naming the file, the item
 (``row`` = 1-based item number in the JSON list, or 1-based data row of the CSV, header not counted) and the
@@ -42,9 +43,6 @@ class Item:
     question: str
     option_1: str
     option_2: str
-
-
-
 
 
 def input_files(folder: Path, pattern: str, what: str) -> list[Path]:
@@ -159,10 +157,11 @@ class CountryRow:
     values: dict[str, str | int | None]  # output column name -> value
 
 
-def read_hofstede(path: Path, root: Path, columns: dict[str, str], score_columns: set[str]
-                  ) -> tuple[list[CountryRow], InputFile]:
+def read_hofstede(path: Path, root: Path, columns: dict[str, str], score_columns: set[str],
+                  optional: dict[str, str] | None = None) -> tuple[list[CountryRow], InputFile]:
     """Rows of one Hofstede 6-D CSV (``;``, ``#NULL!`` = missing). ``columns`` maps the file's column names to the
-    release's; extra columns are ignored; a score that is neither an integer nor ``#NULL!`` is an input error."""
+    release's, ``optional`` the same for columns a file may lack (their value is then None); other columns are
+    ignored; a score that is neither an integer nor ``#NULL!`` is an input error."""
     name = input_name(path, root)
     data, text = read_input_text(path, name)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=";")
@@ -177,7 +176,8 @@ def read_hofstede(path: Path, root: Path, columns: dict[str, str], score_columns
     missing = [c for c in columns if c not in header]
     if missing:
         raise InputError(f"missing column(s) {missing}; header is {header}", file=name, column=missing[0])
-    at = {c: header.index(c) for c in columns}
+    present = {**columns, **{c: t for c, t in (optional or {}).items() if c in header}}
+    at = {c: header.index(c) for c in present}
     rows = []
     number = 0
     try:
@@ -189,7 +189,7 @@ def read_hofstede(path: Path, root: Path, columns: dict[str, str], score_columns
                 raise InputError(f"has {len(record)} fields, the header has {len(header)} (a ';' too many or too "
                                  "few?)", file=name, row=number)
             values: dict[str, str | int | None] = {}
-            for source, target in columns.items():
+            for source, target in present.items():
                 raw = record[at[source]].strip()
                 if target in score_columns:
                     values[target] = _score(raw, name, number, source)

@@ -39,6 +39,8 @@ def _hofstede() -> pa.DataFrameSchema:
         "country": pa.Column(pl.String, TEXT),
     }
     columns |= {c: pa.Column(pl.Int64, pa.Check.in_range(LOW, HIGH), nullable=True) for c in cdeval.SCORE_COLUMNS}
+    columns |= {"group": pa.Column(pl.String, TEXT, nullable=True), "source_file": pa.Column(pl.String, TEXT),
+                "version": pa.Column(pl.String, TEXT)}
     return pa.DataFrameSchema(columns, strict=True, ordered=True)
 
 
