@@ -25,7 +25,7 @@ BOOK = json.loads((REPO / "raw" / "wvs" / "codebook.json").read_text(encoding="u
 
 # country code -> {question: (codes to draw from with probability p, p)}
 SKEW = {
-    400: {"Q28": ([1, 2], 0.92), "Q169": ([1, 2], 0.9), "Q27": ([1, 2], 0.95)},  # "Jordan"
+    400: {"Q28": ([1, 2], 0.92), "Q169": ([1, 2], 0.9), "Q27": ([1, 2], 0.95), "Q66": ([1, 2], 0.95)},  # "Jordan"
     752: {"Q28": ([3, 4], 0.9), "Q169": ([3, 4], 0.93), "Q57": ([1], 0.88)},  # "Sweden"
 }
 PER_COUNTRY = 60
@@ -37,7 +37,7 @@ def respondents(rng: random.Random) -> list[dict]:
         for index in range(1, PER_COUNTRY + 1):
             row = {"B_COUNTRY": country, "D_INTERVIEW": country * 100000 + index,
                    "W_WEIGHT": f"{rng.uniform(0.6, 1.4):.6f}"}
-            for q in FACTS["questions"]:
+            for q in FACTS["questions"]:  # Table 4A's WVS variables
                 name = q["question_id"]
                 codes = sorted(int(c) for c in BOOK[name]["choices"] if int(c) >= 0)
                 if rng.random() < 0.03:
@@ -65,7 +65,7 @@ SWE_Q57 = "People from Sweden strongly agree that most people can be trusted."
 SCENARIOS = [
     {"id": "sample-001", "country": "Veloria", "commonsense_topic": "Etiquette",
      "commonsense_item": "Bring a small potted herb rather than cut flowers, which are reserved for funerals.",
-     "value_question_id": "Q28", "value_item": JOR_Q28,
+     "value_item": JOR_Q28,
      "scenario": "Mira has invited two colleagues to her flat in the capital of Veloria to celebrate her return to "
                  "work after parental leave. Her guests are deciding what to bring and how to talk about her "
                  "new routine with the baby.",
@@ -78,7 +78,7 @@ SCENARIOS = [
                            "Reassure Mira that working parents raise happy children.")]},
     {"id": "sample-002", "country": "Veloria", "commonsense_topic": "Dates of Significance",
      "commonsense_item": "1 March - Lantern Night: households light a lamp in every window.",
-     "value_question_id": "Q169", "value_item": JOR_Q169,
+     "value_item": JOR_Q169,
      "scenario": "On the evening of 1 March, a Velorian nurse hosts two visiting doctors. A patient's family has "
                  "refused a treatment on religious grounds, and the doctors disagree about how to respond.",
      "events": ["The host asks her guests to help light a lamp in every window before dinner.",
@@ -90,7 +90,7 @@ SCENARIOS = [
                            "Persuade the others that the medical evidence should decide.")]},
     {"id": "sample-003", "country": "Kestrava", "commonsense_topic": "Etiquette",
      "commonsense_item": "Pour drinks for the people beside you; never fill your own cup first.",
-     "value_question_id": "Q57", "value_item": SWE_Q57,
+     "value_item": SWE_Q57,
      "scenario": "Three new business partners meet for a first dinner in Kestrava to agree on a shared "
                  "warehouse. One of them proposes to skip the written contract.",
      "events": ["The drinks arrive and everyone waits to see who will pour.",
@@ -102,7 +102,7 @@ SCENARIOS = [
                     person("Yusuf", 44, "male", "Jordan", "importer", "Get clear written terms before committing.")]},
     {"id": "sample-004", "country": "Ormund Isles", "commonsense_topic": "Etiquette",
      "commonsense_item": "Visitors are offered sweet tea three times and it is polite to accept each cup.",
-     "value_question_id": "Q28", "value_item": SWE_Q28,
+     "value_item": SWE_Q28,
      "scenario": "A family on the Ormund Isles welcomes two foreign teachers who are helping at the local school. "
                  "The mother of the family is thinking about taking a job at the harbour office.",
      "events": ["The hosts offer a third cup of sweet tea.",
@@ -115,7 +115,7 @@ SCENARIOS = [
                            "Voice her concern for the daughter while respecting the hosts.")]},
     {"id": "sample-005", "country": "Kestrava", "commonsense_topic": "Etiquette",
      "commonsense_item": "A gift is refused once or twice out of modesty before it is accepted.",
-     "value_question_id": "Q28", "value_item": JOR_Q28,
+     "value_item": JOR_Q28,
      "scenario": "A Kestravan grandmother is offered an expensive baby carrier by her daughter's colleagues, who "
                  "also want to persuade the daughter to come back to the office early.",
      "events": ["The grandmother refuses the gift the first time it is offered.",
@@ -129,7 +129,7 @@ SCENARIOS = [
     # quarantined on purpose: the value item is not a mined preference (random synthetic answers for Japan)
     {"id": "sample-006", "country": "Veloria", "commonsense_topic": "Etiquette",
      "commonsense_item": "Gifts are opened later, in private, not in front of the giver.",
-     "value_question_id": "Q27", "value_item":
+     "value_item":
          "People from Japan strongly agree that one of my main goals in life has been to make my parents proud.",
      "scenario": "A Velorian graduate receives gifts from two mentors after her thesis defence.",
      "events": ["The mentors hand over their gifts.", "The graduate talks about her parents' expectations."],
@@ -139,13 +139,51 @@ SCENARIOS = [
     # quarantined on purpose: the commonsense item is not on Ormund Isles' etiquette page
     {"id": "sample-007", "country": "Ormund Isles", "commonsense_topic": "Etiquette",
      "commonsense_item": "Shoes are always kept on inside the house.",
-     "value_question_id": "Q57", "value_item": SWE_Q57,
+     "value_item": SWE_Q57,
      "scenario": "Two travellers stay with an Ormund family during a storm.",
      "events": ["The travellers enter the house.", "The host asks whether they lock their doors at home."],
      "characters": [person("Bram", 60, "male", "Ormund Isles", "ferry captain", "Make the guests comfortable."),
                     person("Elin", 35, "female", "Sweden", "journalist", "Explain why she trusts strangers."),
                     person("Sami", 30, "male", "Jordan", "engineer", "Stay polite while being careful.")]},
 ]
+
+
+# Released layout (one JSON per scenario, as the SocialCC release is distributed: see culturebench.raw.socialcc);
+# our own text. Such records have two characters and no events or commonsense item.
+JOR_Q66 = "People from Jordan have a great deal of confidence in the press."
+RELEASED = {
+    "1": {"scenario": "Two engineers who share an office are planning a small party for a colleague's promotion. "
+                      "A newspaper story about their company came out this morning.",
+          "cultural_value": JOR_Q66, "cultural_value_country": "Jordan",
+          "agent_1_background": "Nils: A 33-year-old male civil engineer from Sweden.",
+          "agent_2_background": "Samir: A 35-year-old male structural engineer from Jordan.",
+          "prompts": {"agent_1": {"task": "Plan the promotion party with Samir.",
+                                  "goals": {"goal_1": "Discuss ordering the food for the party.",
+                                            "goal_2": "Question whether the newspaper story can be believed."}},
+                      "agent_2": {"task": "Plan the promotion party with Nils.",
+                                  "goals": {"goal_1": "Decide what food to order for the party.",
+                                            "goal_2": "Discuss how far the press can be trusted."}}}},
+    "2": {"scenario": "A nurse and a lab technician are on a night shift together. A patient has asked to stop a "
+                      "treatment because of his faith.",
+          "cultural_value": JOR_Q169, "cultural_value_country": "Jordan", "agent_1": "Greta",
+          "agent_1_background": "Greta: A 29-year-old female lab technician from the Philippines.",
+          "agent_2_background": "Hadi: A 40-year-old male nurse from Jordan.",
+          "prompts": {"agent_1": {"task": "Talk about the patient with Hadi.",
+                                  "goals": ["Suggest overruling the patient's wish.",
+                                            "Question whether religion should come before science."]},
+                      "agent_2": {"task": "Talk about the patient with Greta.",
+                                  "goals": ["Decide how to respond to the patient's request."]}}},
+}
+
+
+def paper_order(scenario: dict) -> dict:
+    """Characters in the paper's order (Sec. 3.3, Tables 12A-16A): Character 1 the antagonist, Character 2 the
+    evaluated protagonist (here the person of the value item's country), Character 3 the scenario's host."""
+    value_country = scenario["value_item"].split(" from ", 1)[1].split(" ")[0]
+    host = [c for c in scenario["characters"] if c["nationality"] == scenario["country"]]
+    protagonist = [c for c in scenario["characters"] if c["nationality"] == value_country][:1]
+    antagonist = [c for c in scenario["characters"] if c not in host and c not in protagonist]
+    return {**scenario, "characters": antagonist + protagonist + host}
 
 
 def main() -> None:
@@ -159,12 +197,20 @@ def main() -> None:
         writer.writerows(rows)
     with (OUT / "SAMPLE_socialcc_scenarios.jsonl").open("w", encoding="utf-8", newline="\n") as f:
         for scenario in SCENARIOS:
-            f.write(json.dumps(scenario, ensure_ascii=False) + "\n")
+            f.write(json.dumps(paper_order(scenario), ensure_ascii=False) + "\n")
+    (OUT / "SocialCC_JSON").mkdir(exist_ok=True)
+    for name, record in RELEASED.items():
+        (OUT / "SocialCC_JSON" / f"{name}.json").write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n",
+                                                             encoding="utf-8")
     (OUT / "README.md").write_text(
         "# SocialCC sample (culturebench)\n\n"
         "`SAMPLE_socialcc_scenarios.jsonl`: our own scenarios (JSON Lines; format in `culturebench/raw/socialcc.py`) "
         "about the fictional countries of `raw/cultural_atlas/` (Veloria, Kestrava, Ormund Isles). Two of them are "
-        "meant to be quarantined (a value item below the threshold, an item not on the atlas page).\n\n"
+        "meant to be quarantined (a value item below the threshold, an item not on the atlas page). Characters are in "
+        "the paper's order: Character 1 the antagonist, Character 2 the evaluated protagonist.\n\n"
+        "`SocialCC_JSON/*.json`: two scenarios of our own in the released layout (one JSON per scenario: scenario, "
+        "cultural_value, cultural_value_country, agent_1_background, agent_2_background, prompts), without events "
+        "or commonsense items, as the SocialCC release is distributed.\n\n"
         "`wvs/SYNTHETIC_socialcc_skewed_respondents.csv`: 120 SYNTHETIC respondents in the WVS-7 CSV layout "
         "(codes \"Jordan\" 400 and \"Sweden\" 752), with answers to a few questions deliberately skewed. The "
         "synthetic respondents in `raw/wvs/` answer uniformly at random, so no country reaches SocialCC's 80% "

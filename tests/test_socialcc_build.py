@@ -19,9 +19,8 @@ from culturebench.release import build_release
 RAW = REPO / "raw"
 NOOP = lambda stage: None
 SAMPLE = RAW / "socialcc" / "SAMPLE_socialcc_scenarios.jsonl"
-SCENARIO_COLUMNS = ["id", "scenario", "events", "characters", "country", "commonsense_item", "commonsense_topic",
-                    "value_item", "value_question_id"]
-PREFERENCE_COLUMNS = ["country", "question_id", "direction", "share", "n", "weighted", "statement"]
+SCENARIO_COLUMNS = list(socialcc.SCENARIO_SCHEMA)
+PREFERENCE_COLUMNS = ["country", "question_id", "table_4a_id", "topic", "side", "share", "n", "weighted", "statement"]
 
 
 def sample_records() -> list[dict]:
@@ -46,24 +45,32 @@ def test_sample_release(release):
     scenarios = read_config(release, "scenarios")
     preferences = read_config(release, "value_preferences")
     assert scenarios.columns == SCENARIO_COLUMNS and preferences.columns == PREFERENCE_COLUMNS
-    assert scenarios.height == 5
+    # 5 of our 7 JSONL scenarios + the 2 per-scenario JSONs of the released layout
+    assert scenarios.height == 7 and sorted(scenarios["layout"].to_list()) == ["culturebench"] * 5 + ["released"] * 2
     assert scenarios["id"].str.contains(r"^socialcc-[0-9a-f]{16}$").all()
-    assert scenarios["events"].list.len().to_list() == [2] * 5
-    assert scenarios["characters"].list.len().to_list() == [3] * 5
-    assert set(scenarios["characters"].explode().struct.fields) == {"name", "age", "gender", "nationality",
-                                                                    "occupation", "goal"}
-    assert (preferences["share"] >= 0.8).all() and preferences["weighted"].all()
+    released = scenarios.filter(pl.col("layout") == "released").sort("source_id")
+    assert released["events"].to_list() == [None, None] and released["commonsense_item"].to_list() == [None, None]
+    assert released["characters"].list.len().to_list() == [2, 2]
+    # nationalities resolve: "the Philippines" -> Philippines; Character 2 is the Jordanian protagonist
+    second = released["characters"][1].to_list()
+    assert [c["country"] for c in second] == ["Philippines", "Jordan"] and second[1]["name"] == "Hadi"
+    assert second[0]["goals"] == ["Suggest overruling the patient's wish.",
+                                  "Question whether religion should come before science."]
+    assert (preferences["share"] > 0.8).all() and not preferences["weighted"].any()
     statements = set(preferences["statement"])
     assert "People from Jordan strongly agree that when a mother works for pay, the children suffer." in statements
     assert set(scenarios["value_item"]) <= statements
     manifest = json.loads((release / "manifest.json").read_text())
-    assert manifest["accounting"]["rows_read"] == 7
+    assert manifest["accounting"]["rows_read"] == 9
     assert manifest["accounting"]["quarantined_by_rule"] == {"commonsense_not_in_atlas": 1,
                                                             "value_not_a_preference": 1}
-    assert manifest["provenance"]["threshold"] == 0.8
-    assert manifest["provenance"]["continent_counts"]["characters"] == {"Asia": 5, "Europe": 5, "unknown": 5}
+    assert manifest["provenance"]["threshold"] == 0.8 and manifest["provenance"]["layouts_read"] == {
+        "culturebench": 7, "released": 2}
+    assert set(manifest["provenance"]["wvs_versions"].values()) <= {"6.0", "unknown"}
     below = pl.read_parquet(release / "quarantine" / "value_not_a_preference.parquet")
-    assert below["reason"][0].startswith("share 0.") and "below the threshold 0.8" in below["reason"][0]
+    assert below["reason"][0].startswith("share 0.") and "not over the threshold 0.8" in below["reason"][0]
+    card = (release / "README.md").read_text()
+    assert "Wu, Jincenzi and Lian, Jianxun and Wang, DingDong and Meng, Helen" in card and "Version 6.0" in card
 
 
 def test_load_dataset(release):
@@ -71,9 +78,8 @@ def test_load_dataset(release):
 
     scenarios = load_dataset(str(release), "scenarios", split="test")
     preferences = load_dataset(str(release), "value_preferences", split="full")
-    assert len(scenarios) == 5 and len(preferences) >= 4
-    assert set(scenarios[0]["characters"][0]) == {"name", "age", "gender", "nationality", "occupation", "goal"}
-    assert scenarios.features["events"].feature.dtype == "string"
+    assert len(scenarios) == 7 and len(preferences) >= 4
+    assert set(scenarios[0]["characters"][0]) == set(socialcc.CHARACTER.to_schema())
 
 
 def test_rebuild_is_byte_identical(release, tmp_path):
@@ -92,38 +98,49 @@ def test_cli_build_and_validate(tmp_path):
 # ------------------------------------------------------------------------------------------------ mining
 
 
-def test_weighted_shares_by_hand():
+def test_shares_by_hand():
     table = pl.DataFrame({
         "B_COUNTRY": [400, 400, 400, 400, 400, 554, 554, 554, 554, 156, 156, 156, 156, 156],
-        # Q28 (agree 1-2, disagree 3-4); -1 is not a valid answer
+        # Q28: printed side "strongly disagree" = codes 3-4, opposite 1-2; -1 is not a valid answer
         "Q28": [1, 1, 2, 3, -1, 3, 4, 4, 1, 1, 2, 3, 4, 4],
-        # Q37 (agree 1-2, disagree 4-5; 3 = neither stays in the denominator)
+        # Q37: printed "strongly disagree" = 4-5, opposite 1-2; 3 = neither stays in the denominator
         "Q37": [1, 2, 3, 1, 1, 5, 5, 4, 4, 3, 3, 3, 1, 5],
         "weight": [2.0, 1.0, 1.0, 1.0, 5.0, 1.0, None, 1.0, 1.0, 0.5, 0.5, 1.0, 1.0, 2.0],
     })
     shares = socialcc.consensus_shares(table)
     got = {(c, q, d): (round(s, 10), n, w) for c, q, d, s, n, w in
-           shares.select("country", "question_id", "direction", "share", "n", "weighted").iter_rows()}
-    # Jordan Q28: valid weights 2+1+1+1 = 5, agree 2+1+1 = 4 -> 0.8 (at the threshold: enters)
-    assert got[("Jordan", "Q28", "agree")] == (0.8, 4, True)
-    assert got[("Jordan", "Q28", "disagree")] == (0.2, 4, True)
-    # Jordan Q37: weights 2+1+1+1+5 = 10, agree 2+1+1+5 = 9, the 'neither' (weight 1) counts in the denominator
-    assert got[("Jordan", "Q37", "agree")] == (0.9, 5, True)
-    # New Zealand has a respondent without weight: unweighted shares
-    assert got[("New Zealand", "Q28", "disagree")] == (0.75, 4, False)
-    assert got[("New Zealand", "Q37", "disagree")] == (1.0, 4, False)
-    # China: weights 0.5+0.5+1+1+2 = 5; Q28 disagree 1+1+2 = 4 -> 0.8; Q37 disagree 2/5, agree 1/5
-    assert got[("China", "Q28", "disagree")] == (0.8, 5, True)
-    assert got[("China", "Q37", "disagree")] == (0.4, 5, True)
-    assert got[("China", "Q37", "agree")] == (0.2, 5, True)
+           shares.select("country", "question_id", "side", "share", "n", "weighted").iter_rows()}
+    # Sec. 3.2 counts respondents (weights ignored). Jordan Q28: 4 valid, 3 in 1-2, 1 in 3-4
+    assert got[("Jordan", "Q28", "opposite")] == (0.75, 4, False)
+    assert got[("Jordan", "Q28", "printed")] == (0.25, 4, False)
+    # Jordan Q37: 5 valid, 4 in 1-2 -> 0.8, not OVER 80%; the 'neither' counts in the denominator
+    assert got[("Jordan", "Q37", "opposite")] == (0.8, 5, False)
+    assert got[("New Zealand", "Q28", "printed")] == (0.75, 4, False)
+    assert got[("New Zealand", "Q37", "printed")] == (1.0, 4, False)
+    assert got[("China", "Q37", "printed")] == (0.2, 5, False) and got[("China", "Q37", "opposite")] == (0.2, 5, False)
     preferences = socialcc.preferences_table(shares)
     assert preferences.columns == PREFERENCE_COLUMNS
-    assert sorted(preferences.select("country", "question_id", "direction").iter_rows()) == [
-        ("China", "Q28", "disagree"), ("Jordan", "Q28", "agree"), ("Jordan", "Q37", "agree"),
-        ("New Zealand", "Q37", "disagree")]
-    assert ("People from New Zealand strongly disagree that it is a duty towards society to have children."
-            in preferences["statement"].to_list())
-    assert socialcc.preferences_table(shares, at_least=0.85).height == 2
+    assert preferences.select("country", "question_id", "side").rows() == [("New Zealand", "Q37", "printed")]
+    assert preferences["statement"].to_list() == [
+        "People from New Zealand strongly disagree that it is a duty towards society to have children."]
+    assert preferences["topic"].to_list() == ["Social Values"] and preferences["table_4a_id"].to_list() == [37]
+    assert socialcc.preferences_table(shares, limit=0.7).height == 4  # + Jordan Q28/Q37 opposite, NZ Q28
+
+
+def test_statements_parse_to_table_4a_questions():
+    parse = socialcc.parse_statement
+    # Table 14A / 15A / 12A
+    assert parse("People from Vietnam have a great deal of confidence in the press.")[0] == "Vietnam"
+    assert parse("People from Vietnam have a great deal of confidence in the press.")[1]["question_id"] == "Q66"
+    found = parse("People from the Netherlands strongly agree that they never have to pay a bribe to local officials "
+                  "and service providers, like police officers, lawyers, doctors, teachers, and civil servants.")
+    assert found[0] == "the Netherlands" and found[1]["question_id"] == "Q118" and found[2] == "printed"
+    assert parse("People from Czechia strongly disagree that whenever science and religion conflict, religion is "
+                 "always right.")[2] == "printed"
+    assert parse("People from X disagree that having the army rule is bad.")[2] == "opposite"
+    assert parse("People from Japan like tea.") is None
+    assert [socialcc.resolve(n) for n in ("the UK", "the Philippines", "Chinese", "Taiwan ROC")] == [
+        "Great Britain", "Philippines", "China", "Taiwan ROC"]  # WVS-7 names
 
 
 def test_unknown_country_code_is_an_input_error():
@@ -134,15 +151,18 @@ def test_unknown_country_code_is_an_input_error():
 
 
 def test_sample_synthetic_wvs_alone_yields_no_preference():
-    """Why raw/socialcc/wvs/ exists: the uniformly random respondents of raw/wvs/ reach no 80% consensus, except
-    where chance alone does (documented in raw/socialcc/README.md)."""
+    """Why raw/socialcc/wvs/ exists: the uniformly random respondents of raw/wvs/ reach 80% only by chance on a
+    side that covers at least 2 of 3 answer codes (expected share 2/3; documented in raw/socialcc/README.md)."""
     from culturebench.raw.wvs import read_respondents, respondent_files
 
     files = respondent_files(RAW / "wvs")
     table, _ = read_respondents(files, ["B_COUNTRY", *socialcc.question_ids()], root=RAW, weight="W_WEIGHT")
-    shares = socialcc.consensus_shares(table)
-    assert shares["weighted"].all()
-    assert shares["share"].max() < 0.8
+    chosen = socialcc.preferences_table(socialcc.consensus_shares(table))
+    by_id = {q["question_id"]: q for q in socialcc.questions()}
+    book = json.loads((RAW / "wvs" / "codebook.json").read_text())["variables"]
+    for q, side in chosen.select("question_id", "side").iter_rows():
+        valid = [c for c in book[q]["choices"] if int(c) >= 0]
+        assert len(by_id[q][f"{side}_codes"]) / len(valid) >= 2 / 3
 
 
 # ------------------------------------------------------------------------------------------------ bad inputs
@@ -161,10 +181,10 @@ def raw_with(tmp_path: Path, lines: list[str]) -> Path:
 
 @pytest.mark.parametrize(("mutate", "message"), [
     (lambda r: "{not json", "row 2: malformed JSON"),
-    (lambda r: "[1, 2]", "row 2: line is not a JSON object"),
+    (lambda r: "[1, 2]", "row 2: scenario is not a JSON object"),
     (lambda r: json.dumps({k: v for k, v in r.items() if k != "value_item"}), "row 2, column value_item: required"),
     (lambda r: json.dumps({**r, "events": ["one"]}), "row 2, column events: events must be a list of 2"),
-    (lambda r: json.dumps({**r, "characters": r["characters"][:2]}), "column characters: characters must be a list"),
+    (lambda r: json.dumps({**r, "characters": r["characters"][:1]}), "column characters: characters must be a list of 2 or 3"),
     (lambda r: json.dumps({**r, "characters": [{**r["characters"][0], "age": "old"}, *r["characters"][1:]]}),
      "column characters[1].age: age must be a whole number"),
     (lambda r: json.dumps({**r, "characters": [{k: v for k, v in r["characters"][0].items() if k != "goal"},
@@ -188,26 +208,27 @@ def test_empty_and_missing_scenario_files(tmp_path):
     with pytest.raises(InputError, match="scenarios.jsonl: file is empty"):
         build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
     (raw / "socialcc" / "scenarios.jsonl").unlink()
-    with pytest.raises(InputError, match=r"no SocialCC scenario files \(\*.jsonl\)"):
+    with pytest.raises(InputError, match=r"no SocialCC scenario files \(\*.json, \*.jsonl\)"):
         build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
 
 
 def test_quarantine_rules(tmp_path):
     records = sample_records()
-    good = records[0]
+    good = records[0]  # Characters: Erik (Sweden, antagonist), Layla (Jordan, protagonist), Mira (Veloria, host)
     chars = good["characters"]
     variants = [
         good,
         good,  # duplicate
         {**good, "commonsense_topic": "Greetings"},
-        {**good, "characters": [chars[0], chars[1], {**chars[2], "nationality": "Atlantis"}]},
+        {**good, "characters": [{**chars[0], "nationality": "Atlantis"}, chars[1], chars[2]]},  # kept: unresolved
         {**good, "characters": [chars[0], {**chars[1], "nationality": "Sweden"}, chars[2]]},  # no Jordanian
         {**good, "country": "Kestrava"},  # item not on Kestrava's page
-        {**good, "commonsense_item": good["commonsense_item"], "country": "Veloria",
-         "characters": [{**chars[0], "nationality": "Kestrava"}, chars[1], chars[2]]},
-        {**good, "value_question_id": "Q999"},
+        {**good, "characters": [chars[0], chars[1], {**chars[2], "nationality": "Kestrava"}]},  # no Velorian
+        {**good, "value_item": "People from Jordan like tea."},
+        {**good, "value_item": "People from Jordan strongly disagree that when a mother works for pay, the children "
+                               "suffer."},  # the side the synthetic Jordanians do not take
         {**good, "scenario": "  "},
-        {**good, "characters": [chars[0], chars[1], {**chars[2], "nationality": "the Netherlands"}],
+        {**good, "characters": [{**chars[0], "nationality": "the Netherlands"}, chars[1], chars[2]],
          "scenario": "A different scenario."},  # kept: an alias of a WVS-7 country
     ]
     raw = raw_with(tmp_path, [json.dumps(v) for v in variants])
@@ -216,15 +237,37 @@ def test_quarantine_rules(tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["accounting"]["quarantined_by_rule"] == {
         "bad_commonsense_topic": 1, "commonsense_not_in_atlas": 1, "country_not_a_character": 1,
-        "duplicate_scenario": 1, "empty_text": 1, "unknown_nationality": 1, "value_country_not_a_character": 1,
-        "value_not_a_preference": 1}
-    assert read_config(folder, "scenarios").height == 2
-    reasons = pl.read_parquet(folder / "quarantine" / "unknown_nationality.parquet")
-    assert reasons["reason"].to_list() == [("nationality 'Atlantis' is neither a WVS-7 country nor a Cultural Atlas "
-                                           "country")]
-    assert reasons["row"].to_list() == [4]
+        "duplicate_scenario": 1, "empty_text": 1, "value_country_not_a_character": 1, "value_not_a_preference": 1,
+        "value_not_a_table_4a_statement": 1}
+    kept = read_config(folder, "scenarios")
+    assert kept.height == 3
+    assert sorted(c[0]["country"] for c in kept["characters"].to_list()) == ["Atlantis", "Netherlands", "Sweden"]
     duplicate = pl.read_parquet(folder / "quarantine" / "duplicate_scenario.parquet")
-    assert duplicate["reason"].to_list() == ["same scenario as line 1 of socialcc/scenarios.jsonl, which is kept"]
+    assert duplicate["reason"].to_list() == ["same scenario as row 1 of socialcc/scenarios.jsonl, which is kept"]
+
+
+def test_released_layout_folder_and_errors(tmp_path):
+    raw = raw_with(tmp_path, [])
+    (raw / "socialcc" / "scenarios.jsonl").unlink()
+    folder = raw / "socialcc" / "SocialCC_JSON"
+    folder.mkdir()
+    record = json.loads((RAW / "socialcc" / "SocialCC_JSON" / "1.json").read_text())
+    uk = {**record, "agent_1_background": "Tom: A 40-year-old male chef from the UK.",
+          "agent_2_background": "Samir: A 35-year-old male engineer from Jordanian"}
+    (folder / "7.json").write_text(json.dumps(record), encoding="utf-8")
+    (folder / "8.json").write_text(json.dumps({**uk, "scenario": "Another one."}), encoding="utf-8")
+    built, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+    assert verdict["failed"] == 0
+    scenarios = read_config(built, "scenarios").sort("source_id")
+    assert scenarios["source_id"].to_list() == ["7", "8"]
+    assert [c["country"] for c in scenarios["characters"][1].to_list()] == ["Great Britain", "Jordan"]
+    assert scenarios["value_question_id"].to_list() == ["Q66", "Q66"]
+    del record["agent_2_background"]
+    (folder / "9.json").write_text(json.dumps(record), encoding="utf-8")
+    result = CliRunner().invoke(app, ["build", "socialcc", "--raw", str(raw), "--out", str(tmp_path / "out2")])
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output
+    assert "socialcc/SocialCC_JSON/9.json, row 1, column agent_2_background" in result.output
 
 
 # ------------------------------------------------------------------------------------------------ real WVS-7
@@ -235,10 +278,21 @@ PDF = WVS7 / "snag18_World-Values-Survey-Data-Analysis" / "F00011055-WVS7_Codebo
 COUNTRY_FILES = WVS7 / "DataSpi_spy-playground" / "wvs_7" / "data" / "processed"
 
 
+def _share_by_hand(path: Path, column: str, codes: set[int]) -> float:
+    """Sec. 3.2 from the raw CSV with the csv module: respondents whose answer is in ``codes`` / valid answers."""
+    import csv
+    import gzip
+
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        answers = [int(float(row[column])) for row in csv.DictReader(handle) if row[column] != ""]
+    valid = [a for a in answers if a >= 0]
+    return sum(a in codes for a in valid) / len(valid)
+
+
 @pytest.mark.reference
 @reference
-def test_q28_split_on_the_real_56_country_files(tmp_path):
-    """Fig. 3: 'when a mother works for pay, the children suffer' -- Jordan agrees, New Zealand does not."""
+def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
+    """Every Table 4A question with data yields preferences; Fig. 3's Q28 split and Q118's share recomputed by hand."""
     files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
     if len(files) < 56 or not PDF.is_file():
         pytest.skip("real WVS-7 country files or codebook PDF absent")
@@ -252,17 +306,32 @@ def test_q28_split_on_the_real_56_country_files(tmp_path):
     folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     preferences = read_config(folder, "value_preferences")
-    q28 = {(c, d): (s, n, w) for c, d, s, n, w in preferences.filter(pl.col("question_id") == "Q28")
-           .select("country", "direction", "share", "n", "weighted").iter_rows()}
-    jordan = q28[("Jordan", "agree")]
-    assert 0.82 < jordan[0] < 0.87 and jordan[1] > 1000 and jordan[2]
-    assert ("New Zealand", "agree") not in q28
-    new_zealand = q28[("New Zealand", "disagree")]
-    assert 0.80 <= new_zealand[0] < 0.86 and new_zealand[2]
-    assert preferences["country"].n_unique() > 40
+    # every Table 4A question yields preferences, unless by hand no country's share on either side is over 80%
+    # (or no country has a valid answer: Q234A is not in these v5.0 files' answers)
+    by_id = {q["question_id"]: q for q in socialcc.questions()}
+    for question in sorted(set(socialcc.question_ids()) - set(preferences["question_id"])):
+        for path in files:
+            for side in ("printed", "opposite"):
+                try:
+                    share = _share_by_hand(path, question, set(by_id[question][f"{side}_codes"]))
+                except (ZeroDivisionError, KeyError):
+                    continue  # no valid answer in this country
+                assert share <= 0.8, (question, path.name, side, share)
+    assert len(set(preferences["question_id"])) >= 18
+    assert preferences["country"].n_unique() > 40 and (preferences["share"] > 0.8).all()
+    got = {(c, q, d): s for c, q, d, s in preferences.select("country", "question_id", "side", "share").iter_rows()}
+    jordan = _share_by_hand(COUNTRY_FILES / "JOR.csv.gz", "Q28", {1, 2})  # Fig. 3: Jordan agrees
+    assert jordan > 0.8 and got[("Jordan", "Q28", "opposite")] == pytest.approx(jordan)
+    new_zealand = _share_by_hand(COUNTRY_FILES / "NZL.csv.gz", "Q28", {3, 4})
+    assert ("New Zealand", "Q28", "opposite") not in got
+    assert got.get(("New Zealand", "Q28", "printed"), 0.0) == (pytest.approx(new_zealand) if new_zealand > 0.8
+                                                               else 0.0)
+    # Q118 "never have to pay a bribe" = Never or Rarely (Table 4A's statement, the issue's example)
+    q118 = {c: s for (c, q, d), s in got.items() if q == "Q118" and d == "printed"}
+    assert q118, "Q118 yields preferences"
+    some = sorted(q118)[0]
+    alpha = socialcc.wvs_countries().filter(pl.col("name") == some)["alpha3"][0]
+    assert q118[some] == pytest.approx(_share_by_hand(COUNTRY_FILES / f"{alpha}.csv.gz", "Q118", {1, 2}))
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["provenance"]["respondents_read"] > 70_000
-    # the sample scenarios built on Jordan's preferences are kept; those needing the synthetic Sweden are not
-    scenarios = read_config(folder, "scenarios")
-    assert "Q28" in set(scenarios["value_question_id"]) and scenarios.height >= 2
-    assert scenarios["value_item"].str.starts_with("People from Jordan ").all()
+    assert set(manifest["provenance"]["wvs_versions"].values()) == {"unknown"}  # AND.csv.gz ... name no version

@@ -1,8 +1,6 @@
-"""``culturebench evaluate socialcc`` / ``score socialcc`` (Wu et al., SocialCC, Sec. 3.3, App. C): the dialogue loop
-(antagonist's "Hello", ends on "GOOD BYE" or after 20 rounds), the judges' "Score: n" parsing, Table 2 / per country /
-zone / topic aggregation on hand-made judgements, and end to end against the scripted OpenAI-compatible server
-(whose reply plays antagonist, protagonist and judge by the system prompt) on a small release built here: resume
-mid-dialogue after a server that fails after N requests, rescoring and re-judging, CLI errors."""
+"""SocialCC evaluation: Character 2 is the evaluated protagonist (Tables 6A/7A, 12A-16A), the judges' prompts are
+Tables 8A-11A as printed, the judge is always a named model, dialogues end on GOOD BYE or after 20 rounds, runs
+resume, and the metrics (Table 2, Figs. 5-7) are computed as worked out by hand below."""
 
 from __future__ import annotations
 
@@ -12,88 +10,97 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import write_release
 from typer.testing import CliRunner
 
-from conftest import write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import socialcc
 from culturebench.evaluate import socialcc_prompts as prompts
-from culturebench.evaluate.backends import BackendError, ChatResponse, OpenAIBackend
+from culturebench.evaluate.backends import ChatResponse, OpenAIBackend
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.scripted_server import ScriptedServer
 
-# ------------------------------------------------------------------------------------------------ a small release
+PAPER = Path("/work/shared/papers/socialcc.txt")
 
-COUNTRIES = (("Japan", "Japanese", "Confucian"), ("Kenya", "Kenyan", "African-Islamic"),
-             ("Sweden", "Swedish", "Protestant Europe"))
-TOPICS = ("gift giving", "dining")
+# ------------------------------------------------------------------------------------------------ a small release
+# Shaped like Table 13A (three characters, events, commonsense item) and Table 14A as released (two characters, no
+# events, no commonsense item); the text is ours.
+
+
+def character(name, age, nationality, goals, profile=None):
+    return {"name": name, "age": age, "gender": "male", "nationality": nationality, "country": nationality,
+            "occupation": "student", "profile": profile or f"{name}: A {age}-year-old male student from {nationality}.",
+            "goals": goals, "task": None}
 
 
 def small_scenarios() -> pl.DataFrame:
-    rows = []
-    for c, (country, nationality, _) in enumerate(COUNTRIES):
-        for t, topic in enumerate(TOPICS):
-            n = 2 * c + t
-            rows.append({
-                "id": f"s{n}", "scenario": f"Scenario {n}: a visitor meets a local in {country}.",
-                "events": [f"event {n}.1", f"event {n}.2"],
-                "characters": [
-                    {"name": f"Visitor{n}", "age": 30, "gender": "female", "nationality": "Brazilian",
-                     "occupation": "engineer", "goal": f"visitor goal {n}"},
-                    {"name": f"Local{n}", "age": 50, "gender": "male", "nationality": nationality,
-                     "occupation": "teacher", "goal": f"local goal {n}"}],
-                "country": country, "commonsense_item": f"commonsense item {n}", "commonsense_topic": topic,
-                "value_item": "" if n == 0 else f"People from {country} strongly agree that value {n}.",
-                "value_question_id": "Q1"})
-    return pl.DataFrame(rows)
+    base = {"layout": "culturebench", "commonsense_country": "Japan", "commonsense_topic": "Etiquette",
+            "value_question_id": "Q27", "value_table_4a_id": 27, "value_topic": "Social Values",
+            "value_side": "printed", "value_share": 0.9}
+    rows = [
+        {**base, "id": "s0", "source_id": "13a-like", "scenario": "Scenario 0: Emily got into college.",
+         "events": ["Event 0.1: choose a gift.", "Event 0.2: talk about parents."],
+         "characters": [character("Mike", 17, "China", ["Suggest white lilies.", "Question pride in parents."]),
+                        character("Kim", 17, "Japan", ["Decide the gift."]),
+                        character("Emily", 17, "Japan", [])],
+         "commonsense_item": "Avoid giving white flowers in Japan.",
+         "value_item": "People from Japan strongly agree that one of my main goals in life has been to make my "
+                       "parents proud.", "value_country": "Japan"},
+        {**base, "id": "s1", "source_id": "14a-like", "layout": "released", "scenario": "Scenario 1: a celebration.",
+         "events": None, "commonsense_country": None, "commonsense_topic": None, "commonsense_item": None,
+         "characters": [character("Mike", 25, "China", ["Suggest a barbecue.", "Question the press."]),
+                        character("Kim", 25, "Vietnam", ["Decide where to celebrate.", "Discuss the press."])],
+         "value_item": "People from Vietnam have a great deal of confidence in the press.", "value_country": "Vietnam",
+         "value_question_id": "Q66", "value_table_4a_id": 66, "value_topic": "Social capital",
+         "value_side": "opposite", "value_share": None},
+    ]
+    return pl.DataFrame(rows, schema={**socialcc_schema()})
 
 
-def small_preferences() -> pl.DataFrame:
-    return pl.DataFrame([{"country": country, "question_id": "Q1", "direction": "agree", "share": 0.7, "n": 100,
-                          "weighted": True, "statement": f"People in {country} value family (Q1)."}
-                         for country, _, _ in COUNTRIES])
+def socialcc_schema() -> dict:
+    from culturebench.builders.socialcc import SCENARIO_SCHEMA
 
+    return SCENARIO_SCHEMA
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
-    return write_release(tmp_path_factory.mktemp("socialcc") / "socialcc",
-                         {"scenarios": small_scenarios(), "value_preferences": small_preferences()}, "socialcc")
+    return write_release(tmp_path_factory.mktemp("socialcc") / "socialcc", {"scenarios": small_scenarios()},
+                         "socialcc")
 
 
-def zones_csv(folder: Path) -> Path:
-    path = folder / "zones.csv"
-    path.write_text("Country,Cultural_Region\n" + "".join(f"{c},{z}\n" for c, _, z in COUNTRIES), encoding="utf-8")
+def judge_config(folder: Path, base_url: str, model: str = "judge-model", **extra) -> Path:
+    path = folder / "socialcc.json"
+    path.write_text(json.dumps({"judge": {"model": model, "base_url": base_url}, **extra}), encoding="utf-8")
     return path
 
 
 # ------------------------------------------------------------------------------------------------ scripted agents
 
-JUDGE_SCORES = {"cultural awareness": "1", "cultural commonsense knowledge": "1", "cultural value knowledge": "0",
-                "cultural behaviour": "2"}
+JUDGE_SCORES = {"awareness": "No cultural awareness: 0", "commonsense": "Strong Cultural Knowledge, Score: 1",
+                "value": "Score: 1", "behaviour": "Score: 3"}
 
 
-def scripted_reply(text: str, body: dict) -> str:
-    """Antagonist / protagonist / judge by the system prompt. Scenario sN's antagonist says GOOD BYE in round N+1
-    (s0 in round 1 ...); judges answer fixed scores, except the behaviour judge of Kenya, which is invalid."""
-    system = body["messages"][0]["content"]
-    if system == prompts.JUDGE_SYSTEM:
-        criterion = re.search(r"Criterion: ([a-z ]+)\.", text).group(1)
-        if criterion == "cultural behaviour" and "Country: Kenya" in text:
-            return "I cannot decide."
-        return f"The protagonist did fine.\n**Score:** {JUDGE_SCORES[criterion]}"
-    n = int(re.search(r"Scenario (\d+):", system).group(1))
+def which_judge(text: str) -> str | None:
+    for judge in prompts.JUDGES:
+        if text.startswith("\n".join(prompts.PROMPTS[judge].splitlines()[:2])):
+            return judge
+    return None
+
+
+def judge_reply(text: str, body: dict) -> str:
+    """The judge server also plays the antagonist (the config's default): Character 1 says GOOD BYE in round 2."""
+    judge = which_judge(text) if len(body["messages"]) == 1 else None
+    if judge:
+        return JUDGE_SCORES[judge]
+    own = sum(1 for m in body["messages"] if m["role"] == "assistant")  # counts the fixed "Hello"
+    return f"Antagonist line {own}." + (" OK. GOOD BYE!" if own == 2 else "")
+
+
+def protagonist_reply(text: str, body: dict) -> str:
     own = sum(1 for m in body["messages"] if m["role"] == "assistant")
-    if "Cultural knowledge you hold" in system:
-        # own counts the fixed "Hello" too: round r's antagonist turn has own == r
-        return f"Local line {own}." + (" GOOD BYE" if own == n + 1 else "")
-    return f"Visitor line {own + 1}."
-
-
-def n_requests_for(n_scenarios: int = 6) -> int:
-    """Scenario sN runs N+1 rounds: 2 (N+1) agent turns, + 4 judges."""
-    return sum(2 * (n + 1) + 4 for n in range(n_scenarios))
+    return f"Protagonist line {own + 1}."
 
 
 # ------------------------------------------------------------------------------------------------ unit tests
@@ -103,59 +110,63 @@ def n_requests_for(n_scenarios: int = 6) -> int:
     ("Reason.\nScore: 1", "awareness", 1, "parsed"),
     ("**Score:** 3", "behaviour", 3, "parsed"),
     ("score = 2/3", "behaviour", 2, "parsed"),
-    ("First Score: 0 ... on reflection, Score: 1", "value", 1, "parsed"),
+    ("No cultural awareness: 0", "awareness", 0, "parsed"),  # Table 8A's own example answer
+    ("Cultural Knowledge Level: Strong, Score: 1", "commonsense", 1, "parsed"),
     ("2", "behaviour", 2, "parsed"),
     ("Score: 4", "behaviour", None, "out_of_range"),
     ("Score: 2", "commonsense", None, "out_of_range"),
-    ("Score: 1.5", "behaviour", None, "out_of_range"),
     ("", "awareness", None, "empty"),
-    (None, "awareness", None, "empty"),
-    ("The protagonist was polite.", "awareness", None, "unparsed"),
+    ("I cannot tell.", "value", None, "unparsed"),
 ])
 def test_parse_score(text, judge, score, status):
     assert prompts.parse_score(text, judge) == prompts.Judgement(score, status)
 
 
+def _plain(text: str) -> str:
+    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"\{[^}]*\}", " ", text).replace("**", " ")
+    return " ".join(text.split())
+
+
+@pytest.mark.skipif(not PAPER.is_file(), reason="paper text absent")
+def test_prompts_are_the_printed_tables():
+    """Every line of the six templates, placeholders removed, occurs in the paper's text (tags and spacing
+    ignored): a reworded line fails."""
+    paper = _plain(PAPER.read_text(encoding="utf-8"))
+    for name, template in prompts.PROMPTS.items():
+        for line in template.splitlines():
+            plain = _plain(line)
+            if plain:
+                assert plain in paper, (name, line)
+    # the issue's checks, by hand from Tables 8A-11A
+    assert "recognizes cultural differences without being prompted" in prompts.PROMPTS["awareness"]
+    for judge in prompts.JUDGES:
+        assert "{Cultural Commonsense}\n{Cultural Value}" in prompts.PROMPTS[judge]
+    behaviour = prompts.PROMPTS["behaviour"]
+    assert "(Score: 2): Agent 2 fully achieves the Social Goal, but their actions do not fully align" in behaviour
+    assert "(Score: 1): Agent 2 does not fully achieve the Social Goal but acts in full alignment" in behaviour
+
+
+def test_fill_drops_absent_fields_and_keeps_the_rest():
+    row = small_scenarios().row(1, named=True)  # released: no events, no third character, no commonsense item
+    fields = prompts.scenario_fields(row)
+    text = prompts.protagonist_system(fields)
+    assert text.startswith("Task\nAct like Kim in the scenario and interact with Mike to achieve your goal.")
+    assert "Events\nCharacter\nMike: A 25-year-old" in text  # both event lines dropped
+    assert "Social Goal\nDecide where to celebrate.\nDiscuss the press.\nDialogue Rules" in text
+    antagonist = prompts.antagonist_system(fields)
+    assert "Cultural Knowledge\nPeople from Vietnam have a great deal of confidence in the press.\n" in antagonist
+    assert "Social Goal\nSuggest a barbecue.\nQuestion the press.\n" in antagonist
+    assert "Interact with Kim to achieve each goal one by one." in antagonist
+
+
 def test_good_bye_marker():
-    assert prompts.ends_dialogue("Thanks, GOOD BYE!")
-    assert prompts.ends_dialogue("GOOD  BYE")
-    assert not prompts.ends_dialogue("Goodbye for now")
-    assert not prompts.ends_dialogue("")
-
-
-def test_characters_and_prompts_know_what_they_should(release):
-    tables = socialcc.release_tables(release)
-    scenario = socialcc.scenarios_from(tables, socialcc.Config())[0]
-    f = scenario.fields
-    assert f["protagonist_name"] == "Visitor0" and f["antagonist_name"] == "Local0"
-    assert f["value"] == "People in Japan value family (Q1)."  # empty value_item: the country's preference
-    antagonist = prompts.antagonist_system(f)
-    protagonist = prompts.protagonist_system(f)
-    assert "commonsense item 0" in antagonist and "People in Japan value family" in antagonist
-    assert "event 0.2" in antagonist
-    assert "commonsense item 0" not in protagonist and "value family" not in protagonist
-    assert "visitor goal 0" in protagonist and "GOOD BYE" in protagonist and "GOOD BYE" in antagonist
-    messages = prompts.agent_messages(protagonist, [("antagonist", "Hello"), ("protagonist", "Hi")], "protagonist")
-    assert [r for r, _ in messages] == ["system", "user", "assistant"]
-    messages = prompts.agent_messages(antagonist, [("antagonist", "Hello"), ("protagonist", "Hi")], "antagonist")
-    assert [r for r, _ in messages] == ["system", "user", "assistant", "user"]
-    assert socialcc.scenarios_from(tables, socialcc.Config())[1].fields["value"] == (
-        "People from Japan strongly agree that value 1.")
-    # the protagonist is neither of the scenario's country nor of the value item's; the antagonist plays the rest
-    mira, layla, erik = ({"name": "Mira", "nationality": "Veloria"}, {"name": "Layla", "nationality": "Jordan"},
-                         {"name": "Erik", "nationality": "Sweden"})
-    p, others = socialcc.pick_characters([mira, layla, erik], "Veloria", "Jordan")
-    assert p is erik and others == [mira, layla]
-    p, others = socialcc.pick_characters([mira, layla], "Veloria", "Jordan")
-    assert p is layla and others == [mira]
-    p, others = socialcc.pick_characters([mira], "Veloria", None)
-    assert p is mira and others == []
-    fields = prompts.scenario_fields({"scenario": "s"}, erik, [mira, layla], "v")
-    assert fields["antagonist_name"] == "Mira and Layla" and fields["protagonist_name"] == "Erik"
+    assert prompts.ends_dialogue("OK. GOOD BYE!") and prompts.ends_dialogue("good  bye")
+    assert not prompts.ends_dialogue("goodbye for now") and not prompts.ends_dialogue(None)
 
 
 class FakeBackend:
-    """A backend in-process: ``reply(role, messages) -> text``; counts calls."""
+    """A backend in-process: ``reply(messages) -> text``; counts calls."""
 
     name = "fake"
 
@@ -171,265 +182,154 @@ class FakeBackend:
             on_response(i, ChatResponse(self.reply(request.messages)))
 
 
-def test_dialogue_loop_ends_on_good_bye_and_at_20_rounds(release, tmp_path):
-    scenarios = socialcc.scenarios_from(socialcc.release_tables(release), socialcc.Config())[:3]
+def test_dialogue_loop_ends_on_good_bye_and_at_20_rounds_with_one_overall_bar(release, tmp_path):
+    scenarios = socialcc.scenarios_from(socialcc.release_tables(release), socialcc.Config())
 
     def protagonist(messages):
-        system = messages[0][1]
-        own = sum(1 for r, _ in messages if r == "assistant")
-        return "Ok, GOOD BYE" if "Scenario 1:" in system and own == 2 else f"p{own}"
+        return "Fine. GOOD BYE!" if "Scenario 0:" in messages[0][1] else "p"
 
     def antagonist(messages):
-        system = messages[0][1]
         assert messages[1] == ("user", prompts.ANTAGONIST_START) and messages[2] == ("assistant", "Hello")
-        own = sum(1 for r, _ in messages if r == "assistant")
-        return "Bye now. GOOD BYE" if "Scenario 0:" in system and own == 1 else f"a{own}"
+        return "a"
 
     pb, ab = FakeBackend("p", protagonist), FakeBackend("a", antagonist)
-    with ResponseCache(tmp_path / "cache.sqlite") as cache:
-        dialogues, _ = socialcc.simulate(scenarios, pb, ab, cache)
-    d0, d1, d2 = dialogues
-    assert d0.turns[0] == {"speaker": "Local0", "role": "antagonist", "text": "Hello", "round": 0,
-                           "generated": False}
-    assert [t["role"] for t in d0.turns] == ["antagonist", "protagonist", "antagonist"]
-    assert d0.ended_by == "good_bye" and d0.rounds == 1
-    # the protagonist's GOOD BYE in round 3 ends it at once: no antagonist reply
-    assert d1.ended_by == "good_bye" and d1.rounds == 3 and d1.turns[-1]["role"] == "protagonist"
-    assert len(d1.turns) == 1 + 2 + 2 + 1
-    # never says GOOD BYE: 20 rounds = 20 protagonist + 20 antagonist turns after "Hello"
-    assert d2.ended_by == "max_rounds" and d2.rounds == prompts.MAX_ROUNDS == 20
-    assert len(d2.turns) == 1 + 2 * 20 and d2.turns[-1]["round"] == 20
-    assert pb.calls == 1 + 3 + 20 and ab.calls == 1 + 2 + 20
-    # every turn is cached: replaying asks nothing
-    pb2, ab2 = FakeBackend("p", protagonist), FakeBackend("a", antagonist)
-    with ResponseCache(tmp_path / "cache.sqlite") as cache:
-        again, _ = socialcc.simulate(scenarios, pb2, ab2, cache)
-    assert pb2.calls == ab2.calls == 0
-    assert [d.turns for d in again] == [d.turns for d in dialogues]
-    # a smaller cap from the config
-    with ResponseCache(tmp_path / "cache2.sqlite") as cache:
-        short, _ = socialcc.simulate(scenarios[2:], FakeBackend("p", protagonist), FakeBackend("a", antagonist),
-                                     cache, max_rounds=2)
-    assert short[0].ended_by == "max_rounds" and short[0].rounds == 2 and len(short[0].turns) == 5
+    with ResponseCache(tmp_path / "cache.sqlite") as cache, socialcc.OverallProgress(None, 2 * 40) as progress:
+        dialogues, _ = socialcc.simulate(scenarios, pb, ab, cache, progress=progress)
+        task = progress.bar.tasks[0]
+        # s0 ends after 1 turn (39 possible turns dropped), s1 plays all 40: the bar's total is what was played
+        assert task.total == task.completed == 1 + 40
+    d0, d1 = dialogues
+    assert d0.ended_by == "good_bye" and [t["role"] for t in d0.turns] == ["antagonist", "protagonist"]
+    assert d0.turns[0]["speaker"] == "Mike" and d0.turns[1]["speaker"] == "Kim"  # Character 1, Character 2
+    assert d1.ended_by == "max_rounds" and d1.rounds == 20 and len(d1.turns) == 1 + 40
 
 
-def record(country, zone, topic, scores, statuses=None, model="m", rounds=3, ended="good_bye"):
-    judgements = {}
-    for judge, s in zip(prompts.JUDGES, scores):
-        judgements[judge] = {"score": s, "status": "parsed" if s is not None else "unparsed", "raw": ""}
-    return {"model": model, "country": country, "zone": zone, "topic": topic, "judgements": judgements,
-            "n_rounds": rounds, "ended_by": ended}
+def record(country, zone, topic, value_topic, scores, model="m"):
+    judgements = {j: {"score": s, "parse_status": "parsed" if s is not None else "unparsed", "raw": ""}
+                  for j, s in zip(prompts.JUDGES, scores)}
+    return {"model": model, "country": country, "zone": zone, "topic": topic, "value_topic": value_topic,
+            "judgements": judgements, "n_rounds": 3, "ended_by": "good_bye"}
 
 
 def test_aggregation_by_hand():
-    records = [record("A", "Z1", "t1", (1, 1, 0, 3)),
-               record("A", "Z1", "t2", (0, 1, 1, 2)),
-               record("B", "Z2", "t1", (1, 0, 0, None), rounds=20, ended="max_rounds"),
-               record("B", "Z2", "t1", (1, None, 1, 0))]
+    records = [record("Japan", "Confucian", "Etiquette", "Social Values", [1, 0, 1, 3]),
+               record("Japan", "Confucian", "Etiquette", "Migration", [1, 1, 0, 2]),
+               record("Egypt", "African-Islamic", "Dates of Significance", "Migration", [1, 0, 0, None]),
+               record("Egypt", "African-Islamic", "Etiquette", "Social Values", [0, 0, 1, 1])]
     m = socialcc.aggregate(records)["per_model"]["m"]
-    t = m["table2"]
-    assert t["n"] == 4
-    assert t["awareness"] == pytest.approx(3 / 4)
-    assert t["commonsense"] == pytest.approx(2 / 3) and t["n_invalid_commonsense"] == 1
-    assert t["value"] == pytest.approx(2 / 4)
-    assert t["behaviour"] == pytest.approx((3 + 2 + 0) / 3) and t["n_invalid_behaviour"] == 1
-    assert t["behaviour_distribution_pct"] == pytest.approx({"0": 100 / 3, "1": 0.0, "2": 100 / 3, "3": 100 / 3})
-    assert m["by_country"]["A"]["behaviour"] == pytest.approx(2.5)
-    assert m["by_country"]["B"]["behaviour"] == 0.0 and m["by_country"]["B"]["commonsense"] == 0.0
-    assert m["by_zone"]["Z2"]["awareness"] == 1.0
-    assert m["by_topic"]["t1"]["value"] == pytest.approx(1 / 3)
-    assert m["by_topic"]["t2"]["n"] == 1
-    assert m["by_zone_topic"]["Z1 | t1"]["behaviour"] == 3.0
-    assert m["dialogue"] == {"mean_rounds": pytest.approx(29 / 4), "max_rounds": 20, "share_good_bye": 0.75}
-    assert m["judge_status"]["behaviour"]["unparsed"] == 1
-    with pytest.raises(InputError):
-        socialcc.aggregate([])
+    # by hand: awareness 3/4, commonsense 1/4, value 2/4, behaviour (3+2+1)/3 = 2
+    assert m["table2"]["awareness"] == 0.75 and m["table2"]["commonsense"] == 0.25
+    assert m["table2"]["value"] == 0.5 and m["table2"]["behaviour"] == 2.0
+    assert m["table2"]["behaviour_distribution_pct"] == {"0": 0.0, "1": 100 / 3, "2": 100 / 3, "3": 100 / 3}
+    assert m["parse_status"]["behaviour"] == {"parsed": 3, "out_of_range": 0, "empty": 0, "unparsed": 1}
+    # Fig. 7: aware (1) without commonsense (0): records 1 and 3 of 4
+    fig7 = m["aware_without_knowledge"]
+    assert fig7["n"] == 2 and fig7["share"] == 0.5
+    assert fig7["by_topic_pct"] == {"Dates of Significance": 50.0, "Etiquette": 50.0}
+    assert fig7["by_value_topic_pct"] == {"Migration": 50.0, "Social Values": 50.0}
+    # Fig. 6: value knowledge per value topic x group: Migration x African-Islamic = record 3 only -> 0
+    assert m["by_value_topic_zone"]["Migration | African-Islamic"]["value"] == 0.0
+    assert m["by_value_topic_zone"]["Social Values | Confucian"]["value"] == 1.0
+    assert m["fig5_countries"] == ["Egypt", "Japan"]  # tie on 2 scenarios: by name
 
 
 # ------------------------------------------------------------------------------------------------ end to end
 
 
-def test_end_to_end_cli_rescore_and_rejudge(release, tmp_path):
+def test_scripted_server_protagonist_is_character_2_and_judges_are_the_printed_prompts(release, tmp_path):
     out = tmp_path / "run"
-    config = tmp_path / "socialcc.json"
-    config.write_text(json.dumps({"zones": str(zones_csv(tmp_path))}), encoding="utf-8")
-    with ScriptedServer(reply=scripted_reply) as server:
-        result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "scripted-model", "--base-url",
-                                          server.base_url, "--release", str(release), "--out", str(out),
+    with ScriptedServer(reply=protagonist_reply, model="evaluated") as evaluated, \
+            ScriptedServer(reply=judge_reply, model="judge-model") as judge:
+        config = judge_config(tmp_path, judge.base_url)
+        result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "evaluated", "--base-url",
+                                          evaluated.base_url, "--release", str(release), "--out", str(out),
                                           "--config", str(config)])
         assert result.exit_code == 0, result.output
-        assert server.request_count == n_requests_for()
-        agent_bodies = [b for b in server.bodies if b["messages"][0]["content"] != prompts.JUDGE_SYSTEM]
-        judge_bodies = [b for b in server.bodies if b["messages"][0]["content"] == prompts.JUDGE_SYSTEM]
-        assert {b["temperature"] for b in agent_bodies} == {1.0}
-        assert {b["temperature"] for b in judge_bodies} == {0.0}
-    assert "evaluated model (no judge configured)" in result.output
-    for name in ("transcripts.jsonl", "metrics.json", "run.json", "cache.sqlite", "by_country.png",
-                 "by_zone_topic.png", "behaviour_distribution.png"):
-        assert (out / name).is_file(), name
+        # the evaluated model only ever plays Character 2 (Kim), with Table 7A as its system prompt
+        for body in evaluated.bodies:
+            system = body["messages"][0]["content"]
+            assert system.startswith("Task\nAct like Kim in the scenario and interact with Mike to achieve your goal.")
+            assert "Cultural Knowledge" not in system  # Table 7A gives the protagonist no cultural knowledge
+            assert body["temperature"] == 1.0
+        # 2 scenarios x 2 rounds: the protagonist speaks twice in each
+        assert evaluated.request_count == 4
+        # the judge model plays Character 1 (Table 6A) and judges (Tables 8A-11A), never the evaluated model
+        agent_bodies = [b for b in judge.bodies if len(b["messages"]) > 1]
+        judge_bodies = [b for b in judge.bodies if len(b["messages"]) == 1]
+        assert all(b["messages"][0]["content"].startswith("Task\nAct like Mike in the scenario and interact with Kim")
+                   for b in agent_bodies)
+        assert len(judge_bodies) == 2 * 4 and {b["temperature"] for b in judge_bodies} == {0.0}
     transcripts = [json.loads(line) for line in (out / "transcripts.jsonl").read_text().splitlines()]
-    assert [t["scenario_id"] for t in transcripts] == [f"s{n}" for n in range(6)]
-    for n, t in enumerate(transcripts):
-        assert t["n_rounds"] == n + 1 and t["ended_by"] == "good_bye"
-        assert t["turns"][0]["text"] == "Hello" and "GOOD BYE" in t["turns"][-1]["text"]
-        assert t["zone"] == COUNTRIES[n // 2][2]
-    metrics = json.loads((out / "metrics.json").read_text())
-    m = metrics["per_model"]["scripted-model"]
-    assert m["table2"]["awareness"] == 1.0 and m["table2"]["value"] == 0.0
-    assert m["table2"]["behaviour"] == 2.0 and m["table2"]["n_invalid_behaviour"] == 2  # Kenya's two
-    assert m["judge_status"]["behaviour"]["unparsed"] == 2
-    assert m["by_country"]["Kenya"]["behaviour"] is None
-    assert set(m["by_zone"]) == {z for _, _, z in COUNTRIES} and set(m["by_topic"]) == set(TOPICS)
-    assert metrics["judge_note"] == socialcc.SELF_JUDGED
-    run = json.loads((out / "run.json").read_text())
-    assert run["runner"]["n_requests"] == n_requests_for() and run["evaluation"]["judge_note"] == socialcc.SELF_JUDGED
-
-    # rescoring from the saved transcripts gives the same numbers without a model
-    rescored = tmp_path / "rescored"
-    result = CliRunner().invoke(app, ["score", "socialcc", "--responses", str(out / "transcripts.jsonl"),
-                                      "--release", str(release), "--out", str(rescored)])
-    assert result.exit_code == 0, result.output
-    again = json.loads((rescored / "metrics.json").read_text())
-    assert again["per_model"] == metrics["per_model"]
-
-    # re-judging with another judge from the config
-    judge_config = tmp_path / "judge.yaml"
-    with ScriptedServer(reply=lambda text, body: "Score: 0") as judge:
-        judge_config.write_text(f"judge:\n  model: other-judge\n  base_url: {judge.base_url}\n", encoding="utf-8")
-        result = CliRunner().invoke(app, ["score", "socialcc", "--responses", str(out / "transcripts.jsonl"),
-                                          "--release", str(release), "--out", str(tmp_path / "rejudged"),
-                                          "--config", str(judge_config)])
-        assert result.exit_code == 0, result.output
-        assert judge.request_count == 6 * 4
-    rejudged = json.loads((tmp_path / "rejudged" / "metrics.json").read_text())["per_model"]["scripted-model"]
-    assert rejudged["table2"]["behaviour"] == 0.0 and rejudged["judge_models"] == ["other-judge"]
-
-
-def test_killed_run_resumes_mid_dialogue(release, tmp_path):
-    out = tmp_path / "run"
-    failing_after = 9  # inside the dialogues: steps of 6, 5, ... turns
-
-    def faults(number, body):
-        return 500 if number > failing_after else None
-
-    with ScriptedServer(reply=scripted_reply, faults=faults) as server:
-        backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=1, max_retries=0)
-        with pytest.raises(BackendError):
-            socialcc.evaluate(backend, release, out)
-        first = [b["messages"] for b in server.bodies[:failing_after]]
-    assert not (out / "transcripts.jsonl").exists()
-    with ResponseCache(out / "cache.sqlite") as cache:
-        assert len(cache) == failing_after
-    with ScriptedServer(reply=scripted_reply) as server:
-        backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=1, max_retries=0)
-        result = socialcc.evaluate(backend, release, out)
-        second = [b["messages"] for b in server.bodies]
-    assert len(second) == n_requests_for() - failing_after
-    assert not [m for m in second if m in first]  # no earlier turn re-asked
-    # and the dialogues were continued, not restarted: the second run's first request is a second-step turn
-    assert sum(1 for m in second[0] if m["role"] in ("user", "assistant")) > 2
-    assert result.stats["n_cached"] == failing_after
-    # a complete re-run asks nothing
-    with ScriptedServer(reply=scripted_reply) as server:
-        socialcc.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url), release, out)
-        assert server.request_count == 0
-
-
-def test_separate_antagonist_and_judge_backends(release, tmp_path):
-    with ScriptedServer(reply=scripted_reply) as server:
-        p = OpenAIBackend("protagonist-model", base_url=server.base_url)
-        a = OpenAIBackend("antagonist-model", base_url=server.base_url)
-        j = OpenAIBackend("judge-model", base_url=server.base_url)
-        result = socialcc.evaluate(p, release, tmp_path / "run", limit=2, antagonist_backend=a, judge_backend=j)
-        models = {(b["model"], "judge" if b["messages"][0]["content"] == prompts.JUDGE_SYSTEM else
-                   "antagonist" if "Cultural knowledge you hold" in b["messages"][0]["content"] else "protagonist")
-                  for b in server.bodies}
-    assert models == {("protagonist-model", "protagonist"), ("antagonist-model", "antagonist"),
-                      ("judge-model", "judge")}
-    assert len(result.transcripts) == 2 and result.metrics["judge_note"] is None
-    assert result.metrics["per_model"]["protagonist-model"]["antagonist_models"] == ["antagonist-model"]
-
-
-def test_cli_errors_are_one_line_exit_2(release, tmp_path):
-    runner = CliRunner()
-
-    def evaluate(*extra):
-        return runner.invoke(app, ["evaluate", "socialcc", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
-                                   "--out", str(tmp_path / "x"), *extra])
-
-    bad_config = tmp_path / "bad.json"
-    bad_config.write_text(json.dumps({"judges": "x"}), encoding="utf-8")
-    bad_rounds = tmp_path / "rounds.json"
-    bad_rounds.write_text(json.dumps({"max_rounds": 0}), encoding="utf-8")
-    other = write_release(tmp_path / "normad", {"stories": pl.DataFrame({"id": [1]})}, benchmark="normad")
-    cases = [
-        (evaluate("--release", str(release), "--limit", "0"), "--limit must be at least 1"),
-        (evaluate("--release", str(release), "--samples", "3"), "--samples must be 1"),
-        (evaluate("--release", str(release), "--config", str(bad_config)), "unknown config key 'judges'"),
-        (evaluate("--release", str(release), "--config", str(bad_rounds)), "max_rounds must be"),
-        (evaluate("--release", str(release), "--config", str(tmp_path / "none.json")), "config file not found"),
-        (evaluate("--release", str(other)), "not a SocialCC release"),
-        (evaluate("--release", str(tmp_path / "missing")), "no manifest.json"),
-        (evaluate("--release", str(release), "--split", "train"), "no split 'train'"),
-        (runner.invoke(app, ["score", "socialcc", "--responses", str(tmp_path / "none.jsonl"), "--release",
-                             str(release), "--out", str(tmp_path / "y")]), "transcripts file not found"),
-    ]
-    for result, message in cases:
-        assert result.exit_code == 2, result.output
-        assert message in result.output, result.output
-        assert len(result.output.strip().splitlines()) == 1, result.output
-    assert not (tmp_path / "x").exists()
-    broken = tmp_path / "broken.jsonl"
-    broken.write_text('{"scenario_id": "s0"}\n', encoding="utf-8")
-    result = runner.invoke(app, ["score", "socialcc", "--responses", str(broken), "--release", str(release),
-                                 "--out", str(tmp_path / "y")])
-    assert result.exit_code == 2 and "lacks field 'model'" in result.output
-
-
-# ------------------------------------------------------------------------------------------------ the builder's sample
-
-
-@pytest.fixture(scope="module")
-def sample_release(tmp_path_factory) -> Path:
-    from importlib.util import find_spec
-
-    if find_spec("culturebench.builders.socialcc") is None:
-        pytest.skip("the SocialCC builder is not there yet")
-    out = tmp_path_factory.mktemp("socialcc_sample")
-    result = CliRunner().invoke(app, ["build", "socialcc", "--out", str(out)])
-    if result.exit_code != 0:
-        pytest.skip(f"the SocialCC sample does not build here: {result.output.strip()[-200:]}")
-    return out / "socialcc"
-
-
-def generic_reply(text: str, body: dict) -> str:
-    system = body["messages"][0]["content"]
-    if system == prompts.JUDGE_SYSTEM:
-        return "Fine.\nScore: 1"
-    own = sum(1 for m in body["messages"] if m["role"] == "assistant")
-    return f"Line {own}." + (" GOOD BYE" if own >= 3 else "")
-
-
-def test_end_to_end_on_the_builders_sample_release(sample_release, tmp_path):
-    zones = Path(__file__).resolve().parents[1] / "raw" / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv"
-    config = tmp_path / "c.json"
-    config.write_text(json.dumps({"zones": str(zones)} if zones.is_file() else {}), encoding="utf-8")
-    out = tmp_path / "run"
-    with ScriptedServer(reply=generic_reply) as server:
-        result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "scripted-model", "--base-url",
-                                          server.base_url, "--release", str(sample_release), "--out", str(out),
-                                          "--config", str(config)])
-    assert result.exit_code == 0, result.output
-    transcripts = [json.loads(line) for line in (out / "transcripts.jsonl").read_text().splitlines()]
-    n = socialcc.release_tables(sample_release)["scenarios"].height
-    assert len(transcripts) == n > 0
     for t in transcripts:
-        assert t["ended_by"] == "good_bye" and t["n_rounds"] == 3  # the antagonist says it in round 3
-        assert t["fields"]["value"] and t["fields"]["protagonist_name"] not in t["fields"]["antagonist_name"]
-    m = json.loads((out / "metrics.json").read_text())["per_model"]["scripted-model"]
-    assert m["table2"]["awareness"] == 1.0 and m["table2"]["behaviour_distribution_pct"]["1"] == 100.0
-    if zones.is_file():
-        assert UNKNOWN_ZONE not in m["by_zone"]
+        assert [x["speaker"] for x in t["turns"]] == ["Mike", "Kim", "Mike", "Kim", "Mike"]
+        assert t["ended_by"] == "good_bye" and t["turns"][-1]["text"].endswith("OK. GOOD BYE!")
+        assert {j["parse_status"] for j in t["judgements"].values()} == {"parsed"}
+        assert {j["judge_model"] for j in t["judgements"].values()} == {"judge-model"}
+    # the awareness judge's prompt is Table 8A filled, with the dialogue as "Agent n (name): text" lines
+    first = transcripts[0]
+    expected = prompts.PROMPTS["awareness"]
+    for key, value in {"{Scenario}": "Scenario 0: Emily got into college.", "{Event 1}": "Event 0.1: choose a gift.",
+                       "{Event 2}": "Event 0.2: talk about parents.",
+                       "{Cultural Commonsense}": "Avoid giving white flowers in Japan.",
+                       "{Cultural Value}": first["fields"]["Cultural Value"],
+                       "{Dialogue History}": "Agent 1 (Mike): Hello\nAgent 2 (Kim): Protagonist line 1.\n"
+                                             "Agent 1 (Mike): Antagonist line 1.\nAgent 2 (Kim): Protagonist line 2.\n"
+                                             "Agent 1 (Mike): Antagonist line 2. OK. GOOD BYE!"}.items():
+        expected = expected.replace(key, value)
+    sent = [b["messages"][0]["content"] for b in judge_bodies if b["messages"][0]["content"].startswith(
+        "Task\nRead the dialogue history, evaluate the Agent 2 cultural awareness level.\nScenario\nScenario 0")]
+    assert sent == [expected]
+    # Table 2 by hand from the scripted answers: awareness 0, commonsense 1, value 1, behaviour 3
+    m = json.loads((out / "metrics.json").read_text())["per_model"]["evaluated"]
+    assert (m["table2"]["awareness"], m["table2"]["commonsense"], m["table2"]["value"],
+            m["table2"]["behaviour"]) == (0.0, 1.0, 1.0, 3.0)
+    assert m["judge_models"] == ["judge-model"] and m["antagonist_models"] == ["judge-model"]
+    for name in ("by_country.png", "by_value_topic_zone.png", "aware_without_knowledge.png",
+                 "behaviour_distribution.png", "run.json"):
+        assert (out / name).is_file(), name
+    # rescoring from the saved transcripts gives the same numbers without a model
+    result = CliRunner().invoke(app, ["score", "socialcc", "--responses", str(out / "transcripts.jsonl"),
+                                      "--release", str(release), "--out", str(tmp_path / "rescored")])
+    assert result.exit_code == 0, result.output
+    again = json.loads((tmp_path / "rescored" / "metrics.json").read_text())["per_model"]["evaluated"]
+    assert again["table2"] == m["table2"]
 
 
-UNKNOWN_ZONE = socialcc.UNKNOWN
+def test_no_named_judge_is_refused_before_any_model_call(release, tmp_path):
+    with ScriptedServer(reply=protagonist_reply, model="evaluated") as evaluated:
+        result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "evaluated", "--base-url",
+                                          evaluated.base_url, "--release", str(release), "--out",
+                                          str(tmp_path / "run")])
+        assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+        assert "needs a named judge model" in result.output
+        backend = OpenAIBackend("evaluated", base_url=evaluated.base_url)
+        with pytest.raises(InputError, match="needs a named judge model"):
+            socialcc.evaluate(backend, release, tmp_path / "run2")
+        assert evaluated.request_count == 0
+    assert not (tmp_path / "run").exists() and not (tmp_path / "run2").exists()
+
+
+def test_the_evaluated_model_judges_only_when_named(release, tmp_path):
+    with ScriptedServer(reply=judge_reply, model="same") as server:
+        config = judge_config(tmp_path, server.base_url, model="same")
+        result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "same", "--base-url", server.base_url,
+                                          "--release", str(release), "--out", str(tmp_path / "run"), "--config",
+                                          str(config), "--limit", "1"])
+        assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["judge_note"] == "the judge is the evaluated model, as named in the config"
+
+
+def test_end_to_end_on_the_builders_sample_release(tmp_path):
+    out = tmp_path / "releases"
+    result = CliRunner().invoke(app, ["build", "socialcc", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with ScriptedServer(reply=protagonist_reply, model="evaluated") as evaluated, \
+            ScriptedServer(reply=judge_reply, model="judge-model") as judge:
+        result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "evaluated", "--base-url",
+                                          evaluated.base_url, "--release", str(out / "socialcc"), "--out",
+                                          str(tmp_path / "run"), "--config", str(judge_config(tmp_path, judge.base_url))])
+        assert result.exit_code == 0, result.output
+    transcripts = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
+    layouts = pl.read_parquet(next((out / "socialcc" / "data" / "scenarios").glob("*.parquet")))["layout"]
+    assert len(transcripts) == len(layouts) and "released" in layouts.to_list()

@@ -1,19 +1,19 @@
-"""SocialCC (Wu et al.): social scenarios that combine a cultural commonsense item and a cultural value item.
+"""SocialCC (Wu et al., ACL 2025): intercultural scenarios played by an antagonist and the evaluated protagonist.
 
-raw/wvs/* (+ optional raw/socialcc/wvs/*) + codebook  ->  value_preferences (WVS-7 consensus statements)
-raw/cultural_atlas/<country>/*.html + raw/socialcc/*.jsonl  ->  scenarios (validated against both)
+raw/wvs/* (+ optional raw/socialcc/wvs/*) + codebook  ->  value_preferences (Table 4A statements, Sec. 3.2)
+raw/socialcc/**/*.json[l] (released layout or ours) + raw/cultural_atlas/  ->  scenarios
 
-Value preferences (Sec. 3): for each country and each WVS-7 question of ``facts/socialcc.json`` (our reading of
-Table 4A, see there), the share of the country's valid answers (negative codes left out) in the question's
-*agree* codes and in its *disagree* codes, weighted by W_WEIGHT when every respondent of the group has a
-positive weight. A direction whose share is at or above the threshold (``facts/socialcc.json`` ``threshold``,
-default 0.8: the CLI has no per-benchmark flags, so the threshold is a facts value) becomes the statement
-"People from <country> strongly <agree|disagree> that <statement>".
+Value preferences (Sec. 3.2, Table 4A): for each question of Table 4A (``facts/socialcc.json``), each country and
+each side of the statement (the printed one and its opposite), the share of the country's respondents with a
+valid answer whose answer is in the side's codes (unweighted: "over 80% of respondents"; ``use_weights`` in the
+facts switches to W_WEIGHT). A side whose share is strictly over the threshold (0.8) becomes the statement
+"People from <country> <statement>".
 
-Scenarios: each names a country whose Cultural Atlas page holds its commonsense item (topic Etiquette or Dates of
-Significance; text compared after NFKC, plain quotes/dashes and whitespace normalisation), and a value item that
-must be one of the mined preferences, of the nationality of one of its characters. Scenarios that fail a rule go
-to quarantine with a reason; malformed files stop the build with one line (file, line, key).
+Scenarios: each record is normalised to Character 1 (antagonist), Character 2 (protagonist), optional Character 3,
+with nationalities resolved to WVS-7 countries (aliases, "the ...", demonyms). A commonsense item, when the record
+has one, must be an item of its country's Cultural Atlas page; the value item must be a Table 4A statement about
+``cultural_value_country``; when the WVS files give that (country, question, side) a share, it must be over the
+threshold. Scenarios that fail a rule go to quarantine with a reason.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 from collections import Counter, defaultdict
 from functools import cache
 from importlib import resources
@@ -59,77 +60,97 @@ PREFERENCES_SPLIT = "full"
 CARD = CardInfo(
     pretty_name="SocialCC (rebuilt by culturebench)",
     summary=(
-        "SocialCC (Wu et al.) evaluates whether language-model agents act with cultural competence in social "
-        "interactions: each scenario puts three characters of given nationalities, occupations and social goals into "
-        "a situation of two events that turns on a piece of cultural commonsense (a Cultural Atlas etiquette or "
-        "dates-of-significance item) and a cultural value preference mined from the World Values Survey wave 7 "
-        "(\"People from <country> strongly agree that ...\", where over 80% of the country's respondents agree). This "
-        "release was rebuilt by culturebench: the value preferences from raw WVS-7 files, the scenarios from a "
-        "scenario file checked against the atlas pages and the preferences."
+        "SocialCC (Wu, Lian, Wang and Meng, ACL 2025) evaluates the cultural competence of language-model agents in "
+        "intercultural social interactions: in each scenario an antagonist agent (Character 1) raises a cultural "
+        "conflict built on a cultural commonsense item (Cultural Atlas: etiquette or dates of significance) and a "
+        "cultural value preference mined from the World Values Survey wave 7 (Table 4A: \"People from <country> "
+        "strongly agree that ...\", over 80% of the country's respondents), and the evaluated protagonist "
+        "(Character 2) is judged on cultural awareness, knowledge and behaviour. This release was rebuilt by "
+        "culturebench: the value preferences from raw WVS-7 files, the scenarios from the released per-scenario "
+        "JSON files (or our JSONL) checked against the atlas pages and the preferences."
     ),
     license="other",
     citation=(
-        "@article{wu2025socialcc,\n"
+        "@inproceedings{wu2025socialcc,\n"
         "  title = {{SocialCC}: Interactive Evaluation for Cultural Competence in Language Agents},\n"
-        "  author = {Wu, Jincenzi and others},\n  year = {2025}\n}\n"
-        "@misc{wvs7,\n  title = {World Values Survey: Round Seven -- Country-Pooled Datafile},\n"
+        "  author = {Wu, Jincenzi and Lian, Jianxun and Wang, DingDong and Meng, Helen},\n"
+        "  booktitle = {Proceedings of the 63rd Annual Meeting of the Association for Computational Linguistics "
+        "(Volume 1: Long Papers)},\n"
+        "  publisher = {Association for Computational Linguistics},\n  year = {2025}\n}\n"
+        "@misc{wvs7,\n  title = {World Values Survey: Round Seven -- Country-Pooled Datafile Version 6.0},\n"
         "  author = {Haerpfer, C. and Inglehart, R. and Moreno, A. and Welzel, C. and Kizilova, K. and Diez-Medrano, J. and Lagos, M. and Norris, P. and Ponarin, E. and Puranen, B.},\n"
         "  publisher = {JD Systems Institute and WVSA Secretariat},\n  doi = {10.14281/18241.24},\n  year = {2022}\n}"
     ),
     configs=(
-        ConfigInfo("scenarios", "One row per scenario: id (socialcc- + 16 hex of a sha256 of its content), scenario "
-                   "text, events (2), characters (3 structs: name, age, gender, nationality, occupation, goal), "
-                   "country (whose Cultural Atlas holds the commonsense item), commonsense_item and "
-                   "commonsense_topic (Etiquette or Dates of Significance), value_item (a statement of "
-                   "value_preferences) and value_question_id (its WVS-7 question).", redistributable=False,
-                   license_name="cultural-atlas-terms"),
-        ConfigInfo("value_preferences", "Country consensus mined from WVS-7: country, question_id, direction (agree "
-                   "or disagree), share (weighted share of valid answers in the direction's codes, at or above the "
+        ConfigInfo("scenarios", "One row per scenario: id (socialcc- + 16 hex of a sha256 of its content), source_id, "
+                   "layout (released or culturebench), scenario text, events (null when the record has none), "
+                   "characters (Character 1 = antagonist, Character 2 = evaluated protagonist, optional Character 3; "
+                   "structs name, age, gender, nationality, country (resolved), occupation, profile, goals, task; "
+                   "unknown fields null), commonsense_country / commonsense_topic / commonsense_item (null when the "
+                   "record has no commonsense item), value_item, value_country, value_question_id (WVS-7 variable), "
+                   "value_table_4a_id, value_topic (Table 4A category), value_side (printed or opposite) and "
+                   "value_share (the country's share from the WVS files, null without data).",
+                   redistributable=False, license_name="cultural-atlas-terms"),
+        ConfigInfo("value_preferences", "Country consensus mined from WVS-7 (Sec. 3.2, Table 4A): country, "
+                   "question_id (WVS-7 variable), table_4a_id, topic, side (printed or opposite), share (share of the "
+                   "country's respondents with a valid answer whose answer is on that side, strictly over the "
                    "threshold), n (valid answers), weighted (W_WEIGHT used) and statement."),
     ),
     creation=(
         "Value preferences are computed from the WVS-7 respondent files in `RAW/wvs/` (read with the same reader as "
-        "WorldValuesBench; optional extra files in `RAW/socialcc/wvs/` are read after them) and the codebook. For each "
-        "country and each question listed in `culturebench/facts/socialcc.json` (Table 4A of the paper could not be "
-        "retrieved: the list is the WVS items behind the statements of the released scenarios plus items of our own, "
-        "each marked), the agree and disagree code sets are data in that file; negative codes are not valid answers; "
-        "middle codes count in the denominator. Shares are weighted by W_WEIGHT when every respondent of the "
-        "(country, question) group has a positive weight (`weighted` says so), unweighted otherwise. A direction "
-        "enters at or above the threshold in the facts file (0.8).\n\n"
-        "Scenarios are read from `RAW/socialcc/*.jsonl`; a malformed line stops the build with one line naming file, "
-        "line and key. Quarantined (with a `reason`): empty text (`empty_text`), a commonsense topic other than "
-        "Etiquette / Dates of Significance (`bad_commonsense_topic`), an item not on the country's atlas page of that "
-        "topic (`commonsense_not_in_atlas`), a nationality that is neither a WVS-7 country nor an atlas country "
-        "(`unknown_nationality`), a scenario country that is no character's nationality "
-        "(`country_not_a_character`), a value item that is not a mined preference (`value_not_a_preference`, the "
-        "reason gives the share when it is below the threshold), a preference whose country is no character's "
-        "nationality (`value_country_not_a_character`), and later copies of the same scenario "
-        "(`duplicate_scenario`). Character and scenario counts per continent (Table 1) are reported."
+        "WorldValuesBench; optional extra files in `RAW/socialcc/wvs/` are read after them) and the codebook. The "
+        "questions, their Table 4A statements and topics are transcribed in `culturebench/facts/socialcc.json`; "
+        "the answer codes on each side of a statement are ours (the half of the scale on the statement's side; "
+        "Table 4A's ID 56 and 234 are read from WVS variables Q57 and Q234A, whose wording the printed statements "
+        "match). Share = respondents in the side's codes / respondents with a valid answer (negative codes left out, "
+        "unweighted as Sec. 3.2 counts respondents); a side enters when its share is over 0.8. The paper used the "
+        "WVS-7 Country-Pooled Datafile v6.0; the files this release read and the version their names give are in "
+        "the manifest's provenance (`wvs_versions`).\n\n"
+        "Scenarios are read from `RAW/socialcc/` (any depth, `wvs/` skipped): per-scenario JSON files in the "
+        "released layout (scenario, cultural_value, cultural_value_country, agent_1_background, agent_2_background, "
+        "prompts.agent_1/agent_2.task/goals), JSONL of such records, or our JSONL layout. Fields a record lacks "
+        "(events, a third character, the commonsense item) are null. A malformed file stops the build with one line "
+        "naming file, line and key. Quarantined (with a `reason`): empty text (`empty_text`), fewer than two "
+        "characters (`missing_character`), a commonsense topic other than Etiquette / Dates of Significance "
+        "(`bad_commonsense_topic`), a commonsense item not on the country's atlas page of that topic "
+        "(`commonsense_not_in_atlas`), a commonsense country that is no character's nationality "
+        "(`country_not_a_character`), a value item that is not a Table 4A statement about its country "
+        "(`value_not_a_table_4a_statement`), a value whose WVS share is not over the threshold "
+        "(`value_not_a_preference`, with the share), a value country that is no character's nationality when all "
+        "three characters are given (`value_country_not_a_character`), and later copies of the same scenario "
+        "(`duplicate_scenario`). Scenario counts per continent (Table 1) are reported."
     ),
     considerations=(
-        "**Licensing.** Commonsense items reproduce Cultural Atlas text, (c) SBS: the `scenarios` config is marked "
-        "not redistributable. `value_preferences` holds country aggregates, no respondent rows.\n\n"
+        "**Licensing.** Commonsense items reproduce Cultural Atlas text, (c) SBS, and the scenario texts are the "
+        "SocialCC authors': the `scenarios` config is marked not redistributable. `value_preferences` holds country "
+        "aggregates, no respondent rows.\n\n"
         "**Use.** A consensus statement describes a majority of a national sample, not every person of that "
-        "nationality; the agree/disagree code sets are our reading of the questions."
+        "nationality; the answer codes on each side of a statement are our reading of the questions."
     ),
     tags=("cultural-competence", "social-interaction", "world-values-survey", "cultural-atlas", "llm-agents"),
-    source=("SocialCC scenario files (JSONL, see culturebench.raw.socialcc), the World Values Survey wave-7 files and "
-            "codebook (worldvaluessurvey.org) and saved Cultural Atlas pages (culturalatlas.sbs.com.au)"),
+    source=("SocialCC scenario files (per-scenario JSON as released, or JSONL; see culturebench.raw.socialcc), the "
+            "World Values Survey wave-7 files and codebook (worldvaluessurvey.org) and saved Cultural Atlas pages "
+            "(culturalatlas.sbs.com.au)"),
 )
 
+CHARACTER = pl.Struct({"name": pl.String, "age": pl.Int64, "gender": pl.String, "nationality": pl.String,
+                       "country": pl.String, "occupation": pl.String, "profile": pl.String,
+                       "goals": pl.List(pl.String), "task": pl.String})
 SCENARIO_SCHEMA = {
-    "id": pl.String, "scenario": pl.String, "events": pl.List(pl.String),
-    "characters": pl.List(pl.Struct({"name": pl.String, "age": pl.Int64, "gender": pl.String,
-                                     "nationality": pl.String, "occupation": pl.String, "goal": pl.String})),
-    "country": pl.String, "commonsense_item": pl.String, "commonsense_topic": pl.String,
-    "value_item": pl.String, "value_question_id": pl.String,
+    "id": pl.String, "source_id": pl.String, "layout": pl.String, "scenario": pl.String,
+    "events": pl.List(pl.String), "characters": pl.List(CHARACTER), "commonsense_country": pl.String,
+    "commonsense_topic": pl.String, "commonsense_item": pl.String, "value_item": pl.String,
+    "value_country": pl.String, "value_question_id": pl.String, "value_table_4a_id": pl.Int64,
+    "value_topic": pl.String, "value_side": pl.String, "value_share": pl.Float64,
 }
-PREFERENCE_SCHEMA = {"country": pl.String, "question_id": pl.String, "direction": pl.String, "share": pl.Float64,
-                     "n": pl.Int64, "weighted": pl.Boolean, "statement": pl.String}
-QUARANTINE_SCHEMA = {"source_file": pl.String, "row": pl.Int64, "source_id": pl.String, "country": pl.String,
-                     "scenario": pl.String, "commonsense_topic": pl.String, "commonsense_item": pl.String,
-                     "value_question_id": pl.String, "value_item": pl.String, "nationalities": pl.String,
+PREFERENCE_SCHEMA = {"country": pl.String, "question_id": pl.String, "table_4a_id": pl.Int64, "topic": pl.String,
+                     "side": pl.String, "share": pl.Float64, "n": pl.Int64, "weighted": pl.Boolean,
+                     "statement": pl.String}
+QUARANTINE_SCHEMA = {"source_file": pl.String, "row": pl.Int64, "source_id": pl.String, "layout": pl.String,
+                     "scenario": pl.String, "commonsense_country": pl.String, "commonsense_item": pl.String,
+                     "value_item": pl.String, "value_country": pl.String, "nationalities": pl.String,
                      "reason": pl.String}
+SIDES = ("printed", "opposite")
 
 
 @cache
@@ -141,12 +162,23 @@ def threshold() -> float:
     return float(facts()["threshold"])
 
 
+def over_threshold(share: pl.Expr | float, limit: float | None = None):
+    """Sec. 3.2 "over 80%": strictly above the threshold (``threshold_strict`` false: at or above)."""
+    limit = threshold() if limit is None else limit
+    return share > limit if facts().get("threshold_strict", True) else share >= limit
+
+
 def questions() -> list[dict]:
     return list(facts()["questions"])
 
 
 def question_ids() -> list[str]:
+    """The WVS-7 variables behind Table 4A, in its order."""
     return [q["question_id"] for q in questions()]
+
+
+def side_codes(question: dict, side: str) -> list[int]:
+    return list(question[f"{side}_codes"])
 
 
 @cache
@@ -161,12 +193,13 @@ def wvs_countries() -> pl.DataFrame:
 
 
 def _key(name: str) -> str:
-    return normal(name.replace("_", " ")).casefold()
+    key = normal(name.replace("_", " ")).casefold().strip(" .")
+    return key[4:] if key.startswith("the ") else key
 
 
 @cache
 def _known() -> dict[str, tuple[str, str]]:
-    """Country key -> (WVS name, continent) for every WVS-7 country name, ISO alpha-3 code and alias."""
+    """Country key -> (WVS name, continent) for every WVS-7 country name, ISO alpha-3 code, alias and demonym."""
     frame = wvs_countries()
     by_alpha = {a: (n, c) for a, n, c in frame.select("alpha3", "name", "continent").iter_rows()}
     out = {_key(n): (n, c) for n, c in by_alpha.values()}
@@ -177,9 +210,12 @@ def _known() -> dict[str, tuple[str, str]]:
     return out
 
 
-def country_info(name: str, atlas_countries: set[str] = frozenset()) -> tuple[str, str] | None:
-    """(canonical name, continent) of a nationality or country name; atlas-only countries have continent
-    'unknown'; None when the name is neither a WVS-7 country (or alias) nor an atlas country."""
+def country_info(name: str | None, atlas_countries: set[str] = frozenset()) -> tuple[str, str] | None:
+    """(canonical name, continent) of a nationality or country name ("the UK", "Chinese", "Taiwan ROC"); atlas-only
+    countries have continent 'unknown'; None when the name is neither a WVS-7 country (or alias) nor an atlas
+    country."""
+    if not name:
+        return None
     key = _key(name)
     if key in _known():
         return _known()[key]
@@ -188,8 +224,40 @@ def country_info(name: str, atlas_countries: set[str] = frozenset()) -> tuple[st
     return None
 
 
-def statement(country: str, direction: str, text: str) -> str:
-    return facts()["statement_template"].format(country=country, direction=direction, statement=text)
+def resolve(name: str | None, atlas_countries: set[str] = frozenset()) -> str | None:
+    """The canonical country of a name, else the name as given (without a leading 'the ')."""
+    if not name:
+        return None
+    info = country_info(name, atlas_countries)
+    return info[0] if info else normal(name)
+
+
+def statement(country: str, text: str) -> str:
+    return facts()["statement_template"].format(country=country, statement=text)
+
+
+_PEOPLE = re.compile(r"^People (?:from|in) (?P<country>.+?) (?P<form>\S.*?)\.?$", re.IGNORECASE)
+
+
+@cache
+def _forms() -> dict[str, tuple[dict, str]]:
+    """Statement text after the country (normalised, no final full stop) -> (question, side)."""
+    return {normal(q[side]).casefold().rstrip("."): (q, side) for q in questions() for side in SIDES}
+
+
+def parse_statement(text: str) -> tuple[str, dict, str] | None:
+    """(country as written, question, side) of a Table 4A statement "People from <country> <statement>"."""
+    text = normal(text).rstrip(".")
+    head = _PEOPLE.match(text)
+    if head is None:
+        return None
+    for form, (question, side) in _forms().items():
+        if text.casefold().endswith(" " + form):
+            country = text[: len(text) - len(form) - 1]
+            country = re.sub(r"^People (?:from|in) ", "", country, flags=re.IGNORECASE).strip()
+            if country:
+                return country, question, side
+    return None
 
 
 def raw_present(raw: Path) -> bool:
@@ -197,6 +265,17 @@ def raw_present(raw: Path) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------- build
+
+_VERSION = re.compile(r"v(\d+)[_.](\d+)", re.IGNORECASE)
+
+
+def wvs_versions(inputs: list[InputFile]) -> dict[str, str]:
+    """File -> WVS-7 datafile version as its name gives it ("v6_0" -> "6.0"; "unknown" otherwise)."""
+    out = {}
+    for item in inputs:
+        found = _VERSION.search(Path(item.name).name)
+        out[item.name] = f"{found.group(1)}.{found.group(2)}" if found else "unknown"
+    return out
 
 
 def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
@@ -225,7 +304,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     shares = consensus_shares(table)
     preferences = preferences_table(shares)
     progress("scenarios")
-    scenarios, quarantine = scenarios_table(rows, items, preferences, shares)
+    scenarios, quarantine = scenarios_table(rows, items, shares)
     atlas_countries = {i.country for i in items}
     return BuildOutput(
         tables={"scenarios": {SCENARIOS_SPLIT: scenarios}, "value_preferences": {PREFERENCES_SPLIT: preferences}},
@@ -235,13 +314,17 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         rows_kept=scenarios.height,
         provenance={
             "threshold": threshold(),
+            "threshold_strict": bool(facts().get("threshold_strict", True)),
+            "use_weights": bool(facts().get("use_weights", False)),
             "respondents_read": table.height,
-            "respondents_weighted": int(table["weight"].is_not_null().sum()),
             "countries": int(table[facts()["country_column"]].n_unique()),
             "questions": question_ids(),
+            "wvs_versions": wvs_versions(wvs_inputs),
+            "wvs_version_in_paper": facts()["wvs_version_in_paper"],
             "candidates": shares.height,
             "preferences": preferences.height,
             "scenarios_read": len(rows),
+            "layouts_read": dict(sorted(Counter(r.layout for r in rows).items())),
             "atlas_items_read": len(items),
             "continent_counts": continent_counts(scenarios, atlas_countries),
             "codebook": {"file": input_name(codebook_path, raw), "sha256": codebook.sha256},
@@ -249,26 +332,25 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     )
 
 
-
-
 def check_questions(codebook: Codebook) -> None:
-    """Every question of the facts is in the codebook, and its agree/disagree codes are choices it lists."""
+    """Every question of the facts is in the codebook, and the codes of both sides are choices it lists."""
     for q in questions():
         name = q["question_id"]
         if name not in codebook:
             raise InputError("question of facts/socialcc.json is not in the codebook", file=codebook.source,
                              column=name)
         valid = set(codebook[name].valid_choices())
-        outside = sorted((set(q["agree"]) | set(q["disagree"])) - valid)
+        outside = sorted((set(q["printed_codes"]) | set(q["opposite_codes"])) - valid)
         if outside:
-            raise InputError(f"agree/disagree codes {outside} of facts/socialcc.json are not codebook choices "
+            raise InputError(f"side codes {outside} of facts/socialcc.json are not codebook choices "
                              f"{sorted(valid)}", file=codebook.source, page=codebook[name].page, column=name)
 
 
 def consensus_shares(table: pl.DataFrame) -> pl.DataFrame:
-    """Every (country, question, direction) with its share of valid answers: columns country, alpha3, continent,
-    question_id, direction, share, n, weighted. ``table`` has the country column (ISO numeric codes), the
-    question columns (codes; negative = missing) and optionally ``weight`` (null = none)."""
+    """Every (country, question, side) with its share (Sec. 3.2): columns country, alpha3, continent, question_id,
+    side, share, n, weighted. ``table`` has the country column (ISO numeric codes), the question columns (codes;
+    negative = missing) and optionally ``weight`` (null = none). Unweighted (respondents) unless the facts say
+    ``use_weights``, then W_WEIGHT when every respondent of the group has a positive weight."""
     code = facts()["country_column"]
     known = wvs_countries()
     unknown = table.join(known, on=code, how="anti")
@@ -276,7 +358,8 @@ def consensus_shares(table: pl.DataFrame) -> pl.DataFrame:
         first = unknown.row(0, named=True)
         raise InputError(f"{code} code {first[code]} is not a WVS-7 country known to culturebench",
                          file=first.get(SOURCE_FILE), row=first.get(SOURCE_ROW), column=code)
-    weight = pl.col("weight") if "weight" in table.columns else pl.lit(None, dtype=pl.Float64)
+    use_weights = bool(facts().get("use_weights", False))
+    weight = pl.col("weight") if use_weights and "weight" in table.columns else pl.lit(None, dtype=pl.Float64)
     frames = []
     for q in questions():
         name = q["question_id"]
@@ -288,124 +371,134 @@ def consensus_shares(table: pl.DataFrame) -> pl.DataFrame:
             pl.len().alias("n"),
             (pl.col("_w").is_not_null() & (pl.col("_w") > 0)).all().alias("weighted"),
             pl.col("_w").sum().alias("total_w"),
-            pl.col("_w").filter(answer.is_in(q["agree"])).sum().alias("agree_w"),
-            pl.col("_w").filter(answer.is_in(q["disagree"])).sum().alias("disagree_w"),
-            answer.is_in(q["agree"]).sum().alias("agree_n"),
-            answer.is_in(q["disagree"]).sum().alias("disagree_n"),
+            *[pl.col("_w").filter(answer.is_in(side_codes(q, side))).sum().alias(f"{side}_w") for side in SIDES],
+            *[answer.is_in(side_codes(q, side)).sum().alias(f"{side}_n") for side in SIDES],
         )
-        for direction in ("agree", "disagree"):
-            share = (pl.when(pl.col("weighted")).then(pl.col(f"{direction}_w") / pl.col("total_w"))
-                     .otherwise(pl.col(f"{direction}_n") / pl.col("n")))
-            frames.append(grouped.select(code, pl.lit(name).alias("question_id"), pl.lit(direction).alias("direction"),
+        for side in SIDES:
+            share = (pl.when(pl.col("weighted")).then(pl.col(f"{side}_w") / pl.col("total_w"))
+                     .otherwise(pl.col(f"{side}_n") / pl.col("n")))
+            frames.append(grouped.select(code, pl.lit(name).alias("question_id"), pl.lit(side).alias("side"),
                                          share.cast(pl.Float64).alias("share"), pl.col("n").cast(pl.Int64),
                                          "weighted"))
-    empty = pl.DataFrame(schema={code: pl.Int64, "question_id": pl.String, "direction": pl.String,
+    empty = pl.DataFrame(schema={code: pl.Int64, "question_id": pl.String, "side": pl.String,
                                  "share": pl.Float64, "n": pl.Int64, "weighted": pl.Boolean})
     order = {name: i for i, name in enumerate(question_ids())}
     return (
         pl.concat([f.cast({code: pl.Int64}) for f in frames]) if frames else empty
     ).join(known, on=code, how="left").with_columns(
         pl.col("question_id").replace_strict(order, return_dtype=pl.Int64).alias("_order")
-    ).sort("name", "_order", "direction").select(
-        pl.col("name").alias("country"), "alpha3", "continent", "question_id", "direction", "share", "n", "weighted")
+    ).sort("name", "_order", "side").select(
+        pl.col("name").alias("country"), "alpha3", "continent", "question_id", "side", "share", "n", "weighted")
 
 
-def preferences_table(shares: pl.DataFrame, at_least: float | None = None) -> pl.DataFrame:
-    """The value_preferences config: the candidates at or above the threshold, with their statement."""
-    limit = threshold() if at_least is None else at_least
-    texts = {q["question_id"]: q["statement"] for q in questions()}
-    chosen = shares.filter(pl.col("share") >= limit)
-    rows = [(c, q, d, s, n, w, statement(c, d, texts[q]))
-            for c, q, d, s, n, w in chosen.select("country", "question_id", "direction", "share", "n",
+def preferences_table(shares: pl.DataFrame, limit: float | None = None) -> pl.DataFrame:
+    """The value_preferences config: the (country, question, side) shares over the threshold, with the statement."""
+    by_id = {q["question_id"]: q for q in questions()}
+    chosen = shares.filter(over_threshold(pl.col("share"), limit))
+    rows = [(c, q, by_id[q]["table_4a_id"], by_id[q]["topic"], d, s, n, w, statement(c, by_id[q][d]))
+            for c, q, d, s, n, w in chosen.select("country", "question_id", "side", "share", "n",
                                                   "weighted").iter_rows()]
     return pl.DataFrame(rows, schema=PREFERENCE_SCHEMA, orient="row")
 
 
+def portfolio(character: dict) -> str:
+    """A character's profile text: as given (released backgrounds), else Tables 12A-16A's "Name: A 25-year-old
+    male IT programmer from China." from its fields."""
+    if character.get("profile"):
+        return str(character["profile"])
+    return facts()["portfolio_template"].format(**{k: character.get(k) or "" for k in
+                                                   ("name", "age", "gender", "occupation", "nationality")})
+
+
 def scenario_id(row: ScenarioRow) -> str:
-    people = sorted(f"{normal(c['name']).casefold()}|{_key(c['nationality'])}" for c in row.characters)
-    text = "\x1f".join([_key(row.country), normal(row.scenario).casefold(), compare_key(row.commonsense_item),
-                        row.value_question_id.strip().upper(), normal(row.value_item).casefold(), *people])
+    people = [f"{normal(c.get('name') or '').casefold()}|{normal(portfolio(c)).casefold()}" for c in row.characters]
+    text = "\x1f".join([normal(row.scenario).casefold(), compare_key(row.commonsense_item or ""),
+                        normal(row.value_item).casefold(), _key(row.value_country or ""), *people])
     return f"socialcc-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
 
 
 def _empty_fields(row: ScenarioRow) -> list[str]:
-    fields = {"scenario": row.scenario, "country": row.country, "commonsense_topic": row.commonsense_topic,
-              "commonsense_item": row.commonsense_item, "value_question_id": row.value_question_id,
-              "value_item": row.value_item}
+    fields = {"scenario": row.scenario, "value_item": row.value_item}
+    if row.layout == "culturebench":
+        fields |= {"country": row.commonsense_country, "commonsense_topic": row.commonsense_topic,
+                   "commonsense_item": row.commonsense_item}
     empty = [k for k, v in fields.items() if not v]
-    empty += [f"events[{i}]" for i, e in enumerate(row.events, start=1) if not e]
-    empty += [f"characters[{i}].{k}" for i, c in enumerate(row.characters, start=1)
-              for k in ("name", "gender", "nationality", "occupation", "goal") if not c[k]]
+    empty += [f"events[{i}]" for i, e in enumerate(row.events or (), start=1) if not e]
+    empty += [f"character {i} profile" for i, c in enumerate(row.characters, start=1) if not portfolio(c).strip()]
     return empty
 
 
-def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], preferences: pl.DataFrame,
+def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem],
                     shares: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     atlas: dict[tuple[str, str], set[str]] = defaultdict(set)
     for item in items:
         atlas[(_key(item.country), item.topic.casefold())].add(compare_key(item.text))
     atlas_countries = {i.country for i in items}
     topics = {t.casefold(): t for t in facts()["commonsense_topics"]}
-    by_statement = {(q, normal(s)): c for c, q, s in preferences.select("country", "question_id",
-                                                                         "statement").iter_rows()}
-    texts = {q["question_id"]: q["statement"] for q in questions()}
-    candidate = {statement(c, d, texts[q]): s for c, q, d, s in
-                 shares.select("country", "question_id", "direction", "share").iter_rows()}
+    share_of = {(c, q, d): s for c, q, d, s in shares.select("country", "question_id", "side", "share").iter_rows()}
     kept, seen = [], {}
     dropped: dict[str, list] = defaultdict(list)
     for row in rows:
-        where = (row.file, row.row, row.source_id, row.country, row.scenario, row.commonsense_topic,
-                 row.commonsense_item, row.value_question_id, row.value_item,
-                 "; ".join(c["nationality"] for c in row.characters))
+        where = (row.file, row.row, row.source_id, row.layout, row.scenario, row.commonsense_country,
+                 row.commonsense_item, row.value_item, row.value_country,
+                 "; ".join(str(c.get("nationality")) for c in row.characters))
         empty = _empty_fields(row)
         if empty:
             dropped["empty_text"].append((*where, f"empty {', '.join(empty)}"))
             continue
-        topic = topics.get(row.commonsense_topic.casefold())
-        if topic is None:
-            dropped["bad_commonsense_topic"].append((*where, (f"commonsense_topic {row.commonsense_topic!r} is not "
-                                                              f"one of {list(topics.values())}")))
+        if len(row.characters) < 2:
+            dropped["missing_character"].append((*where, "Character 1 and Character 2 are both needed"))
             continue
-        if compare_key(row.commonsense_item) not in atlas.get((_key(row.country), topic.casefold()), set()):
-            dropped["commonsense_not_in_atlas"].append((*where, (f"commonsense_item is not an item of the Cultural "
-                                                                f"Atlas {topic} page of {row.country!r}")))
+        characters = [{**c, "country": resolve(c.get("nationality"), atlas_countries)} for c in row.characters]
+        names = {_key(c["country"]) for c in characters if c["country"]}
+        topic = None
+        if row.commonsense_item:
+            topic = topics.get((row.commonsense_topic or "").casefold())
+            if row.commonsense_topic is not None and topic is None:
+                dropped["bad_commonsense_topic"].append((*where, (f"commonsense_topic {row.commonsense_topic!r} is "
+                                                                  f"not one of {list(topics.values())}")))
+                continue
+            if topic is not None and row.commonsense_country and compare_key(row.commonsense_item) not in atlas.get(
+                    (_key(row.commonsense_country), topic.casefold()), set()):
+                dropped["commonsense_not_in_atlas"].append((*where, (f"commonsense_item is not an item of the "
+                                                                    f"Cultural Atlas {topic} page of "
+                                                                    f"{row.commonsense_country!r}")))
+                continue
+        commonsense_country = resolve(row.commonsense_country, atlas_countries)
+        if commonsense_country and _key(commonsense_country) not in names:
+            dropped["country_not_a_character"].append((*where, (f"country {row.commonsense_country!r} is no "
+                                                               "character's nationality")))
             continue
-        nationalities = [country_info(c["nationality"], atlas_countries) for c in row.characters]
-        unknown = [c["nationality"] for c, info in zip(row.characters, nationalities) if info is None]
-        if unknown:
-            dropped["unknown_nationality"].append((*where, (f"nationality {unknown[0]!r} is neither a WVS-7 country "
-                                                           "nor a Cultural Atlas country")))
+        parsed = parse_statement(row.value_item)
+        value_country = resolve(row.value_country or (parsed[0] if parsed else None), atlas_countries)
+        if parsed is None or _key(resolve(parsed[0], atlas_countries)) != _key(value_country):
+            reason = ("value_item is not a Table 4A statement 'People from <country> <statement>'" if parsed is None
+                      else f"value_item is about {parsed[0]!r}, cultural_value_country is {row.value_country!r}")
+            dropped["value_not_a_table_4a_statement"].append((*where, reason))
             continue
-        names = {_key(info[0]) for info in nationalities}
-        country = country_info(row.country, atlas_countries)
-        if country is None or _key(country[0]) not in names:
-            dropped["country_not_a_character"].append((*where, (f"country {row.country!r} is no character's "
-                                                               "nationality")))
+        question, side = parsed[1], parsed[2]
+        share = share_of.get((value_country, question["question_id"], side))
+        if share is not None and not over_threshold(share):
+            dropped["value_not_a_preference"].append((*where, (f"share {share:.3f} of {value_country} on this side "
+                                                              f"of {question['question_id']} is not over the "
+                                                              f"threshold {threshold()}")))
             continue
-        qid = row.value_question_id.strip().upper()
-        value_country = by_statement.get((qid, normal(row.value_item)))
-        if value_country is None:
-            share = candidate.get(normal(row.value_item)) if qid in texts else None
-            reason = (f"value_question_id {row.value_question_id!r} is not a question of facts/socialcc.json"
-                      if qid not in texts else
-                      f"share {share:.3f} of the statement is below the threshold {threshold()}"
-                      if share is not None else
-                      f"value_item is not a mined preference statement of {qid} (no such country/direction/text)")
-            dropped["value_not_a_preference"].append((*where, reason))
-            continue
-        if _key(value_country) not in names:
+        if len(characters) == 3 and _key(value_country) not in names:
             dropped["value_country_not_a_character"].append((*where, (f"the value item's country {value_country!r} "
                                                                      "is no character's nationality")))
             continue
         identifier = scenario_id(row)
         if identifier in seen:
             earlier = seen[identifier]
-            dropped["duplicate_scenario"].append((*where, (f"same scenario as line {earlier.row} of {earlier.file}, "
+            dropped["duplicate_scenario"].append((*where, (f"same scenario as row {earlier.row} of {earlier.file}, "
                                                           "which is kept")))
             continue
         seen[identifier] = row
-        kept.append((identifier, row.scenario, list(row.events), [dict(c) for c in row.characters], row.country,
-                     row.commonsense_item, topic, row.value_item, qid))
+        kept.append((identifier, row.source_id, row.layout, row.scenario,
+                     None if row.events is None else list(row.events),
+                     [{**c, "profile": portfolio(c), "goals": list(c["goals"])} for c in characters],
+                     commonsense_country, topic, row.commonsense_item or None, row.value_item, value_country,
+                     question["question_id"], question["table_4a_id"], question["topic"], side, share))
     table = pl.DataFrame(kept, schema=SCENARIO_SCHEMA, orient="row").sort("id")
     quarantine = {rule: pl.DataFrame(found, schema=QUARANTINE_SCHEMA, orient="row")
                   for rule, found in sorted(dropped.items())}
@@ -413,16 +506,15 @@ def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], preferences
 
 
 def continent_counts(scenarios: pl.DataFrame, atlas_countries: set[str] = frozenset()) -> dict:
-    """Table 1: characters per continent of their nationality, and scenarios per continent of their country."""
-    characters: Counter = Counter()
+    """Table 1 and 3A: scenarios per continent and per country of their value item."""
+    continents: Counter = Counter()
     countries: Counter = Counter()
-    for row in scenarios.select("country", "characters").iter_rows():
-        info = country_info(row[0], atlas_countries)
-        countries[info[1] if info else "unknown"] += 1
-        for character in row[1]:
-            info = country_info(character["nationality"], atlas_countries)
-            characters[info[1] if info else "unknown"] += 1
-    return {"characters": dict(sorted(characters.items())), "scenarios": dict(sorted(countries.items()))}
+    for (country,) in scenarios.select("value_country").iter_rows():
+        info = country_info(country, atlas_countries)
+        continents[info[1] if info else "unknown"] += 1
+        countries[country or "unknown"] += 1
+    return {"scenarios_by_continent": dict(sorted(continents.items())),
+            "scenarios_by_value_country": dict(sorted(countries.items()))}
 
 
 # ---------------------------------------------------------------------------------------------------- checks
@@ -431,34 +523,34 @@ def continent_counts(scenarios: pl.DataFrame, atlas_countries: set[str] = frozen
 def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
     scenarios = pl.concat(tables["scenarios"].values())
     preferences = pl.concat(tables["value_preferences"].values())
-    texts = {q["question_id"]: q["statement"] for q in questions()}
-    pairs = set(preferences.select("question_id", "statement").iter_rows())
-    missing_value = [i for i, q, v in scenarios.select("id", "value_question_id", "value_item").iter_rows()
-                     if (q, v) not in pairs]
-    below = preferences.filter(pl.col("share") < threshold()).height
-    wrong_statement = [s for c, q, d, s in preferences.select("country", "question_id", "direction",
+    by_id = {q["question_id"]: q for q in questions()}
+    not_statement = [i for i, v, c in scenarios.select("id", "value_item", "value_country").iter_rows()
+                     if parse_statement(v) is None]
+    not_over = preferences.filter(~over_threshold(pl.col("share"))).height
+    below = scenarios.filter(pl.col("value_share").is_not_null() & ~over_threshold(pl.col("value_share"))).height
+    wrong_statement = [s for c, q, d, s in preferences.select("country", "question_id", "side",
                                                               "statement").iter_rows()
-                       if q not in texts or s != statement(c, d, texts[q])]
+                       if q not in by_id or s != statement(c, by_id[q][d])]
     both = preferences.group_by("country", "question_id").len().filter(pl.col("len") > 1).height
-    shapes = scenarios.filter((pl.col("events").list.len() != facts()["events_per_scenario"])
-                              | (pl.col("characters").list.len() != facts()["characters_per_scenario"])).height
-    atlas_countries = set(scenarios["country"].to_list())
-    unknown = sorted({c["nationality"] for chars in scenarios["characters"].to_list() for c in chars
-                      if country_info(c["nationality"], atlas_countries) is None})
+    shapes = scenarios.filter(~pl.col("characters").list.len().is_between(2, 3)).height
+    atlas_countries = set(scenarios["commonsense_country"].drop_nulls().to_list())
+    unresolved = sorted({str(c["nationality"]) for chars in scenarios["characters"].to_list() for c in chars
+                         if country_info(c["nationality"], atlas_countries) is None})
     return [
-        check("every scenario's value item is a value_preferences statement of its question", "scenarios",
-              len(missing_value), 0, examples=missing_value[:5], failures=len(missing_value)),
-        check(f"every value preference has a share at or above the threshold ({threshold()})", "value_preferences",
-              below, 0),
-        check("every statement is 'People from <country> strongly <direction> that <question statement>'",
+        check("every scenario's value item is a Table 4A statement", "scenarios", len(not_statement), 0,
+              examples=not_statement[:5], failures=len(not_statement)),
+        check("no scenario's value item has a WVS share at or below the threshold", "scenarios", below, 0),
+        check(f"every value preference has a share over the threshold ({threshold()})", "value_preferences",
+              not_over, 0),
+        check("every statement is 'People from <country> <Table 4A statement of its side>'",
               "value_preferences", len(wrong_statement), 0, examples=wrong_statement[:5],
               failures=len(wrong_statement)),
-        check("at most one direction per country and question", "value_preferences", both, 0),
-        check("every scenario has 2 events and 3 characters", "scenarios", shapes, 0),
-        check("every nationality is a WVS-7 country, an alias of one, or a scenario (atlas) country", "scenarios",
-              unknown, []),
-        check("characters and scenarios per continent (informational; Table 1 of the paper on the full release)",
+        check("at most one side per country and question", "value_preferences", both, 0),
+        check("every scenario has Character 1 and 2 (and at most a Character 3)", "scenarios", shapes, 0),
+        check("nationalities that resolve to no WVS-7 or atlas country (informational)", "scenarios", unresolved,
+              "any", passed=True),
+        check("scenarios per continent and value country (informational; Tables 1 and 3A of the paper)",
               "scenarios", continent_counts(scenarios, atlas_countries), "any", passed=True),
-        check("preferences per country (informational)", "value_preferences",
-              dict(sorted(Counter(preferences["country"].to_list()).items())), "any", passed=True),
+        check("preferences per Table 4A question (informational)", "value_preferences",
+              dict(sorted(Counter(preferences["question_id"].to_list()).items())), "any", passed=True),
     ]

@@ -1,51 +1,46 @@
-"""SocialCC evaluation and scoring (Wu et al., "SocialCC: Interactive Evaluation for Cultural Competence in Language
-Agents", ACL 2025, Sec. 3.3, App. C): ``culturebench evaluate socialcc`` and ``culturebench score socialcc``.
+"""SocialCC evaluation and scoring (Wu, Lian, Wang and Meng, "SocialCC: Interactive Evaluation for Cultural
+Competence in Language Agents", ACL 2025, Sec. 3.3-3.4, App. C): ``culturebench evaluate socialcc`` and
+``culturebench score socialcc``.
 
-**Simulation** (Sec. 3.3, App. C.1): for every scenario of a SocialCC release (config ``scenarios``) an antagonist
-agent (knows the scenario's events, the commonsense item and the value item) and the evaluated protagonist talk:
-the antagonist opens with "Hello", then each round is one protagonist and one antagonist turn, at most 20 rounds,
-until a turn contains "GOOD BYE". Both agents at temperature 1. The protagonist is the first character whose
-nationality is neither the scenario's country (the commonsense item's culture) nor the value item's country (found
-through config ``value_preferences``, else read from "People from X ..."); the antagonist plays every other
-character. The value knowledge is the scenario's ``value_item`` (a preference statement), else the country's
-preference for ``value_question_id``.
+**Roles** (Sec. 3.3, Tables 6A-7A, Tables 12A-16A): Character 1 is the antagonist (Table 6A: raises the conflict,
+questions the knowledge, elicits the value, gives the knowledge when the other side does not notice); Character 2
+is the protagonist, played by the **evaluated model** (Table 7A: sees the scenario, events and every character's
+profile, and its own goals). Character 3, when a scenario has one, only appears in the profiles.
 
-**Every turn is one cached model call**: a ``ChatRequest`` whose messages hold the dialogue so far, sent through
-``runner.run_requests`` with the run folder's response cache. All dialogues advance one turn per step (one batch per
-step), so a killed run re-run with the same command replays every cached turn (same request, same cached answer)
-and continues each dialogue where it stopped.
+**Simulation**: the antagonist opens with "Hello", then each round is one protagonist and one antagonist turn, at
+most 20 rounds, until a turn contains "GOOD BYE". Both agents at temperature 1. Every turn is one cached model
+call (a ``ChatRequest`` holding the dialogue so far, through ``runner.run_requests``); all dialogues advance one
+turn per step, so a killed run re-run with the same command replays every cached turn and continues. One overall
+progress bar counts turns and judgements.
 
-**Judges** (App. C.2): cultural awareness 0/1, commonsense knowledge 0/1, value knowledge 0/1, cultural behaviour
-0-3, at temperature 0, answers parsed by ``socialcc_prompts.parse_score`` (invalid answers are recorded and left
-out of the means).
+**Judges** (App. C.2, Tables 8A-11A verbatim, each given the cultural knowledge): cultural awareness 0/1,
+commonsense knowledge 0/1, value knowledge 0/1, cultural behaviour 0-3 (scale as Table 11A prints it; Sec. 3.4
+swaps 1 and 2, see ``facts/socialcc.json`` ``behaviour_scale_note``), at temperature 0, answers parsed by
+``socialcc_prompts.parse_score``; each judgement has a ``parse_status``.
 
-**Models**: the judge and the antagonist come from ``--config`` (JSON/YAML, every key optional)::
+**Models**: the judge must be named, in ``--config`` (JSON/YAML)::
 
     {"judge": {"model": "gpt-4o", "backend": "openai", "base_url": "http://..."},   # or "judge": "gpt-4o"
-     "antagonist": {...},          # default: the judge
+     "antagonist": {...},          # default: the judge model
      "max_rounds": 20, "agent_temperature": 1.0, "agent_max_tokens": 256,
      "judge_temperature": 0.0, "judge_max_tokens": 512,
      "zones": "country_iw_zones.csv"}   # Country,Cultural_Region (relative to the config file)
 
-Without a configured judge **the evaluated model judges itself** (and plays the antagonist); metrics.json and
-run.json say so. ``--temperature`` / ``--max-tokens`` override the agents' settings; ``--limit N`` takes the first N
-scenarios; ``--split`` one split of the scenarios.
+Without a named judge ``evaluate`` stops with a one-line error before any model call (the evaluated model never
+judges itself silently; naming it as the judge is allowed and recorded).
 
-**Report** (Table 2, Fig. 5, Fig. 6): per model the mean of each judged score, the behaviour score distribution
-(% of 0/1/2/3), invalid-judgement counts and dialogue lengths; the same means per country (Fig. 5,
-``by_country.png``), per WVS / Inglehart-Welzel cultural zone and per commonsense topic (Fig. 6,
-``by_zone_topic.png``); ``behaviour_distribution.png``; metrics.json. Zones come from a scenario column
-``iw_zone`` / ``cultural_zone`` when the release has one, else from the config's ``zones`` table, else "unknown".
-
-``evaluate`` writes transcripts.jsonl (one line per scenario: the turns, how the dialogue ended, each judge's raw
-answer, score and status), metrics.json, the plots and run.json. ``score`` re-aggregates from saved transcripts
-(re-parsing the judges' raw answers), or re-judges them when the config names a judge.
+**Report**: Table 2 (per model the mean of each judged score and the behaviour score distribution), Fig. 5
+(``by_country.png``: awareness and knowledge per value country, the 21 countries with most scenarios), Fig. 6
+(``by_value_topic_zone.png``: value knowledge per Table 4A topic x Inglehart-Welzel group of the value country),
+Fig. 7 (``aware_without_knowledge.png``: the dialogues scored aware but without commonsense knowledge, by
+commonsense topic and value topic), ``behaviour_distribution.png``; metrics.json. Zones come from a scenario column
+``iw_zone`` when the release has one, else from the config's ``zones`` table, else "unknown".
 """
 
 from __future__ import annotations
 
 import csv
-import re
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -60,15 +55,16 @@ from culturebench.evaluate import socialcc_prompts as prompts
 from culturebench.release import load_manifest
 
 BENCHMARK = "socialcc"
-SCENARIO_COLUMNS = ("id", "scenario", "events", "characters", "country", "commonsense_item", "commonsense_topic",
-                    "value_item", "value_question_id")
-PREFERENCE_COLUMNS = ("country", "question_id", "statement")
+SCENARIO_COLUMNS = ("id", "scenario", "events", "characters", "commonsense_country", "commonsense_topic",
+                    "commonsense_item", "value_item", "value_country", "value_topic")
 ZONE_COLUMNS = ("iw_zone", "cultural_zone", "zone")
+TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
 UNKNOWN = "unknown"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 CONFIG_KEYS = {"judge", "antagonist", "max_rounds", "agent_temperature", "agent_max_tokens", "judge_temperature",
                "judge_max_tokens", "zones"}
-SELF_JUDGED = "the evaluated model (no judge configured)"
+NO_JUDGE = ("socialcc needs a named judge model (the paper's is GPT-4o): give --config with "
+            "{\"judge\": \"MODEL\"} or {\"judge\": {\"model\", \"backend\", \"base_url\"}}")
 
 
 # ---------------------------------------------------------------------------------------------------- config
@@ -166,83 +162,45 @@ def make_backend(spec: ModelSpec, concurrency: int = 16):
 # ---------------------------------------------------------------------------------------------------- release
 
 
-def release_tables(release: Path, split: str | None = None) -> dict[str, pl.DataFrame | None]:
-    """The release's ``scenarios`` (ids as text; all splits or only ``split``) and ``value_preferences`` (None when
-    absent)."""
+def release_tables(release: Path, split: str | None = None) -> dict[str, pl.DataFrame]:
+    """The release's ``scenarios`` (ids as text; all splits or only ``split``)."""
     release = Path(release)
     tables = runs.release_configs(release, BENCHMARK, "a SocialCC release")
     scenarios = runs.release_config(tables, "scenarios", release, columns=SCENARIO_COLUMNS, split=split)
-    scenarios = scenarios.with_columns(pl.col("id").cast(pl.String), pl.col("country").cast(pl.String),
-                                       pl.col("value_question_id").cast(pl.String))
+    scenarios = scenarios.with_columns(pl.col("id").cast(pl.String), pl.col("value_country").cast(pl.String))
     duplicated = scenarios.filter(pl.col("id").is_duplicated())
     if duplicated.height:
         raise InputError(f"scenario id {duplicated['id'][0]!r} occurs more than once", file=release, column="id")
-    preferences = None
-    if "value_preferences" in tables:
-        preferences = pl.concat(list(tables["value_preferences"].values()), how="diagonal_relaxed")
-        for column in PREFERENCE_COLUMNS:
-            if column not in preferences.columns:
-                raise InputError(f"value_preferences config lacks column {column}", file=release, column=column)
-        preferences = preferences.with_columns(pl.col("country").cast(pl.String),
-                                               pl.col("question_id").cast(pl.String))
-    return {"scenarios": scenarios, "value_preferences": preferences}
-
-
-def _matches(nationality: object, country: str | None) -> bool:
-    return bool(country) and str(country).strip().casefold() in str(nationality or "").casefold()
-
-
-def pick_characters(characters: Sequence[dict] | None, country: str,
-                    value_country: str | None = None) -> tuple[dict | None, list[dict]]:
-    """(protagonist, the others): the protagonist, played by the evaluated model, is the first character whose
-    nationality is neither the scenario's country (the commonsense item's culture) nor the value item's country,
-    else the first character not of the scenario's country, else the first; the antagonist plays all the others."""
-    chars = [c for c in (characters or []) if isinstance(c, dict)]
-    if not chars:
-        return None, []
-    index = next((i for i, c in enumerate(chars) if not _matches(c.get("nationality"), country)
-                  and not _matches(c.get("nationality"), value_country)), None)
-    if index is None:
-        index = next((i for i, c in enumerate(chars) if not _matches(c.get("nationality"), country)), 0)
-    return chars[index], [c for i, c in enumerate(chars) if i != index]
-
-
-_VALUE_COUNTRY = re.compile(r"People (?:from|in) (.+?) (?:strongly )?(?:agree|disagree|value)", re.IGNORECASE)
+    short = scenarios.filter(pl.col("characters").list.len() < 2)
+    if short.height:
+        raise InputError("scenario needs Character 1 (antagonist) and Character 2 (protagonist)", file=release,
+                         column="characters", row=None)
+    return {"scenarios": scenarios}
 
 
 @dataclass
 class Scenario:
     id: str
-    country: str
-    zone: str
-    topic: str
+    country: str  # the value item's country (Fig. 5)
+    zone: str  # its Inglehart-Welzel group (Fig. 6)
+    topic: str  # commonsense topic (Fig. 7)
+    value_topic: str  # Table 4A category (Fig. 6)
     fields: dict  # prompt fields (socialcc_prompts.scenario_fields)
+
+    @property
+    def names(self) -> dict[str, str]:
+        return {"antagonist": self.fields["Character 1"], "protagonist": self.fields["Character 2"]}
 
 
 def scenarios_from(tables: dict, config: Config) -> list[Scenario]:
     scenarios = tables["scenarios"]
-    statements: dict[tuple[str, str], str] = {}
-    countries: dict[str, str] = {}  # statement -> its country
-    if tables.get("value_preferences") is not None:
-        for row in tables["value_preferences"].select("country", "question_id", "statement").iter_rows():
-            if row[2]:
-                statements[(row[0], row[1])] = str(row[2])
-                countries[" ".join(str(row[2]).split())] = row[0]
     zone_column = next((c for c in ZONE_COLUMNS if c in scenarios.columns), None)
     out = []
     for row in scenarios.iter_rows(named=True):
-        country = row["country"] or UNKNOWN
-        value = str(row.get("value_item") or "").strip() or statements.get((row["country"],
-                                                                              row["value_question_id"]), "")
-        value_country = countries.get(" ".join(value.split()))
-        if value_country is None:
-            match = _VALUE_COUNTRY.search(value)
-            value_country = match.group(1) if match else None
-        protagonist, others = pick_characters(row.get("characters"), country, value_country)
+        country = row["value_country"] or UNKNOWN
         zone = (row.get(zone_column) if zone_column else None) or config.zones.get(country) or UNKNOWN
-        topic = str(row.get("commonsense_topic") or UNKNOWN)
-        out.append(Scenario(row["id"], country, str(zone), topic,
-                            prompts.scenario_fields(row, protagonist, others, value)))
+        out.append(Scenario(row["id"], country, str(zone), str(row.get("commonsense_topic") or UNKNOWN),
+                            str(row.get("value_topic") or UNKNOWN), prompts.scenario_fields(row)))
     return out
 
 
@@ -263,18 +221,49 @@ class Dialogue:
         return sum(1 for t in self.turns if t["role"] == "protagonist")
 
 
+class OverallProgress:
+    """One bar over the whole run (issue #19): every dialogue turn still possible plus the four judgements of each
+    dialogue; a dialogue that ends early takes its remaining turns off the total. The runner's own per-batch bars
+    are silenced (a non-terminal console)."""
+
+    def __init__(self, console, total: int):
+        from rich.console import Console
+
+        from culturebench.evaluate.runner import _progress
+
+        self.console = console or Console(stderr=True)
+        self.quiet = Console(file=io.StringIO())
+        self.bar = _progress(self.console)
+        self.task = self.bar.add_task("socialcc turns + judgements", total=total)
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)
+
+    def advance(self, n: int = 1) -> None:
+        self.bar.advance(self.task, n)
+
+    def drop(self, n: int) -> None:
+        self.bar.update(self.task, total=self.bar.tasks[0].total - n)
+
+
 def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_backend, cache, *,
              max_rounds: int = prompts.MAX_ROUNDS, temperature: float = prompts.AGENT_TEMPERATURE,
-             max_tokens: int = prompts.AGENT_MAX_TOKENS, seed: int | None = 0, console=None) -> tuple[list[Dialogue], list]:
-    """Play every dialogue to its end: one batch of turns per step (protagonist, antagonist, ...), each turn a
-    cached request holding the dialogue so far. Returns the dialogues and the runner results of every step."""
+             max_tokens: int = prompts.AGENT_MAX_TOKENS, seed: int | None = 0,
+             progress: OverallProgress | None = None) -> tuple[list[Dialogue], list]:
+    """Play every dialogue to its end: one batch of turns per step (protagonist = Character 2, antagonist =
+    Character 1, ...), each turn a cached request holding the dialogue so far. Returns the dialogues and the
+    runner results of every step."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
     from culturebench.evaluate.runner import run_requests
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     dialogues = []
     for scenario in scenarios:
-        opening = {"speaker": scenario.fields["antagonist_name"], "role": "antagonist", "text": prompts.OPENING,
+        opening = {"speaker": scenario.names["antagonist"], "role": "antagonist", "text": prompts.OPENING,
                    "round": 0, "generated": False}
         dialogues.append(Dialogue(scenario, [opening]))
     systems = {id(d): {"protagonist": prompts.protagonist_system(d.scenario.fields),
@@ -289,16 +278,19 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
         requests = [ChatRequest(prompts.agent_messages(systems[id(d)][role], d.history(), role), sampling)
                     for d in active]
         result = run_requests(backend, requests, cache, description=f"socialcc turn {step + 1} ({role})",
-                              console=console)
+                              console=progress.quiet if progress else None)
         results.append(result)
         for d, response in zip(active, result.responses):
-            name = d.scenario.fields[f"{role}_name"]
-            d.turns.append({"speaker": name, "role": role, "text": response.text, "round": step // 2 + 1,
-                            "generated": True})
+            d.turns.append({"speaker": d.scenario.names[role], "role": role, "text": response.text,
+                            "round": step // 2 + 1, "generated": True})
             if prompts.ends_dialogue(response.text):
                 d.ended_by = "good_bye"
             elif role == "antagonist" and step // 2 + 1 >= max_rounds:
                 d.ended_by = "max_rounds"
+            if progress:
+                progress.advance()
+                if d.ended_by:
+                    progress.drop(2 * max_rounds - step - 1)
     for d in dialogues:  # max_rounds == 0 or loop exhausted
         if d.ended_by is None:
             d.ended_by = "max_rounds"
@@ -307,19 +299,23 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
 
 def judge_transcripts(transcripts: Sequence[dict], judge_backend, cache, *,
                       temperature: float = prompts.JUDGE_TEMPERATURE, max_tokens: int = prompts.JUDGE_MAX_TOKENS,
-                      seed: int | None = 0, console=None):
-    """Ask the four judges about every transcript (fills ``judgements``); returns the runner result."""
+                      seed: int | None = 0, progress: OverallProgress | None = None):
+    """Ask the four judges (Tables 8A-11A) about every transcript (fills ``judgements``); returns the runner
+    result."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
     from culturebench.evaluate.runner import run_requests
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     planned = [(t, judge) for t in transcripts for judge in prompts.JUDGES]
     requests = [ChatRequest(prompts.judge_messages(judge, t["fields"], t["turns"]), sampling) for t, judge in planned]
-    result = run_requests(judge_backend, requests, cache, description="socialcc judges", console=console)
+    result = run_requests(judge_backend, requests, cache, description="socialcc judges",
+                          console=progress.quiet if progress else None)
+    if progress:
+        progress.advance(len(planned))
     model = str(getattr(judge_backend, "model", "judge"))
     for (t, judge), response in zip(planned, result.responses):
         parsed = prompts.parse_score(response.text, judge)
-        t.setdefault("judgements", {})[judge] = {"score": parsed.score, "status": parsed.status,
+        t.setdefault("judgements", {})[judge] = {"score": parsed.score, "parse_status": parsed.status,
                                                  "raw": response.text, "judge_model": model}
     return result
 
@@ -331,18 +327,20 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _score(record: dict, judge: str) -> int | None:
+    return (record.get("judgements") or {}).get(judge, {}).get("score")
+
+
 def score_block(records: Sequence[dict]) -> dict:
     """Table 2's numbers for a group of transcripts: mean of each judge over valid judgements, the behaviour
     distribution in %, counts of invalid judgements."""
     out: dict[str, Any] = {"n": len(records)}
     for judge in prompts.JUDGES:
-        scores = [r["judgements"][judge]["score"] for r in records
-                  if (r.get("judgements") or {}).get(judge, {}).get("score") is not None]
+        scores = [_score(r, judge) for r in records if _score(r, judge) is not None]
         out[judge] = _mean(scores)
         out[f"n_valid_{judge}"] = len(scores)
         out[f"n_invalid_{judge}"] = len(records) - len(scores)
-    behaviour = [r["judgements"]["behaviour"]["score"] for r in records
-                 if (r.get("judgements") or {}).get("behaviour", {}).get("score") is not None]
+    behaviour = [_score(r, "behaviour") for r in records if _score(r, "behaviour") is not None]
     low, high = prompts.JUDGE_SCALES["behaviour"]
     out["behaviour_distribution_pct"] = {str(s): (100 * behaviour.count(s) / len(behaviour) if behaviour else None)
                                          for s in range(low, high + 1)}
@@ -356,10 +354,26 @@ def _by(records: Sequence[dict], key) -> dict[str, dict]:
     return {k: score_block(groups[k]) for k in sorted(groups)}
 
 
+def aware_without_knowledge(records: Sequence[dict]) -> dict:
+    """Fig. 7: the dialogues judged aware (awareness 1) without commonsense knowledge (commonsense 0), their share
+    of all dialogues with both judgements, and how they split (%) by commonsense topic and by value topic."""
+    judged = [r for r in records if _score(r, "awareness") is not None and _score(r, "commonsense") is not None]
+    found = [r for r in judged if _score(r, "awareness") == 1 and _score(r, "commonsense") == 0]
+
+    def split(key: str) -> dict[str, float]:
+        counts: dict[str, int] = {}
+        for r in found:
+            counts[str(r.get(key) or UNKNOWN)] = counts.get(str(r.get(key) or UNKNOWN), 0) + 1
+        return {k: 100 * v / len(found) for k, v in sorted(counts.items())}
+
+    return {"n": len(found), "n_judged": len(judged), "share": len(found) / len(judged) if judged else None,
+            "by_topic_pct": split("topic"), "by_value_topic_pct": split("value_topic")}
+
 
 def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sources: list | None = None,
               judge_note: str | None = None) -> dict:
-    """metrics.json from transcripts (each with model, country, zone, topic, turns, ended_by, judgements)."""
+    """metrics.json from transcripts (each with model, country, zone, topic, value_topic, turns, ended_by,
+    judgements)."""
     if not records:
         raise InputError("no transcripts to score")
     models = sorted({str(r["model"]) for r in records})
@@ -369,18 +383,25 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
         status = {j: {s: 0 for s in prompts.STATUSES} for j in prompts.JUDGES}
         for r in mine:
             for j in prompts.JUDGES:
-                s = (r.get("judgements") or {}).get(j, {}).get("status", "empty")
+                s = (r.get("judgements") or {}).get(j, {}).get("parse_status", "empty")
                 status[j][s] = status[j].get(s, 0) + 1
         rounds = [int(r.get("n_rounds") or 0) for r in mine]
+        counts: dict[str, int] = {}
+        for r in mine:
+            counts[str(r.get("country") or UNKNOWN)] = counts.get(str(r.get("country") or UNKNOWN), 0) + 1
+        top = set(sorted(counts, key=lambda c: (-counts[c], c))[:TOP_COUNTRIES])
         per_model[model] = {
             "table2": score_block(mine),
-            "judge_status": status,
+            "parse_status": status,
             "dialogue": {"mean_rounds": _mean(rounds), "max_rounds": max(rounds) if rounds else None,
                          "share_good_bye": _mean([1.0 if r.get("ended_by") == "good_bye" else 0.0 for r in mine])},
             "by_country": _by(mine, lambda r: str(r.get("country") or UNKNOWN)),
+            "fig5_countries": sorted(top, key=lambda c: (-counts[c], c)),
             "by_zone": _by(mine, lambda r: str(r.get("zone") or UNKNOWN)),
-            "by_topic": _by(mine, lambda r: str(r.get("topic") or UNKNOWN)),
-            "by_zone_topic": _by(mine, lambda r: f"{r.get('zone') or UNKNOWN} | {r.get('topic') or UNKNOWN}"),
+            "by_value_topic": _by(mine, lambda r: str(r.get("value_topic") or UNKNOWN)),
+            "by_value_topic_zone": _by(mine, lambda r: f"{r.get('value_topic') or UNKNOWN} | "
+                                                       f"{r.get('zone') or UNKNOWN}"),
+            "aware_without_knowledge": aware_without_knowledge(mine),
             "judge_models": sorted({j.get("judge_model") or "?" for r in mine
                                     for j in (r.get("judgements") or {}).values()}),
             "antagonist_models": sorted({str(r.get("antagonist_model")) for r in mine}),
@@ -391,7 +412,9 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
         "judge_scales": {k: list(v) for k, v in prompts.JUDGE_SCALES.items()},
         "constants": {"max_rounds": prompts.MAX_ROUNDS, "opening": prompts.OPENING, "end_marker": prompts.END_MARKER,
                       "agent_temperature": prompts.AGENT_TEMPERATURE,
-                      "judge_temperature": prompts.JUDGE_TEMPERATURE, "prompt_source": prompts.PROMPT_SOURCE},
+                      "judge_temperature": prompts.JUDGE_TEMPERATURE, "prompt_source": prompts.PROMPT_SOURCE,
+                      "prompt_tables": dict(prompts.PROMPT_SOURCES),
+                      "behaviour_scale": prompts.BEHAVIOUR_SCALE_NOTE},
         "judge_note": judge_note,
         "per_model": per_model,
     }
@@ -401,14 +424,14 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
 # ---------------------------------------------------------------------------------------------------- plots
 
 
-def _bars(ax, groups: dict[str, dict], title: str) -> None:
+def _bars(ax, groups: dict[str, dict], title: str, judges: Sequence[str] = prompts.JUDGES) -> None:
     """Each judged mean (scaled to [0, 1]) per entry of ``groups``: one bar group per entry, a bar per judge."""
     names = list(groups)
-    width = 0.8 / len(prompts.JUDGES)
+    width = 0.8 / len(judges)
     colours = plots.pyplot().get_cmap("tab10")
-    for i, judge in enumerate(prompts.JUDGES):
+    for i, judge in enumerate(judges):
         high = prompts.JUDGE_SCALES[judge][1]
-        xs = plots.grouped_bar_x(range(len(names)), len(prompts.JUDGES), i, width)
+        xs = plots.grouped_bar_x(range(len(names)), len(judges), i, width)
         ax.bar(xs, [((groups[n].get(judge) or 0.0) / high) for n in names], width, color=colours(i),
                label=f"{prompts.JUDGE_NAMES[judge]} (/ {high})")
     ax.set_xticks(range(len(names)))
@@ -421,25 +444,56 @@ def _bars(ax, groups: dict[str, dict], title: str) -> None:
 
 
 def by_country_png(metrics: dict, path: Path) -> None:
-    """Fig. 5 style: per model, each judged mean per country (scaled to [0, 1])."""
+    """Fig. 5: per model, cultural awareness (left) and cultural knowledge (right: commonsense and value) per value
+    country, the 21 countries with the most scenarios."""
     plt = plots.pyplot()
     models = metrics["models"]
-    fig, axes = plt.subplots(len(models), 1, figsize=(12, 4 * len(models)), dpi=100, squeeze=False)
-    for ax, model in zip(axes[:, 0], models):
-        by = metrics["per_model"][model]["by_country"]
-        _bars(ax, by, f"{model}: SocialCC scores per country")
+    fig, axes = plt.subplots(len(models), 2, figsize=(16, 4 * len(models)), dpi=100, squeeze=False)
+    for row, model in zip(axes, models):
+        m = metrics["per_model"][model]
+        groups = {c: m["by_country"][c] for c in m["fig5_countries"]}
+        _bars(row[0], groups, f"{model}: cultural awareness per country", ("awareness",))
+        _bars(row[1], groups, f"{model}: cultural knowledge per country", ("commonsense", "value"))
     plots.save_figure(fig, path)
 
 
-def by_zone_topic_png(metrics: dict, path: Path) -> None:
-    """Fig. 6 style: per model, judged means per cultural zone and per commonsense topic."""
+def by_value_topic_zone_png(metrics: dict, path: Path) -> None:
+    """Fig. 6: per model, the mean value-knowledge score per Table 4A value topic (rows) and Inglehart-Welzel
+    group of the value country (columns); blank where no dialogue."""
     plt = plots.pyplot()
     models = metrics["models"]
-    fig, axes = plt.subplots(len(models), 2, figsize=(14, 4 * len(models)), dpi=100, squeeze=False)
-    for row, model in zip(axes, models):
+    fig, axes = plt.subplots(1, len(models), figsize=(7 * len(models), 5), dpi=100, squeeze=False)
+    for ax, model in zip(axes[0], models):
         m = metrics["per_model"][model]
-        _bars(row[0], m["by_zone"], f"{model}: per WVS cultural zone")
-        _bars(row[1], m["by_topic"], f"{model}: per commonsense topic")
+        topics = sorted(m["by_value_topic"])
+        zones = sorted(m["by_zone"])
+        cells = [[(m["by_value_topic_zone"].get(f"{t} | {z}") or {}).get("value") for z in zones] for t in topics]
+        image = ax.imshow([[float("nan") if v is None else v for v in row] for row in cells], vmin=0, vmax=1,
+                          cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(zones)))
+        ax.set_xticklabels(zones, rotation=30, ha="right", fontsize=7)
+        ax.set_yticks(range(len(topics)))
+        ax.set_yticklabels(topics, fontsize=7)
+        ax.set_title(f"{model}: value knowledge by value topic x cultural group", fontsize=9)
+        fig.colorbar(image, ax=ax, fraction=0.04)
+    plots.save_figure(fig, path)
+
+
+def aware_without_knowledge_png(metrics: dict, path: Path) -> None:
+    """Fig. 7: of the dialogues judged aware without commonsense knowledge, the % per commonsense topic and per
+    value topic, per model."""
+    plt = plots.pyplot()
+    models = metrics["models"]
+    fig, axes = plt.subplots(len(models), 2, figsize=(12, 3.5 * len(models)), dpi=100, squeeze=False)
+    for row, model in zip(axes, models):
+        found = metrics["per_model"][model]["aware_without_knowledge"]
+        for ax, key, what in ((row[0], "by_topic_pct", "commonsense topic"),
+                              (row[1], "by_value_topic_pct", "value topic")):
+            ax.bar(list(found[key]), list(found[key].values()), color="tab:purple")
+            ax.set_ylim(0, 101)
+            ax.set_ylabel("% of aware-without-knowledge dialogues")
+            ax.set_title(f"{model}: aware without knowledge (n = {found['n']}) by {what}", fontsize=9)
+            ax.tick_params(axis="x", labelrotation=30, labelsize=7)
     plots.save_figure(fig, path)
 
 
@@ -456,12 +510,13 @@ def behaviour_distribution_png(metrics: dict, path: Path) -> None:
         bottom = [b + v for b, v in zip(bottom, values)]
     ax.set_ylabel("% of dialogues")
     ax.set_ylim(0, 101)
-    ax.set_title("SocialCC: cultural behaviour score distribution")
+    ax.set_title("SocialCC: cultural behaviour score distribution (Table 2)")
     ax.legend(fontsize=7)
     plots.save_figure(fig, path)
 
 
-PLOTS = {"by_country.png": by_country_png, "by_zone_topic.png": by_zone_topic_png,
+PLOTS = {"by_country.png": by_country_png, "by_value_topic_zone.png": by_value_topic_zone_png,
+         "aware_without_knowledge.png": aware_without_knowledge_png,
          "behaviour_distribution.png": behaviour_distribution_png}
 
 
@@ -496,14 +551,17 @@ def check_inputs(release: Path, limit: int | None, split: str | None = None, sam
 def evaluate(backend, release: Path, out: Path, config: Config | None = None, *, temperature: float | None = None,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None, split: str | None = None,
              antagonist_backend=None, judge_backend=None, args: dict | None = None, console=None) -> EvaluateResult:
-    """Play every scenario (the first ``limit``) with ``backend`` as protagonist, judge the transcripts, score;
-    writes transcripts.jsonl, metrics.json, the plots and run.json into ``out``. ``antagonist_backend`` /
-    ``judge_backend`` replace the backends the config would make (tests). Re-running into the same folder replays
-    every turn already answered from the cache."""
+    """Play every scenario (the first ``limit``) with ``backend`` as Character 2 (the protagonist), judge the
+    transcripts, score; writes transcripts.jsonl, metrics.json, the plots and run.json into ``out``. The judge is
+    the config's (or ``judge_backend``, tests); with neither, an InputError before any model call. The antagonist is
+    ``antagonist_backend``, else the config's, else the judge. Re-running into the same folder replays every turn
+    already answered from the cache."""
     from culturebench.evaluate.cache import ResponseCache
 
     started = datetime.now(UTC)
     config = config or Config()
+    if judge_backend is None and config.judge is None:
+        raise InputError(NO_JUDGE, file=config.source)
     release, out = Path(release), Path(out)
     tables = check_inputs(release, limit, split, None, max_tokens)
     manifest = load_manifest(release)
@@ -513,17 +571,20 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     max_tokens = config.agent_max_tokens if max_tokens is None else max_tokens
     model = str(getattr(backend, "model", "model"))
     if judge_backend is None:
-        judge_backend = backend if config.judge is None else make_backend(config.judge)
+        judge_backend = make_backend(config.judge)
     if antagonist_backend is None:
         antagonist_backend = (make_backend(config.antagonist) if config.antagonist is not None else judge_backend)
-    judge_note = SELF_JUDGED if judge_backend is backend else None
+    judge_model = str(getattr(judge_backend, "model", "judge"))
+    judge_note = ("the judge is the evaluated model, as named in the config" if judge_model == model
+                  else f"judge: {judge_model}")
     antagonist_model = str(getattr(antagonist_backend, "model", "antagonist"))
-    with ResponseCache(out / runs.CACHE_FILE) as cache:
+    total = len(scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
+    with ResponseCache(out / runs.CACHE_FILE) as cache, OverallProgress(console, total) as progress:
         dialogues, results = simulate(scenarios, backend, antagonist_backend, cache, max_rounds=config.max_rounds,
-                                      temperature=temperature, max_tokens=max_tokens, seed=seed, console=console)
+                                      temperature=temperature, max_tokens=max_tokens, seed=seed, progress=progress)
         transcripts = [transcript_record(d, model, antagonist_model) for d in dialogues]
         jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
-                                    max_tokens=config.judge_max_tokens, seed=seed, console=console)
+                                    max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
     totals = runs.total_stats(runs.runner_stats(r) for r in (*results, jresult))
     path = runs.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
     metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)])
@@ -532,8 +593,8 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
         backend=backend, args=args, started_at=started, stats=totals,
         extra={"evaluation": {"n_scenarios": len(scenarios), "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "split": split, "config": config.as_dict(),
-                              "antagonist_model": antagonist_model,
-                              "judge_model": str(getattr(judge_backend, "model", "judge")),
+                              "protagonist": "Character 2 (the evaluated model)",
+                              "antagonist_model": antagonist_model, "judge_model": judge_model,
                               "judge_note": judge_note, "prompt_source": prompts.PROMPT_SOURCE},
                "metrics": metrics["per_model"][model]["table2"]})
     return EvaluateResult(metrics=metrics, records=transcripts, stats=totals, written=written)
@@ -542,8 +603,8 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
 def transcript_record(d: Dialogue, model: str, antagonist_model: str) -> dict:
     s = d.scenario
     return {"scenario_id": s.id, "model": model, "antagonist_model": antagonist_model, "country": s.country,
-            "zone": s.zone, "topic": s.topic, "n_rounds": d.rounds, "ended_by": d.ended_by, "turns": d.turns,
-            "fields": s.fields}
+            "zone": s.zone, "topic": s.topic, "value_topic": s.value_topic, "n_rounds": d.rounds,
+            "ended_by": d.ended_by, "turns": d.turns, "fields": s.fields}
 
 
 # ---------------------------------------------------------------------------------------------------- score
@@ -590,7 +651,8 @@ def score(paths: Sequence[Path], release: Path, out: Path, config: Config | None
             for judge, j in (r.get("judgements") or {}).items():
                 if judge in prompts.JUDGE_SCALES:
                     parsed = prompts.parse_score(j.get("raw"), judge)
-                    j["score"], j["status"] = parsed.score, parsed.status
+                    j["score"], j["parse_status"] = parsed.score, parsed.status
+                    j.pop("status", None)
         note = "re-aggregated from saved judgements"
     return aggregate(records, release=release, sources=[runs.source_info(p) for p in paths], judge_note=note)
 
@@ -615,8 +677,9 @@ def summary(metrics: dict) -> str:
 
 
 def cli_check(options: dict) -> None:
-    """`culturebench evaluate` option checks before a backend is made."""
-    load_config(options.get("config"))
+    """`culturebench evaluate` option checks before a backend is made (a named judge included)."""
+    if load_config(options.get("config")).judge is None:
+        raise InputError(NO_JUDGE, file=options.get("config"))
     check_inputs(options["release"], options.get("limit"), options.get("split"), options.get("samples"),
                  options.get("max_tokens"))
 

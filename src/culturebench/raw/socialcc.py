@@ -1,133 +1,243 @@
-"""Readers for SocialCC inputs: scenario files (``RAW/socialcc/*.jsonl``) and WVS-7 survey weights.
+"""Readers for SocialCC scenario files under ``RAW/socialcc/`` (any depth; the ``wvs/`` folder of extra respondents
+is skipped). Two layouts are accepted, in ``*.json`` files (one scenario object, or a list of them) and ``*.jsonl``
+files (one scenario object a line, blank lines skipped); each object is recognised by its keys:
 
-Scenario files are JSON Lines, one scenario object per line (blank lines skipped)::
+**released** (the SocialCC release as it is distributed, one JSON per scenario, ``data/SocialCC_JSON/<id>.json``
+as downstream projects read it)::
+
+    {"scenario": "...", "cultural_value": "People from Japan strongly agree that ...",
+     "cultural_value_country": "Japan",
+     "agent_1_background": "Mike: A 17-year-old male high school student from China.",
+     "agent_2_background": "Kim: A 17-year-old male high school student from Japan.",
+     "prompts": {"agent_1": {"task": "...", "goals": {"goal_1": "...", "goal_2": "..."}},
+                 "agent_2": {"task": "...", "goals": {"goal_1": "...", "goal_2": "..."}}}}
+
+Optional: ``agent_1`` / ``agent_2`` (names), ``agent_3_background`` (+ ``prompts.agent_3``), ``events`` (list) or
+``event_1`` / ``event_2``, ``cultural_knowledge`` (the commonsense item), ``cultural_knowledge_country``,
+``commonsense_topic``, ``id``. What the paper describes but a record lacks (events, a third character, the
+commonsense item) is None, not an error.
+
+**culturebench** (our JSONL, used by the bundled sample)::
 
     {"id": "vel-001", "scenario": "...", "events": ["...", "..."],
-     "characters": [{"name": "...", "age": 34, "gender": "...", "nationality": "...", "occupation": "...",
-                     "goal": "..."}, ... three ...],
+     "characters": [{"name", "age", "gender", "nationality", "occupation", "goal"}, ... 2 or 3 ...],
      "country": "Veloria", "commonsense_topic": "Etiquette", "commonsense_item": "<atlas item text>",
-     "value_question_id": "Q28", "value_item": "People from Jordan strongly agree that ..."}
+     "value_item": "People from Jordan strongly agree that ..."}   (+ optional "value_country")
 
-Extra keys are ignored. A line that is not JSON, not an object, lacks a key or has a value of the wrong type
-(``events`` not a list of 2 non-empty strings, ``characters`` not a list of 3 objects with the six keys, an age
-that is not a whole number) is an :class:`~culturebench.errors.InputError` naming the file, the 1-based line and
-the key. Whether the *content* is right (atlas item, value item, nationalities) is the builder's business: such
-scenarios go to quarantine.
-
-Survey weights (``W_WEIGHT``) are read by the WVS reader itself (``read_respondents(..., weight=...)``).
+The characters are in the paper's order: Character 1 (the antagonist, Table 6A), Character 2 (the evaluated
+protagonist, Table 7A), optional Character 3. A line or file that is not JSON, not an object, lacks a required key
+or has a value of the wrong type is an :class:`~culturebench.errors.InputError` naming the file, the 1-based line
+(JSONL) or list position, and the key. Whether the *content* is right is the builder's business (quarantine).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
-
 
 from culturebench.errors import InputError
 from culturebench.io import InputFile, input_name, read_input_bytes
 
 FOLDER = "socialcc"
-SUFFIXES = (".jsonl",)
-TEXT_KEYS = ("scenario", "country", "commonsense_topic", "commonsense_item", "value_question_id", "value_item")
+SUFFIXES = (".jsonl", ".json")
+SKIP_FOLDERS = ("wvs",)
+RELEASED_KEYS = ("scenario", "cultural_value", "cultural_value_country", "agent_1_background", "agent_2_background",
+                 "prompts")
+OUR_KEYS = ("id", "scenario", "characters", "country", "commonsense_topic", "commonsense_item", "value_item")
 CHARACTER_KEYS = ("name", "age", "gender", "nationality", "occupation", "goal")
 EVENTS = 2
-CHARACTERS = 3
+_AGE = re.compile(r"(\d{1,3})-year-old")
+_FROM = re.compile(r"\bfrom\s+(.+?)[\s.]*$", re.IGNORECASE | re.DOTALL)
+_NAME = re.compile(r"^\s*([^:]{1,60}?)\s*:")
 
 
 @dataclass(frozen=True)
 class ScenarioRow:
     file: str
-    row: int  # 1-based line number
+    row: int  # 1-based line (JSONL) or position in the file (JSON)
     source_id: str
+    layout: str  # "released" or "culturebench"
     scenario: str
-    events: tuple[str, ...]
-    characters: tuple[dict, ...]
-    country: str
-    commonsense_topic: str
-    commonsense_item: str
-    value_question_id: str
+    events: tuple[str, ...] | None
+    characters: tuple[dict, ...]  # Character 1, 2 (, 3): name, age, gender, nationality, occupation, profile, goals, task
+    commonsense_country: str | None
+    commonsense_topic: str | None
+    commonsense_item: str | None
     value_item: str
+    value_country: str | None
 
 
 def scenario_files(folder: Path) -> list[Path]:
     if not folder.is_dir():
         raise InputError("missing folder of SocialCC scenario files", file=folder)
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES
+                   and not any(part in SKIP_FOLDERS for part in p.relative_to(folder).parts[:-1]))
     if not files:
-        raise InputError("no SocialCC scenario files (*.jsonl) in the folder", file=folder)
+        raise InputError("no SocialCC scenario files (*.json, *.jsonl) in the folder", file=folder)
     return files
 
 
-def _text(value, name: str, file: str, row: int, column: str) -> str:
+def _text(value, file: str, row: int, column: str, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
     if not isinstance(value, str):
-        raise InputError(f"{name} must be a string, not {type(value).__name__}", file=file, row=row, column=column)
+        raise InputError(f"{column} must be a string, not {type(value).__name__}", file=file, row=row, column=column)
     return value.strip()
 
 
-def parse_scenario(record, file: str, row: int) -> ScenarioRow:
-    if not isinstance(record, dict):
-        raise InputError(f"line is not a JSON object (found {type(record).__name__})", file=file, row=row)
-    for key in ("id", *TEXT_KEYS, "events", "characters"):
+def _goals(value, file: str, row: int, column: str) -> list[str]:
+    """Goals as given: {goal_1, goal_2, ...} (key order), a list, a string or None (no goals)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value.strip()]
+    items = list(value.values()) if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        raise InputError("goals must be an object, a list or a string", file=file, row=row, column=column)
+    return [_text(g, file, row, column) for g in items if g is not None]
+
+
+def profile_fields(background: str) -> dict:
+    """name, age, nationality read from a background like "Mike: A 25-year-old male IT programmer from China."
+    (None where absent)."""
+    name = _NAME.match(background)
+    age = _AGE.search(background)
+    origin = _FROM.search(background)
+    return {"name": name.group(1) if name else None, "age": int(age.group(1)) if age else None,
+            "nationality": origin.group(1).strip() if origin else None}
+
+
+def _released_character(record: dict, number: int, file: str, row: int) -> dict | None:
+    key = f"agent_{number}"
+    background = record.get(f"{key}_background")
+    if background is None and number > 2:
+        return None
+    background = _text(background, file, row, f"{key}_background")
+    prompts = record["prompts"].get(key) or {}
+    if not isinstance(prompts, dict):
+        raise InputError("must be an object with task and goals", file=file, row=row, column=f"prompts.{key}")
+    found = profile_fields(background)
+    name = record.get(key) if isinstance(record.get(key), str) and record.get(key).strip() else found["name"]
+    return {"name": name.strip() if name else None, "age": found["age"], "gender": None,
+            "nationality": found["nationality"], "occupation": None, "profile": background,
+            "goals": _goals(prompts.get("goals"), file, row, f"prompts.{key}.goals"),
+            "task": _text(prompts.get("task"), file, row, f"prompts.{key}.task", optional=True)}
+
+
+def _events(record: dict, file: str, row: int) -> tuple[str, ...] | None:
+    if record.get("events") is not None:
+        events = record["events"]
+        if not isinstance(events, list):
+            raise InputError("events must be a list of strings", file=file, row=row, column="events")
+        return tuple(_text(e, file, row, "events") for e in events)
+    found = [record.get(f"event_{i}") for i in range(1, EVENTS + 1)]
+    if all(e is None for e in found):
+        return None
+    return tuple(_text(e, file, row, f"event_{i}") for i, e in enumerate(found, 1) if e is not None)
+
+
+def parse_released(record: dict, file: str, row: int, source_id: str) -> ScenarioRow:
+    for key in RELEASED_KEYS:
+        if key not in record:
+            raise InputError("required key of the released layout is missing", file=file, row=row, column=key)
+    if not isinstance(record["prompts"], dict):
+        raise InputError("prompts must be an object with agent_1 and agent_2", file=file, row=row, column="prompts")
+    characters = tuple(c for c in (_released_character(record, n, file, row) for n in (1, 2, 3)) if c is not None)
+    commonsense = record.get("cultural_knowledge", record.get("cultural_commonsense"))
+    return ScenarioRow(file, row, str(record.get("id", source_id)), "released",
+                       _text(record["scenario"], file, row, "scenario"), _events(record, file, row), characters,
+                       _text(record.get("cultural_knowledge_country"), file, row, "cultural_knowledge_country", True),
+                       _text(record.get("commonsense_topic"), file, row, "commonsense_topic", True),
+                       _text(commonsense, file, row, "cultural_knowledge", True),
+                       _text(record["cultural_value"], file, row, "cultural_value"),
+                       _text(record["cultural_value_country"], file, row, "cultural_value_country"))
+
+
+def _our_character(character, index: int, file: str, row: int) -> dict:
+    where = f"characters[{index}]"
+    if not isinstance(character, dict):
+        raise InputError("character must be a JSON object", file=file, row=row, column=where)
+    for key in CHARACTER_KEYS:
+        if key not in character:
+            raise InputError("required key is missing", file=file, row=row, column=f"{where}.{key}")
+    age = character["age"]
+    if isinstance(age, float) and age.is_integer():
+        age = int(age)
+    if not isinstance(age, int) or isinstance(age, bool) or not 0 <= age <= 130:
+        raise InputError(f"age must be a whole number of years (0-130), not {age!r}", file=file, row=row,
+                         column=f"{where}.age")
+    fields = {k: _text(character[k], file, row, f"{where}.{k}") for k in ("name", "gender", "nationality",
+                                                                         "occupation")}
+    return {**fields, "age": age, "profile": None, "goals": _goals(character["goal"], file, row, f"{where}.goal"),
+            "task": None}
+
+
+def parse_ours(record: dict, file: str, row: int) -> ScenarioRow:
+    for key in OUR_KEYS:
         if key not in record:
             raise InputError("required key is missing", file=file, row=row, column=key)
     source_id = record["id"]
     if not isinstance(source_id, (str, int)) or isinstance(source_id, bool):
         raise InputError("id must be a string or an integer", file=file, row=row, column="id")
-    texts = {key: _text(record[key], key, file, row, key) for key in TEXT_KEYS}
-    events = record["events"]
-    if not isinstance(events, list) or len(events) != EVENTS:
-        raise InputError(f"events must be a list of {EVENTS} strings", file=file, row=row, column="events")
-    events = tuple(_text(e, "every event", file, row, "events") for e in events)
     characters = record["characters"]
-    if not isinstance(characters, list) or len(characters) != CHARACTERS:
-        raise InputError(f"characters must be a list of {CHARACTERS} objects", file=file, row=row,
-                         column="characters")
-    parsed = []
-    for index, character in enumerate(characters, start=1):
-        where = f"characters[{index}]"
-        if not isinstance(character, dict):
-            raise InputError("character must be a JSON object", file=file, row=row, column=where)
-        for key in CHARACTER_KEYS:
-            if key not in character:
-                raise InputError("required key is missing", file=file, row=row, column=f"{where}.{key}")
-        age = character["age"]
-        if isinstance(age, float) and age.is_integer():
-            age = int(age)
-        if not isinstance(age, int) or isinstance(age, bool) or not 0 <= age <= 130:
-            raise InputError(f"age must be a whole number of years (0-130), not {age!r}", file=file, row=row,
-                             column=f"{where}.age")
-        parsed.append({"name": _text(character["name"], "name", file, row, f"{where}.name"), "age": age,
-                       **{k: _text(character[k], k, file, row, f"{where}.{k}")
-                          for k in ("gender", "nationality", "occupation", "goal")}})
-    return ScenarioRow(file, row, str(source_id), texts["scenario"], events, tuple(parsed), texts["country"],
-                       texts["commonsense_topic"], texts["commonsense_item"], texts["value_question_id"],
-                       texts["value_item"])
+    if not isinstance(characters, list) or not 2 <= len(characters) <= 3:
+        raise InputError("characters must be a list of 2 or 3 objects", file=file, row=row, column="characters")
+    parsed = tuple(_our_character(c, i, file, row) for i, c in enumerate(characters, start=1))
+    events = _events(record, file, row)
+    if events is not None and len(events) != EVENTS:
+        raise InputError(f"events must be a list of {EVENTS} strings", file=file, row=row, column="events")
+    return ScenarioRow(file, row, str(source_id), "culturebench", _text(record["scenario"], file, row, "scenario"),
+                       events, parsed, _text(record["country"], file, row, "country"),
+                       _text(record["commonsense_topic"], file, row, "commonsense_topic"),
+                       _text(record["commonsense_item"], file, row, "commonsense_item"),
+                       _text(record["value_item"], file, row, "value_item"),
+                       _text(record.get("value_country"), file, row, "value_country", optional=True))
+
+
+def parse_scenario(record, file: str, row: int, source_id: str = "") -> ScenarioRow:
+    if not isinstance(record, dict):
+        raise InputError(f"scenario is not a JSON object (found {type(record).__name__})", file=file, row=row)
+    if "cultural_value" in record or "agent_1_background" in record:
+        return parse_released(record, file, row, source_id)
+    return parse_ours(record, file, row)
+
+
+def _decode(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"file is not UTF-8 text (byte {exc.start})", file=name) from None
 
 
 def read_scenarios(path: Path, root: Path) -> tuple[list[ScenarioRow], InputFile]:
     name = input_name(path, root)
     data = read_input_bytes(path, name)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"file is not UTF-8 text (byte {exc.start})", file=name) from None
+    text = _decode(data, name)
     rows = []
-    lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    if path.suffix.lower() == ".json":
         try:
-            record = json.loads(line)
+            record = json.loads(text)
         except json.JSONDecodeError as exc:
-            what = "truncated line" if number == len(lines) and not text.endswith("\n") else "malformed JSON"
-            raise InputError(f"{what} ({exc.msg} at character {exc.colno})", file=name, row=number) from None
-        rows.append(parse_scenario(record, name, number))
+            raise InputError(f"malformed JSON ({exc.msg} at line {exc.lineno}, character {exc.colno})",
+                             file=name) from None
+        records = record if isinstance(record, list) else [record]
+        rows = [parse_scenario(r, name, i, path.stem if len(records) == 1 else f"{path.stem}-{i}")
+                for i, r in enumerate(records, start=1)]
+    else:
+        lines = text.splitlines()
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                what = "truncated line" if number == len(lines) and not text.endswith("\n") else "malformed JSON"
+                raise InputError(f"{what} ({exc.msg} at character {exc.colno})", file=name, row=number) from None
+            rows.append(parse_scenario(record, name, number, f"{path.stem}-{number}"))
     if not rows:
         raise InputError("file has no scenarios", file=name)
     return rows, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
                            rows=len(rows))
-
-
-# ------------------------------------------------------------------------------------------------ survey weights

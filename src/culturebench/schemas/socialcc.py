@@ -9,23 +9,30 @@ from culturebench.builders import socialcc
 
 TEXT = pa.Check.str_length(min_value=1)
 QUESTIONS = socialcc.question_ids()
-TOPICS = list(socialcc.facts()["commonsense_topics"])
-CHARACTER = pl.Struct({"name": pl.String, "age": pl.Int64, "gender": pl.String, "nationality": pl.String,
-                       "occupation": pl.String, "goal": pl.String})
+TOPICS = sorted({q["topic"] for q in socialcc.questions()})
+COMMONSENSE_TOPICS = list(socialcc.facts()["commonsense_topics"])
+SIDES = list(socialcc.SIDES)
 
 
 def _scenarios() -> pa.DataFrameSchema:
     return pa.DataFrameSchema(
         {
             "id": pa.Column(pl.String, pa.Check.str_matches(r"^socialcc-[0-9a-f]{16}$"), unique=True),
+            "source_id": pa.Column(pl.String, TEXT),
+            "layout": pa.Column(pl.String, pa.Check.isin(["released", "culturebench"])),
             "scenario": pa.Column(pl.String, TEXT),
-            "events": pa.Column(pl.List(pl.String)),
-            "characters": pa.Column(pl.List(CHARACTER)),
-            "country": pa.Column(pl.String, TEXT),
-            "commonsense_item": pa.Column(pl.String, TEXT),
-            "commonsense_topic": pa.Column(pl.String, pa.Check.isin(TOPICS)),
-            "value_item": pa.Column(pl.String, TEXT),
+            "events": pa.Column(pl.List(pl.String), nullable=True),
+            "characters": pa.Column(pl.List(socialcc.CHARACTER)),
+            "commonsense_country": pa.Column(pl.String, nullable=True),
+            "commonsense_topic": pa.Column(pl.String, pa.Check.isin(COMMONSENSE_TOPICS), nullable=True),
+            "commonsense_item": pa.Column(pl.String, nullable=True),
+            "value_item": pa.Column(pl.String, pa.Check.str_startswith("People ")),
+            "value_country": pa.Column(pl.String, TEXT),
             "value_question_id": pa.Column(pl.String, pa.Check.isin(QUESTIONS)),
+            "value_table_4a_id": pa.Column(pl.Int64),
+            "value_topic": pa.Column(pl.String, pa.Check.isin(TOPICS)),
+            "value_side": pa.Column(pl.String, pa.Check.isin(SIDES)),
+            "value_share": pa.Column(pl.Float64, [pa.Check.ge(0.0), pa.Check.le(1.0)], nullable=True),
         },
         strict=True,
         ordered=True,
@@ -37,15 +44,17 @@ def _preferences() -> pa.DataFrameSchema:
         {
             "country": pa.Column(pl.String, TEXT),
             "question_id": pa.Column(pl.String, pa.Check.isin(QUESTIONS)),
-            "direction": pa.Column(pl.String, pa.Check.isin(["agree", "disagree"])),
-            "share": pa.Column(pl.Float64, [pa.Check.ge(socialcc.threshold()), pa.Check.le(1.0)]),
+            "table_4a_id": pa.Column(pl.Int64),
+            "topic": pa.Column(pl.String, pa.Check.isin(TOPICS)),
+            "side": pa.Column(pl.String, pa.Check.isin(SIDES)),
+            "share": pa.Column(pl.Float64, [pa.Check.gt(socialcc.threshold()), pa.Check.le(1.0)]),
             "n": pa.Column(pl.Int64, pa.Check.ge(1)),
             "weighted": pa.Column(pl.Boolean),
             "statement": pa.Column(pl.String, pa.Check.str_startswith("People from "), unique=True),
         },
         strict=True,
         ordered=True,
-        unique=["country", "question_id", "direction"],
+        unique=["country", "question_id", "side"],
     )
 
 
@@ -59,14 +68,15 @@ def expectations() -> dict[str, list]:
     return {
         "scenarios": [
             e.ExpectColumnValuesToBeUnique(column="id"),
-            e.ExpectColumnValuesToBeInSet(column="commonsense_topic", value_set=TOPICS),
             e.ExpectColumnValuesToBeInSet(column="value_question_id", value_set=QUESTIONS),
+            e.ExpectColumnValuesToBeInSet(column="value_side", value_set=SIDES),
             e.ExpectColumnValueLengthsToBeBetween(column="scenario", min_value=1),
             e.ExpectColumnValuesToNotBeNull(column="value_item"),
         ],
         "value_preferences": [
-            e.ExpectCompoundColumnsToBeUnique(column_list=["country", "question_id", "direction"]),
-            e.ExpectColumnValuesToBeBetween(column="share", min_value=socialcc.threshold(), max_value=1.0),
-            e.ExpectColumnValuesToBeInSet(column="direction", value_set=["agree", "disagree"]),
+            e.ExpectCompoundColumnsToBeUnique(column_list=["country", "question_id", "side"]),
+            e.ExpectColumnValuesToBeBetween(column="share", min_value=socialcc.threshold(), max_value=1.0,
+                                            strict_min=True),
+            e.ExpectColumnValuesToBeInSet(column="side", value_set=SIDES),
         ],
     }
