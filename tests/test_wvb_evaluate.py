@@ -375,3 +375,22 @@ def test_run_json_helpers_drop_secrets(monkeypatch):
     args = runs.redact_args({"model": "m", "api_key": "abc", "base_url": "http://h/v1?key=tok-123456789",
                              "out": Path("/tmp/x"), "prompt_tokens": 3})
     assert args == {"model": "m", "base_url": "http://h/v1?key=<redacted>", "out": "/tmp/x", "prompt_tokens": 3}
+
+
+def test_prompt_family_from_config(tmp_path, release):
+    """--config {"prompt_family": "alpaca"} sends Fig. 5's wording; run.json records the family and App. B's stop."""
+    config = tmp_path / "alpaca.json"
+    config.write_text(json.dumps({"prompt_family": "alpaca"}))
+    with ScriptedServer(reply=scale_minimum) as server:
+        result = evaluate_cli(server, release, tmp_path / "run", "--limit", "3", "--config", str(config))
+        assert result.exit_code == 0, result.output
+        texts = [b["messages"][0]["content"] for b in server.bodies]
+    assert texts  # identical requests may be sent once
+    assert all("in the following json format with comma separated key-value pairs:" in t for t in texts)
+    assert all('"answer as a score": "... an integer score ..."' in t for t in texts)
+    evaluation = json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]
+    assert evaluation["prompt_family"] == "alpaca" and evaluation["stop"] == ["\n\n"]
+    config.write_text(json.dumps({"prompt_family": "llama"}))
+    with ScriptedServer(reply=scale_minimum) as server:
+        bad = evaluate_cli(server, release, tmp_path / "bad", "--limit", "3", "--config", str(config))
+    assert bad.exit_code == 2 and "unknown prompt_family 'llama'" in bad.output and server.request_count == 0
