@@ -407,3 +407,13 @@ def test_end_to_end_on_the_builders_sample_release(sample_release, tmp_path):
                                       "--release", str(sample_release), "--out", str(scored)])
     assert result.exit_code == 0, result.output
     assert json.loads((scored / "metrics.json").read_text())["per_model"] == metrics["per_model"]
+
+
+def test_card_cites_the_paper_followed():
+    """The paper the evaluation follows (papers/normad.txt, title line; Rao et al. 2024, arXiv:2404.12464)."""
+    from culturebench.builders.normad import CARD
+
+    assert "title = {{NormAd}: A Benchmark for Measuring the Cultural Adaptability of Large Language Models}" in (
+        CARD.citation)
+    assert "author = {Rao, Abhinav Sukumar and Yerukola, Akhila and Shah, Vishwa and Reinecke, Katharina and Sap, " \
+           "Maarten}" in CARD.citation
