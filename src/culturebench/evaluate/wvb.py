@@ -10,7 +10,7 @@ two oracle baselines (Sec. 3.3): uniform and majority.
 The majority baseline has two readings (``MAJORITY_DEFINITIONS``, facts/wvb.json ``evaluation.baselines``):
 ``pooled`` (default) predicts the most frequent of the question's scored human answers, which reproduces Table 2's
 Majority column; ``per_group`` predicts each participant the most frequent answer of their probe group (continent x
-urban/rural x education level), as Sec. 3.3's text says, and is 0.21 off Table 2 on average. Choose with
+urban/rural x education level), as Sec. 3.3's text says, and is 0.18 off Table 2 on average. Choose with
 ``--config`` (``{"majority": "per_group"}``); metrics.json names the one used (``baselines.majority.definition``).
 
 ``culturebench evaluate wvb`` (bottom of this module): builds the App. B prompts (``wvb_prompts``) for the probe or a
