@@ -412,9 +412,10 @@ class VLLMBackend:
             for (messages, sampling), indices in batch:
                 conversations.append([{"role": role, "content": content} for role, content in messages])
                 n = 1 if sampling.temperature == 0 else len(indices)
+                stop = {"stop": list(sampling.stop)} if sampling.stop else {}
                 params.append(self._vllm.SamplingParams(n=n, temperature=sampling.temperature,
                                                         max_tokens=sampling.max_tokens, top_p=sampling.top_p,
-                                                        seed=sampling.seed, stop=list(sampling.stop) or None))
+                                                        seed=sampling.seed, **stop))
             outputs = self.llm.chat(conversations, sampling_params=params, use_tqdm=False)
             if len(outputs) != len(batch):
                 raise BackendError(f"vllm returned {len(outputs)} outputs for {len(batch)} conversations")
