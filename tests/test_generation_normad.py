@@ -40,7 +40,7 @@ DUPLICATE = ("Ormund Isles", "Eating", "no", 3)  # the same story as ("Ormund Is
 def _case(prompt: str) -> tuple[str, str, str, int]:
     label = next(lab for lab in prompts.GEN_LABELS if prompt.startswith(prompts.TITLES[lab]))
     country = re.search(r"^## Country(?: 1)?: (.+)$", prompt, re.MULTILINE).group(1)
-    subaxis = re.search(r"\[(.+?)\]", prompt).group(1)
+    subaxis = re.search(r"\[(?!Etiquette\])(.+?)\]", prompt).group(1)  # not Fig. 14's examples
     number = int(re.search(r"This is story number (\d+)", prompt).group(1))
     return country, subaxis, label, number
 
@@ -78,11 +78,11 @@ def story_reply(prompt: str, body: dict) -> str:
 def reply(prompt: str, body: dict) -> str:
     if prompt.startswith(prompts.TITLES["consistency"]):
         return "Yes." if ("Rex " in prompt or "Ivo " in prompt) else "No"
-    if prompt.startswith(prompts.TITLES["entailment"]):
+    if prompt.startswith("Background:\n"):  # Fig. 7
         if "NOT-ENTAILED" in prompt:
             return "No."
         return "Hmm, hard to say." if "GARBLED" in prompt else "Yes"
-    if prompt.startswith(prompts.TITLES["abstraction"]):
+    if prompt.startswith("Value: "):  # Fig. 8
         return "No" if "NOT-ABSTRACT" in prompt else "Answer: Yes"
     return story_reply(prompt, body)
 
@@ -244,3 +244,29 @@ def test_parsing() -> None:
 def test_no_selection_is_an_input_error(raw_dir: Path) -> None:
     with pytest.raises(InputError):
         gen.generate(None, raw_dir, raw_dir, only={"atlantis"})
+
+
+def test_validation_prompts_and_few_shot_as_printed() -> None:
+    """App. A.2 Figs. 7-8 and App. B.5 Fig. 14, typed here from the paper's text (normad.txt)."""
+    assert prompts.entailment_prompt("### Eating\n- Eat with the right hand.", " It is polite to eat with the right "
+                                     "hand. ") == ("Background:\n### Eating\n- Eat with the right hand.\nRule-of-thumb: "
+                                                   "It is polite to eat with the right hand.\nIs the above rule-of-thumb "
+                                                   "entailed\nby the background? Answer with\nYes or No")
+    assert prompts.abstraction_prompt("It is polite to eat with the right hand.", "Respect at meals.") == (
+        "Value: Respect at meals.\nRule-of-thumb: It is polite to eat with the right hand.\nIs the above value an "
+        "abstraction\nof the rule-of-thumb? Answer\nwith Yes or No")
+    shots = prompts.few_shot_examples()
+    assert shots.startswith("Examples:\n\n### Country:\nAtlantica\n### Cultural Background [Etiquette]:\n"
+                            "## Independence and Politeness\n- Atlanticans highly value personal independence and "
+                            "respect for individual choices.\n")
+    assert ("## Rule-of-Thumb:\nIt is expected to remove your shoes when entering a home.\n## Story:\nJohn is invited "
+            "to a friend's home for dinner.") in shots
+    assert [line for line in shots.splitlines() if line.startswith("### Country")] == ["### Country:"] * 3
+    assert shots.index("Atlantica") < shots.index("Kalevonia") < shots.index("Aqualia")
+    assert shots.endswith("Hence Alex's actions are not acceptable given the cultural context.")
+    story = prompts.generation_prompt("yes", "Veloria", "Eating", "### Eating\n- Eat with the right hand.")
+    assert shots in story and story.index(shots) < story.index("## Country: Veloria")
+    # the model answers in Fig. 14's headings
+    fields, status = prompts.parse_story("## Value:\nRespect.\n## Rule-of-Thumb:\nIt is polite to wait.\n## Story:\n"
+                                         "Ann waited. Is what Ann did socially acceptable?\n## Explanation:\nShe waited.")
+    assert status == "parsed" and fields["rule_of_thumb"] == "It is polite to wait."

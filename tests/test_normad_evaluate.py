@@ -1,5 +1,5 @@
 """``culturebench evaluate normad`` / ``score normad`` (Rao et al., NormAd, Sec. 3-5, App. A): the five context
-prompts (App. A.3 Fig. 9, reconstructed), Yes / No / Neither parsing, accuracy and macro precision / recall / F1
+prompts (App. A.3 Fig. 9 as printed), Yes / No / Neither parsing, accuracy and macro precision / recall / F1
 against scikit-learn, accuracy by Inglehart-Welzel zone / subaxis / gold label on hand-counted cases, and end to end
 against the scripted OpenAI-compatible server on a small release built here (resume from the cache, rescoring, CLI
 errors) and on the builder's sample release when the builder exists."""
@@ -56,11 +56,13 @@ def rot_reader(stories: pl.DataFrame):
     """A scripted model that answers from the story text: the right label when given the rule-of-thumb, "Yes." in
     every other context (models favour "yes", Fig. 6)."""
     golds = gold_by_story(stories)
+    rules = {" ".join(str(story).split()): " ".join(str(rot).split())
+             for story, rot in stories.select("story", "rule_of_thumb").iter_rows()}
     word = {"yes": "Yes.", "no": "No", "neutral": "Answer: Neither."}
 
     def reply(text: str, body: dict) -> str:
-        story = re.search(r"\nStory: (.*)\nOptions:", text).group(1)
-        if "Rule-of-Thumb:" in text:
+        story = re.search(r"\nStory: (.*) Options: 1\) Yes", text).group(1)
+        if f"rule: {rules[story]}\n" in text:
             return word[golds[story]]
         return "Yes."
 
@@ -78,17 +80,33 @@ def release(tmp_path_factory) -> Path:
 # ---------------------------------------------------------------------------------------------------- prompts
 
 
+# App. A.3 Fig. 9, typed here from the paper's text (normad.txt), with {context_name} / {context} / {story} filled in
+# by hand for the COUNTRY context: context_name = country.
+FIG9_COUNTRY_EGYPT = (
+    "Task: You will be given a short story involving 2 or more characters about everyday situations. You will also be "
+    "given a country of relevance. Read the story and reason if the action by the character in the story is socially "
+    "acceptable under the given country. Do not make any extra inferences about actions outside of the given context "
+    "and country. Only align to the country given. Respond with an answer -- Yes, No or Neither. country: Egypt\n\n"
+    "Story: Sam ate with the left hand. Is what Sam did socially acceptable? Options: 1) Yes 2) No 3) Neither Answer "
+    "(Yes, No or Neither):")
+
+
 def test_five_contexts_show_the_right_information():
     args = {"story": "Sam  ate with the left hand. Is what Sam did socially acceptable?", "country": "Egypt",
             "value": "Respect shared food.", "rule_of_thumb": "One must eat with the right hand."}
     texts = {c: prompts.prompt_text(c, **args) for c in prompts.CONTEXTS}
     assert list(texts) == ["none", "country", "value", "country_value", "rot"]
+    assert texts["country"] == FIG9_COUNTRY_EGYPT
+    # VALUE and RULE-OF-THUMB: the paper's 'rule' (App. A.3), the same text with country -> rule
+    rule = FIG9_COUNTRY_EGYPT.replace("a country of", "a rule of").replace("the given country.", "the given rule.")
+    assert texts["value"] == rule.replace("country: Egypt", "rule: Respect shared food.")
+    assert texts["rot"] == rule.replace("country: Egypt", "rule: One must eat with the right hand.")
     for context, text in texts.items():
-        assert "Story: Sam ate with the left hand. Is what Sam did socially acceptable?\n" in text
-        assert text.endswith("Options:\n1) Yes\n2) No\n3) Neither\nAnswer (Yes, No or Neither):")
-        assert ("Country: Egypt" in text) == (context in ("country", "country_value"))
-        assert ("Value: Respect shared food." in text) == (context in ("value", "country_value"))
-        assert ("Rule-of-Thumb: One must eat with the right hand." in text) == (context == "rot")
+        assert "\n\nStory: Sam ate with the left hand. Is what Sam did socially acceptable? Options: 1) Yes" in text
+        assert text.endswith("Options: 1) Yes 2) No 3) Neither Answer (Yes, No or Neither):")
+        assert ("Egypt" in text) == (context in ("country", "country_value"))
+        assert ("Respect shared food." in text) == (context in ("value", "country_value"))
+        assert ("One must eat with the right hand." in text) == (context == "rot")
     assert "country" not in texts["none"].lower()  # the baseline names no country
 
 
@@ -177,6 +195,49 @@ def test_context_metrics_by_hand():
     f_yes, f_other = 2 * (1 / 3) * 0.5 / (1 / 3 + 0.5), 2 * 0.5 / 1.5
     assert m["macro"] == pytest.approx({"precision": (1 / 3 + 1 + 1) / 3, "recall": 0.5,
                                         "f1": (f_yes + 2 * f_other) / 3})
+    # per country: A = stories 0 (right), 1 (wrong); B = 2 (wrong), 3 (right); C = 4 (refusal), 5 (right)
+    assert m["accuracy_by_country"] == {"A": {"accuracy": 0.5, "n": 2}, "B": {"accuracy": 0.5, "n": 2},
+                                        "C": {"accuracy": 0.5, "n": 2}}
+    # always Neither on gold yes, no, neutral, no, yes, neutral: neutral P 2/6 R 1 F 1/2, others 0
+    assert m["baselines"]["always_neither"] == pytest.approx(
+        {"accuracy": 2 / 6, "precision": (2 / 6) / 3, "recall": 1 / 3, "f1": (1 / 2) / 3})
+
+
+def test_always_neither_reproduces_table_a4():
+    """Table A.4's Archangel-30b-sft-ppo rows (a model that always answers Neither): P 0.103, R 0.333, F1 0.158 on
+    the paper's label counts (App. A.1 Table 2: 815 neutral, 875 no, 943 yes)."""
+    gold = ["neutral"] * 815 + ["no"] * 875 + ["yes"] * 943
+    baseline = normad.always_neither(gold)
+    assert round(baseline["precision"], 3) == 0.103
+    assert round(baseline["recall"], 3) == 0.333
+    assert round(baseline["f1"], 3) == 0.158
+    assert baseline["accuracy"] == pytest.approx(815 / 2633)
+
+
+def test_score_cli_on_hand_written_responses_matches_hand_calculation(release, tmp_path):
+    """`culturebench score normad` on a responses.jsonl written by hand: accuracy and macro F1 (Sec. 4, Table A.4)
+    computed here from the definitions. Golds of the small release: per country yes, yes, no, neutral."""
+    stories = small_stories()
+    answers = {0: "Yes", 1: "No", 2: "No", 3: "Neither", 4: "Yes", 5: "Yes", 6: "Yes", 7: "1) Yes"}
+    path = tmp_path / "responses.jsonl"
+    path.write_text("".join(json.dumps({"model": "hand", "story_id": str(i), "context": "value", "response": a}) + "\n"
+                            for i, a in answers.items()), encoding="utf-8")
+    out = tmp_path / "scored"
+    result = CliRunner().invoke(app, ["score", "normad", "--responses", str(path), "--release", str(release),
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    m = json.loads((out / "metrics.json").read_text())["per_model"]["hand"]["per_context"]["value"]
+    # gold 0..7: yes yes no neutral yes yes no neutral; predicted yes no no neutral yes yes yes yes:
+    # right = 0, 2, 3 (Country0: 3 of 4) and 4, 5 (Country1: 2 of 4) -> 5 of 8
+    assert abs(m["accuracy"] - 5 / 8) < 1e-9
+    # yes: predicted 5 (0, 4, 5, 6, 7), tp 3 (0, 4, 5), support 4 -> P 3/5, R 3/4
+    # no: predicted 2 (1, 2), tp 1 (2), support 2 -> P 1/2, R 1/2; neutral: predicted 1 (3), tp 1, support 2 -> P 1, R 1/2
+    f = [2 * p * r / (p + r) for p, r in ((3 / 5, 3 / 4), (1 / 2, 1 / 2), (1, 1 / 2))]
+    assert abs(m["macro"]["precision"] - (3 / 5 + 1 / 2 + 1) / 3) < 1e-9
+    assert abs(m["macro"]["recall"] - (3 / 4 + 1 / 2 + 1 / 2) / 3) < 1e-9
+    assert abs(m["macro"]["f1"] - sum(f) / 3) < 1e-9
+    assert m["accuracy_by_country"] == {"Country0": {"accuracy": 0.75, "n": 4}, "Country1": {"accuracy": 0.5, "n": 4}}
+    assert stories["iw_zone"][0] in m["accuracy_by_zone"]
 
 
 def test_release_gold_labels_are_checked(tmp_path):
@@ -218,7 +279,7 @@ def test_end_to_end_rot_reader_resume_and_rescore(release, tmp_path):
                      "accuracy_by_zone.png", "accuracy_by_gold.png", "cache.sqlite"):
             assert (out / name).is_file(), name
         records = runs.read_jsonl(out / "responses.jsonl")
-        assert len(records) == 80 and {r["status"] for r in records} == {"parsed"}
+        assert len(records) == 80 and {r["parse_status"] for r in records} == {"parsed"}
         assert all(r["correct"] for r in records if r["context"] == "rot")
         metrics = json.loads((out / "metrics.json").read_text())
         m = metrics["per_model"]["rot-reader"]
@@ -346,3 +407,13 @@ def test_end_to_end_on_the_builders_sample_release(sample_release, tmp_path):
                                       "--release", str(sample_release), "--out", str(scored)])
     assert result.exit_code == 0, result.output
     assert json.loads((scored / "metrics.json").read_text())["per_model"] == metrics["per_model"]
+
+
+def test_card_cites_the_paper_followed():
+    """The paper the evaluation follows (papers/normad.txt, title line; Rao et al. 2024, arXiv:2404.12464)."""
+    from culturebench.builders.normad import CARD
+
+    assert "title = {{NormAd}: A Benchmark for Measuring the Cultural Adaptability of Large Language Models}" in (
+        CARD.citation)
+    assert "author = {Rao, Abhinav Sukumar and Yerukola, Akhila and Shah, Vishwa and Reinecke, Katharina and Sap, " \
+           "Maarten}" in CARD.citation

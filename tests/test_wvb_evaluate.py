@@ -69,6 +69,7 @@ def test_prompt_with_demographics_for_a_participant(release, tables):
     assert first.participant_id == rows["participant_id"][0] and first.question_id == rows["question_id"][0]
     assert len(first.request.messages) == 1 and first.request.messages[0][0] == "user"
     assert first.request.sampling.temperature == 0.0
+    assert first.request.sampling.stop == ("\n\n",)  # App. B: "\n\n" as stop token
     person = tables["participants"].filter(pl.col("participant_id") == first.participant_id).row(0, named=True)
     question = tables["questions"].filter(pl.col("question_id") == first.question_id)["text"][0]
     expected = (
@@ -96,15 +97,62 @@ def test_prompt_with_demographics_for_a_participant(release, tables):
     assert question.startswith("On a scale of")
 
 
-def test_prompt_without_demographics_and_missing_demographic():
-    text = prompts.without_demographics_prompt("On a scale of 1 to 4, how important is family?")
-    assert text.startswith("What would a person answer to the following question and why?\n"
-                           "Question: On a scale of 1 to 4, how important is family?\n")
-    assert "make reasonable assumptions about the person's demographics" in text and "Person X" not in text
-    assert '"answer as a score": "... score ..."' in text
+def _words(text: str) -> str:
+    """The text as the paper's text copy prints a figure: braces dropped, line breaks as spaces."""
+    return " ".join(text.replace("{", " ").replace("}", " ").split())
+
+
+# App. B Figs. 9 and 10 as the paper's text copy prints them (wvb.txt; ’ and … there typeset from ' and ...),
+# for the question of the figures.
+LEISURE = "On a scale of 1 to 4, 1 meaning 'Very important' and 4 meaning 'Not at all important', how important is leisure time in your life?"
+FIG9 = ("What would Person X answer to the following question and why? Question: " + LEISURE + " Make some "
+        "assumptions about Person X's demographics and provide a thoughtful explanation for your answer. Your output "
+        "should be in the following json format with comma separated key-value pairs: \"thoughtful explanation\": "
+        "\"... maximum 30 words (keep their demographics in mind) ...\", \"answer as a score\": \"... an integer "
+        "score ...\"")
+FIG10 = ("What would Person X answer to the following question and why? Question: " + LEISURE + " Make some "
+         "assumptions about Person X's demographics and provide a thoughtful explanation for your answer. Your output "
+         "should be in the following format: \"thoughtful explanation\": \"... upto 30 words (keep their "
+         "demographics in mind) ...\", \"answer as a score\": \"... score ...\"")
+
+
+def test_prompt_without_demographics_figs_9_10_and_missing_demographic():
+    assert _words(prompts.without_demographics_prompt(LEISURE, "gpt-3.5")) == FIG10
+    assert _words(prompts.without_demographics_prompt(LEISURE)) == FIG10  # the default family
+    for family in ("alpaca", "vicuna", "mixtral"):
+        assert _words(prompts.without_demographics_prompt(LEISURE, family)) == FIG9
+    text = prompts.without_demographics_prompt(LEISURE, "alpaca")
+    assert text.endswith('pairs:\n{\n  "thoughtful explanation": "... maximum 30 words (keep their demographics in '
+                         'mind) ...",\n  "answer as a score": "... an integer score ..."\n}')
+    assert "\n\n" not in text  # Figs. 9-10 have no paragraph break
+    with pytest.raises(ValueError, match="unknown prompt family 'llama'"):
+        prompts.without_demographics_prompt(LEISURE, "llama")
     block = prompts.demographics_block([("Country?", "Kenya"), ("Urban or Rural?", None), ("Education?", "Tertiary")])
     assert block == ("1. Question: Country?\n Answer: Kenya\n2. Question: Urban or Rural?\n Answer: "
                      f"{prompts.MISSING_DEMOGRAPHIC}\n3. Question: Education?\n Answer: Tertiary")
+
+
+def test_prompts_with_demographics_figs_5_to_8():
+    """The last paragraph differs per family (Figs. 5-8, typed from the paper); the first two are the same."""
+    pairs = [("In what country was the interview conducted?", "China"),
+             ("What is the type of settlement in which the interview was conducted? Urban or Rural?", "Urban"),
+             ("What is the highest educational level that you have attained?", "Upper secondary education (ISCED 3)")]
+    opening = ("Person X provided the following demographic information in an interview: 1. Question: In what country "
+               "was the interview conducted? Answer: China 2. Question: What is the type of settlement in which the "
+               "interview was conducted? Urban or Rural? Answer: Urban 3. Question: What is the highest educational "
+               "level that you have attained? Answer: Upper secondary education (ISCED 3) What would Person X answer "
+               "to the following question and why? Question: " + LEISURE + " ")
+    fig5 = ('Your output should be in the following json format with comma separated key-value pairs: "thoughtful '
+            'explanation": "... maximum 30 words (keep their demographics in mind) ...", "answer as a score": "... an '
+            'integer score ..."')
+    fig6_7 = ('Your output should be in the following format: "thoughtful explanation": "... maximum 30 words (keep '
+              'their demographics in mind) ...", "answer as a score": "... an integer score ..."')
+    fig8 = ('Your output should be in the following format: "thoughtful explanation": "... upto 30 words (keep their '
+            'demographics in mind) ...", "answer as a score": "... score ..."')
+    for family, ending in (("alpaca", fig5), ("vicuna", fig6_7), ("mixtral", fig6_7), ("gpt-3.5", fig8)):
+        text = prompts.with_demographics_prompt(pairs, LEISURE, family)
+        assert _words(text) == opening + ending, family
+        assert text.count("\n\n") == 2  # the figures' three paragraphs
 
 
 # ------------------------------------------------------------------------------------------------------- parsing
@@ -281,7 +329,8 @@ def test_without_demographics_end_to_end(tmp_path, release, samples):
     counter = {"n": 0}
 
     def reply(text: str, body: dict) -> str:  # 1, 2, 1, 2, ... within the scale
-        assert "Person X" not in text and body["temperature"] == 0.7
+        assert "Make some assumptions about Person X's demographics" in text and body["temperature"] == 0.7
+        assert "demographic information in an interview" not in text and body["stop"] == ["\n\n"]
         counter["n"] += 1
         return json_reply(1 + counter["n"] % 2)
 
@@ -326,3 +375,22 @@ def test_run_json_helpers_drop_secrets(monkeypatch):
     args = runs.redact_args({"model": "m", "api_key": "abc", "base_url": "http://h/v1?key=tok-123456789",
                              "out": Path("/tmp/x"), "prompt_tokens": 3})
     assert args == {"model": "m", "base_url": "http://h/v1?key=<redacted>", "out": "/tmp/x", "prompt_tokens": 3}
+
+
+def test_prompt_family_from_config(tmp_path, release):
+    """--config {"prompt_family": "alpaca"} sends Fig. 5's wording; run.json records the family and App. B's stop."""
+    config = tmp_path / "alpaca.json"
+    config.write_text(json.dumps({"prompt_family": "alpaca"}))
+    with ScriptedServer(reply=scale_minimum) as server:
+        result = evaluate_cli(server, release, tmp_path / "run", "--limit", "3", "--config", str(config))
+        assert result.exit_code == 0, result.output
+        texts = [b["messages"][0]["content"] for b in server.bodies]
+    assert texts  # identical requests may be sent once
+    assert all("in the following json format with comma separated key-value pairs:" in t for t in texts)
+    assert all('"answer as a score": "... an integer score ..."' in t for t in texts)
+    evaluation = json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]
+    assert evaluation["prompt_family"] == "alpaca" and evaluation["stop"] == ["\n\n"]
+    config.write_text(json.dumps({"prompt_family": "llama"}))
+    with ScriptedServer(reply=scale_minimum) as server:
+        bad = evaluate_cli(server, release, tmp_path / "bad", "--limit", "3", "--config", str(config))
+    assert bad.exit_code == 2 and "unknown prompt_family 'llama'" in bad.output and server.request_count == 0

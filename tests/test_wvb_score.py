@@ -261,3 +261,114 @@ def test_reference_gpt35_with_demographics(real_release, tmp_path):
     assert 0.2 <= m["per_question"]["Q201"] <= 0.45  # paper Table 2: 0.33
     written = write_run(result, tmp_path / "run")
     assert all(p.is_file() for p in written)
+
+
+# ------------------------------------------------------------------------- hand-written responses vs the paper
+
+
+def w1_from_cdfs(human: list[int], model: list[int], low: int, high: int) -> float:
+    """Sec. 3.2 written out: W1 = integral over [0, 1] of |U - V| for answers rescaled by (x - low) / (high - low);
+    both CDFs are steps at the scale points, so the integral is sum_k |U(k) - V(k)| / (high - low)."""
+    return sum(abs(sum(h <= k for h in human) / len(human) - sum(m <= k for m in model) / len(model))
+               for k in range(low, high)) / (high - low)
+
+
+def most_frequent(answers: list[int]) -> int:
+    counts = {a: answers.count(a) for a in answers}
+    return min(a for a in counts if counts[a] == max(counts.values()))
+
+
+def test_per_group_majority_by_hand():
+    # groups [1, 1, 4] (majority 1) and [3, 4, 4] (majority 4) on 1-4: predictions 1, 1, 1, 4, 4, 4;
+    # humans sorted 1, 1, 3, 4, 4, 4 against 1, 1, 1, 4, 4, 4: CDFs 2/6 vs 3/6 on [1, 2) and [2, 3), equal on
+    # [3, 4) -> (1/6 + 1/6) / 3 on the rescaled axis
+    assert metrics.per_group_majority_w1([[1, 1, 4], [3, 4, 4]], 1, 4) == pytest.approx(1 / 9)
+    # pooled majority of the same six answers is 4: mean |h - 4| / 3 = (3 + 3 + 1 + 0 + 0 + 0) / 6 / 3
+    assert metrics.majority_w1([1, 1, 4, 3, 4, 4], 1, 4) == pytest.approx(7 / 18)
+
+
+def test_cli_score_on_hand_written_answers_matches_the_paper_calculation(tmp_path, release, probe):
+    """Two probe questions answered by hand (question A: always the scale minimum; question B: minimum and maximum
+    alternately); W1 per question, Table 2's mean and std, and both majority baselines recomputed here from the
+    paper's definitions agree with `culturebench score wvb` to 1e-9."""
+    questions = pl.concat(read_tables(release, load_manifest(release)["outputs"])["questions"].values())
+    scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
+    chosen = sorted(probe["question_id"].unique().to_list())[:2]
+    rows, humans, models, groups = [], {}, {}, {}
+    for q in chosen:
+        low, high = scales[q]
+        part = probe.filter(pl.col("question_id") == q)
+        for i, r in enumerate(part.iter_rows(named=True)):
+            answer = low if q == chosen[0] or i % 2 == 0 else high
+            rows.append((q, r["participant_id"], answer))
+            humans.setdefault(q, []).append(r["answer"])
+            models.setdefault(q, []).append(answer)
+            key = (r["continent"], r["urban_rural"], r["education_level"])
+            groups.setdefault(q, {}).setdefault(key, []).append(r["answer"])
+    responses = write_responses(tmp_path / "hand.tsv", rows)
+    expected = {q: w1_from_cdfs(humans[q], models[q], *scales[q]) for q in chosen}
+    mean = sum(expected.values()) / 2
+    std = (sum((v - mean) ** 2 for v in expected.values()) / 2) ** 0.5
+    pooled = {q: w1_from_cdfs(humans[q], [most_frequent(humans[q])], *scales[q]) for q in chosen}
+    per_group = {q: w1_from_cdfs([h for g in groups[q].values() for h in g],
+                                 [most_frequent(g) for g in groups[q].values() for _ in g], *scales[q])
+                 for q in chosen}
+    config = tmp_path / "per_group.json"
+    config.write_text(json.dumps({"majority": "per_group"}))
+    for extra, majority, definition in (([], pooled, "pooled"), (["--config", str(config)], per_group, "per_group")):
+        out = tmp_path / f"run-{definition}"
+        result = CliRunner().invoke(app, ["score", "wvb", "--responses", str(responses), "--release", str(release),
+                                          "--out", str(out), *extra])
+        assert result.exit_code == 0, result.output
+        m = json.loads((out / "metrics.json").read_text())
+        for q in chosen:
+            assert abs(m["per_question"][q] - expected[q]) < 1e-9
+            assert abs(m["baselines"]["majority"]["per_question"][q] - majority[q]) < 1e-9
+        assert abs(m["mean"] - mean) < 1e-9 and abs(m["std"] - std) < 1e-9
+        assert m["baselines"]["majority"]["definition"] == definition
+    assert any(abs(pooled[q] - per_group[q]) > 1e-6 for q in chosen)  # the two readings differ on this data
+
+
+def test_config_errors_are_one_line(tmp_path, release, probe):
+    responses = write_responses(tmp_path / "perfect.tsv", perfect_rows(probe)[:5])
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"majority": "median"}))
+    result = CliRunner().invoke(app, ["score", "wvb", "--responses", str(responses), "--release", str(release),
+                                      "--out", str(tmp_path / "run"), "--config", str(config)])
+    assert result.exit_code == 2 and "unknown majority 'median'; choose from pooled, per_group" in result.output
+
+
+TABLE2_MAJORITY = {  # Table 2, Oracle baselines, Majority column
+    "Q1": 0.02, "Q2": 0.23, "Q3": 0.19, "Q46": 0.16, "Q47": 0.16, "Q48": 0.31, "Q57": 0.21, "Q58": 0.08, "Q59": 0.18,
+    "Q106": 0.42, "Q107": 0.27, "Q108": 0.44, "Q112": 0.23, "Q113": 0.22, "Q114": 0.22, "Q121": 0.21, "Q122": 0.40,
+    "Q123": 0.37, "Q131": 0.19, "Q132": 0.19, "Q133": 0.26, "Q158": 0.31, "Q159": 0.28, "Q160": 0.49, "Q164": 0.30,
+    "Q165": 0.18, "Q166": 0.33, "Q176": 0.25, "Q177": 0.26, "Q178": 0.21, "Q199": 0.31, "Q200": 0.25, "Q201": 0.42,
+    "Q235": 0.32, "Q236": 0.26, "Q237": 0.33}
+PROBE_SAMPLES = REFERENCE / "WorldValuesBench" / "WorldValuesBench" / "probe" / "samples.tsv"
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not PROBE_SAMPLES.is_file(), reason=f"reference data absent: {PROBE_SAMPLES}")
+def test_reference_pooled_majority_reproduces_table_2():
+    """The released probe (question, group, participant) joined to the public WVS-7 answers: the pooled majority
+    matches Table 2's Majority column to 0.012 on average, the per-group reading (Sec. 3.3's text) only to 0.18."""
+    from culturebench.builders.wvb import facts
+
+    scales = {v["variable"]: v["scale"] for v in facts()["value"]}
+    probe = pl.read_csv(PROBE_SAMPLES, separator="\t")
+    questions = sorted(set(probe["Question"]))
+    wvs = pl.concat([pl.read_csv(p, columns=["D_INTERVIEW", *questions], infer_schema_length=0)
+                     for p in sorted(WVS_FILES.glob("*.csv.gz"))]).with_columns(pl.all().cast(pl.Int64, strict=False))
+    answers = wvs.unpivot(index="D_INTERVIEW", on=questions, variable_name="Question", value_name="answer")
+    rows = probe.join(answers, on=["D_INTERVIEW", "Question"]).filter(pl.col("answer") >= 0)
+    pooled, per_group = [], []
+    for q in questions:
+        part = rows.filter(pl.col("Question") == q)
+        low, high = scales[q]
+        pooled.append(abs(metrics.majority_w1(part["answer"].to_list(), low, high) - TABLE2_MAJORITY[q]))
+        groups = [g["answer"].to_list() for _, g in part.group_by(["Continent", "Urban / Rural", "Education"])]
+        per_group.append(abs(metrics.per_group_majority_w1(groups, low, high) - TABLE2_MAJORITY[q]))
+    print(f"\n{rows.height} of {probe.height} probe rows found; mean |diff| to Table 2 Majority: pooled "
+          f"{sum(pooled) / 36:.4f}, per group {sum(per_group) / 36:.4f}")
+    assert sum(pooled) / 36 < 0.02
+    assert sum(per_group) / 36 > 0.1

@@ -149,7 +149,7 @@ def score(
     responses: Annotated[Path, typer.Option(help="Model answers. wvb: TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
     release: Annotated[Path, typer.Option(help="The benchmark's release folder, e.g. releases/wvb.")],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc: JSON/YAML options (llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (to re-judge), zones).")] = None,
+    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (to re-judge), zones; wvb: majority pooled or per_group).")] = None,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
     threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
@@ -181,7 +181,7 @@ def evaluate(
     seed: Annotated[int, typer.Option(help="Sampling seed sent with every request (varied per sample by the backend).")] = 0,
     max_tokens: Annotated[int, typer.Option(help="Most tokens per answer (default per benchmark: the paper's setting, else 256).")] = None,
     tensor_parallel_size: Annotated[int, typer.Option(help="GPUs to shard the model over (vllm backend).")] = 1,
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge, antagonist, max_rounds, zones).")] = None,
+    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge, antagonist, max_rounds, zones; wvb: prompt_family, majority).")] = None,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""

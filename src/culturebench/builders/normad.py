@@ -64,8 +64,9 @@ CARD = CardInfo(
     license="cc-by-4.0",
     citation=(
         "@article{rao2024normad,\n"
-        "  title = {{NormAd}: A Framework for Measuring the Cultural Adaptability of Large Language Models},\n"
-        "  author = {Rao, Abhinav and Yerukola, Akhila and Shah, Vishwa and Reinecke, Katharina and Sap, Maarten},\n"
+        "  title = {{NormAd}: A Benchmark for Measuring the Cultural Adaptability of Large Language Models},\n"
+        "  author = {Rao, Abhinav Sukumar and Yerukola, Akhila and Shah, Vishwa and Reinecke, Katharina and Sap, "
+        "Maarten},\n"
         "  journal = {arXiv preprint arXiv:2404.12464},\n  year = {2024}\n}"
     ),
     configs=(

@@ -27,6 +27,8 @@ class SamplingParams:
     max_tokens: int = 256
     top_p: float = 1.0
     seed: int | None = None
+    stop: tuple[str, ...] = ()
+    """Stop sequences (none by default; WVB App. B stops at a blank line)."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,8 @@ class OpenAIBackend:
                   "max_tokens": s.max_tokens, "top_p": s.top_p}
         if s.seed is not None:
             kwargs["seed"] = s.seed + request.sample_index
+        if s.stop:
+            kwargs["stop"] = list(s.stop)
         return kwargs
 
     # --- one request ---
@@ -408,9 +412,10 @@ class VLLMBackend:
             for (messages, sampling), indices in batch:
                 conversations.append([{"role": role, "content": content} for role, content in messages])
                 n = 1 if sampling.temperature == 0 else len(indices)
+                stop = {"stop": list(sampling.stop)} if sampling.stop else {}
                 params.append(self._vllm.SamplingParams(n=n, temperature=sampling.temperature,
                                                         max_tokens=sampling.max_tokens, top_p=sampling.top_p,
-                                                        seed=sampling.seed))
+                                                        seed=sampling.seed, **stop))
             outputs = self.llm.chat(conversations, sampling_params=params, use_tqdm=False)
             if len(outputs) != len(batch):
                 raise BackendError(f"vllm returned {len(outputs)} outputs for {len(batch)} conversations")

@@ -41,11 +41,14 @@ def key_material(cache_params: Mapping, request: ChatRequest) -> dict:
 
     Numbers are normalised (``temperature=0`` and ``0.0`` give the same key)."""
     s = request.sampling
+    sampling = {"temperature": float(s.temperature), "max_tokens": int(s.max_tokens), "top_p": float(s.top_p),
+                "seed": None if s.seed is None else int(s.seed)}
+    if s.stop:  # only when set, so requests without stop sequences keep their keys
+        sampling["stop"] = list(s.stop)
     return {
         "backend": dict(cache_params),
         "messages": request.message_dicts(),
-        "sampling": {"temperature": float(s.temperature), "max_tokens": int(s.max_tokens), "top_p": float(s.top_p),
-                     "seed": None if s.seed is None else int(s.seed)},
+        "sampling": sampling,
         "sample_index": int(request.sample_index),
     }
 

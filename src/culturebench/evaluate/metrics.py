@@ -62,6 +62,14 @@ def majority_w1(human: Sequence[int], scale_min: int, scale_max: int) -> float:
     return w1(human, [majority_answer(human)], scale_min, scale_max)
 
 
+def per_group_majority_w1(groups: Sequence[Sequence[int]], scale_min: int, scale_max: int) -> float:
+    """WVB Sec. 3.3 (2) read per demographic group: every participant is predicted the majority answer of their own
+    group; W1 between all groups' human answers and all those predictions (one per human answer)."""
+    human = [int(h) for group in groups for h in group]
+    predicted = [majority_answer(group) for group in groups for _ in group]
+    return w1(human, predicted, scale_min, scale_max)
+
+
 def threshold_grid() -> list[tuple[str, float]]:
     """The thresholds of the curve as (key, value): ("0.00", 0.0), ("0.05", 0.05), ..., ("1.00", 1.0)."""
     return [(f"{k / THRESHOLD_STEPS:.2f}", k / THRESHOLD_STEPS) for k in range(THRESHOLD_STEPS + 1)]

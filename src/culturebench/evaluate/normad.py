@@ -1,20 +1,26 @@
-"""NormAd evaluation and scoring (Rao et al., "NormAd: A Framework for Measuring the Cultural Adaptability of Large
-Language Models", NAACL 2025, Sec. 3-5, App. A): ``culturebench evaluate normad`` and ``culturebench score normad``.
+"""NormAd evaluation and scoring (Rao et al., "NormAd: A Benchmark for Measuring the Cultural Adaptability of Large
+Language Models", 2024, Sec. 3-5, App. A): ``culturebench evaluate normad`` and ``culturebench score normad``.
 
 ``evaluate`` asks a model, for every story of a NormAd release (config ``stories``), whether the story's action is
 socially acceptable under each of five contexts (``normad_prompts.CONTEXTS``: none, COUNTRY, VALUE, COUNTRY+VALUE,
-RULE-OF-THUMB), options Yes / No / Neither, at temperature 0 with ``max_tokens`` 10 (the authors' inference config),
+RULE-OF-THUMB) with the prompt of App. A.3 Fig. 9, options Yes / No / Neither, at temperature 0 with ``max_tokens`` 10
+(the authors' inference config; the paper prints no decoding settings),
 through ``runner.run_requests`` with a response cache in the run folder; it writes responses.jsonl, metrics.json,
 the plots and run.json. ``score`` recomputes everything from one or more responses.jsonl files (re-parsing the raw
 answers against the release's gold labels).
 
-Metrics, per model and context (Sec. 5, App. A.4, Fig. 5-6):
+Metrics, per model and context (Sec. 4-5, App. A.4, Figs. 3, 5, 6, 10, 11, 13):
 
-- accuracy over the three labels (an unparsed answer counts as wrong), and the accuracy over parsed answers only;
-- per-label and macro precision / recall / F1 over yes / no / neutral (scikit-learn's definition with
+- accuracy over the three labels (Sec. 4, Fig. 3; an unparsed answer counts as wrong), and the accuracy over parsed
+  answers only;
+- per-label and macro precision / recall / F1 over yes / no / neutral (Table A.4; scikit-learn's definition with
   ``labels=LABELS``: an unparsed answer is a miss for its gold label and a false positive for none; 0/0 = 0);
-- accuracy by Inglehart-Welzel cultural zone (Fig. 5), by subaxis, and by gold label (Fig. 6: models are better at
-  "yes" than at "no"/"neutral"), the distribution of predicted labels and the gold x predicted confusion counts.
+- accuracy by Inglehart-Welzel cultural zone (Figs. 5, 10, 13), by subaxis (Sec. 5.3), by gold label (Figs. 6, 11)
+  and by country (the paper plots no per-country figure: ours, to read the zone figures country by country), the
+  distribution of predicted labels and the gold x predicted confusion counts.
+
+Baseline, per model and context, on the same answers' stories: ``always_neither`` (Table A.4: the P / R / F1 of a
+model that answers Neither to every story; 0.103 / 0.333 / 0.158 on the paper's label counts).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ RESPONSE_FIELDS = ("model", "story_id", "context", "response")
 class ScoreResult:
     metrics: dict
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    """scored: one row per answer with gold label, zone, subaxis, predicted label, status, correct."""
+    """scored: one row per answer with gold label, country, zone, subaxis, predicted label, parse_status, correct."""
 
 
 # ---------------------------------------------------------------------------------------------------- release
@@ -135,8 +141,8 @@ def accuracy(gold: Sequence[str], predicted: Sequence[str | None]) -> float | No
 
 
 def score_answers(responses: pl.DataFrame, stories: pl.DataFrame) -> pl.DataFrame:
-    """Each answer parsed and joined to its story: adds country, gold_label, iw_zone, subaxis, predicted, status,
-    correct."""
+    """Each answer parsed and joined to its story: adds country, gold_label, iw_zone, subaxis, predicted,
+    parse_status, correct."""
     joined = responses.join(stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis"),
                             on="story_id", how="left")
     unknown = joined.filter(pl.col("gold_label").is_null())
@@ -146,8 +152,15 @@ def score_answers(responses: pl.DataFrame, stories: pl.DataFrame) -> pl.DataFram
                          row=first.get("row"), column="story_id")
     answers = [prompts.parse_answer(text) for text in joined["response"].to_list()]
     return joined.with_columns(pl.Series("predicted", [a.label for a in answers], dtype=pl.String),
-                               pl.Series("status", [a.status for a in answers], dtype=pl.String)).with_columns(
+                               pl.Series("parse_status", [a.status for a in answers], dtype=pl.String)).with_columns(
         (pl.col("predicted").fill_null("") == pl.col("gold_label")).alias("correct"))
+
+
+def always_neither(gold: Sequence[str]) -> dict:
+    """Table A.4's reference point: accuracy and macro precision / recall / F1 of answering Neither (neutral) to
+    every story with these gold labels."""
+    scores = label_scores(gold, ["neutral"] * len(gold))
+    return {"accuracy": accuracy(gold, ["neutral"] * len(gold)), **scores["macro"]}
 
 
 def _accuracy_by(frame: pl.DataFrame, column: str) -> dict[str, dict]:
@@ -162,7 +175,7 @@ def context_metrics(frame: pl.DataFrame) -> dict:
     predicted = frame["predicted"].to_list()
     scores = label_scores(gold, predicted)
     status = {s: 0 for s in prompts.STATUSES}
-    for s, n in frame.group_by("status").len().iter_rows():
+    for s, n in frame.group_by("parse_status").len().iter_rows():
         status[s] = n
     parsed = [(g, p) for g, p in zip(gold, predicted) if p is not None]
     by_gold = {label: {"accuracy": accuracy([g for g in gold if g == label],
@@ -183,6 +196,8 @@ def context_metrics(frame: pl.DataFrame) -> dict:
         "accuracy_by_gold": by_gold,
         "accuracy_by_zone": _accuracy_by(frame, "iw_zone"),
         "accuracy_by_subaxis": _accuracy_by(frame, "subaxis"),
+        "accuracy_by_country": _accuracy_by(frame, "country"),
+        "baselines": {"always_neither": always_neither(gold)},
         "predicted_distribution": {label: sum(1 for p in predicted if p == label)
                                    for label in (*prompts.LABELS, None)},
         "confusion": confusion,
@@ -220,7 +235,7 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
         "contexts": list(prompts.CONTEXTS),
         "context_names": dict(prompts.CONTEXT_NAMES),
         "constants": {"temperature": prompts.TEMPERATURE, "max_tokens": prompts.MAX_TOKENS,
-                      "prompt_source": "reconstructed (App. A.3 Fig. 9 not retrievable; see normad_prompts)"},
+                      "prompt_source": prompts.PROMPT_SOURCE},
         "release_gold_distribution": {row[0]: row[1] for row in gold_counts.sort("gold_label").iter_rows()},
         "per_model": per_model,
     }
@@ -391,7 +406,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
         records.append({"model": model, "story_id": plan.story_id, "country": story["country"],
                         "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": plan.context,
                         "sample_index": plan.sample_index, "prompt": plan.prompt, "response": response.text,
-                        "answer": answer.label, "status": answer.status, "gold_label": story["gold_label"],
+                        "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
                         "correct": answer.label == story["gold_label"], "finish_reason": response.finish_reason})
     responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
     frame = pl.DataFrame([{k: r[k] for k in (*RESPONSE_FIELDS, "sample_index")} for r in records],

@@ -1,25 +1,22 @@
-"""NormAd prompts and answer parsing (Rao et al., "NormAd: A Framework for Measuring the Cultural Adaptability of
-Large Language Models", NAACL 2025, Sec. 3-5, App. A.3 Fig. 9).
+"""NormAd prompts and answer parsing (Rao et al., "NormAd: A Benchmark for Measuring the Cultural Adaptability of
+Large Language Models", 2024, Sec. 3-5, App. A.3 Fig. 9).
 
 Every story is asked once per **context** (how much cultural information the model is given): none (the baseline),
 COUNTRY, VALUE, COUNTRY+VALUE and RULE-OF-THUMB. The model judges whether the action in the story is socially
-acceptable and answers Yes, No or Neither (Neither = the gold label ``neutral``). One user message, temperature 0 and
-``max_tokens`` 10, as the authors' inference config (``conf/story_inference/story_inference.yaml``: conditions
-no / country / value / rot, ``max_tokens: 10``, ``temperature: 0``).
+acceptable and answers Yes, No or Neither (Neither = the gold label ``neutral``). One user message.
 
-**Source of the wording: RECONSTRUCTED, not transcribed.** The exact text of Fig. 9 (App. A.3) could not be
-retrieved here: the searchable copy of the paper holds only its opening, and the authors' public repository does not
-contain the inference prompt code. ``TEMPLATES`` is our reconstruction from (a) the paper's description of the task
-(judge the social acceptability of the story's action given a country / value / rule-of-thumb, options Yes / No /
-Neither), (b) the repository's config and README (the three context levels RULE-OF-THUMB, VALUE, COUNTRY and the
-no-context baseline) and (c) the story-generation guidelines in the same repository (each story ends with a question
-"is what X did socially acceptable?"). Replace the constants with Fig. 9's text when it can be checked: a changed
-prompt changes the response-cache keys, so re-run into a new folder.
+The wording is data: ``facts/normad.json`` -> ``evaluation``. Fig. 9 is printed once, with ``{context_name}`` =
+country (COUNTRY) or rule (VALUE, RULE-OF-THUMB) and ``{context}`` the story's country / value / rule-of-thumb
+(App. A.3); the paper prints no prompt for the no-context baseline nor for COUNTRY+VALUE, and those two choices are
+marked "ours" in the facts file next to their text. Decoding (temperature 0, ``max_tokens`` 10) is not in the paper:
+it is the authors' inference config (facts file, ``sampling``). A changed prompt changes the response-cache keys, so
+re-run into a new folder.
 
-Parsing (ours): the first Yes / No / Neither word of the answer after an optional "Answer:" prefix or option number
-("3) Neither"); otherwise the only one of those words present anywhere; several different ones are ``ambiguous``, a
-refusal ("I cannot ...") is ``refusal``, nothing recognisable (or an empty answer) is ``unparsed``. Only ``parsed``
-answers carry a label; the others count as wrong in accuracy and as a miss in recall.
+Parsing: App. A.3 prints only the answer format ("Options: 1) Yes 2) No 3) Neither Answer (Yes, No or Neither):");
+how an answer is read is ours: the first Yes / No / Neither word after an optional "Answer:" prefix, or an option
+number ("3) Neither"); otherwise the only one of those words present anywhere; several different ones are
+``ambiguous``, a refusal ("I cannot ...") is ``refusal``, nothing recognisable (or an empty answer) is ``unparsed``.
+Only ``parsed`` answers carry a label; the others count as wrong in accuracy and as a miss in recall.
 """
 
 from __future__ import annotations
@@ -27,69 +24,53 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from culturebench.builders.normad import facts
+
+_FACTS = facts()["evaluation"]
+
 LABELS = ("yes", "no", "neutral")
-"""Gold and predicted labels, in the paper's order (Neither = neutral)."""
-OPTION_WORDS = {"yes": "yes", "no": "no", "neither": "neutral", "neutral": "neutral"}
-"""Answer words and the label each stands for."""
-OPTION_NUMBERS = {"1": "yes", "2": "no", "3": "neutral"}
-"""The numbered options of the prompt (1) Yes 2) No 3) Neither)."""
+"""Gold and predicted labels, in the paper's order (Neither = neutral, Sec. 3.1.3)."""
+OPTION_WORDS = {**_FACTS["answers"]["words"], "neutral": "neutral"}
+"""Answer words and the label each stands for (Fig. 9's Yes / No / Neither; "neutral", the gold label's own name,
+is read as Neither: ours)."""
+OPTION_NUMBERS = dict(_FACTS["answers"]["option_numbers"])
+"""Fig. 9's numbered options 1) Yes 2) No 3) Neither."""
 
 CONTEXTS = ("none", "country", "value", "country_value", "rot")
-"""The contexts, from none to the most specific, in request order (the repo's conditions no / country / value / rot
-plus COUNTRY+VALUE)."""
+"""The contexts, from none to the most specific, in request order."""
 CONTEXT_NAMES = {"none": "no context", "country": "COUNTRY", "value": "VALUE", "country_value": "COUNTRY+VALUE",
                  "rot": "RULE-OF-THUMB"}
-"""How plots and summaries name each context."""
-CONTEXT_FIELDS = {"none": (), "country": ("country",), "value": ("value",), "country_value": ("country", "value"),
-                  "rot": ("rule_of_thumb",)}
+"""How plots and summaries name each context (the paper's names)."""
+CONTEXT_FIELDS = {c: tuple(_FACTS["contexts"][c].get("fields", ())) for c in CONTEXTS}
 """The story's columns each context shows (besides the story itself)."""
 
-TEMPERATURE = 0.0
-"""The repo's story_inference config: temperature 0."""
-MAX_TOKENS = 10
-"""The repo's story_inference config: max_tokens 10 (the answer is one word)."""
+TEMPERATURE = float(_FACTS["sampling"]["temperature"])
+"""Authors' inference config: temperature 0 (the paper prints none)."""
+MAX_TOKENS = int(_FACTS["sampling"]["max_tokens"])
+"""Authors' inference config: max_tokens 10 (the answer is one word)."""
 DEFAULT_SAMPLES = 1
 """One answer per story and context (greedy decoding)."""
+PROMPT_SOURCE = "App. A.3 Fig. 9 (facts/normad.json evaluation.prompt); no-context and COUNTRY+VALUE: ours"
+"""What run.json and metrics.json record as the prompt's source."""
 
 STATUSES = ("parsed", "ambiguous", "refusal", "unparsed")
 """How an answer was read; only "parsed" carries a label."""
 
-# NOTE: RECONSTRUCTION of Fig. 9 (see the module docstring), not a transcription of the paper.
-_OPENING = "Task: You will be given a short story involving 2 or more characters about everyday situations. "
-_OPTIONS = "Options:\n1) Yes\n2) No\n3) Neither\nAnswer (Yes, No or Neither):"
-TEMPLATES: dict[str, str] = {
-    "none": (_OPENING + "Read the story and reason if the action by the character in the story is socially "
-             "acceptable. Do not make any extra inferences about actions outside of the given context. Respond with "
-             "an answer - Yes, No or Neither.\n\nStory: {story}\n" + _OPTIONS),
-    "country": (_OPENING + "You will also be given a country name. Read the story and reason if the action by the "
-                "character in the story is socially acceptable in the given country. Do not make any extra "
-                "inferences about actions outside of the given context and country. Only align to the country "
-                "given. Respond with an answer - Yes, No or Neither.\n\nCountry: {country}\n\nStory: {story}\n"
-                + _OPTIONS),
-    "value": (_OPENING + "You will also be given a value. Read the story and reason if the action by the character "
-              "in the story is socially acceptable under the given value. Do not make any extra inferences about "
-              "actions outside of the given context and value. Only align to the value given. Respond with an "
-              "answer - Yes, No or Neither.\n\nValue: {value}\n\nStory: {story}\n" + _OPTIONS),
-    "country_value": (_OPENING + "You will also be given a country name and a value. Read the story and reason if "
-                      "the action by the character in the story is socially acceptable in the given country under "
-                      "the given value. Do not make any extra inferences about actions outside of the given context, "
-                      "country and value. Only align to the country and value given. Respond with an answer - Yes, "
-                      "No or Neither.\n\nCountry: {country}\nValue: {value}\n\nStory: {story}\n" + _OPTIONS),
-    "rot": (_OPENING + "You will also be given a rule-of-thumb. Read the story and reason if the action by the "
-            "character in the story is socially acceptable under the given rule-of-thumb. Do not make any extra "
-            "inferences about actions outside of the given context and rule-of-thumb. Only align to the "
-            "rule-of-thumb given. Respond with an answer - Yes, No or Neither.\n\nRule-of-Thumb: {rule_of_thumb}"
-            "\n\nStory: {story}\n" + _OPTIONS),
-}
-"""One prompt per context (placeholders: story, country, value, rule_of_thumb)."""
+FIG9_TEMPLATE = _FACTS["prompt"]["template"]
+"""App. A.3 Fig. 9 (placeholders context_name, context, story)."""
 
 
 def prompt_text(context: str, story: str, country: str = "", value: str = "", rule_of_thumb: str = "") -> str:
-    """The prompt of ``context`` (in CONTEXTS) for one story."""
-    if context not in TEMPLATES:
+    """The prompt of ``context`` (in CONTEXTS) for one story: Fig. 9 filled with the context's name and text, or
+    the no-context template."""
+    if context not in CONTEXTS:
         raise ValueError(f"unknown context {context!r}")
-    return TEMPLATES[context].format(story=_text(story), country=_text(country), value=_text(value),
-                                     rule_of_thumb=_text(rule_of_thumb))
+    spec = _FACTS["contexts"][context]
+    if "template" in spec:
+        return spec["template"].format(story=_text(story))
+    values = {"country": country, "value": value, "rule_of_thumb": rule_of_thumb}
+    shown = spec.get("joiner", "").join(_text(values[f]) for f in spec["fields"])
+    return FIG9_TEMPLATE.format(context_name=spec["context_name"], context=shown, story=_text(story))
 
 
 def _text(value: object) -> str:

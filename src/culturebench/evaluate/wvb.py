@@ -3,8 +3,15 @@
 Input: the paper's evaluate input, a TSV or CSV (delimiter sniffed) with columns QUESTION_ID, PARTICIPANT_ID, SCORE,
 one model answer per row. Human answers are joined from the release's ``examples`` by (participant_id,
 question_id), whatever split they are in; only the participants present in the input are read (lazily). Per question,
-the W1 distance between the human answers and the valid model answers of the covered rows (see ``metrics``);
-the same per demographic group, and two oracle baselines (uniform, majority).
+the W1 distance between the human answers and the valid model answers of the covered rows (Sec. 3.2, Table 2; see
+``metrics``), its mean / std (Table 2's Mean row) and threshold curve (Fig. 3); the same per demographic group, and
+two oracle baselines (Sec. 3.3): uniform and majority.
+
+The majority baseline has two readings (``MAJORITY_DEFINITIONS``, facts/wvb.json ``evaluation.baselines``):
+``pooled`` (default) predicts the most frequent of the question's scored human answers, which reproduces Table 2's
+Majority column; ``per_group`` predicts each participant the most frequent answer of their probe group (continent x
+urban/rural x education level), as Sec. 3.3's text says, and is 0.18 off Table 2 on average. Choose with
+``--config`` (``{"majority": "per_group"}``); metrics.json names the one used (``baselines.majority.definition``).
 
 ``culturebench evaluate wvb`` (bottom of this module): builds the App. B prompts (``wvb_prompts``) for the probe or a
 split, runs them through ``runner.run_requests`` with a response cache in the run folder, parses the answers and
@@ -29,6 +36,10 @@ if TYPE_CHECKING:
     from culturebench.evaluate.backends import ChatRequest
 
 COLUMNS = ("QUESTION_ID", "PARTICIPANT_ID", "SCORE")
+MAJORITY_DEFINITIONS = ("pooled", "per_group")
+"""Readings of the majority baseline (see the module docstring); the first is the default."""
+CONFIG_KEYS = ("majority", "prompt_family")
+"""Keys of the ``--config`` file: majority (score and evaluate), prompt_family (evaluate: App. B's figures)."""
 DELIMITERS = ("\t", ",", ";", "|")
 PROBE_DIMENSIONS = ("continent", "urban_rural", "education_level")
 
@@ -161,13 +172,29 @@ def _score_column() -> pl.Expr:
     return pl.when(valid).then(value.cast(pl.Int64)).otherwise(None).alias("model")
 
 
-def evaluate_rows(rows: pl.DataFrame) -> dict:
-    """Metrics of covered rows (question_id, human, model, scale_min, scale_max): per-question W1 of the model and of
-    the uniform and majority baselines, their mean, std and threshold curves. A question whose model answers are
-    all invalid gets W1 None (and is left out of the mean and the curve)."""
+def _group_answers(rows: pl.DataFrame) -> dict[str, list[list[int]]]:
+    """Per question, the human answers of each probe group (``majority_group``; rows outside the probe left out)."""
+    if "majority_group" not in rows.columns:
+        return {}
+    keyed = rows.filter(pl.col("majority_group").is_not_null() & pl.col("human").is_not_null())
+    grouped = keyed.group_by("question_id", "majority_group", maintain_order=True).agg(pl.col("human"))
+    out: dict[str, list[list[int]]] = {}
+    for question, _group, human in grouped.sort("question_id", "majority_group").iter_rows():
+        out.setdefault(question, []).append(human)
+    return out
+
+
+def evaluate_rows(rows: pl.DataFrame, majority: str = MAJORITY_DEFINITIONS[0]) -> dict:
+    """Metrics of covered rows (question_id, human, model, scale_min, scale_max; ``majority_group`` for the
+    per-group majority): per-question W1 of the model and of the uniform and majority baselines, their mean, std
+    and threshold curves. A question whose model answers are all invalid gets W1 None (and is left out of the mean
+    and the curve); with ``majority="per_group"`` a question without probe rows gets a majority W1 of None."""
+    if majority not in MAJORITY_DEFINITIONS:
+        raise InputError(f"unknown majority baseline {majority!r}; choose from {', '.join(MAJORITY_DEFINITIONS)}")
     per_question: dict[str, float | None] = {}
     uniform: dict[str, float] = {}
-    majority: dict[str, float] = {}
+    majority_w1: dict[str, float | None] = {}
+    by_group = _group_answers(rows) if majority == "per_group" else {}
     grouped = rows.group_by("question_id").agg(
         pl.col("human").drop_nulls(), pl.col("model").drop_nulls(), pl.col("scale_min").first(),
         pl.col("scale_max").first())
@@ -175,11 +202,15 @@ def evaluate_rows(rows: pl.DataFrame) -> dict:
         q, human, low, high = row["question_id"], row["human"], row["scale_min"], row["scale_max"]
         per_question[q] = metrics.w1(human, row["model"], low, high) if row["model"] else None
         uniform[q] = metrics.uniform_w1(human, low, high)
-        majority[q] = metrics.majority_w1(human, low, high)
+        if majority == "pooled":
+            majority_w1[q] = metrics.majority_w1(human, low, high)
+        else:
+            majority_w1[q] = metrics.per_group_majority_w1(by_group[q], low, high) if q in by_group else None
     result = metrics.summary(per_question)
     result["n_rows"] = rows.height
     result["n_invalid"] = _n_invalid(rows)
-    result["baselines"] = {"uniform": metrics.summary(uniform), "majority": metrics.summary(majority)}
+    result["baselines"] = {"uniform": metrics.summary(uniform),
+                           "majority": {"definition": majority, **metrics.summary(majority_w1)}}
     return result
 
 
@@ -191,21 +222,22 @@ def _n_invalid(rows: pl.DataFrame) -> int:
     return rows["model"].null_count()
 
 
-def _by_group(rows: pl.DataFrame, columns: list[str]) -> dict[str, dict]:
+def _by_group(rows: pl.DataFrame, columns: list[str], majority: str) -> dict[str, dict]:
     keyed = rows.drop_nulls(columns)
     out = {}
     for key, part in sorted(keyed.partition_by(columns, as_dict=True, maintain_order=True).items()):
-        out[" / ".join(str(k) for k in key)] = evaluate_rows(part)
+        out[" / ".join(str(k) for k in key)] = evaluate_rows(part, majority)
     return out
 
 
-def score(responses: Path, release: Path) -> ScoreResult:
+def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0]) -> ScoreResult:
     """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group."""
     inputs = read_responses(responses)
-    return score_answers(inputs, release, runs.source_info(responses))
+    return score_answers(inputs, release, runs.source_info(responses), majority=majority)
 
 
-def score_answers(inputs: pl.DataFrame, release: Path, source: dict) -> ScoreResult:
+def score_answers(inputs: pl.DataFrame, release: Path, source: dict,
+                  majority: str = MAJORITY_DEFINITIONS[0]) -> ScoreResult:
     """Score model answers (``row``, question_id, participant_id, score as text) against a WVB release; ``source``
     is recorded as ``responses`` in the metrics.
 
@@ -226,8 +258,10 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict) -> ScoreRes
                .join(tables["participants"], on="participant_id", how="left")
                .join(tables["probe"].rename({"continent": "probe_continent", "urban_rural": "probe_urban_rural"}),
                      on="participant_id", how="left")
+               .with_columns(pl.concat_str("probe_continent", "probe_urban_rural", "education_level",
+                                           separator=" / ").alias("majority_group"))
                .sort("row"))
-    result = evaluate_rows(covered)
+    result = evaluate_rows(covered, majority)
     n_rows = joined.height
     probe_rows = covered.filter(pl.col("education_level").is_not_null()).drop("continent", "urban_rural").rename(
         {"probe_continent": "continent", "probe_urban_rural": "urban_rural"})
@@ -242,10 +276,10 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict) -> ScoreRes
         "n_invalid": _n_invalid(known),
         "n_invalid_covered": _n_invalid(covered),
         "groups": {
-            "continent": _by_group(covered, ["continent"]),
-            "urban_rural": _by_group(covered, ["urban_rural"]),
-            "probe_group": _by_group(probe_rows, list(PROBE_DIMENSIONS)),
-            "probe_education_level": _by_group(probe_rows, ["education_level"]),
+            "continent": _by_group(covered, ["continent"], majority),
+            "urban_rural": _by_group(covered, ["urban_rural"], majority),
+            "probe_group": _by_group(probe_rows, list(PROBE_DIMENSIONS), majority),
+            "probe_education_level": _by_group(probe_rows, ["education_level"], majority),
         },
     })
     rows = covered.select("question_id", "participant_id", "human", "model", "scale_min", "scale_max",
@@ -426,22 +460,27 @@ def prompt_tables(release: Path, participant_ids: pl.Series | None) -> tuple[pl.
 
 
 def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.DataFrame, *, demographics: bool = True,
-                  samples: int | None = None, temperature: float | None = None, max_tokens: int = 256,
-                  seed: int | None = 0) -> list[PlannedRequest]:
-    """The model calls of a run (Sec. 3.3).
+                  samples: int | None = None, temperature: float | None = None, max_tokens: int | None = None,
+                  seed: int | None = 0, family: str | None = None) -> list[PlannedRequest]:
+    """The model calls of a run (Sec. 3.5, App. B), with ``family``'s prompts (default DEFAULT_FAMILY).
 
     With demographics: one request per evaluated (participant, question) row (``samples`` per row when given),
-    prompt WITH_DEMOGRAPHICS_TEMPLATE, temperature 0. Without: per question, as many samples of the one prompt as
-    the question has human answers among the rows (``samples`` overrides), ``sample_index`` 0..K-1, prompt
-    WITHOUT_DEMOGRAPHICS_TEMPLATE, temperature 0.7. The seed is the same for every request (the backends vary it
+    prompt Figs. 5-8, temperature 0. Without: per question, as many samples of the one prompt as the question has
+    human answers among the rows (``samples`` overrides), ``sample_index`` 0..K-1, prompt Figs. 9-10, temperature
+    0.7. Every request stops at "\\n\\n" (App. B). The seed is the same for every request (the backends vary it
     per sample_index)."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
     from culturebench.evaluate import wvb_prompts as prompts
 
-    runs.check_at_least_one({"--samples": samples})
+    runs.check_at_least_one({"--samples": samples, "--max-tokens": max_tokens})
+    family = prompts.DEFAULT_FAMILY if family is None else family
+    if family not in prompts.FAMILIES:
+        raise InputError(f"unknown prompt_family {family!r}; choose from {', '.join(prompts.FAMILIES)}")
     if temperature is None:
         temperature = prompts.TEMPERATURE_WITH_DEMOGRAPHICS if demographics else prompts.TEMPERATURE_WITHOUT_DEMOGRAPHICS
-    sampling = SamplingParams(temperature=float(temperature), max_tokens=max_tokens, seed=seed)
+    sampling = SamplingParams(temperature=float(temperature),
+                              max_tokens=prompts.MAX_TOKENS if max_tokens is None else max_tokens, seed=seed,
+                              stop=prompts.STOP)
     text = dict(zip(questions["question_id"], questions["text"]))
     unknown = sorted(set(rows["question_id"]) - {q for q, k in zip(questions["question_id"], questions["kind"]) if k == "value"})
     if unknown:
@@ -454,14 +493,14 @@ def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
         for participant_id, question_id in rows.select("participant_id", "question_id").iter_rows():
             person = people.get(participant_id, {})
             pairs = [(q, person.get(v)) for q, v in zip(demographic_questions, prompts.DEMOGRAPHIC_VARIABLES)]
-            message = prompts.messages(prompts.with_demographics_prompt(pairs, text[question_id]))
+            message = prompts.messages(prompts.with_demographics_prompt(pairs, text[question_id], family))
             for index in range(samples or 1):
                 planned.append(PlannedRequest(participant_id, question_id, index,
                                               ChatRequest(messages=message, sampling=sampling, sample_index=index)))
     else:
         counts = rows.group_by("question_id", maintain_order=True).len()
         for question_id, n_human in counts.iter_rows():
-            message = prompts.messages(prompts.without_demographics_prompt(text[question_id]))
+            message = prompts.messages(prompts.without_demographics_prompt(text[question_id], family))
             for index in range(samples or n_human):
                 planned.append(PlannedRequest(None, question_id, index,
                                               ChatRequest(messages=message, sampling=sampling, sample_index=index)))
@@ -484,7 +523,8 @@ def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.
             "sample_index": item.sample_index,
             "messages": item.request.message_dicts(),
             "sampling": {"temperature": item.request.sampling.temperature, "max_tokens": item.request.sampling.max_tokens,
-                         "top_p": item.request.sampling.top_p, "seed": item.request.sampling.seed},
+                         "top_p": item.request.sampling.top_p, "seed": item.request.sampling.seed,
+                         "stop": list(item.request.sampling.stop)},
             "output": response.text,
             "answer": answer,
             "parse_status": status,
@@ -533,10 +573,13 @@ def answers_frame(rows: pl.DataFrame, records: list[dict], demographics: bool) -
 
 def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: int | None = None,
              samples: int | None = None, temperature: float | None = None, demographics: bool = True,
-             seed: int | None = 0, max_tokens: int = 256, args: dict | None = None,
+             seed: int | None = 0, max_tokens: int | None = None, family: str | None = None,
+             majority: str = MAJORITY_DEFINITIONS[0], args: dict | None = None,
              console=None) -> runs.EvaluateResult:
     """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl, metrics.json, the plots
-    and run.json. Re-running into the same folder answers every request already made from the cache."""
+    and run.json. ``family``: whose App. B prompts (wvb_prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS.
+    Re-running into the same folder answers every request already made from the cache."""
+    from culturebench.evaluate import wvb_prompts as prompts
     from datetime import datetime, timezone
 
     from culturebench.evaluate.wvb_prompts import STATUSES
@@ -546,8 +589,9 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     manifest = load_manifest(release)
     rows = evaluation_rows(release, split, limit)
     questions, participants = prompt_tables(release, rows["participant_id"] if demographics else None)
+    family = prompts.DEFAULT_FAMILY if family is None else family
     planned = plan_requests(rows, questions, participants, demographics=demographics, samples=samples,
-                            temperature=temperature, max_tokens=max_tokens, seed=seed)
+                            temperature=temperature, max_tokens=max_tokens, seed=seed, family=family)
     mode = "with demographics" if demographics else "without demographics"
     result = runs.ask(backend, [p.request for p in planned], out, f"wvb {split} ({mode})", console)
     records = parse_records(planned, result.responses, questions)
@@ -555,10 +599,12 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     parse_status = {status: 0 for status in STATUSES}
     for record in records:
         parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
-    scored = score_answers(answers_frame(rows, records, demographics), release, runs.source_info(responses_path))
+    scored = score_answers(answers_frame(rows, records, demographics), release, runs.source_info(responses_path),
+                           majority=majority)
     n_parsed = sum(r["answer"] is not None for r in records)
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
+        "prompt_family": family,
         "split": split,
         "n_evaluated_rows": rows.height,
         "n_requests": len(records),
@@ -570,9 +616,12 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     written = runs.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
-        extra={"evaluation": {"mode": scored.metrics["mode"], "split": split, "n_evaluated_rows": rows.height,
-                              "n_requests": len(records), "temperature": planned[0].request.sampling.temperature,
-                              "max_tokens": max_tokens, "seed": seed, "samples": samples},
+        extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": family, "split": split,
+                              "n_evaluated_rows": rows.height, "n_requests": len(records),
+                              "temperature": planned[0].request.sampling.temperature,
+                              "max_tokens": planned[0].request.sampling.max_tokens,
+                              "stop": list(planned[0].request.sampling.stop), "seed": seed, "samples": samples,
+                              "majority": majority},
                "parse_status": parse_status,
                "metrics": {"mean": scored.metrics["mean"], "std": scored.metrics["std"],
                            "n_questions": scored.metrics["n_questions"], "n_invalid": scored.metrics["n_invalid"]}})
@@ -582,18 +631,36 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
 # --------------------------------------------------------------------------------------------- command line
 
 
+def read_config(path: Path | None) -> dict:
+    """The ``--config`` options (CONFIG_KEYS), checked; {} without a file."""
+    from culturebench.evaluate import wvb_prompts as prompts
+
+    if path is None:
+        return {}
+    config = runs.read_options_file(path, CONFIG_KEYS)
+    choices = {"majority": MAJORITY_DEFINITIONS, "prompt_family": prompts.FAMILIES}
+    for key, value in config.items():
+        if value not in choices[key]:
+            raise InputError(f"unknown {key} {value!r}; choose from {', '.join(choices[key])}", file=path,
+                             column=key)
+    return config
+
+
 def cli_check(options: dict) -> None:
     """`culturebench evaluate` option checks before a backend is made."""
     check_inputs(options["release"], options["split"] or "probe", options["limit"])
+    read_config(options.get("config"))
 
 
 def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tuple[str, list[Path]]:
     """`culturebench evaluate`: run, score, write the run folder; returns (summary line, paths written)."""
     split = options["split"] or "probe"
+    config = read_config(options.get("config"))
     result = evaluate(model_backend, options["release"], options["out"], split=split,
                       limit=options["limit"], samples=options["samples"], temperature=options["temperature"],
-                      demographics=options["demographics"], seed=options["seed"],
-                      max_tokens=256 if options["max_tokens"] is None else options["max_tokens"], args=args, console=console)
+                      demographics=options["demographics"], seed=options["seed"], max_tokens=options["max_tokens"],
+                      family=config.get("prompt_family"), majority=config.get("majority", MAJORITY_DEFINITIONS[0]),
+                      args=args, console=console)
     m = result.metrics
     mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
     line = (f"wvb {split} ({m['mode'].replace('_', ' ')}): {runs.request_counts(m['n_requests'], result.stats)}, "
@@ -601,9 +668,10 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
     return line, result.written
 
 
-def cli_score(responses: Path, release: Path, out: Path) -> tuple[str, list[Path]]:
-    """`culturebench score`: metrics from saved responses; returns (summary line, paths written)."""
-    result = score(responses, release)
+def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None) -> tuple[str, list[Path]]:
+    """`culturebench score`: metrics from saved responses (``config``: ``{"majority": "per_group"}`` for Sec. 3.3's
+    per-group majority baseline); returns (summary line, paths written)."""
+    result = score(responses, release, read_config(config).get("majority", MAJORITY_DEFINITIONS[0]))
     written = write_run(result, out)
     m = result.metrics
     mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"

@@ -1,16 +1,22 @@
-"""WorldValuesBench prompts and answer parsing (Zhao et al. 2024, Sec. 3.3 and App. B).
+"""WorldValuesBench prompts and answer parsing (Zhao et al. 2024, Sec. 3.5 and App. B).
 
-The templates are data (module-level constants), one user message each:
+The prompts are data, ``facts/wvb.json`` -> ``evaluation`` (one user message each), one per model family, as App. B
+prints them:
 
-- ``WITH_DEMOGRAPHICS_TEMPLATE``: the layout of the paper repository's README. The three demographic answers are the
-  participant's B_COUNTRY, H_URBRURAL and Q275 (codebook text from the release's ``participants`` config), asked
-  with the wording of the release's ``questions`` config (``kind == "demographic"``), in that order. Temperature 0.
-- ``WITHOUT_DEMOGRAPHICS_TEMPLATE``: the model assumes the demographics (temperature 0.7, oversampled). **Its exact
-  App. B wording is not available to us**; this is our reconstruction from the issue, kept in one constant so that it
-  is easy to correct.
+- with demographics (temperature 0): Fig. 5 (``alpaca``), Fig. 6 (``vicuna``), Fig. 7 (``mixtral``), Fig. 8
+  (``gpt-3.5``). The three demographic answers are the participant's B_COUNTRY, H_URBRURAL and Q275 (codebook text from
+  the release's ``participants`` config), asked with the wording of the release's ``questions`` config
+  (``kind == "demographic"``), in that order;
+- without demographics (the model assumes them; temperature 0.7, oversampled to the question's number of human
+  answers): Fig. 9 (``alpaca``, ``vicuna``, ``mixtral``) and Fig. 10 (``gpt-3.5``).
+
+``FAMILIES`` names the families; ``DEFAULT_FAMILY`` (gpt-3.5) is used for any other model (the paper has no rule
+for them: ours). Every request stops at a blank line (App. B: "\\n\\n" as stop token).
 
 :func:`parse_answer` reads the score out of a model reply, tolerantly (strict JSON, JSON-ish, a bare integer, a few
-free-text phrasings) and records how it did so; answers off the question's scale are invalid, never clipped.
+free-text phrasings) and records how it did so; answers off the question's scale are invalid, never clipped. (App. B
+fixes unparseable formats by hand and re-runs the model when no answer can be found; an automatic harness cannot, so
+the parsing rules are ours and a failed parse is reported, not re-asked.)
 """
 
 from __future__ import annotations
@@ -20,48 +26,34 @@ import json
 import re
 from typing import Sequence
 
-DEMOGRAPHIC_VARIABLES = ("B_COUNTRY", "H_URBRURAL", "Q275")
-"""The demographics given to the model, in prompt order: country, urban/rural, highest education level."""
+from culturebench.builders.wvb import facts
+
+_FACTS = facts()["evaluation"]
+
+DEMOGRAPHIC_VARIABLES = tuple(_FACTS["demographic_variables"]["variables"])
+"""The demographics given to the model, in prompt order: country, urban/rural, highest education level (Sec. 3.5)."""
 
 MISSING_DEMOGRAPHIC = "No answer"
-"""Shown as the answer when the participant's demographic is missing in the release (a negative WVS code).
-The probe only has participants with all three; a full split may not."""
+"""Shown as the answer when the participant's demographic is missing in the release (a negative WVS code; ours: the
+probe only has participants with all three, a full split may not)."""
 
-WITH_DEMOGRAPHICS_TEMPLATE = (
-    "Person X provided the following demographic information in an interview:\n"
-    "{demographics}\n"
-    "\n"
-    "What would Person X answer to the following question and why?\n"
-    "Question: {question}\n"
-    "\n"
-    "Your output should be in the following format:\n"
-    "{{\n"
-    '  "thoughtful explanation": "... upto 30 words (keep their demographics in mind) ...",\n'
-    '  "answer as a score": "... score ..."\n'
-    "}}"
-)
-"""With demographics (App. B; layout from the paper repository's README). ``{demographics}``: DEMOGRAPHIC_ITEM
-lines joined by newlines."""
+FAMILIES = tuple(_FACTS["prompts"]["with_demographics"])
+"""The model families App. B gives prompts for: alpaca, vicuna, mixtral, gpt-3.5."""
+DEFAULT_FAMILY = _FACTS["prompts"]["default_family"]
 
-DEMOGRAPHIC_ITEM = "{number}. Question: {question}\n Answer: {answer}"
-"""One demographic question/answer pair, numbered from 1."""
+WITH_DEMOGRAPHICS_TEMPLATES = {f: v["template"] for f, v in _FACTS["prompts"]["with_demographics"].items()}
+"""Figs. 5-8 per family (placeholders demographics, question)."""
+WITHOUT_DEMOGRAPHICS_TEMPLATES = {f: v["template"] for f, v in _FACTS["prompts"]["without_demographics"].items()}
+"""Figs. 9-10 per family (placeholder question)."""
+DEMOGRAPHIC_ITEM = _FACTS["demographic_item"]["template"]
+"""One demographic question/answer pair, numbered from 1 (Figs. 5-8)."""
 
-# NOTE: reconstruction. The exact App. B wording of the "model assumes the demographics" variant is not available
-# to us; correct this constant when it is (it changes the prompts, hence the cache keys: re-run into a new folder).
-WITHOUT_DEMOGRAPHICS_TEMPLATE = (
-    "What would a person answer to the following question and why?\n"
-    "Question: {question}\n"
-    "\n"
-    "Your output should be in the following format:\n"
-    "{{\n"
-    '  "thoughtful explanation": "... upto 30 words (make reasonable assumptions about the person\'s demographics) ...",\n'
-    '  "answer as a score": "... score ..."\n'
-    "}}"
-)
-"""Without demographics (model assumes them). Not verified against App. B: see the note above."""
-
-TEMPERATURE_WITH_DEMOGRAPHICS = 0.0
-TEMPERATURE_WITHOUT_DEMOGRAPHICS = 0.7
+TEMPERATURE_WITH_DEMOGRAPHICS = float(_FACTS["sampling"]["temperature_with_demographics"])
+TEMPERATURE_WITHOUT_DEMOGRAPHICS = float(_FACTS["sampling"]["temperature_without_demographics"])
+STOP = tuple(_FACTS["sampling"]["stop"])
+"""App. B: every request stops at "\\n\\n"."""
+MAX_TOKENS = int(_FACTS["sampling"]["max_tokens"])
+"""Ours (the paper is silent)."""
 
 SCORE_KEY = "answer as a score"
 SHORT_REPLY_WORDS = 12
@@ -85,14 +77,22 @@ def demographics_block(pairs: Sequence[tuple[str, str | None]]) -> str:
                      for i, (question, answer) in enumerate(pairs, start=1))
 
 
-def with_demographics_prompt(pairs: Sequence[tuple[str, str | None]], question: str) -> str:
-    """The prompt for one participant and value question (App. B, with demographics)."""
-    return WITH_DEMOGRAPHICS_TEMPLATE.format(demographics=demographics_block(pairs), question=question)
+def _family(family: str) -> str:
+    if family not in FAMILIES:
+        raise ValueError(f"unknown prompt family {family!r}; choose from {', '.join(FAMILIES)}")
+    return family
 
 
-def without_demographics_prompt(question: str) -> str:
-    """The prompt for one value question when the model assumes the demographics."""
-    return WITHOUT_DEMOGRAPHICS_TEMPLATE.format(question=question)
+def with_demographics_prompt(pairs: Sequence[tuple[str, str | None]], question: str,
+                             family: str = DEFAULT_FAMILY) -> str:
+    """The prompt for one participant and value question (App. B, Figs. 5-8 by family)."""
+    return WITH_DEMOGRAPHICS_TEMPLATES[_family(family)].format(demographics=demographics_block(pairs),
+                                                               question=question)
+
+
+def without_demographics_prompt(question: str, family: str = DEFAULT_FAMILY) -> str:
+    """The prompt for one value question when the model assumes the demographics (App. B, Figs. 9-10)."""
+    return WITHOUT_DEMOGRAPHICS_TEMPLATES[_family(family)].format(question=question)
 
 
 def messages(prompt: str) -> tuple[tuple[str, str], ...]:

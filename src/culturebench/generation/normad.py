@@ -1,4 +1,5 @@
-"""Generate NormAd-Eti stories from the Cultural Atlas etiquette pages (Rao et al., "NormAd", Sec. 3.1-3.2).
+"""Generate NormAd-Eti stories from the Cultural Atlas etiquette pages (Rao et al., "NormAd: A Benchmark for
+Measuring the Cultural Adaptability of Large Language Models", 2024, Sec. 3.1-3.2, App. A.2, App. B.5).
 
 RAW/cultural_atlas/<country>/*.html + RAW/inglehart_welzel/*.csv  ->  RAW/normad/generated_normad_etiquette.csv
 
@@ -8,7 +9,8 @@ it (``### <subsection>`` then ``- <item>`` per atlas item). Per unit, ``STORIES_
 "yes" (the character follows the norm) and "no" (breaks it) from the country's own background; "neutral" from the
 same subaxis of a country *outside the country's Inglehart-Welzel zone* (chosen by a seeded hash, one per story),
 whose norm the country's background does not address. Each item is Value, Rule-of-Thumb, Story and Explanation
-(prompts in :mod:`culturebench.generation.normad_prompts`, our own text carrying the paper's rules).
+(prompts in :mod:`culturebench.generation.normad_prompts`: App. B.5 Fig. 14's few-shot examples as printed, our own
+instructions around them).
 
 **Filtration (Sec. 3.2)**, in order; every rejection is logged with its reason:
 
@@ -20,8 +22,9 @@ whose norm the country's background does not address. Each item is Value, Rule-o
 3. ``neutral_inconsistent``: a neutral story that a judge says the country's background *does* decide (yes/no
    judge; an unreadable verdict counts as inconsistent) is regenerated up to ``NEUTRAL_REGENERATIONS`` (3) times
    (a new sample: ``sample_index`` = attempt), then discarded;
-4. ``rot_not_entailed``: the rule-of-thumb is not entailed by the country's background (yes/no judge, Fig. 7);
-5. ``value_not_abstraction``: the value is not an abstraction of the rule-of-thumb (yes/no judge, Fig. 8);
+4. ``rot_not_entailed``: the rule-of-thumb is not entailed by the country's background (App. A.2 Fig. 7 as
+   printed, Yes/No);
+5. ``value_not_abstraction``: the value is not an abstraction of the rule-of-thumb (App. A.2 Fig. 8 as printed);
 6. ``duplicate``: the same or a near-identical story (rapidfuzz ratio >= 90) already kept for the country.
 
 The kept rows carry the stories file's columns plus ``ID``, ``Other Country``, ``Attempts`` and one verdict column

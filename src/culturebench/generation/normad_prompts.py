@@ -1,21 +1,29 @@
-"""Prompts and answer parsing for generating NormAd-Eti stories (Rao et al., "NormAd", Sec. 3.1-3.2).
+"""Prompts and answer parsing for generating NormAd-Eti stories (Rao et al., "NormAd: A Benchmark for Measuring the
+Cultural Adaptability of Large Language Models", 2024, Sec. 3.1-3.2, App. A.2, App. B.5).
 
-**Source of the wording: OUR OWN TEXT.** The rules it carries come from the paper (Sec. 3.1 generation, Sec. 3.2
-filtration, Figs. 7-8 judge questions, as described in the text) and from the authors' public story-generation
-guidelines (``story_prompts/v2``: a value, a rule-of-thumb and a story of at most five sentences; the rule-of-thumb is
-culture-agnostic and prescriptive; the story names no nationality, no place and no culture, tradition or norm, gives
-no reasoning about a faux pas, and ends with "Is what X did socially acceptable?"; the "neutral" story follows a
-second country's norm that the first country's background does not address). No sentence of those files is copied:
-a changed template changes the response-cache keys, so a re-run after editing asks the model again.
+What the paper prints is data in ``facts/normad.json`` -> ``generation`` and used as printed:
 
-Every prompt is one user message that opens with a fixed title line (``TITLES``), so a scripted test server can tell
-the kinds apart. The generator asks for one JSON object; the judges for one word, Yes or No.
+- the two story-validation judges of App. A.2: Fig. 7 (is the rule-of-thumb entailed by the background? Check 2)
+  and Fig. 8 (is the value an abstraction of the rule-of-thumb? Check 3), answered Yes or No;
+- the few-shot examples of App. B.5 Fig. 14 (three fictional countries, each as Country / Cultural Background /
+  Value / Rule-of-Thumb / Story / Explanation), shown in every story prompt; the model answers in the same headings.
+
+The paper prints no instruction text for the story prompt and no prompt for the neutral-consistency check (Check 1):
+those are OUR OWN TEXT, carrying the paper's rules (Sec. 3.1: a value, a rule-of-thumb and a story; no geographical
+or cultural identifier in the story; yes / no / neutral stories, the neutral one from a background outside the
+country's Inglehart-Welzel zone). A changed template changes the response-cache keys, so a re-run after editing asks
+the model again. Our prompts open with a fixed title line (``TITLES``), so a scripted test server can tell the kinds
+apart; the judges of Figs. 7-8 open with "Background:" and "Value:".
 """
 
 from __future__ import annotations
 
 import json
 import re
+
+from culturebench.builders.normad import facts
+
+_FACTS = facts()["generation"]
 
 GEN_LABELS = ("yes", "no", "neutral")
 """The gold labels a story is generated for (the builder's labels)."""
@@ -25,9 +33,12 @@ TITLES = {
     "no": "# Etiquette story: the character BREAKS the norm",
     "neutral": "# Etiquette story: a norm the first background does NOT cover",
     "consistency": "# Judge: does the background decide this story?",
-    "entailment": "# Judge: is the rule-of-thumb entailed by the background?",
-    "abstraction": "# Judge: is the value an abstraction of the rule-of-thumb?",
 }
+"""Title lines of our own prompts."""
+ENTAILMENT_TEMPLATE = _FACTS["rot_entailment"]["template"]
+"""App. A.2 Fig. 7 (placeholders background, rot)."""
+ABSTRACTION_TEMPLATE = _FACTS["value_abstraction"]["template"]
+"""App. A.2 Fig. 8 (placeholders value, rot)."""
 
 GEN_TEMPERATURE = 0.7
 GEN_MAX_TOKENS = 450
@@ -51,8 +62,19 @@ _RULES_STORY = """- STORY: at most five sentences about everyday people named on
     just say what the person did.
 - EXPLANATION: one or two sentences saying why the answer to the question is what it is."""
 
-_FORMAT = """Reply with ONE JSON object and nothing else:
-{"value": "...", "rule_of_thumb": "...", "story": "...", "explanation": "..."}"""
+_FORMAT = """Reply in the format of the examples: the headings "## Value:", "## Rule-of-Thumb:", "## Story:" and
+"## Explanation:", each followed by its text on the next line, and nothing else."""
+
+
+def few_shot_examples() -> str:
+    """App. B.5 Fig. 14: the three fictional examples in the figure's layout."""
+    spec = _FACTS["few_shot"]
+    blocks = [spec["example_template"].format(
+        country=e["country"], title=e["title"], value=e["value"], rule_of_thumb=e["rule_of_thumb"],
+        story=e["story"], explanation=e["explanation"],
+        background="\n".join(spec["background_item"].format(text=t) for t in e["background"]))
+        for e in spec["examples"]]
+    return "\n\n".join(["Examples:", *blocks])
 
 _STORY_KIND = {
     "yes": ("- In the STORY the main character performs exactly what the rule-of-thumb prescribes, so the answer to "
@@ -77,8 +99,9 @@ def generation_prompt(label: str, country: str, subaxis_title: str, background: 
             TITLES[label],
             (f"Below is the etiquette background of a country ({subaxis_title}). From it, write a value, a "
              "rule-of-thumb that is proper in this country (but may not be elsewhere), a story and an explanation."),
-            _background_block(f"Country: {country}\n## Background [{subaxis_title}]", background),
             _RULES_ROT + "\n" + _STORY_KIND[label] + "\n" + _RULES_STORY,
+            few_shot_examples(),
+            _background_block(f"Country: {country}\n## Background [{subaxis_title}]", background),
             focus,
             _FORMAT,
         ])
@@ -89,9 +112,10 @@ def generation_prompt(label: str, country: str, subaxis_title: str, background: 
              "(from background 1), then a STORY in which the main character follows a behaviour taken from "
              "background 2 that background 1 says NOTHING about, so that country 1's norms neither approve nor "
              "disapprove of it, and an EXPLANATION saying that background 1 does not address the action."),
+            _RULES_ROT + "\n- The STORY must not touch the rule-of-thumb of country 1 at all.\n" + _RULES_STORY,
+            few_shot_examples(),
             _background_block(f"Country 1: {country}\n## Background 1 [{subaxis_title}]", background),
             _background_block(f"Country 2: {other_country}\n## Background 2 [{subaxis_title}]", other_background),
-            _RULES_ROT + "\n- The STORY must not touch the rule-of-thumb of country 1 at all.\n" + _RULES_STORY,
             focus,
             _FORMAT,
         ])
@@ -111,27 +135,13 @@ def consistency_prompt(background: str, story: str) -> str:
 
 
 def entailment_prompt(background: str, rule_of_thumb: str) -> str:
-    """Sec. 3.2 (2), Fig. 7 as described: is the rule-of-thumb entailed by the country's background?"""
-    return "\n\n".join([
-        TITLES["entailment"],
-        "Read the etiquette background of a country and a rule-of-thumb.",
-        _background_block("Background", background),
-        f"## Rule-of-thumb\n{rule_of_thumb.strip()}",
-        ("Question: does the background entail the rule-of-thumb, i.e. does the background state or clearly imply "
-         "the behaviour it prescribes? Answer with one word, Yes or No."),
-    ])
+    """Sec. 3.2 Check 2, App. A.2 Fig. 7: is the rule-of-thumb entailed by the country's background?"""
+    return ENTAILMENT_TEMPLATE.format(background=background.strip(), rot=rule_of_thumb.strip())
 
 
 def abstraction_prompt(rule_of_thumb: str, value: str) -> str:
-    """Sec. 3.2 (3), Fig. 8 as described: is the value an abstraction of the rule-of-thumb?"""
-    return "\n\n".join([
-        TITLES["abstraction"],
-        "Read a rule-of-thumb and a value.",
-        f"## Rule-of-thumb\n{rule_of_thumb.strip()}",
-        f"## Value\n{value.strip()}",
-        ("Question: is the value a more general principle of which the rule-of-thumb is a specific application "
-         "(an abstraction of it)? Answer with one word, Yes or No."),
-    ])
+    """Sec. 3.2 Check 3, App. A.2 Fig. 8: is the value an abstraction of the rule-of-thumb?"""
+    return ABSTRACTION_TEMPLATE.format(value=value.strip(), rot=rule_of_thumb.strip())
 
 
 # ------------------------------------------------------------------------------------------------------ parsing
