@@ -390,16 +390,9 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def sample_release(tmp_path_factory) -> Path:
-    from importlib.util import find_spec
-
-    if find_spec("culturebench.builders.socialcc") is None:
-        pytest.skip("the SocialCC builder is not there yet")
-    out = tmp_path_factory.mktemp("socialcc_sample")
-    result = CliRunner().invoke(app, ["build", "socialcc", "--out", str(out)])
-    if result.exit_code != 0:
-        pytest.skip(f"the SocialCC sample does not build here: {result.output.strip()[-200:]}")
-    return out / "socialcc"
+def sample_release(bundled_release) -> Path:
+    """The bundled sample raw/ built by the SocialCC builder; a failing build fails the test (conftest)."""
+    return bundled_release("socialcc")
 
 
 def generic_reply(text: str, body: dict) -> str:
