@@ -90,7 +90,7 @@ def build(
 
 @app.command()
 def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
-    """Re-run every check of a release from its files; exit 1 if any check fails."""
+    """Re-run every check of a release from its files and compare every file with manifest.json; exit 1 on a failure."""
     from culturebench.release import revalidate
     from culturebench.validation import summary
 
