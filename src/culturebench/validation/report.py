@@ -334,8 +334,7 @@ nav ul{{columns:3;padding-left:20px;margin:4px 0}} p.note{{color:#57606a;font-si
 <p class=note>Written by culturebench when the release was built; <code>culturebench audit</code> recomputes every
 check and hash from the files. Same release, same bytes: this page's sha256 is recorded in <code>manifest.json</code>.</p>
 {sample_html}<div class="verdict {'pass' if ok else 'fail'}">{'All' if ok else 'FAILED:'} {s['passed']} of {s['checks']} checks passed{'' if ok else f', {s["failed"]} failed'}</div>
-<p class=note>{informational} further rows are reported numbers (expected: any), listed per config and not counted as checks.
-Passing detail is folded: open a section to see it.</p>
+<p class=note>{f"{informational} further rows are reported numbers (expected: any), listed per config and not counted as checks. " if informational else ""}Passing detail is folded: open a section to see it.</p>
 <nav><h3>Contents</h3><ul>{''.join(toc)}</ul></nav>
 {failures_html}
 <section id=quarantine><h2>Quarantine</h2>
