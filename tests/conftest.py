@@ -177,13 +177,29 @@ def make_raw(tmp_path: Path):
 
 
 @pytest.fixture(scope="session")
-def sample_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled synthetic sample (REPO/raw) built once per session with seed 0; the release folder."""
+def bundled_release(tmp_path_factory: pytest.TempPathFactory):
+    """``bundled_release(name)``: benchmark ``name``'s release built from the bundled sample (REPO/raw) with seed 0,
+    once per session (tests must not modify it; copy it first). The bundled sample must always build: an error of
+    the builder propagates and a failing check fails the test; nothing here skips."""
     from culturebench.release import build_release
 
-    out = tmp_path_factory.mktemp("sample-release")
-    folder, _ = build_release("wvb", SAMPLE_RAW, out, seed=0, progress=lambda stage: None)
-    return folder
+    built: dict[str, Path] = {}
+
+    def release(name: str) -> Path:
+        if name not in built:
+            folder, verdict = build_release(name, SAMPLE_RAW, tmp_path_factory.mktemp(f"{name}-sample"), seed=0,
+                                            progress=lambda stage: None)
+            assert verdict["failed"] == 0, f"the bundled {name} sample builds with failing checks: {verdict}"
+            built[name] = folder
+        return built[name]
+
+    return release
+
+
+@pytest.fixture(scope="session")
+def sample_release(bundled_release) -> Path:
+    """The bundled synthetic WVB sample release (see ``bundled_release``)."""
+    return bundled_release("wvb")
 
 
 def real_model_installed() -> bool:

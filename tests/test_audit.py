@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from conftest import REPO
 from culturebench.cli import app
 
 runner = CliRunner()
@@ -91,7 +92,84 @@ def test_the_report_is_self_contained_and_covers_what_an_auditor_needs(sample_re
     manifest = json.loads((sample_release / "manifest.json").read_text())
     for item in manifest["inputs"]:
         assert item["sha256"] in page
-    assert f"culturebench build wvb --raw RAW --out OUT --seed {manifest['seed']}" in page
+    assert f"culturebench build wvb --raw raw --out releases --seed {manifest['seed']}" in page  # the bundled sample
+
+
+def _visible(page: str) -> str:
+    """The page as a reader first sees it: folded ``<details>`` blocks reduced to their summary line."""
+    return re.sub(r"<details>(<summary>.*?</summary>).*?</details>", r"\1", page, flags=re.S)
+
+
+def test_the_report_is_readable_at_a_glance(sample_release):
+    page = (sample_release / "validation/report.html").read_text(encoding="utf-8")
+    report = json.loads((sample_release / "validation/report.json").read_text(encoding="utf-8"))
+    visible = _visible(page)
+    # every check passed, so their rows are folded: the page shows the summary, release checks, quarantine, inputs
+    # and per config one line per group. The WVB sample has 136 checks and 4 configs; before, each was a row.
+    assert visible.count("<tr") < 40, visible.count("<tr")
+    assert "is present with dtype" not in visible
+    # the per-column schema rows fold the pandera column checks: PASS k/k with k = that column's checks in the JSON
+    pandera = [c for c in report["checks"] if c["tool"] == "pandera" and c["config"] == "participants" and c["column"]]
+    k = sum(c["column"] == "participant_id" for c in pandera)
+    assert k >= 3  # dtype, not null, unique (+ its constraint)
+    assert re.search(rf"<code>participant_id</code>.*?<td class=result>PASS {k}/{k}</td>", page)
+    # quarantine before the per-config detail
+    assert page.index("id=quarantine") < page.index("id=config-participants")
+
+
+def test_a_failing_check_is_on_top_and_its_group_unfolded():
+    import polars as pl
+
+    from culturebench.validation.checks import CheckResult
+    from culturebench.validation.report import build_report, render_html
+
+    ok = CheckResult("x is present with dtype Int64", "t", True, "pandera", column="x")
+    bad = CheckResult("x: greater_than(0)", "t", False, "pandera", "1 failing values", "no failures", 1, ["-3"], column="x")
+    table = CheckResult("rows are unique", "t", True, "great_expectations")
+    page = render_html(build_report("demo", [ok, bad, table], {"t": {"full": 2}}, {},
+                                    tables={"t": {"full": pl.DataFrame({"x": [1, -3]})}}))
+    assert page.index("id=failures") < page.index("id=quarantine") < page.index("id=config-t")
+    assert "FAILED: 2 of 3 checks passed, 1 failed" in page
+    # the column x has 2 schema checks, one failing: its group is open and its row says so; the table check is folded
+    assert "<details open><summary><h3>Schema (1 columns): 1/2 column checks pass" in page
+    assert "<td class=result>FAIL 1/2</td>" in page
+    assert "<details><summary><h3>Table checks (1): 1/1 pass" in page
+
+
+def test_informational_rows_are_not_counted_as_passed_checks():
+    from culturebench.validation import summary
+    from culturebench.validation.checks import INFORMATIONAL, check
+    from culturebench.validation.report import build_report, render_html
+
+    results = [check("a", "t", 1, 1), check("b", "t", 1, 2), check("zones (informational)", "t", {"A": 3}, INFORMATIONAL)]
+    assert summary(results) == {"checks": 2, "passed": 1, "failed": 1, "informational": 1}
+    page = render_html(build_report("demo", results, {"t": {"full": 1}}, {}))
+    assert "1 of 2 checks passed" in page and "Reported numbers (1; informational, not checks)" in page
+
+
+def test_the_distinct_values_check_shows_what_it_observed():
+    import great_expectations as gx
+    import polars as pl
+
+    from culturebench.validation.checks import run_great_expectations
+
+    frame = pl.DataFrame({"continent": ["Asia", "Europe", None, "Asia"]})
+    [result] = run_great_expectations(
+        frame, [gx.expectations.ExpectColumnDistinctValuesToBeInSet(column="continent", value_set=["Asia", "Europe", "Africa"])], "t")
+    assert result.passed and result.observed == ["Asia", "Europe"]  # the frame's distinct non-null values
+
+
+def test_the_rebuild_recipe_checks_the_bundled_sample_and_names_this_checkout(sample_release):
+    """Run the recipe's sha256 check where it says to (the checkout root) and compare its commit with git's."""
+    report = json.loads((sample_release / "validation/report.json").read_text(encoding="utf-8"))
+    recipe = "\n".join(report["rebuild"])
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if head:
+        assert f"git checkout {head}" in recipe
+    assert "pip install 'culturebench==" not in recipe
+    check = recipe[recipe.index("sha256sum -c"):recipe.index("\nEOF\n") + 5]
+    done = subprocess.run(["bash", "-c", check], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.count(": OK") == len(report["inputs"]), done.stdout + done.stderr
 
 
 @pytest.mark.browser
@@ -110,8 +188,24 @@ def test_the_report_renders_in_headless_chromium(sample_release, tmp_path):
     s = report["summary"]
     assert f"All {s['passed']} of {s['checks']} checks passed" in text
     assert "result check tool observed expected failing examples" in text  # the check table's header
-    assert text.count(" PASS ") == s["passed"] and " FAIL " not in text
+    assert " FAIL " not in text and "Failing checks" not in text
     assert "rows read = rows kept + rows quarantined" in text
     for heading in ("Release-level checks", "Config participants", "Schema (46 columns)", "Quarantine",
                     "Input files", "Rebuild"):
         assert heading in text, heading
+    # readable at a glance: the rendered page (folded detail closed) is a few screens, not ~9,600 px
+    tall = tmp_path / "tall.png"
+    subprocess.run([*flags, f"--screenshot={tall}", "--window-size=1400,6000", page.as_uri()],
+                   capture_output=True, timeout=120, check=False)
+    rows = _png_rows_with_content(tall)
+    assert rows < 4000, rows
+
+
+def _png_rows_with_content(png: Path) -> int:
+    """The last pixel row that is not plain white in a screenshot (the rendered page's height in pixels)."""
+    import numpy as np
+    from matplotlib.image import imread
+
+    pixels = imread(png)[..., :3]
+    rows = np.flatnonzero((pixels < 1.0).any(axis=(1, 2)))
+    return int(rows[-1]) + 1 if rows.size else 0

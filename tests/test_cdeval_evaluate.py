@@ -537,20 +537,9 @@ def test_hofstede_column_names_are_normalised():
 
 
 @pytest.fixture(scope="module")
-def sample_release(tmp_path_factory) -> Path:
-    """The bundled sample raw/ built by the CDEval builder (skipped while the builder or its sample is absent)."""
-    repo = Path(__file__).resolve().parents[1]
-    try:
-        from culturebench.builders import cdeval as builder
-    except ImportError:
-        pytest.skip("CDEval builder not present")
-    if not builder.raw_present(repo / "raw"):
-        pytest.skip("no bundled CDEval sample")
-    from culturebench.release import build_release
-
-    folder, _ = build_release("cdeval", repo / "raw", tmp_path_factory.mktemp("cdeval-sample"), seed=0,
-                              progress=lambda stage: None)
-    return folder
+def sample_release(bundled_release) -> Path:
+    """The bundled sample raw/ built by the CDEval builder; a failing build fails the test (conftest)."""
+    return bundled_release("cdeval")
 
 
 def test_end_to_end_on_the_builders_sample_release(sample_release, tmp_path):

@@ -237,3 +237,124 @@ def test_truncated_pdf(tmp_path: Path) -> None:
 def test_pdf_that_is_not_a_codebook(tmp_path: Path, pages: int) -> None:
     path = _write_pdf(tmp_path / "report.pdf", pages=pages)
     _assert_input_error(path, tmp_path, "variable headers")
+
+
+# ------------------------------------------------------------------ a codebook PDF the test writes itself (fpdf2)
+# The report's layout as codebook_pdf.py's docstring describes it, at our own coordinates and with our own text:
+# a bold name in the left column and a bold title in the right one, an italic question, choices "1.- label" and
+# missing codes "-1-.- label" (a label may wrap onto the next line and run over a page break), a code table in two
+# cells per pair, and an "Annex" heading (16 pt) whose code list belongs to the variable named in parentheses.
+
+LEFT_X, TITLE_X, LINE = 57.0, 160.0, 14.0  # points; body lines lie between the running header and the footer
+TOP_Y, BOTTOM_Y = 110.0, 770.0  # baselines (A4 is 842 pt high: header margin 90, footer margin 55 in the parser)
+N_VARIABLES = 60  # the parser wants at least 50 headers before it calls a PDF a codebook
+
+
+def _synthetic_variables() -> dict[str, Variable]:
+    """What the PDF says, written here independently of the parser: Q1..Q58, a two-line title, a country table."""
+    variables = {}
+    for n in range(1, N_VARIABLES - 1):
+        variables[f"Q{n}"] = Variable(
+            name=f"Q{n}", title=f"Synthetic item number {n}", question=f"How much do you agree with statement {n}?",
+            choices={1: "Agree", 2: "Neither agree nor disagree", 3: "Disagree", -1: "Don´t know", -2: "No answer"})
+    variables["Q10"] = Variable(name="Q10", title="A title long enough to wrap onto a second bold line",
+                                question="Which option fits best?",
+                                choices={1: "The first option, whose label runs on to a second line", 2: "Second"})
+    variables["B_COUNTRY"] = Variable(name="B_COUNTRY", title="Country code",
+                                      choices={8: "Albania", 20: "Andorra", 32: "Argentina", 36: "Australia"})
+    variables["Q223"] = Variable(name="Q223", title="Party voted for", question="Which party would you vote for?",
+                                 choices={-1: "Don´t know", 101: "Party of the Hills", 102: "Union of Rivers"})
+    return variables
+
+
+def _write_codebook_pdf(path: Path) -> dict[str, int]:
+    """Lay the synthetic variables out like the WVS report; returns each variable's (1-based) page."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format="A4")
+    pages: dict[str, int] = {}
+    y = BOTTOM_Y + 1  # the first line opens a page
+
+    def line(x: float, text: str, style: str = "", size: float = 10) -> None:
+        nonlocal y
+        if y > BOTTOM_Y:
+            pdf.add_page()
+            pdf.set_font("Helvetica", "", 9)
+            pdf.text(LEFT_X, 50, "THE SYNTHETIC VALUES SURVEY")  # running header: above the body
+            pdf.text(LEFT_X, 820, str(pdf.page_no()))  # page number: in the footer
+            y = TOP_Y
+        pdf.set_font("Helvetica", style, size)
+        pdf.text(x, y, text)
+
+    def header(name: str, title_lines: list[str]) -> None:
+        nonlocal y
+        line(LEFT_X, name, "B")
+        pages[name] = pdf.page_no()
+        for text in title_lines:
+            pdf.set_font("Helvetica", "B", 10)
+            pdf.text(TITLE_X, y, text)
+            y += LINE
+
+    def body(text: str, style: str = "") -> None:
+        nonlocal y
+        line(TITLE_X, text, style)
+        y += LINE
+
+    variables = _synthetic_variables()
+    for name, v in variables.items():
+        if name in ("Q10", "B_COUNTRY", "Q223"):
+            continue
+        header(name, [v.title])
+        body(v.question, "I")
+        for code, label in v.choices.items():
+            body(f"{code}{'-' if code < 0 else ''}.- {label}")
+    header("Q10", ["A title long enough to wrap", "onto a second bold line"])
+    body("Which option fits best?", "I")
+    body("1.- The first option, whose label runs")
+    y = BOTTOM_Y + 1  # the label's continuation is the first line of the next page
+    body("on to a second line")
+    body("2.- Second")
+    header("B_COUNTRY", ["Country code"])
+    for row in (((8, "Albania"), (20, "Andorra")), ((32, "Argentina"), (36, "Australia"))):
+        for column, (code, country) in enumerate(row):
+            line(TITLE_X + 150 * column, str(code))
+            pdf.text(TITLE_X + 150 * column + 30, y, country)
+        y += LINE
+    header("Q223", ["Party voted for"])
+    body("Which party would you vote for?", "I")
+    body("-1-.- Don´t know")
+    y += LINE
+    line(LEFT_X, "Annex", "B", 16)
+    y += 2 * LINE
+    line(LEFT_X, "Political parties list (Q223)", "B", 16)
+    y += 2 * LINE
+    line(LEFT_X, "Kestrava", "B")  # a bold country sub-heading: not a code
+    y += LINE
+    for code, party in ((101, "Party of the Hills"), (102, "Union of Rivers")):
+        line(LEFT_X, str(code))
+        pdf.text(LEFT_X + 60, y, party)
+        y += LINE
+    pdf.output(str(path))
+    return pages
+
+
+def test_a_codebook_pdf_written_by_the_test_parses_to_what_it_says(tmp_path: Path) -> None:
+    """The real parser (pdfplumber on a real PDF) reads back exactly the variables the test laid out."""
+    path = tmp_path / "F00000000-Synthetic_Codebook_Variables_report.pdf"
+    pages = _write_codebook_pdf(path)
+    codebook = codebook_pdf.parse_codebook_pdf(path)
+    expected = {name: Variable(v.name, v.title, v.question, v.choices, pages[name])
+                for name, v in _synthetic_variables().items()}
+    assert set(codebook.variables) == set(expected)
+    for name, variable in expected.items():
+        assert codebook[name] == variable, name
+    assert pages["Q10"] < max(pages.values())  # the wrapped choice label really ran over a page break
+
+
+def test_load_codebook_parses_a_pdf_once_and_then_reads_the_cache(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "codebook.pdf"
+    _write_codebook_pdf(path)
+    first = load_codebook(path, cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(codebook_pdf, "parse_codebook_pdf", lambda p: pytest.fail("parsed again"))
+    second = load_codebook(path, cache_dir=tmp_path / "cache")
+    assert second.variables == first.variables and first["Q223"].choices[102] == "Union of Rivers"

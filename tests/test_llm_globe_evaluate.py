@@ -332,16 +332,9 @@ def test_cli_evaluate_closed_and_errors(release, tmp_path):
         llm_globe.release_tables(write_release(folder, {"closed": small_closed()}, benchmark="cdeval"))
 
 
-def test_closed_run_on_the_bundled_sample_release(tmp_path):
-    """Against the real builder's release of the bundled sample raw/ (skipped until the sample exists)."""
-    from culturebench.release import build_release
-
-    raw = Path(__file__).resolve().parents[1] / "raw"
-    try:
-        build_release("llm_globe", raw, tmp_path / "releases", 0, lambda stage: None)
-    except (InputError, ImportError, KeyError) as exc:
-        pytest.skip(f"no LLM-GLOBE sample release can be built here: {exc}")
-    release = tmp_path / "releases" / "llm_globe"
+def test_closed_run_on_the_bundled_sample_release(bundled_release, tmp_path):
+    """Against the real builder's release of the bundled sample raw/ (a failing build fails the test)."""
+    release = bundled_release("llm_globe")
     tables = llm_globe.release_tables(release)
     config = llm_globe.Config(part="closed", languages=("en", "zh"), samples=3)
     with ScriptedServer(reply="My rating: 5") as server:

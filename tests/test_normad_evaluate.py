@@ -371,20 +371,9 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def sample_release(tmp_path_factory) -> Path:
-    """The bundled sample raw/ built by the NormAd builder (skipped while the builder or its sample is absent)."""
-    repo = Path(__file__).resolve().parents[1]
-    try:
-        from culturebench.builders import normad as builder
-    except ImportError:
-        pytest.skip("NormAd builder not present")
-    if hasattr(builder, "raw_present") and not builder.raw_present(repo / "raw"):
-        pytest.skip("no bundled NormAd sample")
-    from culturebench.release import build_release
-
-    folder, _ = build_release("normad", repo / "raw", tmp_path_factory.mktemp("normad-sample"), seed=0,
-                              progress=lambda stage: None)
-    return folder
+def sample_release(bundled_release) -> Path:
+    """The bundled sample raw/ built by the NormAd builder; a failing build fails the test (conftest)."""
+    return bundled_release("normad")
 
 
 def test_end_to_end_on_the_builders_sample_release(sample_release, tmp_path):

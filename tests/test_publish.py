@@ -104,8 +104,13 @@ def test_public_publish_withholds_restricted_configs_and_loads_like_the_local_fo
     assert [c["config_name"] for c in header["dataset_info"]] == ["questions"]
     assert header["culturebench"]["manifest_sha256"] == manifest_sha
     assert header["culturebench"]["withheld_configs"] == ["examples", "participants", "probe", "quarantine"]
-    assert "## Withheld configs" in card and "culturebench build wvb --raw RAW" in card
-    assert 'load_dataset("org/wvb", "questions")' in card
+    # the sample release was built from the bundled raw/ of this checkout: the recipe rebuilds from there
+    assert "## Withheld configs" in card and "culturebench build wvb --raw raw" in card
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert f"git checkout {manifest['source_commit']['commit']}" in card and "pip install -e ." in card
+    assert "pip install 'culturebench" not in card  # no index has it
+    assert 'questions = load_dataset("org/wvb", "questions", split="full")' in card
+    assert header["configs"][0].get("default") is True  # the release's default (participants) is withheld
 
     # load_dataset on the uploaded repo's files works for exactly what was uploaded, as on the local folder
     remote = hub.materialize("org/wvb", tmp_path / "clone")

@@ -339,8 +339,14 @@ def test_build_without_any_probe_candidate_fails_cleanly(make_raw, tmp_path):
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["build", "wvb", "--raw", str(folder.raw), "--out", str(out)])
     assert not isinstance(result.exception, Exception), repr(result.exception)
-    assert result.exit_code in (1, 2), result.output
+    # the input is valid (urban/rural may be missing), so this is no input error (2): the release is built and its
+    # validation fails (exit 1) on the probe alone, which has no participant to draw
+    assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
+    report = json.loads((out / "wvb" / "validation" / "report.json").read_text())
+    failed = [(c["config"], c["name"]) for c in report["checks"] if not c["passed"]]
+    assert failed and {config for config, _ in failed} == {"probe"}, failed
+    assert ("probe", "config is not empty") in failed
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -394,7 +400,7 @@ def test_validate_passes_on_a_good_release(sample_release):
     assert result.exit_code == 0, result.output
     built_with = manifest_of(sample_release)["validation"]["checks"]
     passed, total = map(int, re.search(r"(\d+)/(\d+) checks passed", result.output).groups())
-    assert passed == total and total == built_with + 1  # the build's checks plus the sha256 comparison
+    assert passed == total == built_with  # one definition of the checks for build, validate and audit
 
 
 def _tampered_copy(sample_release: Path, tmp_path: Path, answer: int) -> Path:
@@ -411,17 +417,42 @@ def _tampered_copy(sample_release: Path, tmp_path: Path, answer: int) -> Path:
     return copy
 
 
+def _rehash(copy: Path, relative: str) -> None:
+    """Record a tampered file's new sha256 in the copy's manifest, so only the checks can catch the change."""
+    manifest = json.loads((copy / "manifest.json").read_text())
+    for output in manifest["outputs"]:
+        if output["path"] == relative:
+            output["sha256"] = hashlib.sha256((copy / relative).read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+
+
 def test_validate_fails_on_an_answer_off_the_scale(sample_release, tmp_path):
+    """The scale check itself fails: the manifest is updated to the tampered file's hash, so no file check can."""
     copy = _tampered_copy(sample_release, tmp_path, 99)
+    _rehash(copy, "data/examples/train-00000-of-00001.parquet")
+    first_question = pl.read_parquet(copy / "data/examples/train-00000-of-00001.parquet")["question_id"][0]
     result = CliRunner().invoke(app, ["validate", str(copy)])
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
+    failing = [line for line in result.output.splitlines() if "FAIL" in line]
+    # 99 is off every WVS scale (at most 10 points): the per-question scale check names the row's question, and
+    # pandera's answer range (0-10) fails on the same value; nothing else fails
+    assert any("every answer lies on its question's scale" in line and repr([first_question]) in line for line in failing)
+    assert any("answer: in_range(0, 10)" in line for line in failing), failing
+    assert len(failing) == 2, failing
+    assert f"{len(manifest_of(copy)['outputs'])}/{len(manifest_of(copy)['outputs'])} files match" in result.output
 
 
 def test_validate_fails_on_a_file_that_differs_from_the_manifest(sample_release, tmp_path):
+    """An answer changed to another on-scale value passes every check; only the manifest comparison catches it."""
     copy = _tampered_copy(sample_release, tmp_path, 1)
     result = CliRunner().invoke(app, ["validate", str(copy)])
     assert result.exit_code == 1, result.output
+    checks = manifest_of(sample_release)["validation"]["checks"]
+    assert f"{checks}/{checks} checks passed" in result.output
+    files = len(manifest_of(copy)["outputs"])
+    assert f"{files - 1}/{files} files match manifest.json" in result.output
+    assert "FAIL data/examples/train-00000-of-00001.parquet: missing or sha256 differs" in result.output
 
 
 def test_validate_on_a_folder_that_is_not_a_release(tmp_path):

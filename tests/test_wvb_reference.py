@@ -26,13 +26,6 @@ V6_SAMPLE = WVS7 / "halsayxi_PSII" / "data" / "WVS_Cross-National_Wave_7_csv_v6_
 V5_COUNTRIES = WVS7 / "DataSpi_spy-playground" / "wvs_7" / "data" / "processed"
 V5_FILES = [V5_COUNTRIES / f"{alpha}.csv.gz" for alpha in ("AND", "URY", "NZL")]
 
-COUNTRY_CODES_BUG = ("bug: facts/wvs_countries.csv lacks WVS-7 countries India (356, IND) and Uzbekistan (860, UZB), "
-                     "which the v6.0 file and the v6.0 codebook PDF contain, and spells Morocco 'MOR' (504) where "
-                     "ISO 3166 and the WVS files say 'MAR'")
-HEADER_BUG = ("bug: raw/wvs.py read_respondents cannot read a v6.0 CSV beside v5.0 country files (their headers "
-              "differ in unused columns): 'could not read the respondent files'")
-
-
 def raw_folder(tmp_path: Path, files: list[Path]) -> Path:
     """tmp_path/raw/wvs with symlinks to the given respondent files and to the real codebook PDF."""
     for path in [*files, PDF]:

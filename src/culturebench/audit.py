@@ -23,7 +23,7 @@ from culturebench.io import sha256_file
 from culturebench.splits import SPLIT_NAMES
 from culturebench.release import load_manifest, read_dtypes, read_tables
 from culturebench.validation import summary, validate_tables
-from culturebench.validation.report import build_report, render_html
+from culturebench.validation.report import ORIGIN_KEYS, build_report, render_html
 
 
 @dataclass
@@ -97,7 +97,8 @@ def audit(release: Path) -> Audit:
         if output["path"].startswith("quarantine/") and (release / output["path"]).is_file():
             quarantine_frames[Path(output["path"]).stem] = pl.read_parquet(release / output["path"])
     report = build_report(benchmark, results, rows, manifest["accounting"]["quarantined_by_rule"], tables=tables,
-                          quarantine_frames=quarantine_frames, inputs=manifest["inputs"], seed=manifest["seed"])
+                          quarantine_frames=quarantine_frames, inputs=manifest["inputs"], seed=manifest["seed"],
+                          origin={key: manifest.get(key) for key in ORIGIN_KEYS})
     _compare(result, release / "validation" / "report.html", render_html(report), "validation report")
     stored = _load_json(release / "validation" / "report.json")
     if stored is not None:

@@ -30,8 +30,9 @@ def module_name(benchmark: str) -> str:
 
 def bundled_raw() -> Path:
     """The sample raw inputs shipped in the repository's top-level ``raw/`` (or ``./raw`` outside a checkout)."""
-    checkout = Path(__file__).resolve().parents[2] / "raw"
-    return checkout if checkout.is_dir() else Path("raw")
+    from culturebench.checkout import BUNDLED_RAW
+
+    return BUNDLED_RAW if BUNDLED_RAW.is_dir() else Path("raw")
 
 
 @contextmanager
@@ -89,21 +90,26 @@ def build(
 
 @app.command()
 def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
-    """Re-run every check of a release from its files; exit 1 if any check fails."""
+    """Re-run every check of a release from its files and compare every file with manifest.json; exit 1 on a failure."""
     from culturebench.release import revalidate
     from culturebench.validation import summary
 
     with user_errors():
-        manifest, results = revalidate(release)
+        manifest, results, changed = revalidate(release)
+    out = plain_console()
     table = Table("config", "check", "tool", "result", title=f"{manifest['benchmark']}: {release}")
     for result in results:
         if not result.passed:
             table.add_row(result.config, result.name, result.tool, f"[red]FAIL[/] observed {result.observed!r}")
     verdict = summary(results)
     if verdict["failed"]:
-        Console().print(table)
-    Console().print(f"{verdict['passed']}/{verdict['checks']} checks passed")
-    if verdict["failed"]:
+        out.print(table)
+    for path in changed:
+        out.print(f"[red]FAIL[/] {path}: missing or sha256 differs from manifest.json", highlight=False)
+    files = len(manifest["outputs"])
+    out.print(f"{verdict['passed']}/{verdict['checks']} checks passed; "
+              f"{files - len(changed)}/{files} files match manifest.json", highlight=False)
+    if verdict["failed"] or changed:
         raise typer.Exit(1)
 
 
@@ -114,7 +120,7 @@ def info(release: Annotated[Path, typer.Argument(help="A release folder, e.g. re
 
     with user_errors():
         manifest = load_manifest(release)
-    out = Console()
+    out = plain_console()
     table = Table("config", "split", "rows", "files", "redistributable", title=f"{manifest['benchmark']} ({release})")
     groups: dict[tuple[str, str], list[dict]] = {}
     for output in manifest["outputs"]:
@@ -127,8 +133,16 @@ def info(release: Annotated[Path, typer.Argument(help="A release folder, e.g. re
     acc, v = manifest["accounting"], manifest["validation"]
     out.print(f"rows read {acc['rows_read']:,} = kept {acc['rows_kept']:,} + quarantined {acc['rows_quarantined']:,}")
     out.print(f"checks: {v['passed']}/{v['checks']} passed; seed {manifest['seed']}; built {manifest['created_at']}")
+    if manifest.get("bundled_sample"):
+        out.print("built from the bundled synthetic sample raw/ (not the benchmark's data)")
     for item in manifest["inputs"]:
-        out.print(f"  input {item['name']}  {item['size']:,} bytes  sha256 {item['sha256'][:16]}…")
+        out.print(f"  input {item['name']}  {item['size']:,} bytes  sha256 {item['sha256']}")
+
+
+def plain_console() -> Console:
+    """stdout for reports: in a pipe or file no wrapping (a line is one record, tables at their natural width)."""
+    terminal = Console()
+    return terminal if terminal.is_terminal else Console(width=100_000, soft_wrap=True)
 
 
 # --- evaluate / score: each benchmark's evaluate module exposes cli_check(options), cli_evaluate(backend, options,
@@ -143,7 +157,7 @@ def _evaluation(name: str, command: str):
     return import_module(f"culturebench.evaluate.{name}")
 
 
-@app.command()
+@app.command(short_help="Score saved model answers against a release with the paper's metrics and plots.")
 def score(
     name: Annotated[str, typer.Argument(help=f"Benchmark to score: {', '.join(EVALUATIONS)}.")],
     responses: Annotated[Path, typer.Option(help="Model answers. wvb: TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
@@ -164,7 +178,7 @@ def score(
         console.print(f"  wrote {path}")
 
 
-@app.command()
+@app.command(short_help="Run a model on a benchmark release and score it with the paper's metrics and plots.")
 def evaluate(
     name: Annotated[str, typer.Argument(help=f"Benchmark to evaluate: {', '.join(EVALUATIONS)}.")],
     model: Annotated[str, typer.Option(help="Model name (the server's model id, or a vLLM model path / HF id).")],
@@ -212,7 +226,7 @@ def evaluate(
         console.print(f"  wrote {path}")
 
 
-@app.command("serve-local")
+@app.command("serve-local", short_help="Serve a small real model offline (llama.cpp, OpenAI-compatible) until Ctrl-C.")
 def serve_local(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8080,
     cache_dir: Annotated[Path, typer.Option(help="Where the joined GGUF file is kept (default ~/.cache/culturebench).")] = None,

@@ -29,7 +29,9 @@ import yaml
 from culturebench import __version__
 from culturebench.errors import InputError
 from culturebench.io import sha256_file
+from culturebench.cards import loading_example
 from culturebench.release import load_manifest
+from culturebench.validation.report import ORIGIN_KEYS, rebuild_commands
 
 RELEASE_FOLDERS = ("data/", "quarantine/", "validation/")
 """Remote files under these folders that the release no longer has are deleted; other remote files are kept."""
@@ -63,6 +65,8 @@ class Remote:
     manifest_sha256: str | None = None
     files: dict = field(default_factory=dict)  # path -> (sha256 or None, git blob id or None)
     note: str = ""
+    unreachable: str = ""
+    """Why the Hub could not be read (a dry run offline plans against an empty repo instead)."""
 
 
 @dataclass
@@ -98,6 +102,9 @@ class Plan:
                      f"manifest {self.remote.manifest_sha256 or 'unknown'}")
             if not self.remote.branch_exists:
                 state += f"; branch {self.revision} will be created from main"
+        elif self.remote.unreachable:
+            state = (f"remote {where}: not checked, the Hub cannot be reached ({self.remote.unreachable}); "
+                     "offline dry run: planned against an empty repo")
         else:
             state = f"remote {where}: does not exist{self.remote.note}; will be created {'private' if self.private else 'public'}"
         out = [state, f"local manifest sha256 {self.manifest_sha256}"]
@@ -138,8 +145,9 @@ def license_name(benchmark: str, config_info) -> str:
 
 
 def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | None = None,
-         allow_restricted: tuple[str, ...] | list[str] = (), api=None) -> Plan:
-    """Everything a publish would send, compared with the remote (read only; nothing is written)."""
+         allow_restricted: tuple[str, ...] | list[str] = (), api=None, offline_ok: bool = False) -> Plan:
+    """Everything a publish would send, compared with the remote (read only; nothing is written). With
+    ``offline_ok`` (a dry run) an unreachable Hub is planned as an empty repo, and the plan says so."""
     release = Path(release)
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo_id or ""):
         raise InputError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
@@ -165,7 +173,15 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     if allowed and not private:
         raise InputError("--allow-restricted needs --private: restricted configs are only uploaded to a private repo")
 
-    remote = read_remote(api, repo_id, revision) if api is not None else Remote(exists=False, note=" (not checked)")
+    if api is None:
+        remote = Remote(exists=False, note=" (not checked)")
+    else:
+        try:
+            remote = read_remote(api, repo_id, revision)
+        except HubUnreachable as exc:
+            if not offline_ok:
+                raise
+            remote = Remote(exists=False, unreachable=exc.reason)
     if private and remote.exists and remote.private is False:
         raise InputError(f"{repo_id} exists and is public; --private cannot change an existing repo's visibility")
     repo_private = private and (not remote.exists or bool(remote.private))
@@ -245,13 +261,29 @@ def read_remote(api, repo_id: str, revision: str | None) -> Remote:
         return Remote(exists=False, note=" (or is not readable with this token)")
     except HfHubHTTPError as exc:
         raise InputError(f"Hub request failed: {str(exc).splitlines()[0]}") from None
-    except OSError as exc:  # connection refused, DNS, TLS: httpx errors derive from neither; see publish()
-        raise InputError(f"cannot reach {api.endpoint}: {exc}") from None
+    except Exception as exc:  # connection refused, DNS, TLS, offline mode: one line, no traceback, no headers
+        if _is_connection_error(exc):
+            raise HubUnreachable(api.endpoint, f"{type(exc).__name__}: {exc}") from None
+        raise
     files = {s.rfilename: (s.lfs.sha256 if s.lfs else None, s.blob_id) for s in (info.siblings or [])}
     card_data = info.card_data.to_dict() if info.card_data is not None else {}
     meta = card_data.get("culturebench") or {}
     return Remote(exists=True, private=info.private, sha=info.sha, branch_exists=branch_exists,
                   manifest_sha256=meta.get("manifest_sha256") if isinstance(meta, dict) else None, files=files)
+
+
+class HubUnreachable(InputError):
+    """The Hub cannot be reached (no network, DNS, refused connection, HF_HUB_OFFLINE)."""
+
+    def __init__(self, endpoint: str, reason: str):
+        self.reason = reason
+        super().__init__(f"cannot reach {endpoint}: {reason}")
+
+
+def _is_connection_error(exc: Exception) -> bool:
+    """OSError (refused, DNS, TLS, huggingface_hub's OfflineModeIsEnabled) or an HTTP client's connection error."""
+    return isinstance(exc, OSError) or \
+        type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "requests", "urllib3")
 
 
 def hub_card(readme: str, manifest: dict, manifest_sha: str, repo_id: str, withheld: list[Withheld], card) -> str:
@@ -272,9 +304,21 @@ def hub_card(readme: str, manifest: dict, manifest_sha: str, repo_id: str, withh
         "manifest_sha256": manifest_sha,
         "withheld_configs": sorted(gone),
     }
-    published = [c["config_name"] for c in header["configs"]]
-    if published:
-        body = re.sub(r'load_dataset\("path/to/[^"]*", "[^"]*"\)', f'load_dataset("{repo_id}", "{published[0]}")', body)
+    for config in header["configs"]:
+        config.pop("default", None)
+    if header["configs"]:  # the first uploaded config is the default (the release's may be withheld)
+        first = header["configs"][0]
+        header["configs"][0] = {"config_name": first["config_name"], "default": True,
+                                **{k: v for k, v in first.items() if k != "config_name"}}
+        split = first["data_files"][0]["split"]
+        example = loading_example(repo_id, first["config_name"], split,
+                                  f"Any uploaded config and split loads the same way; withheld configs load from a "
+                                  f"local build (`load_dataset(\"releases/{manifest['benchmark']}\", CONFIG)`).")
+    else:
+        example = "Every config is withheld from this upload: build the release locally (below) and load it from there.\n"
+    start, end = body.find("### Loading\n"), body.find("## Dataset Creation")
+    if 0 <= start < end:
+        body = body[:start] + "### Loading\n\n" + example + body[end:]
     if withheld:
         section = withheld_section(manifest, withheld, card)
         marker = "\n## Licensing Information"
@@ -286,7 +330,8 @@ def withheld_section(manifest: dict, withheld: list[Withheld], card) -> str:
     benchmark = manifest["benchmark"]
     rows = "\n".join(f"| `{w.config}` | {len(w.files)} | {w.license} | {w.reason} |" for w in withheld)
     source = getattr(card, "source", "") or "the raw files listed above"
-    inputs = "\n".join(f"{i['sha256']}  RAW/{i['name']}" for i in manifest.get("inputs", []))
+    recipe = "\n".join(rebuild_commands(benchmark, manifest.get("seed", 0), manifest.get("inputs", []),
+                                        {key: manifest.get(key) for key in ORIGIN_KEYS}))
     return f"""## Withheld configs
 
 This upload omits the files below: their source terms forbid redistribution, so they are not on the Hub. The
@@ -297,18 +342,10 @@ sha256.
 |---|---|---|---|
 {rows}
 
-Rebuild them from the raw files: get {source}, put them under `RAW/` and check them (`sha256sum -c`):
-
-```
-{inputs}
-```
-
-then
+Rebuild them from the raw files: get {source}; then, in a clone of culturebench's repository:
 
 ```bash
-pip install 'culturebench=={manifest.get('culturebench_version', __version__)}'
-culturebench build {benchmark} --raw RAW --out releases --seed {manifest.get('seed', 0)}
-culturebench audit releases/{benchmark}    # every file has the sha256 in manifest.json
+{recipe}
 ```
 
 and load a withheld config from the local folder: `load_dataset("releases/{benchmark}", "{withheld[0].config}")`.
@@ -330,7 +367,8 @@ def publish(release: Path, repo_id: str, *, private: bool = False, revision: str
 
     api = make_api(endpoint)
     try:
-        result = plan(release, repo_id, private=private, revision=revision, allow_restricted=allow_restricted, api=api)
+        result = plan(release, repo_id, private=private, revision=revision, allow_restricted=allow_restricted, api=api,
+                      offline_ok=dry_run)
         needs_branch = bool(revision) and (not result.remote.exists or not result.remote.branch_exists)
         if dry_run or (result.up_to_date and not needs_branch):
             return result
@@ -360,6 +398,6 @@ def publish(release: Path, repo_id: str, *, private: bool = False, revision: str
     except InputError:
         raise
     except Exception as exc:  # httpx connection errors and the like: one line, no traceback, no headers
-        if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "requests", "urllib3"):
-            raise InputError(f"cannot reach {api.endpoint}: {type(exc).__name__}: {exc}") from None
+        if _is_connection_error(exc):
+            raise HubUnreachable(api.endpoint, f"{type(exc).__name__}: {exc}") from None
         raise

@@ -25,10 +25,10 @@ import pyarrow.parquet as pq
 from culturebench import __version__
 from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
+from culturebench.checkout import is_bundled_sample, source_commit
 from culturebench.errors import InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
 from culturebench.validation import summary, validate_tables
-from culturebench.validation.checks import check
 from culturebench.validation.report import write_report
 
 SHARD_ROWS = 5_000_000
@@ -56,8 +56,10 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
         tables = read_tables(folder, outputs, read_dtypes(name))
         results = validate_tables(name, tables, accounting)
         rows = {config: {split: frame.height for split, frame in splits.items()} for config, splits in tables.items()}
+        origin = {"source_commit": source_commit(),
+                  "bundled_sample": is_bundled_sample([{"name": i.name, "sha256": i.sha256} for i in output.inputs])}
         write_report(folder / "validation", name, results, rows, accounting["quarantined_by_rule"],
-                     tables=tables, quarantine_frames=output.quarantine, inputs=output.inputs, seed=seed)
+                     tables=tables, quarantine_frames=output.quarantine, inputs=output.inputs, seed=seed, origin=origin)
         manifest = {
             "benchmark": name,
             "culturebench_version": __version__,
@@ -70,6 +72,7 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             "accounting": accounting,
             "redistributable": {c.name: c.redistributable for c in builder.CARD.configs},
             "validation": summary(results),
+            **origin,
         }
         (folder / "README.md").write_text(render_card(builder.CARD, tables, manifest), encoding="utf-8")
         for extra in ("README.md", "validation/report.json", "validation/report.html"):
@@ -155,13 +158,11 @@ def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, 
     return tables
 
 
-def revalidate(release: Path) -> tuple[dict, list]:
-    """Re-run every check of a release from its files (``culturebench validate``), after checking that every file
-    still has the sha256 the manifest recorded."""
+def revalidate(release: Path) -> tuple[dict, list, list[str]]:
+    """Re-run every check of a release from its files (``culturebench validate``): the same checks the build ran
+    (same count), plus the output files whose sha256 differs from manifest.json (a file check, not counted)."""
     manifest = load_manifest(release)
     changed = [o["path"] for o in manifest["outputs"]
                if not (Path(release) / o["path"]).is_file() or sha256_file(Path(release) / o["path"]) != o["sha256"]]
-    results = [check("every output file has the sha256 recorded in manifest.json", "release", changed, [])]
     tables = read_tables(release, manifest["outputs"], read_dtypes(manifest["benchmark"]))
-    results += validate_tables(manifest["benchmark"], tables, manifest["accounting"])
-    return manifest, results
+    return manifest, validate_tables(manifest["benchmark"], tables, manifest["accounting"]), changed

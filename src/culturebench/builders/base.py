@@ -38,6 +38,20 @@ class CardInfo:
     tags: tuple[str, ...] = ()
     source: str = ""
     """Where a user gets the raw files (for the card of an upload that withholds configs)."""
+    language: tuple[str, ...] = ("en",)
+    """ISO 639-1 codes of the text in the release (the card's ``language``; two or more make it multilingual)."""
+    task_categories: tuple[str, ...] = ()
+    """Hub task categories (https://huggingface.co/tasks), e.g. ``question-answering``, ``text-classification``."""
+    annotations_creators: tuple[str, ...] = ()
+    """Who made the labels: found, crowdsourced, expert-generated, machine-generated, no-annotation, other."""
+    source_datasets: tuple[str, ...] = ("original",)
+    """``original`` or ``extended|<hub id>`` (the Hub's metadata spec)."""
+    license_name: str = ""
+    """For ``license: other``: a short id of the terms (the card's ``license_name``)."""
+    license_link: str = ""
+    """For ``license: other``: where the terms are (the card's ``license_link``; a URL or LICENSE file)."""
+    license_details: str = ""
+    """What the license is and why, in one or two sentences (always printed in the card's Licensing section)."""
 
 
 @dataclass

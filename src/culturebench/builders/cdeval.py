@@ -163,6 +163,12 @@ CARD = CardInfo(
     ),
     tags=("cultural-dimensions", "hofstede", "cultural-values", "llm-evaluation", "questionnaire"),
     source="the CDEval release (CDEval.json, Wang et al.) and the Hofstede 6-D country scores (geerthofstede.com, 2015-08-16 file)",
+    language=("en",),
+    task_categories=("multiple-choice",),
+    annotations_creators=("machine-generated", "expert-generated"),
+    license_details=("`unknown`: the CDEval release (huggingface.co/datasets/Rykeryuhang/CDEval) states no license and "
+                     "ships no license file, and the Hofstede country scores carry no open license. The only "
+                     "redistributable config, `stats`, holds counts we computed."),
 )
 
 

@@ -142,6 +142,14 @@ CARD = CardInfo(
     tags=("cultural-values", "globe", "llm-evaluation", "questionnaire", "chinese", "multilingual"),
     source="the GLOBE Phase 2 Form Alpha questionnaire and society scores (globeproject.com), a GICS structure "
            "(MSCI/S&P), and the LLM-GLOBE repository (open_prompts.csv, open_generation_rubrics.csv)",
+    language=("en", "zh"),
+    task_categories=("question-answering", "text-generation"),
+    annotations_creators=("expert-generated",),
+    license_name="globe-foundation-terms",
+    license_link="https://globeproject.com",
+    license_details=("GLOBE Form Alpha items and society scores are (c) the GLOBE Foundation, the GICS structure (c) MSCI "
+                     "and S&P, and the LLM-GLOBE prompts and rubrics were published without a license: no config "
+                     "may be redistributed."),
 )
 
 CLOSED_SCHEMA = {

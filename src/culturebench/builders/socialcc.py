@@ -131,6 +131,13 @@ CARD = CardInfo(
     source=("SocialCC scenario files (per-scenario JSON as released, or JSONL; see culturebench.raw.socialcc), the "
             "World Values Survey wave-7 files and codebook (worldvaluessurvey.org) and saved Cultural Atlas pages "
             "(culturalatlas.sbs.com.au)"),
+    language=("en",),
+    task_categories=("text-generation",),
+    annotations_creators=("expert-generated",),
+    license_name="cultural-atlas-terms",
+    license_link="https://culturalatlas.sbs.com.au",
+    license_details=("Scenarios quote Cultural Atlas text, (c) SBS; the value preferences are country aggregates "
+                     "computed from WVS-7 (World Values Survey Association terms)."),
 )
 
 CHARACTER = pl.Struct({"name": pl.String, "age": pl.Int64, "gender": pl.String, "nationality": pl.String,

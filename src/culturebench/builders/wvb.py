@@ -73,6 +73,14 @@ CARD = CardInfo(
     ),
     tags=("world-values-survey", "cultural-values", "llm-evaluation"),
     source="the World Values Survey wave-7 files from https://www.worldvaluessurvey.org (free registration, WVS terms of use)",
+    language=("en",),
+    task_categories=("question-answering",),
+    annotations_creators=("found",),
+    license_name="wvs-terms",
+    license_link="https://www.worldvaluessurvey.org",
+    license_details=("The release combines WVS-7 respondent rows and codebook text: the World Values Survey Association "
+                     "lets registered users download the files for research under its terms of use, which forbid "
+                     "redistributing respondent-level data."),
 )
 
 

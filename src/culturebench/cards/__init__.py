@@ -12,19 +12,46 @@ import pyarrow as pa
 import yaml
 
 from culturebench.builders.base import CardInfo
+from culturebench.validation.report import ORIGIN_KEYS, rebuild_commands
 
 
-def render_card(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]], manifest: dict) -> str:
-    header = {
-        "pretty_name": card.pretty_name,
-        "license": card.license,
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                   (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"))
+"""The Hub's ``size_categories`` buckets (dataset card metadata spec), by number of examples."""
+LISTED_VALUES = 8
+"""A categorical column's values are listed inline up to this many; longer lists are folded."""
+
+
+def size_category(rows: int) -> str:
+    for bound, label in SIZE_CATEGORIES:
+        if rows < bound:
+            return label
+    return "n>1B"
+
+
+def card_metadata(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]]) -> dict:
+    """The YAML header: the Hub's dataset card metadata plus ``configs`` (first one ``default``) and
+    ``dataset_info`` that ``datasets.load_dataset`` reads."""
+    header: dict = {"pretty_name": card.pretty_name, "language": list(card.language), "license": card.license}
+    if card.license_name:
+        header["license_name"] = card.license_name
+    if card.license_link:
+        header["license_link"] = card.license_link
+    if card.license_details:
+        header["license_details"] = card.license_details
+    largest = max((sum(f.height for f in splits.values()) for splits in tables.values()), default=0)
+    header |= {
+        "multilinguality": "multilingual" if len(card.language) > 1 else "monolingual",
+        "size_categories": [size_category(largest)],
+        "source_datasets": list(card.source_datasets),
+        "task_categories": list(card.task_categories),
+        "annotations_creators": list(card.annotations_creators),
         "tags": list(card.tags),
         "configs": [
-            {
-                "config_name": config,
-                "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in splits],
-            }
-            for config, splits in tables.items()
+            {"config_name": config,
+             **({"default": True} if index == 0 else {}),
+             "data_files": [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in splits]}
+            for index, (config, splits) in enumerate(tables.items())
         ],
         "dataset_info": [
             {
@@ -36,25 +63,35 @@ def render_card(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]], mani
             for config, splits in tables.items()
         ],
     }
+    return header
+
+
+def render_card(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]], manifest: dict) -> str:
+    benchmark = manifest["benchmark"]
     described = {c.name: c for c in card.configs}
     config_lines = "\n".join(
         f"- **{config}** ({', '.join(f'{split}: {frame.height:,}' for split, frame in splits.items())} rows; "
         f"{'redistributable' if described[config].redistributable else '**not redistributable**'}): {described[config].description}"
         for config, splits in tables.items()
     )
-    field_lines = "\n\n".join(
-        f"`{config}`: " + ", ".join(f"`{name}` ({dtype})" for name, dtype in next(iter(splits.values())).schema.items())
-        for config, splits in tables.items()
-    )
+    field_tables = "\n\n".join(f"#### `{config}`\n\n{_folded(fields_table(frame), f'{frame.width} fields')}"
+                               for config, splits in tables.items() for frame in [next(iter(splits.values()))])
+    first, first_splits = next(iter(tables.items()))
+    first_split = next(iter(first_splits))
     inputs = "\n".join(f"| `{i['name']}` | {i['size']:,} | {i['rows']:,} | `{i['sha256']}` |" for i in manifest["inputs"])
     acc = manifest["accounting"]
     quarantine = ", ".join(f"{rule}: {n:,}" for rule, n in acc["quarantined_by_rule"].items()) or "none"
     v = manifest["validation"]
+    informational = f" ({v['informational']} further reported numbers are not counted)" if v.get("informational") else ""
+    origin = {key: manifest.get(key) for key in ORIGIN_KEYS}
+    recipe = "\n".join(rebuild_commands(benchmark, manifest["seed"], manifest["inputs"], origin))
+    commit = (origin.get("source_commit") or {}).get("commit")
+    built_by = f"culturebench {manifest['culturebench_version']}" + (f" (git commit `{commit}`)" if commit else "")
     return f"""---
-{yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=1000)}---
+{yaml.safe_dump(card_metadata(card, tables), sort_keys=False, allow_unicode=True, width=1000)}---
 
 # {card.pretty_name}
-
+{SAMPLE_NOTE if manifest.get("bundled_sample") else ""}
 ## Dataset Summary
 
 {card.summary}
@@ -67,32 +104,36 @@ def render_card(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]], mani
 
 ### Data Fields
 
-{field_lines}
+Types as `datasets` loads them (`datasets.Features`).
+
+{field_tables}
 
 ### Loading
 
-```python
-from datasets import load_dataset
-ds = load_dataset("path/to/{manifest['benchmark']}", "{next(iter(tables))}")
-```
-
+{loading_example(f"releases/{benchmark}", first, first_split,
+                 f"`releases/{benchmark}` is the folder `culturebench build {benchmark}` writes (its default `--out "
+                 "releases`), relative to where it ran; any config and split listed above loads the same way.")}
 ## Dataset Creation
 
 {card.creation}
 
 ### Source data and provenance
 
-Built by culturebench {manifest['culturebench_version']} with seed {manifest['seed']} from these raw inputs:
+Built by {built_by} with seed {manifest['seed']} from these raw inputs:
 
 | file | bytes | rows | sha256 |
 |---|---|---|---|
 {inputs}
 
 Rows read: {acc['rows_read']:,} = kept {acc['rows_kept']:,} + quarantined {acc['rows_quarantined']:,} ({quarantine}).
-Quarantined rows are in `quarantine/` with a `reason` column. Validation: {v['passed']} of {v['checks']} checks passed
+Quarantined rows are in `quarantine/` with a `reason` column. Validation: {v['passed']} of {v['checks']} checks passed{informational}
 (`validation/report.html`). `manifest.json` lists every output file with its sha256.
 
-Rebuild: `culturebench build {manifest['benchmark']} --raw RAW_DIR --seed {manifest['seed']}`.
+Rebuild and audit:
+
+```bash
+{recipe}
+```
 
 ## Considerations for Using the Data
 
@@ -100,7 +141,7 @@ Rebuild: `culturebench build {manifest['benchmark']} --raw RAW_DIR --seed {manif
 
 ## Licensing Information
 
-{_licensing(card)}
+{licensing(card)}
 
 ## Citation Information
 
@@ -110,14 +151,73 @@ Rebuild: `culturebench build {manifest['benchmark']} --raw RAW_DIR --seed {manif
 """
 
 
-def _licensing(card: CardInfo) -> str:
+def loading_example(path: str, config: str, split: str, note: str) -> str:
+    """The card's runnable loading example (``publish`` rewrites it for the Hub repo)."""
+    return f"""```python
+from datasets import load_dataset
+
+{config} = load_dataset("{path}", "{config}", split="{split}")
+```
+
+{note}
+"""
+
+
+SAMPLE_NOTE = """
+> **Built from the bundled synthetic sample.** Every raw input is the sample shipped in culturebench's `raw/`
+> (written by `scripts/make_sample_*.py`: synthetic respondents, our own text). The rows exercise the pipeline; they
+> are not the benchmark's data. Build from the publishers' files for real use.
+"""
+
+
+def licensing(card: CardInfo) -> str:
+    """The license line (with ``license_name``/``license_link`` for ``other``), the card's license details, and
+    which configs may be redistributed, in one sentence with the right number."""
+    terms = card.license + (f" ({card.license_name}" + (f", {card.license_link}" if card.license_link else "") + ")"
+                            if card.license_name else "")
+    lines = [f"License: `{terms}`." + (f" {card.license_details}" if card.license_details else "")]
     withheld = [c.name for c in card.configs if not c.redistributable]
-    if not withheld:
-        return f"License: {card.license}."
-    return (
-        f"License: {card.license}. The configs {', '.join(f'`{c}`' for c in withheld)} contain data whose source "
-        "terms forbid redistribution; they are for local use and must not be published."
-    )
+    if withheld:
+        names = _join(f"`{c}`" for c in withheld)
+        lines.append(f"The {'config' if len(withheld) == 1 else 'configs'} {names} "
+                     f"{'contains' if len(withheld) == 1 else 'contain'} data whose source terms forbid redistribution: "
+                     f"{'it is' if len(withheld) == 1 else 'they are'} for local use, and `culturebench publish` "
+                     f"withholds {'it' if len(withheld) == 1 else 'them'} from a public upload.")
+    return "\n\n".join(lines)
+
+
+FOLDED_FIELDS = 20
+"""A config with more fields than this has its field table folded (``<details>``)."""
+
+
+def _folded(table: str, label: str) -> str:
+    return table if table.count("\n") - 1 <= FOLDED_FIELDS else f"<details><summary>{label}</summary>\n\n{table}\n\n</details>"
+
+
+def _join(items) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def fields_table(frame: pl.DataFrame) -> str:
+    """A config's columns with their `datasets` feature type (``Value('string')``, ``List(Value('int64'))``); a
+    categorical column lists its values, folded (``<details>``) when there are more than LISTED_VALUES."""
+    from datasets import Features
+
+    features = Features._from_yaml_list(features_yaml(frame))
+    rows = []
+    for name, feature in features.items():
+        dtype = frame.schema[name]
+        values = ""
+        if isinstance(dtype, pl.Enum):
+            categories = [str(c) for c in dtype.categories]
+            listed = ", ".join(f"`{c}`" for c in categories)
+            values = (f"one of: {listed}" if len(categories) <= LISTED_VALUES else
+                      f"<details><summary>one of {len(categories)} values</summary>{listed}</details>")
+        rows.append((f"`{name}`", f"`{feature!r}`", values))
+    if not any(values for *_, values in rows):
+        return "| field | type |\n|---|---|\n" + "\n".join(f"| {name} | {kind} |" for name, kind, _ in rows)
+    return "| field | type | values |\n|---|---|---|\n" + "\n".join(f"| {' | '.join(row)} |" for row in rows)
 
 
 def features_yaml(frame: pl.DataFrame) -> list[dict]:

@@ -23,15 +23,26 @@ class CheckResult:
     expected: Any = None
     failures: int = 0
     examples: list = field(default_factory=list)
+    column: str | None = None
+    """The column a schema check is about (None for a table-level check)."""
+    informational: bool = False
+    """A number reported beside the checks (expected ``any``): it cannot fail and is not counted as a check."""
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
+INFORMATIONAL = "any"
+"""The ``expected`` of a reported number that is not a check (e.g. label counts per zone)."""
+
+
 def check(name: str, config: str, observed: Any, expected: Any, passed: bool | None = None, **extra) -> CheckResult:
-    """A culturebench check: passes when ``observed == expected`` unless ``passed`` is given."""
-    ok = observed == expected if passed is None else passed
-    return CheckResult(name=name, config=config, passed=bool(ok), tool="culturebench", observed=observed, expected=expected, **extra)
+    """A culturebench check: passes when ``observed == expected`` unless ``passed`` is given. With
+    ``expected=INFORMATIONAL`` it is a reported number, not a check (``informational``, never counted as passed)."""
+    informational = isinstance(expected, str) and expected == INFORMATIONAL
+    ok = True if informational else observed == expected if passed is None else passed
+    return CheckResult(name=name, config=config, passed=bool(ok), tool="culturebench", observed=observed,
+                       expected=expected, informational=informational, **extra)
 
 
 def run_pandera(schema, frame: pl.DataFrame, config: str) -> list[CheckResult]:
@@ -52,6 +63,7 @@ def run_pandera(schema, frame: pl.DataFrame, config: str) -> list[CheckResult]:
             name=name, config=config, passed=count == 0, tool="pandera",
             observed="no failures" if count == 0 else f"{count} failing values", expected="no failures",
             failures=count, examples=[str(v) for group in hits for v in group["failure_case"].head(5).to_list()][:5],
+            column=column,
         )
 
     results = [result(f"columns are exactly {list(schema.columns)}", None, lambda key: key.startswith("column_in_"))]
@@ -97,12 +109,16 @@ def run_great_expectations(frame: pl.DataFrame, expectations: list, config: str)
         kwargs = {k: v for k, v in config_info.kwargs.items() if k not in ("batch_id",)}
         result = dict(item.result or {})
         observed = result.get("observed_value", f"{result.get('unexpected_count', 0)} unexpected")
+        if observed is None and "distinct_values" in config_info.type and kwargs.get("column") in frame.columns:
+            # GX 1.x reports no observed value for the distinct-values expectations: show the distinct values
+            observed = sorted(map(str, frame.get_column(kwargs["column"]).drop_nulls().unique().to_list()))
         results.append(CheckResult(
             name=f"{config_info.type}({', '.join(f'{k}={_short(v)}' for k, v in sorted(kwargs.items()))})",
             config=config, passed=bool(item.success), tool="great_expectations",
             observed=_jsonable(observed), expected=_jsonable(kwargs),
             failures=int(result.get("unexpected_count") or 0),
             examples=[str(v) for v in (result.get("partial_unexpected_list") or [])[:5]],
+            column=kwargs.get("column") if isinstance(kwargs.get("column"), str) else None,
         ))
     return results
 
