@@ -2,10 +2,13 @@
 ``culturebench evaluate llm_globe`` and ``culturebench score llm_globe``.
 
 **Closed prompts** (Tables 2-3): each prompt asked ``CLOSED_SAMPLES`` = 3 times at temperature 1.0; the whole number
-1-7 is read (``llm_globe_prompts.parse_rating``: an invalid answer is recorded with its status, never guessed);
-reverse-worded items are turned around (8 - x) so that 7 is high on the dimension; per model and dimension the
-mean and SD; one-sample t-tests (``scipy.stats.ttest_1samp``) of a group's scores against the GLOBE 2004 score of a
-chosen society (societal "values" and "practices", from the release's ``globe_2004`` config).
+1-7 is read (``llm_globe_prompts.parse_rating``: an invalid answer is recorded with its parse_status, never
+guessed); the release's ``reverse`` items are turned around (8 - x: on Sec. 3.1.1's scale 1 = strongly agree, so an
+item whose agreement means high on its dimension is reverse) so that 7 is high on the dimension; per model and
+dimension the mean and SD; one-sample t-tests (``scipy.stats.ttest_1samp``) of a group's values against the GLOBE
+2004 score of a chosen society (societal "values" and "practices", from the release's ``globe_2004`` config), in
+the unit the printed numbers imply (``T_UNITS``: one value per prompt, the mean of the group's models and samples;
+``t_unit: pooled`` makes every answer a value).
 
 **Open prompts** (Tables 4-5, Fig. 2-3): one answer per prompt and language at temperature 1.0, capped at 100
 tokens. LLMs-as-a-Jury: every juror (any backend) rates every answer with the juror prompt (rubric in the juror's
@@ -16,10 +19,13 @@ language, question and answer in the original language) on 1-7. The jury score i
 fitted on a file of human ratings (response id, human score) with a seeded 2:1 train/test split; MAE, MSE, RMSE and
 R^2 on the test part (the paper: MAE 0.638, R^2 0.882). Without human ratings the weights can be given in the
 config (``jury_weights``); without either, S is the plain mean of the jurors (reported as such). Then per model
-and dimension mean/SD; per dimension a Friedman test across models (blocks: prompt x language, averaged over
-samples; needs >= 3 models) with post-hoc pairwise Wilcoxon signed-rank tests (Holm-adjusted too; p-value heatmap
-``wilcoxon.png``, Fig. 2); two-sample t-tests between two model groups (e.g. US vs CN; Student's by default); a
-radar plot of group (or model) means over the nine dimensions (``radar.png``, Fig. 3).
+and dimension mean/SD; group means and t-tests on one value per prompt and model (Tables 4-5); per dimension a
+Friedman test across models (blocks: the prompts, each model's score averaged over its samples and whatever
+language it answered in, so US models answering in English and Chinese models in Chinese share blocks; needs >= 3
+models) with post-hoc pairwise Wilcoxon signed-rank tests (Holm-adjusted too; p-value heatmap
+``wilcoxon_PART.png``, Fig. 2, not drawn for a single model); two-sample t-tests between two model groups (e.g. US
+vs CN; Student's by default); a radar plot of group (or model) means over the nine dimensions (``radar_PART.png``,
+Fig. 3).
 
 **Options** come from a small JSON or YAML file given with ``--config`` (every key optional)::
 
@@ -32,7 +38,10 @@ radar plot of group (or model) means over the nine dimensions (``radar.png``, Fi
      "jury_weights": {"weights": {"m-en": 0.5}, "language": 0.1, "intercept": 0.2},   # instead of fitting
      "split_seed": 0, "test_fraction": 0.3333333333333333,
      "groups": {"US": ["gpt-4o"], "CN": ["qwen"]}, "compare": ["US", "CN"], "equal_var": true,
-     "society": "United States" or "societies": {"US": "USA", "CN": "China"}}
+     "society": "United States" or "societies": {"US": "USA", "CN": "China"},
+     "t_unit": "paper" | "pooled"}
+
+Every option, the society names included, is checked against the release before the first model call.
 
 ``evaluate`` runs one model (and the jurors) through ``runner.run_requests`` with the run folder's response cache
 and writes responses.jsonl (one record per closed answer, open answer and juror rating: raw text kept),
@@ -660,7 +669,8 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
         elif jurors:
             jury = {"method": "mean", "note": "no human ratings and no jury_weights: S(x) is the mean of the jurors"}
         else:
-            jury = {"method": "none", "note": "no juror ratings (no jurors in the options file): open answers are saved, not scored"}
+            jury = {"method": "none", "note": "no juror ratings (no jurors in the options file): open answers are "
+                                              "saved, not scored"}
         table = apply_jury(table, jurors, jury)
         tables_out["open"] = table
         metrics["open"] = {
