@@ -593,3 +593,13 @@ def test_real_rubric_for_performance_orientation_is_the_papers_app_b1():
     assert rubric.dimension == printed["dimension"]
     assert rubric.scale_en.splitlines() == printed["scale_en"]
     assert [" ".join(line.split()) for line in rubric.characteristics_en.splitlines()] == printed["characteristics_en"]
+
+
+def test_audit_reproduces_the_card_of_each_closed_route(release, released, tmp_path):
+    from culturebench.audit import audit
+
+    raw = copy_sample(tmp_path)
+    (raw / "globe" / "SAMPLE_globe_items.csv").unlink()
+    without, _ = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    for folder in (release, released, without):
+        assert audit(folder).problems == [], folder

@@ -389,6 +389,14 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     )
 
 
+def manifest_card(manifest: dict) -> CardInfo:
+    """The card a release's manifest says its build wrote (``audit`` re-renders it)."""
+    provenance = manifest.get("provenance", {})
+    route = provenance.get("closed_source")
+    return card(route if route in ("released", "item_table") else None,
+                bool(provenance.get("gics_translation_files")))
+
+
 def card(route: str | None, gics_translated: bool) -> CardInfo:
     """The card for this build: which route built ``closed`` (or why it is absent), and the sentence about our
     Chinese GICS names only when a translation file was read."""
