@@ -153,6 +153,8 @@ def small_release(tmp_path):
     ({"t_unit": "answers"}, "t_unit must be one of paper, pooled"),
     ({"groups": {"US": ["a"]}, "compare": ["US", "CN"]}, "compare names group 'CN'"),
     ({"groups": {"US": ["a"]}, "societies": {"EU": "USA"}}, "societies names group 'EU'"),
+    ({"juror_temperature": "hot"}, "juror_temperature must be a number, got 'hot'"),
+    ({"split_seed": 1.5}, "split_seed must be a whole number"),
 ])
 def test_bad_options_stop_before_any_model_call(tmp_path, options, expected):
     release = small_release(tmp_path)

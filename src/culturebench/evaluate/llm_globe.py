@@ -133,6 +133,15 @@ class Config:
                 "source": self.source}
 
 
+def _number(raw: dict, key: str, default, kind, where):
+    """``raw[key]`` as ``kind`` (int or float), or ``default``; anything else is a one-line error."""
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and value != int(value)):
+        raise InputError(f"{key} must be a {'whole ' if kind is int else ''}number, got {value!r}", file=where,
+                         column=key)
+    return kind(value)
+
+
 def load_config(path: Path | str | None = None, *, part: str | None = None, samples: int | None = None) -> Config:
     """The options of a JSON or YAML config file (None: the defaults); ``part`` / ``samples`` from the command
     line win over the file."""
@@ -160,7 +169,7 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
     if samples is not None:
         runs.check_at_least_one({"--samples": samples})
         config.samples = samples
-    config.juror_temperature = float(raw.get("juror_temperature", config.juror_temperature))
+    config.juror_temperature = _number(raw, "juror_temperature", config.juror_temperature, float, where)
     names = set()
     for i, entry in enumerate(raw.get("jurors") or []):
         if isinstance(entry, str):
@@ -186,8 +195,8 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
         if not isinstance(weights, dict) or not isinstance(weights.get("weights"), dict):
             raise InputError("jury_weights must be {weights: {juror: w}, language: wL, intercept: b}", file=where)
         config.jury_weights = weights
-    config.split_seed = int(raw.get("split_seed", 0))
-    config.test_fraction = float(raw.get("test_fraction", 1 / 3))
+    config.split_seed = _number(raw, "split_seed", 0, int, where)
+    config.test_fraction = _number(raw, "test_fraction", 1 / 3, float, where)
     if not 0 < config.test_fraction < 1:
         raise InputError(f"test_fraction must be between 0 and 1, got {config.test_fraction}", file=where)
     groups = raw.get("groups") or {}
