@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from culturebench.builders import llm_globe
 from culturebench.cli import app
 from culturebench.errors import InputError
+from culturebench.raw.globe import CLOSED_COLUMNS
 from culturebench.release import build_release
 
 REPO = Path(__file__).resolve().parents[1]
@@ -573,7 +574,7 @@ def test_public_files_build_without_closed_then_with_a_closed_prompts_csv(tmp_pa
     rows = [[f"{d}-1", name, f"You are the {role} of a Banks company in the Banks industry. \u201cItem {d}.\u201d "
              f"{RATING}", f"条目{d}，{role}", "Banks", "Banks", role]
             for d, name in enumerate(llm_globe.dimension_names(), start=1) for role in ROLES]
-    write_csv(raw / "llm_globe" / "closed_prompts.csv", list(llm_globe.facts()["closed"]["released_file_columns"]),
+    write_csv(raw / "llm_globe" / "closed_prompts.csv", list(CLOSED_COLUMNS),
               rows)
     result = CliRunner().invoke(app, ["build", "llm_globe", "--raw", str(raw), "--out", str(tmp_path / "b")])
     assert result.exit_code == 0, result.output

@@ -147,9 +147,6 @@ def parse_rating(text: str | None) -> tuple[int | None, str]:
     return value, "ok"
 
 
-OPEN_STATUSES = ("ok", "empty")
-
-
 def open_status(text: str | None) -> str:
     """parse_status of an open answer: "ok" when there is text to rate, else "empty"."""
     return "ok" if text is not None and str(text).strip() else "empty"
