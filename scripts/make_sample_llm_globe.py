@@ -2,7 +2,7 @@
 raw/llm_globe.
 
 Nothing here comes from GLOBE, GICS or LLM-GLOBE: the twelve GLOBE-style items, their dimension mapping and
-reverse flags, the small GICS-like structure, the three society score rows (marked "not GLOBE data"), the open
+reverse flags, a small closed_prompts.csv built from them in LLM-GLOBE's released format, the small GICS-like structure, the three society score rows (marked "not GLOBE data"), the open
 prompts and the nine rubrics are ours, written for tests and demos. Run from the repository root:
 
     python scripts/make_sample_llm_globe.py
@@ -17,42 +17,38 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RAW = REPO / "raw"
 
-AGREE_EN = ("strongly agree", "neither agree nor disagree", "strongly disagree")
-AGREE_ZH = ("非常同意", "既不同意也不反对", "非常不同意")
-
-# item_id, dimension, reverse, text_en, (a1, a4, a7) en, text_zh, (a1, a4, a7) zh
+# item_id, dimension, reverse, text_en, text_zh. Every item is a statement rated with the paper's agree/disagree
+# sentence (Sec. 3.1.1: 1 = strongly agree, 7 = strongly disagree), so reverse = true marks an item whose agreement
+# means high on its dimension (scored 8 - x).
 ITEMS = [
     ("1-1", "Performance Orientation", True, "In this company, staff who exceed their targets are singled out for praise.",
-     AGREE_EN, "在这家公司里，超额完成目标的员工会受到特别表扬。", AGREE_ZH),
-    ("1-2", "Power Distance", False, "In this company, decisions are usually made by:",
-     ("the most senior person alone", "senior people after consulting staff", "everyone affected, jointly"),
-     "在这家公司里，决定通常由谁做出：", ("最资深的人独自决定", "资深人员在征求员工意见后决定", "所有相关的人共同决定")),
+     "在这家公司里，超额完成目标的员工会受到特别表扬。"),
+    ("1-2", "Power Distance", True, "In this company, decisions are usually made by the most senior person alone.",
+     "在这家公司里，决定通常由最资深的人独自做出。"),
     ("1-3", "Institutional Collectivism", True, "In this company, team bonuses count for more than individual bonuses.",
-     AGREE_EN, "在这家公司里，团队奖金比个人奖金更重要。", AGREE_ZH),
-    ("1-4", "In-group Collectivism", True, "In this company, colleagues are generally:",
-     ("proud to say where they work", "", "indifferent about where they work"),
-     "在这家公司里，同事们通常：", ("乐于说出自己在哪里工作", "", "不在乎自己在哪里工作")),
-    ("1-5", "Gender Egalitarianism", False, "In this company, the people chosen to lead projects are:",
-     ("mostly men", "men and women equally", "mostly women"),
-     "在这家公司里，被选来领导项目的人：", ("大多是男性", "男女各半", "大多是女性")),
-    ("1-6", "Uncertainty Avoidance", True, "In this company, procedures are written down:",
-     ("for almost every task", "", "for hardly any task"),
-     "在这家公司里，工作流程被写成书面规定的情况是：", ("几乎每项任务都有", "", "几乎没有任务有")),
-    ("3-1", "Assertiveness", True, "In this company, people should be encouraged to speak:",
-     ("bluntly", "", "gently"), "在这家公司里，应当鼓励人们说话：", ("直截了当", "", "委婉温和")),
-    ("3-2", "Future Orientation", True, "In this company, budgets should be set:",
-     ("for many years ahead", "", "one month at a time"), "在这家公司里，预算应当：", ("提前多年制定", "", "逐月制定")),
-    ("3-3", "Humane Orientation", True, "In this company, people should be:",
-     ("quick to help a struggling colleague", "", "focused on their own work only"),
-     "在这家公司里，人们应当：", ("乐于及时帮助遇到困难的同事", "", "只专注于自己的工作")),
-    ("3-4", "Performance Orientation", True, "In this company, pay rises should depend on:",
-     ("results achieved", "results and length of service", "length of service"),
-     "在这家公司里，加薪应当取决于：", ("取得的成果", "成果和工龄", "工龄")),
+     "在这家公司里，团队奖金比个人奖金更重要。"),
+    ("1-4", "In-group Collectivism", True, "In this company, colleagues are proud to say where they work.",
+     "在这家公司里，同事们乐于说出自己在哪里工作。"),
+    ("1-5", "Gender Egalitarianism", False, "In this company, most of the people chosen to lead projects are men.",
+     "在这家公司里，被选来领导项目的人大多是男性。"),
+    ("1-6", "Uncertainty Avoidance", True, "In this company, procedures are written down for almost every task.",
+     "在这家公司里，几乎每项任务的工作流程都有书面规定。"),
+    ("3-1", "Assertiveness", True, "In this company, people should be encouraged to speak bluntly.",
+     "在这家公司里，应当鼓励人们直截了当地说话。"),
+    ("3-2", "Future Orientation", True, "In this company, budgets should be set for many years ahead.",
+     "在这家公司里，预算应当提前多年制定。"),
+    ("3-3", "Humane Orientation", True, "In this company, people should be quick to help a struggling colleague.",
+     "在这家公司里，人们应当乐于及时帮助遇到困难的同事。"),
+    ("3-4", "Performance Orientation", True,
+     "In this company, pay rises should depend on results achieved rather than length of service.",
+     "在这家公司里，加薪应当取决于取得的成果，而不是工龄。"),
     ("3-5", "Uncertainty Avoidance", False, "In this company, plans should leave room for improvisation.",
-     AGREE_EN, "在这家公司里，计划应当为临场发挥留出余地。", AGREE_ZH),
+     "在这家公司里，计划应当为临场发挥留出余地。"),
     ("3-6", "Gender Egalitarianism", True, "In this company, parental leave should be taken equally by fathers and mothers.",
-     AGREE_EN, "在这家公司里，父亲和母亲应当平等地休育儿假。", AGREE_ZH),
+     "在这家公司里，父亲和母亲应当平等地休育儿假。"),
 ]
+CLOSED_PAIRS = 2
+"""The sample closed_prompts.csv: every item x the first CLOSED_PAIRS (industry, sub-industry) pairs x 3 roles."""
 
 # A small GICS-like structure of our own, in the flat file format (codes nest as in GICS).
 GICS = [
@@ -181,14 +177,36 @@ def rubric(number: int, name: str, name_zh: str, high: str, low: str, high_zh: s
     return [f"R-{number}", name, scale_en, characteristics_en, scale_zh, characteristics_zh]
 
 
+def closed_rows() -> list[list[str]]:
+    """Our closed_prompts.csv rows in LLM-GLOBE's released format, worded with the builder's Sec. 3.1.1 templates;
+    Question_Num = dimension number - item number within the dimension."""
+    from culturebench.builders.llm_globe import closed_prompt, dimension_numbers, roles
+    from culturebench.raw.globe import ItemRow
+
+    numbers = dimension_numbers()
+    per_dimension: dict[str, int] = {}
+    rows = []
+    for item_id, dimension, reverse, text_en, text_zh in ITEMS:
+        per_dimension[dimension] = per_dimension.get(dimension, 0) + 1
+        question_num = f"{numbers[dimension]}-{per_dimension[dimension]}"
+        item = ItemRow("sample", 0, item_id, dimension, reverse, text_en, {}, text_zh, {})
+        for row in GICS[:CLOSED_PAIRS]:
+            industry = (row[5], GICS_ZH[row[4]])
+            organization = (row[7], GICS_ZH[row[6]])
+            for role in roles():
+                prompt_en, prompt_zh = closed_prompt(item, role, industry, organization)
+                rows.append([question_num, dimension, prompt_en, prompt_zh, industry[0], organization[0], role["en"]])
+    return rows
+
+
 def main() -> None:
-    item_rows = []
-    for item_id, dimension, reverse, text_en, anchors_en, text_zh, anchors_zh in ITEMS:
-        item_rows.append([item_id, dimension, "true" if reverse else "false", text_en, *anchors_en, text_zh,
-                          *anchors_zh])
+    item_rows = [[item_id, dimension, "true" if reverse else "false", text_en, text_zh]
+                 for item_id, dimension, reverse, text_en, text_zh in ITEMS]
     write(RAW / "globe" / "SAMPLE_globe_items.csv", csv_text(
-        ["item_id", "dimension", "reverse", "text_en", "anchor_1_en", "anchor_4_en", "anchor_7_en", "text_zh",
-         "anchor_1_zh", "anchor_4_zh", "anchor_7_zh"], item_rows))
+        ["item_id", "dimension", "reverse", "text_en", "text_zh"], item_rows))
+    write(RAW / "llm_globe" / "SAMPLE_closed_prompts.csv", csv_text(
+        ["Question_Num", "Dimension", "Prompt_EN", "Prompt_zhCN", "Industry", "Organization", "Leader_Role"],
+        closed_rows()))
     # the official file has old-Mac line ends (\r) and two decimals
     write(RAW / "globe" / "SAMPLE_GLOBE-Phase-2-Aggregated-Societal-Culture-Data.csv", csv_text(
         SCORE_HEADER, [[code, name, *(f"{v:.2f}" for v in values), cluster] for code, name, values, cluster in SCORES],
@@ -204,7 +222,7 @@ def main() -> None:
     write(RAW / "llm_globe" / "SAMPLE_open_generation_rubrics.csv", csv_text(
         ["Number", "Dimension", "Scale_EN", "Characteristics_EN", "Scale_zhCN", "Characteristics_zhCN"],
         [rubric(*d) for d in DIMENSIONS]))
-    print(f"wrote the LLM-GLOBE sample: {len(ITEMS)} items, {len(GICS)} sub-industries, {len(SCORES)} societies, "
+    print(f"wrote the LLM-GLOBE sample: {len(ITEMS)} items, {len(closed_rows())} closed prompts, {len(GICS)} sub-industries, {len(SCORES)} societies, "
           f"{len(OPEN)} open prompts, {len(DIMENSIONS)} rubrics")
 
 

@@ -43,9 +43,9 @@ def script(text: str, body: dict) -> str:
             return ""
         h = hashlib.sha256(english.encode()).hexdigest()
         return "译文：" + "".join(chr(0x4E00 + int(h[i:i + 3], 16) % 3000) for i in range(0, 30, 3))
-    if "GLOBE dimension" in text:
-        n = int(re.search(r"Write (\d+) new prompts", text).group(1))
-        seed_line = re.search(r"^- (.+)$", text, re.M).group(1)
+    if "GLOBE survey for cultural and leadership values" in text:  # App. A's wording
+        n = int(re.search(r"Please generate (\d+) prompts exactly", text).group(1))
+        seed_line = re.search(r"used to evaluate this dimension: \n(.+)$", text, re.M).group(1)
         items = [f"{i + 1}. \"In a {' '.join(_words(key + str(i), 6))} situation, what would you do?\""
                  for i in range(max(1, n - 2))]
         items.insert(1, items[0].split(". ", 1)[1])  # exact duplicate (numbering differs)
@@ -244,3 +244,25 @@ def test_cli_generate_cdeval(raw_dir):
     assert "cdeval: 3 items" in result.output and "Self-BLEU" in result.output
     bad = CliRunner().invoke(app, ["generate", "nosuch", "--model", "m", "--out", str(raw_dir)])
     assert bad.exit_code == 2
+
+
+PAPER = REPO.parent / "shared" / "papers" / "llm_globe.txt"
+
+
+@pytest.mark.skipif(not PAPER.is_file(), reason=f"paper text absent: {PAPER}")
+def test_llm_globe_generation_prompt_is_app_a_verbatim():
+    """The first round's request is App. A's printed prompt with its bracketed placeholders filled in."""
+    from culturebench.raw.globe import OpenPrompt, Rubric
+
+    text = PAPER.read_text(encoding="utf-8")
+    printed = text[text.index("\u201cYou are tasked with generating") + 1:text.index("Return nothing else.\u201d")]
+    printed += "Return nothing else."
+    rubric = Rubric("f", 1, "R-2", "Power Distance", "1- low\n7- high", "Societies that score higher...", "", "")
+    seeds = [OpenPrompt("f", k, f"2-{k}", 2, k, "Power Distance", f"Seed prompt {k}?", None, None)
+             for k in (1, 2)]
+    expected = (printed.replace("[current GLOBE dimension]", "Power Distance")
+                .replace("[rubric for current GLOBE dimension]", "1- low\n7- high\nSocieties that score higher...")
+                .replace("[human-written prompts for particular dimension]", "Seed prompt 1?\nSeed prompt 2?")
+                .replace("\\n", "\n"))
+    request = llm_globe.generation_request("Power Distance", rubric, seeds, 90, seed=0, round_index=0)
+    assert request.messages == (("user", expected),)

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from culturebench.builders import llm_globe
 from culturebench.cli import app
 from culturebench.errors import InputError
+from culturebench.raw.globe import CLOSED_COLUMNS
 from culturebench.release import build_release
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +36,12 @@ NOOP = lambda stage: None
 reference = pytest.mark.reference
 needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data absent: {REFERENCE}")
 FOLDERS = ("globe", "gics", "llm_globe")
-ROLES = ("entry-level employee", "middle manager", "executive")
+ROLES = ("entry-level employee", "middle-manager", "executive")  # Sec. 3.1.1, as printed
+# Sec. 3.1.1, printed verbatim: the scenario frame and the rating sentence of the example item
+SCENARIO = "You are the {role} of a {organization} company in the {industry} industry."
+RATING = ("Rate this statement on a scale of 1 to 7, where 1 is strongly agree, 4 is neither agree nor disagree, "
+          "and 7 is strongly disagree.")
+RELEASED = "SAMPLE_closed_prompts.csv"
 COLUMNS = {
     "closed": ["id", "item_id", "dimension", "reverse", "industry", "sub_industry", "role", "prompt_en", "prompt_zh",
                "scale_min", "scale_max"],
@@ -54,10 +60,13 @@ def read_config(release: Path, config: str) -> pl.DataFrame:
     return pl.concat([pl.read_parquet(p) for p in sorted((release / "data" / config).glob("*.parquet"))])
 
 
-def copy_sample(root: Path) -> Path:
+def copy_sample(root: Path, released: bool = False) -> Path:
+    """The bundled sample; without ``released`` its closed_prompts.csv is left out (the item-table route)."""
     raw = root / "raw"
     for folder in FOLDERS:
         shutil.copytree(SAMPLE_RAW / folder, raw / folder)
+    if not released:
+        (raw / "llm_globe" / RELEASED).unlink()
     return raw
 
 
@@ -90,7 +99,17 @@ def build_error(raw: Path, tmp_path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
-    folder, verdict = build_release("llm_globe", SAMPLE_RAW, tmp_path_factory.mktemp("llm_globe"), seed=0,
+    """The item-table route: the sample without its closed_prompts.csv."""
+    root = tmp_path_factory.mktemp("llm_globe")
+    folder, verdict = build_release("llm_globe", copy_sample(root), root / "out", seed=0, progress=NOOP)
+    assert verdict["failed"] == 0, verdict
+    return folder
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    """The bundled sample as it is: closed from its closed_prompts.csv."""
+    folder, verdict = build_release("llm_globe", SAMPLE_RAW, tmp_path_factory.mktemp("llm_globe_released"), seed=0,
                                     progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return folder
@@ -146,7 +165,7 @@ def test_counts_equal_items_times_pairs_times_roles(release):
     assert manifest["redistributable"] == {c: False for c in COLUMNS}
 
 
-def test_prompts_use_templates_and_the_items_own_anchors(release):
+def test_prompts_are_the_papers_scenario_and_rating_sentence(release):
     closed = read_config(release, "closed")
     template = llm_globe.facts()["templates"]
     zh_names = {r["code"]: r["name_zh"] for r in read_csv_rows(SAMPLE_RAW / "gics" / "SAMPLE_gics_names_zh.csv")}
@@ -157,16 +176,51 @@ def test_prompts_use_templates_and_the_items_own_anchors(release):
                 row = by_id[f"closed-{item['item_id']}-{code}-{pair['sub_industry_code']}"]
                 assert row["reverse"] is (item["reverse"] == "true")
                 assert (row["industry"], row["sub_industry"], row["role"]) == (pair["industry"], pair["sub_industry"], role)
-                article = "an" if pair["sub_industry"][0] in "AEIOU" else "a"
-                assert row["prompt_en"].startswith(f"You are the {role} of {article} {pair['sub_industry']} company in "
-                                                   f"the {pair['industry']} industry. {item['text_en']}\n")
-                assert f'1 means "{item["anchor_1_en"]}"' in row["prompt_en"]
-                assert f'7 means "{item["anchor_7_en"]}"' in row["prompt_en"]
-                assert ("4 means" in row["prompt_en"]) == bool(item["anchor_4_en"])
-                assert row["prompt_zh"].startswith(template["role_sentence_zh"].format(
-                    industry=zh_names[pair["industry_code"]], company_type=zh_names[pair["sub_industry_code"]],
-                    role={"entry": "初级员工", "middle": "中层经理", "exec": "高管"}[code]) + item["text_zh"])
-                assert f"7表示“{item['anchor_7_zh']}”" in row["prompt_zh"]
+                scenario = SCENARIO.format(role=role, organization=pair["sub_industry"], industry=pair["industry"])
+                assert row["prompt_en"] == f"{scenario} \u201c{item['text_en']}\u201d {RATING}"
+                assert row["prompt_zh"].startswith(template["scenario_zh"].format(
+                    industry=zh_names[pair["industry_code"]], organization=zh_names[pair["sub_industry_code"]],
+                    leadership_position={"entry": "初级员工", "middle": "中层经理", "exec": "高管"}[code])
+                    + f"\u201c{item['text_zh']}\u201d")
+                assert "1表示非常同意" in row["prompt_zh"] and "7表示非常不同意" in row["prompt_zh"]
+
+
+def test_released_closed_prompts_build_closed_as_they_are(released):
+    rows = read_csv_rows(SAMPLE_RAW / "llm_globe" / RELEASED)
+    closed = read_config(released, "closed")
+    assert closed.height == len(rows) == 12 * 2 * 3
+    assert closed["prompt_en"].to_list() == [r["Prompt_EN"] for r in rows]
+    assert closed["prompt_zh"].to_list() == [r["Prompt_zhCN"] for r in rows]
+    assert closed["item_id"].to_list() == [r["Question_Num"] for r in rows]
+    assert closed["sub_industry"].to_list() == [r["Organization"] for r in rows]
+    assert closed["role"].to_list() == [r["Leader_Role"] for r in rows]
+    assert not closed["reverse"].any()  # the released format has no reverse flag: scored as given (Sec. 3.3)
+    manifest = json.loads((released / "manifest.json").read_text())
+    assert manifest["provenance"]["closed_source"] == "released"
+    card = (released / "README.md").read_text(encoding="utf-8")
+    assert "LLM-GLOBE's released `closed_prompts.csv`" in card and "item table x" not in card
+    assert "translation file" not in card  # no GICS translation was read on this route
+
+
+def test_card_names_the_route_and_gics_translation_only_when_read(release, tmp_path):
+    card = (release / "README.md").read_text(encoding="utf-8")
+    assert "built from a GLOBE item table" in card and "translation file in `RAW/gics/`" in card
+    raw = copy_sample(tmp_path)
+    (raw / "gics" / "SAMPLE_gics_names_zh.csv").unlink()
+    folder, _ = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    assert "translation file" not in (folder / "README.md").read_text(encoding="utf-8")
+
+
+def test_no_item_table_and_no_closed_prompts_still_builds_the_rest(tmp_path):
+    raw = copy_sample(tmp_path)
+    (raw / "globe" / "SAMPLE_globe_items.csv").unlink()
+    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    assert verdict["failed"] == 0
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["globe_2004", "open", "rubrics"]
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    reason = [line for line in card.splitlines() if line.startswith("no closed config:")]
+    assert len(reason) == 1 and "closed_prompts.csv" in reason[0] and "item table" in reason[0]
+    assert "`closed`" not in card
 
 
 def test_open_origin_and_ids(release):
@@ -239,7 +293,9 @@ def _set(column: str, value: str, row: int = 0):
     ("globe/SAMPLE_globe_items.csv", _set("dimension", "Harmony", 2), "SAMPLE_globe_items.csv, row 3, column dimension: unknown GLOBE dimension 'Harmony'"),
     ("globe/SAMPLE_globe_items.csv", _set("reverse", "maybe", 1), "row 2, column reverse: reverse flag 'maybe'"),
     ("globe/SAMPLE_globe_items.csv", _set("item_id", "1-1", 1), "row 2, column item_id: item_id '1-1' already on row 1"),
-    ("globe/SAMPLE_globe_items.csv", _set("anchor_7_zh", " ", 4), "row 5, column anchor_7_zh: empty value"),
+    ("globe/SAMPLE_globe_items.csv", _set("text_zh", " ", 4), "row 5, column text_zh: empty value"),
+    ("llm_globe/SAMPLE_closed_prompts.csv", _set("Leader_Role", "", 4), "row 5, column Leader_Role: empty value"),
+    ("llm_globe/SAMPLE_closed_prompts.csv", _set("Dimension", "Harmony", 2), "row 3, column Dimension: unknown GLOBE"),
     ("globe/SAMPLE_globe_items.csv", _set("text_en", "", 0), "row 1, column text_en: empty value"),
     ("globe/SAMPLE_GLOBE-Phase-2-Aggregated-Societal-Culture-Data.csv",
      _set("Power Distance Societal Values", "high", 1), "row 2, column Power Distance Societal Values: score 'high' is not a number"),
@@ -254,7 +310,7 @@ def _set(column: str, value: str, row: int = 0):
     ("llm_globe/SAMPLE_open_generation_rubrics.csv", _set("Scale_zhCN", "", 8), "row 9, column Scale_zhCN: empty value"),
 ])
 def test_bad_values_are_one_line_errors(tmp_path, file, change, expected):
-    raw = copy_sample(tmp_path)
+    raw = copy_sample(tmp_path, released=file.endswith(RELEASED))
     rewrite(raw / file, change)
     message = build_error(raw, tmp_path)
     assert expected in message, message
@@ -281,7 +337,6 @@ def test_missing_column_is_named(tmp_path):
      "expected exactly one GICS structure CSV, found 2"),
     (lambda raw: write_csv(raw / "globe" / "notes.csv", ["a", "b"], [["1", "2"]]),
      "notes.csv: neither a GLOBE item table"),
-    (lambda raw: (raw / "globe" / "SAMPLE_globe_items.csv").unlink(), "no GLOBE item table"),
     (lambda raw: shutil.rmtree(raw / "gics"), "missing folder of GICS structure files"),
     (lambda raw: (raw / "globe" / "form.pdf").write_bytes(b"hello"), "form.pdf: not a PDF file"),
     (lambda raw: (raw / "globe" / "form.pdf").write_bytes(b"%PDF-1.4\n garbage"), "form.pdf: cannot parse the PDF"),
@@ -383,20 +438,32 @@ def test_drawn_form_alpha_pdf_supplies_english_text(tmp_path):
     closed = read_config(folder, "closed")
     assert closed.height == 2 * len(sample_pairs()) * 3
     row = closed.filter(pl.col("item_id") == "3-1").row(0, named=True)
-    assert "In this organization, deadlines should be:\n" in row["prompt_en"]
-    assert '1 means "fixed long in advance", 4 means "agreed week by week" and 7 means "set on the day"' in row["prompt_en"]
+    # the item's own anchors in the paper's sentence (its agree/disagree wording is only for agree/disagree items)
+    assert row["prompt_en"].endswith("\u201cIn this organization, deadlines should be:\u201d Rate this statement on a "
+                                     "scale of 1 to 7, where 1 is fixed long in advance, 4 is agreed week by week, "
+                                     "and 7 is set on the day.")
+    assert row["prompt_zh"].endswith("其中1表示提前很久确定，7表示当天确定。")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["provenance"]["form_alpha_items_not_in_item_table"] == ["1-2"]
     failed = [c["name"] for c in json.loads((folder / "validation" / "report.json").read_text())["checks"]
               if not c["passed"]] if verdict["failed"] else []
     # two items cover two of the nine dimensions: the dimension x role x pair check fails, as it should
-    assert failed == ["every dimension x role x (industry, sub-industry) pair is present"]
+    assert failed == ["every dimension x role x (industry, company type) pair is present"]
 
 
 def test_item_not_in_the_pdf_is_an_error(tmp_path):
     pytest.importorskip("matplotlib")
     raw = copy_sample(tmp_path)
     draw_form_alpha(raw / "globe" / "form.pdf")
+    message = build_error(raw, tmp_path)  # 1-1 is printed with outspoken/reserved: its zh anchors are needed
+    assert "SAMPLE_globe_items.csv, row 1, column anchor_1_zh: item 1-1's printed anchors are not agree" in message
+
+    def give_anchors(header, body):
+        header += ["anchor_1_zh", "anchor_7_zh"]
+        for row in body:
+            row += ["一", "七"]
+
+    rewrite(raw / "globe" / "SAMPLE_globe_items.csv", give_anchors)
     message = build_error(raw, tmp_path)
     assert "SAMPLE_globe_items.csv, row 3, column item_id: item 1-3 is not in the Form Alpha PDF" in message
 
@@ -464,8 +531,10 @@ def test_real_build_gives_36675_closed_rows(tmp_path):
     assert closed.height == 75 * 163 * 3 == 36_675
     assert closed["prompt_en"].n_unique() == 36_675
     row = closed.filter(pl.col("item_id") == "1-2").row(0, named=True)
-    assert 'people are generally:\nAnswer with a single whole number from 1 to 7, where 1 means "aggressive" and ' \
-           '7 means "non-aggressive".' in row["prompt_en"]
+    assert row["prompt_en"].endswith("people are generally:\u201d Rate this statement on a scale of 1 to 7, where 1 is "
+                                     "aggressive, and 7 is non-aggressive.")
+    agree = closed.filter(pl.col("item_id") == "1-1").row(0, named=True)  # the paper's own example item (UA)
+    assert agree["prompt_en"].endswith(f"at the expense of experimentation and innovation.\u201d {RATING}")
     opened = read_config(folder, "open")
     assert opened.height == 900
     assert opened.group_by("origin").len().sort("origin").rows() == [("generated", 810), ("human", 90)]
@@ -479,3 +548,59 @@ def test_real_build_gives_36675_closed_rows(tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["provenance"]["gics_levels"] == {"sectors": 11, "industry_groups": 25, "industries": 74,
                                                      "sub_industries": 163}
+
+
+def public_raw(tmp_path: Path) -> Path:
+    """Only the public files (Form Alpha PDF, GLOBE 2004 scores, GICS 2023, open prompts, rubrics), symlinked."""
+    raw = tmp_path / "raw"
+    for folder in FOLDERS:
+        (raw / folder).mkdir(parents=True)
+    for source, folder in ((REAL_PDF, "globe"), (REAL_SCORES, "globe"), (REAL_GICS, "gics"),
+                           (REAL_OPEN, "llm_globe"), (REAL_RUBRICS, "llm_globe")):
+        (raw / folder / source.name).symlink_to(source)
+    return raw
+
+
+@reference
+@needs_reference
+def test_public_files_build_without_closed_then_with_a_closed_prompts_csv(tmp_path):
+    raw = public_raw(tmp_path)
+    result = CliRunner().invoke(app, ["build", "llm_globe", "--raw", str(raw), "--out", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "a" / "llm_globe"
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["globe_2004", "open", "rubrics"]
+    assert "no closed config:" in (folder / "README.md").read_text(encoding="utf-8")
+    # a closed_prompts.csv in the released format (our rows, the README's columns) adds closed with its rows
+    rows = [[f"{d}-1", name, f"You are the {role} of a Banks company in the Banks industry. \u201cItem {d}.\u201d "
+             f"{RATING}", f"条目{d}，{role}", "Banks", "Banks", role]
+            for d, name in enumerate(llm_globe.dimension_names(), start=1) for role in ROLES]
+    write_csv(raw / "llm_globe" / "closed_prompts.csv", list(CLOSED_COLUMNS),
+              rows)
+    result = CliRunner().invoke(app, ["build", "llm_globe", "--raw", str(raw), "--out", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    closed = read_config(tmp_path / "b" / "llm_globe", "closed")
+    assert closed["prompt_en"].to_list() == [r[2] for r in rows]
+    assert closed["id"].to_list()[:3] == ["closed-1-1-1", "closed-1-1-2", "closed-1-1-3"]
+    assert closed["role"].to_list() == [r[6] for r in rows]
+
+
+@reference
+@needs_reference
+def test_real_rubric_for_performance_orientation_is_the_papers_app_b1():
+    from culturebench.raw.globe import read_csv, read_rubrics
+
+    rubric = read_rubrics(read_csv(REAL_RUBRICS, REAL_RUBRICS.parent), llm_globe.dimension_lookup())[0]
+    printed = llm_globe.facts()["rubric_example"]
+    assert rubric.dimension == printed["dimension"]
+    assert rubric.scale_en.splitlines() == printed["scale_en"]
+    assert [" ".join(line.split()) for line in rubric.characteristics_en.splitlines()] == printed["characteristics_en"]
+
+
+def test_audit_reproduces_the_card_of_each_closed_route(release, released, tmp_path):
+    from culturebench.audit import audit
+
+    raw = copy_sample(tmp_path)
+    (raw / "globe" / "SAMPLE_globe_items.csv").unlink()
+    without, _ = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    for folder in (release, released, without):
+        assert audit(folder).problems == [], folder

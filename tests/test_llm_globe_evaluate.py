@@ -194,11 +194,15 @@ def test_closed_end_to_end_resumes_and_rescores(release, tmp_path):
         second = llm_globe.evaluate(backend, release, out, config, seed=1)
         assert server.request_count == 54  # nothing new asked
         assert second.stats["n_cached"] == 54 and second.stats["n_queried"] == 0
-    for name in ("responses.jsonl", "metrics.json", "run.json", "radar_closed.png", "wilcoxon_closed.png"):
+    for name in ("responses.jsonl", "metrics.json", "run.json", "radar_closed.png"):
         assert (out / name).is_file()
+    # one model: no pairwise Wilcoxon figure (it would be nine empty panels), and metrics.json says why
+    assert not (out / "wilcoxon_closed.png").exists()
+    assert "one model" in json.loads((out / "metrics.json").read_text())["closed"]["wilcoxon_figure"]
     records = runs.read_jsonl(out / "responses.jsonl")
     assert len(records) == 54 and {r["part"] for r in records} == {"closed"}
-    invalid = [r for r in records if r["status"] != "ok"]
+    assert all("status" not in r for r in records)
+    invalid = [r for r in records if r["parse_status"] != "ok"]
     assert len(invalid) == 3 and all(r["score"] is None and r["response"] == "no idea" for r in invalid)
     m = first.score.metrics["closed"]
     # dimension d: item 0 answers a = d % 7 + 1 (score a), item 1 is reversed (score 8 - a)
@@ -215,10 +219,16 @@ def test_closed_end_to_end_resumes_and_rescores(release, tmp_path):
     result = llm_globe.score([out / "responses.jsonl"], release, llm_globe.load_config(cfg))
     assert result.metrics["closed"]["mean_sd"] == m["mean_sd"]
     tests = [t for t in result.metrics["closed"]["globe_ttests"] if t["dimension"] == "Power Distance"]
-    scores = [2.0] * 3 + [6.0] * 3
+    # the paper's unit: one value per prompt, its mean over the samples: item c1-0 answers 2 three times (score 2),
+    # item c1-1 is reversed (8 - 2 = 6)
     for t in tests:
-        ref = sps.ttest_1samp(scores, 4.2 if t["measure"] == "values" else 4.1)
-        assert t["society"] == "United States" and t["pvalue"] == pytest.approx(ref.pvalue)
+        ref = sps.ttest_1samp([2.0, 6.0], 4.2 if t["measure"] == "values" else 4.1)
+        assert t["society"] == "United States" and t["pvalue"] == pytest.approx(ref.pvalue) and t["n"] == 2
+    cfg.write_text(json.dumps({"society": "united states", "t_unit": "pooled"}))  # every answer a value
+    pooled = llm_globe.score([out / "responses.jsonl"], release, llm_globe.load_config(cfg))
+    for t in [t for t in pooled.metrics["closed"]["globe_ttests"] if t["dimension"] == "Power Distance"]:
+        ref = sps.ttest_1samp([2.0] * 3 + [6.0] * 3, 4.2 if t["measure"] == "values" else 4.1)
+        assert t["statistic"] == pytest.approx(ref.statistic) and t["n"] == 6
     run = json.loads((out / "run.json").read_text())
     assert run["benchmark"] == "llm_globe" and run["runner"]["n_requests"] == 54
 
@@ -287,7 +297,7 @@ def test_open_jury_end_to_end_with_human_ratings(release, tmp_path):
     assert jury["test"]["mae"] < 1e-6 and jury["test"]["r2"] == pytest.approx(1.0)
     # jurors judge-en and judge-zh differ by one except where capped at 7: weights recoverable as a whole
     tests = metrics["open"]["model_tests"]["Power Distance"]
-    assert tests["friedman"]["k"] == 3 and tests["friedman"]["n_blocks"] == 6
+    assert tests["friedman"]["k"] == 3 and tests["friedman"]["n_blocks"] == 3  # blocks: the 3 prompts
     assert len(tests["wilcoxon"]) == 3
     assert {t["dimension"] for t in metrics["open"]["group_ttests"]} == set(prompts.DIMENSIONS)
     assert set(metrics["open"]["group_means"]) == {"US", "CN"}

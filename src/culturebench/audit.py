@@ -84,7 +84,8 @@ def audit(release: Path) -> Audit:
     except InputError as exc:
         result.problems.append(str(exc))
         return result
-    card = getattr(import_module(f"culturebench.builders.{benchmark}"), "CARD", None)
+    builder = import_module(f"culturebench.builders.{benchmark}")
+    card = builder.manifest_card(manifest) if hasattr(builder, "manifest_card") else getattr(builder, "CARD", None)
     tables = ordered(tables, [c.name for c in getattr(card, "configs", ())])
     results = validate_tables(benchmark, tables, manifest["accounting"])
     result.checks = summary(results)

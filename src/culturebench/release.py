@@ -70,11 +70,11 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             "inputs": [{"name": i.name, "sha256": i.sha256, "size": i.size, "rows": i.rows} for i in output.inputs],
             "provenance": output.provenance,
             "accounting": accounting,
-            "redistributable": {c.name: c.redistributable for c in builder.CARD.configs},
+            "redistributable": {c.name: c.redistributable for c in (output.card or builder.CARD).configs},
             "validation": summary(results),
             **origin,
         }
-        (folder / "README.md").write_text(render_card(builder.CARD, tables, manifest), encoding="utf-8")
+        (folder / "README.md").write_text(render_card(output.card or builder.CARD, tables, manifest), encoding="utf-8")
         for extra in ("README.md", "validation/report.json", "validation/report.html"):
             outputs.append({"path": extra, "sha256": sha256_file(folder / extra)})
         manifest["outputs"] = sorted(outputs, key=lambda o: o["path"])

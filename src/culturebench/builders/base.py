@@ -64,6 +64,8 @@ class BuildOutput:
     rows_read: int
     rows_kept: int
     provenance: dict = field(default_factory=dict)
+    card: CardInfo | None = None
+    """The card of this build when it depends on the inputs (else the builder's ``CARD``)."""
 
     @property
     def rows_quarantined(self) -> int:

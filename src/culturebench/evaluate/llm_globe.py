@@ -2,10 +2,13 @@
 ``culturebench evaluate llm_globe`` and ``culturebench score llm_globe``.
 
 **Closed prompts** (Tables 2-3): each prompt asked ``CLOSED_SAMPLES`` = 3 times at temperature 1.0; the whole number
-1-7 is read (``llm_globe_prompts.parse_rating``: an invalid answer is recorded with its status, never guessed);
-reverse-worded items are turned around (8 - x) so that 7 is high on the dimension; per model and dimension the
-mean and SD; one-sample t-tests (``scipy.stats.ttest_1samp``) of a group's scores against the GLOBE 2004 score of a
-chosen society (societal "values" and "practices", from the release's ``globe_2004`` config).
+1-7 is read (``llm_globe_prompts.parse_rating``: an invalid answer is recorded with its parse_status, never
+guessed); the release's ``reverse`` items are turned around (8 - x: on Sec. 3.1.1's scale 1 = strongly agree, so an
+item whose agreement means high on its dimension is reverse) so that 7 is high on the dimension; per model and
+dimension the mean and SD; one-sample t-tests (``scipy.stats.ttest_1samp``) of a group's values against the GLOBE
+2004 score of a chosen society (societal "values" and "practices", from the release's ``globe_2004`` config), in
+the unit the printed numbers imply (``T_UNITS``: one value per prompt, the mean of the group's models and samples;
+``t_unit: pooled`` makes every answer a value).
 
 **Open prompts** (Tables 4-5, Fig. 2-3): one answer per prompt and language at temperature 1.0, capped at 100
 tokens. LLMs-as-a-Jury: every juror (any backend) rates every answer with the juror prompt (rubric in the juror's
@@ -16,10 +19,13 @@ language, question and answer in the original language) on 1-7. The jury score i
 fitted on a file of human ratings (response id, human score) with a seeded 2:1 train/test split; MAE, MSE, RMSE and
 R^2 on the test part (the paper: MAE 0.638, R^2 0.882). Without human ratings the weights can be given in the
 config (``jury_weights``); without either, S is the plain mean of the jurors (reported as such). Then per model
-and dimension mean/SD; per dimension a Friedman test across models (blocks: prompt x language, averaged over
-samples; needs >= 3 models) with post-hoc pairwise Wilcoxon signed-rank tests (Holm-adjusted too; p-value heatmap
-``wilcoxon.png``, Fig. 2); two-sample t-tests between two model groups (e.g. US vs CN; Student's by default); a
-radar plot of group (or model) means over the nine dimensions (``radar.png``, Fig. 3).
+and dimension mean/SD; group means and t-tests on one value per prompt and model (Tables 4-5); per dimension a
+Friedman test across models (blocks: the prompts, each model's score averaged over its samples and whatever
+language it answered in, so US models answering in English and Chinese models in Chinese share blocks; needs >= 3
+models) with post-hoc pairwise Wilcoxon signed-rank tests (Holm-adjusted too; p-value heatmap
+``wilcoxon_PART.png``, Fig. 2, not drawn for a single model); two-sample t-tests between two model groups (e.g. US
+vs CN; Student's by default); a radar plot of group (or model) means over the nine dimensions (``radar_PART.png``,
+Fig. 3).
 
 **Options** come from a small JSON or YAML file given with ``--config`` (every key optional)::
 
@@ -32,7 +38,10 @@ radar plot of group (or model) means over the nine dimensions (``radar.png``, Fi
      "jury_weights": {"weights": {"m-en": 0.5}, "language": 0.1, "intercept": 0.2},   # instead of fitting
      "split_seed": 0, "test_fraction": 0.3333333333333333,
      "groups": {"US": ["gpt-4o"], "CN": ["qwen"]}, "compare": ["US", "CN"], "equal_var": true,
-     "society": "United States" or "societies": {"US": "USA", "CN": "China"}}
+     "society": "United States" or "societies": {"US": "USA", "CN": "China"},
+     "t_unit": "paper" | "pooled"}
+
+Every option, the society names included, is checked against the release before the first model call.
 
 ``evaluate`` runs one model (and the jurors) through ``runner.run_requests`` with the run folder's response cache
 and writes responses.jsonl (one record per closed answer, open answer and juror rating: raw text kept),
@@ -67,7 +76,14 @@ GLOBE_COLUMNS = ("country", "dimension", "practices", "values")
 GLOBE_MEASURES = ("values", "practices")
 CONFIG_KEYS = {"part", "language", "samples", "open_samples", "open_max_tokens", "jurors", "juror_temperature",
                "juror_max_tokens", "human_ratings", "jury_weights", "split_seed", "test_fraction", "groups", "compare",
-               "equal_var", "society", "societies"}
+               "equal_var", "society", "societies", "t_unit"}
+T_UNITS = ("paper", "pooled")
+"""Unit of the one-sample t-tests, group means and group t-tests. ``paper`` (default) reproduces Tables 2-5: closed,
+one value per prompt (its mean over the group's models, samples and languages; Table 2 PO: M 4.356, SD 0.645,
+t -125.466 against 5.67 gives n = (125.466 x 0.645 / 1.314)^2 ~ 3,800 prompts, and the printed SD is below every
+model's own SD, which only averaging over models gives); open, one value per prompt and model (Table 4 PO: n =
+(17.191 x 1.517 / 1.305)^2 ~ 400 = 100 prompts x 4 models, the same in every row of Tables 4-5). ``pooled``: every
+answer is a value (Sec. 3.4's text read literally)."""
 LANGUAGE_FEATURE = "language_zh"
 """Name of L(x) in the jury regression (1 for zh-CN answers)."""
 
@@ -102,6 +118,7 @@ class Config:
     compare: tuple[str, str] | None = None
     equal_var: bool = True
     societies: dict[str, str] = field(default_factory=dict)  # group -> society ("*" = every group)
+    t_unit: str = "paper"
     source: str | None = None
 
     def as_dict(self) -> dict:
@@ -112,7 +129,17 @@ class Config:
                 "human_ratings": None if self.human_ratings is None else str(self.human_ratings),
                 "jury_weights": self.jury_weights, "split_seed": self.split_seed, "test_fraction": self.test_fraction,
                 "groups": self.groups, "compare": list(self.compare) if self.compare else None,
-                "equal_var": self.equal_var, "societies": self.societies, "source": self.source}
+                "equal_var": self.equal_var, "societies": self.societies, "t_unit": self.t_unit,
+                "source": self.source}
+
+
+def _number(raw: dict, key: str, default, kind, where):
+    """``raw[key]`` as ``kind`` (int or float), or ``default``; anything else is a one-line error."""
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and value != int(value)):
+        raise InputError(f"{key} must be a {'whole ' if kind is int else ''}number, got {value!r}", file=where,
+                         column=key)
+    return kind(value)
 
 
 def load_config(path: Path | str | None = None, *, part: str | None = None, samples: int | None = None) -> Config:
@@ -142,7 +169,7 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
     if samples is not None:
         runs.check_at_least_one({"--samples": samples})
         config.samples = samples
-    config.juror_temperature = float(raw.get("juror_temperature", config.juror_temperature))
+    config.juror_temperature = _number(raw, "juror_temperature", config.juror_temperature, float, where)
     names = set()
     for i, entry in enumerate(raw.get("jurors") or []):
         if isinstance(entry, str):
@@ -168,8 +195,8 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
         if not isinstance(weights, dict) or not isinstance(weights.get("weights"), dict):
             raise InputError("jury_weights must be {weights: {juror: w}, language: wL, intercept: b}", file=where)
         config.jury_weights = weights
-    config.split_seed = int(raw.get("split_seed", 0))
-    config.test_fraction = float(raw.get("test_fraction", 1 / 3))
+    config.split_seed = _number(raw, "split_seed", 0, int, where)
+    config.test_fraction = _number(raw, "test_fraction", 1 / 3, float, where)
     if not 0 < config.test_fraction < 1:
         raise InputError(f"test_fraction must be between 0 and 1, got {config.test_fraction}", file=where)
     groups = raw.get("groups") or {}
@@ -184,8 +211,22 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
     config.equal_var = bool(raw.get("equal_var", True))
     if raw.get("society"):
         config.societies["*"] = str(raw["society"])
-    for group, society in (raw.get("societies") or {}).items():
+    societies = raw.get("societies") or {}
+    if not isinstance(societies, dict):
+        raise InputError("societies must map a group name to a GLOBE society", file=where, column="societies")
+    for group, society in societies.items():
+        if config.groups and group != "*" and str(group) not in config.groups:
+            raise InputError(f"societies names group {group!r}, which is not in groups", file=where,
+                             column="societies")
         config.societies[str(group)] = str(society)
+    if config.compare is not None and config.groups:
+        for g in config.compare:
+            if g not in config.groups:
+                raise InputError(f"compare names group {g!r}, which is not in groups", file=where, column="compare")
+    config.t_unit = str(raw.get("t_unit", "paper"))
+    if config.t_unit not in T_UNITS:
+        raise InputError(f"t_unit must be one of {', '.join(T_UNITS)}, got {config.t_unit!r}", file=where,
+                         column="t_unit")
     return config
 
 
@@ -387,12 +428,12 @@ def score_closed(records: Sequence[dict], closed: pl.DataFrame | None) -> pl.Dat
             value, status = None, "out_of_range"
         rows.append({"model": str(rec["model"]), "id": str(rec["id"]), "item_id": item["item_id"],
                      "dimension": item["dimension"], "language": rec["language"],
-                     "sample_index": int(rec["sample_index"]), "reverse": bool(item["reverse"]), "status": status,
+                     "sample_index": int(rec["sample_index"]), "reverse": bool(item["reverse"]), "parse_status": status,
                      "answer": value, "score": prompts.reverse_score(value, bool(item["reverse"]), item["scale_min"],
                                                                      item["scale_max"])})
     return pl.DataFrame(rows, schema={"model": pl.String, "id": pl.String, "item_id": pl.String,
                                       "dimension": pl.String, "language": pl.String, "sample_index": pl.Int64,
-                                      "reverse": pl.Boolean, "status": pl.String, "answer": pl.Int64,
+                                      "reverse": pl.Boolean, "parse_status": pl.String, "answer": pl.Int64,
                                       "score": pl.Float64})
 
 
@@ -490,74 +531,105 @@ def _groups(models: Sequence[str], config: Config) -> dict[str, list[str]]:
     return {m: [m] for m in models}
 
 
-def group_means(frame: pl.DataFrame, value: str, groups: dict[str, list[str]]) -> dict[str, dict[str, dict]]:
-    return {g: {d: stats.mean_sd(frame.filter(pl.col("model").is_in(ms) & (pl.col("dimension") == d))[value]
-                                 .to_list()) for d in DIMENSIONS} for g, ms in groups.items()}
+def unit_values(frame: pl.DataFrame, value: str, models: Sequence[str], part: str, t_unit: str) -> pl.DataFrame:
+    """A group's values in the unit of ``T_UNITS``: ``dimension`` and ``value`` columns, one row per prompt
+    (closed, paper), per prompt and model (open, paper) or per answer (pooled)."""
+    mine = frame.filter(pl.col("model").is_in(list(models))).drop_nulls(value)
+    if t_unit == "pooled":
+        return mine.select("dimension", value)
+    keys = ["dimension", "id"] if part == "closed" else ["dimension", "id", "model"]
+    return mine.group_by(keys, maintain_order=True).agg(pl.col(value).mean()).select("dimension", value)
+
+
+def group_means(frame: pl.DataFrame, value: str, groups: dict[str, list[str]], part: str, t_unit: str
+                ) -> dict[str, dict[str, dict]]:
+    """Per group and dimension: n, mean, SD of the group's unit values (Tables 2-5, "... Models M SD")."""
+    out = {}
+    for g, ms in groups.items():
+        units = unit_values(frame, value, ms, part, t_unit)
+        out[g] = {d: stats.mean_sd(units.filter(pl.col("dimension") == d)[value].to_list()) for d in DIMENSIONS}
+    return out
+
+
+def resolve_societies(globe: pl.DataFrame | None, config: Config) -> dict[str, str]:
+    """Configured group (or "*") -> the society as the release's globe_2004 names it; an unknown one is an error."""
+    if not config.societies:
+        return {}
+    if globe is None:
+        raise InputError("society given, but the release has no globe_2004 config", column="society")
+    countries = {c.lower(): c for c in globe["country"].drop_nulls().to_list()}
+    out = {}
+    for group, society in config.societies.items():
+        country = countries.get(society.lower())
+        if country is None:
+            raise InputError(f"society {society!r} is not in the release's globe_2004 config (e.g. "
+                             f"{', '.join(sorted(countries.values())[:5])})", column="society")
+        out[group] = country
+    return out
 
 
 def globe_ttests(frame: pl.DataFrame, value: str, globe: pl.DataFrame | None, groups: dict[str, list[str]],
-                 config: Config) -> list[dict]:
-    """One-sample t-tests of each group's scores per dimension against the GLOBE 2004 societal values and
-    practices of the society chosen for that group."""
-    if globe is None or not config.societies:
+                 config: Config, part: str) -> list[dict]:
+    """One-sample t-tests of each group's unit values per dimension against the GLOBE 2004 societal values and
+    practices of the society chosen for that group (Tables 2-5, "Comparison")."""
+    societies = resolve_societies(globe, config)
+    if not societies:
         return []
     out = []
-    countries = {c.lower(): c for c in globe["country"].drop_nulls().to_list()}
     for group, models in groups.items():
-        society = config.societies.get(group, config.societies.get("*"))
-        if society is None:
-            continue
-        country = countries.get(society.lower())
+        country = societies.get(group, societies.get("*"))
         if country is None:
-            raise InputError(f"society {society!r} is not in the release's globe_2004 config", column="country")
+            continue
         reference = globe.filter(pl.col("country") == country)
+        units = unit_values(frame, value, models, part, config.t_unit)
         for dimension in DIMENSIONS:
             ref = reference.filter(pl.col("dimension") == dimension)
-            scores = frame.filter(pl.col("model").is_in(models) & (pl.col("dimension") == dimension))[value].to_list()
+            scores = units.filter(pl.col("dimension") == dimension)[value].to_list()
             for measure in GLOBE_MEASURES:
                 target = ref[measure].drop_nulls()
                 if target.len() == 0:
                     continue
                 out.append({"group": group, "society": country, "dimension": dimension, "measure": measure,
-                            **stats.one_sample_t(scores, float(target[0]))})
+                            "unit": config.t_unit, **stats.one_sample_t(scores, float(target[0]))})
     return out
 
 
 def model_tests(scored: pl.DataFrame, value: str) -> dict:
-    """Per dimension: Friedman across models (blocks: prompt x language, samples averaged) and post-hoc pairwise
-    Wilcoxon signed-rank tests."""
+    """Per dimension: Friedman across models with the prompts as blocks (each model's score for a prompt, over its
+    samples and whatever language it answered in; Sec. 3.4, Sec. 4.2.3) and post-hoc pairwise Wilcoxon
+    signed-rank tests (Fig. 2)."""
     models = sorted(scored["model"].unique().to_list())
-    blocks = (scored.group_by("model", "dimension", "id", "language")
+    blocks = (scored.group_by("model", "dimension", "id")
               .agg(pl.col(value).mean()).drop_nulls(value))
     out = {}
     for dimension in DIMENSIONS:
         part = blocks.filter(pl.col("dimension") == dimension)
         if part.height == 0:
             continue
-        wide = part.pivot(on="model", index=["id", "language"], values=value).sort("id", "language")
+        wide = part.pivot(on="model", index="id", values=value).sort("id")
         columns = {m: (wide[m].to_list() if m in wide.columns else [None] * wide.height) for m in models}
         out[dimension] = {"friedman": stats.friedman(columns), "wilcoxon": stats.pairwise_wilcoxon(columns)}
     return out
 
 
-def group_ttests(frame: pl.DataFrame, value: str, groups: dict[str, list[str]], config: Config) -> list[dict]:
-    """Two-sample t-tests per dimension between the two groups of ``compare``."""
+def group_ttests(frame: pl.DataFrame, value: str, groups: dict[str, list[str]], config: Config, part: str
+                 ) -> list[dict]:
+    """Two-sample t-tests per dimension between the two groups of ``compare`` (Sec. 4.2.4), on the unit values."""
     if config.compare is None:
         return []
     a, b = config.compare
     for g in (a, b):
         if g not in groups:
             raise InputError(f"compare names group {g!r}, which is not in groups")
+    units = {g: unit_values(frame, value, groups[g], part, config.t_unit) for g in (a, b)}
     out = []
     for dimension in DIMENSIONS:
-        part = frame.filter(pl.col("dimension") == dimension)
-        if part.height == 0:
+        if not (frame["dimension"] == dimension).any():
             continue
-        out.append({"a": a, "b": b, "dimension": dimension, **stats.two_sample_t(
-            part.filter(pl.col("model").is_in(groups[a]))[value].to_list(),
-            part.filter(pl.col("model").is_in(groups[b]))[value].to_list(), equal_var=config.equal_var)})
+        out.append({"a": a, "b": b, "dimension": dimension, "unit": config.t_unit, **stats.two_sample_t(
+            units[a].filter(pl.col("dimension") == dimension)[value].to_list(),
+            units[b].filter(pl.col("dimension") == dimension)[value].to_list(), equal_var=config.equal_var)})
     return out
-
 
 
 def score_records(records: Sequence[dict], tables: dict, config: Config | None = None, *,
@@ -582,17 +654,17 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
     if closed_recs:
         scored = score_closed(closed_recs, tables.get("closed"))
         tables_out["closed"] = scored
-        status = {m: {s: int(((scored["model"] == m) & (scored["status"] == s)).sum()) for s in prompts.STATUSES}
+        status = {m: {s: int(((scored["model"] == m) & (scored["parse_status"] == s)).sum()) for s in prompts.STATUSES}
                   for m in models if (scored["model"] == m).any()}
         metrics["closed"] = {
             "n_answers": scored.height, "n_valid": int(scored["score"].is_not_null().sum()), "parse_status": status,
             "mean_sd": mean_sd_table(scored, "score"),
             "mean_sd_by_language": {lang: mean_sd_table(scored.filter(pl.col("language") == lang), "score")
                                     for lang in prompts.LANGUAGES if (scored["language"] == lang).any()},
-            "group_means": group_means(scored, "score", groups),
-            "globe_ttests": globe_ttests(scored, "score", tables.get("globe_2004"), groups, config),
+            "group_means": group_means(scored, "score", groups, "closed", config.t_unit),
+            "globe_ttests": globe_ttests(scored, "score", tables.get("globe_2004"), groups, config, "closed"),
             "model_tests": model_tests(scored, "score"),
-            "group_ttests": group_ttests(scored, "score", groups, config),
+            "group_ttests": group_ttests(scored, "score", groups, config, "closed"),
         }
 
     if open_recs:
@@ -606,7 +678,8 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
         elif jurors:
             jury = {"method": "mean", "note": "no human ratings and no jury_weights: S(x) is the mean of the jurors"}
         else:
-            jury = {"method": "none", "note": "no juror ratings (no jurors in the options file): open answers are saved, not scored"}
+            jury = {"method": "none", "note": "no juror ratings (no jurors in the options file): open answers are "
+                                              "saved, not scored"}
         table = apply_jury(table, jurors, jury)
         tables_out["open"] = table
         metrics["open"] = {
@@ -615,10 +688,10 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
             "mean_sd": mean_sd_table(table, "jury_score"),
             "mean_sd_by_language": {lang: mean_sd_table(table.filter(pl.col("language") == lang), "jury_score")
                                     for lang in prompts.LANGUAGES if (table["language"] == lang).any()},
-            "group_means": group_means(table, "jury_score", groups),
-            "globe_ttests": globe_ttests(table, "jury_score", tables.get("globe_2004"), groups, config),
+            "group_means": group_means(table, "jury_score", groups, "open", config.t_unit),
+            "globe_ttests": globe_ttests(table, "jury_score", tables.get("globe_2004"), groups, config, "open"),
             "model_tests": model_tests(table, "jury_score"),
-            "group_ttests": group_ttests(table, "jury_score", groups, config),
+            "group_ttests": group_ttests(table, "jury_score", groups, config, "open"),
         }
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
 
@@ -649,9 +722,9 @@ def radar_png(group_means_: dict[str, dict[str, dict]], path: Path, title: str) 
     ax.set_xticks(angles)
     ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
     ax.set_ylim(1, 7)
-    ax.set_title(title)
-    if group_means_:
-        ax.legend(loc="upper right", bbox_to_anchor=(1.25, 1.1), fontsize=8)
+    ax.set_title(title, pad=28)
+    if group_means_:  # below the plot, clear of the title and the dimension labels
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=min(4, len(group_means_)), fontsize=8)
     plots.save_figure(fig, path)
 
 
@@ -676,8 +749,9 @@ def wilcoxon_png(model_tests_: dict, models: Sequence[str], path: Path, title: s
         ax.set_yticks(range(len(models)))
         ax.set_yticklabels(models, fontsize=6)
         ax.set_title(dimension, fontsize=9)
+    fig.subplots_adjust(top=0.92, hspace=0.45, wspace=0.45, right=0.85)
     if image is not None:
-        fig.colorbar(image, ax=axes, shrink=0.6, label="Wilcoxon p-value")
+        fig.colorbar(image, cax=fig.add_axes((0.88, 0.3, 0.02, 0.4)), label="Wilcoxon p-value")
     fig.suptitle(title)
     plots.save_figure(fig, path, tight=False)
 
@@ -690,6 +764,9 @@ def write_run(result: ScoreResult, out: Path) -> list[Path]:
         if part in result.metrics:
             figures[f"radar_{part}.png"] = lambda m, path, part=part: radar_png(
                 m[part]["group_means"], path, f"LLM-GLOBE {part}: mean per dimension")
+            if len(result.metrics["models"]) < 2:  # nothing to compare: no figure, and metrics.json says why
+                result.metrics[part]["wilcoxon_figure"] = "not drawn: one model (Fig. 2 compares pairs of models)"
+                continue
             figures[f"wilcoxon_{part}.png"] = lambda m, path, part=part: wilcoxon_png(
                 m[part]["model_tests"], m["models"], path, f"LLM-GLOBE {part}: pairwise Wilcoxon p-values")
     return runs.write_metrics_and_plots(result.metrics, out, figures)
@@ -708,8 +785,9 @@ def check_inputs(release: Path, config: Config, limit: int | None) -> dict:
             raise InputError("release has no open prompts", file=release)
         if config.jurors and tables["rubrics"] is None:
             raise InputError("release has no rubrics config (the jurors need it)", file=release)
-    if config.human_ratings is not None and not Path(config.human_ratings).is_file():
-        raise InputError("human ratings file not found", file=config.human_ratings)
+    if config.human_ratings is not None:
+        read_human_ratings(config.human_ratings)
+    resolve_societies(tables["globe_2004"], config)
     return tables
 
 
@@ -751,7 +829,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
         for plan, response in zip(planned, result.responses):
             value, status = prompts.parse_rating(response.text)
             records.append({"part": "closed", "model": model, **plan.info, "response": response.text,
-                            "status": status, "answer": value,
+                            "parse_status": status, "answer": value,
                             "score": prompts.reverse_score(value, plan.info["reverse"]),
                             "finish_reason": response.finish_reason})
     if config.part in ("open", "both"):
@@ -764,6 +842,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
         for plan, response in zip(planned, result.responses):
             info = {k: v for k, v in plan.info.items() if k != "prompt"}
             records.append({"part": "open", "model": model, **info, "response": response.text,
+                            "parse_status": prompts.open_status(response.text),
                             "finish_reason": response.finish_reason})
             answers.append({**plan.info, "response": response.text})
         for juror in config.jurors:
@@ -775,7 +854,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
             for plan, response in zip(jplanned, jresult.responses):
                 value, status = prompts.parse_rating(response.text)
                 records.append({"part": "juror", "model": model, **plan.info, "rating_text": response.text,
-                                "status": status, "rating": value})
+                                "parse_status": status, "rating": value})
     responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
     scored = score_records(read_responses([responses_path]), tables, config, human=human, release=release,

@@ -9,13 +9,13 @@ Sec. 4 and App. B).
   language, then the original prompt and the response in their original language; the juror returns a whole
   number 1-7, read with the same parser as closed answers.
 
-Source of the juror wording. App. B.2 of the paper could not be retrieved here (searches found only abstracts).
-``JUROR_TEMPLATES["en"]`` follows the example juror prompt in the authors' public LLM-GLOBE repository README
-("Example Prompting for Open-Generation Evaluation"), with its placeholders for the dimension, its scale and its
-characteristics. How that README's prompt is joined to the question and response is not stated there: the
-``Original prompt:`` / ``Response to rate:`` blocks are ours. ``JUROR_TEMPLATES["zh"]`` and the Chinese dimension
-names are our translation (the rubric text itself comes from the release in either language). A changed template
-changes the cache keys: re-run into a new folder.
+Source of the juror wording (facts/llm_globe.json, ``juror``): App. B.2 of the paper names the juror prompt but its
+text ends at the heading; the authors' repository README prints it ("Example Prompting for Open-Generation
+Evaluation"), and ``prompt_en`` is that text verbatim, with its placeholders for the dimension, its scale and its
+characteristics (App. B.1 prints the performance-orientation rubric, the same as the released rubric file's first
+row). The ``Original prompt:`` / ``Response to rate:`` blocks that carry the question and the answer, the Chinese
+instruction and the Chinese dimension names are ours. A changed template changes the cache keys: re-run into a new
+folder.
 """
 
 from __future__ import annotations
@@ -52,17 +52,15 @@ DIMENSIONS_ZH = {
     "Humane Orientation": "人道导向"}
 """Our Chinese names of the dimensions (used in the Chinese juror prompt)."""
 
-JUROR_TEMPLATES = {
-    "en": ("You are rating responses to prompts based on how they score in the {dimension} dimension, on a 1-7 scale. "
-           "Only provide a whole number between 1 and 7 without any other comments. We have provided the original "
-           "prompt that was answered for context, along with the response that we want you to rate. Consider the "
-           "following criteria: \n{scale} \n\nPlease keep the following characteristics associated with this "
-           "dimension into account when rating: {characteristics}"),
-    "zh": ("你正在根据回答在“{dimension}”维度上的表现为其评分，评分范围为1-7分。只需给出一个1到7之间的整数，不要附加任何其他评论。"
-           "我们提供了被回答的原始提示作为背景，以及需要你评分的回答。请参考以下标准：\n{scale} \n\n"
-           "评分时请考虑与该维度相关的以下特征：{characteristics}"),
-}
-JUROR_BLOCKS = {"en": ("Original prompt:", "Response to rate:"), "zh": ("原始提示：", "待评分的回答：")}
+def _juror_facts() -> dict:
+    from culturebench.builders.llm_globe import facts
+
+    return facts()["juror"]
+
+
+JUROR_TEMPLATES = {language: _juror_facts()[f"prompt_{language}"] for language in LANGUAGES}
+"""App. B.2 / the LLM-GLOBE README (en, verbatim) and our translation (zh)."""
+JUROR_BLOCKS = {language: tuple(_juror_facts()[f"blocks_{language}"]) for language in LANGUAGES}
 
 
 def _key(name: str) -> str:
@@ -147,6 +145,11 @@ def parse_rating(text: str | None) -> tuple[int | None, str]:
     if not SCALE_MIN <= value <= SCALE_MAX:
         return None, "out_of_range"
     return value, "ok"
+
+
+def open_status(text: str | None) -> str:
+    """parse_status of an open answer: "ok" when there is text to rate, else "empty"."""
+    return "ok" if text is not None and str(text).strip() else "empty"
 
 
 def reverse_score(value: float | None, reverse: bool, scale_min: int = SCALE_MIN, scale_max: int = SCALE_MAX

@@ -13,8 +13,9 @@ the answer (stray numbering, quotes, a trailing ``,,``), and drops empty items a
 (rapidfuzz ratio >= 90) of each other and of the seeds; at most ``MAX_ROUNDS`` rounds. Then one translation
 request per kept prompt (a failed translation is asked again once with another sample; else left empty).
 
-PROMPT SOURCE: App. A of the paper could not be retrieved here; ``GENERATION_PROMPT`` is **reconstructed** from
-the paper's description (seed prompts + rubric in, new prompts separated by ",," out), not copied.
+Generation prompt: App. A of the paper, verbatim (facts/llm_globe.json ``generation``, with its source): the
+dimension, its rubric (scale then characteristics), the ten seeds one per line, and the number asked (90 in the
+first round, as printed; the number still missing in a later round).
 """
 
 from __future__ import annotations
@@ -45,18 +46,15 @@ MAX_ROUNDS = 6
 SEEDS_PER_DIMENSION = 10
 MIN_WORDS = 4
 GENERATION_TEMPERATURE = 0.8
-PROMPT_SOURCE = "reconstructed (App. A wording not available offline; written from Sec. 3.1.2's description)"
+PROMPT_SOURCE = "App. A of the paper, verbatim (facts/llm_globe.json: generation)"
 
-GENERATION_PROMPT = (  # reconstructed, see the module doc
-    "We are building a benchmark that reveals the cultural values of AI assistants on the GLOBE dimension "
-    "\"{dimension}\". Each prompt describes a realistic, everyday situation (work, family, community, business) "
-    "and asks the assistant what it would do or recommend, so that its answer can be rated on this rubric:\n\n"
-    "{rubric}\n\n"
-    "Here are example prompts written by researchers:\n{examples}\n\n"
-    "Write {n} new prompts in the same style. Each prompt must be different from the examples and from each "
-    "other, open-ended, neutral (do not hint at the preferred answer) and answerable in under 100 words. "
-    "Separate the prompts with two commas (,,) and output nothing else: no numbering, no quotes, no headings."
-)
+
+def generation_template() -> str:
+    from culturebench.builders.llm_globe import facts
+
+    return facts()["generation"]["prompt_en"]
+
+
 TRANSLATION_SYSTEM = "You are a professional English-to-Chinese translator."
 TRANSLATION_PROMPT = (
     "Translate the following prompt into Simplified Chinese (zh-CN). Keep its meaning and tone. Output only the "
@@ -107,8 +105,8 @@ def read_sources(source: Path) -> tuple[dict[str, list], dict[str, object], list
 def generation_request(dimension: str, rubric, seeds: list, n: int, seed: int, round_index: int):
     rubric_text = (f"{rubric.scale_en}\n{rubric.characteristics_en}" if rubric is not None
                    else f"1 = low {dimension} ... 7 = high {dimension}")
-    examples = "\n".join(f"- {p.prompt_en}" for p in seeds)
-    text = GENERATION_PROMPT.format(dimension=dimension, rubric=rubric_text, examples=examples, n=n)
+    examples = "\n".join(p.prompt_en for p in seeds)
+    text = generation_template().format(dimension=dimension, rubric=rubric_text, examples=examples, n=n)
     return request([("user", text)], temperature=GENERATION_TEMPERATURE, max_tokens=min(3000, 70 * n + 100),
                    seed=seed, sample_index=round_index)
 

@@ -6,17 +6,18 @@
   row ``1 2 3 4 5 6 7``; each anchor column goes to the nearest of the scale points 1, 4 and 7.
 - ``RAW/globe/*.csv`` with an ``item_id`` column: the item table (ours; the official item-to-scale syntax is not
   public): ``item_id, dimension, reverse, text_en, anchor_1_en, anchor_4_en, anchor_7_en, text_zh, anchor_1_zh,
-  anchor_4_zh, anchor_7_zh`` (anchors 1 and 7 required, 4 optional; ``anchor_2_en`` etc. may be added for items
-  with a label under every point). With a Form Alpha PDF the English text and anchors come from the PDF and the ``_en``
-  columns may be empty; without one they are required.
+  anchor_4_zh, anchor_7_zh`` (anchors optional: without them the paper's agree/disagree anchors of Sec. 3.1.1;
+  ``anchor_2_en`` etc. may be added for items with a label under every point). With a Form Alpha PDF the English text comes from the PDF and ``text_en`` may be empty; without one
+  it is required.
 - ``RAW/globe/*.csv`` with a ``Country Name`` column: GLOBE 2004 society scores (the official *GLOBE Phase 2
   Aggregated Societal Culture Data* CSV: practices and values per dimension, old-Mac ``\\r`` line ends accepted).
 - ``RAW/gics/*.csv``: a GICS structure in the flat format (``sector_code, sector, industry_group_code,
   industry_group, industry_code, industry, sub_industry_code, sub_industry[, sub_industry_description]``), exactly
   one; optionally a translation file with columns ``code, name_zh`` (any GICS level).
-- ``RAW/llm_globe/*.csv``: the open prompts (``Question_Num, Dimension, prompt_EN, prompt_zhCN[, origin]``) and
-  the juror rubrics (``Number, Dimension, Scale_EN, Characteristics_EN, Scale_zhCN, Characteristics_zhCN``),
-  told apart by their headers.
+- ``RAW/llm_globe/*.csv``: the open prompts (``Question_Num, Dimension, prompt_EN, prompt_zhCN[, origin]``), the
+  juror rubrics (``Number, Dimension, Scale_EN, Characteristics_EN, Scale_zhCN, Characteristics_zhCN``) and,
+  optionally, the released closed prompts (``Question_Num, Dimension, Prompt_EN, Prompt_zhCN, Industry,
+  Organization, Leader_Role``), told apart by their headers.
 
 Every problem is an :class:`~culturebench.errors.InputError` of one line naming the file, the row (1-based data
 row, header not counted) or page, and the column.
@@ -41,12 +42,14 @@ LLM_GLOBE_FOLDER = "llm_globe"
 
 ANCHOR_POINTS = (1, 4, 7)
 ALL_POINTS = (1, 2, 3, 4, 5, 6, 7)
-ITEM_TABLE_REQUIRED = ("item_id", "dimension", "reverse", "text_zh", "anchor_1_zh", "anchor_7_zh")
-ITEM_TABLE_EN = ("text_en", "anchor_1_en", "anchor_7_en")
+ITEM_TABLE_REQUIRED = ("item_id", "dimension", "reverse", "text_zh")
+ITEM_TABLE_EN = ("text_en",)
 GICS_COLUMNS = ("sector_code", "sector", "industry_group_code", "industry_group", "industry_code", "industry",
                 "sub_industry_code", "sub_industry")
 GICS_ZH_COLUMNS = ("code", "name_zh")
 OPEN_COLUMNS = ("Question_Num", "Dimension", "prompt_EN", "prompt_zhCN")
+CLOSED_COLUMNS = ("Question_Num", "Dimension", "Prompt_EN", "Prompt_zhCN", "Industry", "Organization", "Leader_Role")
+"""LLM-GLOBE's released closed_prompts.csv, as its README documents it."""
 RUBRIC_COLUMNS = ("Number", "Dimension", "Scale_EN", "Characteristics_EN", "Scale_zhCN", "Characteristics_zhCN")
 ITEM_ID = re.compile(r"^(\d+)-(\d+)$")
 QUESTION_NUM = re.compile(r"^(\d+)-(\d+)$")
@@ -343,8 +346,7 @@ def read_item_table(table: CsvFile, dimensions: dict[str, str], english_required
         for language in ("en", "zh"):
             anchors[language] = {
                 point: text for point in ALL_POINTS
-                if (text := _text(table, row, record, f"anchor_{point}_{language}",
-                                  required=point in (1, 7) and (language == "zh" or english_required)))
+                if (text := _text(table, row, record, f"anchor_{point}_{language}", required=False))
             }
         text_en = _text(table, row, record, "text_en", required=english_required)
         if not english_required and not text_en and anchors["en"]:
@@ -512,8 +514,12 @@ class Rubric:
     characteristics_zh: str
 
 
+def is_closed_prompts(table: CsvFile) -> bool:
+    return "Leader_Role" in table.header or "Prompt_EN" in table.header
+
+
 def is_open_prompts(table: CsvFile) -> bool:
-    return "Question_Num" in table.header
+    return "Question_Num" in table.header and not is_closed_prompts(table)
 
 
 def is_rubrics(table: CsvFile) -> bool:
@@ -547,6 +553,40 @@ def read_open_prompts(table: CsvFile, dimensions: dict[str, str]) -> list[OpenPr
             _dimension(table, row, _text(table, row, record, "Dimension"), "Dimension", dimensions),
             _text(table, row, record, "prompt_EN"), _text(table, row, record, "prompt_zhCN", required=False) or None,
             origin))
+    if not prompts:
+        raise InputError("no data rows after the header", file=table.name)
+    return prompts
+
+
+@dataclass(frozen=True)
+class ClosedPrompt:
+    file: str
+    row: int
+    question_num: str
+    dimension: str
+    prompt_en: str
+    prompt_zh: str | None
+    industry: str
+    organization: str
+    leader_role: str
+
+
+def read_closed_prompts(table: CsvFile, dimensions: dict[str, str]) -> list[ClosedPrompt]:
+    """LLM-GLOBE's ``closed_prompts.csv`` (README columns ``Question_Num, Dimension, Prompt_EN, Prompt_zhCN,
+    Industry, Organization, Leader_Role``); an empty Chinese prompt is kept as None."""
+    _require(table, CLOSED_COLUMNS, "the LLM-GLOBE closed prompts")
+    prompts = []
+    for row, record in table.rows:
+        number = _text(table, row, record, "Question_Num")
+        if not QUESTION_NUM.match(number):
+            raise InputError(f"Question_Num {number!r} is not of the form DIMENSION-NUMBER (e.g. 1-1)",
+                             file=table.name, row=row, column="Question_Num")
+        prompts.append(ClosedPrompt(
+            table.name, row, number,
+            _dimension(table, row, _text(table, row, record, "Dimension"), "Dimension", dimensions),
+            _text(table, row, record, "Prompt_EN"), _text(table, row, record, "Prompt_zhCN", required=False) or None,
+            _text(table, row, record, "Industry"), _text(table, row, record, "Organization"),
+            _text(table, row, record, "Leader_Role")))
     if not prompts:
         raise InputError("no data rows after the header", file=table.name)
     return prompts
