@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from culturebench.builders import socialcc
 from culturebench.cli import app
 from culturebench.errors import InputError
+from culturebench.raw.normad import read_zones
 from culturebench.raw.socialcc import read_scenarios
 from culturebench.release import build_release
 
@@ -60,6 +61,8 @@ def test_sample_release(release):
     statements = set(preferences["statement"])
     assert "People from Jordan strongly agree that when a mother works for pay, the children suffer." in statements
     assert set(scenarios["value_item"]) <= statements
+    # the bundled zone table lists only the fictional atlas countries; the value countries are Jordan and Sweden
+    assert scenarios["iw_zone"].null_count() == scenarios.height
     manifest = json.loads((release / "manifest.json").read_text())
     assert manifest["accounting"]["rows_read"] == 9
     assert manifest["accounting"]["quarantined_by_rule"] == {"commonsense_not_in_atlas": 1,
@@ -246,6 +249,33 @@ def test_quarantine_rules(tmp_path):
     assert duplicate["reason"].to_list() == ["same scenario as row 1 of socialcc/scenarios.jsonl, which is kept"]
 
 
+def test_iw_zone_of_the_value_country_from_raw_inglehart_welzel(tmp_path):
+    """iw_zone (Fig. 6's group) is the value country's row of RAW/inglehart_welzel/*.csv, read with NormAd's reader;
+    names resolve as nationalities do (Jordan given as its ISO code); a country not listed (Sweden) gets null. The
+    expected zones are the ones written into the table below."""
+    raw = raw_with(tmp_path, [json.dumps(r) for r in sample_records()])
+    (raw / "inglehart_welzel").mkdir()
+    table = raw / "inglehart_welzel" / "zones.csv"
+    table.write_text("Country,Cultural_Region\nJOR,african-islamic\nJapan,Confucian\nVeloria,Confucian\n",
+                     encoding="utf-8")
+    folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+    assert verdict["failed"] == 0
+    kept = read_config(folder, "scenarios")
+    assert set(kept["value_country"]) == {"Jordan", "Sweden"}  # the Japan scenario is quarantined (share 0.49)
+    zones = dict(kept.select("value_country", "iw_zone").unique().iter_rows())
+    assert zones == {"Jordan": "African-Islamic", "Sweden": None}
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert "inglehart_welzel/zones.csv" in {i["name"] for i in manifest["inputs"]}
+    assert manifest["provenance"]["iw_zone_rows_read"] == 3
+    # a zone that is not one of the eight is one line naming file, row and column; nothing is written
+    table.write_text("Country,Cultural_Region\nJordan,African-Islamic\nSweden,Nordic\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["build", "socialcc", "--raw", str(raw), "--out", str(tmp_path / "out2")])
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output
+    assert "inglehart_welzel/zones.csv, row 2, column zone: unknown Inglehart-Welzel zone 'Nordic'" in errors[0]
+    assert not (tmp_path / "out2" / "socialcc").exists()
+
+
 def test_released_layout_folder_and_errors(tmp_path):
     raw = raw_with(tmp_path, [])
     (raw / "socialcc" / "scenarios.jsonl").unlink()
@@ -335,3 +365,22 @@ def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["provenance"]["respondents_read"] > 70_000
     assert set(manifest["provenance"]["wvs_versions"].values()) == {"unknown"}  # AND.csv.gz ... name no version
+
+
+IW_TABLE = REFERENCE / "InglehartWelzel" / "sunshineluyao_cultural-indices-dashboard" / "updated_merged_data.csv"
+
+
+@pytest.mark.reference
+@reference
+def test_real_inglehart_welzel_table_gives_every_wvs7_country_a_zone():
+    """The public IW map table (116 countries, Cultural_Region) gives each of the 92 WVS-7 countries of
+    facts/wvs_countries.csv one of Fig. 6's eight groups; spot checks read by hand from the file."""
+    if not IW_TABLE.is_file():
+        pytest.skip("Inglehart-Welzel reference table absent")
+    rows, _ = read_zones(IW_TABLE, IW_TABLE.parent)
+    zones = socialcc.iw_zones(rows)
+    names = socialcc.wvs_countries()["name"].to_list()
+    assert [n for n in names if n not in zones] == []
+    assert len({zones[n] for n in names}) == 8
+    assert (zones["Jordan"], zones["Japan"], zones["Bosnia Herzegovina"], zones["Macao SAR"]) == (
+        "African-Islamic", "Confucian", "Orthodox Europe", "Confucian")

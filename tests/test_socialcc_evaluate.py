@@ -1,6 +1,7 @@
 """SocialCC evaluation: Character 2 is the evaluated protagonist (Tables 6A/7A, 12A-16A), the judges' prompts are
-Tables 8A-11A as printed, the judge is always a named model, dialogues end on GOOD BYE or after 20 rounds, runs
-resume, and the metrics (Table 2, Figs. 5-7) are computed as worked out by hand below."""
+Tables 8A-11A as printed, the judge is always a named model, dialogues end on GOOD BYE or after 20 rounds, a run
+killed mid-dialogue resumes with the same command, bad options are one line, Fig. 6's zones come from the release's
+iw_zone (then the config), and the metrics (Table 2, Figs. 5-7) are computed as worked out by hand below."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.scripted_server import ScriptedServer
 
 PAPER = Path("/work/shared/papers/socialcc.txt")
+REPO_RAW = Path(__file__).resolve().parents[1] / "raw"
 
 # ------------------------------------------------------------------------------------------------ a small release
 # Shaped like Table 13A (three characters, events, commonsense item) and Table 14A as released (two characters, no
@@ -101,6 +103,11 @@ def judge_reply(text: str, body: dict) -> str:
 def protagonist_reply(text: str, body: dict) -> str:
     own = sum(1 for m in body["messages"] if m["role"] == "assistant")
     return f"Protagonist line {own + 1}."
+
+
+def both_replies(text: str, body: dict) -> str:
+    """One server for both sides: the evaluated model's requests get the protagonist's lines, the rest the judge's."""
+    return (protagonist_reply if body["model"] == "evaluated" else judge_reply)(text, body)
 
 
 # ------------------------------------------------------------------------------------------------ unit tests
@@ -320,16 +327,139 @@ def test_the_evaluated_model_judges_only_when_named(release, tmp_path):
     assert metrics["judge_note"] == "the judge is the evaluated model, as named in the config"
 
 
+def test_killed_run_resumes_mid_dialogue_with_the_same_command(release, tmp_path):
+    """The server refuses every request after the 5th (a 400 fails at once, like a killed run): by hand, requests
+    1-2 are the protagonists' round-1 turns, 3-4 the antagonists', 5 the first round-2 protagonist turn. The same
+    command again asks only the 16 - 5 requests not answered (2 scenarios x (2 rounds x 2 turns + 4 judges) = 16),
+    none answered before, and writes what an uninterrupted run writes."""
+    answered_first = 5
+    broken = {"on": True}
+
+    def faults(number, body):
+        return 400 if broken["on"] and number > answered_first else None
+
+    def command(server, out):
+        return ["evaluate", "socialcc", "--model", "evaluated", "--base-url", server.base_url, "--release",
+                str(release), "--out", str(out), "--config", str(judge_config(tmp_path, server.base_url)),
+                "--concurrency", "1"]
+
+    out = tmp_path / "run"
+    with ScriptedServer(reply=both_replies, faults=faults) as server:
+        result = CliRunner().invoke(app, command(server, out))
+        assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+        assert not (out / "transcripts.jsonl").exists() and not (out / "metrics.json").exists()
+        with ResponseCache(out / "cache.sqlite") as cache:
+            assert len(cache) == answered_first
+        first = [(b["model"], b["messages"]) for b in server.bodies[:answered_first]]
+        before = server.request_count
+        broken["on"] = False
+        result = CliRunner().invoke(app, command(server, out))
+        assert result.exit_code == 0, result.output
+        second = [(b["model"], b["messages"]) for b in server.bodies[before:]]
+        assert len(second) == 16 - answered_first
+        assert not [request for request in second if request in first]  # nothing answered is asked again
+        # the dialogues were continued, not restarted: the first request asked is the other round-2 protagonist
+        # turn (system, Hello, its round-1 line, the antagonist's round-1 line)
+        assert second[0][0] == "evaluated" and len(second[0][1]) == 4
+        # a complete re-run asks nothing
+        after = server.request_count
+        assert CliRunner().invoke(app, command(server, out)).exit_code == 0
+        assert server.request_count == after
+    with ScriptedServer(reply=both_replies) as server:  # the same run, never interrupted
+        result = CliRunner().invoke(app, command(server, tmp_path / "whole"))
+        assert result.exit_code == 0, result.output
+        assert server.request_count == 16
+    assert (out / "transcripts.jsonl").read_bytes() == (tmp_path / "whole" / "transcripts.jsonl").read_bytes()
+    resumed, whole = (json.loads((o / "metrics.json").read_text())["per_model"] for o in (out, tmp_path / "whole"))
+    assert resumed == whole
+
+
+def test_cli_errors_are_one_line_exit_2(release, tmp_path):
+    runner = CliRunner()
+    good = judge_config(tmp_path, "http://127.0.0.1:9/v1")  # nothing may be sent: a closed port
+
+    def config(name: str, options: dict) -> str:
+        path = tmp_path / name
+        path.write_text(json.dumps(options), encoding="utf-8")
+        return str(path)
+
+    def evaluate(*extra, release=release, config=str(good)):
+        return runner.invoke(app, ["evaluate", "socialcc", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                                   "--out", str(tmp_path / "x"), "--release", str(release), "--config", config,
+                                   *extra])
+
+    judge = {"judge": "judge-model"}
+    other = write_release(tmp_path / "normad", {"stories": pl.DataFrame({"id": [1]})}, benchmark="normad")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"scenario_id": "s0"}\n', encoding="utf-8")
+    cases = [
+        (evaluate("--limit", "0"), "--limit must be at least 1"),
+        (evaluate("--samples", "3"), "--samples must be 1"),
+        (evaluate("--max-tokens", "0"), "--max-tokens must be at least 1"),
+        (evaluate(config=config("none.json", {})), "needs a named judge model"),
+        (evaluate(config=config("judges.json", {"judges": "x"})), "unknown config key 'judges'"),
+        (evaluate(config=config("empty_judge.json", {"judge": {"backend": "openai"}})), "judge needs a model"),
+        (evaluate(config=config("tgi.json", {"judge": {"model": "j", "backend": "tgi"}})),
+         "backend must be openai or vllm"),
+        (evaluate(config=config("rounds.json", {**judge, "max_rounds": 0})), "max_rounds must be"),
+        (evaluate(config=config("temperature.json", {**judge, "judge_temperature": -1})),
+         "judge_temperature must be a number >= 0"),
+        (evaluate(config=config("zones.json", {**judge, "zones": "absent.csv"})), "zones file not found"),
+        (evaluate(config=str(tmp_path / "missing.json")), "config file not found"),
+        (evaluate(config=config("list.json", [1])), "config must be a mapping"),
+        (evaluate(release=other), "not a SocialCC release"),
+        (evaluate(release=tmp_path / "missing"), "no manifest.json"),
+        (evaluate("--split", "train"), "no split 'train'"),
+        (runner.invoke(app, ["score", "socialcc", "--responses", str(tmp_path / "none.jsonl"), "--release",
+                             str(release), "--out", str(tmp_path / "y")]), "not found"),
+        (runner.invoke(app, ["score", "socialcc", "--responses", str(broken), "--release", str(release), "--out",
+                             str(tmp_path / "y")]), "lacks field 'model'"),
+        (runner.invoke(app, ["score", "socialcc", "--responses", str(broken), "--release", str(other), "--out",
+                             str(tmp_path / "y")]), "not a SocialCC release"),
+    ]
+    for result, message in cases:
+        assert result.exit_code == 2, result.output
+        assert message in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output, result.output
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
 def test_end_to_end_on_the_builders_sample_release(tmp_path):
+    """The sample (value countries Jordan and Sweden) built with an Inglehart-Welzel table of our own listing only
+    Jordan, evaluated with a config whose zones table lists Sweden and gives Jordan another zone: the release's
+    iw_zone is used where it has one, the config's elsewhere (expected zones are the ones written below)."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for folder in ("wvs", "cultural_atlas", "socialcc"):
+        (raw / folder).symlink_to(REPO_RAW / folder)
+    (raw / "inglehart_welzel").mkdir()
+    (raw / "inglehart_welzel" / "zones.csv").write_text(
+        "Country,Cultural_Region\nJordan,African-Islamic\nJapan,Confucian\n", encoding="utf-8")
+    zones = tmp_path / "zones.csv"
+    zones.write_text("Country,Cultural_Region\nJordan,Catholic Europe\nSweden,Protestant Europe\n", encoding="utf-8")
     out = tmp_path / "releases"
-    result = CliRunner().invoke(app, ["build", "socialcc", "--out", str(out)])
+    result = CliRunner().invoke(app, ["build", "socialcc", "--raw", str(raw), "--out", str(out)])
     assert result.exit_code == 0, result.output
     with ScriptedServer(reply=protagonist_reply, model="evaluated") as evaluated, \
             ScriptedServer(reply=judge_reply, model="judge-model") as judge:
+        config = judge_config(tmp_path, judge.base_url, zones=str(zones))
         result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "evaluated", "--base-url",
                                           evaluated.base_url, "--release", str(out / "socialcc"), "--out",
-                                          str(tmp_path / "run"), "--config", str(judge_config(tmp_path, judge.base_url))])
+                                          str(tmp_path / "run"), "--config", str(config)])
         assert result.exit_code == 0, result.output
     transcripts = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
     layouts = pl.read_parquet(next((out / "socialcc" / "data" / "scenarios").glob("*.parquet")))["layout"]
     assert len(transcripts) == len(layouts) and "released" in layouts.to_list()
+    expected = {"Jordan": "African-Islamic", "Sweden": "Protestant Europe"}
+    assert {t["country"]: t["zone"] for t in transcripts} == expected
+    m = json.loads((tmp_path / "run" / "metrics.json").read_text())["per_model"]["evaluated"]
+    assert set(m["by_zone"]) == set(expected.values())
+    # score (no judge: re-aggregation) looks the zones up the same way
+    zones_only = tmp_path / "zones_only.json"
+    zones_only.write_text(json.dumps({"zones": str(zones)}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["score", "socialcc", "--responses", str(tmp_path / "run" / "transcripts.jsonl"),
+                                      "--release", str(out / "socialcc"), "--out", str(tmp_path / "rescored"),
+                                      "--config", str(zones_only)])
+    assert result.exit_code == 0, result.output
+    rescored = json.loads((tmp_path / "rescored" / "metrics.json").read_text())["per_model"]["evaluated"]
+    assert rescored["by_zone"] == m["by_zone"]

@@ -163,12 +163,13 @@ def score(
     responses: Annotated[Path, typer.Option(help="Model answers. wvb: TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
     release: Annotated[Path, typer.Option(help="The benchmark's release folder, e.g. releases/wvb.")],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (to re-judge), zones; wvb: majority pooled or per_group).")] = None,
+    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones; wvb: majority pooled or per_group).")] = None,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
     threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
     accuracy and macro F1 per context, zone, subaxis, label; llm_globe: closed and jury-scored open means, tests;
-    socialcc: judge scores per country, zone and topic)."""
+    socialcc: Table 2's judge means and behaviour distribution, per value country (Fig. 5), per value topic x
+    Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
     name = module_name(name)
     with user_errors():
         line, written = _evaluation(name, "score").cli_score(responses, release, out,
@@ -182,20 +183,20 @@ def score(
 def evaluate(
     name: Annotated[str, typer.Argument(help=f"Benchmark to evaluate: {', '.join(EVALUATIONS)}.")],
     model: Annotated[str, typer.Option(help="Model name (the server's model id, or a vLLM model path / HF id).")],
-    out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl, metrics.json, plots, run.json. Re-running the same command into it resumes.")],
+    out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl (socialcc: transcripts.jsonl), metrics.json, plots, run.json. Re-running the same command into it resumes.")],
     backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY) or vllm (offline, local GPU).")] = "openai",
     base_url: Annotated[str, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend).")] = None,
     release: Annotated[Path, typer.Option(help="The benchmark's release folder (default releases/NAME).")] = None,
-    split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both.")] = None,
+    split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both; socialcc: a split of the scenarios (default all).")] = None,
     limit: Annotated[int, typer.Option(help="Evaluate only the first N rows (wvb), questions (cdeval), stories (normad), prompts of each part (llm_globe) or scenarios (socialcc), release order.")] = None,
-    samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5). normad: answers per prompt (default 1). llm_globe: answers per closed prompt (default 3).")] = None,
+    samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5). normad: answers per prompt (default 1). llm_globe: answers per closed prompt (default 3). socialcc: 1 (one dialogue per scenario).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (default per benchmark, the paper's: wvb 0 with demographics, 0.7 without; cdeval, llm_globe, socialcc agents 1; normad 0).")] = None,
     demographics: Annotated[bool, typer.Option("--demographics/--no-demographics", help="wvb only: give the participant's country, urban/rural and education (default), or let the model assume them.")] = True,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most (openai backend).")] = 16,
     seed: Annotated[int, typer.Option(help="Sampling seed sent with every request (varied per sample by the backend).")] = 0,
     max_tokens: Annotated[int, typer.Option(help="Most tokens per answer (default per benchmark: the paper's setting, else 256).")] = None,
     tensor_parallel_size: Annotated[int, typer.Option(help="GPUs to shard the model over (vllm backend).")] = 1,
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge, antagonist, max_rounds, zones; wvb: prompt_family, majority).")] = None,
+    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones; wvb: prompt_family, majority).")] = None,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""

@@ -1,7 +1,8 @@
 """SocialCC (Wu et al., ACL 2025): intercultural scenarios played by an antagonist and the evaluated protagonist.
 
 raw/wvs/* (+ optional raw/socialcc/wvs/*) + codebook  ->  value_preferences (Table 4A statements, Sec. 3.2)
-raw/socialcc/**/*.json[l] (released layout or ours) + raw/cultural_atlas/  ->  scenarios
+raw/socialcc/**/*.json[l] (released layout or ours) + raw/cultural_atlas/ (+ optional raw/inglehart_welzel/)
+    ->  scenarios
 
 Value preferences (Sec. 3.2, Table 4A): for each question of Table 4A (``facts/socialcc.json``), each country and
 each side of the statement (the printed one and its opposite), the share of the country's respondents with a
@@ -13,7 +14,9 @@ Scenarios: each record is normalised to Character 1 (antagonist), Character 2 (p
 with nationalities resolved to WVS-7 countries (aliases, "the ...", demonyms). A commonsense item, when the record
 has one, must be an item of its country's Cultural Atlas page; the value item must be a Table 4A statement about
 ``cultural_value_country``; when the WVS files give that (country, question, side) a share, it must be over the
-threshold. Scenarios that fail a rule go to quarantine with a reason.
+threshold. Scenarios that fail a rule go to quarantine with a reason. Each scenario gets the Inglehart-Welzel
+zone of its value country (Fig. 6's eight cultural groups, App. A.3) from ``RAW/inglehart_welzel/*.csv`` (NormAd's
+reader and zone checks), null when the folder is absent or does not list the country.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
-from culturebench.builders.normad import compare_key, normal
+from culturebench.builders.normad import compare_key, country_key, normal, zone_table
 from culturebench.builders.wvb import check_codes_in_codebook
 from culturebench.errors import InputError
 from culturebench.io import InputFile, input_name
 from culturebench.raw.codebook import Codebook, codebook_input, find_codebook, load_codebook
+from culturebench.raw.normad import ZONES_FOLDER, ZoneRow, input_files, read_zones
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas
 from culturebench.raw.socialcc import (
@@ -89,7 +93,9 @@ CARD = CardInfo(
                    "unknown fields null), commonsense_country / commonsense_topic / commonsense_item (null when the "
                    "record has no commonsense item), value_item, value_country, value_question_id (WVS-7 variable), "
                    "value_table_4a_id, value_topic (Table 4A category), value_side (printed or opposite) and "
-                   "value_share (the country's share from the WVS files, null without data).",
+                   "value_share (the country's share from the WVS files, null without data) and iw_zone (the "
+                   "Inglehart-Welzel cultural zone of value_country, Fig. 6's groups; null when RAW/inglehart_welzel/ "
+                   "is absent or does not list the country).",
                    redistributable=False, license_name="cultural-atlas-terms"),
         ConfigInfo("value_preferences", "Country consensus mined from WVS-7 (Sec. 3.2, Table 4A): country, "
                    "question_id (WVS-7 variable), table_4a_id, topic, side (printed or opposite), share (share of the "
@@ -118,7 +124,10 @@ CARD = CardInfo(
         "(`value_not_a_table_4a_statement`), a value whose WVS share is not over the threshold "
         "(`value_not_a_preference`, with the share), a value country that is no character's nationality when all "
         "three characters are given (`value_country_not_a_character`), and later copies of the same scenario "
-        "(`duplicate_scenario`). Scenario counts per continent (Table 1) are reported."
+        "(`duplicate_scenario`). Scenario counts per continent (Table 1) are reported.\n\n"
+        "The `iw_zone` of a scenario is its value country's zone in `RAW/inglehart_welzel/*.csv` (Country + "
+        "Cultural_Region, read and checked as for NormAd; country names resolved like the nationalities), the eight "
+        "cultural groups of the paper's Fig. 6 (App. A.3); null when the folder is absent or lacks the country."
     ),
     considerations=(
         "**Licensing.** Commonsense items reproduce Cultural Atlas text, (c) SBS, and the scenario texts are the "
@@ -148,7 +157,7 @@ SCENARIO_SCHEMA = {
     "events": pl.List(pl.String), "characters": pl.List(CHARACTER), "commonsense_country": pl.String,
     "commonsense_topic": pl.String, "commonsense_item": pl.String, "value_item": pl.String,
     "value_country": pl.String, "value_question_id": pl.String, "value_table_4a_id": pl.Int64,
-    "value_topic": pl.String, "value_side": pl.String, "value_share": pl.Float64,
+    "value_topic": pl.String, "value_side": pl.String, "value_share": pl.Float64, "iw_zone": pl.String,
 }
 PREFERENCE_SCHEMA = {"country": pl.String, "question_id": pl.String, "table_4a_id": pl.Int64, "topic": pl.String,
                      "side": pl.String, "share": pl.Float64, "n": pl.Int64, "weighted": pl.Boolean,
@@ -271,6 +280,28 @@ def raw_present(raw: Path) -> bool:
     return (raw / FOLDER).is_dir()
 
 
+def read_iw_zones(raw: Path) -> tuple[list[ZoneRow], list[InputFile]]:
+    """The rows of ``RAW/inglehart_welzel/*.csv`` (NormAd's reader); none when the folder is absent."""
+    if not (raw / ZONES_FOLDER).is_dir():
+        return [], []
+    rows, inputs = [], []
+    for path in input_files(raw / ZONES_FOLDER, (".csv",), "Inglehart-Welzel zone tables"):
+        found, info = read_zones(path, raw)
+        rows += found
+        inputs.append(info)
+    return rows, inputs
+
+
+def iw_zones(rows: list[ZoneRow], atlas_countries: set[str] = frozenset()) -> dict[str, str]:
+    """Country (resolved as scenarios' countries are: ``resolve``) -> Inglehart-Welzel zone (Fig. 6, App. A.3).
+    Zone names and a country given two zones are checked by NormAd's ``zone_table``."""
+    checked = zone_table(rows)
+    out: dict[str, str] = {}
+    for row in rows:
+        out.setdefault(resolve(row.country, atlas_countries), checked[country_key(row.country)])
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------- build
 
 _VERSION = re.compile(r"v(\d+)[_.](\d+)", re.IGNORECASE)
@@ -307,12 +338,14 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         inputs.append(info)
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
+    zone_rows, zone_inputs = read_iw_zones(raw)
+    inputs += zone_inputs
+    atlas_countries = {i.country for i in items}
     progress("preferences")
     shares = consensus_shares(table)
     preferences = preferences_table(shares)
     progress("scenarios")
-    scenarios, quarantine = scenarios_table(rows, items, shares)
-    atlas_countries = {i.country for i in items}
+    scenarios, quarantine = scenarios_table(rows, items, shares, iw_zones(zone_rows, atlas_countries))
     return BuildOutput(
         tables={"scenarios": {SCENARIOS_SPLIT: scenarios}, "value_preferences": {PREFERENCES_SPLIT: preferences}},
         quarantine=quarantine,
@@ -333,6 +366,8 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
             "scenarios_read": len(rows),
             "layouts_read": dict(sorted(Counter(r.layout for r in rows).items())),
             "atlas_items_read": len(items),
+            "iw_zone_rows_read": len(zone_rows),
+            "scenarios_by_iw_zone": zone_counts(scenarios),
             "continent_counts": continent_counts(scenarios, atlas_countries),
             "codebook": {"file": input_name(codebook_path, raw), "sha256": codebook.sha256},
         },
@@ -435,8 +470,10 @@ def _empty_fields(row: ScenarioRow) -> list[str]:
     return empty
 
 
-def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem],
-                    shares: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], shares: pl.DataFrame,
+                    zones: dict[str, str] | None = None) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    """The scenarios config and the quarantine; ``zones`` (``iw_zones``) gives each value country's iw_zone."""
+    zones = zones or {}
     atlas: dict[tuple[str, str], set[str]] = defaultdict(set)
     for item in items:
         atlas[(_key(item.country), item.topic.casefold())].add(compare_key(item.text))
@@ -505,7 +542,8 @@ def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem],
                      None if row.events is None else list(row.events),
                      [{**c, "profile": portfolio(c), "goals": list(c["goals"])} for c in characters],
                      commonsense_country, topic, row.commonsense_item or None, row.value_item, value_country,
-                     question["question_id"], question["table_4a_id"], question["topic"], side, share))
+                     question["question_id"], question["table_4a_id"], question["topic"], side, share,
+                     zones.get(value_country)))
     table = pl.DataFrame(kept, schema=SCENARIO_SCHEMA, orient="row").sort("id")
     quarantine = {rule: pl.DataFrame(found, schema=QUARANTINE_SCHEMA, orient="row")
                   for rule, found in sorted(dropped.items())}
@@ -522,6 +560,11 @@ def continent_counts(scenarios: pl.DataFrame, atlas_countries: set[str] = frozen
         countries[country or "unknown"] += 1
     return {"scenarios_by_continent": dict(sorted(continents.items())),
             "scenarios_by_value_country": dict(sorted(countries.items()))}
+
+
+def zone_counts(scenarios: pl.DataFrame) -> dict[str, int]:
+    """Scenarios per Inglehart-Welzel zone of their value country (Fig. 6's groups); "null" without a zone."""
+    return dict(sorted(Counter(z or "null" for z in scenarios["iw_zone"].to_list()).items()))
 
 
 # ---------------------------------------------------------------------------------------------------- checks
@@ -558,6 +601,8 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
               "any", passed=True),
         check("scenarios per continent and value country (informational; Tables 1 and 3A of the paper)",
               "scenarios", continent_counts(scenarios, atlas_countries), "any", passed=True),
+        check("scenarios per Inglehart-Welzel zone of the value country (informational; Fig. 6)", "scenarios",
+              zone_counts(scenarios), "any", passed=True),
         check("preferences per Table 4A question (informational)", "value_preferences",
               dict(sorted(Counter(preferences["question_id"].to_list()).items())), "any", passed=True),
     ]

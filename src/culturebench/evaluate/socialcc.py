@@ -33,8 +33,9 @@ judges itself silently; naming it as the judge is allowed and recorded).
 (``by_country.png``: awareness and knowledge per value country, the 21 countries with most scenarios), Fig. 6
 (``by_value_topic_zone.png``: value knowledge per Table 4A topic x Inglehart-Welzel group of the value country),
 Fig. 7 (``aware_without_knowledge.png``: the dialogues scored aware but without commonsense knowledge, by
-commonsense topic and value topic), ``behaviour_distribution.png``; metrics.json. Zones come from a scenario column
-``iw_zone`` when the release has one, else from the config's ``zones`` table, else "unknown".
+commonsense topic and value topic), ``behaviour_distribution.png``; metrics.json. A scenario's zone is the release's ``iw_zone`` (``build socialcc``
+attaches it from ``RAW/inglehart_welzel/``), else the config's ``zones`` table, else "unknown"; ``score`` looks
+zones up the same way (by scenario id), keeping a transcript's own zone where neither has one.
 """
 
 from __future__ import annotations
@@ -192,14 +193,25 @@ class Scenario:
         return {"antagonist": self.fields["Character 1"], "protagonist": self.fields["Character 2"]}
 
 
+def release_zones(scenarios: pl.DataFrame) -> dict[str, str | None]:
+    """Scenario id -> the release's zone of its value country (``iw_zone``; None where null or no such column)."""
+    column = next((c for c in ZONE_COLUMNS if c in scenarios.columns), None)
+    return dict(zip(scenarios["id"], scenarios[column] if column else [None] * scenarios.height))
+
+
+def zone_of(release_zone: str | None, country: str | None, config: Config) -> str:
+    """Fig. 6's group of a scenario: the release's zone, else the config's zones table, else "unknown"."""
+    return str(release_zone or config.zones.get(str(country)) or UNKNOWN)
+
+
 def scenarios_from(tables: dict, config: Config) -> list[Scenario]:
     scenarios = tables["scenarios"]
-    zone_column = next((c for c in ZONE_COLUMNS if c in scenarios.columns), None)
+    zones = release_zones(scenarios)
     out = []
     for row in scenarios.iter_rows(named=True):
         country = row["value_country"] or UNKNOWN
-        zone = (row.get(zone_column) if zone_column else None) or config.zones.get(country) or UNKNOWN
-        out.append(Scenario(row["id"], country, str(zone), str(row.get("commonsense_topic") or UNKNOWN),
+        zone = zone_of(zones[row["id"]], country, config)
+        out.append(Scenario(row["id"], country, zone, str(row.get("commonsense_topic") or UNKNOWN),
                             str(row.get("value_topic") or UNKNOWN), prompts.scenario_fields(row)))
     return out
 
@@ -625,16 +637,16 @@ def read_transcripts(paths: Sequence[Path]) -> list[dict]:
 def score(paths: Sequence[Path], release: Path, out: Path, config: Config | None = None,
           judge_backend=None) -> dict:
     """Re-aggregate saved transcripts (re-parsing the judges' raw answers), or re-judge them with the config's judge
-    (or ``judge_backend``) first, caching in ``out``."""
+    (or ``judge_backend``) first, caching in ``out``. Zones are looked up as ``evaluate`` does (``zone_of``)."""
     from culturebench.evaluate.cache import ResponseCache
 
     config = config or Config()
     release = Path(release)
-    release_tables(release)  # it must be a SocialCC release
+    zones = release_zones(release_tables(release)["scenarios"])
     records = read_transcripts(paths)
-    if config.zones:
-        for r in records:
-            r["zone"] = config.zones.get(str(r.get("country")), r.get("zone") or UNKNOWN)
+    for r in records:
+        zone = zone_of(zones.get(str(r["scenario_id"])), r.get("country"), config)
+        r["zone"] = zone if zone != UNKNOWN else r.get("zone") or UNKNOWN
     note = None
     if judge_backend is None and config.judge is not None:
         judge_backend = make_backend(config.judge)

@@ -6,12 +6,14 @@ import pandera.polars as pa
 import polars as pl
 
 from culturebench.builders import socialcc
+from culturebench.builders.normad import zones
 
 TEXT = pa.Check.str_length(min_value=1)
 QUESTIONS = socialcc.question_ids()
 TOPICS = sorted({q["topic"] for q in socialcc.questions()})
 COMMONSENSE_TOPICS = list(socialcc.facts()["commonsense_topics"])
 SIDES = list(socialcc.SIDES)
+IW_ZONES = zones()
 
 
 def _scenarios() -> pa.DataFrameSchema:
@@ -33,6 +35,7 @@ def _scenarios() -> pa.DataFrameSchema:
             "value_topic": pa.Column(pl.String, pa.Check.isin(TOPICS)),
             "value_side": pa.Column(pl.String, pa.Check.isin(SIDES)),
             "value_share": pa.Column(pl.Float64, [pa.Check.ge(0.0), pa.Check.le(1.0)], nullable=True),
+            "iw_zone": pa.Column(pl.String, pa.Check.isin(IW_ZONES), nullable=True),
         },
         strict=True,
         ordered=True,
