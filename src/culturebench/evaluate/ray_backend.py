@@ -289,7 +289,7 @@ class RayBackend:
         if failure:
             self.close()
             error = failure[0]
-            if isinstance(error, (BackendError, InputError)):
+            if isinstance(error, (BackendError, InputError, KeyboardInterrupt)):
                 raise error
             raise BackendError(f"ray backend: {type(error).__name__}: {' '.join(str(error).split())[:300]}")
 

@@ -8,6 +8,8 @@ Standard library only: a ``ThreadingHTTPServer`` in a background thread on 127.0
   when asked (``reply`` called once per choice for callables). ``usage`` counts whitespace-separated words.
 - ``GET /v1/models``: the model.
 - ``latency``: seconds every answer waits (a number or ``callable(body) -> float``).
+- ``parallel``: how many requests are worked on at once (the others queue, as on llama.cpp's server, which answers
+  one at a time); a request whose client gave up is still worked on. Default: all at once.
 - ``faults``: consumed one per chat request, in order (then normal answers), or a callable
   ``(request_number, body) -> fault or None``. A fault is ``None``/``"ok"`` (normal answer), an HTTP status
   (``429``, ``500``, ``404``...), ``(status, {"Retry-After": "1"})``, ``"slow"`` (waits ``slow_seconds``, then
@@ -123,7 +125,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         _, fault = scripted._arrive(body, {k.lower(): v for k, v in self.headers.items()})
         try:
-            self._answer(scripted, body, fault)
+            if scripted.workers is None:
+                self._answer(scripted, body, fault)
+            else:
+                with scripted.workers:
+                    self._answer(scripted, body, fault)
         finally:
             scripted._leave()
 
@@ -188,12 +194,13 @@ class ScriptedServer:
     def __init__(self, reply: Reply = echo, *, latency: float | Callable[[dict], float] = 0.0,
                  faults: Iterable[Fault] | Callable[[int, dict], Fault] | None = None, slow_seconds: float = 5.0,
                  model: str = "scripted-model", strict_model: bool = False, host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 port: int = 0, parallel: int | None = None) -> None:
         self.reply = reply
         self.latency = latency
         self.slow_seconds = slow_seconds
         self.model = model
         self.strict_model = strict_model
+        self.workers = None if parallel is None else threading.Semaphore(parallel)
         self._fault_fn = faults if callable(faults) else None
         self._faults = [] if faults is None or callable(faults) else list(faults)
         self._lock = threading.Lock()
