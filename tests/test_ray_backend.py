@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from conftest import write_release
+from test_backends import small_normad_release, story_number_reader
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import ChatRequest, ChatResponse, SamplingParams
@@ -144,24 +143,6 @@ def test_vllm_engine_on_gpus():
 
 
 # ------------------------------------------------------------------------------------------------ the CLI
-
-def small_normad_release(folder: Path) -> Path:
-    """Six NormAd stories in two countries and two zones, gold yes / no / neutral."""
-    rows = []
-    for n in range(6):
-        rows.append({"id": n, "country": f"Country{n % 2}", "background": f"Background {n % 2}.",
-                     "axis": "Etiquette", "subaxis": "Visiting", "value": f"Value {n}.",
-                     "rule_of_thumb": f"Rule {n}.", "story": f"Story {n}: Sam did thing {n}. Is that acceptable?",
-                     "explanation": "Because.", "gold_label": ("yes", "no", "neutral")[n % 3],
-                     "iw_zone": ("Confucian", "Protestant Europe")[n % 2]})
-    folder.mkdir(parents=True)
-    return write_release(folder, {"stories": pl.DataFrame(rows)}, "normad")
-
-
-def story_number_reader(text: str, body: dict) -> str:
-    """Answers from the prompt alone, so that any server and any order give the same answers."""
-    return ("Yes.", "No", "Neither")[sum(map(ord, text)) % 3]
-
 
 def test_cli_ray_backend_gives_the_openai_backends_metrics(tmp_path):
     release = small_normad_release(tmp_path / "normad")
