@@ -58,6 +58,12 @@ class EndpointClient:
         self.http = None
         self.limiter: _AdaptiveLimit | None = None
 
+    def cpu_seconds(self) -> float:
+        """CPU time of this actor's process (bench/eval_overhead.py adds it to the driver's)."""
+        import time
+
+        return time.process_time()
+
     async def run(self, items: list[tuple[int, ChatRequest]]):
         """Yield ``(index, response or None, error or None, stats)`` for each item as it completes (a Ray streaming
         generator); stops after the first request that fails for good."""
