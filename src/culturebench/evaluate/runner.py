@@ -154,6 +154,8 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: Respo
 
                 backend.generate(to_send, on_response)
     finally:
+        if cache is not None:
+            cache.flush()  # whatever happened, every answer received is committed when this returns or raises
         if stats_before is not None:
             delta = backend.stats.minus(stats_before)
             stats.retries, stats.errors, stats.transient = delta.retries, delta.errors, delta.transient
