@@ -465,8 +465,7 @@ SERVE = """
 import subprocess, sys
 from culturebench.evaluate.local_model import _die_with_parent, serve
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], preexec_fn=_die_with_parent)
-print(child.pid, flush=True)
-sys.exit(serve(child))
+sys.exit(serve(child, ready=lambda: print(child.pid, flush=True)))
 """
 
 

@@ -267,8 +267,8 @@ def serve_local(
 
     with user_errors():
         process, base_url = start_server(port=port, cache_dir=cache_dir)
-    console.print(f"serving {MODEL_NAME} at {base_url} (Ctrl-C or kill stops it and the llama.cpp server)")
-    received = serve(process)
+    received = serve(process, ready=lambda: console.print(f"serving {MODEL_NAME} at {base_url} (Ctrl-C or kill "
+                                                          "stops it and the llama.cpp server)"))
     if received:
         raise typer.Exit(128 + received)
 

@@ -122,9 +122,10 @@ def stop(process: subprocess.Popen, grace_s: float = 10.0) -> None:
             process.wait()
 
 
-def serve(process: subprocess.Popen) -> int:
+def serve(process: subprocess.Popen, ready=None) -> int:
     """Wait for the server child until it exits or this process gets one of STOP_SIGNALS, then stop the child;
-    returns the signal number (0 when the child exited by itself)."""
+    returns the signal number (0 when the child exited by itself). ``ready()`` is called once the signals are
+    caught."""
     received: list[int] = []
 
     def on_signal(number, frame) -> None:
@@ -133,6 +134,8 @@ def serve(process: subprocess.Popen) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
     try:
+        if ready is not None:
+            ready()
         process.wait()
     except KeyboardInterrupt:
         pass
