@@ -128,6 +128,39 @@ def test_vllm_rows_carry_per_sample_seeds_and_map_back():
     assert out == {"index": 12, "text": "B", "prompt_tokens": 9, "completion_tokens": 1}
 
 
+def test_vllm_engine_path_with_a_stand_in_engine(monkeypatch):
+    """The vLLM engine path up to the engine: the processor config (replicas, tensor parallelism), rows through Ray
+    Data, answers mapped back to their requests and counted. The engine is a stand-in (no GPU here) that answers
+    each row with its last message upper-cased, counting words as tokens."""
+    from ray.data import llm
+
+    built = {}
+
+    class Config:
+        def __init__(self, **kwargs):
+            built["config"] = kwargs
+
+    def engine(row: dict) -> dict:
+        text = row["messages"][-1]["content"].upper()
+        return {**row, "generated_text": text, "num_input_tokens": sum(len(m["content"].split())
+                                                                       for m in row["messages"]),
+                "num_generated_tokens": len(text.split())}
+
+    def build_processor(config, preprocess, postprocess):
+        return lambda dataset: dataset.map(preprocess).map(engine).map(postprocess)
+
+    monkeypatch.setattr(llm, "vLLMEngineProcessorConfig", Config)
+    monkeypatch.setattr(llm, "build_processor", build_processor)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0, "GPU": 4.0})
+    backend = RayBackend("some/model", replicas=2, tensor_parallel_size=2, batch_size=16)
+    got: dict[int, ChatResponse] = {}
+    backend.generate([ask("one two"), ask("three"), ask("four five six")], lambda i, r: got.__setitem__(i, r))
+    assert built["config"] == {"model_source": "some/model", "concurrency": 2, "batch_size": 16,
+                               "engine_kwargs": {"tensor_parallel_size": 2}}
+    assert {i: r.text for i, r in got.items()} == {0: "ONE TWO", 1: "THREE", 2: "FOUR FIVE SIX"}
+    assert [got[i].prompt_tokens for i in range(3)] == [2, 1, 3] and backend.stats.completion_tokens == 2 + 1 + 3
+
+
 def test_vllm_engine_on_gpus():
     import importlib.util
 

@@ -323,6 +323,7 @@ class RayBackend:
         config = config_class(model_source=self.model, concurrency=self.replicas, batch_size=self.batch_size,
                               engine_kwargs={"tensor_parallel_size": self.tensor_parallel_size})
         processor = build(config, preprocess=vllm_preprocess, postprocess=vllm_postprocess)
+        ray.data.DataContext.get_current().enable_progress_bars = False  # the runner shows its own
         dataset = ray.data.from_items([vllm_row(index, request) for index, request in enumerate(requests)])
         for row in processor(dataset).iter_rows():
             response = ChatResponse(text=row["text"], prompt_tokens=int(row["prompt_tokens"]),
