@@ -1,11 +1,14 @@
-"""Harness overhead of the evaluation core: N requests through ``run_requests`` + ``OpenAIBackend`` against the
-scripted OpenAI-compatible server with a fixed latency, with a fresh response cache in a temporary directory.
+"""Harness overhead of the evaluation core: N requests through ``run_requests`` and a backend (``openai``, or
+``ray`` with its HTTP engine) against echo servers with a fixed latency, with a fresh response cache each run.
 
-Prints wall time against the ideal (N x latency / concurrency), the overhead in per cent, and the harness's CPU
-time per request. The server runs in a separate process (``--in-process-server`` to share ours), so the CPU time
-is the harness's own: client, retries bookkeeping, cache writes, progress bar.
+Prints wall time against the ideal (N x latency / concurrency), the overhead in per cent, and the harness's CPU time
+per request (for ``ray``: the driver's plus the endpoint actors'). The servers run in separate processes
+(``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's own: client, retry
+bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs`` times and the median is
+reported (with the spread).
 
-    python bench/eval_overhead.py [--requests 1000] [--latency 0.2] [--concurrency 64]
+    python bench/eval_overhead.py [--requests 1000] [--latency 0.2] [--concurrency 64 256] [--backend openai|ray]
+                                  [--endpoints 1] [--runs 3] [--server-url URL ...]
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from __future__ import annotations
 import argparse
 import math
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 
@@ -32,62 +36,84 @@ def server_process(latency: float):
         proc.wait(timeout=10)
 
 
-@contextmanager
-def server_in_process(latency: float):
-    from culturebench.evaluate.scripted_server import ScriptedServer
+def make_backend(kind: str, urls: list[str], concurrency: int, replicas: int):
+    if kind == "ray":
+        from culturebench.evaluate.ray_backend import RayBackend
 
-    with ScriptedServer(latency=latency) as server:
-        yield server.base_url
+        # --concurrency is the total in flight: each endpoint gets its share, as a user would set it per endpoint
+        return RayBackend("scripted-model", urls, concurrency=max(1, concurrency // len(urls)), replicas=replicas)
+    from culturebench.evaluate.backends import OpenAIBackend
+
+    return OpenAIBackend("scripted-model", base_url=urls[0], concurrency=concurrency)
+
+
+def actor_cpu(backend) -> float:
+    """CPU seconds of the ray backend's endpoint actors so far (0 for other backends)."""
+    actors = getattr(backend, "_actors", None)
+    if not actors:
+        return 0.0
+    import ray
+
+    return sum(ray.get([actor.cpu_seconds.remote() for _, actor in actors]))
+
+
+def one_run(backend, requests, concurrency: int) -> tuple[float, float]:
+    """(wall seconds, harness CPU seconds) of one fresh run, and a check that a second run comes from the cache."""
+    from culturebench.evaluate.cache import ResponseCache
+    from culturebench.evaluate.runner import run_requests
+
+    with tempfile.TemporaryDirectory() as tmp, ResponseCache(Path(tmp) / "cache.sqlite") as cache:
+        actors0 = actor_cpu(backend)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        result = run_requests(backend, requests, cache, description="bench")
+        wall = time.perf_counter() - wall0
+        cpu = time.process_time() - cpu0 + actor_cpu(backend) - actors0
+        again = run_requests(backend, requests, cache, description="bench (cached)")
+    assert result.stats.n_queried == len(requests) and again.stats.n_queried == 0
+    assert all(r.text for r in result.responses) and result.stats.retries == 0
+    return wall, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--in-process-server", action="store_true")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--backend", choices=("openai", "ray"), default="openai")
+    parser.add_argument("--endpoints", type=int, default=1, help="echo servers to start (ray: fanned out over them)")
+    parser.add_argument("--replicas", type=int, default=1, help="ray: client actors per endpoint")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--server-url", action="append", help="use running servers instead of starting them")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    import openai  # noqa: F401 - imported up front: a one-off cost, not per request
-
-    from culturebench.evaluate.backends import (
-        ChatRequest,
-        OpenAIBackend,
-        SamplingParams,
-    )
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import run_requests
+    from culturebench.evaluate.backends import ChatRequest, SamplingParams
 
     import_s = time.perf_counter() - t0
     requests = [ChatRequest(messages=(("system", "Answer with one number."), ("user", f"Question {i}: how much?")),
                             sampling=SamplingParams(temperature=0.0, max_tokens=8)) for i in range(args.requests)]
-    serve = server_in_process if args.in_process_server else server_process
-    with serve(args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
-        backend = OpenAIBackend("scripted-model", base_url=base_url, concurrency=args.concurrency)
-        with ResponseCache(Path(tmp) / "cache.sqlite") as cache:
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            result = run_requests(backend, requests, cache, description="bench")
-            wall = time.perf_counter() - wall0
-            cpu = time.process_time() - cpu0
-            cached_wall0 = time.perf_counter()
-            again = run_requests(backend, requests, cache, description="bench (cached)")
-            cached_wall = time.perf_counter() - cached_wall0
-    assert result.stats.n_queried == args.requests and again.stats.n_queried == 0
-    assert all(r.text for r in result.responses)
-
-    ideal = args.requests * args.latency / args.concurrency
-    waves = math.ceil(args.requests / args.concurrency) * args.latency  # the floor when all start together
-    peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"requests {args.requests}, latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency}, "
-          f"server {'in process' if args.in_process_server else 'separate process'}")
-    print(f"wall {wall:.3f} s vs ideal {ideal:.3f} s (N x latency / concurrency): overhead "
-          f"{(wall / ideal - 1) * 100:.1f}%  [{(wall / waves - 1) * 100:.1f}% over the {waves:.3f} s of "
-          f"ceil(N/concurrency) full waves]")
-    print(f"harness CPU {cpu:.3f} s = {cpu / args.requests * 1000:.3f} ms per request; "
-          f"{args.requests / wall:.0f} requests/s")
-    print(f"second run from the cache: {cached_wall * 1000:.1f} ms; imports {import_s:.2f} s; "
-          f"peak RSS {peak_rss_mib:.0f} MiB; retries {result.stats.retries}")
+    with ExitStack() as stack:
+        urls = args.server_url or [stack.enter_context(server_process(args.latency)) for _ in range(args.endpoints)]
+        print(f"backend {args.backend}, {len(urls)} endpoint(s), requests {args.requests}, latency "
+              f"{args.latency * 1000:.0f} ms, median of {args.runs} runs; imports {import_s:.2f} s")
+        for concurrency in args.concurrency:
+            backend = make_backend(args.backend, urls, concurrency, args.replicas)
+            if args.backend == "ray":
+                backend.connect()
+                one_run(backend, requests[:concurrency], concurrency)  # start the actors: a one-off cost
+            runs = [one_run(backend, requests, concurrency) for _ in range(args.runs)]
+            wall = statistics.median(w for w, _ in runs)
+            cpu = statistics.median(c for _, c in runs)
+            ideal = args.requests * args.latency / concurrency
+            waves = math.ceil(args.requests / concurrency) * args.latency  # the floor when all start together
+            spread = ", ".join(f"{(w / ideal - 1) * 100:.1f}%" for w, _ in runs)
+            print(f"concurrency {concurrency}: wall {wall:.3f} s vs ideal {ideal:.3f} s: overhead "
+                  f"{(wall / ideal - 1) * 100:.1f}% (runs: {spread}; {(wall / waves - 1) * 100:.1f}% over the "
+                  f"{waves:.3f} s of ceil(N/concurrency) full waves); harness CPU {cpu / args.requests * 1000:.3f} "
+                  f"ms per request; {args.requests / wall:.0f} requests/s")
+            if hasattr(backend, "close"):
+                backend.close()
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@ import types
 from dataclasses import dataclass, field
 
 import pytest
+import polars as pl
+from typer.testing import CliRunner
+
+from conftest import write_release
+from culturebench.cli import app
 
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import (
@@ -320,3 +325,179 @@ def test_threads_left_behind():
         collect(fast(server), [ask("x")])
     time.sleep(0.1)
     assert threading.active_count() <= before
+
+
+# --- a server slower than the requests in flight, nothing listening, no key ---
+
+def test_a_server_answering_one_at_a_time_slows_the_run_down_instead_of_failing():
+    # The server works on one request at a time (0.1 s each, as llama.cpp's answers one at a time) and keeps working
+    # on those whose client gave up. With 8 in flight and a 0.45 s timeout, the 5th queued request times out; keeping
+    # 8 in flight, every retry queues behind the abandoned ones and times out again (the run fails after 4 attempts:
+    # checked by hand with the limit pinned at 8). Halving the in-flight limit on each timeout lets it finish.
+    with ScriptedServer(latency=0.1, parallel=1) as server:
+        backend = fast(server, concurrency=8, timeout=0.45, max_retries=3)
+        responses = collect(backend, [ask(f"q{i}") for i in range(16)])
+    assert [r.text for r in responses] == [f"echo: q{i}" for i in range(16)]
+    assert backend.stats.transient.get("timeout", 0) >= 1 and backend.limiter.limit < 8
+    assert server.max_in_flight <= 8
+
+
+def test_the_in_flight_limit_halves_on_timeouts_and_climbs_back():
+    import asyncio
+
+    from culturebench.evaluate.backends import _AdaptiveLimit
+
+    async def scenario() -> list[int]:
+        limit = _AdaptiveLimit(8)
+        for _ in range(8):
+            await limit.acquire()
+        seen = []
+        await limit.release("timeout")  # 7 still in flight: the limit becomes (7 + 1) // 2 = 4
+        seen.append(limit.limit)
+        for _ in range(7):
+            await limit.release("ok")  # 4 successes in a row at limit 4 add one: 5
+        seen.append(limit.limit)
+        await limit.acquire()
+        await limit.release("timeout")  # 0 in flight after it: halved to (0 + 1) // 2 -> at least 1
+        seen.append(limit.limit)
+        return seen
+
+    assert asyncio.run(scenario()) == [4, 5, 1]
+
+
+def test_nothing_listening_is_a_refused_connection_said_after_short_retries():
+    from culturebench.evaluate.local_model import free_port
+
+    backend = OpenAIBackend("m", base_url=f"http://127.0.0.1:{free_port()}/v1", timeout=60, max_retries=6)
+    waits: list[float] = []
+    backoff = backend._backoff
+    backend._backoff = lambda attempt, exc: waits.append(backoff(attempt, exc)) or waits[-1]
+    with pytest.raises(BackendError) as info:
+        collect(backend, [ask("x")])
+    message = str(info.value)
+    assert "connection refused: nothing is listening at http://127.0.0.1:" in message
+    assert "after 7 attempts" in message and "no reply within" not in message and "\n" not in message
+    assert backend.stats.transient == {"refused": 7}
+    # six waits, each at most refused_backoff_max (0.5 s), instead of the exponential 0.5 .. 16 s of other errors
+    assert len(waits) == 6 and max(waits) <= 0.5
+
+
+def test_no_base_url_and_no_key_is_said_before_sending_anything(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(InputError, match="no --base-url given and OPENAI_API_KEY is not set"):
+        OpenAIBackend("gpt-4o")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET-123")
+    assert OpenAIBackend("gpt-4o").where == "https://api.openai.com/v1"
+
+
+def test_like_copies_the_client_settings():
+    backend = OpenAIBackend("a", base_url="http://127.0.0.1:1/v1", concurrency=3, timeout=7.5, max_retries=2)
+    judge = backend.like("judge", "http://127.0.0.1:2/v1")
+    assert (judge.model, judge.base_url, judge.concurrency, judge.timeout, judge.max_retries) == (
+        "judge", "http://127.0.0.1:2/v1", 3, 7.5, 2)
+    assert backend.run_info()["http_library"] == "aiohttp" and backend.run_info()["timeout_s"] == 7.5
+
+
+# --- the same from the command line ---
+
+def small_normad_release(folder: Path) -> Path:
+    """Six NormAd stories in two countries and two zones, gold yes / no / neutral."""
+    rows = []
+    for n in range(6):
+        rows.append({"id": n, "country": f"Country{n % 2}", "background": f"Background {n % 2}.",
+                     "axis": "Etiquette", "subaxis": "Visiting", "value": f"Value {n}.",
+                     "rule_of_thumb": f"Rule {n}.", "story": f"Story {n}: Sam did thing {n}. Is that acceptable?",
+                     "explanation": "Because.", "gold_label": ("yes", "no", "neutral")[n % 3],
+                     "iw_zone": ("Confucian", "Protestant Europe")[n % 2]})
+    folder.mkdir(parents=True)
+    return write_release(folder, {"stories": pl.DataFrame(rows)}, "normad")
+
+
+def story_number_reader(text: str, body: dict) -> str:
+    """Answers from the prompt alone, so that any server and any order give the same answers."""
+    return ("Yes.", "No", "Neither")[sum(map(ord, text)) % 3]
+
+
+def test_cli_nothing_listening_and_no_key_are_one_line_errors(tmp_path, monkeypatch):
+    from culturebench.evaluate.local_model import free_port
+
+    release = small_normad_release(tmp_path / "normad")
+    common = ["evaluate", "normad", "--model", "m", "--release", str(release), "--out", str(tmp_path / "run")]
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    no_key = CliRunner().invoke(app, common, env={"OPENAI_API_KEY": ""})
+    assert no_key.exit_code == 2 and "OPENAI_API_KEY is not set" in no_key.output
+    assert not (tmp_path / "run").exists()  # said before anything was sent or written
+    refused = CliRunner().invoke(app, [*common, "--base-url", f"http://127.0.0.1:{free_port()}/v1"])
+    assert refused.exit_code == 2, refused.output
+    assert "connection refused" in refused.output and "no reply within" not in refused.output
+
+
+def test_cli_interrupted_run_says_how_many_answers_were_kept(tmp_path):
+    import os
+    import signal
+    import sqlite3
+
+    release = small_normad_release(tmp_path / "normad")
+    asked = []
+
+    def interrupt_at_the_fifth(text: str, body: dict) -> str:
+        asked.append(text)
+        if len(asked) == 5:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the fifth request is in flight
+        return story_number_reader(text, body)
+
+    out = tmp_path / "run"
+    with ScriptedServer(reply=interrupt_at_the_fifth) as server:
+        result = CliRunner().invoke(app, ["evaluate", "normad", "--model", "m", "--release", str(release), "--out",
+                                          str(out), "--base-url", server.base_url, "--concurrency", "1"])
+    assert result.exit_code == 130, result.output
+    with sqlite3.connect(out / "cache.sqlite") as db:
+        kept = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    assert 4 <= kept <= 5  # the four answered before, and the fifth if it arrived before the interrupt
+    assert f"interrupted; {kept} new answers kept in" in " ".join(result.output.split())
+    assert "nothing was written" not in result.output
+
+
+# --- serve-local stops its llama.cpp child on every signal ---
+
+SERVE = """
+import subprocess, sys
+from culturebench.evaluate.local_model import _die_with_parent, serve
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], preexec_fn=_die_with_parent)
+sys.exit(serve(child, ready=lambda: print(child.pid, flush=True)))
+"""
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (absent, or a zombie waiting for its new parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.startswith("State:") and "Z" in line.split()[1] for line in status)
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGHUP", "SIGINT", "SIGKILL"])
+def test_serve_local_stops_the_server_child_on_every_signal(signal_name, tmp_path):
+    import signal
+    import subprocess
+
+    number = getattr(signal, signal_name)
+    script = tmp_path / "serve.py"
+    script.write_text(SERVE)
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        child_pid = int(parent.stdout.readline())
+        parent.send_signal(number)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while not _gone(child_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    assert _gone(child_pid), f"the server child outlived {signal_name} to its parent"
+    # serve() returns the caught signal's number (the script exits with it); SIGKILL cannot be caught
+    assert parent.returncode == (-number if signal_name == "SIGKILL" else number)

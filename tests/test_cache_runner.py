@@ -240,3 +240,62 @@ def test_resume_after_kill_9(tmp_path):
         assert result.stats.n_cached == done and result.stats.n_queried == 40 - done
     assert result.texts == [f"echo: q{i}" for i in range(40)]
     assert rows(path) == 40
+
+
+# --- counts that add up, the same runner fields everywhere, trouble in the progress bar, grouped commits ---
+
+def test_counts_add_up_with_repeats(tmp_path):
+    from culturebench.evaluate import runs
+
+    with ScriptedServer() as server, ResponseCache(tmp_path / "c.sqlite") as cache:
+        backend = OpenAIBackend("scripted-model", base_url=server.base_url)
+        run_requests(backend, [ask("a")], cache)
+        # 6 requests: "a" cached; "b" asked three times and "c" once at temperature 0 -> 2 queried, 2 repeats
+        result = run_requests(backend, [ask("a"), ask("b"), ask("b"), ask("b"), ask("c"), ask("a")], cache)
+    s = result.stats
+    assert (s.n_requests, s.n_cached, s.n_queried, s.n_repeats) == (6, 2, 2, 2)
+    stats = runs.runner_stats(result)
+    assert list(stats) == list(runs.RUNNER_STATS)
+    assert runs.request_counts(6, stats) == "6 requests (2 cached, 2 queried, 2 repeats asked once)"
+
+
+def test_total_stats_has_the_runner_fields():
+    from culturebench.evaluate import runs
+
+    one = {"n_requests": 3, "n_cached": 1, "n_queried": 2, "retries": 1, "transient": {"500": 1}, "cost": 0.5,
+           "wall_s": 1.25}
+    two = {"n_requests": 4, "n_queried": 3, "n_repeats": 1, "errors": 0, "transient": {"500": 2, "timeout": 1},
+           "cost": None, "wall_s": 0.5}
+    total = runs.total_stats([one, two])
+    assert list(total) == list(runs.RUNNER_STATS)
+    assert total["n_requests"] == 7 and total["n_queried"] == 5 and total["n_repeats"] == 1
+    assert total["transient"] == {"500": 3, "timeout": 1} and total["cost"] == 0.5 and total["wall_s"] == 1.75
+
+
+def test_progress_bar_says_why_a_run_stalls():
+    from culturebench.evaluate.backends import BackendStats, _AdaptiveLimit
+    from culturebench.evaluate.runner import health
+
+    class Stalled:
+        stats = BackendStats(transient={"timeout": 12, "500": 1})
+        limiter = _AdaptiveLimit(16)
+
+    Stalled.limiter.limit = 2
+    assert health(Stalled()) == "1 HTTP 500, 12 timeouts, 2/16 in flight"
+    Stalled.stats, Stalled.limiter = BackendStats(), None
+    assert health(Stalled()) == ""
+
+
+def test_grouped_commits_reach_other_readers(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with ResponseCache(path, commit_interval_s=0.2) as cache:
+        cache.put_request(PARAMS, ask("a"), ChatResponse("A"))  # the first put commits at once
+        cache.put_request(PARAMS, ask("b"), ChatResponse("B"))  # within the interval: left to the timer
+        assert rows(path) in (1, 2)
+        deadline = time.monotonic() + 10
+        while rows(path) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert rows(path) == 2  # committed by the timer, with no further put
+        cache.put_request(PARAMS, ask("c"), ChatResponse("C"))
+        cache.put_request(PARAMS, ask("d"), ChatResponse("D"))
+    assert rows(path) == 4  # closing commits the rest

@@ -69,7 +69,8 @@ def test_evaluate_slice_with_real_model_resumes_and_rescores(real_model, name, t
     again = _invoke(*command)  # resume: everything comes from the cache
     rerun = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert rerun["runner"]["n_queried"] == 0, again.output
-    assert rerun["runner"]["n_cached"] == run["runner"]["n_cached"] + run["runner"]["n_queried"]
+    assert rerun["runner"]["n_cached"] == (run["runner"]["n_cached"] + run["runner"]["n_queried"]
+                                           + run["runner"]["n_repeats"])
 
     rescored = tmp_path / "rescored"
     _invoke("score", name, "--responses", str(out / answers), "--release", str(release),

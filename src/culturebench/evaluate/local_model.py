@@ -5,8 +5,10 @@ culturebench[local]``). The parts are joined once, in order, into a cache folder
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -80,7 +82,7 @@ def start_server(port: int | None = None, cache_dir: Path | None = None, n_ctx: 
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_NAME,
                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)]
     output = log.open("ab") if log else subprocess.DEVNULL
-    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
     base_url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:
@@ -91,5 +93,54 @@ def start_server(port: int | None = None, cache_dir: Path | None = None, n_ctx: 
                 return process, base_url
         except (urllib.error.URLError, OSError):
             time.sleep(0.5)
-    process.terminate()
+    stop(process)
     raise InputError(f"llama.cpp server did not answer on {base_url} within {ready_timeout:.0f} s")
+
+
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+                     if hasattr(signal, name))
+"""Signals on which ``serve`` stops the llama.cpp child before exiting (SIGKILL: see ``_die_with_parent``)."""
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec (Linux): have the kernel send it SIGTERM when its parent dies, even by SIGKILL."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def stop(process: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Terminate the server child and wait for it (kill it after ``grace_s``)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def serve(process: subprocess.Popen, ready=None) -> int:
+    """Wait for the server child until it exits or this process gets one of STOP_SIGNALS, then stop the child;
+    returns the signal number (0 when the child exited by itself). ``ready()`` is called once the signals are
+    caught."""
+    received: list[int] = []
+
+    def on_signal(number, frame) -> None:
+        received.append(number)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    try:
+        if ready is not None:
+            ready()
+        process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        stop(process)
+    return received[0] if received else 0

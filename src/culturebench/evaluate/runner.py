@@ -39,6 +39,7 @@ class RunStats:
     n_requests: int = 0
     n_cached: int = 0  # answered from the cache
     n_queried: int = 0  # sent to the backend (distinct requests; duplicates in the batch are sent once)
+    n_repeats: int = 0  # answered by an identical request of the same batch (n_cached + n_queried + n_repeats = all)
     retries: int = 0
     prompt_tokens: int = 0  # of the responses queried in this run (cached ones cost nothing)
     completion_tokens: int = 0
@@ -50,7 +51,8 @@ class RunStats:
     def summary(self) -> str:
         cost = f", cost {self.cost:.4f}" if self.cost is not None else ""
         retried = f", {self.retries} retries" if self.retries else ""
-        return (f"{self.n_requests} requests: {self.n_cached} cached, {self.n_queried} queried{retried}; "
+        repeats = f", {self.n_repeats} repeats" if self.n_repeats else ""
+        return (f"{self.n_requests} requests: {self.n_cached} cached, {self.n_queried} queried{repeats}{retried}; "
                 f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens{cost}; "
                 f"{self.wall_s:.1f} s")
 
@@ -71,10 +73,36 @@ class _RateColumn(ProgressColumn):
         return Text(f"{speed:.1f}/s" if speed else "-/s", style="progress.data.speed")
 
 
-def _progress(console: Console) -> Progress:
+def health(backend: Backend) -> str:
+    """What the progress bar says about trouble: retried errors by kind ("12 timeouts, 3 HTTP 500") and, when the
+    backend lowered its requests in flight after timeouts, the limit now ("2/16 in flight"); "" when all is well."""
+    stats = getattr(backend, "stats", None)
+    parts = []
+    for kind, count in sorted(getattr(stats, "transient", {}).items()):
+        label = {"timeout": "timeout", "refused": "refused connection", "connection": "connection error",
+                 "malformed": "malformed reply"}.get(kind, f"HTTP {kind}")
+        parts.append(f"{count} {label}{'s' if count > 1 else ''}")
+    limiter = getattr(backend, "limiter", None)
+    if limiter is not None and limiter.limit < limiter.maximum:
+        parts.append(f"{limiter.limit}/{limiter.maximum} in flight")
+    return ", ".join(parts)
+
+
+class _HealthColumn(ProgressColumn):
+    """Retried errors and a lowered in-flight limit, so that a stalled run says why (empty when all is well)."""
+
+    def __init__(self, backend: Backend) -> None:
+        super().__init__()
+        self.backend = backend
+
+    def render(self, task) -> Text:
+        return Text(health(self.backend), style="yellow")
+
+
+def _progress(console: Console, backend: Backend) -> Progress:
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-                    _RateColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console,
-                    disable=not console.is_terminal, transient=False)
+                    _RateColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                    _HealthColumn(backend), console=console, disable=not console.is_terminal, transient=False)
 
 
 def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: ResponseCache | None,
@@ -108,10 +136,11 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: Respo
     to_send = [requests[groups[key][1][0]] for key in missing]
 
     stats_before = backend.stats.copy() if isinstance(getattr(backend, "stats", None), BackendStats) else None
-    stats = RunStats(n_requests=n, n_cached=n_cached, n_queried=len(to_send))
+    stats = RunStats(n_requests=n, n_cached=n_cached, n_queried=len(to_send),
+                     n_repeats=n - n_cached - len(to_send))
     try:
         if to_send:
-            with _progress(console) as bar:
+            with _progress(console, backend) as bar:
                 task = bar.add_task(description, total=n, completed=n_cached)
 
                 def on_response(index: int, response: ChatResponse) -> None:
@@ -125,6 +154,8 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: Respo
 
                 backend.generate(to_send, on_response)
     finally:
+        if cache is not None:
+            cache.flush()  # whatever happened, every answer received is committed when this returns or raises
         if stats_before is not None:
             delta = backend.stats.minus(stats_before)
             stats.retries, stats.errors, stats.transient = delta.retries, delta.errors, delta.transient

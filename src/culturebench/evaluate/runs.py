@@ -11,8 +11,8 @@ run.json is scrubbed of the values of secret-looking environment variables (OPEN
 
 Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
 (``ask``) and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
-(``write_metrics_and_plots``), run.json (``write_run_record``), the result (``EvaluateResult``) and the command-line
-bits (``request_counts``, ``split_paths``).
+(``write_metrics_and_plots``), run.json (``write_run_record``), the result (``EvaluateResult``), the backends of
+judges and jurors (``companion_backend``) and the command-line bits (``request_counts``, ``split_paths``).
 """
 
 from __future__ import annotations
@@ -41,18 +41,19 @@ CACHE_FILE = "cache.sqlite"
 RESPONSES_FILE = "responses.jsonl"
 RUN_FILE = "run.json"
 
-LIBRARIES = ("openai", "httpx", "vllm", "torch", "transformers", "polars", "pyarrow", "numpy", "scipy", "matplotlib",
+LIBRARIES = ("aiohttp", "ray", "vllm", "torch", "transformers", "polars", "pyarrow", "numpy", "scipy", "matplotlib",
              "typer", "rich")
-"""Libraries whose versions run.json records (None when not installed)."""
+"""Libraries whose versions run.json records (None when not installed); aiohttp is the HTTP client of the openai and
+ray backends (run.json's backend.http_library says which one a run used)."""
 
 SECRET_NAME = re.compile(r"api[_-]?key|secret|passw|credential|authorization|bearer|(?:^|[_-])token$", re.IGNORECASE)
 """Argument / JSON key names treated as secrets (``api_key``, ``hf_token``; not ``prompt_tokens``)."""
 SECRET_ENV = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
 """Environment-variable names whose values are treated as secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
 REDACTED = "<redacted>"
-RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_failed", "retries", "prompt_tokens", "completion_tokens",
-                "cost", "wall_s")
-"""Attributes of the runner's result copied into run.json (those it has)."""
+RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
+                "prompt_tokens", "completion_tokens", "cost", "wall_s")
+"""The runner fields of run.json, the same for every benchmark (``runner.RunStats``; ``total_stats`` of several)."""
 
 
 def library_versions(names: Iterable[str] = LIBRARIES) -> dict[str, str | None]:
@@ -116,17 +117,18 @@ def redact_args(args: Mapping[str, Any]) -> dict:
 
 
 def runner_stats(result: Any) -> dict:
-    """The runner's totals as plain JSON values: ``result.stats`` (a dataclass) when it has one, else the
-    RUNNER_STATS attributes of ``result`` itself."""
+    """The runner's totals as plain JSON values, the RUNNER_STATS fields in that order (0 / None / {} for those a
+    result lacks): ``result.stats`` (a dataclass) when it has one, else the attributes of ``result`` itself."""
     source = getattr(result, "stats", result)
-    if is_dataclass(source) and not isinstance(source, type):
-        out = asdict(source)
-    else:
-        out = {name: getattr(source, name) for name in RUNNER_STATS if hasattr(source, name)}
-    out = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in out.items()}
-    if "n_requests" not in out and hasattr(result, "responses"):
-        out["n_requests"] = len(result.responses)
-    return out
+    found = asdict(source) if is_dataclass(source) and not isinstance(source, type) else {
+        name: getattr(source, name) for name in RUNNER_STATS if hasattr(source, name)}
+    if "n_requests" not in found and hasattr(result, "responses"):
+        found["n_requests"] = len(result.responses)
+    out = {name: found.get(name, _EMPTY_STAT.get(name, 0)) for name in RUNNER_STATS}
+    return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+_EMPTY_STAT = {"cost": None, "transient": {}, "wall_s": 0.0}
 
 
 def write_jsonl(path: Path, records: Iterable[Mapping]) -> Path:
@@ -163,7 +165,7 @@ def run_record(*, benchmark: str, command: str, args: Mapping[str, Any], release
         "release": dict(release),
         "args": redact_args(args),
         "backend": {"name": getattr(backend, "name", type(backend).__name__), "model": getattr(backend, "model", None),
-                    "cache_params": cache_params},
+                    "cache_params": cache_params, **(backend.run_info() if hasattr(backend, "run_info") else {})},
         "runner": dict(stats),
         **(dict(extra) if extra else {}),
     }
@@ -321,16 +323,40 @@ def ask(backend: Any, requests: Sequence, out: Path, description: str, console: 
         return run_requests(backend, requests, cache, description=description, console=console)
 
 
-SUMMED_STATS = ("n_requests", "n_cached", "n_queried", "retries", "prompt_tokens", "completion_tokens")
-"""The ``runner_stats`` that ``total_stats`` adds up (and wall_s)."""
-
-
 def total_stats(parts: Iterable[Mapping]) -> dict:
-    """The totals of several runs' ``runner_stats``: SUMMED_STATS and wall_s."""
+    """The totals of several runs' ``runner_stats``, with the same fields: counts, tokens and wall_s added up,
+    retried errors merged by kind, cost added up (None when no part has one)."""
     parts = list(parts)
-    totals = {key: sum(int(s.get(key) or 0) for s in parts) for key in SUMMED_STATS}
-    totals["wall_s"] = round(sum(float(s.get("wall_s") or 0.0) for s in parts), 6)
+    totals: dict[str, Any] = {}
+    for name in RUNNER_STATS:
+        if name == "transient":
+            merged: dict[str, int] = {}
+            for part in parts:
+                for kind, count in (part.get("transient") or {}).items():
+                    merged[kind] = merged.get(kind, 0) + int(count)
+            totals[name] = merged
+        elif name == "cost":
+            costs = [float(p["cost"]) for p in parts if p.get("cost") is not None]
+            totals[name] = round(sum(costs), 6) if costs else None
+        elif name == "wall_s":
+            totals[name] = round(sum(float(p.get("wall_s") or 0.0) for p in parts), 6)
+        else:
+            totals[name] = sum(int(p.get(name) or 0) for p in parts)
     return totals
+
+
+def companion_backend(model: str, base_url: str | None, kind: str = "openai", like: Any = None) -> Any:
+    """The backend of a judge, juror or antagonist (``kind`` "openai" or "vllm"): an ``openai`` backend with the
+    evaluated backend's client settings (``like``: its ``--concurrency``, ``--timeout``, retries) when it has them."""
+    if kind == "vllm":
+        from culturebench.evaluate.backends import VLLMBackend
+
+        return VLLMBackend(model)
+    if hasattr(like, "like"):
+        return like.like(model, base_url)
+    from culturebench.evaluate.backends import OpenAIBackend
+
+    return OpenAIBackend(model, base_url=base_url)
 
 
 def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, release: Path, manifest: Mapping,
@@ -345,8 +371,12 @@ def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, releas
 
 
 def request_counts(n_requests: int, stats: Mapping) -> str:
-    """The "N requests (C cached, Q queried)" of the line ``culturebench evaluate`` prints."""
-    return f"{n_requests:,} requests ({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried)"
+    """The "N requests (C cached, Q queried, R repeats)" of the line ``culturebench evaluate`` prints; the parts add
+    up to N (repeats: identical requests of one batch, asked once), N being the runner's count when it has one."""
+    n = int(stats.get("n_requests") or n_requests)
+    repeats = int(stats.get("n_repeats") or 0)
+    extra = f", {repeats:,} repeats asked once" if repeats else ""
+    return f"{n:,} requests ({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried{extra})"
 
 
 def split_paths(value: Path | str) -> list[Path]:

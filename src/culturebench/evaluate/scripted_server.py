@@ -8,6 +8,8 @@ Standard library only: a ``ThreadingHTTPServer`` in a background thread on 127.0
   when asked (``reply`` called once per choice for callables). ``usage`` counts whitespace-separated words.
 - ``GET /v1/models``: the model.
 - ``latency``: seconds every answer waits (a number or ``callable(body) -> float``).
+- ``parallel``: how many requests are worked on at once (the others queue, as on llama.cpp's server, which answers
+  one at a time); a request whose client gave up is still worked on. Default: all at once.
 - ``faults``: consumed one per chat request, in order (then normal answers), or a callable
   ``(request_number, body) -> fault or None``. A fault is ``None``/``"ok"`` (normal answer), an HTTP status
   (``429``, ``500``, ``404``...), ``(status, {"Retry-After": "1"})``, ``"slow"`` (waits ``slow_seconds``, then
@@ -19,9 +21,9 @@ It counts chat requests, records their bodies and headers (names lower-cased), a
     with ScriptedServer(reply=lambda text, body: text.upper(), latency=0.2) as server:
         OpenAIBackend("scripted", base_url=server.base_url)
 
-``python -m culturebench.evaluate.scripted_server --latency 0.2`` runs one in the foreground (echo replies) and
-prints its base URL on the first line (used by ``bench/eval_overhead.py`` to keep the server out of the measured
-process).
+``python -m culturebench.evaluate.scripted_server --latency 0.2`` runs an echo server in the foreground
+(``serve_echo``: asyncio, so that the server is not what limits ``bench/eval_overhead.py`` at 256 in flight) and
+prints its base URL on the first line (the benchmark keeps it out of the measured process).
 """
 
 from __future__ import annotations
@@ -123,7 +125,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         _, fault = scripted._arrive(body, {k.lower(): v for k, v in self.headers.items()})
         try:
-            self._answer(scripted, body, fault)
+            if scripted.workers is None:
+                self._answer(scripted, body, fault)
+            else:
+                with scripted.workers:
+                    self._answer(scripted, body, fault)
         finally:
             scripted._leave()
 
@@ -188,12 +194,13 @@ class ScriptedServer:
     def __init__(self, reply: Reply = echo, *, latency: float | Callable[[dict], float] = 0.0,
                  faults: Iterable[Fault] | Callable[[int, dict], Fault] | None = None, slow_seconds: float = 5.0,
                  model: str = "scripted-model", strict_model: bool = False, host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 port: int = 0, parallel: int | None = None) -> None:
         self.reply = reply
         self.latency = latency
         self.slow_seconds = slow_seconds
         self.model = model
         self.strict_model = strict_model
+        self.workers = None if parallel is None else threading.Semaphore(parallel)
         self._fault_fn = faults if callable(faults) else None
         self._faults = [] if faults is None or callable(faults) else list(faults)
         self._lock = threading.Lock()
@@ -278,21 +285,54 @@ class ScriptedServer:
         raise _NoScriptedReply(text)
 
 
+async def serve_echo(latency: float, port: int = 0, model: str = "scripted-model", ready=None) -> None:
+    """The benchmark's server: echo replies after ``latency`` seconds, on ``aiohttp.web`` (asyncio: thousands of
+    requests in flight on one core, where the threaded server above spends a thread per connection); calls
+    ``ready(base_url)`` once listening, then serves until cancelled."""
+    import asyncio
+
+    from aiohttp import web
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        await asyncio.sleep(latency)
+        text = echo(last_user_message(body), body)
+        prompt_tokens = sum(count_words(str(m.get("content", ""))) for m in body.get("messages") or [])
+        return web.json_response({
+            "id": "chatcmpl-echo", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
+                         "logprobs": None}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": count_words(text),
+                      "total_tokens": prompt_tokens + count_words(text)}})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port, backlog=4096)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1]
+    if ready is not None:
+        ready(f"http://127.0.0.1:{bound}/v1")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
+    import asyncio
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--model", default="scripted-model")
     args = parser.parse_args(argv)
-    with ScriptedServer(latency=args.latency, port=args.port, model=args.model) as server:
-        print(server.base_url, flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+    try:
+        asyncio.run(serve_echo(args.latency, args.port, args.model, ready=lambda url: print(url, flush=True)))
+    except KeyboardInterrupt:
+        pass
 
 
 if __name__ == "__main__":

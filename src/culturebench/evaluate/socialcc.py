@@ -150,14 +150,9 @@ def load_config(path: Path | str | None = None) -> Config:
     return config
 
 
-def make_backend(spec: ModelSpec, concurrency: int = 16):
-    if spec.backend == "vllm":
-        from culturebench.evaluate.backends import VLLMBackend
-
-        return VLLMBackend(spec.model)
-    from culturebench.evaluate.backends import OpenAIBackend
-
-    return OpenAIBackend(spec.model, base_url=spec.base_url, concurrency=concurrency)
+def make_backend(spec: ModelSpec, like=None):
+    """The judge's or antagonist's backend, with the evaluated backend's client settings (``like``)."""
+    return runs.companion_backend(spec.model, spec.base_url, spec.backend, like)
 
 
 # ---------------------------------------------------------------------------------------------------- release
@@ -583,9 +578,9 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     max_tokens = config.agent_max_tokens if max_tokens is None else max_tokens
     model = str(getattr(backend, "model", "model"))
     if judge_backend is None:
-        judge_backend = make_backend(config.judge)
+        judge_backend = make_backend(config.judge, backend)
     if antagonist_backend is None:
-        antagonist_backend = (make_backend(config.antagonist) if config.antagonist is not None else judge_backend)
+        antagonist_backend = (make_backend(config.antagonist, backend) if config.antagonist is not None else judge_backend)
     judge_model = str(getattr(judge_backend, "model", "judge"))
     judge_note = ("the judge is the evaluated model, as named in the config" if judge_model == model
                   else f"judge: {judge_model}")

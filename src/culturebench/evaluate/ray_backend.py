@@ -1,0 +1,341 @@
+"""``--backend ray``: evaluation spread over a Ray cluster (``pip install 'culturebench[ray]'``, imported only here).
+
+Two engines, chosen by the options:
+
+- **HTTP** (one or more ``base_urls``): the requests are fanned out over OpenAI-compatible endpoints by Ray actors,
+  ``replicas`` per endpoint, each running the ``openai`` backend's client (same wire format, same retry rules,
+  the endpoint's ``concurrency`` shared among its actors). Work is handed out in chunks, two per actor at a time, so
+  a slow endpoint takes fewer chunks than a fast one. Each actor method is a Ray streaming generator: every
+  response reaches the driver (and the response cache) as soon as it arrives. The cache key is the ``openai``
+  backend's: the same model behind another endpoint or another backend answers from the same cache.
+- **vLLM** (no ``base_urls``): ``replicas`` vLLM engines of ``tensor_parallel_size`` GPUs each through Ray Data's LLM
+  batch processor (``ray.data.llm.vLLMEngineProcessorConfig`` + ``build_processor``); rows stream back to the driver
+  with ``Dataset.iter_rows`` and are cached as they come. Each repeated sample is its own row with seed
+  ``seed + sample_index`` (as the ``openai`` backend sends it).
+
+The driver only ever sends what the cache lacks (``runner.run_requests``), so a killed run resumes with nothing
+re-asked. ``address`` connects to a running cluster (``ray start --head`` on one node, ``ray start --address`` on
+the others); without it a local Ray is started on this machine (``num_cpus`` CPUs, default all).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from culturebench.errors import InputError
+from culturebench.evaluate.backends import (
+    BackendError,
+    BackendStats,
+    ChatRequest,
+    ChatResponse,
+    OnResponse,
+    OpenAIBackend,
+    _AdaptiveLimit,
+)
+
+CHUNKS_IN_FLIGHT = 2
+"""Chunks handed to each HTTP actor at once (one being drained while the next is queued)."""
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise InputError("Ray is not installed: pip install 'culturebench[ray]'") from None
+    return ray
+
+
+class EndpointClient:
+    """One Ray actor's share of an endpoint: the ``openai`` backend's client with its own in-flight limit."""
+
+    def __init__(self, backend: OpenAIBackend, api_key: str | None) -> None:
+        if api_key:  # this process is the actor's own
+            os.environ["OPENAI_API_KEY"] = api_key
+        self.backend = backend
+        self.http = None
+        self.limiter: _AdaptiveLimit | None = None
+
+    def cpu_seconds(self) -> float:
+        """CPU time of this actor's process (bench/eval_overhead.py adds it to the driver's)."""
+        import time
+
+        return time.process_time()
+
+    async def run(self, items: list[tuple[int, ChatRequest]]):
+        """Yield ``(results, stats)`` as items complete (a Ray streaming generator): ``results`` lists ``(index,
+        response or None, error or None)`` for every item done since the last yield (one Ray object per batch, not
+        per answer: at 256 in flight that halves the CPU per request); stops after a request fails for good."""
+        import asyncio
+
+        if self.http is None:
+            self.http = self.backend._open()
+            self.limiter = _AdaptiveLimit(self.backend.concurrency)
+        done: asyncio.Queue = asyncio.Queue()
+
+        async def one(index: int, request: ChatRequest) -> None:
+            try:
+                response = await self.backend._complete(self.http, index, request, self.limiter)
+                await done.put((index, response, None))
+            except BackendError as exc:
+                await done.put((index, None, str(exc)))
+
+        tasks = [asyncio.create_task(one(index, request)) for index, request in items]
+        try:
+            left = len(items)
+            while left:
+                results = [await done.get()]
+                while not done.empty():
+                    results.append(done.get_nowait())
+                left -= len(results)
+                yield results, self.backend.stats.copy()
+                if any(error is not None for _, _, error in results):
+                    return
+        finally:
+            for task in tasks:
+                task.cancel()
+
+
+def vllm_row(index: int, request: ChatRequest) -> dict:
+    """The Ray Data row of one request for the vLLM engine: chat messages and per-row ``sampling_params``."""
+    s = request.sampling
+    params: dict[str, Any] = {"temperature": float(s.temperature), "max_tokens": int(s.max_tokens),
+                              "top_p": float(s.top_p)}
+    if s.seed is not None:
+        params["seed"] = int(s.seed) + request.sample_index
+    if s.stop:
+        params["stop"] = list(s.stop)
+    return {"index": index, "messages": request.message_dicts(), "sampling_params": params}
+
+
+def vllm_preprocess(row: dict) -> dict:
+    return {"index": row["index"], "messages": row["messages"], "sampling_params": row["sampling_params"]}
+
+
+def vllm_postprocess(row: dict) -> dict:
+    """The engine's output row (``generated_text``, ``num_input_tokens``, ``num_generated_tokens``) -> ours."""
+    return {"index": int(row["index"]), "text": str(row["generated_text"] or ""),
+            "prompt_tokens": int(row.get("num_input_tokens") or 0),
+            "completion_tokens": int(row.get("num_generated_tokens") or 0)}
+
+
+class RayBackend:
+    """See the module docstring. ``engine`` is "http" when ``base_urls`` are given, else "vllm"."""
+
+    name = "ray"
+
+    def __init__(self, model: str, base_urls: Sequence[str] = (), *, address: str | None = None, replicas: int = 1,
+                 tensor_parallel_size: int = 1, concurrency: int = 16, timeout: float = 60.0, max_retries: int = 6,
+                 num_cpus: int | None = None, batch_size: int = 64, **client_options: Any) -> None:
+        for option, value in (("replicas", replicas), ("tensor-parallel-size", tensor_parallel_size),
+                              ("concurrency", concurrency)):
+            if value < 1:
+                raise InputError(f"--{option} must be at least 1, got {value}")
+        self._ray = _import_ray()
+        self.model = model
+        self.base_urls = [url.rstrip("/") for url in base_urls]
+        self.engine = "http" if self.base_urls else "vllm"
+        self.address = address
+        self.replicas = replicas
+        self.tensor_parallel_size = tensor_parallel_size
+        self.concurrency = concurrency
+        self.num_cpus = num_cpus
+        self.batch_size = batch_size
+        # One client per endpoint, built here so that bad settings fail before Ray starts.
+        self.endpoints = [OpenAIBackend(model, base_url=url, concurrency=concurrency, timeout=timeout,
+                                        max_retries=max_retries, **client_options) for url in self.base_urls]
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.stats = BackendStats()
+        self._base = BackendStats()  # totals of the actors killed before (their snapshots are gone)
+        self._snapshots: dict[int, BackendStats] = {}
+        self._actors: list[tuple[int, Any]] | None = None  # (endpoint number, actor handle)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"RayBackend(model={self.model!r}, engine={self.engine!r}, replicas={self.replicas})"
+
+    def cache_params(self) -> dict:
+        if self.engine == "http":
+            return self.endpoints[0].cache_params()
+        return {"backend": "vllm", "engine": "ray.data.llm", "model": self.model}
+
+    def like(self, model: str, base_url: str | None) -> OpenAIBackend:
+        """A judge / juror / antagonist backend with this one's client settings."""
+        return OpenAIBackend(model, base_url=base_url, concurrency=self.concurrency, timeout=self.timeout,
+                             max_retries=self.max_retries)
+
+    # --- the cluster ---
+    def connect(self) -> None:
+        ray = self._ray
+        if ray.is_initialized():
+            return
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
+                                   "configure_logging": False}
+        if self.address:
+            options["address"] = self.address
+        elif self.num_cpus:
+            options["num_cpus"] = self.num_cpus
+        try:
+            ray.init(**options)
+        except ConnectionError as exc:
+            raise InputError(f"cannot connect to the Ray cluster at {self.address}: {' '.join(str(exc).split())}"
+                             ) from None
+
+    def cluster(self) -> dict:
+        """Nodes, CPUs and GPUs of the connected cluster (run.json)."""
+        ray = self._ray
+        if not ray.is_initialized():
+            return {"address": self.address or "local"}
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        resources = ray.cluster_resources()
+        return {"address": self.address or "local", "nodes": len(nodes), "cpus": resources.get("CPU", 0),
+                "gpus": resources.get("GPU", 0)}
+
+    def run_info(self) -> dict:
+        info = {"engine": self.engine, "replicas": self.replicas, "cluster": self.cluster(),
+                "concurrency": self.concurrency, "timeout_s": self.timeout, "max_retries": self.max_retries}
+        if self.engine == "http":
+            info["endpoints"] = self.base_urls
+            info["http_library"] = OpenAIBackend.http_library
+        else:
+            info["tensor_parallel_size"] = self.tensor_parallel_size
+            info["batch_size"] = self.batch_size
+        return info
+
+    def close(self) -> None:
+        """Kill the HTTP actors (a later ``generate`` starts new ones)."""
+        with self._lock:
+            actors, self._actors = self._actors, None
+            for snapshot in self._snapshots.values():
+                self._add(self._base, snapshot)
+            self._snapshots.clear()
+        for _, actor in actors or []:
+            self._ray.kill(actor)
+
+    # --- generate ---
+    def generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
+        if not requests:
+            return
+        self.connect()
+        if self.engine == "http":
+            self._generate_http(requests, on_response)
+        else:
+            self._generate_vllm(requests, on_response)
+
+    def _start_actors(self) -> list[tuple[int, Any]]:
+        if self._actors is None:
+            ray = self._ray
+            remote = ray.remote(num_cpus=0.1, scheduling_strategy="SPREAD")(EndpointClient)
+            key = os.environ.get("OPENAI_API_KEY")
+            actors = []
+            for number, endpoint in enumerate(self.endpoints):
+                share = max(1, endpoint.concurrency // self.replicas)
+                actors += [(number, remote.remote(endpoint.like(endpoint.model, endpoint.base_url, concurrency=share),
+                                                  key)) for _ in range(self.replicas)]
+            self._actors = actors
+        return self._actors
+
+    @staticmethod
+    def _add(total: BackendStats, part: BackendStats) -> None:
+        total.retries += part.retries
+        total.errors += part.errors
+        for kind, count in part.transient.items():
+            total.transient[kind] = total.transient.get(kind, 0) + count
+
+    def _refresh_stats(self) -> None:
+        """Retries, errors and retried-error kinds: the killed actors' totals plus each live actor's last snapshot."""
+        merged = BackendStats(retries=self._base.retries, errors=self._base.errors, transient=dict(self._base.transient))
+        for snapshot in self._snapshots.values():
+            self._add(merged, snapshot)
+        self.stats.retries, self.stats.errors, self.stats.transient = merged.retries, merged.errors, merged.transient
+
+    def _generate_http(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
+        ray = self._ray
+        actors = self._start_actors()
+        chunk = max(1, self.concurrency // self.replicas)
+        chunks: Iterator[list[tuple[int, ChatRequest]]] = iter(
+            [list(enumerate(requests))[start:start + chunk] for start in range(0, len(requests), chunk)])
+        failure: list[BaseException] = []
+        stop = threading.Event()
+
+        def drive(slot: int, actor) -> None:
+            try:
+                while not stop.is_set():
+                    with self._lock:
+                        items = next(chunks, None)
+                    if items is None:
+                        return
+                    for ref in actor.run.remote(items):
+                        results, snapshot = ray.get(ref)
+                        with self._lock:
+                            if _events(snapshot) >= _events(self._snapshots.get(slot)):  # two threads per actor
+                                self._snapshots[slot] = snapshot
+                            self._refresh_stats()
+                            for index, response, error in results:
+                                if error is not None:
+                                    raise BackendError(f"ray backend: {error}")
+                                self.stats.requests += 1
+                                self.stats.prompt_tokens += response.prompt_tokens
+                                self.stats.completion_tokens += response.completion_tokens
+                                on_response(index, response)
+                        if stop.is_set():
+                            return
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                if not stop.is_set():
+                    failure.append(exc)
+                stop.set()
+
+        threads = [threading.Thread(target=drive, args=(slot, actor), name=f"ray-endpoint-{number}", daemon=True)
+                   for slot, (number, actor) in enumerate(actors) for _ in range(CHUNKS_IN_FLIGHT)]
+        for thread in threads:
+            thread.start()
+        try:
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.2)  # short joins: Ctrl-C reaches this thread
+        except BaseException:
+            stop.set()
+            self.close()
+            raise
+        if failure:
+            self.close()
+            error = failure[0]
+            if isinstance(error, (BackendError, InputError, KeyboardInterrupt)):
+                raise error
+            raise BackendError(f"ray backend: {type(error).__name__}: {' '.join(str(error).split())[:300]}")
+
+    def _generate_vllm(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
+        ray = self._ray
+        needed = self.replicas * self.tensor_parallel_size
+        gpus = ray.cluster_resources().get("GPU", 0)
+        if gpus < needed:
+            raise InputError(f"the ray backend's vLLM engine needs {needed} GPU(s) ({self.replicas} replicas x "
+                             f"tensor-parallel size {self.tensor_parallel_size}) and the Ray cluster has {gpus:g} "
+                             "(give --base-url to send the requests to OpenAI-compatible servers instead)")
+        try:
+            from ray.data import llm
+
+            build = getattr(llm, "build_processor", None) or llm.build_llm_processor  # the name before Ray 2.5x
+            config_class = llm.vLLMEngineProcessorConfig
+        except (ImportError, AttributeError) as exc:
+            raise InputError(f"ray.data.llm is not usable ({exc}): pip install 'culturebench[ray,vllm]'") from None
+        config = config_class(model_source=self.model, concurrency=self.replicas, batch_size=self.batch_size,
+                              engine_kwargs={"tensor_parallel_size": self.tensor_parallel_size})
+        processor = build(config, preprocess=vllm_preprocess, postprocess=vllm_postprocess)
+        ray.data.DataContext.get_current().enable_progress_bars = False  # the runner shows its own
+        dataset = ray.data.from_items([vllm_row(index, request) for index, request in enumerate(requests)])
+        for row in processor(dataset).iter_rows():
+            response = ChatResponse(text=row["text"], prompt_tokens=int(row["prompt_tokens"]),
+                                    completion_tokens=int(row["completion_tokens"]))
+            self.stats.requests += 1
+            self.stats.prompt_tokens += response.prompt_tokens
+            self.stats.completion_tokens += response.completion_tokens
+            on_response(int(row["index"]), response)
+
+
+def _events(stats: BackendStats | None) -> int:
+    """Retried and failed requests so far: grows with every snapshot an actor sends (orders them)."""
+    return -1 if stats is None else stats.errors + sum(stats.transient.values())

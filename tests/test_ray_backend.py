@@ -1,0 +1,204 @@
+"""``--backend ray`` on one machine: a local Ray with 2 CPUs and two scripted OpenAI-compatible servers (one slow, one
+failing 10% of requests). Same metrics.json as the ``openai`` backend; a run interrupted half-way resumes and asks
+only the rest; the vLLM engine path says clearly that it needs GPUs (and runs where a cluster has them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from test_backends import small_normad_release, story_number_reader
+from culturebench.cli import app
+from culturebench.errors import InputError
+from culturebench.evaluate.backends import ChatRequest, ChatResponse, SamplingParams
+from culturebench.evaluate.cache import ResponseCache
+from culturebench.evaluate.runner import run_requests
+from culturebench.evaluate.scripted_server import ScriptedServer
+
+ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'culturebench[ray]'")
+
+from culturebench.evaluate.ray_backend import RayBackend, vllm_postprocess, vllm_row  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    """One local Ray (2 CPUs) for the module: starting one costs seconds."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield
+    ray.shutdown()
+
+
+def every_tenth_fails(number: int, body: dict):
+    """The flaky server: requests 10, 20, 30... (by arrival) answer HTTP 500 (10%)."""
+    return 500 if number % 10 == 0 else None
+
+
+def ask(text: str) -> ChatRequest:
+    return ChatRequest(messages=(("user", text),), sampling=SamplingParams(max_tokens=8))
+
+
+# ------------------------------------------------------------------------------------------------ backend level
+
+def test_fans_out_over_a_slow_and_a_flaky_endpoint():
+    requests = [ask(f"q{i}") for i in range(40)]
+    with ScriptedServer(latency=0.2) as slow, ScriptedServer(faults=every_tenth_fails) as flaky:
+        urls = [slow.base_url, flaky.base_url]
+        backend = RayBackend("scripted-model", urls, concurrency=4, backoff_base=0.01)
+        got: dict[int, ChatResponse] = {}
+        backend.generate(requests, lambda i, r: got.__setitem__(i, r))
+        backend.close()
+    assert [got[i].text for i in range(40)] == [f"echo: q{i}" for i in range(40)]  # the servers echo
+    failed = flaky.request_count // 10  # every tenth arrival at the flaky server was a 500
+    assert slow.request_count + flaky.request_count == 40 + failed
+    assert slow.request_count >= 1 and flaky.request_count > slow.request_count  # the fast one takes more chunks
+    assert backend.stats.requests == 40 and backend.stats.retries == failed
+    assert backend.stats.transient == ({"500": failed} if failed else {})
+    # the openai backend's cache key: the same model answers from the same cache whichever backend asked
+    assert backend.cache_params() == {"backend": "openai", "model": "scripted-model"}
+    info = backend.run_info()
+    assert info["engine"] == "http" and info["replicas"] == 1 and info["cluster"]["nodes"] == 1
+    assert info["cluster"]["cpus"] == 2 and info["endpoints"] == urls
+
+
+class InterruptingCache(ResponseCache):
+    """A cache whose ``put`` raises KeyboardInterrupt (Ctrl-C) once ``stop_after`` answers are stored."""
+
+    def __init__(self, path: Path, stop_after: int) -> None:
+        super().__init__(path)
+        self.stop_after = stop_after
+        self.stored = 0
+
+    def put(self, key, material, response) -> None:
+        if self.stored >= self.stop_after:
+            raise KeyboardInterrupt
+        super().put(key, material, response)
+        self.stored += 1
+
+
+def test_interrupted_half_way_resumes_asking_only_the_rest(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    requests = [ask(f"q{i}") for i in range(60)]
+    with ScriptedServer(latency=0.05) as one, ScriptedServer(latency=0.05) as two:
+        backend = RayBackend("scripted-model", [one.base_url, two.base_url], concurrency=4)
+        with pytest.raises(KeyboardInterrupt), InterruptingCache(path, stop_after=30) as cache:
+            run_requests(backend, requests, cache)
+        with ResponseCache(path) as cache:
+            kept = len(cache)
+        assert kept == 30  # each answer was written as it came back, not at the end
+        one.reset_counts()
+        two.reset_counts()
+        with ResponseCache(path) as cache:
+            result = run_requests(backend, requests, cache)
+        backend.close()
+    assert one.request_count + two.request_count == 60 - kept  # nothing answered is asked again
+    assert (result.stats.n_cached, result.stats.n_queried) == (kept, 60 - kept)
+    assert result.texts == [f"echo: q{i}" for i in range(60)]
+
+
+def test_a_request_failing_for_good_stops_the_run_with_one_line():
+    with ScriptedServer(faults=lambda number, body: 400 if "poison" in str(body) else None) as server:
+        backend = RayBackend("scripted-model", [server.base_url], concurrency=2)
+        with pytest.raises(InputError) as info:
+            backend.generate([ask("a"), ask("poison"), ask("b")], lambda i, r: None)
+    assert "HTTP 400" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_vllm_engine_without_gpus_says_what_it_needs():
+    if ray.cluster_resources().get("GPU", 0):
+        pytest.skip("this Ray cluster has GPUs: the engine itself is exercised by test_vllm_engine_on_gpus")
+    backend = RayBackend("some/model", replicas=2, tensor_parallel_size=2)
+    assert backend.engine == "vllm"
+    with pytest.raises(InputError, match=r"needs 4 GPU\(s\) \(2 replicas x tensor-parallel size 2\).*has 0"):
+        backend.generate([ask("a")], lambda i, r: None)
+
+
+def test_vllm_rows_carry_per_sample_seeds_and_map_back():
+    request = ChatRequest(messages=(("system", "s"), ("user", "u")),
+                          sampling=SamplingParams(temperature=1.0, max_tokens=5, top_p=0.9, seed=7), sample_index=3)
+    row = vllm_row(12, request)
+    # the openai backend sends seed + sample_index for repeated samples; the engine rows do the same (7 + 3)
+    assert row == {"index": 12, "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+                   "sampling_params": {"temperature": 1.0, "max_tokens": 5, "top_p": 0.9, "seed": 10}}
+    assert "seed" not in vllm_row(0, ask("x"))["sampling_params"]
+    out = vllm_postprocess({"index": 12, "generated_text": "B", "num_input_tokens": 9, "num_generated_tokens": 1,
+                            "messages": []})
+    assert out == {"index": 12, "text": "B", "prompt_tokens": 9, "completion_tokens": 1}
+
+
+def test_vllm_engine_path_with_a_stand_in_engine(monkeypatch):
+    """The vLLM engine path up to the engine: the processor config (replicas, tensor parallelism), rows through Ray
+    Data, answers mapped back to their requests and counted. The engine is a stand-in (no GPU here) that answers
+    each row with its last message upper-cased, counting words as tokens."""
+    from ray.data import llm
+
+    built = {}
+
+    class Config:
+        def __init__(self, **kwargs):
+            built["config"] = kwargs
+
+    def engine(row: dict) -> dict:
+        text = row["messages"][-1]["content"].upper()
+        return {**row, "generated_text": text, "num_input_tokens": sum(len(m["content"].split())
+                                                                       for m in row["messages"]),
+                "num_generated_tokens": len(text.split())}
+
+    def build_processor(config, preprocess, postprocess):
+        return lambda dataset: dataset.map(preprocess).map(engine).map(postprocess)
+
+    monkeypatch.setattr(llm, "vLLMEngineProcessorConfig", Config)
+    monkeypatch.setattr(llm, "build_processor", build_processor)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0, "GPU": 4.0})
+    backend = RayBackend("some/model", replicas=2, tensor_parallel_size=2, batch_size=16)
+    got: dict[int, ChatResponse] = {}
+    backend.generate([ask("one two"), ask("three"), ask("four five six")], lambda i, r: got.__setitem__(i, r))
+    assert built["config"] == {"model_source": "some/model", "concurrency": 2, "batch_size": 16,
+                               "engine_kwargs": {"tensor_parallel_size": 2}}
+    assert {i: r.text for i, r in got.items()} == {0: "ONE TWO", 1: "THREE", 2: "FOUR FIVE SIX"}
+    assert [got[i].prompt_tokens for i in range(3)] == [2, 1, 3] and backend.stats.completion_tokens == 2 + 1 + 3
+
+
+def test_vllm_engine_on_gpus():
+    import importlib.util
+
+    gpus = ray.cluster_resources().get("GPU", 0)
+    if not gpus or importlib.util.find_spec("vllm") is None:
+        pytest.skip(f"the vLLM engine path needs a GPU and the vllm package (this cluster: {gpus:g} GPUs, vllm "
+                    f"{'installed' if importlib.util.find_spec('vllm') else 'not installed'})")
+    model = "Qwen/Qwen2.5-0.5B-Instruct"
+    backend = RayBackend(model, replicas=1)
+    got: dict[int, ChatResponse] = {}
+    backend.generate([ask("Say yes."), ask("Say no.")], lambda i, r: got.__setitem__(i, r))
+    assert sorted(got) == [0, 1] and all(r.completion_tokens > 0 for r in got.values())
+
+
+# ------------------------------------------------------------------------------------------------ the CLI
+
+def test_cli_ray_backend_gives_the_openai_backends_metrics(tmp_path):
+    release = small_normad_release(tmp_path / "normad")
+    with ScriptedServer(reply=story_number_reader) as single, \
+            ScriptedServer(reply=story_number_reader, latency=0.1) as slow, \
+            ScriptedServer(reply=story_number_reader, faults=every_tenth_fails) as flaky:
+        common = ["evaluate", "normad", "--model", "scripted-model", "--release", str(release), "--concurrency", "4"]
+        plain = CliRunner().invoke(app, [*common, "--base-url", single.base_url, "--out", str(tmp_path / "openai")])
+        assert plain.exit_code == 0, plain.output
+        urls = [slow.base_url, flaky.base_url]
+        spread = CliRunner().invoke(app, [*common, "--backend", "ray", "--base-url", urls[0], "--base-url", urls[1],
+                                          "--out", str(tmp_path / "ray")])
+        assert spread.exit_code == 0, spread.output
+    assert single.request_count == 6 * 5  # six stories x five contexts
+    assert slow.request_count + flaky.request_count == 30 + flaky.request_count // 10
+    metrics = {name: json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("ray", "openai")}
+    for m in metrics.values():  # the scored file's path differs (its run folder); its sha256 must not
+        [m["responses"]] = [{"sha256": r["sha256"]} for r in m["responses"]]
+    assert metrics["ray"] == metrics["openai"]
+    run = json.loads((tmp_path / "ray" / "run.json").read_text())
+    assert run["backend"]["name"] == "ray" and run["backend"]["replicas"] == 1
+    assert run["backend"]["cluster"]["nodes"] == 1 and run["backend"]["engine"] == "http"
+    assert run["runner"]["n_queried"] == 30 and run["args"]["base_url"] == urls
+    plain_run = json.loads((tmp_path / "openai" / "run.json").read_text())
+    assert set(run["runner"]) == set(plain_run["runner"])  # the same runner fields whatever the backend
+    assert "30 requests (0 cached, 30 queried)" in spread.output
