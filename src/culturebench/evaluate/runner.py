@@ -99,7 +99,8 @@ class _HealthColumn(ProgressColumn):
         return Text(health(self.backend), style="yellow")
 
 
-def _progress(console: Console, backend: Backend) -> Progress:
+def progress_bar(console: Console, backend: Backend | None = None) -> Progress:
+    """The run's progress bar: count, rate, elapsed, eta and (with ``backend``) what is going wrong."""
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
                     _RateColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                     _HealthColumn(backend), console=console, disable=not console.is_terminal, transient=False)
@@ -140,7 +141,7 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: Respo
                      n_repeats=n - n_cached - len(to_send))
     try:
         if to_send:
-            with _progress(console, backend) as bar:
+            with progress_bar(console, backend) as bar:
                 task = bar.add_task(description, total=n, completed=n_cached)
 
                 def on_response(index: int, response: ChatResponse) -> None:

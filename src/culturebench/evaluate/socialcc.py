@@ -233,14 +233,14 @@ class OverallProgress:
     dialogue; a dialogue that ends early takes its remaining turns off the total. The runner's own per-batch bars
     are silenced (a non-terminal console)."""
 
-    def __init__(self, console, total: int):
+    def __init__(self, console, total: int, backend=None):
         from rich.console import Console
 
-        from culturebench.evaluate.runner import _progress
+        from culturebench.evaluate.runner import progress_bar
 
         self.console = console or Console(stderr=True)
         self.quiet = Console(file=io.StringIO())
-        self.bar = _progress(self.console)
+        self.bar = progress_bar(self.console, backend)
         self.task = self.bar.add_task("socialcc turns + judgements", total=total)
 
     def __enter__(self):
@@ -586,7 +586,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
                   else f"judge: {judge_model}")
     antagonist_model = str(getattr(antagonist_backend, "model", "antagonist"))
     total = len(scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
-    with ResponseCache(out / runs.CACHE_FILE) as cache, OverallProgress(console, total) as progress:
+    with ResponseCache(out / runs.CACHE_FILE) as cache, OverallProgress(console, total, backend) as progress:
         dialogues, results = simulate(scenarios, backend, antagonist_backend, cache, max_rounds=config.max_rounds,
                                       temperature=temperature, max_tokens=max_tokens, seed=seed, progress=progress)
         transcripts = [transcript_record(d, model, antagonist_model) for d in dialogues]
