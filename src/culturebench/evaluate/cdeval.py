@@ -405,10 +405,10 @@ BOOTSTRAP_NOTE = {
                  "weights from the resampled questions, Eq. 1-2 per question, then the means per dimension and "
                  "domain and everything derived from them (Eq. 3-5, Sec. 4.4)",
     "paired": "one resample of question ids serves every model, so differences and Eq. 4/5 are paired",
-    "significance": "difference of C_m,d between two models per dimension: two-sided bootstrap p-value of "
-                    "difference = 0 from the paired bootstrap distribution (uncertainty.bootstrap_pvalue), "
-                    "Holm-adjusted over all model pairs x dimensions; significant when the adjusted p < 1 - "
-                    "confidence level",
+    "significance": "difference of C_m,d between two models per dimension: two-sided p-value of difference = 0 "
+                    "with the standard error of the paired bootstrap distribution (normal approximation, "
+                    "uncertainty.bootstrap_pvalue), Holm-adjusted over all model pairs x dimensions; significant "
+                    "when the adjusted p < 1 - confidence level",
 }
 """How CDEval's intervals are computed (recorded in metrics.json under ``uncertainty``). The weights of Eq. 7 are
 a function of the questions asked, so they are re-estimated on each resample rather than held fixed: the interval
