@@ -26,6 +26,9 @@ The computation is a chain of pure functions from tables to tables (polars), one
   table's optional ``group`` column). Fig. 6 (right, ``pca_points``): PCA of models and countries on Eq. 3's scale.
 - Sec. 4.2 (language variants): a responses record may carry ``language``; each (model, language) is scored as
   its own respondent, labelled ``model [language]`` (Fig. 4: likelihoods and Eq. 3 similarities per language).
+- Intervals (issue #18, ``bootstrap_scores``): a bootstrap over questions within each dimension recomputes the
+  chain above (Eq. 7 weights included) on each resample; paired model differences with Holm-adjusted p-values.
+  ``COMPARE`` is this benchmark's entry for ``culturebench compare``.
 """
 
 from __future__ import annotations
