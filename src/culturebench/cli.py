@@ -269,6 +269,32 @@ def _cached_answers(out: Path) -> int:
         return 0
 
 
+@app.command("compare", short_help="Compare models on one benchmark: tables with intervals, figures, significant differences.")
+def compare_runs(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders of `evaluate` or `score` (one benchmark; cdeval so far).")],
+    out: Annotated[Path, typer.Option(help="REPORT_DIR: report.html (self-contained), the figures as PNG, every table as CSV, comparison.json.")],
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Compare runs of different releases (different manifest hashes).")] = False,
+    release: Annotated[Path, typer.Option(help="The release folder, when the one the runs name has moved.")] = None,
+    n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the intervals and tests.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
+) -> None:
+    """Compare models on one benchmark: the paper's main tables with bootstrap intervals, its figures with one
+    series per model, and which differences are significant, as one HTML page (plus PNGs, CSVs and JSON)."""
+    from culturebench.evaluate.compare import compare
+    from culturebench.evaluate.uncertainty import Bootstrap
+
+    with user_errors():
+        if n_resamples < 1 or not 0 < confidence < 1:
+            raise InputError("--n-resamples must be at least 1 and --confidence between 0 and 1")
+        line, written = compare(run_dirs, out, settings=Bootstrap(n_resamples=n_resamples, seed=seed,
+                                                                  confidence_level=confidence),
+                                allow_mixed=allow_mixed, release=release)
+    console.print(line, highlight=False, soft_wrap=True, markup=False)
+    for path in written:
+        console.print(f"  wrote {path}", highlight=False, markup=False)
+
+
 @app.command("serve-local", short_help="Serve a small real model offline (llama.cpp, OpenAI-compatible) until Ctrl-C.")
 def serve_local(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8080,

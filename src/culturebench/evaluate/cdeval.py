@@ -26,6 +26,9 @@ The computation is a chain of pure functions from tables to tables (polars), one
   table's optional ``group`` column). Fig. 6 (right, ``pca_points``): PCA of models and countries on Eq. 3's scale.
 - Sec. 4.2 (language variants): a responses record may carry ``language``; each (model, language) is scored as
   its own respondent, labelled ``model [language]`` (Fig. 4: likelihoods and Eq. 3 similarities per language).
+- Intervals (issue #18, ``bootstrap_scores``): a bootstrap over questions within each dimension recomputes the
+  chain above (Eq. 7 weights included) on each resample; paired model differences with Holm-adjusted p-values.
+  ``COMPARE`` is this benchmark's entry for ``culturebench compare``.
 """
 
 from __future__ import annotations
@@ -37,10 +40,11 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import plots, runs
+from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import cdeval_prompts as prompts
 from culturebench.release import load_manifest
 
@@ -396,14 +400,224 @@ def hofstede_versions(hofstede: pl.DataFrame) -> list[dict]:
             .to_dicts())
 
 
+# ------------------------------------------------------------------------------------------------ uncertainty
+
+
+BOOTSTRAP_NOTE = {
+    "statistic": "the whole chain recomputed on each resample of questions: Eq. 6 instabilities and Eq. 7 template "
+                 "weights from the resampled questions, Eq. 1-2 per question, then the means per dimension and "
+                 "domain and everything derived from them (Eq. 3-5, Sec. 4.4)",
+    "paired": "one resample of question ids serves every model, so differences and Eq. 4/5 are paired",
+    "significance": "difference of C_m,d between two models per dimension: two-sided p-value of difference = 0 "
+                    "with the standard error of the paired bootstrap distribution (normal approximation, "
+                    "uncertainty.bootstrap_pvalue), Holm-adjusted over all model pairs x dimensions; significant "
+                    "when the adjusted p < 1 - confidence level",
+}
+"""How CDEval's intervals are computed (recorded in metrics.json under ``uncertainty``). The weights of Eq. 7 are
+a function of the questions asked, so they are re-estimated on each resample rather than held fixed: the interval
+then covers the weighting as well (with N = -1000 they move little)."""
+
+
+@dataclass
+class QuestionArrays:
+    """One model's answers as arrays over the bootstrap units (questions), per template (prompts.TEMPLATE_KINDS
+    order): the sum of the Eq. 1 likelihoods of its norm and reverse prompts and how many of the two were asked,
+    the Eq. 6 disagreements, and which templates have any norm/reverse pair at all (Eq. 7 is over these)."""
+
+    likelihood_sum: np.ndarray  # units x 3
+    prompts_asked: np.ndarray  # units x 3 (0, 1 or 2)
+    disagreements: np.ndarray  # units x 3
+    templates: np.ndarray  # 3 booleans
+
+    def answered(self) -> np.ndarray:
+        return self.prompts_asked.sum(axis=1) > 0
+
+
+def question_arrays(scored: pl.DataFrame, model: str, units: Sequence[str]) -> QuestionArrays:
+    """``QuestionArrays`` of ``model`` over ``units`` (question ids), from ``score_answers``' table."""
+    position = {q: i for i, q in enumerate(units)}
+    mine = scored.filter(pl.col("model") == model)
+    shape = (len(units), len(prompts.TEMPLATE_KINDS))
+    likelihood_sum, asked, disagreements = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    for row in prompt_likelihood(mine).iter_rows(named=True):
+        at = position[row["question_id"]], prompts.TEMPLATE_KINDS.index(row["template"])
+        likelihood_sum[at] += row["likelihood"]
+        asked[at] += 1
+    keys = ["question_id", "template", "sample_index"]
+    pairs = (mine.filter(pl.col("order") == "norm").select(*keys, pl.col("score").alias("norm"))
+             .join(mine.filter(pl.col("order") == "reverse").select(*keys, pl.col("score").alias("reverse")),
+                   on=keys, how="inner"))
+    templates = np.zeros(len(prompts.TEMPLATE_KINDS), dtype=bool)
+    for question, template, n in (pairs.group_by("question_id", "template")
+                                  .agg((pl.col("norm") != pl.col("reverse")).sum()).iter_rows()):
+        t = prompts.TEMPLATE_KINDS.index(template)
+        disagreements[position[question], t] = n
+        templates[t] = True
+    return QuestionArrays(likelihood_sum, asked, disagreements, templates)
+
+
+def resampled_likelihood(arrays: QuestionArrays, positions: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 6-7 from the questions at ``positions`` (repeats count again), then Eq. 2 per question, the weights of
+    the prompts asked renormalised as ``orientation_likelihood`` does (w^norm = w^reverse = w_t / 2, so per
+    question sum_t w_t L_t / sum_t w_t n_t with L_t the template's likelihood sum and n_t its prompts asked):
+    (P(g|S) per position, NaN where the model answered nothing; the three template weights, NaN for a template
+    without pairs)."""
+    logits = np.where(arrays.templates, arrays.disagreements[positions].sum(axis=0) / scale, -np.inf)
+    if arrays.templates.any():
+        exps = np.exp(logits - logits[arrays.templates].max())
+        weights = exps / exps.sum()
+    else:
+        weights = np.zeros(len(prompts.TEMPLATE_KINDS))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_question = (arrays.likelihood_sum[positions] @ weights) / (arrays.prompts_asked[positions] @ weights)
+    return per_question, np.where(arrays.templates, weights, np.nan)
+
+
+def _group_means(values: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    ok = np.isfinite(values)
+    counts = np.bincount(codes[ok], minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.bincount(codes[ok], weights=values[ok], minlength=n_groups) / np.where(counts, counts, np.nan)
+
+
+def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl.DataFrame,
+                     settings: uncertainty.Bootstrap, *, beta: float = BETA,
+                     scale: float = INSTABILITY_SCALE) -> dict[str, pl.DataFrame]:
+    """Bootstrap intervals over questions (``uncertainty.resample_units``, resampled within each dimension so
+    that every resample keeps each dimension's number of questions, one resample shared by all models;
+    BOOTSTRAP_NOTE; a domain cell that some resample misses altogether gets no interval): tables keyed like
+    ``score_responses``' with the bounds as ``low``/``high`` columns: dimension_likelihood (model, dimension),
+    domain_likelihood (model, dimension, domain), template_weights (model, template), country_similarity (model,
+    country_code), group_similarity (model, group), model_similarity (model_a, model_b, both orders),
+    pairwise_baseline (one row), differences (model_a < model_b, dimension: difference, low, high, pvalue,
+    pvalue_holm, significant, n_common: questions both answered)."""
+    from culturebench.evaluate.stats import holm
+
+    answered = set(scored["question_id"].unique().to_list())
+    release_order = questions.filter(pl.col("question_id").is_in(answered)).unique("question_id", keep="first",
+                                                                                   maintain_order=True)
+    units = release_order["question_id"].to_list()
+    cells = list(dict.fromkeys(zip(release_order["dimension"], release_order["domain"])))
+    cells.sort(key=lambda c: (DIMENSIONS.index(c[0]), DOMAINS.index(c[1]) if c[1] in DOMAINS else len(DOMAINS),
+                              str(c[1])))
+    cell_code = np.asarray([cells.index(c) for c in zip(release_order["dimension"], release_order["domain"])])
+    dim_code = np.asarray([DIMENSIONS.index(d) for d in release_order["dimension"]])
+    strata = [np.flatnonzero(dim_code == i) for i in range(len(DIMENSIONS))]
+    models = sorted(scored["model"].unique().to_list())
+    arrays = {m: question_arrays(scored, m, units) for m in models}
+    has = {m: arrays[m].answered() for m in models}
+    countries, _ = country_vectors(hofstede)
+    human = np.asarray([human_vector(c["scores"], beta) for c in countries]).reshape(len(countries), len(DIMENSIONS))
+    group_names = sorted({c["group"] for c in countries if c["group"]})
+    group_human = np.asarray([np.mean([human[i] for i, c in enumerate(countries) if c["group"] == g], axis=0)
+                              for g in group_names]).reshape(len(group_names), len(DIMENSIONS))
+
+    def per_model(positions: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        out = {}
+        for m in models:
+            lik, weights = resampled_likelihood(arrays[m], positions, scale)
+            out[m] = (_group_means(lik, dim_code[positions], len(DIMENSIONS)),
+                      _group_means(lik, cell_code[positions], len(cells)), weights)
+        return out
+
+    full = per_model(np.arange(len(units)))
+    complete = [m for m in models if np.isfinite(full[m][0]).all()]
+    pairs = [(a, b) for i, a in enumerate(complete) for b in complete[i + 1:]]
+    diff_pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+
+    def distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.sqrt(((x - y) ** 2).sum(axis=-1)))
+
+    def statistic(positions: np.ndarray) -> np.ndarray:
+        values = per_model(positions)
+        blocks = []
+        for m in models:
+            dims, by_cell, weights = values[m]
+            blocks += [dims, by_cell, weights]
+        for m in complete:
+            blocks += [distance(human, values[m][0]), distance(group_human, values[m][0])]
+        eq4 = np.asarray([distance(values[a][0], values[b][0]) for a, b in pairs])
+        blocks += [eq4, np.asarray([eq4.mean()]) if pairs else np.empty(0)]
+        blocks += [values[a][0] - values[b][0] for a, b in diff_pairs]
+        return np.concatenate(blocks)
+
+    result = uncertainty.resample_units(strata, statistic, settings)
+    spans = iter(range(len(result.estimate)))
+
+    def take(n: int) -> list[int]:
+        return [next(spans) for _ in range(n)]
+
+    rows: dict[str, list[dict]] = {k: [] for k in ("dimension_likelihood", "domain_likelihood", "template_weights",
+                                                   "country_similarity", "group_similarity", "model_similarity",
+                                                   "pairwise_baseline", "differences")}
+
+    def bounds(i: int) -> dict:
+        low, high = result.interval(i)
+        return {"low": low, "high": high}
+
+    for m in models:
+        for d, i in zip(DIMENSIONS, take(len(DIMENSIONS))):
+            rows["dimension_likelihood"].append({"model": m, "dimension": d, **bounds(i)})
+        for (d, domain), i in zip(cells, take(len(cells))):
+            rows["domain_likelihood"].append({"model": m, "dimension": d, "domain": domain, **bounds(i)})
+        for t, i in zip(prompts.TEMPLATE_KINDS, take(len(prompts.TEMPLATE_KINDS))):
+            rows["template_weights"].append({"model": m, "template": t, **bounds(i)})
+    for m in complete:
+        for c, i in zip(countries, take(len(countries))):
+            rows["country_similarity"].append({"model": m, "country_code": c["code"], **bounds(i)})
+        for g, i in zip(group_names, take(len(group_names))):
+            rows["group_similarity"].append({"model": m, "group": g, **bounds(i)})
+    for (a, b), i in zip(pairs, take(len(pairs))):
+        rows["model_similarity"] += [{"model_a": a, "model_b": b, **bounds(i)}, {"model_a": b, "model_b": a, **bounds(i)}]
+    if pairs:
+        rows["pairwise_baseline"].append(bounds(take(1)[0]))
+    alpha = 1 - settings.confidence_level
+    for a, b in diff_pairs:
+        common = int((has[a] & has[b]).sum())
+        for d, i in zip(DIMENSIONS, take(len(DIMENSIONS))):
+            rows["differences"].append({"model_a": a, "model_b": b, "dimension": d,
+                                        "difference": uncertainty.finite_or_none(result.estimate[i]), **bounds(i),
+                                        "pvalue": result.pvalue(i), "n_common": common})
+    for row, adjusted in zip(rows["differences"], holm([r["pvalue"] for r in rows["differences"]])):
+        row["pvalue_holm"] = adjusted
+        row["significant"] = adjusted is not None and adjusted < alpha
+    schemas = {"low": pl.Float64, "high": pl.Float64}
+    keys = {"dimension_likelihood": ("model", "dimension"), "domain_likelihood": ("model", "dimension", "domain"),
+            "template_weights": ("model", "template"), "country_similarity": ("model", "country_code"),
+            "group_similarity": ("model", "group"), "model_similarity": ("model_a", "model_b"),
+            "pairwise_baseline": (),
+            "differences": ("model_a", "model_b", "dimension")}
+    frames = {name: pl.DataFrame(rows[name], schema={**{k: pl.String for k in keys[name]}, **schemas})
+              for name in keys if name != "differences"}
+    frames["differences"] = pl.DataFrame(rows["differences"], schema={
+        "model_a": pl.String, "model_b": pl.String, "dimension": pl.String, "difference": pl.Float64,
+        **schemas, "pvalue": pl.Float64, "n_common": pl.Int64, "pvalue_holm": pl.Float64, "significant": pl.Boolean})
+    return frames
+
+
+def with_bounds(frame: pl.DataFrame, bounds: pl.DataFrame, value: str) -> pl.DataFrame:
+    """``frame`` with the ``low``/``high`` of ``bounds`` (joined on their other columns) as ``<value>_low`` and
+    ``<value>_high`` beside ``value`` (null where there is no interval)."""
+    on = [c for c in bounds.columns if c not in ("low", "high")]
+    return frame.join(bounds.rename({"low": f"{value}_low", "high": f"{value}_high"}), on=on, how="left")
+
+
+def interval(row: dict, value: str) -> list[float | None]:
+    """[low, high] of ``value`` in a row of a table ``with_bounds`` made."""
+    return [row.get(f"{value}_low"), row.get(f"{value}_high")]
+
+
 # ---------------------------------------------------------------------------------------------------- metrics
 
 
 def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *, sources: list[dict] | None = None,
-                    release: Path | str | None = None, beta: float = BETA,
-                    scale: float = INSTABILITY_SCALE) -> ScoreResult:
+                    release: Path | str | None = None, beta: float = BETA, scale: float = INSTABILITY_SCALE,
+                    bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> ScoreResult:
     """Every table and metric from answers (model, question_id, prompt, sample_index, response) and the release
-    tables (questions, hofstede)."""
+    tables (questions, hofstede); the point estimates are the paper's, each with a ``bootstrap`` interval
+    (``bootstrap_scores``) beside it: ``<metric>_ci`` = [low, high] in metrics.json, ``<value>_low``/``_high``
+    columns in the tables, the settings under ``uncertainty``, and the paired model differences under
+    ``model_differences``."""
     if responses.height == 0:
         raise InputError("no responses to score")
     hofstede = tables["hofstede"]
@@ -420,6 +634,14 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     groups = group_similarity(by_dimension, hofstede, beta)
     pairs = model_similarity(by_dimension)
     points, explained = pca_points(by_dimension, hofstede, beta)
+    bounds = bootstrap_scores(scored, tables["questions"], hofstede, bootstrap, beta=beta, scale=scale)
+    by_dimension = with_bounds(by_dimension, bounds["dimension_likelihood"], "likelihood")
+    by_domain = with_bounds(by_domain, bounds["domain_likelihood"], "likelihood")
+    weights = with_bounds(weights, bounds["template_weights"], "weight")
+    countries = with_bounds(countries, bounds["country_similarity"], "similarity")
+    groups = with_bounds(groups, bounds["group_similarity"], "similarity")
+    pairs = with_bounds(pairs, bounds["model_similarity"], "similarity")
+    differences = bounds["differences"]
 
     models = sorted(scored["model"].unique().to_list())
     per_model = {}
@@ -430,8 +652,10 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
             status[s] = n
         dims = by_dimension.filter(pl.col("model") == model)
         domains: dict[str, dict[str, float]] = {}
+        domains_ci: dict[str, dict[str, list]] = {}
         for row in by_domain.filter(pl.col("model") == model).iter_rows(named=True):
             domains.setdefault(row["dimension"], {})[row["domain"]] = row["likelihood"]
+            domains_ci.setdefault(row["dimension"], {})[row["domain"]] = interval(row, "likelihood")
         w = weights.filter(pl.col("model") == model)
         per_model[model] = {
             "n_responses": mine.height,
@@ -442,12 +666,15 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
             "instability": dict(zip(w["template"], w["instability"])),
             "instability_pairs": dict(instab.filter(pl.col("model") == model).select("template", "n_pairs").iter_rows()),
             "template_weights": dict(zip(w["template"], w["weight"])),
+            "template_weights_ci": {r["template"]: interval(r, "weight") for r in w.iter_rows(named=True)},
             "prompt_weights": {f"{t}_{o}": pw for t, pw in zip(w["template"], w["prompt_weight"])
                                for o in prompts.ORDERS},
             "dimension_likelihood": dict(zip(dims["dimension"], dims["likelihood"])),
+            "dimension_likelihood_ci": {r["dimension"]: interval(r, "likelihood") for r in dims.iter_rows(named=True)},
             "dimension_domain_mean": dict(zip(dims["dimension"], dims["domain_mean"])),
             "dimension_n_questions": dict(zip(dims["dimension"], dims["n_questions"])),
             "domain_likelihood": domains,
+            "domain_likelihood_ci": domains_ci,
             "prompt_likelihood": {name: float(mine.filter(pl.col("prompt") == name)["score"].mean())
                                   for name in prompts.PROMPTS if (mine["prompt"] == name).any()},
             "missing_dimensions": models_left_out.get(model, []),
@@ -457,6 +684,7 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     metrics = {
         "benchmark": "cdeval",
         "release": None if release is None else str(release),
+        "release_manifest_sha256": runs.release_manifest_sha256(release),
         "responses": sources or [],
         "models": models,
         "constants": {"beta": beta, "instability_scale_N": scale, "neutral_score": prompts.NEUTRAL,
@@ -470,6 +698,10 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
         "models_left_out": [{"model": m, "missing": d} for m, d in sorted(models_left_out.items())],
         "model_similarity": pairs.to_dicts(),
         "pairwise_baseline": pairwise_baseline(pairs),
+        "pairwise_baseline_ci": ([bounds["pairwise_baseline"]["low"][0], bounds["pairwise_baseline"]["high"][0]]
+                                 if bounds["pairwise_baseline"].height else None),
+        "model_differences": differences.to_dicts(),
+        "uncertainty": bootstrap.record(unit="question", strata="dimension", **BOOTSTRAP_NOTE),
         "pca": {"explained_variance_ratio": explained, "points": points.to_dicts(),
                 "left_out": ([{"kind": "model", "name": m, "missing": d} for m, d in sorted(models_left_out.items())]
                              + [{"kind": "country", "name": r["country_name"] or r["country_code"],
@@ -479,7 +711,7 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
                   "template_weights": weights, "orientation_likelihood": likelihood, "domain_likelihood": by_domain,
                   "dimension_likelihood": by_dimension, "country_similarity": countries,
                   "countries_left_out": countries_left_out, "group_similarity": groups, "model_similarity": pairs,
-                  "pca_points": points}
+                  "pca_points": points, "model_differences": differences}
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
 
 
@@ -496,8 +728,8 @@ def score(responses: Sequence[Path], release: Path) -> ScoreResult:
 
 
 def dimensions_png(metrics: dict, path: Path) -> None:
-    """Fig. 3 style: one panel per dimension, the models as points on the 0-1 orientation-likelihood axis
-    (0.5 dashed: no orientation)."""
+    """Fig. 3 style: one panel per dimension, the models as points on the 0-1 orientation-likelihood axis with
+    their bootstrap interval as error bars (0.5 dashed: no orientation)."""
     plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(2, 3, figsize=(12, max(4.0, 1.2 + 0.45 * len(models)) * 1.4), dpi=100, squeeze=False)
@@ -506,6 +738,11 @@ def dimensions_png(metrics: dict, path: Path) -> None:
         for i, model in enumerate(models):
             value = metrics["per_model"][model]["dimension_likelihood"].get(dimension)
             if value is not None:
+                low, high = metrics["per_model"][model].get("dimension_likelihood_ci", {}).get(dimension,
+                                                                                            [None, None])
+                if low is not None and high is not None:
+                    ax.errorbar([value], [i], xerr=[[max(0.0, value - low)], [max(0.0, high - value)]], color=colours(i % 10),
+                                capsize=3, linewidth=1, zorder=2)
                 ax.scatter([value], [i], color=colours(i % 10), s=50, zorder=3)
                 ax.annotate(f"{value:.2f}", (value, i), textcoords="offset points", xytext=(6, 4), fontsize=7)
         ax.axvline(0.5, color="grey", linestyle="--", linewidth=1)
@@ -516,7 +753,9 @@ def dimensions_png(metrics: dict, path: Path) -> None:
         ax.set_title(dimension)
         ax.set_xlabel("orientation likelihood")
         ax.grid(axis="x", alpha=0.3)
-    fig.suptitle("CDEval: orientation likelihood per dimension")
+    level = metrics.get("uncertainty", {}).get("confidence_level")
+    fig.suptitle("CDEval: orientation likelihood per dimension"
+                 + (f" ({level:.0%} bootstrap intervals over questions)" if level else ""))
     plots.save_figure(fig, path)
 
 
@@ -675,3 +914,151 @@ def cli_score(responses: Path, release: Path, out: Path) -> tuple[str, list[Path
     """`culturebench score`: metrics from saved responses; returns (summary line, paths written)."""
     result = score(runs.split_paths(responses), release)
     return summary(result.metrics), write_run(result, out)
+
+
+# --------------------------------------------------------------------------------------------- compare
+
+
+def comparison_release(folders: Sequence[compare.RunFolder], release: Path | None) -> tuple[dict[str, pl.DataFrame], Path]:
+    """The release tables the runs are compared against: ``release`` when given, else the runs' releases (with
+    --allow-mixed several: their questions joined, a question id taken from the first release that has it; the
+    Hofstede table of the first)."""
+    paths = [Path(release)] if release is not None else list(dict.fromkeys(f.release for f in folders if f.release))
+    if not paths:
+        raise InputError("the runs name no release; pass --release", file=folders[0].path)
+    for path in paths:
+        if not (path / "manifest.json").is_file():
+            raise InputError("release folder of the runs not found; pass --release", file=path)
+    loaded = [release_tables(p) for p in paths]
+    questions = pl.concat([t["questions"] for t in loaded], how="diagonal_relaxed").unique(
+        "question_id", keep="first", maintain_order=True)
+    return {"questions": questions, "hofstede": loaded[0]["hofstede"]}, paths[0]
+
+
+def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
+                 release: Path | None) -> compare.Comparison:
+    """Every run's responses re-scored together (one bootstrap of questions shared by all models: paired), as the
+    tables of the report."""
+    tables, release_path = comparison_release(folders, release)
+    frames, sources = [], []
+    for folder, mapping in zip(folders, labels):
+        paths = folder.responses()
+        frames.append(read_responses(paths).with_columns(pl.col("model").replace(mapping)))
+        sources += [runs.source_info(p) for p in paths]
+    result = score_responses(pl.concat(frames), tables, sources=sources, release=release_path, bootstrap=settings)
+    return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result),
+                              metrics=result.metrics)
+
+
+def comparison_tables(result: ScoreResult) -> dict[str, pl.DataFrame]:
+    """The report's tables from a ScoreResult: main (Table 2/9 with the C_m,d of Eq. 3), template_weights
+    (Table 4), model_similarity (Eq. 4, Eq. 5), differences (paired), country_similarity (Eq. 3), group_similarity
+    (Sec. 4.4)."""
+    t = result.tables
+    cells = t["domain_likelihood"]
+    domains = [d for d in DOMAINS if d in set(cells["domain"])] + sorted(set(cells["domain"]) - set(DOMAINS))
+    main = t["dimension_likelihood"].select("model", "dimension", "n_questions")
+    for domain in domains:
+        part = cells.filter(pl.col("domain") == domain).select(
+            "model", "dimension", *(pl.col(c).alias(c.replace("likelihood", domain))
+                                    for c in ("likelihood", "likelihood_low", "likelihood_high")))
+        main = main.join(part, on=["model", "dimension"], how="left")
+    main = main.join(t["dimension_likelihood"].select(
+        "model", "dimension", pl.col("domain_mean").alias("mean of domains"),
+        *(pl.col(c).alias(c.replace("likelihood", "C_m,d")) for c in ("likelihood", "likelihood_low", "likelihood_high"))),
+        on=["model", "dimension"], how="left")
+    baseline = result.metrics["pairwise_baseline"]
+    pairs = t["model_similarity"]
+    if baseline is not None:
+        low, high = result.metrics["pairwise_baseline_ci"]
+        pairs = pl.concat([pairs, pl.DataFrame({"model_a": ["Eq. 5 pairwise baseline"], "model_b": ["(all pairs)"],
+                                                "similarity": [baseline], "similarity_low": [low],
+                                                "similarity_high": [high]}, schema=pairs.schema)])
+    differences = t["model_differences"].rename({"low": "difference_low", "high": "difference_high"})
+    countries = t["country_similarity"].with_columns(
+        pl.int_range(1, pl.len() + 1).over("model").alias("rank")).select(
+        "model", "rank", "country_code", "country_name", "similarity", "similarity_low", "similarity_high")
+    return {"main": main, "template_weights": t["template_weights"], "model_similarity": pairs,
+            "differences": differences.select("model_a", "model_b", "dimension", "difference", "difference_low",
+                                              "difference_high", "pvalue", "pvalue_holm", "significant", "n_common"),
+            "country_similarity": countries, "group_similarity": t["group_similarity"]}
+
+
+def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
+    """Fig. 3 as grouped bars: C_m,d per dimension, one bar per model with its bootstrap interval."""
+    plt = plots.pyplot()
+    frame = comparison.tables["main"]
+    models = comparison.models
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.6 * len(DIMENSIONS) * max(1, len(models)) / 3), 5), dpi=100)
+    width = 0.8 / max(1, len(models))
+    slots = list(range(len(DIMENSIONS)))
+    for i, model in enumerate(models):
+        mine = {r["dimension"]: r for r in frame.filter(pl.col("model") == model).iter_rows(named=True)}
+        rows = [mine.get(d, {}) for d in DIMENSIONS]
+        values = [r.get("C_m,d") for r in rows]
+        x = [xi for xi, v in zip(plots.grouped_bar_x(slots, len(models), i, width), values) if v is not None]
+        shown = [(v, r) for v, r in zip(values, rows) if v is not None]
+        err = [[max(0.0, v - (r.get("C_m,d_low") if r.get("C_m,d_low") is not None else v)) for v, r in shown],
+               [max(0.0, (r.get("C_m,d_high") if r.get("C_m,d_high") is not None else v) - v) for v, r in shown]]
+        ax.bar(x, [v for v, _ in shown], width, yerr=err, capsize=3, label=model)
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax.set_xticks(slots)
+    ax.set_xticklabels(DIMENSIONS)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("orientation likelihood C_m,d")
+    ax.set_title("CDEval: orientation likelihood per dimension (bootstrap intervals over questions)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    plots.save_figure(fig, path)
+
+
+def model_similarity_png(comparison: compare.Comparison, path: Path) -> None:
+    """Eq. 4 between every two models as a heatmap, each cell with its value and bootstrap interval."""
+    plt = plots.pyplot()
+    models = comparison.models
+    values = {(r["model_a"], r["model_b"]): r for r in comparison.tables["model_similarity"].iter_rows(named=True)}
+    size = max(4.0, 1.3 * len(models) + 2)
+    fig, ax = plt.subplots(figsize=(size + 1.5, size), dpi=100)
+    grid = [[1.0 if a == b else (values.get((a, b)) or {}).get("similarity") for b in models] for a in models]
+    image = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], cmap="viridis", vmin=0,
+                      vmax=1)
+    for i, a in enumerate(models):
+        for j, b in enumerate(models):
+            row = values.get((a, b))
+            if a == b or row is None or row["similarity"] is None:
+                continue
+            text = f"{row['similarity']:.3f}"
+            if row["similarity_low"] is not None:
+                text += f"\n[{row['similarity_low']:.3f}, {row['similarity_high']:.3f}]"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white")
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels(models, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(len(models)))
+    ax.set_yticklabels(models, fontsize=8)
+    fig.colorbar(image, ax=ax, label="Eq. 4 similarity")
+    ax.set_title("CDEval: model-model similarity (Eq. 4)")
+    plots.save_figure(fig, path)
+
+
+COMPARE = compare.BenchmarkSpec(
+    benchmark="cdeval",
+    title="CDEval (Wang et al. 2024, arXiv 2311.16421)",
+    build=compare_runs,
+    tables=(
+        compare.Table("main", "Table 2 / Table 9: orientation likelihood per dimension and domain",
+                      "Mean P(g|S) per dimension and domain; C_m,d is the mean over all the dimension's questions "
+                      "(Eq. 3); 'mean of domains' is Table 2's Mean column (no interval)."),
+        compare.Table("template_weights", "Table 4: template weights (Eq. 6-7)"),
+        compare.Table("model_similarity", "Eq. 4: model-model similarity, and the Eq. 5 pairwise baseline"),
+        compare.Table("differences", "Paired differences of C_m,d between models",
+                      "difference = C_a,d - C_b,d on the questions both answered; pvalue_holm over all rows."),
+        compare.Table("country_similarity", "Eq. 3: similarity to each country (Hofstede), most similar first"),
+        compare.Table("group_similarity", "Sec. 4.4: similarity to each country group's mean"),
+    ),
+    figures=(
+        compare.Figure("dimensions.png", "Fig. 3: orientation likelihood per dimension", dimension_bars_png),
+        compare.Figure("model_similarity.png", "Eq. 4: model-model similarity", model_similarity_png),
+        compare.Figure("pca.png", "Fig. 6 (right): PCA of models and countries", lambda c, p: pca_png(c.metrics, p)),
+    ),
+    significance=BOOTSTRAP_NOTE["significance"] + ".",
+)
+"""``culturebench compare`` for CDEval: every run's responses re-scored together against the release."""

@@ -382,3 +382,11 @@ def request_counts(n_requests: int, stats: Mapping) -> str:
 def split_paths(value: Path | str) -> list[Path]:
     """The files of a comma-separated ``--responses`` value."""
     return [Path(part.strip()) for part in str(value).split(",") if part.strip()]
+
+
+def release_manifest_sha256(release: Path | str | None) -> str | None:
+    """The sha256 of a release's manifest.json (pins the whole release, as in run.json's ``release``), for the
+    metrics.json of ``score``, which has no run.json; None without a release or manifest."""
+    if release is None or not (Path(release) / "manifest.json").is_file():
+        return None
+    return sha256_file(Path(release) / "manifest.json")

@@ -1,0 +1,342 @@
+"""``culturebench compare RUN_DIR... --out REPORT_DIR`` (issue #18): one self-contained HTML page comparing the
+models of several run folders on one benchmark: the paper's main tables with bootstrap intervals, its main figures
+with one series per model, and which differences between models are significant.
+
+What is generic lives here: reading run folders (``read_run``), refusing runs of different releases
+(``check_releases``), unique model labels across runs (``model_labels``), and the report (``write_report``:
+report.html with the figures inlined as data URIs, every figure as a PNG, every table as CSV and all of them in
+comparison.json). What a benchmark compares is one declarative ``BenchmarkSpec``, the ``COMPARE`` attribute of its
+module ``culturebench.evaluate.<benchmark>``: a ``build`` function (the run folders and the bootstrap settings ->
+a ``Comparison``: models, flat tables, the metrics behind them, notes), the ``tables`` to show (name in
+``Comparison.tables``, title citing the paper), the ``figures`` (file name, title, draw function) and a sentence on
+how significance is decided. A benchmark without ``COMPARE`` is refused with a one-line error.
+
+Tables are flat (one value per cell) so that they go to CSV as they are; a column ``X`` followed by ``X_low`` and
+``X_high`` is shown on the page as one cell "X [low, high]". A boolean column ``significant`` is what the page's
+"Significant differences" list reads.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+
+import polars as pl
+
+from culturebench.errors import InputError
+from culturebench.evaluate import runs
+from culturebench.evaluate.uncertainty import Bootstrap
+from culturebench.io import write_json
+
+REPORT_FILE = "report.html"
+JSON_FILE = "comparison.json"
+
+
+# ------------------------------------------------------------------------------------------------ run folders
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """One run folder as ``compare`` reads it: metrics.json (required), run.json (when ``evaluate`` wrote it), the
+    release it scored (path and manifest sha256) and its model labels."""
+
+    path: Path
+    benchmark: str
+    metrics: dict
+    run: dict | None
+    release: Path | None
+    manifest_sha256: str | None
+    models: list[str]
+
+    def responses(self) -> list[Path]:
+        """The answers behind the metrics: RUN_DIR/responses.jsonl, else the files metrics.json lists as scored."""
+        own = self.path / runs.RESPONSES_FILE
+        if own.is_file():
+            return [own]
+        listed = [Path(s["path"]) for s in self.metrics.get("responses") or [] if s.get("path")]
+        if not listed:
+            raise InputError("run folder has no responses.jsonl and its metrics.json lists no responses file",
+                             file=self.path)
+        return listed
+
+
+def read_run(path: Path | str) -> RunFolder:
+    """A run folder of ``evaluate`` or ``score``; a folder without a readable metrics.json is an InputError."""
+    path = Path(path)
+    metrics_path = path / runs.METRICS_FILE
+    if not metrics_path.is_file():
+        raise InputError("not a run folder (no metrics.json)", file=path)
+    metrics = _read_json(metrics_path)
+    run_path = path / runs.RUN_FILE
+    run = _read_json(run_path) if run_path.is_file() else None
+    release_record = (run or {}).get("release") or {}
+    release = release_record.get("path") or metrics.get("release")
+    sha = release_record.get("manifest_sha256") or metrics.get("release_manifest_sha256")
+    if sha is None:
+        sha = runs.release_manifest_sha256(release)
+    benchmark = metrics.get("benchmark") or (run or {}).get("benchmark")
+    if not benchmark:
+        raise InputError("metrics.json names no benchmark", file=metrics_path)
+    return RunFolder(path, str(benchmark), metrics, run, None if release is None else Path(release), sha,
+                     [str(m) for m in metrics.get("models") or []])
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not valid JSON ({exc})", file=path) from None
+    if not isinstance(value, dict):
+        raise InputError("not a JSON object", file=path)
+    return value
+
+
+def check_releases(folders: Sequence[RunFolder], allow_mixed: bool) -> list[str]:
+    """One benchmark across the runs, always; one release (manifest sha256) unless ``allow_mixed``. Returns notes
+    for the report (the releases when mixed)."""
+    benchmarks = sorted({f.benchmark for f in folders})
+    if len(benchmarks) > 1:
+        raise InputError(f"runs are of different benchmarks ({', '.join(benchmarks)}); compare one at a time")
+    hashes = {f.manifest_sha256 for f in folders}
+    if len(hashes) == 1 and None not in hashes:
+        return []
+    described = "; ".join(f"{f.path} ({(f.manifest_sha256 or 'unknown')[:12]})" for f in folders)
+    if not allow_mixed:
+        unknown = [str(f.path) for f in folders if f.manifest_sha256 is None]
+        if unknown:
+            raise InputError(f"cannot tell which release run {unknown[0]} scored (no manifest hash in run.json or "
+                             f"metrics.json); pass --allow-mixed to compare anyway")
+        raise InputError(f"runs come from different releases (manifest sha256: {described}); pass --allow-mixed "
+                         f"to compare anyway")
+    return [f"Mixed releases, compared with --allow-mixed: {described}."]
+
+
+def model_labels(folders: Sequence[RunFolder]) -> list[dict[str, str]]:
+    """Per run, its model label -> the label in the comparison: the same, unless the label occurs in more than one
+    run, then ``label (run folder name)`` (``label (run N)`` if the folder names are alike too)."""
+    counts: dict[str, int] = {}
+    for folder in folders:
+        for model in folder.models:
+            counts[model] = counts.get(model, 0) + 1
+    names = [f.path.name for f in folders]
+    out = []
+    for i, folder in enumerate(folders):
+        suffix = names[i] if names.count(names[i]) == 1 else f"run {i + 1}"
+        out.append({m: (f"{m} ({suffix})" if counts[m] > 1 else m) for m in folder.models})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ the spec
+
+
+@dataclass
+class Comparison:
+    """What a benchmark's ``build`` returns: the models (labels), flat tables by name, the metrics behind them
+    (written to comparison.json) and notes for the page."""
+
+    models: list[str]
+    tables: dict[str, pl.DataFrame]
+    metrics: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of the report: ``name`` keys ``Comparison.tables`` and names the CSV file."""
+
+    name: str
+    title: str
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of the report: ``name`` is the PNG's file name; ``draw(comparison, path)`` writes it."""
+
+    name: str
+    title: str
+    draw: Callable[[Comparison, Path], None]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """How one benchmark is compared (its module's ``COMPARE``)."""
+
+    benchmark: str
+    title: str
+    """The paper, e.g. "CDEval (Wang et al. 2024, arXiv 2311.16421)"."""
+    build: Callable[[Sequence[RunFolder], list[dict[str, str]], Bootstrap, Path | None], Comparison]
+    """(run folders, their ``model_labels``, bootstrap settings, the --release override or None) -> Comparison."""
+    tables: tuple[Table, ...]
+    figures: tuple[Figure, ...]
+    significance: str
+    """How the page decides that a difference is significant (one or two sentences)."""
+
+
+def spec_for(benchmark: str) -> BenchmarkSpec:
+    """The ``COMPARE`` of ``culturebench.evaluate.<benchmark>``; an InputError when it has none yet."""
+    try:
+        module = import_module(f"culturebench.evaluate.{benchmark}")
+    except ImportError:
+        module = None
+    spec = getattr(module, "COMPARE", None)
+    if spec is None:
+        raise InputError(f"compare does not know benchmark {benchmark!r} yet")
+    return spec
+
+
+# ------------------------------------------------------------------------------------------------ the command
+
+
+def compare(run_dirs: Sequence[Path], out: Path, *, settings: Bootstrap = Bootstrap(), allow_mixed: bool = False,
+            release: Path | None = None) -> tuple[str, list[Path]]:
+    """``culturebench compare``: read and check the runs, build the benchmark's comparison, write the report;
+    returns (summary line, paths written)."""
+    if not run_dirs:
+        raise InputError("give at least one run folder")
+    folders = [read_run(p) for p in run_dirs]
+    notes = check_releases(folders, allow_mixed)
+    spec = spec_for(folders[0].benchmark)
+    comparison = spec.build(folders, model_labels(folders), settings, release)
+    comparison.notes[:0] = notes
+    written = write_report(spec, comparison, folders, settings, Path(out))
+    significant = [r for t in comparison.tables.values() if "significant" in t.columns
+                   for r in t.filter(pl.col("significant")).iter_rows(named=True)]
+    line = (f"{spec.benchmark}: compared {len(comparison.models)} models from {len(folders)} runs; "
+            f"{len(significant)} significant differences; report {Path(out) / REPORT_FILE}")
+    return line, written
+
+
+def write_report(spec: BenchmarkSpec, comparison: Comparison, folders: Sequence[RunFolder], settings: Bootstrap,
+                 out: Path) -> list[Path]:
+    """REPORT_DIR: every figure (PNG), every table (CSV), comparison.json (tables as records, metrics, runs,
+    settings, notes) and report.html (self-contained: the PNGs inlined); returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    images = {}
+    for figure in spec.figures:
+        path = out / figure.name
+        figure.draw(comparison, path)
+        images[figure.name] = base64.b64encode(path.read_bytes()).decode("ascii")
+        written.append(path)
+    for table in spec.tables:
+        path = out / f"{table.name}.csv"
+        comparison.tables[table.name].write_csv(path)
+        written.append(path)
+    runs_info = [{"path": str(f.path), "models": f.models, "release": None if f.release is None else str(f.release),
+                  "manifest_sha256": f.manifest_sha256} for f in folders]
+    payload = {"benchmark": spec.benchmark, "title": spec.title, "models": comparison.models, "runs": runs_info,
+               "uncertainty": comparison.metrics.get("uncertainty") or settings.record(unit="unit"),
+               "significance": spec.significance, "notes": comparison.notes,
+               "tables": {t.name: comparison.tables[t.name].to_dicts() for t in spec.tables},
+               "metrics": comparison.metrics}
+    write_json(out / JSON_FILE, runs.json_safe(payload))
+    page = render_html(spec, comparison, runs_info, payload["uncertainty"], images)
+    (out / REPORT_FILE).write_text(page, encoding="utf-8")
+    return [*written, out / JSON_FILE, out / REPORT_FILE]
+
+
+# ------------------------------------------------------------------------------------------------ the page
+
+STYLE = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}th,td{border:1px solid #ccc;padding:3px 7px;
+text-align:right}th{background:#f2f2f2}td.text{text-align:left}.yes{color:#a00;font-weight:600}
+img{max-width:100%;border:1px solid #ddd}.note{color:#555;font-size:13px}caption{text-align:left;color:#555;
+font-size:13px;caption-side:bottom;padding-top:4px}"""
+
+
+def cell(value) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def display_columns(columns: Sequence[str]) -> list[tuple[str, str | None, str | None]]:
+    """(column, its low column, its high column) in order, ``X_low``/``X_high`` folded into ``X``."""
+    shown = []
+    for c in columns:
+        if c.endswith(("_low", "_high")) and c.rsplit("_", 1)[0] in columns:
+            continue
+        low, high = f"{c}_low", f"{c}_high"
+        shown.append((c, low if low in columns else None, high if high in columns else None))
+    return shown
+
+
+def table_html(table: Table, frame: pl.DataFrame, level: float) -> str:
+    columns = display_columns(frame.columns)
+    head = "".join(f"<th>{html.escape(c)}{f' [{level:.0%} CI]' if low else ''}</th>" for c, low, _ in columns)
+    body = []
+    for row in frame.iter_rows(named=True):
+        cells = []
+        for c, low, high in columns:
+            value = row[c]
+            text = cell(value)
+            if low and (row[low] is not None or row[high] is not None):
+                text += f" [{cell(row[low])}, {cell(row[high])}]"
+            klass = "text" if isinstance(value, str) else ("yes" if value is True else "")
+            cells.append(f"<td class={klass or 'num'}>{html.escape(text)}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
+    return (f"<h3 id=heading-{table.name}>{html.escape(table.title)}</h3>\n<table id=table-{table.name}>{caption}"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def significant_lines(comparison: Comparison) -> list[str]:
+    """One line per row marked significant in any table: its text columns, then its value and interval."""
+    lines = []
+    for frame in comparison.tables.values():
+        if "significant" not in frame.columns:
+            continue
+        for row in frame.filter(pl.col("significant")).iter_rows(named=True):
+            what = " / ".join(str(v) for k, v in row.items() if isinstance(v, str))
+            numbers = [(c, low, high) for c, low, high in display_columns(frame.columns) if low]
+            value = "; ".join(f"{c} {cell(row[c])} [{cell(row[low])}, {cell(row[high])}]" for c, low, high in numbers)
+            lines.append(f"{what}: {value}" if value else what)
+    return lines
+
+
+def render_html(spec: BenchmarkSpec, comparison: Comparison, runs_info: list[dict], record: dict,
+                images: dict[str, str]) -> str:
+    """The report page: models and runs, how the intervals were computed, significant differences, the tables,
+    the figures (inlined PNGs). No scripts, no external resources, no timestamps."""
+    e = html.escape
+    level = record["confidence_level"]
+    parts = [f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{e(spec.title)}: model comparison"
+             f"</title><style>{STYLE}</style></head><body>",
+             f"<h1>{e(spec.title)}: model comparison</h1>",
+             "<h2 id=models>Models</h2><ul>" + "".join(f"<li class=model>{e(m)}</li>" for m in comparison.models)
+             + "</ul>",
+             "<h2 id=runs>Runs</h2><ul>" + "".join(
+                 f"<li>{e(r['path'])}: {e(', '.join(r['models']))}; release {e(str(r['release']))} (manifest sha256 "
+                 f"{e(str(r['manifest_sha256']))})</li>" for r in runs_info) + "</ul>",
+             f"<h2 id=uncertainty>Intervals</h2><p class=note>{level:.0%} intervals from a seeded bootstrap over "
+             f"{e(str(record['unit']))}s ({e(record['tool'])}, method {e(record['interval_method'])}, "
+             f"{record['n_resamples']} resamples, seed {record['seed']}). Point estimates are the paper's.</p>"]
+    for key in ("strata", "statistic", "paired"):
+        if record.get(key):
+            parts.append(f"<p class=note>{e(key)}: {e(str(record[key]))}</p>")
+    parts.append(f"<h2 id=significance>Significant differences</h2><p class=note>{e(spec.significance)}</p>")
+    lines = significant_lines(comparison)
+    parts.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in lines) + "</ul>" if lines
+                 else "<p>No difference is significant.</p>")
+    if comparison.notes:
+        parts.append("<h2 id=notes>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in comparison.notes) + "</ul>")
+    parts.append("<h2 id=tables>Tables</h2>")
+    parts += [table_html(t, comparison.tables[t.name], level) for t in spec.tables]
+    parts.append("<h2 id=figures>Figures</h2>")
+    for figure in spec.figures:
+        caption = f"<p class=note>{e(figure.caption)}</p>" if figure.caption else ""
+        parts.append(f"<h3 id=figure-{e(figure.name.rsplit('.', 1)[0])}>{e(figure.title)}</h3>{caption}"
+                     f"<img alt=\"{e(figure.title)}\" src=\"data:image/png;base64,{images[figure.name]}\">")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)

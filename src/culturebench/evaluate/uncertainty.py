@@ -1,0 +1,172 @@
+"""Uncertainty of the headline numbers (issue #18), shared by every benchmark: seeded bootstrap intervals over the
+benchmark's unit of sampling (WVB participants within question, CDEval questions, NormAd stories, LLM-GLOBE
+prompts, SocialCC scenarios), paired-difference tests, and per-group breakdowns with small groups flagged.
+
+None of the five papers reports an interval; the point estimates stay the papers' own, computed as before, and the
+bootstrap only adds an interval around them. Everything goes through ``scipy.stats.bootstrap``:
+
+- ``mean_interval``: a plain mean of independent values (accuracy over stories, a score over scenarios):
+  ``scipy.stats.bootstrap((values,), np.mean)``.
+- ``resample_units``: any statistic of a set of units (CDEval's template-weighted likelihoods, a W1 over the
+  participants of a question): the statistic gets the positions of a resample and recomputes itself from them.
+  Units may be split into strata (CDEval: dimension x domain), each resampled within itself, as scipy's
+  multi-sample bootstrap does with one sample per stratum; a stratum of one unit is held as it is (a resample of
+  one unit with replacement is that unit; scipy asks for two or more per sample). The statistic returns a vector,
+  so every number derived from the same resamples (differences between models, similarities) shares them: paired.
+- ``bootstrap_pvalue``: the two-sided p-value of "the statistic is 0" from the bootstrap standard error (a normal
+  approximation, with no floor set by the number of resamples), and ``stats.holm`` over a family.
+- ``group_breakdown``: per group mean, interval and size; groups smaller than a minimum are flagged, not ranked.
+
+``Bootstrap`` holds the settings and ``Bootstrap.record`` is what metrics.json stores beside the intervals:
+resamples, seed, confidence level, interval method, unit and strata, and the scipy version.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 2000
+"""Bootstrap resamples of the intervals metrics.json reports (``culturebench compare --n-resamples`` changes it)."""
+CONFIDENCE_LEVEL = 0.95
+MIN_GROUP_SIZE = 30
+"""Groups with fewer units than this are reported with their size and interval but flagged ``small`` and not
+ranked (a 10-story country's accuracy is not comparable to a 300-story one)."""
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Settings of every bootstrap of one run: ``method`` is scipy's ('percentile', 'basic' or 'BCa')."""
+
+    n_resamples: int = DEFAULT_RESAMPLES
+    confidence_level: float = CONFIDENCE_LEVEL
+    seed: int = 0
+    method: str = "percentile"
+
+    def rng(self) -> np.random.Generator:
+        return np.random.default_rng(self.seed)
+
+    def record(self, *, unit: str, strata: str | None = None, **extra) -> dict:
+        """What metrics.json records about the intervals: these settings, the unit resampled, the strata, the
+        scipy version, and ``extra`` (a benchmark's own notes, e.g. what the statistic recomputes)."""
+        from scipy import __version__ as scipy_version
+
+        return {"method": "bootstrap", "tool": f"scipy.stats.bootstrap (scipy {scipy_version})",
+                "interval_method": self.method, "n_resamples": self.n_resamples, "seed": self.seed,
+                "confidence_level": self.confidence_level, "unit": unit, "strata": strata, **extra}
+
+
+@dataclass
+class Resampled:
+    """The result of ``resample_units``: per output of the statistic, its value on all units, the interval's
+    bounds, and the bootstrap distribution (outputs x resamples)."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    distribution: np.ndarray
+
+    def interval(self, i: int) -> list[float | None]:
+        return [finite_or_none(self.low[i]), finite_or_none(self.high[i])]
+
+    def pvalue(self, i: int, null: float = 0.0) -> float | None:
+        return bootstrap_pvalue(self.distribution[i], self.estimate[i], null)
+
+
+def finite_or_none(value) -> float | None:
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def resample_units(strata: Sequence[Sequence[int]], statistic: Callable[[np.ndarray], np.ndarray],
+                   settings: Bootstrap) -> Resampled:
+    """Bootstrap of ``statistic(positions) -> 1-D array`` over units: each stratum (a list of unit positions) is
+    resampled with replacement within itself by ``scipy.stats.bootstrap`` (one sample per stratum of two or more
+    units; strata of one unit kept as they are); the statistic sees the positions of one resample concatenated
+    (a unit drawn twice appears twice). ``estimate`` is the statistic of all units. An output that is NaN in some
+    resample (a group the resample missed) has NaN bounds: no interval."""
+    from scipy import stats
+
+    strata = [np.asarray(s, dtype=np.int64) for s in strata if len(s)]
+    if not strata:
+        raise ValueError("no units to resample")
+    varying = [s for s in strata if s.size >= 2]
+    fixed = np.concatenate([s for s in strata if s.size < 2] or [np.empty(0, dtype=np.int64)])
+    estimate = np.atleast_1d(np.asarray(statistic(np.concatenate(strata)), dtype=float))
+    if not varying:  # nothing can vary: every resample is the data itself
+        distribution = np.repeat(estimate[:, None], settings.n_resamples, axis=1)
+        return Resampled(estimate, estimate.copy(), estimate.copy(), distribution)
+
+    def on_resample(*samples: np.ndarray) -> np.ndarray:
+        positions = np.concatenate([np.asarray(s).astype(np.int64) for s in samples] + [fixed])
+        return np.atleast_1d(np.asarray(statistic(positions), dtype=float))
+
+    with warnings.catch_warnings():  # an output that is NaN in some resample gets no interval (None), silently
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = stats.bootstrap(tuple(varying), on_resample, vectorized=False, n_resamples=settings.n_resamples,
+                                 confidence_level=settings.confidence_level, method=settings.method,
+                                 rng=settings.rng())
+    distribution = np.atleast_2d(result.bootstrap_distribution)
+    return Resampled(estimate, np.atleast_1d(result.confidence_interval.low),
+                     np.atleast_1d(result.confidence_interval.high), distribution)
+
+
+def mean_interval(values: Sequence[float | None], settings: Bootstrap) -> dict:
+    """A plain mean with its bootstrap interval (``scipy.stats.bootstrap((values,), np.mean)``), None and NaN
+    dropped: n, estimate, low, high (low/high None below two values)."""
+    from scipy import stats
+
+    arr = np.asarray([np.nan if v is None else float(v) for v in values], dtype=float)
+    arr = arr[np.isfinite(arr)]
+    out = {"n": int(arr.size), "estimate": float(arr.mean()) if arr.size else None, "low": None, "high": None}
+    if arr.size >= 2:
+        if np.ptp(arr) == 0:  # every resample has the same mean (scipy warns on a degenerate distribution)
+            out["low"] = out["high"] = out["estimate"]
+        else:
+            result = stats.bootstrap((arr,), np.mean, n_resamples=settings.n_resamples,
+                                     confidence_level=settings.confidence_level, method=settings.method,
+                                     rng=settings.rng())
+            out["low"], out["high"] = finite_or_none(result.confidence_interval.low), finite_or_none(result.confidence_interval.high)
+    return out
+
+
+def bootstrap_pvalue(distribution: Sequence[float], estimate: float, null: float = 0.0) -> float | None:
+    """Two-sided p-value of ``statistic == null`` with the bootstrap standard error: z = (estimate - null) / SE,
+    SE the standard deviation (ddof 1) of the bootstrap distribution, p = 2 (1 - Phi(|z|)). Unlike counting the
+    resamples on either side of ``null``, this has no floor of 2 / (B + 1), so that Holm's correction over many
+    comparisons can still find a difference with a few thousand resamples. SE = 0 (nothing varies): 1 when the
+    estimate is ``null``, else 0."""
+    from scipy.stats import norm
+
+    d = np.asarray(distribution, dtype=float)
+    d = d[np.isfinite(d)]
+    if d.size < 2 or not np.isfinite(estimate):
+        return None
+    se = float(d.std(ddof=1))
+    if se == 0:
+        return 1.0 if estimate == null else 0.0
+    return float(2 * norm.sf(abs(estimate - null) / se))
+
+
+def group_breakdown(values: Sequence[float | None], groups: Sequence[str | None], settings: Bootstrap, *,
+                    minimum: int = MIN_GROUP_SIZE) -> list[dict]:
+    """Per group (None groups left out): group, n, estimate (the mean), low, high (``mean_interval``), small
+    (n < ``minimum``) and rank (1 = highest estimate among the groups that are not small; None for small ones);
+    groups in rank order, then the small ones by name."""
+    members: dict[str, list[float | None]] = {}
+    for value, group in zip(values, groups):
+        if group is not None:
+            members.setdefault(str(group), []).append(value)
+    rows = [{"group": g, **mean_interval(v, settings)} for g, v in sorted(members.items())]
+    for row in rows:
+        row["small"] = row["n"] < minimum or row["estimate"] is None
+    ranked = sorted((r for r in rows if not r["small"]), key=lambda r: (-r["estimate"], r["group"]))
+    for rank, row in enumerate(ranked, start=1):
+        row["rank"] = rank
+    small = [r for r in rows if r["small"]]
+    for row in small:
+        row["rank"] = None
+    return [*ranked, *small]
