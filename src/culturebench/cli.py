@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from contextlib import contextmanager
 from importlib import import_module
@@ -12,8 +13,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from culturebench.errors import InputError
+from culturebench.errors import ChecksFailed, InputError
 
 BENCHMARKS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
 """Benchmarks that have a builder, in build order."""
@@ -34,17 +36,60 @@ def bundled_raw() -> Path:
     return checkout if checkout.is_dir() else Path("raw")
 
 
+def say(text: str, style: str | None = None, out: Console = console) -> None:
+    """Print user text (paths, messages, model output) as it is: no rich markup, so ``[local]`` or ``raw[v2]`` stay."""
+    out.print(Text(str(text), style=style or ""), highlight=False, soft_wrap=True)
+
+
+def error_line(exc: BaseException) -> None:
+    say_error(str(exc))
+
+
+def say_error(message: str) -> None:
+    console.print(Text.assemble(("error:", "bold red"), " ", message), highlight=False, soft_wrap=True)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised like Ctrl-C so that a release being written is discarded the same way."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame) -> None:
+    raise Terminated(signum)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Report an input problem as one line and exit 2; Ctrl-C exits 130 (a release being written is discarded)."""
+    """Report an input or path problem as one line and exit 2, failed release checks as one line and exit 1;
+    Ctrl-C, SIGTERM and SIGHUP exit 130 / 143 / 129 (a release being written is discarded)."""
+    handled = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+    previous = {}
+    try:
+        for signum in handled:
+            previous[signum] = signal.signal(signum, _terminate)
+    except ValueError:  # not the main thread: leave the signals alone
+        previous = {}
     try:
         yield
     except InputError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        error_line(exc)
         raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted; nothing was written[/]")
-        raise typer.Exit(130) from None
+    except ChecksFailed as exc:
+        error_line(exc)
+        raise typer.Exit(1) from None
+    except OSError as exc:  # a path the user gave cannot be read or written (a file where a folder is needed, ...)
+        where = f"{exc.filename}: " if exc.filename else ""
+        error_line(InputError(f"{where}{exc.strerror or exc}"))
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt as exc:
+        say("interrupted; nothing was written", style="yellow")
+        raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @app.command()
@@ -54,12 +99,14 @@ def build(
     out: Annotated[Path, typer.Option(help="Folder that receives one release folder per benchmark.")] = Path("releases"),
     seed: Annotated[int, typer.Option(help="Seed for splits and samples; same inputs + seed give byte-identical parquet.")] = 0,
 ) -> None:
-    """Build release folders (parquet + dataset card + validation report + manifest) from raw files."""
-    from culturebench.release import WRITE_STAGES, build_release
+    """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
+    checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
+    from culturebench.io import output_folder
 
     raw = raw or bundled_raw()
     name = module_name(name)
     with user_errors():
+        output_folder(out)
         if name == "all":
             names = [n for n in BENCHMARKS if import_module(f"culturebench.builders.{n}").raw_present(raw)]
             if not names:
@@ -68,23 +115,41 @@ def build(
             names = [name]
         else:
             raise InputError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)} or 'all'")
-        failed = False
-        for benchmark in names:
-            stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
-            with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[stage]}"),
-                          TimeElapsedColumn(), console=console, transient=False) as bar:
-                task = bar.add_task(benchmark, total=len(stages), stage="")
+        if len(names) == 1:
+            folder, verdict = _build_one(names[0], raw, out, seed)
+            say(f"{names[0]}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)", style="green")
+            return
+    # build all: every benchmark is built (a bad one does not stop the others), then one line per benchmark
+    lines, code = [], 0
+    for benchmark in names:
+        with user_errors():
+            try:
+                folder, verdict = _build_one(benchmark, raw, out, seed)
+                lines.append((f"{benchmark}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)",
+                              "green"))
+            except (InputError, ChecksFailed) as exc:
+                code = max(code, 2 if isinstance(exc, InputError) else 1)
+                detail = str(exc).removeprefix(f"{benchmark}: ")
+                lines.append((f"{benchmark}: NOT written: {detail}", "red"))
+    for line, style in lines:
+        say(line, style=style)
+    if code:
+        raise typer.Exit(code)
 
-                def advance(stage: str) -> None:
-                    bar.update(task, completed=stages.index(stage), stage=stage)
 
-                folder, verdict = build_release(benchmark, raw, out, seed, advance)
-                bar.update(task, completed=len(stages), stage="done")
-            failed |= verdict["failed"] > 0
-            colour = "red" if verdict["failed"] else "green"
-            console.print(f"{benchmark}: wrote {folder} — [{colour}]{verdict['passed']}/{verdict['checks']} checks passed[/]")
-        if failed:
-            raise typer.Exit(1)
+def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, dict]:
+    """Build one release with a progress bar that disappears when done (so an error stays the only line)."""
+    from culturebench.release import WRITE_STAGES, build_release
+
+    stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[stage]}"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(benchmark, total=len(stages), stage="")
+
+        def advance(stage: str) -> None:
+            bar.update(task, completed=stages.index(stage), stage=stage)
+
+        return build_release(benchmark, raw, out, seed, advance)
 
 
 @app.command()
