@@ -34,6 +34,11 @@ class InputFile:
     rows: int
     encoding: str | None = None  # text inputs: the encoding they were decoded with ("utf-8" or FALLBACK_ENCODING)
 
+    @classmethod
+    def from_bytes(cls, path: Path, name: str, data: bytes, rows: int, encoding: str | None = None) -> InputFile:
+        return cls(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data), rows=rows,
+                   encoding=encoding)
+
 
 def input_name(path: Path, root: Path | None) -> str:
     """How a raw input is named in errors and the manifest: its path relative to the raw folder, else its file name."""

@@ -7,8 +7,8 @@
     OUT/<name>/manifest.json                               inputs and outputs with sha256, versions, seed, accounting
 
 Written into a temp dir and renamed at the end, so an interrupted build leaves no half release; a build whose
-checks fail is not renamed at all (an existing release stays as it was): its report goes to
-``OUT/.failed/<name>/validation/``.
+checks fail is not renamed over it (an existing release stays as it was): it goes to ``OUT/.failed/<name>/``, its
+report in ``validation/``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ ROW_GROUP_ROWS = 500_000
 LIBRARIES = ("polars", "pyarrow", "pandera", "great-expectations", "pyreadstat", "pdfplumber", "datasets")
 WRITE_STAGES = ("write", "validate")
 FAILED = ".failed"
-"""``OUT/.failed/<name>/validation/``: the report of the last build of ``name`` whose checks failed."""
+"""``OUT/.failed/<name>/``: the last build of ``name`` whose checks failed, report in ``validation/``."""
 MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation")
 
 
@@ -47,7 +47,7 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
     """Build benchmark ``name`` from ``raw`` into ``out/name``; returns the folder and the validation summary.
 
     An InputError names its file relative to ``raw``. When a check fails, ``out/name`` is left as it was and
-    ChecksFailed is raised, with the report kept in ``out/.failed/name/validation/``."""
+    ChecksFailed is raised; the failed build is kept in ``out/.failed/name/`` (report in ``validation/``)."""
     builder = import_module(f"culturebench.builders.{name}")
     if not Path(raw).is_dir():
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
@@ -97,12 +97,13 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
 
 
 def keep_failed_report(folder: Path, out: Path, name: str, results: list) -> ChecksFailed:
-    """Move a failed build's validation report (and manifest) to ``out/.failed/name/``, replacing the last one."""
+    """Move a failed build (its report, data and manifest) to ``out/.failed/name/``, replacing the last one there,
+    instead of over ``out/name``."""
     kept = Path(out) / FAILED / name
     shutil.rmtree(kept, ignore_errors=True)
-    kept.mkdir(parents=True)
-    shutil.move(folder / "validation", kept / "validation")
-    shutil.move(folder / "manifest.json", kept / "manifest.json")
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o755)
+    folder.rename(kept)
     failed = [f"{r.config}: {r.name}" for r in results if not r.passed]
     return ChecksFailed(name, failed, kept / "validation" / "report.html")
 

@@ -19,14 +19,13 @@ Survey weights (``W_WEIGHT``) are read by the WVS reader itself (``read_responde
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, read_input_bytes
+from culturebench.io import InputFile, input_name, read_input_text
 
 FOLDER = "socialcc"
 SUFFIXES = (".jsonl",)
@@ -108,11 +107,7 @@ def parse_scenario(record, file: str, row: int) -> ScenarioRow:
 
 def read_scenarios(path: Path, root: Path) -> tuple[list[ScenarioRow], InputFile]:
     name = input_name(path, root)
-    data = read_input_bytes(path, name)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"file is not UTF-8 text (byte {exc.start})", file=name) from None
+    data, text, encoding = read_input_text(path, name)
     rows = []
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
@@ -126,8 +121,7 @@ def read_scenarios(path: Path, root: Path) -> tuple[list[ScenarioRow], InputFile
         rows.append(parse_scenario(record, name, number))
     if not rows:
         raise InputError("file has no scenarios", file=name)
-    return rows, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-                           rows=len(rows))
+    return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)
 
 
 # ------------------------------------------------------------------------------------------------ survey weights
