@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from culturebench.errors import ChecksFailed, InputError
+from culturebench.io import output_folder
 
 BENCHMARKS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
 """Benchmarks that have a builder, in build order."""
@@ -42,11 +43,8 @@ def say(text: str, style: str | None = None, out: Console = console) -> None:
 
 
 def error_line(exc: BaseException) -> None:
-    say_error(str(exc))
-
-
-def say_error(message: str) -> None:
-    console.print(Text.assemble(("error:", "bold red"), " ", message), highlight=False, soft_wrap=True)
+    """The one line of a user error: ``error: <file>, row <n>, column <c>: <message>``."""
+    console.print(Text.assemble(("error:", "bold red"), " ", str(exc)), highlight=False, soft_wrap=True)
 
 
 class Terminated(KeyboardInterrupt):
@@ -101,8 +99,6 @@ def build(
 ) -> None:
     """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
     checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
-    from culturebench.io import output_folder
-
     raw = raw or bundled_raw()
     name = module_name(name)
     with user_errors():
@@ -143,7 +139,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
 
     stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[stage]}"),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+                  TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(benchmark, total=len(stages), stage="")
 
         def advance(stage: str) -> None:
@@ -160,14 +156,15 @@ def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g
 
     with user_errors():
         manifest, results = revalidate(release)
-    table = Table("config", "check", "tool", "result", title=f"{manifest['benchmark']}: {release}")
+    table = Table("config", "check", "tool", "result", title=Text(f"{manifest['benchmark']}: {release}"))
     for result in results:
         if not result.passed:
-            table.add_row(result.config, result.name, result.tool, f"[red]FAIL[/] observed {result.observed!r}")
+            table.add_row(Text(result.config), Text(result.name), Text(result.tool),
+                          Text.assemble(("FAIL", "red"), f" observed {result.observed!r}"))
     verdict = summary(results)
     if verdict["failed"]:
         Console().print(table)
-    Console().print(f"{verdict['passed']}/{verdict['checks']} checks passed")
+    say(f"{verdict['passed']}/{verdict['checks']} checks passed", out=Console())
     if verdict["failed"]:
         raise typer.Exit(1)
 
@@ -180,20 +177,20 @@ def info(release: Annotated[Path, typer.Argument(help="A release folder, e.g. re
     with user_errors():
         manifest = load_manifest(release)
     out = Console()
-    table = Table("config", "split", "rows", "files", "redistributable", title=f"{manifest['benchmark']} ({release})")
+    table = Table("config", "split", "rows", "files", "redistributable", title=Text(f"{manifest['benchmark']} ({release})"))
     groups: dict[tuple[str, str], list[dict]] = {}
     for output in manifest["outputs"]:
         if "config" in output:
             groups.setdefault((output["config"], output["split"]), []).append(output)
     for (config, split), files in groups.items():
-        table.add_row(config, split, f"{sum(f['rows'] for f in files):,}", str(len(files)),
+        table.add_row(Text(config), Text(split), f"{sum(f['rows'] for f in files):,}", str(len(files)),
                       "yes" if manifest["redistributable"].get(config, True) else "no")
     out.print(table)
     acc, v = manifest["accounting"], manifest["validation"]
-    out.print(f"rows read {acc['rows_read']:,} = kept {acc['rows_kept']:,} + quarantined {acc['rows_quarantined']:,}")
-    out.print(f"checks: {v['passed']}/{v['checks']} passed; seed {manifest['seed']}; built {manifest['created_at']}")
+    say(f"rows read {acc['rows_read']:,} = kept {acc['rows_kept']:,} + quarantined {acc['rows_quarantined']:,}", out=out)
+    say(f"checks: {v['passed']}/{v['checks']} passed; seed {manifest['seed']}; built {manifest['created_at']}", out=out)
     for item in manifest["inputs"]:
-        out.print(f"  input {item['name']}  {item['size']:,} bytes  sha256 {item['sha256'][:16]}…")
+        say(f"  input {item['name']}  {item['size']:,} bytes  sha256 {item['sha256'][:16]}…", out=out)
 
 
 # --- evaluate / score: each benchmark's evaluate module exposes cli_check(options), cli_evaluate(backend, options,
@@ -222,11 +219,12 @@ def score(
     socialcc: judge scores per country, zone and topic)."""
     name = module_name(name)
     with user_errors():
+        output_folder(out)
         line, written = _evaluation(name, "score").cli_score(responses, release, out,
                                                              **({"config": config} if config is not None else {}))
-    console.print(line, highlight=False)
+    say(line)
     for path in written:
-        console.print(f"  wrote {path}")
+        say(f"  wrote {path}")
 
 
 @app.command()
@@ -259,6 +257,7 @@ def evaluate(
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config}
     with user_errors():
+        output_folder(out)
         benchmark = _evaluation(name, "evaluate")
         benchmark.cli_check(options)
         if backend == "openai":
@@ -272,9 +271,9 @@ def evaluate(
         else:
             raise InputError(f"unknown backend {backend!r}; choose from openai, vllm")
         line, written = benchmark.cli_evaluate(model_backend, options, args, console)
-    console.print(line, highlight=False)
+    say(line)
     for path in written:
-        console.print(f"  wrote {path}")
+        say(f"  wrote {path}")
 
 
 @app.command("serve-local")
@@ -290,7 +289,7 @@ def serve_local(
 
     with user_errors():
         process, base_url = start_server(port=port, cache_dir=cache_dir)
-    console.print(f"serving {MODEL_NAME} at {base_url} (Ctrl-C stops)")
+    say(f"serving {MODEL_NAME} at {base_url} (Ctrl-C stops)")
     try:
         process.wait()
     except KeyboardInterrupt:
@@ -336,7 +335,7 @@ def audit(release: Annotated[Path, typer.Argument(help="A release folder, e.g. r
         out.print(f"... and {len(result.problems) - 20} more", highlight=False)
     for failed in result.failed_checks[:20]:
         out.print(f"[red]FAIL[/] {escape(failed)}", highlight=False, soft_wrap=True)
-    out.print(result.verdict(), highlight=False, soft_wrap=True, style="green" if result.ok else "red")
+    say(result.verdict(), style="green" if result.ok else "red", out=out)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -359,6 +358,7 @@ def generate(
     task = module_name(task)
     options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source}
     with user_errors():
+        output_folder(out)
         if task not in GENERATORS:
             raise InputError(f"unknown generation task {task!r}; choose from {', '.join(GENERATORS)}")
         from culturebench.evaluate.backends import OpenAIBackend

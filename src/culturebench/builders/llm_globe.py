@@ -271,6 +271,11 @@ def read_inputs(raw: Path) -> _Inputs:
     if not inputs.rubrics:
         raise InputError("no LLM-GLOBE rubric file (columns Number, Dimension, Scale_EN, ...)",
                          file=raw / LLM_GLOBE_FOLDER)
+    missing = sorted(set(lookup.values()) - {r.dimension for r in inputs.rubrics})
+    if missing:  # an incomplete input, not a failed check: the jury cannot score those dimensions' answers
+        raise InputError(f"no juror rubric for dimension(s) {missing}; the rubric files must cover all "
+                         f"{len(set(lookup.values()))} GLOBE dimensions", file=inputs.rubrics[0].file,
+                         column="Dimension")
     return inputs
 
 

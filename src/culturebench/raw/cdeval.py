@@ -69,6 +69,8 @@ def read_questionnaire(path: Path, root: Path, dimensions: dict[str, str], domai
         raise  # pragma: no cover - _locate_json_error always raises
     if not isinstance(loaded, list):
         raise InputError(f"expected a JSON list of items, found a JSON {type(loaded).__name__}", file=name)
+    if not loaded:
+        raise InputError("the JSON list has no items", file=name)
     items = []
     for index, entry in enumerate(loaded):
         number = index + 1
