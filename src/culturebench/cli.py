@@ -156,15 +156,13 @@ def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g
 
     with user_errors():
         manifest, results = revalidate(release)
-    table = Table("config", "check", "tool", "result", title=Text(f"{manifest['benchmark']}: {release}"))
+    out = Console()
     for result in results:
-        if not result.passed:
-            table.add_row(Text(result.config), Text(result.name), Text(result.tool),
-                          Text.assemble(("FAIL", "red"), f" observed {result.observed!r}"))
+        if not result.passed:  # one plain line each, never cut to a table's width
+            say(f"FAIL {result.config}: {result.name} ({result.tool}; observed {result.observed!r}, expected "
+                f"{result.expected!r})", style="red", out=out)
     verdict = summary(results)
-    if verdict["failed"]:
-        Console().print(table)
-    say(f"{verdict['passed']}/{verdict['checks']} checks passed", out=Console())
+    say(f"{manifest['benchmark']}: {verdict['passed']}/{verdict['checks']} checks passed", out=out)
     if verdict["failed"]:
         raise typer.Exit(1)
 

@@ -126,7 +126,9 @@ def read_csv_rows(text: str, name: str, delimiter: str = ",") -> tuple[list[str]
         message = str(exc)
         if "unexpected end of data" in message:
             message = "unclosed quote: the quoted field that starts on this row runs to the end of the file"
-        raise InputError(f"malformed CSV ({message})", file=name, row=row + 1 if row or header else 0) from None
+        elif "expected after" in message:
+            message = f"a quote ends a field in the middle ({message}): a stray or unescaped quote?"
+        raise InputError(f"malformed CSV: {message}", file=name, row=row + 1 if row or header else 0) from None
     return header, rows
 
 
