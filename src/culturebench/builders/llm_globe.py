@@ -271,11 +271,6 @@ def read_inputs(raw: Path) -> _Inputs:
     if not inputs.rubrics:
         raise InputError("no LLM-GLOBE rubric file (columns Number, Dimension, Scale_EN, ...)",
                          file=raw / LLM_GLOBE_FOLDER)
-    missing = sorted(set(lookup.values()) - {r.dimension for r in inputs.rubrics})
-    if missing:  # an incomplete input, not a failed check: the jury cannot score those dimensions' answers
-        raise InputError(f"no juror rubric for dimension(s) {missing}; the rubric files must cover all "
-                         f"{len(set(lookup.values()))} GLOBE dimensions", file=inputs.rubrics[0].file,
-                         column="Dimension")
     return inputs
 
 
@@ -438,6 +433,10 @@ def rubrics_table(rubrics: list[Rubric]) -> pl.DataFrame:
                              f"{seen[r.dimension].row})", file=r.file, row=r.row, column="Dimension")
         seen[r.dimension] = r
     order = dimension_numbers()
+    missing = sorted(set(order) - seen.keys(), key=order.get)
+    if missing:  # an incomplete input, not a failed check: the jury could not score those dimensions' answers
+        raise InputError(f"no juror rubric for dimension(s) {missing}; the rubric files must cover all {len(order)} "
+                         "GLOBE dimensions", file=rubrics[0].file, column="Dimension")
     rows = [(r.dimension, r.scale_en, r.characteristics_en, r.scale_zh, r.characteristics_zh)
             for r in sorted(rubrics, key=lambda r: order[r.dimension])]
     return pl.DataFrame(rows, schema=RUBRICS_SCHEMA, orient="row")
