@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from culturebench.errors import InputError
 from culturebench.splits import SPLIT_NAMES
-from culturebench.release import file_problems, load_manifest, read_dtypes, read_tables
+from culturebench.release import MANIFEST_KEYS, file_problems, load_manifest, read_dtypes, read_tables
 from culturebench.validation import summary, validate_tables
 from culturebench.validation.report import build_report, render_html
 
@@ -49,7 +49,7 @@ class Audit:
 
 def audit(release: Path) -> Audit:
     release = Path(release)
-    manifest = load_manifest(release)
+    manifest = load_manifest(release, MANIFEST_KEYS)
     benchmark = manifest["benchmark"]
     result = Audit(release, benchmark, files=len(manifest["outputs"]))
     result.problems = file_problems(release, manifest)  # the same file check as ``validate``

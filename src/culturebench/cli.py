@@ -170,10 +170,10 @@ def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g
 @app.command()
 def info(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
     """Show a release's configs, splits, row counts, inputs and validation summary."""
-    from culturebench.release import load_manifest
+    from culturebench.release import MANIFEST_KEYS, load_manifest
 
     with user_errors():
-        manifest = load_manifest(release)
+        manifest = load_manifest(release, MANIFEST_KEYS)
     out = Console()
     table = Table("config", "split", "rows", "files", "redistributable", title=Text(f"{manifest['benchmark']} ({release})"))
     groups: dict[tuple[str, str], list[dict]] = {}

@@ -40,7 +40,8 @@ LIBRARIES = ("polars", "pyarrow", "pandera", "great-expectations", "pyreadstat",
 WRITE_STAGES = ("write", "validate")
 FAILED = ".failed"
 """``OUT/.failed/<name>/``: the last build of ``name`` whose checks failed, report in ``validation/``."""
-MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation")
+MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation", "created_at", "redistributable")
+"""What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
 
 
 def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress) -> tuple[Path, dict]:
@@ -147,7 +148,8 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def load_manifest(release: Path) -> dict:
+def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outputs")) -> dict:
+    """A release's manifest.json; one without the ``required`` keys (or not JSON) is an InputError."""
     path = Path(release) / "manifest.json"
     if not path.is_file():
         raise InputError("not a culturebench release (no manifest.json)", file=release)
@@ -157,7 +159,7 @@ def load_manifest(release: Path) -> dict:
         raise InputError(f"manifest.json does not parse ({exc})", file=path) from None
     if not isinstance(manifest, dict):
         raise InputError("manifest.json is not a JSON object", file=path)
-    missing = [key for key in MANIFEST_KEYS if key not in manifest]
+    missing = [key for key in required if key not in manifest]
     if missing:
         raise InputError(f"manifest.json has no {', '.join(repr(k) for k in missing)}: not a complete "
                          "culturebench release", file=path)
@@ -216,7 +218,7 @@ def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, 
 def revalidate(release: Path) -> tuple[dict, list]:
     """Re-run every check of a release from its files (``culturebench validate``), after checking that every file
     still has the sha256 the manifest recorded."""
-    manifest = load_manifest(release)
+    manifest = load_manifest(release, MANIFEST_KEYS)
     problems = file_problems(release, manifest)
     results = [check("every file is listed in manifest.json with the sha256 it has", "release", problems, [])]
     readable = [o for o in manifest["outputs"] if (Path(release) / o["path"]).is_file()]
