@@ -83,7 +83,7 @@ def user_errors() -> Iterator[None]:
         error_line(InputError(f"{where}{exc.strerror or exc}"))
         raise typer.Exit(2) from None
     except KeyboardInterrupt as exc:
-        say("interrupted; nothing was written", style="yellow")
+        say("interrupted; the release being written was discarded (existing releases are unchanged)", style="yellow")
         raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
     finally:
         for signum, handler in previous.items():
