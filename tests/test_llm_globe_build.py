@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from culturebench.builders import llm_globe
 from culturebench.cli import app
-from culturebench.errors import InputError
+from culturebench.errors import ChecksFailed, InputError
 from culturebench.raw.globe import CLOSED_COLUMNS
 from culturebench.release import build_release
 
@@ -434,7 +434,12 @@ def test_drawn_form_alpha_pdf_supplies_english_text(tmp_path):
                "anchor_7_zh"],
               [["1-1", "Assertiveness", "true", "", "", "", "在这个组织里，人们通常：", "直言不讳", "含蓄内敛"],
                ["3-1", "Future Orientation", "false", "", "", "", "在这个组织里，截止日期应当：", "提前很久确定", "当天确定"]])
-    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    # two items cover two of the nine dimensions: the dimension x role x pair check fails, as it should, so the
+    # build is kept aside in out/.failed/ instead of becoming a release
+    with pytest.raises(ChecksFailed) as failure:
+        build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder = tmp_path / "out" / ".failed" / "llm_globe"
+    assert failure.value.report == folder / "validation" / "report.html" and not (tmp_path / "out" / "llm_globe").exists()
     closed = read_config(folder, "closed")
     assert closed.height == 2 * len(sample_pairs()) * 3
     row = closed.filter(pl.col("item_id") == "3-1").row(0, named=True)
@@ -446,7 +451,7 @@ def test_drawn_form_alpha_pdf_supplies_english_text(tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["provenance"]["form_alpha_items_not_in_item_table"] == ["1-2"]
     failed = [c["name"] for c in json.loads((folder / "validation" / "report.json").read_text())["checks"]
-              if not c["passed"]] if verdict["failed"] else []
+              if not c["passed"]]
     # two items cover two of the nine dimensions: the dimension x role x pair check fails, as it should
     assert failed == ["every dimension x role x (industry, company type) pair is present"]
 

@@ -219,7 +219,7 @@ def test_ragged_csv_and_unknown_zone(tmp_path):
     raw = copy_raw(tmp_path)
     stories = raw / "normad" / "SAMPLE_normad_etiquette.csv"
     stories.write_text(stories.read_text(encoding="utf-8") + "1,2,3\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"SAMPLE_normad_etiquette.csv, row 14: has 3 fields"):
+    with pytest.raises(InputError, match=r"SAMPLE_normad_etiquette.csv, row 14, column Axis: has 3 fields"):
         normad.build(raw, 0, NOOP)
     raw = copy_raw(tmp_path / "b")
     zones = raw / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv"

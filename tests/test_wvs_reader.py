@@ -53,7 +53,7 @@ def case_missing_raw_folder(make_raw, tmp_path):
 
 def case_folder_without_respondent_files(make_raw, tmp_path):
     folder = make_raw(name=None)
-    return folder.raw, [str(folder.wvs)], None
+    return folder.raw, ["wvs"], None  # named relative to the raw folder
 
 
 def case_empty_file(make_raw, tmp_path):

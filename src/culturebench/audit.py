@@ -19,9 +19,8 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from culturebench.errors import InputError
-from culturebench.io import sha256_file
 from culturebench.splits import SPLIT_NAMES
-from culturebench.release import load_manifest, read_dtypes, read_tables
+from culturebench.release import MANIFEST_KEYS, file_problems, load_manifest, read_dtypes, read_tables
 from culturebench.validation import summary, validate_tables
 from culturebench.validation.report import ORIGIN_KEYS, build_report, render_html
 
@@ -50,22 +49,14 @@ class Audit:
 
 def audit(release: Path) -> Audit:
     release = Path(release)
-    manifest = load_manifest(release)
-    benchmark = manifest.get("benchmark")
-    if not isinstance(manifest.get("outputs"), list) or not benchmark:
-        raise InputError("manifest.json has no outputs or benchmark", file=release / "manifest.json")
+    manifest = load_manifest(release, MANIFEST_KEYS)
+    benchmark = manifest["benchmark"]
     result = Audit(release, benchmark, files=len(manifest["outputs"]))
-    listed = {o["path"] for o in manifest["outputs"]}
+    result.problems = file_problems(release, manifest)  # the same file check as ``validate``
+    damaged = {problem.split(": ", 1)[0] for problem in result.problems}
     for output in manifest["outputs"]:
         path = release / output["path"]
-        if not path.is_file():
-            result.problems.append(f"{output['path']}: missing")
-            continue
-        actual = sha256_file(path)
-        if actual != output["sha256"]:
-            result.problems.append(f"{output['path']}: sha256 {actual[:16]}… but manifest.json says {output['sha256'][:16]}…")
-            continue
-        if "rows" in output and path.suffix == ".parquet":
+        if "rows" in output and path.suffix == ".parquet" and output["path"] not in damaged:
             try:
                 rows = pq.ParquetFile(path).metadata.num_rows
             except Exception as exc:  # noqa: BLE001 - unreadable parquet is a finding, not a crash
@@ -73,10 +64,6 @@ def audit(release: Path) -> Audit:
                 continue
             if rows != output["rows"]:
                 result.problems.append(f"{output['path']}: {rows:,} rows but manifest.json says {output['rows']:,}")
-    for path in sorted(p for p in release.rglob("*") if p.is_file()):
-        relative = path.relative_to(release).as_posix()
-        if relative != "manifest.json" and relative not in listed:
-            result.problems.append(f"{relative}: not listed in manifest.json")
 
     readable = [o for o in manifest["outputs"] if "config" in o and (release / o["path"]).is_file()]
     try:

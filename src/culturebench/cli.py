@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from contextlib import contextmanager
 from importlib import import_module
@@ -12,8 +13,10 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from culturebench.errors import InputError
+from culturebench.errors import ChecksFailed, InputError
+from culturebench.io import output_folder
 
 BENCHMARKS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
 """Benchmarks that have a builder, in build order."""
@@ -35,17 +38,57 @@ def bundled_raw() -> Path:
     return BUNDLED_RAW if BUNDLED_RAW.is_dir() else Path("raw")
 
 
+def say(text: str, style: str | None = None, out: Console = console) -> None:
+    """Print user text (paths, messages, model output) as it is: no rich markup, so ``[local]`` or ``raw[v2]`` stay."""
+    out.print(Text(str(text), style=style or ""), highlight=False, soft_wrap=True)
+
+
+def error_line(exc: BaseException) -> None:
+    """The one line of a user error: ``error: <file>, row <n>, column <c>: <message>``."""
+    console.print(Text.assemble(("error:", "bold red"), " ", str(exc)), highlight=False, soft_wrap=True)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised like Ctrl-C so that a release being written is discarded the same way."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame) -> None:
+    raise Terminated(signum)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Report an input problem as one line and exit 2; Ctrl-C exits 130 (a release being written is discarded)."""
+    """Report an input or path problem as one line and exit 2, failed release checks as one line and exit 1;
+    Ctrl-C, SIGTERM and SIGHUP exit 130 / 143 / 129 (a release being written is discarded)."""
+    handled = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+    previous = {}
+    try:
+        for signum in handled:
+            previous[signum] = signal.signal(signum, _terminate)
+    except ValueError:  # not the main thread: leave the signals alone
+        previous = {}
     try:
         yield
     except InputError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        error_line(exc)
         raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted; nothing was written[/]")
-        raise typer.Exit(130) from None
+    except ChecksFailed as exc:
+        error_line(exc)
+        raise typer.Exit(1) from None
+    except OSError as exc:  # a path the user gave cannot be read or written (a file where a folder is needed, ...)
+        where = f"{exc.filename}: " if exc.filename else ""
+        error_line(InputError(f"{where}{exc.strerror or exc}"))
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt as exc:
+        say("interrupted; the release being written was discarded (existing releases are unchanged)", style="yellow")
+        raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @app.command()
@@ -55,12 +98,12 @@ def build(
     out: Annotated[Path, typer.Option(help="Folder that receives one release folder per benchmark.")] = Path("releases"),
     seed: Annotated[int, typer.Option(help="Seed for splits and samples; same inputs + seed give byte-identical parquet.")] = 0,
 ) -> None:
-    """Build release folders (parquet + dataset card + validation report + manifest) from raw files."""
-    from culturebench.release import WRITE_STAGES, build_release
-
+    """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
+    checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
     raw = raw or bundled_raw()
     name = module_name(name)
     with user_errors():
+        output_folder(out)
         if name == "all":
             names = [n for n in BENCHMARKS if import_module(f"culturebench.builders.{n}").raw_present(raw)]
             if not names:
@@ -69,23 +112,41 @@ def build(
             names = [name]
         else:
             raise InputError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)} or 'all'")
-        failed = False
-        for benchmark in names:
-            stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
-            with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[stage]}"),
-                          TimeElapsedColumn(), console=console, transient=False) as bar:
-                task = bar.add_task(benchmark, total=len(stages), stage="")
+        if len(names) == 1:
+            folder, verdict = _build_one(names[0], raw, out, seed)
+            say(f"{names[0]}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)", style="green")
+            return
+    # build all: every benchmark is built (a bad one does not stop the others), then one line per benchmark
+    lines, code = [], 0
+    for benchmark in names:
+        with user_errors():
+            try:
+                folder, verdict = _build_one(benchmark, raw, out, seed)
+                lines.append((f"{benchmark}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)",
+                              "green"))
+            except (InputError, ChecksFailed) as exc:
+                code = max(code, 2 if isinstance(exc, InputError) else 1)
+                detail = str(exc).removeprefix(f"{benchmark}: ")
+                lines.append((f"{benchmark}: NOT written: {detail}", "red"))
+    for line, style in lines:
+        say(line, style=style)
+    if code:
+        raise typer.Exit(code)
 
-                def advance(stage: str) -> None:
-                    bar.update(task, completed=stages.index(stage), stage=stage)
 
-                folder, verdict = build_release(benchmark, raw, out, seed, advance)
-                bar.update(task, completed=len(stages), stage="done")
-            failed |= verdict["failed"] > 0
-            colour = "red" if verdict["failed"] else "green"
-            console.print(f"{benchmark}: wrote {folder} — [{colour}]{verdict['passed']}/{verdict['checks']} checks passed[/]")
-        if failed:
-            raise typer.Exit(1)
+def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, dict]:
+    """Build one release with a progress bar that disappears when done (so an error stays the only line)."""
+    from culturebench.release import WRITE_STAGES, build_release
+
+    stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[stage]}"),
+                  TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(benchmark, total=len(stages), stage="")
+
+        def advance(stage: str) -> None:
+            bar.update(task, completed=stages.index(stage), stage=stage)
+
+        return build_release(benchmark, raw, out, seed, advance)
 
 
 @app.command()
@@ -95,48 +156,47 @@ def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g
     from culturebench.validation import summary
 
     with user_errors():
-        manifest, results, changed = revalidate(release)
+        manifest, results, problems = revalidate(release)
     out = plain_console()
-    table = Table("config", "check", "tool", "result", title=f"{manifest['benchmark']}: {release}")
     for result in results:
-        if not result.passed:
-            table.add_row(result.config, result.name, result.tool, f"[red]FAIL[/] observed {result.observed!r}")
+        if not result.passed:  # one plain line each, never cut to a table's width
+            say(f"FAIL {result.config}: {result.name} ({result.tool}; observed {result.observed!r}, expected "
+                f"{result.expected!r})", style="red", out=out)
     verdict = summary(results)
-    if verdict["failed"]:
-        out.print(table)
-    for path in changed:
-        out.print(f"[red]FAIL[/] {path}: missing or sha256 differs from manifest.json", highlight=False)
+    for problem in problems:
+        say(f"FAIL {problem}", style="red", out=out)
     files = len(manifest["outputs"])
-    out.print(f"{verdict['passed']}/{verdict['checks']} checks passed; "
-              f"{files - len(changed)}/{files} files match manifest.json", highlight=False)
-    if verdict["failed"] or changed:
+    say(f"{manifest['benchmark']}: {verdict['passed']}/{verdict['checks']} checks passed; "
+        f"{'no file problems' if not problems else f'{len(problems)} file problem(s)'} against manifest.json "
+        f"({files} files listed)", out=out)
+    if verdict["failed"] or problems:
         raise typer.Exit(1)
 
 
 @app.command()
 def info(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
     """Show a release's configs, splits, row counts, inputs and validation summary."""
-    from culturebench.release import load_manifest
+    from culturebench.release import MANIFEST_KEYS, load_manifest
 
     with user_errors():
-        manifest = load_manifest(release)
+        manifest = load_manifest(release, MANIFEST_KEYS)
     out = plain_console()
-    table = Table("config", "split", "rows", "files", "redistributable", title=f"{manifest['benchmark']} ({release})")
+    table = Table("config", "split", "rows", "files", "redistributable", title=Text(f"{manifest['benchmark']} ({release})"))
     groups: dict[tuple[str, str], list[dict]] = {}
     for output in manifest["outputs"]:
         if "config" in output:
             groups.setdefault((output["config"], output["split"]), []).append(output)
     for (config, split), files in groups.items():
-        table.add_row(config, split, f"{sum(f['rows'] for f in files):,}", str(len(files)),
+        table.add_row(Text(config), Text(split), f"{sum(f['rows'] for f in files):,}", str(len(files)),
                       "yes" if manifest["redistributable"].get(config, True) else "no")
     out.print(table)
     acc, v = manifest["accounting"], manifest["validation"]
-    out.print(f"rows read {acc['rows_read']:,} = kept {acc['rows_kept']:,} + quarantined {acc['rows_quarantined']:,}")
-    out.print(f"checks: {v['passed']}/{v['checks']} passed; seed {manifest['seed']}; built {manifest['created_at']}")
+    say(f"rows read {acc['rows_read']:,} = kept {acc['rows_kept']:,} + quarantined {acc['rows_quarantined']:,}", out=out)
+    say(f"checks: {v['passed']}/{v['checks']} passed; seed {manifest['seed']}; built {manifest['created_at']}", out=out)
     if manifest.get("bundled_sample"):
-        out.print("built from the bundled synthetic sample raw/ (not the benchmark's data)")
+        say("built from the bundled synthetic sample raw/ (not the benchmark's data)", out=out)
     for item in manifest["inputs"]:
-        out.print(f"  input {item['name']}  {item['size']:,} bytes  sha256 {item['sha256']}")
+        say(f"  input {item['name']}  {item['size']:,} bytes  sha256 {item['sha256']}", out=out)
 
 
 def plain_console() -> Console:
@@ -172,11 +232,12 @@ def score(
     Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
     name = module_name(name)
     with user_errors():
+        output_folder(out)
         line, written = _evaluation(name, "score").cli_score(responses, release, out,
                                                              **({"config": config} if config is not None else {}))
-    console.print(line, highlight=False)
+    say(line)
     for path in written:
-        console.print(f"  wrote {path}")
+        say(f"  wrote {path}")
 
 
 @app.command(short_help="Run a model on a benchmark release and score it with the paper's metrics and plots.")
@@ -215,6 +276,7 @@ def evaluate(
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config}
     with user_errors():
+        output_folder(out)
         benchmark = _evaluation(name, "evaluate")
         benchmark.cli_check(options)
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
@@ -225,12 +287,12 @@ def evaluate(
             line, written = benchmark.cli_evaluate(model_backend, options, args, console)
         except KeyboardInterrupt:
             kept = _cached_answers(out) - kept_before
-            console.print(f"[yellow]interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the "
-                          "same command to resume); no results written[/]", highlight=False)
+            say(f"interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command to "
+                "resume); no results written", style="yellow")
             raise typer.Exit(130) from None
-    console.print(line, highlight=False)
+    say(line)
     for path in written:
-        console.print(f"  wrote {path}")
+        say(f"  wrote {path}")
 
 
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
@@ -308,8 +370,8 @@ def serve_local(
 
     with user_errors():
         process, base_url = start_server(port=port, cache_dir=cache_dir)
-    received = serve(process, ready=lambda: console.print(f"serving {MODEL_NAME} at {base_url} (Ctrl-C or kill "
-                                                          "stops it and the llama.cpp server)"))
+    received = serve(process, ready=lambda: say(f"serving {MODEL_NAME} at {base_url} (Ctrl-C or kill stops it "
+                                                "and the llama.cpp server)"))
     if received:
         raise typer.Exit(128 + received)
 
@@ -352,7 +414,7 @@ def audit(release: Annotated[Path, typer.Argument(help="A release folder, e.g. r
         out.print(f"... and {len(result.problems) - 20} more", highlight=False)
     for failed in result.failed_checks[:20]:
         out.print(f"[red]FAIL[/] {escape(failed)}", highlight=False, soft_wrap=True)
-    out.print(result.verdict(), highlight=False, soft_wrap=True, style="green" if result.ok else "red")
+    say(result.verdict(), style="green" if result.ok else "red", out=out)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -375,6 +437,7 @@ def generate(
     task = module_name(task)
     options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source}
     with user_errors():
+        output_folder(out)
         if task not in GENERATORS:
             raise InputError(f"unknown generation task {task!r}; choose from {', '.join(GENERATORS)}")
         from culturebench.evaluate.backends import OpenAIBackend

@@ -1,12 +1,20 @@
-"""The one place for file I/O helpers shared by every stage: hashing, atomic directories, JSON."""
+"""The one place for file I/O helpers shared by every stage: strict decoding, CSV rows, compressed members,
+hashing, atomic directories, JSON."""
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import gzip
 import hashlib
+import io
 import json
 import os
+import re
 import shutil
 import tempfile
+import zipfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +32,12 @@ class InputFile:
     sha256: str
     size: int
     rows: int
+    encoding: str | None = None  # text inputs: the encoding they were decoded with ("utf-8" or FALLBACK_ENCODING)
+
+    @classmethod
+    def from_bytes(cls, path: Path, name: str, data: bytes, rows: int, encoding: str | None = None) -> InputFile:
+        return cls(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data), rows=rows,
+                   encoding=encoding)
 
 
 def input_name(path: Path, root: Path | None) -> str:
@@ -43,13 +57,150 @@ def read_input_bytes(path: Path, name: str) -> bytes:
     return data
 
 
-def read_input_text(path: Path, name: str) -> tuple[bytes, str]:
-    """A raw input's bytes and text: UTF-8 (a BOM is allowed), else cp1252 as Windows tools save CSV files."""
-    data = read_input_bytes(path, name)
+FALLBACK_ENCODING = "cp1252"
+"""The one other encoding a text input may be in (as Windows tools save CSV files), used only for a file that is
+not UTF-8 at all (no valid multi-byte UTF-8 character anywhere) and decodes in it completely."""
+
+_UTF8_MULTIBYTE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}|\xed[\x80-\x9f][\x80-\xbf]"
+    rb"|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}")
+
+
+def decode_text(data: bytes, name: str) -> tuple[str, str]:
+    """``(text, encoding)`` of a raw input, decoded strictly: UTF-8 (a BOM is allowed); a file with no valid
+    multi-byte UTF-8 character that decodes completely in FALLBACK_ENCODING is read in that. Anything else (e.g.
+    one stray byte in a UTF-8 file) is an InputError naming the line and byte offset of the first invalid byte."""
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        return data, data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data, data.decode("cp1252", errors="replace")
+        return data[bom:].decode("utf-8"), "utf-8"
+    except UnicodeDecodeError as exc:
+        offset = bom + exc.start
+    if not _UTF8_MULTIBYTE.search(data):
+        try:
+            return data.decode(FALLBACK_ENCODING), FALLBACK_ENCODING
+        except UnicodeDecodeError:
+            pass
+    line = data.count(b"\n", 0, offset) + 1
+    raise InputError(f"line {line}, byte offset {offset}: byte 0x{data[offset]:02x} is not valid UTF-8 (the file is "
+                     f"neither UTF-8 throughout nor {FALLBACK_ENCODING} throughout; re-save it as UTF-8)", file=name)
+
+
+def read_input_text(path: Path, name: str) -> tuple[bytes, str, str]:
+    """A raw input's bytes, text and encoding (see :func:`decode_text`)."""
+    data = read_input_bytes(path, name)
+    return (data, *decode_text(data, name))
+
+
+def read_csv_rows(text: str, name: str, delimiter: str = ",") -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """A delimited text's header (names stripped) and data rows as ``(row, fields)``, ``row`` the 1-based data row
+    (header and blank lines not counted, a multi-line quoted field is one row). A header of one field that holds
+    another delimiter, a column named twice, a row with more or fewer fields than the header and an unclosed quote
+    are InputErrors naming the file, the row ("header" for row 0) and the column."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    row = 0
+    try:
+        header = [field.strip() for field in next(reader, [])]
+        if not any(header):
+            raise InputError("file is empty (no header line)", file=name)
+        if len(header) == 1:
+            for other, label in ((",", "comma"), (";", "semicolon"), ("\t", "tab"), ("|", "pipe")):
+                if other != delimiter and other in header[0]:
+                    raise InputError(f"wrong delimiter: the header is {label}-separated ({header[0]!r}), expected "
+                                     f"{delimiter!r}-separated columns", file=name, row=0)
+        seen = set()
+        for column in header:
+            if column in seen:
+                raise InputError("column name appears more than once in the header", file=name, row=0, column=column)
+            seen.add(column)
+        rows = []
+        for record in reader:
+            if not any(field.strip() for field in record):
+                continue
+            row += 1
+            if len(record) != len(header):
+                column = missing_field_column(header, len(record))
+                raise InputError(f"has {len(record)} fields, the header has {len(header)} (a {delimiter!r} too many "
+                                 "or too few, or an unclosed quote?)", file=name, row=row, column=column)
+            rows.append((row, record))
+    except csv.Error as exc:
+        message = str(exc)
+        if "unexpected end of data" in message:
+            message = "unclosed quote: the quoted field that starts on this row runs to the end of the file"
+        elif "expected after" in message:
+            message = f"a quote ends a field in the middle ({message}): a stray or unescaped quote?"
+        raise InputError(f"malformed CSV: {message}", file=name, row=row + 1 if row or header else 0) from None
+    return header, rows
+
+
+def missing_field_column(header: list[str], fields: int, needed: list[str] | None = None) -> str:
+    """The column a row of ``fields`` fields lacks (the first one the reader needs, if given), or the extra one."""
+    if fields > len(header):
+        return f"#{len(header) + 1} (extra)"
+    return next((c for c in header[fields:] if needed is None or c in needed), header[fields])
+
+
+def check_csv_field_counts(source: Path | bytes, name: str, header: list[str], needed: list[str] | None = None
+                           ) -> None:
+    """Every data row of a comma-separated file (a path, .csv.gz included, or bytes) has the header's number of
+    fields, else an InputError naming the row and column; for readers (polars) that read only the columns they
+    need and so never see an extra field. Lines are counted fast; only a line whose comma count is off is parsed
+    with its quotes."""
+    import polars as pl
+
+    with compressed_errors(name), contextlib.suppress(pl.exceptions.NoDataError):  # header only: no rows to check
+        lines = pl.scan_csv(source, has_header=False, separator="\x1f", quote_char=None, new_columns=["line"],
+                            infer_schema=False, skip_rows=1)
+        odd = (lines.filter(pl.col("line").str.strip_chars().fill_null("") != "")
+               .with_row_index("row", offset=1)
+               .with_columns(pl.len().alias("rows"))
+               .filter(pl.col("line").str.count_matches(",", literal=True) != len(header) - 1)
+               .collect())
+        for row, line, rows in odd.iter_rows():
+            fields = len(next(csv.reader([line]), []))
+            if fields != len(header):
+                what = "truncated last line: " if row == rows and fields < len(header) else ""
+                raise InputError(f"{what}has {fields} fields, the header has {len(header)} (a ',' too many or too "
+                                 "few?)", file=name, row=row, column=missing_field_column(header, fields, needed))
+
+
+MAX_INFLATED_BYTES = 4 << 30
+"""Largest compressed member inflated (4 GiB: the full WVS-7 CSV is well under 1 GiB)."""
+MAX_INFLATE_RATIO = 200
+"""Largest ratio of inflated to compressed size (CSV files of codes compress about 10:1; deflate's limit is ~1000:1)."""
+_CHUNK = 1 << 20
+
+
+def read_zip_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, name: str) -> bytes:
+    """A zip member's bytes, guarded against decompression bombs: the declared size and ratio are checked before
+    anything is inflated, and the stream is cut off where it passes the declared size. Corrupt data (bad CRC,
+    truncated stream) is an InputError."""
+    where = f"zip member {member.filename!r}"
+    ratio = member.file_size / max(member.compress_size, 1)
+    if member.file_size > MAX_INFLATED_BYTES or ratio > MAX_INFLATE_RATIO:
+        raise InputError(f"{where} would inflate to {member.file_size:,} bytes from {member.compress_size:,} "
+                         f"(limit {MAX_INFLATED_BYTES:,} bytes, ratio {MAX_INFLATE_RATIO}:1): refusing a possible "
+                         "decompression bomb", file=name)
+    buffer = bytearray()
+    with compressed_errors(name, where), archive.open(member) as handle:
+        while block := handle.read(_CHUNK):
+            buffer += block
+            if len(buffer) > member.file_size:
+                raise InputError(f"{where} inflates to more than its declared {member.file_size:,} bytes: "
+                                 "refusing a possible decompression bomb", file=name)
+    return bytes(buffer)
+
+
+@contextmanager
+def compressed_errors(name: str, what: str = "compressed file") -> Iterator[None]:
+    """Turn a corrupt or truncated compressed stream (gzip, zip; also as polars reports it) into one InputError."""
+    try:
+        yield
+    except (EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile) as exc:
+        raise InputError(f"{what} is corrupt or truncated ({exc or type(exc).__name__})", file=name) from None
+    except OSError as exc:
+        if exc.errno is not None:  # a real file-system error (permission, missing file), not a bad stream
+            raise InputError(f"cannot read file ({exc.strerror})", file=name) from None
+        raise InputError(f"{what} is corrupt or truncated ({exc})", file=name) from None
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
@@ -66,17 +217,39 @@ def write_json(path: Path, data: object) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def output_folder(path: Path, option: str = "--out") -> Path:
+    """A folder the user named for output: it may not exist yet, but neither it nor a parent may be a file."""
+    path = Path(path)
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            raise InputError(f"{option} must be a folder, but this is a file", file=part)
+    return path
+
+
+def _create_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns those created, deepest first."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create folder ({exc.strerror})", file=folder) from None
+    return missing
+
+
 @contextmanager
 def atomic_directory(target: Path) -> Iterator[Path]:
-    """Yield a temp dir beside ``target``; on success it replaces ``target`` by rename, on any error it is removed.
+    """Yield a temp dir beside ``target``; on success it replaces ``target`` by rename, on any error (or Ctrl-C,
+    SIGTERM as the CLI raises it) it is removed, with the parent folders it had to create if they stayed empty.
 
-    A crash or Ctrl-C therefore never leaves a half-written ``target``.
+    A crash or an interrupt therefore never leaves a half-written ``target``, and ``target`` is either the old or
+    the new folder.
     """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = output_folder(target)
+    created = _create_parents(target.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         yield tmp
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide a release from everyone else
         if target.exists():
             old = target.parent / f".{target.name}.old-{os.getpid()}"
             target.rename(old)
@@ -86,4 +259,9 @@ def atomic_directory(target: Path) -> Iterator[Path]:
             tmp.rename(target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        for folder in created:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
         raise

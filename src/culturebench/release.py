@@ -6,7 +6,9 @@
     OUT/<name>/quarantine/<rule>.parquet                   rows dropped by a rule, with a ``reason`` column
     OUT/<name>/manifest.json                               inputs and outputs with sha256, versions, seed, accounting
 
-Written into a temp dir and renamed at the end, so an interrupted build leaves no half release.
+Written into a temp dir and renamed at the end, so an interrupted build leaves no half release; a build whose
+checks fail is not renamed over it (an existing release stays as it was): it goes to ``OUT/.failed/<name>/``, its
+report in ``validation/``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from importlib import import_module, metadata
@@ -26,7 +29,7 @@ from culturebench import __version__
 from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
 from culturebench.checkout import is_bundled_sample, source_commit
-from culturebench.errors import InputError
+from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
 from culturebench.validation import summary, validate_tables
 from culturebench.validation.report import write_report
@@ -35,13 +38,25 @@ SHARD_ROWS = 5_000_000
 ROW_GROUP_ROWS = 500_000
 LIBRARIES = ("polars", "pyarrow", "pandera", "great-expectations", "pyreadstat", "pdfplumber", "datasets")
 WRITE_STAGES = ("write", "validate")
+FAILED = ".failed"
+"""``OUT/.failed/<name>/``: the last build of ``name`` whose checks failed, report in ``validation/``."""
+MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation", "created_at", "redistributable")
+"""What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
 
 
 def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress) -> tuple[Path, dict]:
-    """Build benchmark ``name`` from ``raw`` into ``out/name``; returns the folder and the validation summary."""
+    """Build benchmark ``name`` from ``raw`` into ``out/name``; returns the folder and the validation summary.
+
+    An InputError names its file relative to ``raw``. When a check fails, ``out/name`` is left as it was and
+    ChecksFailed is raised; the failed build is kept in ``out/.failed/name/`` (report in ``validation/``)."""
     builder = import_module(f"culturebench.builders.{name}")
+    if not Path(raw).is_dir():
+        raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
     with atomic_directory(out / name) as folder:
-        output: BuildOutput = builder.build(raw, seed, progress)
+        try:
+            output: BuildOutput = builder.build(raw, seed, progress)
+        except InputError as exc:
+            raise exc.relative_to(raw) from None
         progress("write")
         outputs = write_tables(folder, output.tables)
         outputs += write_quarantine(folder, output.quarantine)
@@ -67,7 +82,8 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             "seed": seed,
             "python": platform.python_version(),
             "libraries": {lib: _version(lib) for lib in LIBRARIES},
-            "inputs": [{"name": i.name, "sha256": i.sha256, "size": i.size, "rows": i.rows} for i in output.inputs],
+            "inputs": [{"name": i.name, "sha256": i.sha256, "size": i.size, "rows": i.rows,
+                        **({"encoding": i.encoding} if i.encoding else {})} for i in output.inputs],
             "provenance": output.provenance,
             "accounting": accounting,
             "redistributable": {c.name: c.redistributable for c in (output.card or builder.CARD).configs},
@@ -79,7 +95,21 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             outputs.append({"path": extra, "sha256": sha256_file(folder / extra)})
         manifest["outputs"] = sorted(outputs, key=lambda o: o["path"])
         write_json(folder / "manifest.json", manifest)
+        if manifest["validation"]["failed"]:
+            raise keep_failed_report(folder, out, name, results)
     return out / name, manifest["validation"]
+
+
+def keep_failed_report(folder: Path, out: Path, name: str, results: list) -> ChecksFailed:
+    """Move a failed build (its report, data and manifest) to ``out/.failed/name/``, replacing the last one there,
+    instead of over ``out/name``."""
+    kept = Path(out) / FAILED / name
+    shutil.rmtree(kept, ignore_errors=True)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o755)
+    folder.rename(kept)
+    failed = [f"{r.config}: {r.name}" for r in results if not r.passed]
+    return ChecksFailed(name, failed, kept / "validation" / "report.html")
 
 
 def write_tables(folder: Path, tables: dict[str, dict[str, pl.DataFrame]]) -> list[dict]:
@@ -121,14 +151,44 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def load_manifest(release: Path) -> dict:
+def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outputs")) -> dict:
+    """A release's manifest.json; one without the ``required`` keys (or not JSON) is an InputError."""
     path = Path(release) / "manifest.json"
     if not path.is_file():
         raise InputError("not a culturebench release (no manifest.json)", file=release)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"manifest.json does not parse ({exc})", file=path) from None
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"does not parse as JSON ({exc})", file=path) from None
+    if not isinstance(manifest, dict):
+        raise InputError("not a JSON object", file=path)
+    missing = [key for key in required if key not in manifest]
+    if missing:
+        raise InputError(f"no {', '.join(repr(k) for k in missing)}: not a complete culturebench release",
+                         file=path)
+    outputs = manifest["outputs"]
+    if not isinstance(outputs, list) or not all(isinstance(o, dict) and "path" in o for o in outputs):
+        raise InputError("'outputs' is not a list of {path, sha256, ...} objects", file=path)
+    return manifest
+
+
+def file_problems(release: Path, manifest: dict) -> list[str]:
+    """What ``validate`` and ``audit`` both refuse in a release's files: a listed output missing or with another
+    sha256 than recorded, and a file the manifest does not list (``load_dataset`` would read a stray shard)."""
+    release = Path(release)
+    problems, listed = [], {o["path"] for o in manifest["outputs"]}
+    for output in manifest["outputs"]:
+        path = release / output["path"]
+        if not path.is_file():
+            problems.append(f"{output['path']}: missing")
+        elif (actual := sha256_file(path)) != output.get("sha256"):
+            problems.append(f"{output['path']}: sha256 {actual[:16]}… but manifest.json says "
+                            f"{str(output.get('sha256'))[:16]}…")
+    for path in sorted(p for p in release.rglob("*") if p.is_file()):
+        relative = path.relative_to(release).as_posix()
+        if relative != "manifest.json" and relative not in listed:
+            problems.append(f"{relative}: not listed in manifest.json")
+    return problems
 
 
 def read_dtypes(name: str) -> dict[str, dict[str, pl.DataType]]:
@@ -160,9 +220,10 @@ def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, 
 
 def revalidate(release: Path) -> tuple[dict, list, list[str]]:
     """Re-run every check of a release from its files (``culturebench validate``): the same checks the build ran
-    (same count), plus the output files whose sha256 differs from manifest.json (a file check, not counted)."""
-    manifest = load_manifest(release)
-    changed = [o["path"] for o in manifest["outputs"]
-               if not (Path(release) / o["path"]).is_file() or sha256_file(Path(release) / o["path"]) != o["sha256"]]
-    tables = read_tables(release, manifest["outputs"], read_dtypes(manifest["benchmark"]))
-    return manifest, validate_tables(manifest["benchmark"], tables, manifest["accounting"]), changed
+    (same count), plus the file problems ``audit`` also refuses (``file_problems``: a listed file missing or
+    changed, an unlisted file), reported apart and not counted as checks."""
+    manifest = load_manifest(release, MANIFEST_KEYS)
+    problems = file_problems(release, manifest)
+    readable = [o for o in manifest["outputs"] if (Path(release) / o["path"]).is_file()]
+    tables = read_tables(release, readable, read_dtypes(manifest["benchmark"]))
+    return manifest, validate_tables(manifest["benchmark"], tables, manifest["accounting"]), problems

@@ -546,6 +546,10 @@ def rubrics_table(rubrics: list[Rubric]) -> pl.DataFrame:
                              f"{seen[r.dimension].row})", file=r.file, row=r.row, column="Dimension")
         seen[r.dimension] = r
     order = dimension_numbers()
+    missing = sorted(set(order) - seen.keys(), key=order.get)
+    if missing:  # an incomplete input, not a failed check: the jury could not score those dimensions' answers
+        raise InputError(f"no juror rubric for dimension(s) {missing}; the rubric files must cover all {len(order)} "
+                         "GLOBE dimensions", file=rubrics[0].file, column="Dimension")
     rows = [(r.dimension, r.scale_en, r.characteristics_en, r.scale_zh, r.characteristics_zh)
             for r in sorted(rubrics, key=lambda r: order[r.dimension])]
     return pl.DataFrame(rows, schema=RUBRICS_SCHEMA, orient="row")

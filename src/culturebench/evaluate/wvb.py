@@ -233,7 +233,13 @@ def _by_group(rows: pl.DataFrame, columns: list[str], majority: str) -> dict[str
 def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0]) -> ScoreResult:
     """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group."""
     inputs = read_responses(responses)
-    return score_answers(inputs, release, runs.source_info(responses), majority=majority)
+    result = score_answers(inputs, release, runs.source_info(responses), majority=majority)
+    m = result.metrics
+    if m["n_covered"] == 0:  # metrics of nothing would be a file of n/a: the responses belong to another release
+        raise InputError(f"no response matches the release {release}: {m['n_unknown_question']:,} of "
+                         f"{m['n_rows']:,} rows name a question it lacks, the rest a participant it lacks "
+                         "(another release, seed or split?)", file=responses)
+    return result
 
 
 def score_answers(inputs: pl.DataFrame, release: Path, source: dict,

@@ -14,16 +14,13 @@ done here: the builder sends such items to quarantine.
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
 import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, read_input_text
+from culturebench.io import InputFile, input_name, read_csv_rows, read_input_text
 
 QUESTIONNAIRE_FOLDER = "cdeval"
 HOFSTEDE_FOLDER = "hofstede"
@@ -62,7 +59,7 @@ def read_questionnaire(path: Path, root: Path, dimensions: dict[str, str], domai
     """Items of one CDEval JSON file. ``dimensions``/``domains`` map the casefolded spelling to the canonical one;
     a value outside them is an input error (the file is not CDEval, or has a typo)."""
     name = input_name(path, root)
-    data, text = read_input_text(path, name)
+    data, text, encoding = read_input_text(path, name)
     try:
         loaded = json.loads(text)
     except json.JSONDecodeError:
@@ -70,6 +67,8 @@ def read_questionnaire(path: Path, root: Path, dimensions: dict[str, str], domai
         raise  # pragma: no cover - _locate_json_error always raises
     if not isinstance(loaded, list):
         raise InputError(f"expected a JSON list of items, found a JSON {type(loaded).__name__}", file=name)
+    if not loaded:
+        raise InputError("the JSON list has no items", file=name)
     items = []
     for index, entry in enumerate(loaded):
         number = index + 1
@@ -94,8 +93,7 @@ def read_questionnaire(path: Path, root: Path, dimensions: dict[str, str], domai
                              f"{sorted(set(domains.values()))}", file=name, row=number, column="Domain")
         items.append(Item(name, number, dimension, domain, entry["Question"].strip(), entry["Option 1"].strip(),
                           entry["Option 2"].strip()))
-    return items, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-                            rows=len(items))
+    return items, InputFile.from_bytes(path, name, data, len(items), encoding)
 
 
 def _locate_json_error(text: str, name: str) -> None:
@@ -163,45 +161,27 @@ def read_hofstede(path: Path, root: Path, columns: dict[str, str], score_columns
     release's, ``optional`` the same for columns a file may lack (their value is then None); other columns are
     ignored; a score that is neither an integer nor ``#NULL!`` is an input error."""
     name = input_name(path, root)
-    data, text = read_input_text(path, name)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=";")
-    try:
-        header = next(reader)
-    except (StopIteration, csv.Error) as exc:
-        raise InputError(f"cannot read the CSV header ({exc})", file=name) from None
-    header = [h.strip().lower() for h in header]
-    if len(header) == 1 and ("," in header[0] or "\t" in header[0]):
-        raise InputError(f"wrong delimiter: expected ';'-separated columns {list(columns)}, found the header "
-                         f"{header[0]!r}", file=name)
+    data, text, encoding = read_input_text(path, name)
+    header, records = read_csv_rows(text, name, delimiter=";")
+    header = [h.lower() for h in header]
     missing = [c for c in columns if c not in header]
     if missing:
         raise InputError(f"missing column(s) {missing}; header is {header}", file=name, column=missing[0])
     present = {**columns, **{c: t for c, t in (optional or {}).items() if c in header}}
     at = {c: header.index(c) for c in present}
     rows = []
-    number = 0
-    try:
-        for record in reader:
-            if not any(field.strip() for field in record):
-                continue  # blank line (e.g. a trailing one)
-            number += 1
-            if len(record) != len(header):
-                raise InputError(f"has {len(record)} fields, the header has {len(header)} (a ';' too many or too "
-                                 "few?)", file=name, row=number)
-            values: dict[str, str | int | None] = {}
-            for source, target in present.items():
-                raw = record[at[source]].strip()
-                if target in score_columns:
-                    values[target] = _score(raw, name, number, source)
-                else:
-                    values[target] = raw or None
-            rows.append(CountryRow(name, number, values))
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV ({exc})", file=name, row=number + 1) from None
+    for number, record in records:
+        values: dict[str, str | int | None] = {}
+        for source, target in present.items():
+            raw = record[at[source]].strip()
+            if target in score_columns:
+                values[target] = _score(raw, name, number, source)
+            else:
+                values[target] = raw or None
+        rows.append(CountryRow(name, number, values))
     if not rows:
         raise InputError("no data rows after the header", file=name)
-    return rows, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-                           rows=len(rows))
+    return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)
 
 
 def _score(raw: str, name: str, row: int, column: str) -> int | None:

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, sha256_file
+from culturebench.io import InputFile, decode_text, input_name, sha256_file
 
 CODEBOOK_JSON_FORMAT = "culturebench.wvs-codebook/1"
 
@@ -100,9 +100,10 @@ def load_codebook(path: Path, cache_dir: Path | None = None) -> Codebook:
         raise InputError("codebook file not found", file=path)
     digest = sha256_file(path)
     if path.suffix.lower() == ".json":
+        text, _ = decode_text(path.read_bytes(), str(path))
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
             raise InputError(f"codebook JSON does not parse ({exc})", file=path) from None
         return Codebook.from_json(data, source=str(path), sha256=digest)
     if path.suffix.lower() != ".pdf":

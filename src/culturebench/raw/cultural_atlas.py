@@ -20,7 +20,6 @@ text-content block) is an :class:`~culturebench.errors.InputError` naming the fi
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -212,10 +211,9 @@ def parse_page(html: str, name: str, country: str) -> list[AtlasItem]:
 def read_page(path: Path, root: Path, country: str | None = None) -> tuple[list[AtlasItem], InputFile]:
     """One page file; the country is its folder's name unless given."""
     name = input_name(path, root)
-    data, html = read_input_text(path, name)
+    data, html, encoding = read_input_text(path, name)
     items = parse_page(html, name, country or country_from_folder(path.parent.name))
-    return items, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-                            rows=len(items))
+    return items, InputFile.from_bytes(path, name, data, len(items), encoding)
 
 
 def page_files(folder: Path) -> list[Path]:

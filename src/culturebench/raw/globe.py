@@ -25,8 +25,6 @@ row, header not counted) or page, and the column.
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import io
 import math
 import re
@@ -34,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, read_input_bytes
+from culturebench.io import InputFile, input_name, read_csv_rows, read_input_bytes, read_input_text
 
 GLOBE_FOLDER = "globe"
 GICS_FOLDER = "gics"
@@ -58,17 +56,8 @@ FALSE = {"0", "false", "no", "n", "f", "", "-"}
 
 
 
-def _info(path: Path, name: str, data: bytes, rows: int) -> InputFile:
-    return InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data), rows=rows)
 
 
-
-
-def _decode(data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
 
 
 def normal(text: str) -> str:
@@ -89,39 +78,20 @@ class CsvFile:
     data: bytes
     header: list[str]
     rows: list[tuple[int, dict[str, str]]]
+    encoding: str | None = None
 
     def info(self) -> InputFile:
-        return _info(self.path, self.name, self.data, len(self.rows))
+        return InputFile.from_bytes(self.path, self.name, self.data, len(self.rows), self.encoding)
 
 
 def read_csv(path: Path, root: Path) -> CsvFile:
     """A comma-separated file (``\\n``, ``\\r\\n`` or old-Mac ``\\r`` line ends); a wrong delimiter, a ragged row or
     a malformed quote is an input error."""
     name = input_name(path, root)
-    data = read_input_bytes(path, name)
-    text = _decode(data)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = [h.strip() for h in next(reader)]
-    except (StopIteration, csv.Error) as exc:
-        raise InputError(f"cannot read the CSV header ({exc})", file=name) from None
-    if len(header) == 1 and (";" in header[0] or "\t" in header[0]):
-        raise InputError(f"wrong delimiter: expected ','-separated columns, found the header {header[0]!r}",
-                         file=name)
-    rows = []
-    number = 0
-    try:
-        for record in reader:
-            if not any(field.strip() for field in record):
-                continue
-            number += 1
-            if len(record) != len(header):
-                raise InputError(f"has {len(record)} fields, the header has {len(header)} (a ',' too many or too "
-                                 "few, or an unclosed quote?)", file=name, row=number)
-            rows.append((number, dict(zip(header, record))))
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV ({exc})", file=name, row=number + 1) from None
-    return CsvFile(path, name, data, header, rows)
+    data, text, encoding = read_input_text(path, name)
+    header, records = read_csv_rows(text, name)
+    rows = [(number, dict(zip(header, record))) for number, record in records]
+    return CsvFile(path, name, data, header, rows, encoding)
 
 
 def _require(table: CsvFile, columns: tuple[str, ...], what: str) -> None:
@@ -297,7 +267,7 @@ def read_form_alpha(path: Path, root: Path, sections: tuple[int, ...] = (1, 3)) 
         raise InputError(f"no GLOBE items of sections {list(sections)} found (expected lines such as '1-1. In this "
                          "organization, ...' followed by anchors and a '1 2 3 4 5 6 7' scale): not a Form Alpha PDF?",
                          file=name)
-    return items, _info(path, name, data, len(items))
+    return items, InputFile.from_bytes(path, name, data, len(items))
 
 
 # ------------------------------------------------------------------------------------------------ item table

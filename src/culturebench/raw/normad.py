@@ -14,15 +14,12 @@ subaxes, countries): the builder quarantines such rows with a reason.
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, read_input_text
+from culturebench.io import InputFile, input_name, read_csv_rows, read_input_text
 
 STORIES_FOLDER = "normad"
 ZONES_FOLDER = "inglehart_welzel"
@@ -59,23 +56,6 @@ def input_files(folder: Path, suffixes: tuple[str, ...], what: str) -> list[Path
     return files
 
 
-def _csv_rows(text: str, name: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    try:
-        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-        rows = list(reader)
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV ({exc})", file=name, row=max(1, reader.line_num - 1)) from None
-    if not rows:
-        raise InputError("file is empty", file=name)
-    header = [h.strip() for h in rows[0]]
-    body = [(i, r) for i, r in enumerate(rows[1:], start=1) if any(cell.strip() for cell in r)]
-    for number, row in body:
-        if len(row) != len(header):
-            raise InputError(f"has {len(row)} fields, the header has {len(header)} (wrong delimiter or unquoted "
-                             "comma?)", file=name, row=number)
-    return header, body
-
-
 def _missing(name: str, header: list[str], wanted: tuple[str, ...]) -> None:
     for column in wanted:
         if column not in header:
@@ -84,7 +64,7 @@ def _missing(name: str, header: list[str], wanted: tuple[str, ...]) -> None:
 
 def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
     name = input_name(path, root)
-    data, text = read_input_text(path, name)
+    data, text, encoding = read_input_text(path, name)
     rows: list[StoryRow] = []
     if path.suffix.lower() == ".jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
@@ -109,20 +89,19 @@ def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
                 values[column] = value
             rows.append(StoryRow(name, number, values))
     else:
-        header, body = _csv_rows(text, name)
+        header, body = read_csv_rows(text, name)
         _missing(name, header, STORY_COLUMNS)
         index = {column: header.index(column) for column in STORY_COLUMNS}
         rows = [StoryRow(name, number, {c: row[i] for c, i in index.items()}) for number, row in body]
     if not rows:
         raise InputError("no stories in the file", file=name)
-    return rows, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-                           rows=len(rows))
+    return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)
 
 
 def read_zones(path: Path, root: Path) -> tuple[list[ZoneRow], InputFile]:
     name = input_name(path, root)
-    data, text = read_input_text(path, name)
-    header, body = _csv_rows(text, name)
+    data, text, encoding = read_input_text(path, name)
+    header, body = read_csv_rows(text, name)
     country = next((c for c in COUNTRY_COLUMNS if c in header), None)
     zone = next((c for c in ZONE_COLUMNS if c in header), None)
     if country is None:
@@ -141,5 +120,4 @@ def read_zones(path: Path, root: Path) -> tuple[list[ZoneRow], InputFile]:
         rows.append(ZoneRow(name, number, row[ci].strip(), row[zi].strip()))
     if not rows:
         raise InputError("no countries in the file", file=name)
-    return rows, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-                           rows=len(rows))
+    return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)

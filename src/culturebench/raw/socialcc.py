@@ -32,14 +32,13 @@ or has a value of the wrong type is an :class:`~culturebench.errors.InputError` 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, read_input_bytes
+from culturebench.io import InputFile, input_name, read_input_text
 
 FOLDER = "socialcc"
 SUFFIXES = (".jsonl", ".json")
@@ -205,17 +204,9 @@ def parse_scenario(record, file: str, row: int, source_id: str = "") -> Scenario
     return parse_ours(record, file, row)
 
 
-def _decode(data: bytes, name: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"file is not UTF-8 text (byte {exc.start})", file=name) from None
-
-
 def read_scenarios(path: Path, root: Path) -> tuple[list[ScenarioRow], InputFile]:
     name = input_name(path, root)
-    data = read_input_bytes(path, name)
-    text = _decode(data, name)
+    data, text, encoding = read_input_text(path, name)
     rows = []
     if path.suffix.lower() == ".json":
         try:
@@ -239,5 +230,4 @@ def read_scenarios(path: Path, root: Path) -> tuple[list[ScenarioRow], InputFile
             rows.append(parse_scenario(record, name, number, f"{path.stem}-{number}"))
     if not rows:
         raise InputError("file has no scenarios", file=name)
-    return rows, InputFile(path=path, name=name, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-                           rows=len(rows))
+    return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)

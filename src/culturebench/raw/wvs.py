@@ -16,7 +16,8 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, sha256_file
+from culturebench.io import (InputFile, check_csv_field_counts, compressed_errors, input_name, read_zip_member,
+                             sha256_file)
 
 SOURCE_FILE = "source_file"
 SOURCE_ROW = "source_row"
@@ -83,6 +84,7 @@ def _checked_source(path: Path, columns: list[str]) -> tuple[Path | bytes | None
         handle = path.open("rb") if lower.endswith(".csv") else gzip.open(path, "rb")
     header = _csv_header(handle, path)
     _require_columns(header, columns, path)
+    check_csv_field_counts(source, str(path), header, columns)  # polars reads only the needed columns: no extra field seen
     return source, header
 
 
@@ -106,11 +108,13 @@ def _read_run(paths: list[Path], source: Path | bytes | None, columns: list[str]
         )
 
     try:
-        return scan(pl.Int64).collect()
+        with compressed_errors(str(paths[0])):
+            return scan(pl.Int64).collect()
     except pl.exceptions.PolarsError:
         pass
     try:
-        return scan(pl.Float64).with_columns(_as_code(c) for c in columns).collect()
+        with compressed_errors(str(paths[0])):
+            return scan(pl.Float64).with_columns(_as_code(c) for c in columns).collect()
     except pl.exceptions.PolarsError:
         for path in paths:
             _locate_parse_error(path, [*columns, *([weight] if weight else [])])
@@ -124,11 +128,8 @@ def _as_code(column: str, source: pl.Expr | None = None) -> pl.Expr:
 
 
 def _csv_header(handle, path: Path) -> list[str]:
-    try:
-        with handle:
-            line = handle.readline()
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(f"cannot read file ({exc})", file=path) from None
+    with compressed_errors(str(path)), handle:
+        line = handle.readline()
     try:
         text = line.decode("utf-8-sig").rstrip("\r\n")
     except UnicodeDecodeError:
@@ -136,6 +137,9 @@ def _csv_header(handle, path: Path) -> list[str]:
     if not text:
         raise InputError("file is empty (no header line)", file=path)
     fields = [f.strip().strip('"') for f in text.split(",")]
+    repeated = next((f for i, f in enumerate(fields) if f in fields[:i]), None)
+    if repeated is not None:
+        raise InputError("column name appears more than once in the header", file=path, row=0, column=repeated)
     if len(fields) == 1:
         for delimiter, label in ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")):
             if delimiter in text:
@@ -163,7 +167,7 @@ def _zip_csv_bytes(path: Path) -> bytes:
             csvs = [m for m in members if m.filename.lower().endswith(".csv") and not PurePosixPath(m.filename).name.startswith(".")]
             if len(csvs) != 1:
                 raise InputError(f"expected exactly one .csv member in the zip, found {len(csvs)}", file=path)
-            return archive.read(csvs[0])
+            return read_zip_member(archive, csvs[0], str(path))
     except zipfile.BadZipFile as exc:
         raise InputError(f"not a readable zip archive ({exc})", file=path) from None
 
@@ -192,7 +196,8 @@ def _locate_parse_error(path: Path, columns: list[str]) -> None:
     """Re-read one file as text to name the row and column of a value that is not a number."""
     source = _zip_csv_bytes(path) if path.name.lower().endswith(".zip") else path
     try:
-        text = pl.read_csv(source, infer_schema=False)
+        with compressed_errors(str(path)):
+            text = pl.read_csv(source, infer_schema=False)
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"not a readable CSV file ({str(exc).splitlines()[0]})", file=path) from None
     for column in columns:
