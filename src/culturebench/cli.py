@@ -91,7 +91,7 @@ def user_errors() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-@app.command()
+@app.command(short_help="Build release folders (parquet, dataset card, validation report, manifest) from raw files.")
 def build(
     name: Annotated[str, typer.Argument(help=f"Benchmark to build: {', '.join(BENCHMARKS)}, or 'all' (every benchmark whose raw inputs are present).")],
     raw: Annotated[Path, typer.Option(help="Folder of raw inputs (one sub-folder per source). Default: the bundled sample raw/.")] = None,
