@@ -183,7 +183,6 @@ TEXT_FILES = [
     ("llm_globe", "llm_globe/SAMPLE_open_prompts.csv"),
     ("llm_globe", "llm_globe/SAMPLE_open_generation_rubrics.csv"),
     ("llm_globe", "globe/SAMPLE_globe_items.csv"),
-    ("llm_globe", "gics/SAMPLE_gics_flat.csv"),
     ("socialcc", "socialcc/SAMPLE_socialcc_scenarios.jsonl"),
 ]
 

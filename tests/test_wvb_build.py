@@ -339,11 +339,12 @@ def test_build_without_any_probe_candidate_fails_cleanly(make_raw, tmp_path):
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["build", "wvb", "--raw", str(folder.raw), "--out", str(out)])
     assert not isinstance(result.exception, Exception), repr(result.exception)
-    # the input is valid (urban/rural may be missing), so this is no input error (2): the release is built and its
-    # validation fails (exit 1) on the probe alone, which has no participant to draw
+    # the input is valid (urban/rural may be missing), so this is no input error (2): the release is built, its
+    # validation fails (exit 1) on the probe alone, which has no participant to draw, and it is kept apart
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
-    report = json.loads((out / "wvb" / "validation" / "report.json").read_text())
+    assert not (out / "wvb").exists()
+    report = json.loads((out / ".failed" / "wvb" / "validation" / "report.json").read_text())
     failed = [(c["config"], c["name"]) for c in report["checks"] if not c["passed"]]
     assert failed and {config for config, _ in failed} == {"probe"}, failed
     assert ("probe", "config is not empty") in failed
@@ -452,7 +453,7 @@ def test_validate_fails_on_a_file_that_differs_from_the_manifest(sample_release,
     assert f"{checks}/{checks} checks passed" in result.output
     files = len(manifest_of(copy)["outputs"])
     assert f"{files - 1}/{files} files match manifest.json" in result.output
-    assert "FAIL data/examples/train-00000-of-00001.parquet: missing or sha256 differs" in result.output
+    assert "FAIL data/examples/train-00000-of-00001.parquet: sha256" in result.output
 
 
 def test_validate_on_a_folder_that_is_not_a_release(tmp_path):

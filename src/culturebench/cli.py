@@ -152,7 +152,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
 @app.command()
 def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
     """Re-run every check of a release from its files and compare every file with manifest.json; exit 1 on a failure."""
-    from culturebench.release import revalidate
+    from culturebench.release import UNLISTED, revalidate
     from culturebench.validation import summary
 
     with user_errors():
@@ -166,9 +166,10 @@ def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g
     for problem in problems:
         say(f"FAIL {problem}", style="red", out=out)
     files = len(manifest["outputs"])
+    unlisted = sum(problem.endswith(UNLISTED) for problem in problems)
     say(f"{manifest['benchmark']}: {verdict['passed']}/{verdict['checks']} checks passed; "
-        f"{'no file problems' if not problems else f'{len(problems)} file problem(s)'} against manifest.json "
-        f"({files} files listed)", out=out)
+        f"{files - (len(problems) - unlisted)}/{files} files match manifest.json"
+        + (f"; {unlisted} file(s) not listed in it" if unlisted else ""), out=out)
     if verdict["failed"] or problems:
         raise typer.Exit(1)
 

@@ -172,6 +172,9 @@ def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outp
     return manifest
 
 
+UNLISTED = "not listed in manifest.json"
+
+
 def file_problems(release: Path, manifest: dict) -> list[str]:
     """What ``validate`` and ``audit`` both refuse in a release's files: a listed output missing or with another
     sha256 than recorded, and a file the manifest does not list (``load_dataset`` would read a stray shard)."""
@@ -187,7 +190,7 @@ def file_problems(release: Path, manifest: dict) -> list[str]:
     for path in sorted(p for p in release.rglob("*") if p.is_file()):
         relative = path.relative_to(release).as_posix()
         if relative != "manifest.json" and relative not in listed:
-            problems.append(f"{relative}: not listed in manifest.json")
+            problems.append(f"{relative}: {UNLISTED}")
     return problems
 
 
