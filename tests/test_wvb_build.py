@@ -497,10 +497,14 @@ def test_great_expectations_run_by_the_build_process_equal_an_in_process_run(sam
 def test_a_failing_great_expectations_worker_is_an_error_not_a_silent_pass(tmp_path):
     from culturebench.validation import GreatExpectationsProcess
 
-    with GreatExpectationsProcess("no_such_benchmark") as worker:  # the worker cannot import its suites
-        worker.submit(tmp_path, [])
+    worker = GreatExpectationsProcess()
+    try:
+        worker.submit("no_such_benchmark", tmp_path, [])  # the worker cannot import this benchmark's suites
         with pytest.raises(RuntimeError, match="Great Expectations worker failed"):
             worker.results()
+        assert not worker.alive()
+    finally:
+        worker.close()
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])

@@ -27,7 +27,7 @@ from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
 from culturebench.errors import InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
-from culturebench.validation import GreatExpectationsProcess, summary, validate_tables
+from culturebench.validation import great_expectations_process, summary, validate_tables
 from culturebench.validation.checks import check
 from culturebench.validation.report import write_report
 
@@ -40,7 +40,7 @@ WRITE_STAGES = ("write", "validate")
 def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress) -> tuple[Path, dict]:
     """Build benchmark ``name`` from ``raw`` into ``out/name``; returns the folder and the validation summary."""
     builder = import_module(f"culturebench.builders.{name}")
-    with GreatExpectationsProcess(name) as great_expectations, atomic_directory(out / name) as folder:
+    with great_expectations_process() as great_expectations, atomic_directory(out / name) as folder:
         output: BuildOutput = builder.build(raw, seed, progress)
         progress("write")
         outputs = write_tables(folder, output.tables)
@@ -53,7 +53,7 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             "quarantined_by_rule": {rule: frame.height for rule, frame in sorted(output.quarantine.items())},
         }
         progress("validate")
-        great_expectations.submit(folder, outputs)
+        great_expectations.submit(name, folder, outputs)
         tables = read_tables(folder, outputs, read_dtypes(name))
         results = validate_tables(name, tables, accounting, great_expectations)
         rows = {config: {split: frame.height for split, frame in splits.items()} for config, splits in tables.items()}

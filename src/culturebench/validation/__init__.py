@@ -3,13 +3,16 @@ the benchmark's own cross-table checks, and the row accounting (rows read = kept
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
+from typing import Iterator
 
 import polars as pl
 
@@ -53,46 +56,73 @@ def run_suites(name: str, tables: dict[str, pl.DataFrame]) -> list[CheckResult]:
 
 
 class GreatExpectationsProcess:
-    """The GX suites of benchmark ``name`` in a second process (:mod:`culturebench.validation.gx_worker`), started
-    at once so that GX's slow import overlaps the build; :meth:`submit` the written files, then :meth:`results`.
+    """A second Python process that runs GX suites (:mod:`culturebench.validation.gx_worker`): it imports GX as soon
+    as it starts, so that the slow import overlaps a build; :meth:`submit` a release's written files, later fetch
+    the :meth:`results`. Only the configs small enough for GX are sent (it reads them back as written)."""
 
-    Only the configs small enough for GX are sent (it reads them back from the parquet files as written). Use as a
-    context manager: leaving it stops a worker whose results were never fetched (a failed build)."""
-
-    def __init__(self, name: str) -> None:
+    def __init__(self) -> None:
         package_root = str(Path(__file__).resolve().parents[2])  # the child imports this same culturebench
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
         self._stderr = tempfile.TemporaryFile()
-        self._process = subprocess.Popen([sys.executable, "-m", "culturebench.validation.gx_worker", name],
+        self._process = subprocess.Popen([sys.executable, "-m", "culturebench.validation.gx_worker"],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
 
-    def submit(self, release: Path, outputs: list[dict]) -> None:
-        """Send the written table files (manifest ``outputs`` entries) of the configs small enough for GX."""
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def submit(self, name: str, release: Path, outputs: list[dict]) -> None:
+        """Send benchmark ``name``'s written table files (manifest ``outputs`` entries) of the configs GX takes."""
         rows: dict[str, int] = {}
         for output in outputs:
             if "config" in output:
                 rows[output["config"]] = rows.get(output["config"], 0) + output["rows"]
         small = [o for o in outputs if "config" in o and 0 < rows[o["config"]] <= GX_MAX_ROWS]
-        self._process.stdin.write(json.dumps({"release": str(release), "outputs": small}).encode() + b"\n")
-        self._process.stdin.close()
+        self._process.stdin.write(json.dumps({"benchmark": name, "release": str(release), "outputs": small}).encode() + b"\n")
+        self._process.stdin.flush()
 
     def results(self) -> list[CheckResult]:
-        answer = self._process.stdout.read()
-        if self._process.wait() != 0:
+        answer = self._process.stdout.readline()
+        if not answer:
+            self._process.wait()
             self._stderr.seek(0)
             lines = self._stderr.read().decode(errors="replace").strip().splitlines()
             raise RuntimeError(f"the Great Expectations worker failed: {lines[-1] if lines else self._process.returncode}")
         return [CheckResult(**result) for result in json.loads(answer)]
 
-    def __enter__(self) -> GreatExpectationsProcess:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self._process.poll() is None:
+    def close(self) -> None:
+        """End the worker: EOF on its input ends it; one still busy is killed."""
+        try:
+            self._process.stdin.close()
+            self._process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
             self._process.kill()
             self._process.wait()
-        for stream in (self._process.stdin, self._process.stdout, self._stderr):
-            stream.close()
+        self._process.stdout.close()
+        self._stderr.close()
+
+
+_worker: GreatExpectationsProcess | None = None
+
+
+@contextmanager
+def great_expectations_process() -> Iterator[GreatExpectationsProcess]:
+    """This process's GX worker, started on first use and kept for the next build (``build all`` imports GX once);
+    an error or Ctrl-C inside the block ends it (its answer would be pending), and so does interpreter exit."""
+    global _worker
+    if _worker is None or not _worker.alive():
+        _worker = GreatExpectationsProcess()
+    try:
+        yield _worker
+    except BaseException:
+        _worker.close()
+        _worker = None
+        raise
+
+
+@atexit.register
+def _close_worker() -> None:
+    if _worker is not None:
+        _worker.close()
 
 
 def summary(results: list[CheckResult]) -> dict:
