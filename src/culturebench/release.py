@@ -40,7 +40,7 @@ WRITE_STAGES = ("write", "validate")
 def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress) -> tuple[Path, dict]:
     """Build benchmark ``name`` from ``raw`` into ``out/name``; returns the folder and the validation summary."""
     builder = import_module(f"culturebench.builders.{name}")
-    with great_expectations_process() as great_expectations, atomic_directory(out / name) as folder:
+    with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
         output: BuildOutput = builder.build(raw, seed, progress)
         progress("write")
         outputs = write_tables(folder, output.tables)

@@ -56,15 +56,16 @@ def run_suites(name: str, tables: dict[str, pl.DataFrame]) -> list[CheckResult]:
 
 
 class GreatExpectationsProcess:
-    """A second Python process that runs GX suites (:mod:`culturebench.validation.gx_worker`): it imports GX as soon
-    as it starts, so that the slow import overlaps a build; :meth:`submit` a release's written files, later fetch
-    the :meth:`results`. Only the configs small enough for GX are sent (it reads them back as written)."""
+    """A second Python process that runs GX suites (:mod:`culturebench.validation.gx_worker`): it imports GX (and
+    the suites of the benchmarks in ``preload``) as soon as it starts, so that the slow imports overlap a build;
+    :meth:`submit` a release's written files, later fetch the :meth:`results`. Only the configs small enough for GX
+    are sent (it reads them back as written)."""
 
-    def __init__(self) -> None:
+    def __init__(self, preload: tuple[str, ...] = ()) -> None:
         package_root = str(Path(__file__).resolve().parents[2])  # the child imports this same culturebench
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
         self._stderr = tempfile.TemporaryFile()
-        self._process = subprocess.Popen([sys.executable, "-m", "culturebench.validation.gx_worker"],
+        self._process = subprocess.Popen([sys.executable, "-m", "culturebench.validation.gx_worker", *preload],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
 
     def alive(self) -> bool:
@@ -105,12 +106,13 @@ _worker: GreatExpectationsProcess | None = None
 
 
 @contextmanager
-def great_expectations_process() -> Iterator[GreatExpectationsProcess]:
-    """This process's GX worker, started on first use and kept for the next build (``build all`` imports GX once);
-    an error or Ctrl-C inside the block ends it (its answer would be pending), and so does interpreter exit."""
+def great_expectations_process(name: str) -> Iterator[GreatExpectationsProcess]:
+    """This process's GX worker, started on first use (preloading benchmark ``name``'s suites) and kept for the next
+    build (``build all`` imports GX once); an error or Ctrl-C inside the block ends it (its answer would be
+    pending), and so does interpreter exit."""
     global _worker
     if _worker is None or not _worker.alive():
-        _worker = GreatExpectationsProcess()
+        _worker = GreatExpectationsProcess(preload=(name,))
     try:
         yield _worker
     except BaseException:

@@ -1,5 +1,6 @@
-"""Great Expectations suites of releases, in a process of their own (``python -m culturebench.validation.gx_worker``),
-so that importing GX (~2.6 s of pandas, scipy, altair, pydantic) overlaps a build instead of following it.
+"""Great Expectations suites of releases, in a process of their own
+(``python -m culturebench.validation.gx_worker [NAME...]``), so that importing GX (~2.6 s of pandas, scipy, altair,
+pydantic) and the suites of the NAMEd benchmarks overlaps a build instead of following it.
 
 Started by :class:`culturebench.validation.GreatExpectationsProcess`: it imports GX at once, then answers each JSON
 line on stdin ``{"benchmark": NAME, "release": DIR, "outputs": [manifest outputs]}`` with one JSON line of check
@@ -12,15 +13,20 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib import import_module
 from pathlib import Path
 
 
-def main() -> None:
-    import great_expectations  # noqa: F401  (the slow import, while the build runs)
+def main(preload: list[str]) -> None:
+    """``preload``: benchmarks whose suites to import before the first request (their pandera schemas too)."""
+    import great_expectations  # noqa: F401  (the slow imports, while the build runs)
     import polars as pl
 
     from culturebench.release import read_dtypes, read_tables
     from culturebench.validation import run_suites
+
+    for name in preload:
+        import_module(f"culturebench.schemas.{name}").expectations()
 
     for line in sys.stdin:
         request = json.loads(line)
@@ -32,4 +38,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
