@@ -502,3 +502,62 @@ def test_card_front_matter_and_redistribution_notice(sample_release):
     assert "not redistributable" in body.lower()
     redistributable = manifest_of(sample_release)["redistributable"]
     assert redistributable == {"participants": False, "questions": True, "examples": False, "probe": False}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Great Expectations in its own process; the cross-table checks' order and stray counts
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_great_expectations_run_by_the_build_process_equal_an_in_process_run(sample_release):
+    """The build runs the GX suites in a worker process; re-running every check here, in this process, must give
+    the same results, in the same order, as the report the build wrote."""
+    from culturebench.audit import ordered
+    from culturebench.release import read_dtypes, read_tables
+    from culturebench.validation import validate_tables
+
+    manifest = manifest_of(sample_release)
+    tables = ordered(read_tables(sample_release, manifest["outputs"], read_dtypes("wvb")),  # the build's order
+                     [c.name for c in wvb.CARD.configs])
+    in_process = [r.as_dict() for r in validate_tables("wvb", tables, manifest["accounting"])]
+    written = json.loads((sample_release / "validation" / "report.json").read_text(encoding="utf-8"))["checks"]
+    assert json.loads(json.dumps(in_process)) == written
+    # The sample's participants, questions and probe each have a suite (schemas.wvb.expectations()).
+    assert {c["config"] for c in written if c["tool"] == "great_expectations"} == {"participants", "questions", "probe"}
+
+
+def test_a_failing_great_expectations_worker_is_an_error_not_a_silent_pass(tmp_path):
+    from culturebench.validation import GreatExpectationsProcess
+
+    worker = GreatExpectationsProcess()
+    try:
+        worker.submit("no_such_benchmark", tmp_path, [])  # the worker cannot import this benchmark's suites
+        with pytest.raises(RuntimeError, match="Great Expectations worker failed"):
+            worker.results()
+        assert not worker.alive()
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])
+def test_order_check_counts_each_disordered_neighbour_once_whatever_the_slices(chunk):
+    # (question, participant) by hand, rows 0-based: a repeat at row 2, a step back at row 4 (Q1 after Q2), a participant step
+    # back at row 6 (Q2: 7 after 9): 3 rows out of order.
+    rows = [("Q1", 1), ("Q1", 2), ("Q1", 2), ("Q2", 1), ("Q1", 5), ("Q2", 9), ("Q2", 7)]
+    frame = pl.DataFrame({"question_id": [q for q, _ in rows], "participant_id": [p for _, p in rows]},
+                         schema={"question_id": pl.Enum(["Q1", "Q2"]), "participant_id": pl.Int64})
+    assert wvb._out_of_order(frame, chunk=chunk) == 3
+    assert wvb._out_of_order(frame.head(1), chunk=chunk) == 0 and wvb._out_of_order(frame.clear(), chunk=chunk) == 0
+
+
+def test_stray_examples_are_counted_including_a_null_participant(sample_release):
+    from culturebench.release import read_dtypes, read_tables
+
+    tables = read_tables(sample_release, manifest_of(sample_release)["outputs"], read_dtypes("wvb"))
+    test = tables["examples"]["test"]
+    # Two rows that belong to no test participant: one of a train participant, one without a participant id.
+    train_id = tables["participants"]["train"]["participant_id"][0]
+    extra = test.head(2).with_columns(pl.Series("participant_id", [train_id, None], dtype=pl.Int64))
+    tables["examples"]["test"] = pl.concat([test, extra])
+    by_name = {r.name: r for r in wvb.checks(tables)}
+    assert by_name["every example's participant exists, in the same split"].observed == 2

@@ -4,6 +4,7 @@ that the test wrote, traced back to their file and data row."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import zipfile
 from pathlib import Path
@@ -301,6 +302,8 @@ def test_several_files_are_concatenated_and_traced_to_file_and_row(make_raw):
     hit = table.filter(table["D_INTERVIEW"] == int(known["D_INTERVIEW"]))
     assert hit.height == 1 and hit["source_file"][0] == "wvs/b_part.csv.gz" and hit["source_row"][0] == 3
     assert [(i.name, i.rows) for i in inputs] == [(f"wvs/{n}", len(r)) for n, r in parts.items()]
+    # Each input's sha256 (hashed while polars parses) is that of its own bytes, in file order.
+    assert [i.sha256 for i in inputs] == [hashlib.sha256((folder.wvs / n).read_bytes()).hexdigest() for n in parts]
 
 
 def test_survey_weight_is_read_as_a_fraction_and_null_where_a_file_lacks_it(make_raw):

@@ -31,7 +31,7 @@ from culturebench.cards import render_card
 from culturebench.checkout import is_bundled_sample, source_commit
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
-from culturebench.validation import summary, validate_tables
+from culturebench.validation import great_expectations_process, summary, validate_tables
 from culturebench.validation.report import write_report
 
 SHARD_ROWS = 5_000_000
@@ -52,7 +52,7 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
     builder = import_module(f"culturebench.builders.{name}")
     if not Path(raw).is_dir():
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
-    with atomic_directory(out / name) as folder:
+    with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
         try:
             output: BuildOutput = builder.build(raw, seed, progress)
         except InputError as exc:
@@ -68,8 +68,9 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             "quarantined_by_rule": {rule: frame.height for rule, frame in sorted(output.quarantine.items())},
         }
         progress("validate")
+        great_expectations.submit(name, folder, outputs)
         tables = read_tables(folder, outputs, read_dtypes(name))
-        results = validate_tables(name, tables, accounting)
+        results = validate_tables(name, tables, accounting, great_expectations)
         rows = {config: {split: frame.height for split, frame in splits.items()} for config, splits in tables.items()}
         origin = {"source_commit": source_commit(),
                   "bundled_sample": is_bundled_sample([{"name": i.name, "sha256": i.sha256} for i in output.inputs])}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
 import polars as pl
@@ -44,6 +45,22 @@ def read_respondents(files: list[Path], columns: list[str], root: Path | None = 
     ``source_row``; with ``weight`` (e.g. "W_WEIGHT"), also that fractional column as ``weight`` (null in files
     that lack it)."""
     names = {path: input_name(path, root) for path in files}
+    with ThreadPoolExecutor(max_workers=1) as hasher:  # hashing (GIL released) overlaps the parse
+        digests = hasher.map(sha256_file, files)
+        table = _read_files(files, columns, names, weight)
+        digests = dict(zip(files, digests))
+    counts = dict(table.group_by(SOURCE_FILE).len().iter_rows())
+    inputs = []
+    for path in files:
+        if counts.get(names[path], 0) == 0:
+            raise InputError("file has a header but no data rows", file=path)
+        inputs.append(InputFile(path=path, name=names[path], sha256=digests[path], size=path.stat().st_size,
+                                rows=counts[names[path]]))
+    return table, inputs
+
+
+def _read_files(files: list[Path], columns: list[str], names: dict[Path, str], weight: str | None) -> pl.DataFrame:
+    """Every file's ``columns`` (+ weight), concatenated in file order, checked complete."""
     runs: list[tuple[list[Path], Path | bytes | None, list[str] | None]] = []
     for path in files:  # consecutive plain/gzip CSVs with the same header share one scan
         source, header = _checked_source(path, columns)
@@ -59,14 +76,7 @@ def read_respondents(files: list[Path], columns: list[str], root: Path | None = 
     table = pl.concat([p.select(*columns, *([WEIGHT] if weight else []), SOURCE_FILE, SOURCE_ROW) for p in parts],
                       how="vertical")
     _check_complete(table, columns)
-    counts = dict(table.group_by(SOURCE_FILE).len().iter_rows())
-    inputs = []
-    for path in files:
-        if counts.get(names[path], 0) == 0:
-            raise InputError("file has a header but no data rows", file=path)
-        inputs.append(InputFile(path=path, name=names[path], sha256=sha256_file(path), size=path.stat().st_size,
-                                rows=counts[names[path]]))
-    return table, inputs
+    return table
 
 
 def _checked_source(path: Path, columns: list[str]) -> tuple[Path | bytes | None, list[str] | None]:

@@ -1,0 +1,41 @@
+"""Great Expectations suites of releases, in a process of their own
+(``python -m culturebench.validation.gx_worker [NAME...]``), so that importing GX (~2.6 s of pandas, scipy, altair,
+pydantic) and the suites of the NAMEd benchmarks overlaps a build instead of following it.
+
+Started by :class:`culturebench.validation.GreatExpectationsProcess`: it imports GX at once, then answers each JSON
+line on stdin ``{"benchmark": NAME, "release": DIR, "outputs": [manifest outputs]}`` with one JSON line of check
+results on stdout: it reads those parquet files back as the build wrote them and runs the benchmark's suites on
+them. It ends at EOF on stdin, or with a traceback on stderr and exit 1 on any error. A plain ``-m`` module: unlike
+a multiprocessing "spawn" worker it never re-imports the caller's main module.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import import_module
+from pathlib import Path
+
+
+def main(preload: list[str]) -> None:
+    """``preload``: benchmarks whose suites to import before the first request (their pandera schemas too)."""
+    import great_expectations  # noqa: F401  (the slow imports, while the build runs)
+    import polars as pl
+
+    from culturebench.release import read_dtypes, read_tables
+    from culturebench.validation import run_suites
+
+    for name in preload:
+        import_module(f"culturebench.schemas.{name}").expectations()
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        name = request["benchmark"]
+        tables = read_tables(Path(request["release"]), request["outputs"], read_dtypes(name))
+        results = run_suites(name, {config: pl.concat(list(splits.values())) for config, splits in tables.items()})
+        sys.stdout.write(json.dumps([r.as_dict() for r in results]) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
