@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -250,7 +249,8 @@ def test_the_normad_report_renders_in_headless_chromium(run_dirs, tmp_path):
     result = runner.invoke(app, ["compare", *map(str, run_dirs), "--out", str(out), "--n-resamples", "300"])
     assert result.exit_code == 0, result.output
     flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
+             "--disable-component-update", "--disable-sync", "--no-first-run",
+             f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run([*flags, "--dump-dom", (out / "report.html").as_uri()], capture_output=True, text=True,
                          timeout=120).stdout
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
