@@ -21,6 +21,13 @@ Metrics, per model and context (Sec. 4-5, App. A.4, Figs. 3, 5, 6, 10, 11, 13):
 
 Baseline, per model and context, on the same answers' stories: ``always_neither`` (Table A.4: the P / R / F1 of a
 model that answers Neither to every story; 0.103 / 0.333 / 0.158 on the paper's label counts).
+
+Intervals (issue #18, ``bootstrap_scores``): a bootstrap over stories, one resample of stories shared by every
+model and context, recomputes accuracy, the accuracy over parsed answers and per-label / macro P / R / F1 from each
+story's answer counts (so the point estimates are exactly the ones above), and the paired accuracy difference of
+every two models per context on the stories both answered (Holm over the family). The breakdowns by zone, gold
+label, subaxis and country get a per-group interval, size in stories and a ``small`` flag
+(``uncertainty.group_breakdown``). ``COMPARE`` is this benchmark's entry for ``culturebench compare``.
 """
 
 from __future__ import annotations
@@ -31,10 +38,11 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import plots, runs
+from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import normad_prompts as prompts
 from culturebench.release import load_manifest
 
@@ -204,31 +212,190 @@ def context_metrics(frame: pl.DataFrame) -> dict:
     }
 
 
+# ---------------------------------------------------------------------------------------------------- uncertainty
+
+BOOTSTRAP_NOTE = {
+    "statistic": "per model and context, accuracy (Sec. 4, Fig. 3), accuracy over parsed answers and per-label / "
+                 "macro precision, recall and F1 (Table A.4) recomputed from the answer counts of the resampled "
+                 "stories (a story drawn twice counts twice)",
+    "paired": "one resample of stories serves every model and context, so differences between models are paired; "
+              "a difference is taken on the stories both models answered in that context",
+    "groups": "accuracy by Inglehart-Welzel zone, gold label, subaxis and country: each group's stories resampled "
+              "within the group (uncertainty.group_breakdown over each story's share of correct answers); groups "
+              f"of fewer than {uncertainty.MIN_GROUP_SIZE} stories flagged small and not ranked",
+    "significance": "accuracy difference between two models per context: two-sided p-value of difference = 0 with "
+                    "the standard error of the paired bootstrap distribution (normal approximation, "
+                    "uncertainty.bootstrap_pvalue), Holm-adjusted over all model pairs x contexts; significant when "
+                    "the adjusted p < 1 - confidence level",
+}
+"""How NormAd's intervals are computed (recorded in metrics.json under ``uncertainty``)."""
+COUNT_FIELDS = ("n", "correct", "parsed", *(f"{kind}_{label}" for kind in ("tp", "predicted", "support")
+                                             for label in prompts.LABELS))
+"""Per story, model and context: its answers, the right ones, the parsed ones, and per label the true positives,
+predictions and gold answers: everything accuracy and Table A.4's P / R / F1 are sums of."""
+BREAKDOWNS = {"zone": ("iw_zone", "accuracy_by_zone"), "gold_label": ("gold_label", "accuracy_by_gold"),
+              "subaxis": ("subaxis", "accuracy_by_subaxis"), "country": ("country", "accuracy_by_country")}
+"""Per-group accuracy: name in metrics.json's ``breakdowns`` -> (column of ``score_answers``, key of
+``context_metrics``)."""
+
+
+def story_counts(scored: pl.DataFrame, units: Sequence[str],
+                 cells: Sequence[tuple[str, str]]) -> np.ndarray:
+    """COUNT_FIELDS per story (``units`` order), (model, context) cell and field: stories x cells x fields."""
+    labels = prompts.LABELS
+    per_story = scored.group_by("model", "context", "story_id").agg(
+        pl.len().alias("n"), pl.col("correct").sum(), pl.col("predicted").is_not_null().sum().alias("parsed"),
+        *(((pl.col("gold_label") == lab) & (pl.col("predicted") == lab)).fill_null(False).sum().alias(f"tp_{lab}")
+          for lab in labels),
+        *((pl.col("predicted") == lab).fill_null(False).sum().alias(f"predicted_{lab}") for lab in labels),
+        *((pl.col("gold_label") == lab).sum().alias(f"support_{lab}") for lab in labels))
+    position = {s: i for i, s in enumerate(units)}
+    cell_index = {c: i for i, c in enumerate(cells)}
+    counts = np.zeros((len(units), len(cells), len(COUNT_FIELDS)))
+    rows = [position[s] for s in per_story["story_id"]]
+    columns = [cell_index[(m, c)] for m, c in zip(per_story["model"], per_story["context"])]
+    counts[rows, columns, :] = per_story.select(COUNT_FIELDS).to_numpy()
+    return counts
+
+
+def scores_from_counts(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """Accuracy, accuracy over parsed answers, macro and per-label P / R / F1 per cell from summed COUNT_FIELDS
+    (cells x fields), as ``accuracy`` and ``label_scores`` compute them (0/0 = 0 for P / R / F1); NaN for a cell
+    without answers (a resample that drew none of its stories)."""
+    k = len(prompts.LABELS)
+    n, correct, parsed = sums[:, 0], sums[:, 1], sums[:, 2]
+    tp, predicted, support = sums[:, 3:3 + k], sums[:, 3 + k:3 + 2 * k], sums[:, 3 + 2 * k:3 + 3 * k]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(predicted > 0, tp / np.where(predicted > 0, predicted, 1), 0.0)
+        recall = np.where(support > 0, tp / np.where(support > 0, support, 1), 0.0)
+        total = precision + recall
+        f1 = np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
+        none = np.where(n > 0, 1.0, np.nan)[:, None]
+        return {"accuracy": correct / n, "accuracy_parsed": correct / parsed,
+                "precision": precision * none, "recall": recall * none, "f1": f1 * none}
+
+
+def bootstrap_scores(scored: pl.DataFrame, units: Sequence[str],
+                     settings: uncertainty.Bootstrap) -> tuple[dict[tuple[str, str], dict], pl.DataFrame]:
+    """Intervals over stories (``uncertainty.resample_units``, one stratum: the ``units`` that were answered;
+    BOOTSTRAP_NOTE): per (model, context) cell ``{"accuracy": [low, high], "accuracy_parsed": ..., "macro":
+    {precision, recall, f1: [low, high]}, "per_label": {label: {precision, recall, f1: [low, high]}}}``, and the
+    paired differences (context, model_a < model_b: accuracy_a and accuracy_b on the n_common stories both
+    answered, difference, low, high, pvalue, pvalue_holm, significant)."""
+    from culturebench.evaluate.stats import holm
+
+    models = sorted(scored["model"].unique().to_list())
+    present = set(zip(scored["model"], scored["context"]))
+    cells = [(m, c) for m in models for c in prompts.CONTEXTS if (m, c) in present]
+    counts = story_counts(scored, units, cells)
+    pairs = [(c, a, b) for c in prompts.CONTEXTS for i, a in enumerate(models) for b in models[i + 1:]
+             if (a, c) in present and (b, c) in present]
+    common = np.stack([(counts[:, cells.index((a, c)), 0] > 0) & (counts[:, cells.index((b, c)), 0] > 0)
+                       for c, a, b in pairs], axis=1) if pairs else np.zeros((len(units), 0), dtype=bool)
+    paired = np.stack([np.stack([counts[:, cells.index((m, c)), f] * common[:, p] for m in (a, b) for f in (1, 0)],
+                                axis=1) for p, (c, a, b) in enumerate(pairs)], axis=1) if pairs \
+        else np.zeros((len(units), 0, 4))  # stories x pairs x (correct_a, n_a, correct_b, n_b) on common stories
+
+    def statistic(positions: np.ndarray) -> np.ndarray:
+        s = scores_from_counts(counts[positions].sum(axis=0))
+        d = paired[positions].sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            differences = d[:, 0] / d[:, 1] - d[:, 2] / d[:, 3]
+        return np.concatenate([s["accuracy"], s["accuracy_parsed"], *(s[k].mean(axis=1) for k in ("precision",
+                               "recall", "f1")), *(s[k].ravel() for k in ("precision", "recall", "f1")), differences])
+
+    result = uncertainty.resample_units([range(len(units))], statistic, settings)
+    n, k = len(cells), len(prompts.LABELS)
+    out = {}
+    for i, cell in enumerate(cells):
+        out[cell] = {"accuracy": result.interval(i), "accuracy_parsed": result.interval(n + i),
+                     "macro": {key: result.interval((2 + j) * n + i)
+                               for j, key in enumerate(("precision", "recall", "f1"))},
+                     "per_label": {label: {key: result.interval(5 * n + j * n * k + i * k + li)
+                                           for j, key in enumerate(("precision", "recall", "f1"))}
+                                   for li, label in enumerate(prompts.LABELS)}}
+    first = 5 * n + 3 * n * k
+    full = paired.sum(axis=0)
+    rows = []
+    for p, (context, a, b) in enumerate(pairs):
+        low, high = result.interval(first + p)
+        rows.append({"context": context, "model_a": a, "model_b": b,
+                     "accuracy_a": full[p, 0] / full[p, 1] if full[p, 1] else None,
+                     "accuracy_b": full[p, 2] / full[p, 3] if full[p, 3] else None,
+                     "difference": uncertainty.finite_or_none(result.estimate[first + p]), "low": low, "high": high,
+                     "pvalue": result.pvalue(first + p), "n_common": int(common[:, p].sum())})
+    alpha = 1 - settings.confidence_level
+    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
+        row["pvalue_holm"] = adjusted
+        row["significant"] = adjusted is not None and adjusted < alpha
+    differences = pl.DataFrame(rows, schema={
+        "context": pl.String, "model_a": pl.String, "model_b": pl.String, "accuracy_a": pl.Float64,
+        "accuracy_b": pl.Float64, "difference": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+        "pvalue": pl.Float64, "n_common": pl.Int64, "pvalue_holm": pl.Float64, "significant": pl.Boolean})
+    return out, differences
+
+
+def add_intervals(per_context: dict, frame: pl.DataFrame, cell: dict, settings: uncertainty.Bootstrap) -> None:
+    """``context_metrics``' numbers for one model and context (``frame``: its rows of ``score_answers``) with
+    their intervals beside them as ``<key>_ci`` (``cell``: from ``bootstrap_scores``), and ``breakdowns``: per
+    BREAKDOWNS, the rows of ``uncertainty.group_breakdown`` over each story's share of correct answers (its
+    stories resampled within the group; ranked, then the small groups), each with the group's accuracy as
+    ``context_metrics`` computed it, its interval, n_stories, n_answers, small and rank."""
+    per_context["accuracy_ci"] = cell["accuracy"]
+    per_context["accuracy_parsed_ci"] = cell["accuracy_parsed"]
+    per_context["macro_ci"] = cell["macro"]
+    per_context["per_label_ci"] = cell["per_label"]
+    columns = list(dict.fromkeys(column for column, _ in BREAKDOWNS.values()))
+    per_story = frame.group_by("story_id", maintain_order=True).agg(pl.col("correct").mean(),
+                                                                    *(pl.col(c).first() for c in columns))
+    per_context["breakdowns"] = {}
+    for name, (column, key) in BREAKDOWNS.items():
+        rows = uncertainty.group_breakdown(per_story["correct"].to_list(), per_story[column].to_list(), settings)
+        accuracies = per_context[key]
+        per_context[f"{key}_ci"] = {r["group"]: [r["low"], r["high"]] for r in rows}
+        per_context["breakdowns"][name] = [
+            {"group": r["group"], "accuracy": accuracies[r["group"]]["accuracy"], "accuracy_ci": [r["low"], r["high"]],
+             "n_stories": r["n"], "n_answers": accuracies[r["group"]]["n"], "small": r["small"], "rank": r["rank"]}
+            for r in rows]
+
 
 def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: list[dict] | None = None,
-                    release: Path | str | None = None) -> ScoreResult:
-    """Every metric from answers (model, story_id, context, response) and the release's stories."""
+                    release: Path | str | None = None,
+                    bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> ScoreResult:
+    """Every metric from answers (model, story_id, context, response) and the release's stories; the point
+    estimates are the paper's, each with a ``bootstrap`` interval over stories beside it (``<key>_ci``; BOOTSTRAP_NOTE),
+    the settings under ``uncertainty`` and the paired model differences per context under ``model_differences``."""
     if responses.height == 0:
         raise InputError("no responses to score")
     scored = score_answers(responses, stories)
+    answered = set(scored["story_id"].unique().to_list())
+    units = [s for s in stories["story_id"].to_list() if s in answered]  # release order
+    intervals, differences = bootstrap_scores(scored, units, bootstrap)
     models = sorted(scored["model"].unique().to_list())
     per_model = {}
     for model in models:
         mine = scored.filter(pl.col("model") == model)
         contexts = [c for c in prompts.CONTEXTS if (mine["context"] == c).any()]
-        per_context = {c: context_metrics(mine.filter(pl.col("context") == c)) for c in contexts}
+        per_context = {}
+        for c in contexts:
+            frame = mine.filter(pl.col("context") == c)
+            per_context[c] = context_metrics(frame)
+            add_intervals(per_context[c], frame, intervals[(model, c)], bootstrap)
         per_model[model] = {
             "n_responses": mine.height,
             "n_stories": mine["story_id"].n_unique(),
             "contexts": contexts,
             "accuracy": {c: per_context[c]["accuracy"] for c in contexts},
+            "accuracy_ci": {c: per_context[c]["accuracy_ci"] for c in contexts},
             "macro_f1": {c: per_context[c]["macro"]["f1"] for c in contexts},
+            "macro_f1_ci": {c: per_context[c]["macro_ci"]["f1"] for c in contexts},
             "per_context": per_context,
         }
     gold_counts = stories.group_by("gold_label").len()
     metrics = {
         "benchmark": "normad",
         "release": None if release is None else str(release),
+        "release_manifest_sha256": runs.release_manifest_sha256(release),
         "responses": sources or [],
         "models": models,
         "labels": list(prompts.LABELS),
@@ -238,8 +405,11 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
                       "prompt_source": prompts.PROMPT_SOURCE},
         "release_gold_distribution": {row[0]: row[1] for row in gold_counts.sort("gold_label").iter_rows()},
         "per_model": per_model,
+        "model_differences": differences.to_dicts(),
+        "uncertainty": bootstrap.record(unit="story", strata=None, n_units=len(units), **BOOTSTRAP_NOTE),
     }
-    return ScoreResult(metrics=runs.json_safe(metrics, none_key="unparsed"), tables={"scored": scored})
+    return ScoreResult(metrics=runs.json_safe(metrics, none_key="unparsed"),
+                       tables={"scored": scored, "model_differences": differences})
 
 
 def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
@@ -275,8 +445,19 @@ def score(responses: Sequence[Path], release: Path) -> ScoreResult:
 # ---------------------------------------------------------------------------------------------------- plots
 
 
+def error_bars(values: Sequence[float | None], intervals: Sequence[Sequence[float | None] | None]) -> list[list[float]]:
+    """matplotlib's ``yerr`` (distances below and above each value) from [low, high] intervals; 0 where a value
+    has no interval (metrics of a run scored before intervals existed, a group of one story)."""
+    below, above = [], []
+    for value, bounds in zip(values, intervals):
+        low, high = bounds or (None, None)
+        below.append(max(0.0, value - low) if value is not None and low is not None else 0.0)
+        above.append(max(0.0, high - value) if value is not None and high is not None else 0.0)
+    return [below, above]
+
+
 def accuracy_by_context_png(metrics: dict, path: Path) -> None:
-    """Accuracy (and macro F1, hatched) per context, one bar group per context and a bar per model."""
+    """Fig. 3: accuracy per context, one bar group per context and a bar per model with its bootstrap interval."""
     plt = plots.pyplot()
     models = metrics["models"]
     contexts = list(prompts.CONTEXTS)
@@ -287,24 +468,29 @@ def accuracy_by_context_png(metrics: dict, path: Path) -> None:
         m = metrics["per_model"][model]
         xs = plots.grouped_bar_x(range(len(contexts)), len(models), i, width)
         values = [m["accuracy"].get(c) for c in contexts]
-        bars = ax.bar(xs, [v or 0.0 for v in values], width, color=colours(i % 10), label=model)
-        for bar, v in zip(bars, values):
+        err = error_bars(values, [m.get("accuracy_ci", {}).get(c) for c in contexts])
+        bars = ax.bar(xs, [v or 0.0 for v in values], width, yerr=err, capsize=3, color=colours(i % 10),
+                      label=model)
+        for bar, v, up in zip(bars, values, err[1]):
             if v is not None:
-                ax.annotate(f"{v:.2f}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
+                ax.annotate(f"{v:.2f}", (bar.get_x() + bar.get_width() / 2, v + up), ha="center", va="bottom",
                             fontsize=7, textcoords="offset points", xytext=(0, 2))
     ax.axhline(1 / 3, color="grey", linestyle="--", linewidth=1, label="chance (1/3)")
     ax.set_xticks(range(len(contexts)))
     ax.set_xticklabels([prompts.CONTEXT_NAMES[c] for c in contexts])
     ax.set_ylim(0, 1.08)
     ax.set_ylabel("accuracy")
-    ax.set_title("NormAd: accuracy per context")
+    level = metrics.get("uncertainty", {}).get("confidence_level")
+    ax.set_title("NormAd: accuracy per context"
+                 + (f" ({level:.0%} bootstrap intervals over stories)" if level else ""))
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(axis="y", alpha=0.3)
     plots.save_figure(fig, path)
 
 
 def accuracy_by_zone_png(metrics: dict, path: Path) -> None:
-    """Fig. 5 style: per model, accuracy per Inglehart-Welzel zone (bars grouped by zone, one bar per context)."""
+    """Fig. 5 style: per model, accuracy per Inglehart-Welzel zone (bars grouped by zone, one bar per context, with
+    bootstrap intervals over the zone's stories)."""
     plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(len(models), 1, figsize=(11, 3.8 * len(models)), dpi=100, squeeze=False)
@@ -316,9 +502,12 @@ def accuracy_by_zone_png(metrics: dict, path: Path) -> None:
         width = 0.8 / max(1, len(contexts))
         for i, context in enumerate(contexts):
             by_zone = m["per_context"][context]["accuracy_by_zone"]
+            values = [(by_zone.get(z) or {}).get("accuracy") for z in zones]
+            cis = m["per_context"][context].get("accuracy_by_zone_ci", {})
             xs = plots.grouped_bar_x(range(len(zones)), len(contexts), i, width)
-            ax.bar(xs, [(by_zone.get(z) or {}).get("accuracy") or 0.0 for z in zones], width,
-                   color=colours(i / max(1, len(prompts.CONTEXTS) - 1)), label=prompts.CONTEXT_NAMES[context])
+            ax.bar(xs, [v or 0.0 for v in values], width, yerr=error_bars(values, [cis.get(z) for z in zones]),
+                   capsize=2, color=colours(i / max(1, len(prompts.CONTEXTS) - 1)),
+                   label=prompts.CONTEXT_NAMES[context])
         ax.set_xticks(range(len(zones)))
         ax.set_xticklabels(zones, rotation=20, ha="right", fontsize=8)
         ax.set_ylim(0, 1.05)
@@ -330,7 +519,8 @@ def accuracy_by_zone_png(metrics: dict, path: Path) -> None:
 
 
 def accuracy_by_gold_png(metrics: dict, path: Path) -> None:
-    """Fig. 6 style: per model, accuracy per gold label (yes / no / neutral) in each context."""
+    """Fig. 6 style: per model, accuracy per gold label (yes / no / neutral) in each context, with bootstrap
+    intervals over the label's stories."""
     plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4), dpi=100, squeeze=False)
@@ -341,7 +531,9 @@ def accuracy_by_gold_png(metrics: dict, path: Path) -> None:
         width = 0.8 / len(prompts.LABELS)
         for i, label in enumerate(prompts.LABELS):
             xs = plots.grouped_bar_x(range(len(contexts)), len(prompts.LABELS), i, width)
-            ax.bar(xs, [m["per_context"][c]["accuracy_by_gold"][label]["accuracy"] or 0.0 for c in contexts], width,
+            values = [m["per_context"][c]["accuracy_by_gold"][label]["accuracy"] for c in contexts]
+            cis = [m["per_context"][c].get("accuracy_by_gold_ci", {}).get(label) for c in contexts]
+            ax.bar(xs, [v or 0.0 for v in values], width, yerr=error_bars(values, cis), capsize=2,
                    color=colours[label], label=f"gold {label}")
         ax.set_xticks(range(len(contexts)))
         ax.set_xticklabels([prompts.CONTEXT_NAMES[c] for c in contexts], fontsize=7)
@@ -470,3 +662,161 @@ def cli_score(responses: Path, release: Path, out: Path) -> tuple[str, list[Path
     """`culturebench score`: metrics from saved responses; returns (summary line, paths written)."""
     result = score(runs.split_paths(responses), release)
     return summary(result.metrics), write_run(result, out)
+
+
+# --------------------------------------------------------------------------------------------- compare
+
+
+def comparison_stories(folders: Sequence[compare.RunFolder], release: Path | None) -> tuple[pl.DataFrame, Path]:
+    """The stories the runs are compared against: ``release`` when given, else the runs' releases (with
+    --allow-mixed several: their stories joined, a story id taken from the first release that has it)."""
+    paths = [Path(release)] if release is not None else list(dict.fromkeys(f.release for f in folders if f.release))
+    if not paths:
+        raise InputError("the runs name no release; pass --release", file=folders[0].path)
+    for path in paths:
+        if not (path / "manifest.json").is_file():
+            raise InputError("release folder of the runs not found; pass --release", file=path)
+    stories = pl.concat([release_tables(p)["stories"] for p in paths], how="diagonal_relaxed")
+    return stories.unique("story_id", keep="first", maintain_order=True), paths[0]
+
+
+def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
+                 release: Path | None) -> compare.Comparison:
+    """Every run's responses re-scored together (one bootstrap of stories shared by all models and contexts:
+    paired), as the tables of the report."""
+    stories, release_path = comparison_stories(folders, release)
+    frames, sources = [], []
+    for folder, mapping in zip(folders, labels):
+        paths = folder.responses()
+        frames.append(read_responses(paths).with_columns(pl.col("model").replace(mapping)))
+        sources += [runs.source_info(p) for p in paths]
+    result = score_responses(pl.concat(frames), stories, sources=sources, release=release_path, bootstrap=settings)
+    return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result.metrics),
+                              metrics=result.metrics)
+
+
+def _with_interval(name: str, value: float | None, bounds: Sequence[float | None] | None) -> dict:
+    low, high = bounds or (None, None)
+    return {name: value, f"{name}_low": low, f"{name}_high": high}
+
+
+def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
+    """The report's flat tables from ``score_responses``' metrics: main (Fig. 3: accuracy per model and context),
+    table_a4 (accuracy, macro P / R / F1 and the always-Neither F1 per model and context), differences (paired, per
+    context), and one table per BREAKDOWNS (zones, gold labels, subaxes, countries: ranked, small groups last)."""
+    models = metrics["models"]
+    contexts = [c for c in prompts.CONTEXTS if any(c in metrics["per_model"][m]["contexts"] for m in models)]
+    main, table_a4 = [], []
+    groups: dict[str, list[dict]] = {name: [] for name in BREAKDOWNS}
+    for model in models:
+        m = metrics["per_model"][model]
+        row = {"model": model, "n_stories": m["n_stories"]}
+        for c in contexts:
+            row.update(_with_interval(prompts.CONTEXT_NAMES[c], m["accuracy"].get(c), m["accuracy_ci"].get(c)))
+        main.append(row)
+        for c in m["contexts"]:
+            pc = m["per_context"][c]
+            table_a4.append({"model": model, "context": prompts.CONTEXT_NAMES[c], "n": pc["n"],
+                             "n_unparsed": pc["n_unparsed"],
+                             **_with_interval("accuracy", pc["accuracy"], pc["accuracy_ci"]),
+                             **{k: v for key in ("precision", "recall", "f1")
+                                for k, v in _with_interval(key, pc["macro"][key], pc["macro_ci"][key]).items()},
+                             "always_neither_f1": pc["baselines"]["always_neither"]["f1"]})
+            for name, rows in pc["breakdowns"].items():
+                groups[name] += [{"model": model, "context": prompts.CONTEXT_NAMES[c], name: r["group"],
+                                  **_with_interval("accuracy", r["accuracy"], r["accuracy_ci"]),
+                                  "n_stories": r["n_stories"], "n_answers": r["n_answers"], "small": r["small"],
+                                  "rank": r["rank"]} for r in rows]
+    interval_schema = {"accuracy": pl.Float64, "accuracy_low": pl.Float64, "accuracy_high": pl.Float64}
+    differences = pl.DataFrame(metrics["model_differences"], schema={
+        "context": pl.String, "model_a": pl.String, "model_b": pl.String, "accuracy_a": pl.Float64,
+        "accuracy_b": pl.Float64, "difference": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+        "pvalue": pl.Float64, "n_common": pl.Int64, "pvalue_holm": pl.Float64, "significant": pl.Boolean})
+    differences = differences.with_columns(pl.col("context").replace(prompts.CONTEXT_NAMES)).select(
+        "context", "model_a", "model_b", "accuracy_a", "accuracy_b", "difference",
+        pl.col("low").alias("difference_low"), pl.col("high").alias("difference_high"), "pvalue", "pvalue_holm",
+        "significant", "n_common")
+    tables = {
+        "main": pl.DataFrame(main, schema={"model": pl.String, "n_stories": pl.Int64, **{
+            f"{prompts.CONTEXT_NAMES[c]}{suffix}": pl.Float64 for c in contexts for suffix in ("", "_low", "_high")}}),
+        "table_a4": pl.DataFrame(table_a4, schema={
+            "model": pl.String, "context": pl.String, "n": pl.Int64, "n_unparsed": pl.Int64, **interval_schema,
+            **{f"{k}{suffix}": pl.Float64 for k in ("precision", "recall", "f1") for suffix in ("", "_low", "_high")},
+            "always_neither_f1": pl.Float64}),
+        "differences": differences,
+    }
+    for name in BREAKDOWNS:
+        tables[name] = pl.DataFrame(groups[name], schema={
+            "model": pl.String, "context": pl.String, name: pl.String, **interval_schema, "n_stories": pl.Int64,
+            "n_answers": pl.Int64, "small": pl.Boolean, "rank": pl.Int64})
+    return tables
+
+
+def zone_heatmap_png(comparison: compare.Comparison, path: Path) -> None:
+    """Fig. 5 / 10 / 13 as a heatmap: one panel per context, a row per model, a column per Inglehart-Welzel zone;
+    each cell its accuracy and bootstrap interval (zones under the minimum of stories marked "small")."""
+    plt = plots.pyplot()
+    frame = comparison.tables["zone"]
+    models = comparison.models
+    contexts = list(dict.fromkeys(frame["context"].to_list()))
+    zones = sorted(set(frame["zone"].to_list()))
+    cells = {(r["context"], r["model"], r["zone"]): r for r in frame.iter_rows(named=True)}
+    height = sum(0.55 * len(models) + 1.8 for _ in contexts) or 3.0
+    fig, axes = plt.subplots(max(1, len(contexts)), 1, squeeze=False, dpi=100, layout="constrained",
+                             figsize=(max(8.0, 1.5 * len(zones) + 3), height))
+    image = None
+    for ax, context in zip(axes[:, 0], contexts):
+        grid = [[(cells.get((context, m, z)) or {}).get("accuracy") for z in zones] for m in models]
+        image = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], cmap="viridis", vmin=0,
+                          vmax=1, aspect="auto")
+        for i, model in enumerate(models):
+            for j, zone in enumerate(zones):
+                row = cells.get((context, model, zone))
+                if row is None or row["accuracy"] is None:
+                    continue
+                text = f"{row['accuracy']:.2f}"
+                if row["accuracy_low"] is not None:
+                    text += f"\n[{row['accuracy_low']:.2f}, {row['accuracy_high']:.2f}]"
+                if row["small"]:
+                    text += "\nsmall"
+                ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white")
+        ax.set_xticks(range(len(zones)))
+        ax.set_xticklabels(zones, rotation=20, ha="right", fontsize=7)
+        ax.set_yticks(range(len(models)))
+        ax.set_yticklabels(models, fontsize=7)
+        ax.set_title(f"{context}: accuracy by Inglehart-Welzel zone", fontsize=9)
+    if image is not None:
+        fig.colorbar(image, ax=list(axes[:, 0]), label="accuracy")
+    plots.save_figure(fig, path, tight=False)
+
+
+COMPARE = compare.BenchmarkSpec(
+    benchmark="normad",
+    title="NormAd (Rao et al. 2024)",
+    build=compare_runs,
+    tables=(
+        compare.Table("main", "Fig. 3: accuracy per context",
+                      "Accuracy over Yes / No / Neither (an unparsed answer is wrong) per model and context."),
+        compare.Table("table_a4", "Table A.4: accuracy and macro precision / recall / F1 per context",
+                      "always_neither_f1: Table A.4's model that answers Neither to every story, on the same "
+                      "stories (no interval)."),
+        compare.Table("differences", "Paired accuracy differences between models per context",
+                      "difference = accuracy_a - accuracy_b on the n_common stories both models answered in that "
+                      "context; pvalue_holm over all rows."),
+        compare.Table("zone", "Fig. 5 / 10 / 13: accuracy by Inglehart-Welzel zone"),
+        compare.Table("gold_label", "Fig. 6 / 11: accuracy by gold label"),
+        compare.Table("subaxis", "Sec. 5.3: accuracy by subaxis"),
+        compare.Table("country", "Accuracy by country (ours; the paper has no per-country figure)",
+                      f"Ranked within each model and context; countries with fewer than {uncertainty.MIN_GROUP_SIZE} "
+                      "stories are flagged small and not ranked."),
+    ),
+    figures=(
+        compare.Figure("accuracy_by_context.png", "Fig. 3: accuracy per context",
+                       lambda c, p: accuracy_by_context_png(c.metrics, p)),
+        compare.Figure("zone_heatmap.png", "Fig. 5 / 10 / 13: accuracy by Inglehart-Welzel zone", zone_heatmap_png),
+        compare.Figure("accuracy_by_gold.png", "Fig. 6 / 11: accuracy by gold label",
+                       lambda c, p: accuracy_by_gold_png(c.metrics, p)),
+    ),
+    significance=BOOTSTRAP_NOTE["significance"] + ".",
+)
+"""``culturebench compare`` for NormAd: every run's responses re-scored together against the release."""
