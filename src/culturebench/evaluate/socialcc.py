@@ -29,13 +29,19 @@ swaps 1 and 2, see ``facts/socialcc.json`` ``behaviour_scale_note``), at tempera
 Without a named judge ``evaluate`` stops with a one-line error before any model call (the evaluated model never
 judges itself silently; naming it as the judge is allowed and recorded).
 
-**Report**: Table 2 (per model the mean of each judged score and the behaviour score distribution), Fig. 5
-(``by_country.png``: awareness and knowledge per value country, the 21 countries with most scenarios), Fig. 6
-(``by_value_topic_zone.png``: value knowledge per Table 4A topic x Inglehart-Welzel group of the value country),
-Fig. 7 (``aware_without_knowledge.png``: the dialogues scored aware but without commonsense knowledge, by
-commonsense topic and value topic), ``behaviour_distribution.png``; metrics.json. A scenario's zone is the release's ``iw_zone`` (``build socialcc``
-attaches it from ``RAW/inglehart_welzel/``), else the config's ``zones`` table, else "unknown"; ``score`` looks
-zones up the same way (by scenario id), keeping a transcript's own zone where neither has one.
+**Report**: Table 2 (``table2.png``: per model the mean of each judged score; ``behaviour_distribution.png``: the
+behaviour score distribution), Fig. 5 (``by_country.png``: awareness and knowledge per value country, the 21
+countries with most scenarios), Fig. 6 (``by_value_topic_zone.png``: value knowledge per Table 4A topic x
+Inglehart-Welzel group of the value country), Fig. 7 (``aware_without_knowledge.png``: the dialogues scored aware
+but without commonsense knowledge, by commonsense topic and value topic); metrics.json. A scenario's zone is the
+release's ``iw_zone`` (``build socialcc`` attaches it from ``RAW/inglehart_welzel/``), else the config's ``zones``
+table, else "unknown"; ``score`` looks zones up the same way (by scenario id), keeping a transcript's own zone
+where neither has one.
+
+**Intervals** (issue #18, BOOTSTRAP_NOTE): every mean and percentage gets a 95% bootstrap interval over scenarios
+(``<key>_ci``), per-country tables give sizes and flag countries under ``uncertainty.MIN_GROUP_SIZE`` dialogues
+(``country_breakdown``), and ``model_differences`` pairs models over the scenarios both were judged on, Holm over
+pairs x dimensions. ``COMPARE`` is this benchmark's entry for ``culturebench compare``.
 """
 
 from __future__ import annotations
@@ -43,15 +49,17 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
+from itertools import combinations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import plots, runs
+from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import socialcc_prompts as prompts
 from culturebench.release import load_manifest
 
@@ -64,6 +72,19 @@ UNKNOWN = "unknown"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 CONFIG_KEYS = {"judge", "antagonist", "max_rounds", "agent_temperature", "agent_max_tokens", "judge_temperature",
                "judge_max_tokens", "zones"}
+BOOTSTRAP_NOTE = {
+    "statistic": "each mean of Table 2 (and of every group: country, zone, value topic, value topic x zone) over "
+                 "the dialogues judged valid, the behaviour score percentages and Fig. 7's shares, each with "
+                 "scipy.stats.bootstrap of its dialogues (one dialogue per scenario and model)",
+    "paired": "differences between models are means over the scenarios both models were judged on, with one "
+              "resample of scenario ids shared by every pair of models",
+    "significance": "difference of a Table 2 dimension between two models: two-sided p-value of difference = 0 "
+                    "with the standard error of the paired bootstrap distribution over scenarios (normal "
+                    "approximation, uncertainty.bootstrap_pvalue), Holm-adjusted over all model pairs x the four "
+                    "dimensions; significant when the adjusted p < 1 - confidence level",
+}
+"""How SocialCC's intervals are computed (recorded in metrics.json under ``uncertainty``; issue #18). None of the
+paper's numbers has an interval; the point estimates are unchanged."""
 NO_JUDGE = ("socialcc needs a named judge model (the paper's is GPT-4o): give --config with "
             "{\"judge\": \"MODEL\"} or {\"judge\": {\"model\", \"backend\", \"base_url\"}}")
 
@@ -338,49 +359,134 @@ def _score(record: dict, judge: str) -> int | None:
     return (record.get("judgements") or {}).get(judge, {}).get("score")
 
 
-def score_block(records: Sequence[dict]) -> dict:
+def _interval(values: Sequence[float], settings: uncertainty.Bootstrap) -> list[float | None]:
+    """[low, high] of the mean of ``values`` over dialogues (``uncertainty.mean_interval``)."""
+    found = uncertainty.mean_interval(values, settings)
+    return [found["low"], found["high"]]
+
+
+def score_block(records: Sequence[dict], settings: uncertainty.Bootstrap | None = None, *,
+                distribution_ci: bool = False) -> dict:
     """Table 2's numbers for a group of transcripts: mean of each judge over valid judgements, the behaviour
-    distribution in %, counts of invalid judgements."""
+    distribution in %, counts of invalid judgements; with ``settings``, each mean's bootstrap interval over the
+    dialogues (one per scenario) beside it as ``<key>_ci``, and with ``distribution_ci`` each percentage's too."""
     out: dict[str, Any] = {"n": len(records)}
     for judge in prompts.JUDGES:
         scores = [_score(r, judge) for r in records if _score(r, judge) is not None]
         out[judge] = _mean(scores)
+        if settings is not None:
+            out[f"{judge}_ci"] = _interval(scores, settings)
         out[f"n_valid_{judge}"] = len(scores)
         out[f"n_invalid_{judge}"] = len(records) - len(scores)
     behaviour = [_score(r, "behaviour") for r in records if _score(r, "behaviour") is not None]
     low, high = prompts.JUDGE_SCALES["behaviour"]
     out["behaviour_distribution_pct"] = {str(s): (100 * behaviour.count(s) / len(behaviour) if behaviour else None)
                                          for s in range(low, high + 1)}
+    if settings is not None and distribution_ci:
+        out["behaviour_distribution_pct_ci"] = {str(s): _interval([100.0 * (b == s) for b in behaviour], settings)
+                                                for s in range(low, high + 1)}
     return out
 
 
-def _by(records: Sequence[dict], key) -> dict[str, dict]:
+def _by(records: Sequence[dict], key, settings: uncertainty.Bootstrap | None = None) -> dict[str, dict]:
     groups: dict[str, list[dict]] = {}
     for r in records:
         groups.setdefault(key(r), []).append(r)
-    return {k: score_block(groups[k]) for k in sorted(groups)}
+    return {k: score_block(groups[k], settings) for k in sorted(groups)}
 
 
-def aware_without_knowledge(records: Sequence[dict]) -> dict:
+def country_breakdown(records: Sequence[dict], settings: uncertainty.Bootstrap) -> dict[str, list[dict]]:
+    """Fig. 5 with sizes (issue #18): per judge, per value country its valid judgements (n), mean, interval, and
+    rank, countries under ``uncertainty.MIN_GROUP_SIZE`` dialogues flagged ``small`` and not ranked
+    (``uncertainty.group_breakdown``)."""
+    countries = [str(r.get("country") or UNKNOWN) for r in records]
+    return {judge: uncertainty.group_breakdown([_score(r, judge) for r in records], countries, settings)
+            for judge in prompts.JUDGES}
+
+
+def aware_without_knowledge(records: Sequence[dict], settings: uncertainty.Bootstrap | None = None) -> dict:
     """Fig. 7: the dialogues judged aware (awareness 1) without commonsense knowledge (commonsense 0), their share
-    of all dialogues with both judgements, and how they split (%) by commonsense topic and by value topic."""
+    of all dialogues with both judgements, and how they split (%) by commonsense topic and by value topic; with
+    ``settings``, the bootstrap interval of the share and of each percentage (``_ci``)."""
     judged = [r for r in records if _score(r, "awareness") is not None and _score(r, "commonsense") is not None]
-    found = [r for r in judged if _score(r, "awareness") == 1 and _score(r, "commonsense") == 0]
+    hit = [_score(r, "awareness") == 1 and _score(r, "commonsense") == 0 for r in judged]
+    found = [r for r, h in zip(judged, hit) if h]
+
+    def topic(r: dict, key: str) -> str:
+        return str(r.get(key) or UNKNOWN)
 
     def split(key: str) -> dict[str, float]:
         counts: dict[str, int] = {}
         for r in found:
-            counts[str(r.get(key) or UNKNOWN)] = counts.get(str(r.get(key) or UNKNOWN), 0) + 1
+            counts[topic(r, key)] = counts.get(topic(r, key), 0) + 1
         return {k: 100 * v / len(found) for k, v in sorted(counts.items())}
 
-    return {"n": len(found), "n_judged": len(judged), "share": len(found) / len(judged) if judged else None,
-            "by_topic_pct": split("topic"), "by_value_topic_pct": split("value_topic")}
+    out = {"n": len(found), "n_judged": len(judged), "share": len(found) / len(judged) if judged else None,
+           "by_topic_pct": split("topic"), "by_value_topic_pct": split("value_topic")}
+    if settings is not None:
+        out["share_ci"] = _interval([float(h) for h in hit], settings)
+        for name, key in (("by_topic_pct", "topic"), ("by_value_topic_pct", "value_topic")):
+            out[f"{name}_ci"] = {t: _interval([100.0 * (topic(r, key) == t) for r in found], settings)
+                                 for t in out[name]}
+    return out
+
+
+def unit_of(record: dict, index: int) -> str:
+    """The bootstrap unit of a dialogue: its scenario (a record without a scenario id is a unit of its own)."""
+    scenario = record.get("scenario_id")
+    return f"scenario {scenario}" if scenario is not None else f"record {index}"
+
+
+def model_differences(records: Sequence[dict], models: Sequence[str], settings: uncertainty.Bootstrap) -> list[dict]:
+    """Paired differences of Table 2's four dimensions between every two models: per pair (model_a < model_b) and
+    judge, the mean over the scenarios both were judged on (n_common) of score_a - score_b, its bootstrap interval
+    over scenarios (one resample of scenario ids shared by every pair), the two-sided p-value of difference = 0
+    (``uncertainty.bootstrap_pvalue``), Holm-adjusted over all pairs x judges, and ``significant`` (adjusted p below
+    1 - confidence level). A model with several dialogues of one scenario counts their mean."""
+    from culturebench.evaluate.stats import holm
+
+    pairs = list(combinations(models, 2))
+    if not pairs:
+        return []
+    units = {unit_of(r, i): None for i, r in enumerate(records)}
+    position = {u: i for i, u in enumerate(units)}
+    sums = {m: np.zeros((len(units), len(prompts.JUDGES))) for m in models}
+    counts = {m: np.zeros((len(units), len(prompts.JUDGES))) for m in models}
+    for i, r in enumerate(records):
+        for j, judge in enumerate(prompts.JUDGES):
+            if _score(r, judge) is not None:
+                sums[str(r["model"])][position[unit_of(r, i)], j] += _score(r, judge)
+                counts[str(r["model"])][position[unit_of(r, i)], j] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_unit = {m: sums[m] / counts[m] for m in models}  # NaN where a model has no valid judgement
+    blocks = [per_unit[a] - per_unit[b] for a, b in pairs]
+    common = np.concatenate([np.isfinite(d) for d in blocks], axis=1)  # units x (pairs x judges)
+    differences = np.where(common, np.concatenate(blocks, axis=1), 0.0)
+
+    def statistic(positions: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return differences[positions].sum(axis=0) / common[positions].sum(axis=0)
+
+    result = uncertainty.resample_units([range(len(units))], statistic, settings)
+    rows = []
+    for i, ((a, b), judge) in enumerate((pair, judge) for pair in pairs for judge in prompts.JUDGES):
+        low, high = result.interval(i)
+        rows.append({"model_a": a, "model_b": b, "dimension": judge, "n_common": int(common[:, i].sum()),
+                     "difference": uncertainty.finite_or_none(result.estimate[i]), "low": low, "high": high,
+                     "pvalue": result.pvalue(i)})
+    alpha = 1 - settings.confidence_level
+    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
+        row["pvalue_holm"] = adjusted
+        row["significant"] = adjusted is not None and adjusted < alpha
+    return rows
 
 
 def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sources: list | None = None,
-              judge_note: str | None = None) -> dict:
+              judge_note: str | None = None, bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> dict:
     """metrics.json from transcripts (each with model, country, zone, topic, value_topic, turns, ended_by,
-    judgements)."""
+    judgements). The point estimates are the paper's; beside each a ``bootstrap`` interval over scenarios
+    (``<key>_ci``; BOOTSTRAP_NOTE), per country the sizes and ranks (``country_breakdown``), and the paired
+    differences between models (``model_differences``)."""
     if not records:
         raise InputError("no transcripts to score")
     models = sorted({str(r["model"]) for r in records})
@@ -398,23 +504,25 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
             counts[str(r.get("country") or UNKNOWN)] = counts.get(str(r.get("country") or UNKNOWN), 0) + 1
         top = set(sorted(counts, key=lambda c: (-counts[c], c))[:TOP_COUNTRIES])
         per_model[model] = {
-            "table2": score_block(mine),
+            "table2": score_block(mine, bootstrap, distribution_ci=True),
             "parse_status": status,
             "dialogue": {"mean_rounds": _mean(rounds), "max_rounds": max(rounds) if rounds else None,
                          "share_good_bye": _mean([1.0 if r.get("ended_by") == "good_bye" else 0.0 for r in mine])},
             "by_country": _by(mine, lambda r: str(r.get("country") or UNKNOWN)),
             "fig5_countries": sorted(top, key=lambda c: (-counts[c], c)),
-            "by_zone": _by(mine, lambda r: str(r.get("zone") or UNKNOWN)),
-            "by_value_topic": _by(mine, lambda r: str(r.get("value_topic") or UNKNOWN)),
+            "country_breakdown": country_breakdown(mine, bootstrap),
+            "by_zone": _by(mine, lambda r: str(r.get("zone") or UNKNOWN), bootstrap),
+            "by_value_topic": _by(mine, lambda r: str(r.get("value_topic") or UNKNOWN), bootstrap),
             "by_value_topic_zone": _by(mine, lambda r: f"{r.get('value_topic') or UNKNOWN} | "
-                                                       f"{r.get('zone') or UNKNOWN}"),
-            "aware_without_knowledge": aware_without_knowledge(mine),
+                                                       f"{r.get('zone') or UNKNOWN}", bootstrap),
+            "aware_without_knowledge": aware_without_knowledge(mine, bootstrap),
             "judge_models": sorted({j.get("judge_model") or "?" for r in mine
                                     for j in (r.get("judgements") or {}).values()}),
             "antagonist_models": sorted({str(r.get("antagonist_model")) for r in mine}),
         }
     metrics = {
-        "benchmark": BENCHMARK, "release": None if release is None else str(release), "transcripts": sources or [],
+        "benchmark": BENCHMARK, "release": None if release is None else str(release),
+        "release_manifest_sha256": runs.release_manifest_sha256(release), "transcripts": sources or [],
         "models": models, "judges": list(prompts.JUDGES), "judge_names": dict(prompts.JUDGE_NAMES),
         "judge_scales": {k: list(v) for k, v in prompts.JUDGE_SCALES.items()},
         "constants": {"max_rounds": prompts.MAX_ROUNDS, "opening": prompts.OPENING, "end_marker": prompts.END_MARKER,
@@ -424,6 +532,9 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
                       "behaviour_scale": prompts.BEHAVIOUR_SCALE_NOTE},
         "judge_note": judge_note,
         "per_model": per_model,
+        "model_differences": model_differences(records, models, bootstrap),
+        "uncertainty": bootstrap.record(unit="scenario", min_group_size=uncertainty.MIN_GROUP_SIZE,
+                                        **BOOTSTRAP_NOTE),
     }
     return runs.json_safe(metrics)
 
@@ -431,36 +542,91 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
 # ---------------------------------------------------------------------------------------------------- plots
 
 
-def _bars(ax, groups: dict[str, dict], title: str, judges: Sequence[str] = prompts.JUDGES) -> None:
-    """Each judged mean (scaled to [0, 1]) per entry of ``groups``: one bar group per entry, a bar per judge."""
-    names = list(groups)
-    width = 0.8 / len(judges)
-    colours = plots.pyplot().get_cmap("tab10")
-    for i, judge in enumerate(judges):
-        high = prompts.JUDGE_SCALES[judge][1]
-        xs = plots.grouped_bar_x(range(len(names)), len(judges), i, width)
-        ax.bar(xs, [((groups[n].get(judge) or 0.0) / high) for n in names], width, color=colours(i),
-               label=f"{prompts.JUDGE_NAMES[judge]} (/ {high})")
-    ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("mean score / scale maximum")
-    ax.set_title(title, fontsize=9)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=6, loc="upper left")
+def _bar_series(ax, slots: Sequence[float], n_series: int, index: int, values: Sequence[float | None],
+                intervals: Sequence[Sequence[float | None] | None], label: str, hatches: Sequence[str] = (),
+                colour: int | None = None) -> None:
+    """Series ``index`` of ``n_series`` side by side at ``slots``: a bar per value (None left out) with its
+    interval as an error bar (none where the interval is missing), colour tab10[``colour``, default ``index``]."""
+    width = 0.8 / max(1, n_series)
+    xs = plots.grouped_bar_x(slots, n_series, index, width)
+    shown = [k for k, v in enumerate(values) if v is not None]
+    err = [[0.0] * len(shown), [0.0] * len(shown)]
+    for e, k in enumerate(shown):
+        low, high = (intervals[k] or [None, None])
+        err[0][e] = max(0.0, values[k] - low) if low is not None else 0.0
+        err[1][e] = max(0.0, high - values[k]) if high is not None else 0.0
+    tab10 = plots.pyplot().get_cmap("tab10")
+    bars = ax.bar([xs[k] for k in shown], [values[k] for k in shown], width, yerr=err, capsize=2, label=label,
+                  color=tab10((index if colour is None else colour) % 10), error_kw={"linewidth": 0.8})
+    for bar, k in zip(bars, shown):
+        if k < len(hatches) and hatches[k]:
+            bar.set_hatch(hatches[k])
+
+
+def _level(metrics: dict) -> str:
+    level = (metrics.get("uncertainty") or {}).get("confidence_level")
+    return f" ({level:.0%} bootstrap intervals over scenarios)" if level else ""
+
+
+def table2_png(metrics: dict, path: Path) -> None:
+    """Table 2 as bars: awareness, commonsense and value knowledge (0-1, left) and cultural behaviour (0-3, right),
+    one series per model, each with its bootstrap interval."""
+    plt = plots.pyplot()
+    models = metrics["models"]
+    fig, axes = plt.subplots(1, 2, figsize=(max(9.0, 3 + 1.2 * len(models)), 4.5), dpi=100,
+                             gridspec_kw={"width_ratios": [3, 1]})
+    for ax, judges in ((axes[0], prompts.JUDGES[:3]), (axes[1], prompts.JUDGES[3:])):
+        for i, model in enumerate(models):
+            t = metrics["per_model"][model]["table2"]
+            _bar_series(ax, range(len(judges)), len(models), i, [t[j] for j in judges],
+                        [t.get(f"{j}_ci") for j in judges], model)
+        ax.set_xticks(range(len(judges)))
+        ax.set_xticklabels([prompts.JUDGE_NAMES[j] for j in judges], fontsize=8)
+        ax.set_ylim(0, prompts.JUDGE_SCALES[judges[0]][1] * 1.05)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("mean score (0-1)")
+    axes[1].set_ylabel("mean score (0-3)")
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle("SocialCC Table 2: cultural competence per model" + _level(metrics), fontsize=10)
+    plots.save_figure(fig, path)
+
+
+def fig5_countries(metrics: dict) -> list[str]:
+    """Fig. 5's countries across the models: the 21 with the most dialogues of all models together (ties by
+    name); for one model its own ``fig5_countries``."""
+    counts: dict[str, int] = {}
+    for model in metrics["models"]:
+        for country, block in metrics["per_model"][model]["by_country"].items():
+            counts[country] = counts.get(country, 0) + block["n"]
+    return sorted(counts, key=lambda c: (-counts[c], c))[:TOP_COUNTRIES]
 
 
 def by_country_png(metrics: dict, path: Path) -> None:
-    """Fig. 5: per model, cultural awareness (left) and cultural knowledge (right: commonsense and value) per value
-    country, the 21 countries with the most scenarios."""
+    """Fig. 5: cultural awareness and the two kinds of cultural knowledge per value country (the 21 countries with
+    the most scenarios), one series per model with bootstrap intervals; hatched bars are countries with fewer
+    than ``uncertainty.MIN_GROUP_SIZE`` valid judgements (flagged small, not ranked)."""
     plt = plots.pyplot()
     models = metrics["models"]
-    fig, axes = plt.subplots(len(models), 2, figsize=(16, 4 * len(models)), dpi=100, squeeze=False)
-    for row, model in zip(axes, models):
-        m = metrics["per_model"][model]
-        groups = {c: m["by_country"][c] for c in m["fig5_countries"]}
-        _bars(row[0], groups, f"{model}: cultural awareness per country", ("awareness",))
-        _bars(row[1], groups, f"{model}: cultural knowledge per country", ("commonsense", "value"))
+    countries = fig5_countries(metrics)
+    judges = prompts.JUDGES[:3]
+    fig, axes = plt.subplots(len(judges), 1, figsize=(max(10.0, 0.5 * len(countries) * max(1, len(models)) / 2 + 4),
+                                                      3.2 * len(judges)), dpi=100, squeeze=False)
+    for ax, judge in zip(axes[:, 0], judges):
+        for i, model in enumerate(models):
+            rows = {r["group"]: r for r in (metrics["per_model"][model].get("country_breakdown") or {}).get(judge, [])}
+            found = [rows.get(c) or {} for c in countries]
+            _bar_series(ax, range(len(countries)), len(models), i, [r.get("estimate") for r in found],
+                        [[r.get("low"), r.get("high")] for r in found], model,
+                        ["//" if r.get("small") else "" for r in found])
+        ax.set_xticks(range(len(countries)))
+        ax.set_xticklabels(countries, rotation=30, ha="right", fontsize=7)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("mean score")
+        ax.set_title(f"{prompts.JUDGE_NAMES[judge]} per value country (hatched: fewer than "
+                     f"{uncertainty.MIN_GROUP_SIZE} judged dialogues)", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle("SocialCC Fig. 5: per country" + _level(metrics), fontsize=10)
     plots.save_figure(fig, path)
 
 
@@ -488,7 +654,7 @@ def by_value_topic_zone_png(metrics: dict, path: Path) -> None:
 
 def aware_without_knowledge_png(metrics: dict, path: Path) -> None:
     """Fig. 7: of the dialogues judged aware without commonsense knowledge, the % per commonsense topic and per
-    value topic, per model."""
+    value topic, per model, with bootstrap intervals."""
     plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(len(models), 2, figsize=(12, 3.5 * len(models)), dpi=100, squeeze=False)
@@ -496,34 +662,41 @@ def aware_without_knowledge_png(metrics: dict, path: Path) -> None:
         found = metrics["per_model"][model]["aware_without_knowledge"]
         for ax, key, what in ((row[0], "by_topic_pct", "commonsense topic"),
                               (row[1], "by_value_topic_pct", "value topic")):
-            ax.bar(list(found[key]), list(found[key].values()), color="tab:purple")
+            topics = list(found[key])
+            intervals = found.get(f"{key}_ci") or {}
+            _bar_series(ax, range(len(topics)), 1, 0, [found[key][t] for t in topics],
+                        [intervals.get(t) for t in topics], model, colour=4)
+            ax.set_xticks(range(len(topics)))
+            ax.set_xticklabels(topics, rotation=30, ha="right", fontsize=7)
             ax.set_ylim(0, 101)
             ax.set_ylabel("% of aware-without-knowledge dialogues")
             ax.set_title(f"{model}: aware without knowledge (n = {found['n']}) by {what}", fontsize=9)
-            ax.tick_params(axis="x", labelrotation=30, labelsize=7)
     plots.save_figure(fig, path)
 
 
 def behaviour_distribution_png(metrics: dict, path: Path) -> None:
-    """Table 2's behaviour distribution: % of dialogues scored 0, 1, 2, 3 per model (stacked)."""
+    """Table 2's behaviour distribution: % of dialogues scored 0, 1, 2, 3, one series per model with bootstrap
+    intervals."""
     plt = plots.pyplot()
     models = metrics["models"]
-    fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(models)), 4), dpi=100)
-    bottom = [0.0] * len(models)
-    colours = {"0": "tab:red", "1": "tab:orange", "2": "tab:olive", "3": "tab:green"}
-    for s in ("0", "1", "2", "3"):
-        values = [metrics["per_model"][m]["table2"]["behaviour_distribution_pct"].get(s) or 0.0 for m in models]
-        ax.bar(models, values, bottom=bottom, color=colours[s], label=f"behaviour {s}")
-        bottom = [b + v for b, v in zip(bottom, values)]
+    scores = [str(s) for s in range(prompts.JUDGE_SCALES["behaviour"][0], prompts.JUDGE_SCALES["behaviour"][1] + 1)]
+    fig, ax = plt.subplots(figsize=(max(6.0, 2 + len(models)), 4), dpi=100)
+    for i, model in enumerate(models):
+        t = metrics["per_model"][model]["table2"]
+        intervals = t.get("behaviour_distribution_pct_ci") or {}
+        _bar_series(ax, range(len(scores)), len(models), i, [t["behaviour_distribution_pct"].get(s) for s in scores],
+                    [intervals.get(s) for s in scores], model)
+    ax.set_xticks(range(len(scores)))
+    ax.set_xticklabels([f"score {s}" for s in scores])
     ax.set_ylabel("% of dialogues")
     ax.set_ylim(0, 101)
-    ax.set_title("SocialCC: cultural behaviour score distribution (Table 2)")
+    ax.set_title("SocialCC Table 2: behaviour scores" + _level(metrics), fontsize=9)
     ax.legend(fontsize=7)
     plots.save_figure(fig, path)
 
 
-PLOTS = {"by_country.png": by_country_png, "by_value_topic_zone.png": by_value_topic_zone_png,
-         "aware_without_knowledge.png": aware_without_knowledge_png,
+PLOTS = {"table2.png": table2_png, "by_country.png": by_country_png,
+         "by_value_topic_zone.png": by_value_topic_zone_png, "aware_without_knowledge.png": aware_without_knowledge_png,
          "behaviour_distribution.png": behaviour_distribution_png}
 
 
@@ -557,7 +730,8 @@ def check_inputs(release: Path, limit: int | None, split: str | None = None, sam
 
 def evaluate(backend, release: Path, out: Path, config: Config | None = None, *, temperature: float | None = None,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None, split: str | None = None,
-             antagonist_backend=None, judge_backend=None, args: dict | None = None, console=None) -> EvaluateResult:
+             antagonist_backend=None, judge_backend=None, args: dict | None = None, console=None,
+             bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> EvaluateResult:
     """Play every scenario (the first ``limit``) with ``backend`` as Character 2 (the protagonist), judge the
     transcripts, score; writes transcripts.jsonl, metrics.json, the plots and run.json into ``out``. The judge is
     the config's (or ``judge_backend``, tests); with neither, an InputError before any model call. The antagonist is
@@ -594,7 +768,8 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
                                     max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
     totals = runs.total_stats(runs.runner_stats(r) for r in (*results, jresult))
     path = runs.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
-    metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)])
+    metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)],
+                        bootstrap=bootstrap)
     written = runs.write_run_record(
         out, [path, *write_run(metrics, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
@@ -629,19 +804,35 @@ def read_transcripts(paths: Sequence[Path]) -> list[dict]:
     return records
 
 
+def rezone(records: Sequence[dict], zones: dict[str, str | None], config: Config) -> None:
+    """Each transcript's zone looked up as ``evaluate`` does (``zone_of``: the release's ``zones`` by scenario id,
+    then the config's), keeping its own where neither has one."""
+    for r in records:
+        zone = zone_of(zones.get(str(r["scenario_id"])), r.get("country"), config)
+        r["zone"] = zone if zone != UNKNOWN else r.get("zone") or UNKNOWN
+
+
+def reparse(records: Sequence[dict]) -> None:
+    """Every saved judgement's score and parse_status parsed again from its raw answer."""
+    for r in records:
+        for judge, j in (r.get("judgements") or {}).items():
+            if judge in prompts.JUDGE_SCALES:
+                parsed = prompts.parse_score(j.get("raw"), judge)
+                j["score"], j["parse_status"] = parsed.score, parsed.status
+                j.pop("status", None)
+
+
 def score(paths: Sequence[Path], release: Path, out: Path, config: Config | None = None,
-          judge_backend=None) -> dict:
+          judge_backend=None, bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> dict:
     """Re-aggregate saved transcripts (re-parsing the judges' raw answers), or re-judge them with the config's judge
-    (or ``judge_backend``) first, caching in ``out``. Zones are looked up as ``evaluate`` does (``zone_of``)."""
+    (or ``judge_backend``) first, caching in ``out``. Zones are looked up as ``evaluate`` does (``rezone``)."""
     from culturebench.evaluate.cache import ResponseCache
 
     config = config or Config()
     release = Path(release)
     zones = release_zones(release_tables(release)["scenarios"])
     records = read_transcripts(paths)
-    for r in records:
-        zone = zone_of(zones.get(str(r["scenario_id"])), r.get("country"), config)
-        r["zone"] = zone if zone != UNKNOWN else r.get("zone") or UNKNOWN
+    rezone(records, zones, config)
     note = None
     if judge_backend is None and config.judge is not None:
         judge_backend = make_backend(config.judge)
@@ -654,14 +845,14 @@ def score(paths: Sequence[Path], release: Path, out: Path, config: Config | None
                               max_tokens=config.judge_max_tokens)
         runs.write_jsonl(Path(out) / TRANSCRIPTS_FILE, records)
     else:
-        for r in records:
-            for judge, j in (r.get("judgements") or {}).items():
-                if judge in prompts.JUDGE_SCALES:
-                    parsed = prompts.parse_score(j.get("raw"), judge)
-                    j["score"], j["parse_status"] = parsed.score, parsed.status
-                    j.pop("status", None)
+        reparse(records)
         note = "re-aggregated from saved judgements"
-    return aggregate(records, release=release, sources=[runs.source_info(p) for p in paths], judge_note=note)
+    return aggregate(records, release=release, sources=[runs.source_info(p) for p in paths], judge_note=note,
+                     bootstrap=bootstrap)
+
+
+def _bracket(interval: Sequence[float | None] | None) -> str:
+    return f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval and None not in interval else ""
 
 
 def summary(metrics: dict) -> str:
@@ -669,8 +860,8 @@ def summary(metrics: dict) -> str:
     for model in metrics["models"]:
         t = metrics["per_model"][model]["table2"]
         d = metrics["per_model"][model]["dialogue"]
-        parts = ", ".join(f"{prompts.JUDGE_NAMES[j]} {t[j]:.3f}" if t[j] is not None else f"{prompts.JUDGE_NAMES[j]} n/a"
-                          for j in prompts.JUDGES)
+        parts = ", ".join(f"{prompts.JUDGE_NAMES[j]} {t[j]:.3f}{_bracket(t.get(f'{j}_ci'))}" if t[j] is not None
+                          else f"{prompts.JUDGE_NAMES[j]} n/a" for j in prompts.JUDGES)
         dist = " / ".join(f"{v:.0f}%" if v is not None else "n/a" for v in t["behaviour_distribution_pct"].values())
         invalid = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
         lines.append(f"socialcc {model}: {t['n']:,} dialogues (mean {d['mean_rounds'] or 0:.1f} rounds); {parts}; "
@@ -705,3 +896,150 @@ def cli_score(responses: Path, release: Path, out: Path, config: Path | None = N
     """`culturebench score socialcc --responses transcripts.jsonl[,...]`."""
     metrics = score(runs.split_paths(responses), release, out, load_config(config))
     return summary(metrics), write_run(metrics, out)
+
+
+# --------------------------------------------------------------------------------------------- compare
+
+
+def transcript_paths(folder: compare.RunFolder) -> list[Path]:
+    """The transcripts behind a run folder's metrics: RUN_DIR/transcripts.jsonl, else the files its metrics.json
+    lists (a ``score`` folder that only re-aggregated)."""
+    own = folder.path / TRANSCRIPTS_FILE
+    if own.is_file():
+        return [own]
+    listed = [Path(s["path"]) for s in folder.metrics.get("transcripts") or [] if s.get("path")]
+    if not listed:
+        raise InputError("run folder has no transcripts.jsonl and its metrics.json lists no transcripts file",
+                         file=folder.path)
+    return listed
+
+
+def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
+                 release: Path | None) -> compare.Comparison:
+    """Every run's transcripts re-aggregated together from their saved judgements (as ``score`` without a judge),
+    so that one bootstrap of scenarios serves all models (paired differences); zones looked up in the release
+    (--release, else the first run's) where it is at hand, else the transcripts' own."""
+    records, sources = [], []
+    for folder, mapping in zip(folders, labels):
+        paths = transcript_paths(folder)
+        found = read_transcripts(paths)
+        for r in found:
+            r["model"] = mapping.get(str(r["model"]), str(r["model"]))
+        records += found
+        sources += [runs.source_info(p) for p in paths]
+    release = release or folders[0].release
+    notes = []
+    if release is not None and (Path(release) / "manifest.json").is_file():
+        rezone(records, release_zones(release_tables(Path(release))["scenarios"]), Config())
+    else:
+        notes.append("Release not at hand: Fig. 6 uses the zones the transcripts recorded.")
+        release = None
+    reparse(records)
+    metrics = aggregate(records, release=release, sources=sources, judge_note="re-aggregated from saved judgements",
+                        bootstrap=settings)
+    judges = sorted({j for m in metrics["models"] for j in metrics["per_model"][m]["judge_models"]})
+    notes.append(f"Judge models: {', '.join(judges)}.")
+    return compare.Comparison(models=metrics["models"], tables=comparison_tables(metrics), metrics=metrics,
+                              notes=notes)
+
+
+def _with_interval(name: str, value, interval) -> dict:
+    low, high = interval or [None, None]
+    return {name: value, f"{name}_low": low, f"{name}_high": high}
+
+
+def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
+    """The report's tables from metrics.json: table2 (Table 2, one row per model), differences (paired),
+    by_country (Fig. 5 with sizes, small countries flagged, not ranked), value_topic_zone (Fig. 6) and
+    aware_without_knowledge (Fig. 7)."""
+    ci = lambda name: {name: pl.Float64, f"{name}_low": pl.Float64, f"{name}_high": pl.Float64}
+    scores = [str(s) for s in range(prompts.JUDGE_SCALES["behaviour"][0], prompts.JUDGE_SCALES["behaviour"][1] + 1)]
+    table2, countries, cells, fig7 = [], [], [], []
+    for model in metrics["models"]:
+        m = metrics["per_model"][model]
+        t = m["table2"]
+        row = {"model": model, "dialogues": t["n"]}
+        for j in prompts.JUDGES:
+            row |= _with_interval(prompts.JUDGE_NAMES[j], t[j], t.get(f"{j}_ci"))
+        for s in scores:
+            row |= _with_interval(f"behaviour score {s} (%)", t["behaviour_distribution_pct"][s],
+                                  (t.get("behaviour_distribution_pct_ci") or {}).get(s))
+        row["invalid judgements"] = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
+        table2.append(row)
+        for j in prompts.JUDGES:
+            for g in m["country_breakdown"][j]:
+                countries.append({"model": model, "dimension": prompts.JUDGE_NAMES[j], "rank": g["rank"],
+                                  "country": g["group"], "n": g["n"], **_with_interval("score", g["estimate"],
+                                                                                       [g["low"], g["high"]]),
+                                  "small": g["small"]})
+        for key, block in m["by_value_topic_zone"].items():
+            topic, zone = key.split(" | ", 1)
+            cells.append({"model": model, "value topic": topic, "zone": zone, "n": block["n_valid_value"],
+                          **_with_interval("value knowledge", block["value"], block.get("value_ci"))})
+        found = m["aware_without_knowledge"]
+        fig7.append({"model": model, "of": "judged dialogues", "topic": "(all)", "n": found["n_judged"],
+                     **_with_interval("pct", None if found["share"] is None else 100 * found["share"],
+                                      [None if v is None else 100 * v for v in found.get("share_ci") or [None, None]])})
+        for key, what in (("by_topic_pct", "commonsense topic"), ("by_value_topic_pct", "value topic")):
+            for topic, pct in found[key].items():
+                fig7.append({"model": model, "of": f"aware without knowledge, by {what}", "topic": topic,
+                             "n": found["n"], **_with_interval("pct", pct, (found.get(f"{key}_ci") or {}).get(topic))})
+    table2_schema = {"model": pl.String, "dialogues": pl.Int64}
+    for j in prompts.JUDGES:
+        table2_schema |= ci(prompts.JUDGE_NAMES[j])
+    for s in scores:
+        table2_schema |= ci(f"behaviour score {s} (%)")
+    table2_schema["invalid judgements"] = pl.Int64
+    differences = [{"model_a": d["model_a"], "model_b": d["model_b"], "dimension": prompts.JUDGE_NAMES[d["dimension"]],
+                    "n_common": d["n_common"], **_with_interval("difference", d["difference"], [d["low"], d["high"]]),
+                    "pvalue": d["pvalue"], "pvalue_holm": d["pvalue_holm"], "significant": d["significant"]}
+                   for d in metrics["model_differences"]]
+    return {
+        "table2": pl.DataFrame(table2, schema=table2_schema),
+        "differences": pl.DataFrame(differences, schema={
+            "model_a": pl.String, "model_b": pl.String, "dimension": pl.String, "n_common": pl.Int64,
+            **ci("difference"), "pvalue": pl.Float64, "pvalue_holm": pl.Float64, "significant": pl.Boolean}),
+        "by_country": pl.DataFrame(countries, schema={
+            "model": pl.String, "dimension": pl.String, "rank": pl.Int64, "country": pl.String, "n": pl.Int64,
+            **ci("score"), "small": pl.Boolean}),
+        "value_topic_zone": pl.DataFrame(cells, schema={
+            "model": pl.String, "value topic": pl.String, "zone": pl.String, "n": pl.Int64,
+            **ci("value knowledge")}),
+        "aware_without_knowledge": pl.DataFrame(fig7, schema={
+            "model": pl.String, "of": pl.String, "topic": pl.String, "n": pl.Int64, **ci("pct")}),
+    }
+
+
+COMPARE = compare.BenchmarkSpec(
+    benchmark=BENCHMARK,
+    title="SocialCC (Wu et al., ACL 2025)",
+    build=compare_runs,
+    tables=(
+        compare.Table("table2", "Table 2: cultural competence per model",
+                      "Mean judged score per dimension (awareness, commonsense and value knowledge 0/1, behaviour "
+                      "0-3) and the behaviour score distribution, over the dialogues with a valid judgement."),
+        compare.Table("differences", "Paired differences between models per Table 2 dimension",
+                      "difference = mean over the scenarios both models were judged on of score_a - score_b; "
+                      "pvalue_holm over all rows."),
+        compare.Table("by_country", "Fig. 5: per value country, with sizes",
+                      f"n = dialogues with a valid judgement; countries with n < {uncertainty.MIN_GROUP_SIZE} are "
+                      "flagged small and not ranked; rank 1 = highest score per model and dimension."),
+        compare.Table("value_topic_zone", "Fig. 6: value knowledge per value topic x Inglehart-Welzel group"),
+        compare.Table("aware_without_knowledge", "Fig. 7: aware without commonsense knowledge",
+                      "First row per model: % of judged dialogues scored aware (1) without commonsense knowledge "
+                      "(0); then how those split (%) by commonsense topic and by value topic."),
+    ),
+    figures=(
+        compare.Figure("table2.png", "Table 2: the four dimensions per model", lambda c, p: table2_png(c.metrics, p)),
+        compare.Figure("behaviour_distribution.png", "Table 2: behaviour score distribution",
+                       lambda c, p: behaviour_distribution_png(c.metrics, p)),
+        compare.Figure("by_country.png", "Fig. 5: awareness and knowledge per country",
+                       lambda c, p: by_country_png(c.metrics, p)),
+        compare.Figure("by_value_topic_zone.png", "Fig. 6: value knowledge by value topic x cultural group",
+                       lambda c, p: by_value_topic_zone_png(c.metrics, p)),
+        compare.Figure("aware_without_knowledge.png", "Fig. 7: aware without commonsense knowledge",
+                       lambda c, p: aware_without_knowledge_png(c.metrics, p)),
+    ),
+    significance=BOOTSTRAP_NOTE["significance"] + ".",
+)
+"""``culturebench compare`` for SocialCC: every run's transcripts re-aggregated together."""
