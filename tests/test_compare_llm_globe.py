@@ -223,8 +223,8 @@ def test_report_holds_every_model_table_and_figure_and_the_significant_pairs(run
     # By hand, every dimension, closed: per prompt beta is the lowest, alpha and gamma alternate 2nd/3rd, so the
     # rank sums over 8 prompts are 8, 20, 20 and Friedman's chi2 = 12 / (8 * 3 * 4) * (64 + 400 + 400) - 3 * 8 * 4
     # = 12 (p = e^-6 < 0.05). alpha - beta = 3 on every prompt, beta - gamma -4 or -2: one sign on all 8 prompts
-    # (Wilcoxon p < 0.02, Holm x 3 still < 0.05): significant; alpha - gamma is +1 on four prompts and -1 on four:
-    # p = 1, not significant.
+    # (Wilcoxon p = 2 / 2^8, Holm x 3 = 0.023 < 0.05): significant; alpha - gamma is +1 on four prompts and -1 on
+    # four: p = 1, not significant.
     friedman = [r for r in saved["tables"]["friedman"] if r["part"] == "closed"]
     assert len(friedman) == 9 and all(r["chi2"] == pytest.approx(12.0) for r in friedman)
     closed = [r for r in saved["tables"]["differences"] if r["part"] == "closed"]
@@ -234,6 +234,8 @@ def test_report_holds_every_model_table_and_figure_and_the_significant_pairs(run
         expected = {("alpha", "beta"): 3.0, ("alpha", "gamma"): 0.0, ("beta", "gamma"): -3.0}[pair]
         assert row["difference"] == pytest.approx(expected) and row["n_pairs"] == PROMPTS
         assert row["significant"] == (pair != ("alpha", "gamma")), row
+        if row["significant"]:
+            assert row["pvalue"] == pytest.approx(2 / 2**8) and row["pvalue_holm"] == pytest.approx(3 * 2 / 2**8)
         if pair == ("alpha", "beta"):  # the same difference on every prompt: no resample moves it
             assert (row["difference_low"], row["difference_high"]) == (pytest.approx(expected),
                                                                         pytest.approx(expected))
@@ -280,7 +282,8 @@ def test_the_report_renders_in_headless_chromium(runs, tmp_path):
     out = compare(runs, tmp_path / "report", "alpha", "beta", "gamma")
     page = out / "report.html"
     flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
+             "--disable-component-update", "--disable-sync", "--no-first-run",
+             f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
     for model in CLOSED:

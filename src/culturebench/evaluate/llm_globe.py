@@ -27,6 +27,13 @@ models) with post-hoc pairwise Wilcoxon signed-rank tests (Holm-adjusted too; p-
 vs CN; Student's by default); a radar plot of group (or model) means over the nine dimensions (``radar_PART.png``,
 Fig. 3).
 
+**Intervals** (issue #18, ``prompt_bootstrap``): every mean of Tables 2-5 (per model and per group, each part) gets
+a 95% interval from a seeded bootstrap over prompts, resampled within each dimension and shared by all models and
+groups (``mean_ci`` and ``n_prompts`` beside ``mean``; BOOTSTRAP_NOTE); the point estimates are unchanged. The
+group t-test rows get the difference of the group means with its interval, and ``model_differences`` lists every
+pair of models per dimension with the paired difference, its interval and Fig. 2's tests. ``COMPARE`` is this
+benchmark's entry for ``culturebench compare``.
+
 **Options** come from a small JSON or YAML file given with ``--config`` (every key optional)::
 
     {"part": "closed" | "open" | "both",          # default "closed" ("--split closed|open|both" also works)
@@ -1174,7 +1181,7 @@ def radar_comparison_png(comparison: compare.Comparison, path: Path) -> None:
     """Fig. 3 with one series per model, one radar per part compared, the bootstrap intervals as bands."""
     plt = plots.pyplot()
     parts = compared_parts(comparison) or ["closed"]
-    fig, axes = plt.subplots(1, len(parts), figsize=(7.5 * len(parts), 7.5), dpi=100, squeeze=False,
+    fig, axes = plt.subplots(1, len(parts), figsize=(7.5 * len(parts), 8.2), dpi=100, squeeze=False,
                              subplot_kw={"polar": True})
     for ax, part in zip(axes.flat, parts):
         draw_radar(ax, (comparison.metrics.get(part) or {}).get("mean_sd", {}),
