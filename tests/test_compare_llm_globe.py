@@ -291,3 +291,18 @@ def test_the_report_renders_in_headless_chromium(runs, tmp_path):
     for table in llm_globe.COMPARE.tables:
         assert table.title in text, table.title
     assert dom.count("<img") == len(llm_globe.COMPARE.figures)
+
+
+def test_mixed_releases_need_allow_mixed_and_are_scored_against_their_prompts_joined(runs, tmp_path):
+    folder = tmp_path / "llm_globe"
+    folder.mkdir()
+    other = write_release(folder, {"closed": closed_prompts(), "open": open_prompts()}, "llm_globe")  # no GLOBE
+    elsewhere = score_run(tmp_path, other, "beta", name="run-beta-other")
+    args = ["compare", str(runs["alpha"]), str(elsewhere), "--out", str(tmp_path / "r"), *RESAMPLES]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2 and "different releases" in refused.output
+    result = runner.invoke(app, [*args, "--allow-mixed"])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "r" / "comparison.json").read_text())
+    assert saved["models"] == ["alpha", "beta"] and len(saved["tables"]["closed_means"]) == len(DIMS)
+    assert "Mixed releases" in (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
