@@ -650,8 +650,8 @@ BOOTSTRAP_NOTE = {
     "significance": "per dimension, a difference between two models is significant when the post-hoc Wilcoxon "
                     "signed-rank test over prompts (Fig. 2; Holm-adjusted over the model pairs of the dimension) "
                     "gives p < 1 - confidence level and, with three or more models, the dimension's Friedman test "
-                    "does too (Sec. 3.4, Sec. 4.2.3: post-hoc tests on the dimensions where Friedman finds a difference); the bootstrap interval "
-                    "of the difference of means is shown beside it",
+                    "does too (Sec. 3.4, Sec. 4.2.3: post-hoc tests on the dimensions where Friedman finds a "
+                    "difference); the bootstrap interval of the difference of means is shown beside it",
 }
 """How LLM-GLOBE's intervals are computed (recorded in metrics.json under ``uncertainty``)."""
 
