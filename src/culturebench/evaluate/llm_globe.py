@@ -27,6 +27,13 @@ models) with post-hoc pairwise Wilcoxon signed-rank tests (Holm-adjusted too; p-
 vs CN; Student's by default); a radar plot of group (or model) means over the nine dimensions (``radar_PART.png``,
 Fig. 3).
 
+**Intervals** (issue #18, ``prompt_bootstrap``): every mean of Tables 2-5 (per model and per group, each part) gets
+a 95% interval from a seeded bootstrap over prompts, resampled within each dimension and shared by all models and
+groups (``mean_ci`` and ``n_prompts`` beside ``mean``; BOOTSTRAP_NOTE); the point estimates are unchanged. The
+group t-test rows get the difference of the group means with its interval, and ``model_differences`` lists every
+pair of models per dimension with the paired difference, its interval and Fig. 2's tests. ``COMPARE`` is this
+benchmark's entry for ``culturebench compare``.
+
 **Options** come from a small JSON or YAML file given with ``--config`` (every key optional)::
 
     {"part": "closed" | "open" | "both",          # default "closed" ("--split closed|open|both" also works)
@@ -51,6 +58,7 @@ responses.jsonl files (comma-separated; several models give the across-model tes
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -61,9 +69,8 @@ import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import plots, runs
+from culturebench.evaluate import compare, plots, runs, stats, uncertainty
 from culturebench.evaluate import llm_globe_prompts as prompts
-from culturebench.evaluate import stats
 from culturebench.release import load_manifest
 
 BENCHMARK = "llm_globe"
@@ -532,13 +539,13 @@ def _groups(models: Sequence[str], config: Config) -> dict[str, list[str]]:
 
 
 def unit_values(frame: pl.DataFrame, value: str, models: Sequence[str], part: str, t_unit: str) -> pl.DataFrame:
-    """A group's values in the unit of ``T_UNITS``: ``dimension`` and ``value`` columns, one row per prompt
-    (closed, paper), per prompt and model (open, paper) or per answer (pooled)."""
+    """A group's values in the unit of ``T_UNITS``: ``id`` (the prompt), ``dimension`` and ``value`` columns, one
+    row per prompt (closed, paper), per prompt and model (open, paper) or per answer (pooled)."""
     mine = frame.filter(pl.col("model").is_in(list(models))).drop_nulls(value)
     if t_unit == "pooled":
-        return mine.select("dimension", value)
+        return mine.select("id", "dimension", value)
     keys = ["dimension", "id"] if part == "closed" else ["dimension", "id", "model"]
-    return mine.group_by(keys, maintain_order=True).agg(pl.col(value).mean()).select("dimension", value)
+    return mine.group_by(keys, maintain_order=True).agg(pl.col(value).mean()).select("id", "dimension", value)
 
 
 def group_means(frame: pl.DataFrame, value: str, groups: dict[str, list[str]], part: str, t_unit: str
@@ -632,10 +639,133 @@ def group_ttests(frame: pl.DataFrame, value: str, groups: dict[str, list[str]], 
     return out
 
 
+# ------------------------------------------------------------------------------------------------ uncertainty
+
+
+BOOTSTRAP_NOTE = {
+    "statistic": "every mean recomputed from the values of the resampled prompts: a prompt drawn twice counts twice, "
+                 "with all its samples, languages and (open, per group) models; the open jury's weights are held "
+                 "as fitted",
+    "paired": "one resample of prompts per part serves every model and group, so their differences are paired",
+    "significance": "per dimension, a difference between two models is significant when the post-hoc Wilcoxon "
+                    "signed-rank test over prompts (Fig. 2; Holm-adjusted over the model pairs of the dimension) "
+                    "gives p < 1 - confidence level and, with three or more models, the dimension's Friedman test "
+                    "does too (Sec. 3.4, Sec. 4.2.3: post-hoc tests on the dimensions where Friedman finds a "
+                    "difference); the bootstrap interval of the difference of means is shown beside it",
+}
+"""How LLM-GLOBE's intervals are computed (recorded in metrics.json under ``uncertainty``)."""
+
+
+def prompt_bootstrap(series: dict[Any, pl.DataFrame], value: str, pairs: Sequence[tuple[Any, Any]],
+                     settings: uncertainty.Bootstrap) -> dict:
+    """Bootstrap over prompts (``uncertainty.resample_units``), resampled within each dimension, one resample
+    shared by every series: ``series`` maps a key to its values (columns id, dimension, ``value``); each series'
+    mean per dimension is recomputed on a resample as the sum of the drawn prompts' values over their count (on
+    all prompts: the plain mean of the values, Tables 2-5). Returns ``means``: (key, dimension) -> (number of
+    prompts, [low, high]); ``differences``: (key_a, key_b, dimension) -> (mean_a - mean_b, [low, high],
+    bootstrap p-value) for ``pairs``."""
+    frames = [f.drop_nulls(value).select("id", "dimension", pl.col(value).cast(pl.Float64).alias("value"),
+                                         pl.lit(i).alias("series")) for i, f in enumerate(series.values())]
+    values = pl.concat(frames) if frames else pl.DataFrame(schema={"id": pl.String, "dimension": pl.String,
+                                                                    "value": pl.Float64, "series": pl.Int32})
+    if values.height == 0:
+        return {"means": {}, "differences": {(a, b, d): (None, None, None) for a, b in pairs for d in DIMENSIONS}}
+    units = (values.select("dimension", "id").unique()
+             .with_columns(pl.col("dimension").replace_strict(DIMENSIONS, list(range(len(DIMENSIONS))),
+                                                              return_dtype=pl.Int64).alias("code"))
+             .sort("code", "id").with_row_index("unit"))
+    per_unit = (values.group_by("series", "dimension", "id").agg(pl.col("value").sum().alias("sum"), pl.len())
+                .join(units, on=["dimension", "id"]))
+    keys = list(series)
+    sums, counts = np.zeros((len(keys), units.height)), np.zeros((len(keys), units.height))
+    at = (per_unit["series"].to_numpy(), per_unit["unit"].to_numpy())
+    sums[at], counts[at] = per_unit["sum"].to_numpy(), per_unit["len"].to_numpy()
+    code = units["code"].to_numpy()
+    dimension_of = np.eye(len(DIMENSIONS))[code]  # units x dimensions, one-hot
+    index = {k: i for i, k in enumerate(keys)}
+
+    def statistic(positions: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (sums[:, positions] @ dimension_of[positions]) / (counts[:, positions] @ dimension_of[positions])
+        return np.concatenate([means.ravel(), *(means[index[a]] - means[index[b]] for a, b in pairs)])
+
+    strata = [np.flatnonzero(code == d) for d in range(len(DIMENSIONS))]
+    result = uncertainty.resample_units(strata, statistic, settings)
+    n_prompts = (counts > 0) @ dimension_of
+    out: dict = {"means": {}, "differences": {}}
+    for k, key in enumerate(keys):
+        for d, dimension in enumerate(DIMENSIONS):
+            if n_prompts[k, d]:
+                out["means"][(key, dimension)] = (int(n_prompts[k, d]), result.interval(k * len(DIMENSIONS) + d))
+    start = len(keys) * len(DIMENSIONS)
+    for p, (a, b) in enumerate(pairs):
+        for d, dimension in enumerate(DIMENSIONS):
+            i = start + p * len(DIMENSIONS) + d
+            out["differences"][(a, b, dimension)] = (uncertainty.finite_or_none(result.estimate[i]),
+                                                     result.interval(i), result.pvalue(i))
+    return out
+
+
+def model_differences(model_tests_: dict, differences: dict, models: Sequence[str], alpha: float) -> list[dict]:
+    """Per dimension and pair of models (a < b): the difference of their means with its paired bootstrap interval,
+    the Wilcoxon test over prompts (Fig. 2) and the dimension's Friedman p-value; ``significant`` as
+    BOOTSTRAP_NOTE["significance"] says."""
+    rows = []
+    for dimension, tests in model_tests_.items():
+        friedman = tests["friedman"]
+        gate = len(models) < 3 or (friedman["pvalue"] is not None and friedman["pvalue"] < alpha)
+        for test in tests["wilcoxon"]:
+            difference, interval, _ = differences.get((("model", test["a"]), ("model", test["b"]), dimension),
+                                                      (None, None, None))
+            rows.append({"model_a": test["a"], "model_b": test["b"], "dimension": dimension,
+                         "difference": difference, "difference_ci": interval,
+                         "wilcoxon_statistic": test["statistic"], "n_pairs": test["n_pairs"],
+                         "pvalue": test["pvalue"], "pvalue_holm": test["pvalue_holm"],
+                         "friedman_pvalue": friedman["pvalue"],
+                         "significant": bool(gate and test["pvalue_holm"] is not None and test["pvalue_holm"] < alpha)})
+    return rows
+
+
+def part_metrics(frame: pl.DataFrame, value: str, part: str, groups: dict[str, list[str]], tables: dict,
+                 config: Config, bootstrap: uncertainty.Bootstrap) -> dict:
+    """The metrics of one part (closed: ``score``; open: ``jury_score``) of every model in ``frame``: Tables 2-5
+    (mean_sd per model, by language, group_means, globe_ttests), the across-model tests (model_tests, Fig. 2) and
+    the group t-tests, with the bootstrap intervals over prompts (``prompt_bootstrap``) beside the means
+    (``mean_ci``, ``n_prompts``), the group difference (``difference``, ``difference_ci``) and the paired model
+    differences (``model_differences``)."""
+    models = sorted(frame["model"].unique().to_list())
+    out = {
+        "mean_sd": mean_sd_table(frame, value),
+        "mean_sd_by_language": {lang: mean_sd_table(frame.filter(pl.col("language") == lang), value)
+                                for lang in prompts.LANGUAGES if (frame["language"] == lang).any()},
+        "group_means": group_means(frame, value, groups, part, config.t_unit),
+        "globe_ttests": globe_ttests(frame, value, tables.get("globe_2004"), groups, config, part),
+        "model_tests": model_tests(frame, value),
+        "group_ttests": group_ttests(frame, value, groups, config, part),
+    }
+    series = {("model", m): frame.filter(pl.col("model") == m).drop_nulls(value).select("id", "dimension", value)
+              for m in models}
+    series.update({("group", g): unit_values(frame, value, ms, part, config.t_unit) for g, ms in groups.items()})
+    model_pairs = [(("model", a), ("model", b)) for i, a in enumerate(models) for b in models[i + 1:]]
+    group_pair = [(("group", config.compare[0]), ("group", config.compare[1]))] if config.compare else []
+    boot = prompt_bootstrap(series, value, [*model_pairs, *group_pair], bootstrap)
+    for kind, table in (("model", out["mean_sd"]), ("group", out["group_means"])):
+        for name, dims in table.items():
+            for dimension, cell in dims.items():
+                cell["n_prompts"], cell["mean_ci"] = boot["means"].get(((kind, name), dimension), (0, None))
+    for row in out["group_ttests"]:
+        row["difference"], row["difference_ci"] = boot["differences"][(*group_pair[0], row["dimension"])][:2]
+    out["model_differences"] = model_differences(out["model_tests"], boot["differences"], models,
+                                                 1 - bootstrap.confidence_level)
+    return out
+
+
 def score_records(records: Sequence[dict], tables: dict, config: Config | None = None, *,
                   human: pl.DataFrame | None = None, sources: list[dict] | None = None,
-                  release: Path | str | None = None) -> ScoreResult:
-    """Every table and metric from the records of responses.jsonl files and the release tables."""
+                  release: Path | str | None = None,
+                  bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> ScoreResult:
+    """Every table and metric from the records of responses.jsonl files and the release tables; every mean with
+    its ``bootstrap`` interval over prompts (``part_metrics``; settings under ``uncertainty``)."""
     config = config or Config()
     if not records:
         raise InputError("no responses to score")
@@ -643,8 +773,10 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
     open_recs = [r for r in records if r["part"] == "open"]
     juror_recs = [r for r in records if r["part"] == "juror"]
     metrics: dict[str, Any] = {"benchmark": BENCHMARK, "release": None if release is None else str(release),
+                               "release_manifest_sha256": runs.release_manifest_sha256(release),
                                "responses": sources or [], "dimensions": list(DIMENSIONS),
-                               "config": config.as_dict()}
+                               "config": config.as_dict(),
+                               "uncertainty": bootstrap.record(unit="prompt", strata="dimension", **BOOTSTRAP_NOTE)}
     tables_out: dict[str, pl.DataFrame] = {}
     models = sorted({str(r["model"]) for r in closed_recs + open_recs})
     metrics["models"] = models
@@ -658,13 +790,7 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
                   for m in models if (scored["model"] == m).any()}
         metrics["closed"] = {
             "n_answers": scored.height, "n_valid": int(scored["score"].is_not_null().sum()), "parse_status": status,
-            "mean_sd": mean_sd_table(scored, "score"),
-            "mean_sd_by_language": {lang: mean_sd_table(scored.filter(pl.col("language") == lang), "score")
-                                    for lang in prompts.LANGUAGES if (scored["language"] == lang).any()},
-            "group_means": group_means(scored, "score", groups, "closed", config.t_unit),
-            "globe_ttests": globe_ttests(scored, "score", tables.get("globe_2004"), groups, config, "closed"),
-            "model_tests": model_tests(scored, "score"),
-            "group_ttests": group_ttests(scored, "score", groups, config, "closed"),
+            **part_metrics(scored, "score", "closed", groups, tables, config, bootstrap),
         }
 
     if open_recs:
@@ -685,46 +811,57 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
         metrics["open"] = {
             "n_answers": table.height, "jurors": jurors, "juror_parse_status": juror_status,
             "n_scored": int(table["jury_score"].is_not_null().sum()), "jury": jury,
-            "mean_sd": mean_sd_table(table, "jury_score"),
-            "mean_sd_by_language": {lang: mean_sd_table(table.filter(pl.col("language") == lang), "jury_score")
-                                    for lang in prompts.LANGUAGES if (table["language"] == lang).any()},
-            "group_means": group_means(table, "jury_score", groups, "open", config.t_unit),
-            "globe_ttests": globe_ttests(table, "jury_score", tables.get("globe_2004"), groups, config, "open"),
-            "model_tests": model_tests(table, "jury_score"),
-            "group_ttests": group_ttests(table, "jury_score", groups, config, "open"),
+            **part_metrics(table, "jury_score", "open", groups, tables, config, bootstrap),
         }
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
 
 
-def score(responses: Sequence[Path], release: Path, config: Config | None = None) -> ScoreResult:
+def score(responses: Sequence[Path], release: Path, config: Config | None = None, *,
+          bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> ScoreResult:
     """``culturebench score llm_globe``: every metric from saved responses.jsonl files against a release."""
     config = config or Config()
     tables = release_tables(release)
     records = read_responses(responses)
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
     sources = [runs.source_info(p) for p in responses]
-    return score_records(records, tables, config, human=human, sources=sources, release=release)
+    return score_records(records, tables, config, human=human, sources=sources, release=release,
+                         bootstrap=bootstrap)
 
 
 # ---------------------------------------------------------------------------------------------------- plots
 
 
-def radar_png(group_means_: dict[str, dict[str, dict]], path: Path, title: str) -> None:
-    """Fig. 3 style: each group's mean per dimension on a 1-7 radar over the nine dimensions."""
+def draw_radar(ax, series: dict[str, dict[str, dict]], title: str) -> None:
+    """Fig. 3 on a polar ``ax``: each series' mean per dimension on the 1-7 scale over the nine dimensions, its
+    bootstrap interval (``mean_ci``) as a band around the line (without intervals: the area, lightly filled)."""
     plt = plots.pyplot()
     angles = np.linspace(0, 2 * np.pi, len(DIMENSIONS), endpoint=False).tolist()
-    fig, ax = plt.subplots(figsize=(7.5, 7.5), dpi=100, subplot_kw={"polar": True})
-    for i, (group, dims) in enumerate(group_means_.items()):
-        values = [dims.get(d, {}).get("mean") for d in DIMENSIONS]
-        values = [np.nan if v is None else v for v in values]
-        ax.plot(angles + angles[:1], values + values[:1], color=plt.get_cmap("tab10")(i % 10), label=group)
-        ax.fill(angles + angles[:1], values + values[:1], color=plt.get_cmap("tab10")(i % 10), alpha=0.08)
+    around = angles + angles[:1]
+    for i, (name, dims) in enumerate(series.items()):
+        color = plt.get_cmap("tab10")(i % 10)
+        cells = [dims.get(d, {}) for d in DIMENSIONS]
+        values = [np.nan if c.get("mean") is None else c["mean"] for c in cells]
+        ax.plot(around, values + values[:1], color=color, label=name)
+        bounds = [c.get("mean_ci") or [None, None] for c in cells]
+        if any(b[0] is not None for b in bounds):
+            low = [np.nan if b[0] is None else b[0] for b in bounds]
+            high = [np.nan if b[1] is None else b[1] for b in bounds]
+            ax.fill_between(around, low + low[:1], high + high[:1], color=color, alpha=0.2, linewidth=0)
+        else:
+            ax.fill(around, values + values[:1], color=color, alpha=0.08)
     ax.set_xticks(angles)
     ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
     ax.set_ylim(1, 7)
     ax.set_title(title, pad=28)
-    if group_means_:  # below the plot, clear of the title and the dimension labels
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=min(4, len(group_means_)), fontsize=8)
+    if series:  # below the plot, clear of the title and the dimension labels
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=min(4, len(series)), fontsize=8)
+
+
+def radar_png(group_means_: dict[str, dict[str, dict]], path: Path, title: str) -> None:
+    """Fig. 3 style: each group's mean per dimension on a 1-7 radar, with its bootstrap interval as a band."""
+    plt = plots.pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 7.5), dpi=100, subplot_kw={"polar": True})
+    draw_radar(ax, group_means_, title)
     plots.save_figure(fig, path)
 
 
@@ -914,3 +1051,218 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
 def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None) -> tuple[str, list[Path]]:
     result = score(runs.split_paths(responses), release, load_config(config))
     return summary(result.metrics), write_run(result, out)
+
+
+# --------------------------------------------------------------------------------------------- compare
+
+PART_VALUES = {"closed": ("score", "Tables 2-3: closed-ended mean per dimension (1-7, 7 = high)"),
+               "open": ("jury_score", "Tables 4-5: open-generation jury score per dimension")}
+"""Per part: the column scored and the title of its table on the compare page."""
+
+
+def comparison_release(folders: Sequence[compare.RunFolder], release: Path | None) -> tuple[dict, Path]:
+    """The release tables the runs are scored against: ``release`` when given, else the runs' releases (with
+    --allow-mixed several: their closed and open prompts joined, an id taken from the first release that has it;
+    rubrics and GLOBE 2004 of the first)."""
+    paths = [Path(release)] if release is not None else list(dict.fromkeys(f.release for f in folders if f.release))
+    if not paths:
+        raise InputError("the runs name no release; pass --release", file=folders[0].path)
+    for path in paths:
+        if not (path / "manifest.json").is_file():
+            raise InputError("release folder of the runs not found; pass --release", file=path)
+    loaded = [release_tables(p) for p in paths]
+    merged = {name: loaded[0][name] for name in ("rubrics", "globe_2004")}
+    for name in ("closed", "open"):
+        frames = [t[name] for t in loaded if t[name] is not None]
+        merged[name] = (pl.concat(frames, how="diagonal_relaxed").unique("id", keep="first", maintain_order=True)
+                        if frames else None)
+    return merged, paths[0]
+
+
+def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
+                 release: Path | None) -> compare.Comparison:
+    """Every run's answers scored together (``part_metrics``: one resample of prompts shared by all models, so
+    differences are paired; the across-model tests over all of them): closed answers re-parsed, open answers with
+    the jury score of their own run (the jury its metrics.json records: fitted weights, given weights, the jurors'
+    mean, or none)."""
+    tables, release_path = comparison_release(folders, release)
+    closed_records, open_tables, sources, juries = [], [], [], {}
+    for folder, mapping in zip(folders, labels):
+        paths = folder.responses()
+        sources += [runs.source_info(p) for p in paths]
+        records = [{**r, "model": mapping.get(str(r["model"]), str(r["model"]))} if "model" in r else r
+                   for r in read_responses(paths)]
+        closed_records += [r for r in records if r["part"] == "closed"]
+        answers = [r for r in records if r["part"] == "open"]
+        if answers:
+            jury = (folder.metrics.get("open") or {}).get("jury") or {"method": "none"}
+            table, jurors, _ = jury_table(answers, [r for r in records if r["part"] == "juror"], tables["open"])
+            open_tables.append(apply_jury(table, jurors, jury).select(
+                "model", "id", "dimension", "language", "sample_index", "jury_score"))
+            juries[str(folder.path)] = jury
+    config = Config()
+    metrics: dict[str, Any] = {"benchmark": BENCHMARK, "release": str(release_path),
+                               "release_manifest_sha256": runs.release_manifest_sha256(release_path),
+                               "responses": sources, "juries": juries,
+                               "uncertainty": settings.record(unit="prompt", strata="dimension", **BOOTSTRAP_NOTE)}
+    scored = {"closed": score_closed(closed_records, tables["closed"]) if closed_records else None,
+              "open": pl.concat(open_tables) if open_tables else None}
+    notes = []
+    for part, frame in scored.items():
+        if frame is None:
+            notes.append(f"No {part} answers in these runs: the {part} table and figures are empty.")
+            continue
+        metrics[part] = part_metrics(frame, PART_VALUES[part][0], part, {}, tables, config, settings)
+    if len({json.dumps(j, sort_keys=True) for j in juries.values()}) > 1:
+        notes.append("The runs' open answers were scored by different juries (see comparison.json, metrics.juries): "
+                     "their jury scores are on scales fitted separately.")
+    models = sorted({m for f, mapping in zip(folders, labels) for m in mapping.values()}
+                    | {m for part in ("closed", "open") for m in metrics.get(part, {}).get("mean_sd", {})})
+    metrics["models"] = models
+    metrics = runs.json_safe(metrics)
+    return compare.Comparison(models=models, tables=comparison_tables(metrics, models), metrics=metrics, notes=notes)
+
+
+def means_table(part: dict | None, models: Sequence[str]) -> pl.DataFrame:
+    """Tables 2-5 layout: one row per dimension (prompts: how many the models answered, at most), per model its
+    mean with ``_low``/``_high`` (the bootstrap interval) and its SD."""
+    schema = {"dimension": pl.String, "prompts": pl.Int64}
+    for m in models:
+        schema.update({m: pl.Float64, f"{m}_low": pl.Float64, f"{m}_high": pl.Float64, f"{m} SD": pl.Float64})
+    if part is None:
+        return pl.DataFrame(schema=schema)
+    rows = []
+    for dimension in DIMENSIONS:
+        cells = {m: part["mean_sd"].get(m, {}).get(dimension) or {} for m in models}
+        if not any(cells.values()):
+            continue
+        row = {"dimension": dimension, "prompts": max(c.get("n_prompts") or 0 for c in cells.values())}
+        for m, c in cells.items():
+            low, high = c.get("mean_ci") or [None, None]
+            row.update({m: c.get("mean"), f"{m}_low": low, f"{m}_high": high, f"{m} SD": c.get("sd")})
+        rows.append(row)
+    return pl.DataFrame(rows, schema=schema)
+
+
+def comparison_tables(metrics: dict, models: Sequence[str]) -> dict[str, pl.DataFrame]:
+    """The compare page's tables: closed and open means (Tables 2-5), the Friedman test per dimension and the
+    pairwise differences (Fig. 2's Wilcoxon tests, the paired bootstrap interval, ``significant``)."""
+    friedman, differences = [], []
+    for part in ("closed", "open"):
+        for dimension, tests in (metrics.get(part) or {}).get("model_tests", {}).items():
+            f = tests["friedman"]
+            friedman.append({"part": part, "dimension": dimension, "models": f["k"], "prompts": f["n_blocks"],
+                             "chi2": f["statistic"], "pvalue": f["pvalue"], "reason": f.get("reason")})
+        for row in (metrics.get(part) or {}).get("model_differences", []):
+            low, high = row["difference_ci"] or [None, None]
+            differences.append({"part": part, **{k: row[k] for k in ("model_a", "model_b", "dimension", "difference")},
+                                "difference_low": low, "difference_high": high,
+                                **{k: row[k] for k in ("wilcoxon_statistic", "n_pairs", "pvalue", "pvalue_holm",
+                                                       "friedman_pvalue", "significant")}})
+    return {
+        "closed_means": means_table(metrics.get("closed"), models),
+        "open_means": means_table(metrics.get("open"), models),
+        "friedman": pl.DataFrame(friedman, schema={"part": pl.String, "dimension": pl.String, "models": pl.Int64,
+                                                   "prompts": pl.Int64, "chi2": pl.Float64, "pvalue": pl.Float64,
+                                                   "reason": pl.String}),
+        "differences": pl.DataFrame(differences, schema={
+            "part": pl.String, "model_a": pl.String, "model_b": pl.String, "dimension": pl.String,
+            "difference": pl.Float64, "difference_low": pl.Float64, "difference_high": pl.Float64,
+            "wilcoxon_statistic": pl.Float64, "n_pairs": pl.Int64, "pvalue": pl.Float64, "pvalue_holm": pl.Float64,
+            "friedman_pvalue": pl.Float64, "significant": pl.Boolean}),
+    }
+
+
+def compared_parts(comparison: compare.Comparison) -> list[str]:
+    return [p for p in ("closed", "open") if comparison.metrics.get(p)]
+
+
+def radar_comparison_png(comparison: compare.Comparison, path: Path) -> None:
+    """Fig. 3 with one series per model, one radar per part compared, the bootstrap intervals as bands."""
+    plt = plots.pyplot()
+    parts = compared_parts(comparison) or ["closed"]
+    fig, axes = plt.subplots(1, len(parts), figsize=(7.5 * len(parts), 8.2), dpi=100, squeeze=False,
+                             subplot_kw={"polar": True})
+    for ax, part in zip(axes.flat, parts):
+        draw_radar(ax, (comparison.metrics.get(part) or {}).get("mean_sd", {}),
+                   f"LLM-GLOBE {part}: mean per dimension")
+    plots.save_figure(fig, path)
+
+
+def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
+    """The radar's companion: per part, grouped bars of each model's mean per dimension with its bootstrap
+    interval as error bars."""
+    plt = plots.pyplot()
+    parts = compared_parts(comparison) or ["closed"]
+    models = comparison.models
+    fig, axes = plt.subplots(len(parts), 1, figsize=(max(10.0, 0.5 * len(DIMENSIONS) * max(2, len(models))),
+                                                     4.5 * len(parts)), dpi=100, squeeze=False)
+    width = 0.8 / max(1, len(models))
+    slots = list(range(len(DIMENSIONS)))
+    for ax, part in zip(axes.flat, parts):
+        table = (comparison.metrics.get(part) or {}).get("mean_sd", {})
+        for i, model in enumerate(models):
+            cells = [(x, table.get(model, {}).get(d) or {}) for x, d in
+                     zip(plots.grouped_bar_x(slots, len(models), i, width), DIMENSIONS)]
+            shown = [(x, c["mean"], c.get("mean_ci") or [None, None]) for x, c in cells if c.get("mean") is not None]
+            err = [[v - (lo if lo is not None else v) for _, v, (lo, _) in shown],
+                   [(hi if hi is not None else v) - v for _, v, (_, hi) in shown]]
+            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, yerr=err, capsize=2, label=model)
+        ax.set_xticks(slots)
+        ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
+        ax.set_ylim(1, 7)
+        ax.set_ylabel("mean (1-7)")
+        ax.set_title(f"LLM-GLOBE {part}: mean per dimension (bootstrap intervals over prompts)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    plots.save_figure(fig, path)
+
+
+def wilcoxon_comparison_png(part: str):
+    """Fig. 2 for ``part``: the pairwise Wilcoxon p-values per dimension (a figure saying why when there is no
+    pair of models to test)."""
+
+    def draw(comparison: compare.Comparison, path: Path) -> None:
+        tests = (comparison.metrics.get(part) or {}).get("model_tests")
+        if tests and len(comparison.models) >= 2:
+            wilcoxon_png(tests, comparison.models, path, f"LLM-GLOBE {part}: pairwise Wilcoxon p-values (Fig. 2)")
+            return
+        plt = plots.pyplot()
+        fig, ax = plt.subplots(figsize=(6, 1.5), dpi=100)
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"No pairwise tests: {'no ' + part + ' answers' if not tests else 'one model'}.",
+                ha="center", va="center")
+        plots.save_figure(fig, path)
+
+    return draw
+
+
+COMPARE = compare.BenchmarkSpec(
+    benchmark=BENCHMARK,
+    title="LLM-GLOBE (Karinshak et al. 2024, arXiv 2411.06032)",
+    build=compare_runs,
+    tables=(
+        compare.Table("closed_means", PART_VALUES["closed"][1],
+                      "Per model: mean over its answers [bootstrap interval over prompts] and SD; prompts: how many "
+                      "prompts of the dimension were answered."),
+        compare.Table("open_means", PART_VALUES["open"][1],
+                      "Per model: mean jury score S(x) over its answers [bootstrap interval over prompts] and SD; "
+                      "each run's answers scored by that run's jury."),
+        compare.Table("friedman", "Sec. 4.2.3: Friedman test across models per dimension (prompts as blocks)",
+                      "Needs three or more models; blocks are the prompts every model answered."),
+        compare.Table("differences", "Fig. 2: pairwise differences between models per dimension",
+                      "difference = mean_a - mean_b with its paired bootstrap interval; pvalue: Wilcoxon signed-rank "
+                      "over prompts, pvalue_holm over the pairs of the dimension."),
+    ),
+    figures=(
+        compare.Figure("radar.png", "Fig. 3: mean per dimension, one series per model (bands: intervals)",
+                       radar_comparison_png),
+        compare.Figure("dimension_bars.png", "Mean per dimension with bootstrap intervals (error bars)",
+                       dimension_bars_png),
+        compare.Figure("wilcoxon_closed.png", "Fig. 2 (closed): pairwise Wilcoxon p-values",
+                       wilcoxon_comparison_png("closed")),
+        compare.Figure("wilcoxon_open.png", "Fig. 2 (open): pairwise Wilcoxon p-values",
+                       wilcoxon_comparison_png("open")),
+    ),
+    significance=BOOTSTRAP_NOTE["significance"][0].upper() + BOOTSTRAP_NOTE["significance"][1:] + ".",
+)
+"""``culturebench compare`` for LLM-GLOBE: every run's answers scored together against the release."""
