@@ -2,13 +2,18 @@
 question against scipy's own bootstrap called here on the same data, cases with a known answer (answers equal to
 the humans' stay at W1 0 on every resample; a constant answer gives the mean of the rescaled human answers),
 point estimates unchanged, same seed -> same interval, small groups flagged and not ranked, and the compare page
-(parsed with html.parser) holding every model, table and figure, with runs of ``score`` and of ``evaluate``."""
+(parsed with html.parser, and rendered in headless Chromium: the ``browser`` test) holding every model, table and
+figure, with runs of ``score`` and of ``evaluate``."""
 
 from __future__ import annotations
 
 import csv
+import html
 import json
+import re
+import shutil
 import statistics
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -252,3 +257,33 @@ def test_compare_page_of_score_and_evaluate_runs(tmp_path, release, probe, minim
     assert float(overall[("minimum", "echo")]["difference"]) == pytest.approx(float(main["minimum"]["mean W1"]))
     text = " ".join(page.text)
     assert "minimum / echo / all / all" in text  # listed under "Significant differences"
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_the_report_renders_in_headless_chromium(tmp_path, release, probe, minimum_run):
+    runs = []
+    for name, path in (("minimum", minimum_run[0]),
+                       ("echo", write_answers(tmp_path / "echo.tsv", probe, lambda r: r["answer"]))):
+        assert runner.invoke(app, ["score", "wvb", "--responses", str(path), "--release", str(release),
+                                   "--out", str(tmp_path / name)]).exit_code == 0
+        runs.append(str(tmp_path / name))
+    out = tmp_path / "report"
+    assert runner.invoke(app, ["compare", *runs, "--out", str(out), *RESAMPLES]).exit_code == 0
+    page = out / "report.html"
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
+    shot = tmp_path / "report.png"
+    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
+                   capture_output=True, timeout=120, check=False)
+    assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom)))  # titles hold "<=" and "'"
+    for model in ("minimum", "echo"):
+        assert model in text
+    for table in wvb.COMPARE.tables:
+        assert table.title in text, table.title
+    assert dom.count("<img") == len(wvb.COMPARE.figures)
