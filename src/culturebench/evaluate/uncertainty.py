@@ -32,6 +32,9 @@ import numpy as np
 DEFAULT_RESAMPLES = 2000
 """Bootstrap resamples of the intervals metrics.json reports (``culturebench compare --n-resamples`` changes it)."""
 CONFIDENCE_LEVEL = 0.95
+MAX_RESAMPLED_POSITIONS = 20_000_000
+"""Resampled unit positions scipy holds at once (its ``batch``): all resamples at once for CDEval's few hundred
+questions, batches for WVB's thousands of participant answers (memory stays near 20M x 8 bytes per array)."""
 MIN_GROUP_SIZE = 30
 """Groups with fewer units than this are reported with their size and interval but flagged ``small`` and not
 ranked (a 10-story country's accuracy is not comparable to a 300-story one)."""
@@ -108,7 +111,8 @@ def resample_units(strata: Sequence[Sequence[int]], statistic: Callable[[np.ndar
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         result = stats.bootstrap(tuple(varying), on_resample, vectorized=False, n_resamples=settings.n_resamples,
                                  confidence_level=settings.confidence_level, method=settings.method,
-                                 rng=settings.rng())
+                                 rng=settings.rng(),
+                                 batch=max(1, MAX_RESAMPLED_POSITIONS // sum(s.size for s in varying)))
     distribution = np.atleast_2d(result.bootstrap_distribution)
     return Resampled(estimate, np.atleast_1d(result.confidence_interval.low),
                      np.atleast_1d(result.confidence_interval.high), distribution)
@@ -161,9 +165,18 @@ def group_breakdown(values: Sequence[float | None], groups: Sequence[str | None]
         if group is not None:
             members.setdefault(str(group), []).append(value)
     rows = [{"group": g, **mean_interval(v, settings)} for g, v in sorted(members.items())]
+    return rank_groups(rows, minimum=minimum)
+
+
+def rank_groups(rows: list[dict], *, minimum: int = MIN_GROUP_SIZE, size: str = "n",
+                lower_is_better: bool = False) -> list[dict]:
+    """``rows`` (group, estimate and ``size``) with ``small`` (size < ``minimum`` or no estimate) and ``rank`` (1 =
+    the best estimate among the groups that are not small: the highest, or the lowest with ``lower_is_better``;
+    None for small ones); groups in rank order, then the small ones in their given order."""
     for row in rows:
-        row["small"] = row["n"] < minimum or row["estimate"] is None
-    ranked = sorted((r for r in rows if not r["small"]), key=lambda r: (-r["estimate"], r["group"]))
+        row["small"] = row[size] < minimum or row["estimate"] is None
+    sign = 1 if lower_is_better else -1
+    ranked = sorted((r for r in rows if not r["small"]), key=lambda r: (sign * r["estimate"], r["group"]))
     for rank, row in enumerate(ranked, start=1):
         row["rank"] = rank
     small = [r for r in rows if r["small"]]

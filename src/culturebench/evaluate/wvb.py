@@ -16,6 +16,10 @@ urban/rural x education level), as Sec. 3.3's text says, and is 0.18 off Table 2
 ``culturebench evaluate wvb`` (bottom of this module): builds the App. B prompts (``wvb_prompts``) for the probe or a
 split, runs them through ``runner.run_requests`` with a response cache in the run folder, parses the answers and
 scores them with the same code (``score_answers``), writing responses.jsonl and run.json (``runs``).
+
+Intervals (issue #18, ``W1Bootstrap``, ``add_intervals``): a seeded bootstrap over participants within each question
+recomputes every W1 statistic; metrics.json gets ``<key>_ci`` beside each value and ``group_breakdown``. ``COMPARE``
+is this benchmark's entry for ``culturebench compare`` (runs re-scored and bootstrapped together: paired).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import metrics, plots, runs
+from culturebench.evaluate import compare, metrics, plots, runs, uncertainty
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -48,7 +52,8 @@ PROBE_DIMENSIONS = ("continent", "urban_rural", "education_level")
 class ScoreResult:
     metrics: dict
     rows: pl.DataFrame
-    """Covered rows: question_id, participant_id, human, model (null when invalid), scale_min, scale_max."""
+    """Covered rows: question_id, participant_id, human, model (null when invalid), scale_min, scale_max, the
+    groups of GROUP_COLUMNS (continent, urban_rural, education_level; null when unknown)."""
 
 
 def question_order(question_id: str) -> tuple:
@@ -230,10 +235,13 @@ def _by_group(rows: pl.DataFrame, columns: list[str], majority: str) -> dict[str
     return out
 
 
-def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0]) -> ScoreResult:
-    """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group."""
+def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0],
+          bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap()) -> ScoreResult:
+    """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group (the
+    model is named after the file)."""
     inputs = read_responses(responses)
-    result = score_answers(inputs, release, runs.source_info(responses), majority=majority)
+    result = score_answers(inputs, release, runs.source_info(responses), majority=majority,
+                           model=Path(responses).stem, bootstrap=bootstrap)
     m = result.metrics
     if m["n_covered"] == 0:  # metrics of nothing would be a file of n/a: the responses belong to another release
         raise InputError(f"no response matches the release {release}: {m['n_unknown_question']:,} of "
@@ -242,10 +250,13 @@ def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0
     return result
 
 
-def score_answers(inputs: pl.DataFrame, release: Path, source: dict,
-                  majority: str = MAJORITY_DEFINITIONS[0]) -> ScoreResult:
+def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: str = MAJORITY_DEFINITIONS[0],
+                  model: str | None = None,
+                  bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap()) -> ScoreResult:
     """Score model answers (``row``, question_id, participant_id, score as text) against a WVB release; ``source``
-    is recorded as ``responses`` in the metrics.
+    is recorded as ``responses`` in the metrics, ``model`` as ``models``. The point estimates are the paper's;
+    ``bootstrap`` adds their intervals (``add_intervals``; None: none, for ``compare``, which bootstraps all its
+    runs together).
 
     Used by ``score`` (a responses file) and by ``evaluate`` (the parsed answers of a run). ``evaluate`` may add
     padding rows (see :func:`answers_frame`): a model sample without a participant (participant_id null: it
@@ -273,8 +284,10 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict,
         {"probe_continent": "continent", "probe_urban_rural": "urban_rural"})
     result.update({
         "benchmark": "wvb",
+        "models": [model or "model"],
         "responses": source,
         "release": str(release),
+        "release_manifest_sha256": runs.release_manifest_sha256(release),
         "n_rows": n_rows,
         "n_covered": covered.height,
         "coverage": covered.height / n_rows,
@@ -289,8 +302,298 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict,
         },
     })
     rows = covered.select("question_id", "participant_id", "human", "model", "scale_min", "scale_max",
-                          *(["has_model"] if "has_model" in covered.columns else []))
-    return ScoreResult(metrics=runs.json_safe(result), rows=rows)
+                          *(["has_model"] if "has_model" in covered.columns else []), *GROUP_COLUMNS.values())
+    scored = ScoreResult(metrics=runs.json_safe(result), rows=rows)
+    if bootstrap is not None and covered.height:  # nothing covered: no interval (``score`` refuses such a file)
+        add_intervals(scored, bootstrap)
+        scored.metrics = runs.json_safe(scored.metrics)
+    return scored
+
+
+# ------------------------------------------------------------------------------------------------ uncertainty
+# Issue #18: intervals by a seeded bootstrap over participants within each question (the unit of sampling of
+# Sec. 3.1's probe: 5 answers per demographic group and question). One resample of (question, participant) units
+# serves every model scored together, so their differences are paired.
+
+GROUP_COLUMNS = {"continent": "continent", "urban_rural": "urban_rural", "probe_education_level": "education_level"}
+"""Breakdowns of metrics.json ``groups`` that get intervals -> the column of the covered rows holding the group."""
+
+BOOTSTRAP_NOTE = {
+    "statistic": "per question, W1 (Sec. 3.2) between the resampled participants' human answers and their model "
+                 "answers, recomputed on every resample; then Table 2's mean and std over questions, Fig. 3's "
+                 "threshold curve, the uniform and pooled majority baselines' means, and per group (continent, "
+                 "urban/rural, education level) the mean over questions of the W1 of the group's resampled "
+                 "participants",
+    "paired": "one resample of (question, participant) units serves every model, so differences are paired",
+    "bias": "W1 between two samples is biased upward by sampling noise where it is near 0, and the std over "
+            "questions by the noise of each question's W1, so resampled values run above these estimates and a "
+            "percentile interval may sit just above them (mean_bootstrap_bias and std_bootstrap_bias: mean of the "
+            "resamples minus the estimate)",
+    "significance": "difference of mean W1 between two models over the questions both have a W1 (overall and per "
+                    "continent / education level, groups small for either model left out): two-sided p-value of "
+                    "difference = 0 with the standard error of the paired bootstrap distribution (normal "
+                    "approximation, uncertainty.bootstrap_pvalue), Holm-adjusted over all rows; significant when "
+                    "the adjusted p < 1 - confidence level",
+}
+"""How WVB's intervals are computed (recorded in metrics.json under ``uncertainty``)."""
+DIFFERENCE_KINDS = ("continent", "probe_education_level")
+"""Breakdowns whose per-group differences between models are tested (besides the overall mean)."""
+
+
+@dataclass
+class UnitRows:
+    """One model's covered rows as arrays, sorted by bootstrap unit ((question, participant); a model sample
+    without a participant is a unit of its own): per unit its first row and row count; per row the question's
+    position, the human and model answers as offsets from scale_min (-1: none) and the group code of each of
+    GROUP_COLUMNS (-1: none)."""
+
+    start: np.ndarray
+    count: np.ndarray
+    question: np.ndarray
+    human: np.ndarray
+    model: np.ndarray
+    groups: np.ndarray  # rows x len(GROUP_COLUMNS)
+
+    def take(self, units: np.ndarray) -> np.ndarray:
+        """The row positions of ``units`` (a unit drawn twice gives its rows twice)."""
+        counts = self.count[units]
+        ends = np.cumsum(counts)
+        return np.repeat(self.start[units] - ends + counts, counts) + np.arange(int(ends[-1]) if ends.size else 0)
+
+
+def _with_unit_key(rows: pl.DataFrame) -> pl.DataFrame:
+    """``unit``: the participant id, or for a model sample without a participant minus its order among those of
+    its question."""
+    extra = pl.col("participant_id").is_null().cast(pl.Int64).cum_sum().over("question_id")
+    return rows.with_columns(pl.when(pl.col("participant_id").is_null()).then(-extra)
+                             .otherwise(pl.col("participant_id")).alias("unit"))
+
+
+class W1Bootstrap:
+    """The bootstrap of every model's W1 statistics over the same units (``resample_units`` with one stratum per
+    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows)."""
+
+    def __init__(self, scored: dict[str, pl.DataFrame]):
+        self.models = list(scored)
+        keyed = {m: _with_unit_key(rows) for m, rows in scored.items()}
+        everything = pl.concat([r.select("question_id", "unit", "scale_min", "scale_max", *GROUP_COLUMNS.values())
+                                for r in keyed.values()], how="vertical_relaxed")
+        self.questions = sorted(everything["question_id"].unique().to_list(), key=question_order)
+        position = {q: i for i, q in enumerate(self.questions)}
+        scales = everything.unique("question_id", keep="first").select("question_id", "scale_min", "scale_max")
+        lows = dict(zip(scales["question_id"], scales["scale_min"]))
+        self.steps = np.asarray([dict(zip(scales["question_id"], scales["scale_max"]))[q] - lows[q]
+                                 for q in self.questions], dtype=float)
+        self.points = int(self.steps.max()) + 1
+        self.groups = {kind: sorted(everything[column].drop_nulls().unique().to_list())
+                       for kind, column in GROUP_COLUMNS.items()}
+        units = (everything.select("question_id", "unit").unique()
+                 .with_columns(pl.col("question_id").replace_strict(position, return_dtype=pl.Int64).alias("q"))
+                 .sort("q", "unit").with_row_index("index"))
+        self.strata = [part["index"].to_numpy() for part in units.partition_by("q", maintain_order=True)]
+        self.data = {}
+        for model, rows in keyed.items():
+            rows = (rows.join(units.select("question_id", "unit", "index", "q"), on=["question_id", "unit"])
+                    .sort("index", maintain_order=True))
+            count = np.bincount(rows["index"].to_numpy(), minlength=units.height)
+            codes = [rows[column].replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
+                                                 return_dtype=pl.Int64).fill_null(-1).to_numpy()
+                     for kind, column in GROUP_COLUMNS.items()]
+            self.data[model] = UnitRows(
+                start=np.cumsum(count) - count, count=count, question=rows["q"].to_numpy(),
+                human=(rows["human"] - rows["scale_min"]).fill_null(-1).to_numpy(),
+                model=(rows["model"] - rows["scale_min"]).fill_null(-1).to_numpy(),
+                groups=np.stack(codes, axis=1) if codes else np.empty((rows.height, 0), dtype=np.int64))
+        n_cells = 1 + sum(len(g) for g in self.groups.values())
+        self.cell_steps = np.tile(self.steps, n_cells)
+        self.uniform = (np.arange(self.points) <= self.steps[:, None]).astype(float)
+
+    def cells(self, model: str, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """W1 per cell for the rows of ``units``: the questions, then each group of each kind (group x question);
+        NaN where a cell has no human or no valid model answer. Also the questions' human answer counts."""
+        data, n_q, p = self.data[model], len(self.questions), self.points
+        rows = data.take(units)
+        q = data.question[rows]
+        cell, offset = [q], n_q
+        for k, kind in enumerate(GROUP_COLUMNS):
+            g = data.groups[rows, k]
+            cell.append(np.where(g >= 0, offset + g * n_q + q, -1))
+            offset += len(self.groups[kind]) * n_q
+        cell = np.concatenate(cell)
+        counts = []
+        for answer in (np.tile(data.human[rows], len(GROUP_COLUMNS) + 1), np.tile(data.model[rows], len(GROUP_COLUMNS) + 1)):
+            ok = (cell >= 0) & (answer >= 0)
+            counts.append(np.bincount(cell[ok] * p + answer[ok], minlength=offset * p).reshape(offset, p).astype(float))
+        return metrics.w1_from_counts(counts[0], counts[1], self.cell_steps), counts[0][:n_q]
+
+    def per_model(self, model: str, units: np.ndarray) -> dict[str, np.ndarray]:
+        """Every statistic of one model on the rows of ``units``."""
+        w1, human = self.cells(model, units)
+        n_q = len(self.questions)
+        out = {"per_question": w1[:n_q]}
+        out["mean"], out["std"] = _nan_mean_std(w1[:n_q])
+        values = w1[:n_q][np.isfinite(w1[:n_q])]
+        out["curve"] = (np.asarray([np.mean(values <= t + metrics.EPSILON) for _, t in metrics.threshold_grid()])
+                        if values.size else np.full(metrics.THRESHOLD_STEPS + 1, np.nan))
+        majority = np.zeros_like(human)
+        majority[np.arange(n_q), human.argmax(axis=1)] = 1.0  # argmax: the first, i.e. smallest, most frequent answer
+        answered = human.sum(axis=1) > 0
+        out["uniform"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, self.uniform, self.steps), np.nan))[0]
+        out["majority"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, majority, self.steps), np.nan))[0]
+        offset = n_q
+        for kind, names in self.groups.items():
+            out[kind] = w1[offset:offset + len(names) * n_q].reshape(len(names), n_q)
+            offset += len(names) * n_q
+        return out
+
+    def run(self, settings: uncertainty.Bootstrap, pairs: list[tuple[str, str, str | None, str | None]]
+            ) -> tuple[uncertainty.Resampled, dict]:
+        """The bootstrap; ``pairs``: (model a, model b, kind or None for all questions, group) whose difference of
+        mean W1 (over the questions both have a W1) is tested. Returns the result and where each statistic sits
+        in its vector: (model, name) -> slice, ("difference", i) -> index of pairs[i]."""
+        layout: dict = {}
+
+        def statistic(units: np.ndarray) -> np.ndarray:
+            values = {m: self.per_model(m, units) for m in self.models}
+            blocks = []
+            for m in self.models:
+                v = values[m]
+                group_means = {kind: _nan_mean_std(v[kind])[0] for kind in self.groups}
+                for name, block in (("per_question", v["per_question"]), ("mean", v["mean"]), ("std", v["std"]),
+                                    ("curve", v["curve"]), ("uniform", v["uniform"]), ("majority", v["majority"]),
+                                    *group_means.items()):
+                    block = np.atleast_1d(block)
+                    start = sum(b.size for b in blocks)
+                    layout[(m, name)] = slice(start, start + block.size)
+                    blocks.append(block)
+            for i, (a, b, kind, group) in enumerate(pairs):
+                if kind is None:
+                    x, y = values[a]["per_question"], values[b]["per_question"]
+                else:
+                    g = self.groups[kind].index(group)
+                    x, y = values[a][kind][g], values[b][kind][g]
+                layout[("difference", i)] = sum(b.size for b in blocks)
+                blocks.append(np.atleast_1d(_nan_mean_std(x - y)[0]))
+            return np.concatenate(blocks)
+
+        return uncertainty.resample_units(self.strata, statistic, settings), layout
+
+
+def _nan_mean_std(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and population std over the last axis of the finite values (NaN where there are none), as
+    ``metrics.mean_std`` leaves out questions without a W1."""
+    ok = np.isfinite(values)
+    n = ok.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(ok, values, 0.0).sum(axis=-1) / np.where(n, n, np.nan)
+        spread = np.where(ok, (values - np.expand_dims(mean, -1)) ** 2, 0.0).sum(axis=-1) / np.where(n, n, np.nan)
+    return mean, np.sqrt(spread)
+
+
+def group_sizes(rows: pl.DataFrame, kind: str) -> list[dict]:
+    """Per group of ``kind``: n_rows (covered rows), n_participants, n_questions and answers_per_question (the
+    median over its questions of its human answers: the sample behind each of its W1s)."""
+    column = GROUP_COLUMNS[kind]
+    keyed = rows.filter(pl.col(column).is_not_null())
+    per_question = (keyed.filter(pl.col("human").is_not_null()).group_by(column, "question_id").len()
+                    .group_by(column).agg(pl.col("len").median().alias("answers_per_question"),
+                                          pl.len().alias("n_questions")))
+    sizes = keyed.group_by(column).agg(pl.len().alias("n_rows"), pl.col("participant_id").n_unique().alias("n_participants"))
+    joined = sizes.join(per_question, on=column, how="left").sort(column)
+    return [{"group": r[column], "n_rows": r["n_rows"], "n_participants": r["n_participants"],
+             "n_questions": r["n_questions"] or 0, "answers_per_question": r["answers_per_question"] or 0}
+            for r in joined.iter_rows(named=True)]
+
+
+def bootstrap_intervals(scored: dict[str, ScoreResult], settings: uncertainty.Bootstrap,
+                        minimum: int = uncertainty.MIN_GROUP_SIZE) -> dict:
+    """Intervals of every model's metrics and the paired differences between models, from one ``W1Bootstrap``:
+    per model {per_question_ci, mean_ci, std_ci, threshold_curve_ci, baselines: {uniform, majority} mean_ci (the
+    pooled majority only; None for per_group), group_breakdown: kind -> rows (sizes, mean W1 and interval, small,
+    rank; small: fewer than ``minimum`` answers per question)}, and ``differences`` (model_a, model_b, kind,
+    group, difference, low, high, pvalue, pvalue_holm, significant, n_common_questions)."""
+    from culturebench.evaluate.stats import holm
+
+    boot = W1Bootstrap({m: s.rows for m, s in scored.items()})
+    breakdowns = {m: {kind: group_sizes(s.rows, kind) for kind in GROUP_COLUMNS} for m, s in scored.items()}
+    small = {m: {kind: {r["group"] for r in rows if r["answers_per_question"] < minimum}
+                 for kind, rows in kinds.items()} for m, kinds in breakdowns.items()}
+    models = list(scored)
+    pairs = [(a, b, None, None) for i, a in enumerate(models) for b in models[i + 1:]]
+    pairs += [(a, b, kind, g) for i, a in enumerate(models) for b in models[i + 1:] for kind in DIFFERENCE_KINDS
+              for g in boot.groups[kind] if g not in small[a][kind] | small[b][kind]
+              and any(r["group"] == g for r in breakdowns[a][kind]) and any(r["group"] == g for r in breakdowns[b][kind])]
+    result, layout = boot.run(settings, pairs)
+
+    def span(model: str, name: str) -> list[list[float | None]]:
+        return [result.interval(i) for i in range(*layout[(model, name)].indices(result.estimate.size))]
+
+    out: dict = {"models": {}}
+    for model in models:
+        group_ci = {kind: dict(zip(boot.groups[kind], span(model, kind))) for kind in GROUP_COLUMNS}
+        majority = scored[model].metrics["baselines"]["majority"]["definition"] == "pooled"
+        tables = {}
+        for kind, rows in breakdowns[model].items():
+            for row in rows:
+                mean = scored[model].metrics["groups"][kind].get(row["group"], {}).get("mean")
+                low, high = group_ci[kind][row["group"]]
+                row.update({"estimate": mean, "low": low, "high": high})
+            tables[kind] = uncertainty.rank_groups(rows, minimum=minimum, size="answers_per_question",
+                                                   lower_is_better=True)
+        out["models"][model] = {
+            "per_question_ci": dict(zip(boot.questions, span(model, "per_question"))),
+            "mean_ci": span(model, "mean")[0], "std_ci": span(model, "std")[0],
+            **{f"{name}_bootstrap_bias": _bias(result, layout[(model, name)].start) for name in ("mean", "std")},
+            "threshold_curve_ci": dict(zip((k for k, _ in metrics.threshold_grid()), span(model, "curve"))),
+            "baselines": {"uniform": span(model, "uniform")[0], "majority": span(model, "majority")[0] if majority else None},
+            "groups_ci": group_ci, "group_breakdown": tables}
+    rows = []
+    for i, (a, b, kind, group) in enumerate(pairs):
+        at = layout[("difference", i)]
+        both = (np.isfinite(_per_question(scored[a], kind, group, boot.questions))
+                & np.isfinite(_per_question(scored[b], kind, group, boot.questions)))
+        low, high = result.interval(at)
+        rows.append({"model_a": a, "model_b": b, "kind": kind or "all", "group": group or "all",
+                     "difference": uncertainty.finite_or_none(result.estimate[at]), "low": low, "high": high,
+                     "pvalue": result.pvalue(at), "n_common_questions": int(both.sum())})
+    alpha = 1 - settings.confidence_level
+    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
+        row["pvalue_holm"] = adjusted
+        row["significant"] = adjusted is not None and adjusted < alpha
+    out["differences"] = rows
+    return out
+
+
+def _bias(result: uncertainty.Resampled, i: int) -> float | None:
+    """Mean of the bootstrap distribution minus the estimate (BOOTSTRAP_NOTE "bias")."""
+    values = result.distribution[i][np.isfinite(result.distribution[i])]
+    return uncertainty.finite_or_none(values.mean() - result.estimate[i]) if values.size else None
+
+
+def _per_question(result: ScoreResult, kind: str | None, group: str | None, questions: list[str]) -> np.ndarray:
+    values = (result.metrics if kind is None else result.metrics["groups"][kind].get(group, {})).get("per_question") or {}
+    return np.asarray([np.nan if values.get(q) is None else values[q] for q in questions], dtype=float)
+
+
+def add_intervals(result: ScoreResult, settings: uncertainty.Bootstrap) -> None:
+    """Write one run's intervals into its metrics beside the values (``<key>_ci``), the group breakdowns, and
+    how they were computed (``uncertainty``)."""
+    m = result.metrics
+    model = (m.get("models") or ["model"])[0]
+    mine = bootstrap_intervals({model: result}, settings)["models"][model]
+    m["per_question_ci"] = {q: mine["per_question_ci"].get(q) for q in m["per_question"]}
+    m["mean_ci"], m["std_ci"], m["threshold_curve_ci"] = mine["mean_ci"], mine["std_ci"], mine["threshold_curve_ci"]
+    m["mean_bootstrap_bias"], m["std_bootstrap_bias"] = mine["mean_bootstrap_bias"], mine["std_bootstrap_bias"]
+    for name, ci in mine["baselines"].items():
+        m["baselines"][name]["mean_ci"] = ci
+    for kind, cis in mine["groups_ci"].items():
+        for group, ci in cis.items():
+            if group in m["groups"][kind]:
+                m["groups"][kind][group]["mean_ci"] = ci
+    m["group_breakdown"] = mine["group_breakdown"]
+    m["uncertainty"] = settings.record(unit="participant", strata="question",
+                                       small_group="fewer than {} answers per question".format(uncertainty.MIN_GROUP_SIZE),
+                                       statistic=BOOTSTRAP_NOTE["statistic"], bias=BOOTSTRAP_NOTE["bias"])
 
 
 # ------------------------------------------------------------------------------------------------------- plots
@@ -305,11 +608,21 @@ def _curve(curve: dict) -> tuple[list[float], list[float]]:
     return [p[0] for p in points], [p[1] for p in points]
 
 
+def _band(ax, curve_ci: dict | None, color) -> None:
+    """The bootstrap interval of a threshold curve as a shaded band (thresholds without an interval skipped)."""
+    points = sorted((float(k), lo, hi) for k, (lo, hi) in (curve_ci or {}).items() if lo is not None and hi is not None)
+    if points:
+        ax.fill_between([p[0] for p in points], [p[1] for p in points], [p[2] for p in points], color=color,
+                        alpha=0.2, linewidth=0)
+
+
 def threshold_curve_png(metrics: dict, path: Path) -> None:
-    """x = threshold t, y = share of questions with W1 <= t: the run and each oracle baseline (Fig. 3)."""
+    """x = threshold t, y = share of questions with W1 <= t: the run with its bootstrap band and each oracle
+    baseline (Fig. 3)."""
     fig, ax = plots.pyplot().subplots(figsize=(6, 4.5), dpi=100)
     x, y = _curve(metrics["threshold_curve"])
-    ax.plot(x, y, marker="o", markersize=3, linewidth=2, label=f"model (mean W1 {_fmt(metrics.get('mean'))})")
+    line, = ax.plot(x, y, marker="o", markersize=3, linewidth=2, label=f"model (mean W1 {_fmt(metrics.get('mean'))})")
+    _band(ax, metrics.get("threshold_curve_ci"), line.get_color())
     for name, baseline in sorted(metrics.get("baselines", {}).items()):
         bx, by = _curve(baseline["threshold_curve"])
         ax.plot(bx, by, linestyle="--", linewidth=1.5, label=f"{name} baseline (mean W1 {_fmt(baseline.get('mean'))})")
@@ -605,8 +918,9 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     parse_status = {status: 0 for status in STATUSES}
     for record in records:
         parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
+    label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
     scored = score_answers(answers_frame(rows, records, demographics), release, runs.source_info(responses_path),
-                           majority=majority)
+                           majority=majority, model=label)
     n_parsed = sum(r["answer"] is not None for r in records)
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
@@ -683,3 +997,196 @@ def cli_score(responses: Path, release: Path, out: Path, config: Path | None = N
     mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
     return (f"wvb: {m['n_rows']:,} rows, coverage {m['coverage']:.3f}, {m['n_invalid']:,} invalid, "
             f"{m['n_questions']} questions, mean W1 {mean}"), written
+
+
+# --------------------------------------------------------------------------------------------- compare
+
+
+def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame, dict]:
+    """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses.jsonl (paired
+    with the evaluated rows again as ``evaluate`` paired them), else the responses file a ``score`` run names."""
+    own = folder.path / runs.RESPONSES_FILE
+    if own.is_file():
+        records = [r for _, r in runs.jsonl_records(own, ("participant_id", "question_id", "sample_index", "answer"))]
+        demographics = folder.metrics.get("mode") != "without_demographics"
+        rows = None if demographics else evaluation_rows(release, folder.metrics.get("split") or "probe",
+                                                         folder.metrics.get("n_evaluated_rows"))
+        return answers_frame(rows, records, demographics), runs.source_info(own)
+    source = folder.metrics.get("responses")
+    path = source.get("path") if isinstance(source, dict) else None
+    if not path:
+        raise InputError("run folder has no responses.jsonl and its metrics.json names no responses file",
+                         file=folder.path)
+    return read_responses(Path(path)), runs.source_info(Path(path))
+
+
+def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
+                 release: Path | None) -> compare.Comparison:
+    """Every run's answers re-scored against its release (or ``release``) with the majority reading it used, then
+    one bootstrap of participants within questions over all of them (paired), as the report's tables."""
+    scored: dict[str, ScoreResult] = {}
+    for folder, mapping in zip(folders, labels):
+        path = Path(release) if release is not None else folder.release
+        if path is None or not (path / "manifest.json").is_file():
+            raise InputError("release folder of the run not found; pass --release", file=path or folder.path)
+        name = mapping[folder.models[0]] if folder.models else folder.path.name
+        majority = ((folder.metrics.get("baselines") or {}).get("majority") or {}).get("definition",
+                                                                                         MAJORITY_DEFINITIONS[0])
+        inputs, source = run_answers(folder, path)
+        scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None)
+    intervals = bootstrap_intervals(scored, settings)
+    tables = comparison_tables(scored, intervals)
+    notes = [f"Baselines (uniform, majority) are those of the human answers {next(iter(scored))} was scored on."]
+    summary = {m: {k: s.metrics.get(k) for k in ("mode", "n_questions", "coverage", "n_invalid", "mean", "std")}
+               | {k: intervals["models"][m][k] for k in ("mean_ci", "std_ci")} for m, s in scored.items()}
+    return compare.Comparison(models=list(scored), tables=tables, notes=notes, metrics={
+        "uncertainty": settings.record(unit="participant", strata="question", **BOOTSTRAP_NOTE),
+        "per_model": summary, "differences": intervals["differences"]})
+
+
+REPORT_THRESHOLDS = ("0.10", "0.20")
+"""The thresholds Sec. 4 quotes (share of questions with W1 below 0.1 and 0.2), columns of the main table."""
+GROUP_TABLES = {"continent": "continent", "probe_education_level": "education level"}
+
+
+def _with_interval(name: str, value, ci) -> dict:
+    low, high = ci if ci else (None, None)
+    return {name: value, f"{name}_low": low, f"{name}_high": high}
+
+
+def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[str, pl.DataFrame]:
+    """The report's tables: main (Table 2's Mean row per model and baseline, with std and Sec. 4's shares under
+    0.1 and 0.2), per_question (Table 2's model columns), threshold_curve (Fig. 3), continent and
+    education_level (group sizes, mean W1, small, rank), differences (paired)."""
+    first = next(iter(scored.values())).metrics
+    main = []
+    for model, result in scored.items():
+        m, ci = result.metrics, intervals["models"][model]
+        main.append({"model": model, "mode": m.get("mode") or "scored file", "n_questions": m["n_questions"],
+                     "coverage": m["coverage"], **_with_interval("mean W1", m["mean"], ci["mean_ci"]),
+                     **_with_interval("std", m["std"], ci["std_ci"]),
+                     **{k: v for t in REPORT_THRESHOLDS for k, v in _with_interval(
+                         f"share W1<={t}", m["threshold_curve"][t], ci["threshold_curve_ci"][t]).items()}})
+    first_ci = intervals["models"][next(iter(scored))]["baselines"]
+    for name, baseline in first["baselines"].items():
+        label = f"{name} baseline" + (f" ({baseline['definition']})" if "definition" in baseline else "")
+        main.append({"model": label, "mode": "baseline", "n_questions": baseline["n_questions"], "coverage": None,
+                     **_with_interval("mean W1", baseline["mean"], first_ci[name]),
+                     **_with_interval("std", baseline["std"], None),
+                     **{k: v for t in REPORT_THRESHOLDS for k, v in _with_interval(
+                         f"share W1<={t}", baseline["threshold_curve"][t], None).items()}})
+    questions = sorted({q for r in scored.values() for q in r.metrics["per_question"]}, key=question_order)
+    per_question = [{"question_id": q, **{k: v for model, r in scored.items() for k, v in _with_interval(
+        model, r.metrics["per_question"].get(q), intervals["models"][model]["per_question_ci"].get(q)).items()},
+        "uniform baseline": first["baselines"]["uniform"]["per_question"].get(q),
+        "majority baseline": first["baselines"]["majority"]["per_question"].get(q)} for q in questions]
+    curve = [{"threshold": key, **{k: v for model, r in scored.items() for k, v in _with_interval(
+        model, r.metrics["threshold_curve"][key], intervals["models"][model]["threshold_curve_ci"][key]).items()},
+        **{f"{name} baseline": baseline["threshold_curve"][key] for name, baseline in first["baselines"].items()}}
+        for key, _ in metrics.threshold_grid()]
+    tables = {"main": pl.DataFrame(main, infer_schema_length=None),
+              "per_question": pl.DataFrame(per_question, infer_schema_length=None),
+              "threshold_curve": pl.DataFrame(curve, infer_schema_length=None)}
+    for kind, title in GROUP_TABLES.items():
+        rows = [{"model": model, title: r["group"], "rank": r["rank"], "n_rows": r["n_rows"],
+                 "n_participants": r["n_participants"], "answers_per_question": r["answers_per_question"],
+                 **_with_interval("mean W1", r["estimate"], [r["low"], r["high"]]), "small": r["small"]}
+                for model in scored for r in intervals["models"][model]["group_breakdown"][kind]]
+        tables[title.replace(" ", "_")] = pl.DataFrame(rows, schema={
+            "model": pl.String, title: pl.String, "rank": pl.Int64, "n_rows": pl.Int64, "n_participants": pl.Int64,
+            "answers_per_question": pl.Float64, "mean W1": pl.Float64, "mean W1_low": pl.Float64,
+            "mean W1_high": pl.Float64, "small": pl.Boolean})
+    tables["differences"] = pl.DataFrame(
+        [{k: r[k] for k in ("model_a", "model_b", "kind", "group")} | _with_interval("difference", r["difference"],
+                                                                                     [r["low"], r["high"]])
+         | {k: r[k] for k in ("pvalue", "pvalue_holm", "significant", "n_common_questions")}
+         for r in intervals["differences"]],
+        schema={"model_a": pl.String, "model_b": pl.String, "kind": pl.String, "group": pl.String,
+                "difference": pl.Float64, "difference_low": pl.Float64, "difference_high": pl.Float64,
+                "pvalue": pl.Float64, "pvalue_holm": pl.Float64, "significant": pl.Boolean,
+                "n_common_questions": pl.Int64})
+    return tables
+
+
+def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
+    """Fig. 3 with one solid line per model and its bootstrap band, and the baselines dashed."""
+    plt = plots.pyplot()
+    frame = comparison.tables["threshold_curve"]
+    x = [float(t) for t in frame["threshold"]]
+    fig, ax = plt.subplots(figsize=(7.5, 5), dpi=100)
+    for model in comparison.models:
+        line, = ax.plot(x, frame[model].to_list(), marker="o", markersize=3, linewidth=2, label=model)
+        ax.fill_between(x, [v if v is not None else np.nan for v in frame[f"{model}_low"]],
+                        [v if v is not None else np.nan for v in frame[f"{model}_high"]], color=line.get_color(),
+                        alpha=0.2, linewidth=0)
+    for column in (c for c in frame.columns if c.endswith(" baseline")):
+        ax.plot(x, frame[column].to_list(), linestyle="--", linewidth=1.2, color="grey" if "uniform" in column
+                else "black", label=column)
+    ax.set_xlabel("threshold t on W1")
+    ax.set_ylabel("share of questions with W1 <= t")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title("WorldValuesBench: threshold curves (bands: bootstrap intervals)")
+    plots.save_figure(fig, path)
+
+
+def groups_png(comparison: compare.Comparison, path: Path) -> None:
+    """Mean W1 per continent and per education level, one bar per model with its bootstrap interval; groups
+    flagged small are hatched and marked in the axis label."""
+    plt = plots.pyplot()
+    fig, axes = plt.subplots(1, len(GROUP_TABLES), figsize=(13, 4.8), dpi=100, squeeze=False)
+    models = comparison.models
+    width = 0.8 / max(1, len(models))
+    for ax, title in zip(axes[0], GROUP_TABLES.values()):
+        frame = comparison.tables[title.replace(" ", "_")]
+        groups = sorted(set(frame[title].to_list()))
+        small = set(frame.filter(pl.col("small"))[title].to_list())
+        for i, model in enumerate(models):
+            mine = {r[title]: r for r in frame.filter(pl.col("model") == model).iter_rows(named=True)}
+            xs = plots.grouped_bar_x(range(len(groups)), len(models), i, width)
+            for x, group in zip(xs, groups):
+                row = mine.get(group)
+                if row is None or row["mean W1"] is None:
+                    continue
+                value, low, high = row["mean W1"], row["mean W1_low"], row["mean W1_high"]
+                err = None if low is None else [[max(0.0, value - low)], [max(0.0, high - value)]]
+                ax.bar([x], [value], width, yerr=err, capsize=2, color=f"C{i}", hatch="//" if row["small"] else None,
+                       alpha=0.5 if row["small"] else 1.0, label=model if group == groups[0] else None)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([f"{g}\n(small)" if g in small else g for g in groups], rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("mean W1 (lower is better)")
+        ax.set_title(f"per {title}")
+    axes[0][0].legend(fontsize=8)
+    plots.save_figure(fig, path)
+
+
+COMPARE = compare.BenchmarkSpec(
+    benchmark="wvb",
+    title="WorldValuesBench (Zhao et al. 2024, LREC-COLING 2024)",
+    build=compare_runs,
+    tables=(
+        compare.Table("main", "Table 2 (Mean row): mean and std of the per-question W1, and Sec. 4's shares of "
+                              "questions with W1 <= 0.1 and 0.2",
+                      "Lower is better. Baselines: Sec. 3.3's oracles (their std and shares have no interval)."),
+        compare.Table("per_question", "Table 2: W1 per question and model",
+                      "Baseline columns are point values (not bootstrapped)."),
+        compare.Table("threshold_curve", "Fig. 3: share of questions with W1 <= t",
+                      "Baseline columns are point values (not bootstrapped)."),
+        compare.Table("continent", "Mean W1 per continent (lower is better)",
+                      "Small: fewer than 30 answers per question in the group; listed with their size, not ranked."),
+        compare.Table("education_level", "Mean W1 per education level (probe participants; lower is better)",
+                      "Small: fewer than 30 answers per question in the group; listed with their size, not ranked."),
+        compare.Table("differences", "Paired differences of mean W1 between models",
+                      "difference = mean over the questions both have a W1 of W1_a - W1_b (negative: model_a closer "
+                      "to the humans); pvalue_holm over all rows."),
+    ),
+    figures=(
+        compare.Figure("threshold_curves.png", "Fig. 3: threshold curves, one per model, with bootstrap bands",
+                       threshold_curves_png),
+        compare.Figure("groups.png", "Mean W1 per continent and per education level", groups_png),
+    ),
+    significance=BOOTSTRAP_NOTE["significance"] + ".",
+)
+"""``culturebench compare`` for WorldValuesBench: every run's answers re-scored together against the release."""
