@@ -334,7 +334,7 @@ def _cached_answers(out: Path) -> int:
 
 @app.command("compare", short_help="Compare models on one benchmark: tables with intervals, figures, significant differences.")
 def compare_runs(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders of `evaluate` or `score` (one benchmark; cdeval so far).")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders of `evaluate` or `score` (all of one benchmark: wvb, cdeval, normad, llm_globe or socialcc).")],
     out: Annotated[Path, typer.Option(help="REPORT_DIR: report.html (self-contained), the figures as PNG, every table as CSV, comparison.json.")],
     allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Compare runs of different releases (different manifest hashes).")] = False,
     release: Annotated[Path, typer.Option(help="The release folder, when the one the runs name has moved.")] = None,
