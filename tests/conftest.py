@@ -1,20 +1,25 @@
 """Shared fixtures: the repository paths, the reference-data skip marker, the bundled sample built once, and a
 writer of small WVS-7 raw folders whose every code the test chose itself (from the bundled codebook JSON), and the
 real local model's server for ``pytest -m model``; small release folders and the one-line CLI error check that the
-evaluation tests share."""
+evaluation tests share; the parsed and the Chromium-rendered report pages of the compare and audit tests."""
 
 from __future__ import annotations
 
 import csv
 import gzip
+import html
 import importlib.util
 import io
 import json
 import random
+import re
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from functools import cache
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -243,3 +248,94 @@ def one_line_error(result) -> str:
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1, result.output
     return lines[0]
+
+
+# ------------------------------------------------------------------------------------------------ report pages
+
+
+class ReportPage(HTMLParser):
+    """What a report page holds: element ids, the model list items (``li class=model``), the images' src, the tags
+    used and every text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids, self.models, self.images, self.tags, self.text = [], [], [], set(), []
+        self._in_model = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.add(tag)
+        if "id" in attrs:
+            self.ids.append(attrs["id"])
+        if tag == "img":
+            self.images.append(attrs.get("src", ""))
+        self._in_model = tag == "li" and attrs.get("class") == "model"
+
+    def handle_data(self, data):
+        if self._in_model:
+            self.models.append(data)
+            self._in_model = False
+        self.text.append(data)
+
+
+def parse_report_page(path: Path) -> ReportPage:
+    """The HTML page at ``path`` parsed with html.parser."""
+    page = ReportPage()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def browser_test(test):
+    """Marks a test that renders a page in headless Chromium (``-m browser``); skipped when Chromium is absent."""
+    return pytest.mark.browser(pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")(test))
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def chromium_flags(tmp_path: Path) -> list[str]:
+    return [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
+
+
+def chromium_screenshot(page: Path, tmp_path: Path, name: str = "report.png", window: str = "1400,2000") -> Path:
+    """A screenshot of ``page`` at ``window`` size (width,height) written to ``tmp_path / name``."""
+    shot = tmp_path / name
+    subprocess.run([*chromium_flags(tmp_path), f"--screenshot={shot}", f"--window-size={window}", page.as_uri()],
+                   capture_output=True, timeout=120, check=False)
+    return shot
+
+
+class Rendered(NamedTuple):
+    """A page rendered in headless Chromium: its screenshot, the DOM after rendering and that DOM's text (tags
+    removed, white space collapsed, entities unescaped: titles hold "<=" and "'")."""
+
+    png: Path
+    dom: str
+    text: str
+
+
+def render_in_chromium(page: Path, tmp_path: Path) -> Rendered:
+    """``page`` rendered in headless Chromium (``CHROMIUM``): a screenshot, checked to be a non-trivial PNG, and the
+    ``--dump-dom`` output."""
+    shot = chromium_screenshot(page, tmp_path)
+    assert shot.is_file() and shot.read_bytes()[:8] == PNG_MAGIC and shot.stat().st_size > 10_000
+    dom = subprocess.run([*chromium_flags(tmp_path), "--dump-dom", page.as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom)))
+    return Rendered(shot, dom, text)
+
+
+def assert_report_renders(report: Path, tmp_path: Path, models, spec) -> Rendered:
+    """The compare page ``report`` rendered in Chromium shows every model, every table title of ``spec`` (the
+    benchmark's ``COMPARE``) and one image per figure."""
+    rendered = render_in_chromium(report, tmp_path)
+    for model in models:
+        assert model in rendered.text
+    for table in spec.tables:
+        assert table.title in rendered.text, table.title
+    assert rendered.dom.count("<img") == len(spec.figures)
+    return rendered

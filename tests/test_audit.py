@@ -14,11 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from conftest import REPO
+from conftest import REPO, browser_test, chromium_screenshot, render_in_chromium
 from culturebench.cli import app
 
 runner = CliRunner()
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
 @pytest.fixture
@@ -172,18 +171,10 @@ def test_the_rebuild_recipe_checks_the_bundled_sample_and_names_this_checkout(sa
     assert done.returncode == 0 and done.stdout.count(": OK") == len(report["inputs"]), done.stdout + done.stderr
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@browser_test
 def test_the_report_renders_in_headless_chromium(sample_release, tmp_path):
     page = sample_release / "validation/report.html"
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
-    shot = tmp_path / "report.png"
-    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
-                   capture_output=True, timeout=120, check=False)
-    assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
-    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
+    text = render_in_chromium(page, tmp_path).text
     report = json.loads((sample_release / "validation/report.json").read_text())
     s = report["summary"]
     assert f"All {s['passed']} of {s['checks']} checks passed" in text
@@ -194,10 +185,7 @@ def test_the_report_renders_in_headless_chromium(sample_release, tmp_path):
                     "Input files", "Rebuild"):
         assert heading in text, heading
     # readable at a glance: the rendered page (folded detail closed) is a few screens, not ~9,600 px
-    tall = tmp_path / "tall.png"
-    subprocess.run([*flags, f"--screenshot={tall}", "--window-size=1400,6000", page.as_uri()],
-                   capture_output=True, timeout=120, check=False)
-    rows = _png_rows_with_content(tall)
+    rows = _png_rows_with_content(chromium_screenshot(page, tmp_path, "tall.png", window="1400,6000"))
     assert rows < 4000, rows
 
 

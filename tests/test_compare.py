@@ -8,22 +8,18 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from conftest import one_line_error, write_release
+from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page, write_release
 from culturebench.cli import app
 from culturebench.evaluate import cdeval
 from culturebench.evaluate import cdeval_prompts as prompts
 
 runner = CliRunner()
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 RESAMPLES = ["--n-resamples", "300"]
 
 
@@ -77,37 +73,13 @@ def runs(tmp_path_factory):
             "mostly-target": score_run(tmp, release, "mostly-target", 1_000), "half": score_run(tmp, release, "half", 2)}
 
 
-class Page(HTMLParser):
-    """What the report holds: element ids, the model list items, the images' src and every text."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ids, self.models, self.images, self.tags, self.text = [], [], [], set(), []
-        self._in_model = False
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        self.tags.add(tag)
-        if "id" in attrs:
-            self.ids.append(attrs["id"])
-        if tag == "img":
-            self.images.append(attrs.get("src", ""))
-        self._in_model = tag == "li" and attrs.get("class") == "model"
-
-    def handle_data(self, data):
-        if self._in_model:
-            self.models.append(data)
-            self._in_model = False
-        self.text.append(data)
-
 
 def test_report_holds_every_model_table_and_figure(runs, tmp_path):
     out = tmp_path / "report"
     result = runner.invoke(app, ["compare", str(runs["mostly-target"]), str(runs["half"]), "--out",
                                  str(out), *RESAMPLES])
     assert result.exit_code == 0, result.output
-    page = Page()
-    page.feed((out / "report.html").read_text(encoding="utf-8"))
+    page = parse_report_page(out / "report.html")
     assert page.models == ["half", "mostly-target"]
     spec = cdeval.COMPARE
     for table in spec.tables:
@@ -181,24 +153,10 @@ def test_bad_inputs_are_one_line_errors(runs, tmp_path):
     assert "different benchmarks" in line
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@browser_test
 def test_the_report_renders_in_headless_chromium(runs, tmp_path):
     out = tmp_path / "report"
     result = runner.invoke(app, ["compare", str(runs["mostly-target"]), str(runs["half"]), "--out",
                                  str(out), *RESAMPLES])
     assert result.exit_code == 0, result.output
-    page = out / "report.html"
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
-    shot = tmp_path / "report.png"
-    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
-                   capture_output=True, timeout=120, check=False)
-    assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
-    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
-    for model in ("half", "mostly-target"):
-        assert model in text
-    for table in cdeval.COMPARE.tables:
-        assert table.title in text, table.title
-    assert dom.count("<img") == len(cdeval.COMPARE.figures)
+    assert_report_renders(out / "report.html", tmp_path, ("half", "mostly-target"), cdeval.COMPARE)

@@ -9,9 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +17,12 @@ import pytest
 from scipy import stats as sps
 from typer.testing import CliRunner
 
-from conftest import write_release
+from conftest import assert_report_renders, browser_test, parse_report_page, write_release
 from culturebench.cli import app
 from culturebench.evaluate import llm_globe, uncertainty
 from culturebench.evaluate import llm_globe_prompts as prompts
 
 runner = CliRunner()
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 RESAMPLES = ["--n-resamples", "300"]
 FEW = uncertainty.Bootstrap(n_resamples=400, seed=5)
 DIMS = prompts.DIMENSIONS
@@ -169,28 +165,6 @@ def test_group_means_and_the_group_difference_get_intervals(tmp_path):
 # ------------------------------------------------------------------------------------------------ compare
 
 
-class Page(HTMLParser):
-    """What the report holds: element ids, the model list items, the images' src and every text."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ids, self.models, self.images, self.text = [], [], [], []
-        self._in_model = False
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if "id" in attrs:
-            self.ids.append(attrs["id"])
-        if tag == "img":
-            self.images.append(attrs.get("src", ""))
-        self._in_model = tag == "li" and attrs.get("class") == "model"
-
-    def handle_data(self, data):
-        if self._in_model:
-            self.models.append(data)
-            self._in_model = False
-        self.text.append(data)
-
 
 def compare(runs, out: Path, *names: str) -> Path:
     result = runner.invoke(app, ["compare", *(str(runs[n]) for n in names), "--out", str(out), *RESAMPLES])
@@ -200,8 +174,7 @@ def compare(runs, out: Path, *names: str) -> Path:
 
 def test_report_holds_every_model_table_and_figure_and_the_significant_pairs(runs, tmp_path):
     out = compare(runs, tmp_path / "report", "alpha", "beta", "gamma")
-    page = Page()
-    page.feed((out / "report.html").read_text(encoding="utf-8"))
+    page = parse_report_page(out / "report.html")
     assert page.models == ["alpha", "beta", "gamma"]
     spec = llm_globe.COMPARE
     for table in spec.tables:
@@ -276,21 +249,10 @@ def test_the_csv_and_the_page_agree(runs, tmp_path):
     assert all(r["significant"] for r in saved["differences"] if r["part"] == "closed")
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@browser_test
 def test_the_report_renders_in_headless_chromium(runs, tmp_path):
     out = compare(runs, tmp_path / "report", "alpha", "beta", "gamma")
-    page = out / "report.html"
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run",
-             f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
-    for model in CLOSED:
-        assert model in text
-    for table in llm_globe.COMPARE.tables:
-        assert table.title in text, table.title
-    assert dom.count("<img") == len(llm_globe.COMPARE.figures)
+    assert_report_renders(out / "report.html", tmp_path, CLOSED, llm_globe.COMPARE)
 
 
 def test_mixed_releases_need_allow_mixed_and_are_scored_against_their_prompts_joined(runs, tmp_path):

@@ -9,9 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
-import subprocess
-from html.parser import HTMLParser
 
 import numpy as np
 import polars as pl
@@ -20,12 +17,11 @@ from scipy import stats
 from sklearn.metrics import f1_score
 from typer.testing import CliRunner
 
-from conftest import write_release
+from conftest import assert_report_renders, browser_test, parse_report_page, write_release
 from culturebench.cli import app
 from culturebench.evaluate import normad, uncertainty
 
 runner = CliRunner()
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 FEW = uncertainty.Bootstrap(n_resamples=400, seed=7)
 WORDS = {"yes": "Yes.", "no": "No.", "neutral": "Neither."}
 COUNTRIES = ("Bigland",) * 40 + ("Midland",) * 15 + ("Tinyland",) * 5
@@ -170,29 +166,6 @@ def test_same_seed_same_intervals_other_seed_other_intervals(release_stories, bo
 # ------------------------------------------------------------------------------------------------ compare page
 
 
-class Page(HTMLParser):
-    """Element ids, the model list items, the images' src, the tags and every text of the report."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ids, self.models, self.images, self.tags, self.text = [], [], [], set(), []
-        self._in_model = False
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        self.tags.add(tag)
-        if "id" in attrs:
-            self.ids.append(attrs["id"])
-        if tag == "img":
-            self.images.append(attrs.get("src", ""))
-        self._in_model = tag == "li" and attrs.get("class") == "model"
-
-    def handle_data(self, data):
-        if self._in_model:
-            self.models.append(data)
-            self._in_model = False
-        self.text.append(data)
-
 
 @pytest.fixture(scope="module")
 def run_dirs(tmp_path_factory):
@@ -215,8 +188,7 @@ def test_compare_page_holds_every_model_table_and_figure(run_dirs, tmp_path):
     result = runner.invoke(app, ["compare", *map(str, run_dirs), "--out", str(out), "--n-resamples", "300"])
     assert result.exit_code == 0, result.output
     assert "2 significant differences" in result.output
-    page = Page()
-    page.feed((out / "report.html").read_text(encoding="utf-8"))
+    page = parse_report_page(out / "report.html")
     assert page.models == ["blunt", "sharp"]
     spec = normad.COMPARE
     saved = json.loads((out / "comparison.json").read_text())
@@ -242,20 +214,9 @@ def test_compare_page_holds_every_model_table_and_figure(run_dirs, tmp_path):
     assert len(countries) == 2 * 2 * 3
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@browser_test
 def test_the_normad_report_renders_in_headless_chromium(run_dirs, tmp_path):
     out = tmp_path / "report"
     result = runner.invoke(app, ["compare", *map(str, run_dirs), "--out", str(out), "--n-resamples", "300"])
     assert result.exit_code == 0, result.output
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run",
-             f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([*flags, "--dump-dom", (out / "report.html").as_uri()], capture_output=True, text=True,
-                         timeout=120).stdout
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
-    for model in ("blunt", "sharp"):
-        assert model in text
-    for table in normad.COMPARE.tables:
-        assert table.title in text, table.title
-    assert dom.count("<img") == len(normad.COMPARE.figures)
+    assert_report_renders(out / "report.html", tmp_path, ("blunt", "sharp"), normad.COMPARE)

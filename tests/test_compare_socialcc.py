@@ -10,9 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -21,14 +18,13 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from conftest import write_release
+from conftest import assert_report_renders, browser_test, parse_report_page, write_release
 from culturebench.builders.socialcc import SCENARIO_SCHEMA
 from culturebench.cli import app
 from culturebench.evaluate import socialcc, uncertainty
 from culturebench.evaluate import socialcc_prompts as prompts
 
 runner = CliRunner()
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 RESAMPLES = 300
 N = 60  # scenarios s0..s59: the first 40 from Japan (Confucian), the last 20 from Egypt (African-Islamic)
 
@@ -143,26 +139,6 @@ def test_paired_differences_by_hand():
     assert all(rows[d]["significant"] for d in ("awareness", "value", "behaviour"))
 
 
-class Page(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.ids, self.models, self.images, self.text = [], [], [], []
-        self._in_model = False
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if "id" in attrs:
-            self.ids.append(attrs["id"])
-        if tag == "img":
-            self.images.append(attrs.get("src", ""))
-        self._in_model = tag == "li" and attrs.get("class") == "model"
-
-    def handle_data(self, data):
-        if self._in_model:
-            self.models.append(data)
-            self._in_model = False
-        self.text.append(data)
-
 
 def compare_report(runs, out: Path, seed: int = 0) -> dict:
     result = runner.invoke(app, ["compare", str(runs["strong"]), str(runs["weak"]), "--out", str(out),
@@ -175,8 +151,7 @@ def compare_report(runs, out: Path, seed: int = 0) -> dict:
 def test_compare_page_holds_every_model_table_and_figure(runs, tmp_path):
     out = tmp_path / "report"
     saved = compare_report(runs, out)
-    page = Page()
-    page.feed((out / "report.html").read_text(encoding="utf-8"))
+    page = parse_report_page(out / "report.html")
     assert page.models == ["strong", "weak"]
     spec = socialcc.COMPARE
     for table in spec.tables:
@@ -220,18 +195,8 @@ def test_the_same_seed_gives_the_same_report_another_seed_other_intervals(runs, 
     assert [r["value knowledge_low"] for r in other["table2"]] != [r["value knowledge_low"] for r in a["table2"]]
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@browser_test
 def test_the_report_renders_in_headless_chromium(runs, tmp_path):
     out = tmp_path / "report"
     compare_report(runs, out)
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
-    page = (out / "report.html").as_uri()
-    dom = subprocess.run([*flags, "--dump-dom", page], capture_output=True, text=True, timeout=120).stdout
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
-    for model in ("strong", "weak"):
-        assert model in text
-    for table in socialcc.COMPARE.tables:
-        assert table.title in text, table.title
-    assert dom.count("<img") == len(socialcc.COMPARE.figures)
+    assert_report_renders(out / "report.html", tmp_path, ("strong", "weak"), socialcc.COMPARE)

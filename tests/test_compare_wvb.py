@@ -8,13 +8,8 @@ figure, with runs of ``score`` and of ``evaluate``."""
 from __future__ import annotations
 
 import csv
-import html
 import json
-import re
-import shutil
 import statistics
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +18,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
+from conftest import assert_report_renders, browser_test, parse_report_page
 from culturebench.cli import app
 from culturebench.evaluate import metrics, uncertainty, wvb
 from culturebench.evaluate.scripted_server import ScriptedServer
@@ -186,26 +182,6 @@ def test_small_groups_flagged_not_ranked(minimum_run, probe):
 # ---------------------------------------------------------------------------------------------------- compare
 
 
-class Page(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.ids, self.models, self.images, self.text = [], [], [], []
-        self._in_model = False
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if "id" in attrs:
-            self.ids.append(attrs["id"])
-        if tag == "img":
-            self.images.append(attrs.get("src", ""))
-        self._in_model = tag == "li" and attrs.get("class") == "model"
-
-    def handle_data(self, data):
-        if self._in_model:
-            self.models.append(data)
-            self._in_model = False
-        self.text.append(data)
-
 
 def test_compare_page_of_score_and_evaluate_runs(tmp_path, release, probe, minimum_run):
     # run 1: `score` of constant minimum answers; run 2: `score` of the human answers themselves;
@@ -231,8 +207,7 @@ def test_compare_page_of_score_and_evaluate_runs(tmp_path, release, probe, minim
     result = runner.invoke(app, ["compare", str(score_dir), str(tmp_path / "echo"), str(tmp_path / "sampled"),
                                  "--out", str(out), *RESAMPLES])
     assert result.exit_code == 0, result.output
-    page = Page()
-    page.feed((out / "report.html").read_text(encoding="utf-8"))
+    page = parse_report_page(out / "report.html")
     models = ["minimum", "echo", "scripted (without demographics)"]
     assert page.models == models
     for table in wvb.COMPARE.tables:
@@ -259,11 +234,9 @@ def test_compare_page_of_score_and_evaluate_runs(tmp_path, release, probe, minim
     assert "minimum / echo / all / all" in text  # listed under "Significant differences"
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@browser_test
 def test_the_report_renders_in_headless_chromium(tmp_path, release, probe, minimum_run):
     runs = []
     for name, path in (("minimum", minimum_run[0]),
@@ -273,17 +246,4 @@ def test_the_report_renders_in_headless_chromium(tmp_path, release, probe, minim
         runs.append(str(tmp_path / name))
     out = tmp_path / "report"
     assert runner.invoke(app, ["compare", *runs, "--out", str(out), *RESAMPLES]).exit_code == 0
-    page = out / "report.html"
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
-    shot = tmp_path / "report.png"
-    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1400,2000", page.as_uri()],
-                   capture_output=True, timeout=120, check=False)
-    assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
-    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom)))  # titles hold "<=" and "'"
-    for model in ("minimum", "echo"):
-        assert model in text
-    for table in wvb.COMPARE.tables:
-        assert table.title in text, table.title
-    assert dom.count("<img") == len(wvb.COMPARE.figures)
+    assert_report_renders(out / "report.html", tmp_path, ("minimum", "echo"), wvb.COMPARE)

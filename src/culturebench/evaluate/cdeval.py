@@ -715,7 +715,6 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
 
 
-
 def score(responses: Sequence[Path], release: Path) -> ScoreResult:
     """``culturebench score cdeval``: every metric from saved responses.jsonl files against a CDEval release."""
     release = Path(release)
@@ -923,12 +922,7 @@ def comparison_release(folders: Sequence[compare.RunFolder], release: Path | Non
     """The release tables the runs are compared against: ``release`` when given, else the runs' releases (with
     --allow-mixed several: their questions joined, a question id taken from the first release that has it; the
     Hofstede table of the first)."""
-    paths = [Path(release)] if release is not None else list(dict.fromkeys(f.release for f in folders if f.release))
-    if not paths:
-        raise InputError("the runs name no release; pass --release", file=folders[0].path)
-    for path in paths:
-        if not (path / "manifest.json").is_file():
-            raise InputError("release folder of the runs not found; pass --release", file=path)
+    paths = compare.release_paths(folders, release)
     loaded = [release_tables(p) for p in paths]
     questions = pl.concat([t["questions"] for t in loaded], how="diagonal_relaxed").unique(
         "question_id", keep="first", maintain_order=True)
@@ -940,12 +934,8 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     """Every run's responses re-scored together (one bootstrap of questions shared by all models: paired), as the
     tables of the report."""
     tables, release_path = comparison_release(folders, release)
-    frames, sources = [], []
-    for folder, mapping in zip(folders, labels):
-        paths = folder.responses()
-        frames.append(read_responses(paths).with_columns(pl.col("model").replace(mapping)))
-        sources += [runs.source_info(p) for p in paths]
-    result = score_responses(pl.concat(frames), tables, sources=sources, release=release_path, bootstrap=settings)
+    responses, sources = compare.relabelled_responses(folders, labels, read_responses)
+    result = score_responses(responses, tables, sources=sources, release=release_path, bootstrap=settings)
     return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result),
                               metrics=result.metrics)
 

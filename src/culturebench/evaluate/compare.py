@@ -3,7 +3,9 @@ models of several run folders on one benchmark: the paper's main tables with boo
 with one series per model, and which differences between models are significant.
 
 What is generic lives here: reading run folders (``read_run``), refusing runs of different releases
-(``check_releases``), unique model labels across runs (``model_labels``), and the report (``write_report``:
+(``check_releases``), the releases they are compared against (``release_paths``), unique model labels across runs
+(``model_labels``) and their responses relabelled (``relabelled_responses``), a value with its interval as flat
+columns (``with_interval``), and the report (``write_report``:
 report.html with the figures inlined as data URIs, every figure as a PNG, every table as CSV and all of them in
 comparison.json). What a benchmark compares is one declarative ``BenchmarkSpec``, the ``COMPARE`` attribute of its
 module ``culturebench.evaluate.<benchmark>``: a ``build`` function (the run folders and the bootstrap settings ->
@@ -55,13 +57,17 @@ class RunFolder:
 
     def responses(self) -> list[Path]:
         """The answers behind the metrics: RUN_DIR/responses.jsonl, else the files metrics.json lists as scored."""
-        own = self.path / runs.RESPONSES_FILE
+        return self.scored_files(runs.RESPONSES_FILE, "responses")
+
+    def scored_files(self, name: str, key: str) -> list[Path]:
+        """The files behind the metrics: RUN_DIR/``name``, else the files metrics.json lists under ``key`` (a
+        ``score`` folder that only re-aggregated); an InputError when there are neither."""
+        own = self.path / name
         if own.is_file():
             return [own]
-        listed = [Path(s["path"]) for s in self.metrics.get("responses") or [] if s.get("path")]
+        listed = [Path(s["path"]) for s in self.metrics.get(key) or [] if s.get("path")]
         if not listed:
-            raise InputError("run folder has no responses.jsonl and its metrics.json lists no responses file",
-                             file=self.path)
+            raise InputError(f"run folder has no {name} and its metrics.json lists no {key} file", file=self.path)
         return listed
 
 
@@ -116,6 +122,31 @@ def check_releases(folders: Sequence[RunFolder], allow_mixed: bool) -> list[str]
     return [f"Mixed releases, compared with --allow-mixed: {described}."]
 
 
+def release_paths(folders: Sequence[RunFolder], release: Path | None) -> list[Path]:
+    """The releases the runs are compared against: ``release`` when given, else the releases the runs name (first
+    seen first, each once; several only with --allow-mixed). An InputError when none is named or one has no
+    manifest.json."""
+    paths = [Path(release)] if release is not None else list(dict.fromkeys(f.release for f in folders if f.release))
+    if not paths:
+        raise InputError("the runs name no release; pass --release", file=folders[0].path)
+    for path in paths:
+        if not (path / "manifest.json").is_file():
+            raise InputError("release folder of the runs not found; pass --release", file=path)
+    return paths
+
+
+def relabelled_responses(folders: Sequence[RunFolder], labels: list[dict[str, str]],
+                         read: Callable[[list[Path]], pl.DataFrame]) -> tuple[pl.DataFrame, list[dict]]:
+    """Every run's responses (``read`` of its ``responses()`` files) in one frame, its models renamed to their
+    ``model_labels``, and the source records of the files read."""
+    frames, sources = [], []
+    for folder, mapping in zip(folders, labels):
+        paths = folder.responses()
+        frames.append(read(paths).with_columns(pl.col("model").replace(mapping)))
+        sources += [runs.source_info(p) for p in paths]
+    return pl.concat(frames), sources
+
+
 def model_labels(folders: Sequence[RunFolder]) -> list[dict[str, str]]:
     """Per run, its model label -> the label in the comparison: the same, unless the label occurs in more than one
     run, then ``label (run folder name)`` (``label (run N)`` if the folder names are alike too)."""
@@ -129,6 +160,12 @@ def model_labels(folders: Sequence[RunFolder]) -> list[dict[str, str]]:
         suffix = names[i] if names.count(names[i]) == 1 else f"run {i + 1}"
         out.append({m: (f"{m} ({suffix})" if counts[m] > 1 else m) for m in folder.models})
     return out
+
+
+def with_interval(name: str, value, interval: Sequence | None) -> dict:
+    """The flat columns of a value and its interval: ``name``, ``name_low``, ``name_high`` (None without one)."""
+    low, high = interval or (None, None)
+    return {name: value, f"{name}_low": low, f"{name}_high": high}
 
 
 # ------------------------------------------------------------------------------------------------ the spec

@@ -1064,12 +1064,7 @@ def comparison_release(folders: Sequence[compare.RunFolder], release: Path | Non
     """The release tables the runs are scored against: ``release`` when given, else the runs' releases (with
     --allow-mixed several: their closed and open prompts joined, an id taken from the first release that has it;
     rubrics and GLOBE 2004 of the first)."""
-    paths = [Path(release)] if release is not None else list(dict.fromkeys(f.release for f in folders if f.release))
-    if not paths:
-        raise InputError("the runs name no release; pass --release", file=folders[0].path)
-    for path in paths:
-        if not (path / "manifest.json").is_file():
-            raise InputError("release folder of the runs not found; pass --release", file=path)
+    paths = compare.release_paths(folders, release)
     loaded = [release_tables(p) for p in paths]
     merged = {name: loaded[0][name] for name in ("rubrics", "globe_2004")}
     for name in ("closed", "open"):

@@ -670,12 +670,7 @@ def cli_score(responses: Path, release: Path, out: Path) -> tuple[str, list[Path
 def comparison_stories(folders: Sequence[compare.RunFolder], release: Path | None) -> tuple[pl.DataFrame, Path]:
     """The stories the runs are compared against: ``release`` when given, else the runs' releases (with
     --allow-mixed several: their stories joined, a story id taken from the first release that has it)."""
-    paths = [Path(release)] if release is not None else list(dict.fromkeys(f.release for f in folders if f.release))
-    if not paths:
-        raise InputError("the runs name no release; pass --release", file=folders[0].path)
-    for path in paths:
-        if not (path / "manifest.json").is_file():
-            raise InputError("release folder of the runs not found; pass --release", file=path)
+    paths = compare.release_paths(folders, release)
     stories = pl.concat([release_tables(p)["stories"] for p in paths], how="diagonal_relaxed")
     return stories.unique("story_id", keep="first", maintain_order=True), paths[0]
 
@@ -685,19 +680,10 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     """Every run's responses re-scored together (one bootstrap of stories shared by all models and contexts:
     paired), as the tables of the report."""
     stories, release_path = comparison_stories(folders, release)
-    frames, sources = [], []
-    for folder, mapping in zip(folders, labels):
-        paths = folder.responses()
-        frames.append(read_responses(paths).with_columns(pl.col("model").replace(mapping)))
-        sources += [runs.source_info(p) for p in paths]
-    result = score_responses(pl.concat(frames), stories, sources=sources, release=release_path, bootstrap=settings)
+    responses, sources = compare.relabelled_responses(folders, labels, read_responses)
+    result = score_responses(responses, stories, sources=sources, release=release_path, bootstrap=settings)
     return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result.metrics),
                               metrics=result.metrics)
-
-
-def _with_interval(name: str, value: float | None, bounds: Sequence[float | None] | None) -> dict:
-    low, high = bounds or (None, None)
-    return {name: value, f"{name}_low": low, f"{name}_high": high}
 
 
 def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
@@ -712,19 +698,19 @@ def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
         m = metrics["per_model"][model]
         row = {"model": model, "n_stories": m["n_stories"]}
         for c in contexts:
-            row.update(_with_interval(prompts.CONTEXT_NAMES[c], m["accuracy"].get(c), m["accuracy_ci"].get(c)))
+            row.update(compare.with_interval(prompts.CONTEXT_NAMES[c], m["accuracy"].get(c), m["accuracy_ci"].get(c)))
         main.append(row)
         for c in m["contexts"]:
             pc = m["per_context"][c]
             table_a4.append({"model": model, "context": prompts.CONTEXT_NAMES[c], "n": pc["n"],
                              "n_unparsed": pc["n_unparsed"],
-                             **_with_interval("accuracy", pc["accuracy"], pc["accuracy_ci"]),
+                             **compare.with_interval("accuracy", pc["accuracy"], pc["accuracy_ci"]),
                              **{k: v for key in ("precision", "recall", "f1")
-                                for k, v in _with_interval(key, pc["macro"][key], pc["macro_ci"][key]).items()},
+                                for k, v in compare.with_interval(key, pc["macro"][key], pc["macro_ci"][key]).items()},
                              "always_neither_f1": pc["baselines"]["always_neither"]["f1"]})
             for name, rows in pc["breakdowns"].items():
                 groups[name] += [{"model": model, "context": prompts.CONTEXT_NAMES[c], name: r["group"],
-                                  **_with_interval("accuracy", r["accuracy"], r["accuracy_ci"]),
+                                  **compare.with_interval("accuracy", r["accuracy"], r["accuracy_ci"]),
                                   "n_stories": r["n_stories"], "n_answers": r["n_answers"], "small": r["small"],
                                   "rank": r["rank"]} for r in rows]
     interval_schema = {"accuracy": pl.Float64, "accuracy_low": pl.Float64, "accuracy_high": pl.Float64}

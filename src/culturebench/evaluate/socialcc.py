@@ -901,19 +901,6 @@ def cli_score(responses: Path, release: Path, out: Path, config: Path | None = N
 # --------------------------------------------------------------------------------------------- compare
 
 
-def transcript_paths(folder: compare.RunFolder) -> list[Path]:
-    """The transcripts behind a run folder's metrics: RUN_DIR/transcripts.jsonl, else the files its metrics.json
-    lists (a ``score`` folder that only re-aggregated)."""
-    own = folder.path / TRANSCRIPTS_FILE
-    if own.is_file():
-        return [own]
-    listed = [Path(s["path"]) for s in folder.metrics.get("transcripts") or [] if s.get("path")]
-    if not listed:
-        raise InputError("run folder has no transcripts.jsonl and its metrics.json lists no transcripts file",
-                         file=folder.path)
-    return listed
-
-
 def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
                  release: Path | None) -> compare.Comparison:
     """Every run's transcripts re-aggregated together from their saved judgements (as ``score`` without a judge),
@@ -921,7 +908,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     (--release, else the first run's) where it is at hand, else the transcripts' own."""
     records, sources = [], []
     for folder, mapping in zip(folders, labels):
-        paths = transcript_paths(folder)
+        paths = folder.scored_files(TRANSCRIPTS_FILE, "transcripts")
         found = read_transcripts(paths)
         for r in found:
             r["model"] = mapping.get(str(r["model"]), str(r["model"]))
@@ -943,11 +930,6 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
                               notes=notes)
 
 
-def _with_interval(name: str, value, interval) -> dict:
-    low, high = interval or [None, None]
-    return {name: value, f"{name}_low": low, f"{name}_high": high}
-
-
 def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
     """The report's tables from metrics.json: table2 (Table 2, one row per model), differences (paired),
     by_country (Fig. 5 with sizes, small countries flagged, not ranked), value_topic_zone (Fig. 6) and
@@ -960,30 +942,31 @@ def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
         t = m["table2"]
         row = {"model": model, "dialogues": t["n"]}
         for j in prompts.JUDGES:
-            row |= _with_interval(prompts.JUDGE_NAMES[j], t[j], t.get(f"{j}_ci"))
+            row |= compare.with_interval(prompts.JUDGE_NAMES[j], t[j], t.get(f"{j}_ci"))
         for s in scores:
-            row |= _with_interval(f"behaviour score {s} (%)", t["behaviour_distribution_pct"][s],
+            row |= compare.with_interval(f"behaviour score {s} (%)", t["behaviour_distribution_pct"][s],
                                   (t.get("behaviour_distribution_pct_ci") or {}).get(s))
         row["invalid judgements"] = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
         table2.append(row)
         for j in prompts.JUDGES:
             for g in m["country_breakdown"][j]:
                 countries.append({"model": model, "dimension": prompts.JUDGE_NAMES[j], "rank": g["rank"],
-                                  "country": g["group"], "n": g["n"], **_with_interval("score", g["estimate"],
+                                  "country": g["group"], "n": g["n"], **compare.with_interval("score", g["estimate"],
                                                                                        [g["low"], g["high"]]),
                                   "small": g["small"]})
         for key, block in m["by_value_topic_zone"].items():
             topic, zone = key.split(" | ", 1)
             cells.append({"model": model, "value topic": topic, "zone": zone, "n": block["n_valid_value"],
-                          **_with_interval("value knowledge", block["value"], block.get("value_ci"))})
+                          **compare.with_interval("value knowledge", block["value"], block.get("value_ci"))})
         found = m["aware_without_knowledge"]
         fig7.append({"model": model, "of": "judged dialogues", "topic": "(all)", "n": found["n_judged"],
-                     **_with_interval("pct", None if found["share"] is None else 100 * found["share"],
+                     **compare.with_interval("pct", None if found["share"] is None else 100 * found["share"],
                                       [None if v is None else 100 * v for v in found.get("share_ci") or [None, None]])})
         for key, what in (("by_topic_pct", "commonsense topic"), ("by_value_topic_pct", "value topic")):
             for topic, pct in found[key].items():
                 fig7.append({"model": model, "of": f"aware without knowledge, by {what}", "topic": topic,
-                             "n": found["n"], **_with_interval("pct", pct, (found.get(f"{key}_ci") or {}).get(topic))})
+                             "n": found["n"],
+                             **compare.with_interval("pct", pct, (found.get(f"{key}_ci") or {}).get(topic))})
     table2_schema = {"model": pl.String, "dialogues": pl.Int64}
     for j in prompts.JUDGES:
         table2_schema |= ci(prompts.JUDGE_NAMES[j])
@@ -991,7 +974,8 @@ def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
         table2_schema |= ci(f"behaviour score {s} (%)")
     table2_schema["invalid judgements"] = pl.Int64
     differences = [{"model_a": d["model_a"], "model_b": d["model_b"], "dimension": prompts.JUDGE_NAMES[d["dimension"]],
-                    "n_common": d["n_common"], **_with_interval("difference", d["difference"], [d["low"], d["high"]]),
+                    "n_common": d["n_common"],
+                    **compare.with_interval("difference", d["difference"], [d["low"], d["high"]]),
                     "pvalue": d["pvalue"], "pvalue_holm": d["pvalue_holm"], "significant": d["significant"]}
                    for d in metrics["model_differences"]]
     return {

@@ -616,6 +616,16 @@ def _band(ax, curve_ci: dict | None, color) -> None:
                         alpha=0.2, linewidth=0)
 
 
+def _threshold_axes(ax) -> None:
+    """Fig. 3's axes: threshold t on W1 (0-1) against the share of questions with W1 <= t, grid and legend."""
+    ax.set_xlabel("threshold t on W1")
+    ax.set_ylabel("share of questions with W1 <= t")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+
+
 def threshold_curve_png(metrics: dict, path: Path) -> None:
     """x = threshold t, y = share of questions with W1 <= t: the run with its bootstrap band and each oracle
     baseline (Fig. 3)."""
@@ -626,12 +636,7 @@ def threshold_curve_png(metrics: dict, path: Path) -> None:
     for name, baseline in sorted(metrics.get("baselines", {}).items()):
         bx, by = _curve(baseline["threshold_curve"])
         ax.plot(bx, by, linestyle="--", linewidth=1.5, label=f"{name} baseline (mean W1 {_fmt(baseline.get('mean'))})")
-    ax.set_xlabel("threshold t on W1")
-    ax.set_ylabel("share of questions with W1 <= t")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    _threshold_axes(ax)
     ax.set_title(f"WorldValuesBench: {metrics.get('n_questions', 0)} questions, coverage {_fmt(metrics.get('coverage'))}")
     plots.save_figure(fig, path)
 
@@ -1049,11 +1054,6 @@ REPORT_THRESHOLDS = ("0.10", "0.20")
 GROUP_TABLES = {"continent": "continent", "probe_education_level": "education level"}
 
 
-def _with_interval(name: str, value, ci) -> dict:
-    low, high = ci if ci else (None, None)
-    return {name: value, f"{name}_low": low, f"{name}_high": high}
-
-
 def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[str, pl.DataFrame]:
     """The report's tables: main (Table 2's Mean row per model and baseline, with std and Sec. 4's shares under
     0.1 and 0.2), per_question (Table 2's model columns), threshold_curve (Fig. 3), continent and
@@ -1063,24 +1063,24 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
     for model, result in scored.items():
         m, ci = result.metrics, intervals["models"][model]
         main.append({"model": model, "mode": m.get("mode") or "scored file", "n_questions": m["n_questions"],
-                     "coverage": m["coverage"], **_with_interval("mean W1", m["mean"], ci["mean_ci"]),
-                     **_with_interval("std", m["std"], ci["std_ci"]),
-                     **{k: v for t in REPORT_THRESHOLDS for k, v in _with_interval(
+                     "coverage": m["coverage"], **compare.with_interval("mean W1", m["mean"], ci["mean_ci"]),
+                     **compare.with_interval("std", m["std"], ci["std_ci"]),
+                     **{k: v for t in REPORT_THRESHOLDS for k, v in compare.with_interval(
                          f"share W1<={t}", m["threshold_curve"][t], ci["threshold_curve_ci"][t]).items()}})
     first_ci = intervals["models"][next(iter(scored))]["baselines"]
     for name, baseline in first["baselines"].items():
         label = f"{name} baseline" + (f" ({baseline['definition']})" if "definition" in baseline else "")
         main.append({"model": label, "mode": "baseline", "n_questions": baseline["n_questions"], "coverage": None,
-                     **_with_interval("mean W1", baseline["mean"], first_ci[name]),
-                     **_with_interval("std", baseline["std"], None),
-                     **{k: v for t in REPORT_THRESHOLDS for k, v in _with_interval(
+                     **compare.with_interval("mean W1", baseline["mean"], first_ci[name]),
+                     **compare.with_interval("std", baseline["std"], None),
+                     **{k: v for t in REPORT_THRESHOLDS for k, v in compare.with_interval(
                          f"share W1<={t}", baseline["threshold_curve"][t], None).items()}})
     questions = sorted({q for r in scored.values() for q in r.metrics["per_question"]}, key=question_order)
-    per_question = [{"question_id": q, **{k: v for model, r in scored.items() for k, v in _with_interval(
+    per_question = [{"question_id": q, **{k: v for model, r in scored.items() for k, v in compare.with_interval(
         model, r.metrics["per_question"].get(q), intervals["models"][model]["per_question_ci"].get(q)).items()},
         "uniform baseline": first["baselines"]["uniform"]["per_question"].get(q),
         "majority baseline": first["baselines"]["majority"]["per_question"].get(q)} for q in questions]
-    curve = [{"threshold": key, **{k: v for model, r in scored.items() for k, v in _with_interval(
+    curve = [{"threshold": key, **{k: v for model, r in scored.items() for k, v in compare.with_interval(
         model, r.metrics["threshold_curve"][key], intervals["models"][model]["threshold_curve_ci"][key]).items()},
         **{f"{name} baseline": baseline["threshold_curve"][key] for name, baseline in first["baselines"].items()}}
         for key, _ in metrics.threshold_grid()]
@@ -1090,15 +1090,15 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
     for kind, title in GROUP_TABLES.items():
         rows = [{"model": model, title: r["group"], "rank": r["rank"], "n_rows": r["n_rows"],
                  "n_participants": r["n_participants"], "answers_per_question": r["answers_per_question"],
-                 **_with_interval("mean W1", r["estimate"], [r["low"], r["high"]]), "small": r["small"]}
+                 **compare.with_interval("mean W1", r["estimate"], [r["low"], r["high"]]), "small": r["small"]}
                 for model in scored for r in intervals["models"][model]["group_breakdown"][kind]]
         tables[title.replace(" ", "_")] = pl.DataFrame(rows, schema={
             "model": pl.String, title: pl.String, "rank": pl.Int64, "n_rows": pl.Int64, "n_participants": pl.Int64,
             "answers_per_question": pl.Float64, "mean W1": pl.Float64, "mean W1_low": pl.Float64,
             "mean W1_high": pl.Float64, "small": pl.Boolean})
     tables["differences"] = pl.DataFrame(
-        [{k: r[k] for k in ("model_a", "model_b", "kind", "group")} | _with_interval("difference", r["difference"],
-                                                                                     [r["low"], r["high"]])
+        [{k: r[k] for k in ("model_a", "model_b", "kind", "group")}
+         | compare.with_interval("difference", r["difference"], [r["low"], r["high"]])
          | {k: r[k] for k in ("pvalue", "pvalue_holm", "significant", "n_common_questions")}
          for r in intervals["differences"]],
         schema={"model_a": pl.String, "model_b": pl.String, "kind": pl.String, "group": pl.String,
@@ -1122,12 +1122,7 @@ def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
     for column in (c for c in frame.columns if c.endswith(" baseline")):
         ax.plot(x, frame[column].to_list(), linestyle="--", linewidth=1.2, color="grey" if "uniform" in column
                 else "black", label=column)
-    ax.set_xlabel("threshold t on W1")
-    ax.set_ylabel("share of questions with W1 <= t")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    _threshold_axes(ax)
     ax.set_title("WorldValuesBench: threshold curves (bands: bootstrap intervals)")
     plots.save_figure(fig, path)
 
