@@ -21,14 +21,16 @@ pytestmark = pytest.mark.model
 REPO = Path(__file__).resolve().parents[1]
 
 # benchmark -> (evaluate options for a small slice, options file or None, the saved answers `score` reads);
-# "{model}" / "{base_url}" in the options stand for the local server's (LLM-GLOBE's jurors: the model itself)
+# "{model}" / "{base_url}" in the options stand for the local server's (LLM-GLOBE's jurors and SocialCC's judge, named
+# as the paper requires a named judge: the model itself, the only one here)
 SLICES = {
     "cdeval": (["--limit", "2", "--samples", "1"], None, "responses.jsonl"),
     "normad": (["--limit", "3"], None, "responses.jsonl"),
     "llm_globe": (["--limit", "2"], {"part": "both", "samples": 1, "open_samples": 1, "jurors": [
         {"name": "self-en", "model": "{model}", "base_url": "{base_url}", "language": "en"},
         {"name": "self-zh", "model": "{model}", "base_url": "{base_url}", "language": "zh"}]}, "responses.jsonl"),
-    "socialcc": (["--limit", "1", "--max-tokens", "96"], {"max_rounds": 2, "judge_max_tokens": 160},
+    "socialcc": (["--limit", "1", "--max-tokens", "96"], {"max_rounds": 2, "judge_max_tokens": 160,
+                                                             "judge": {"model": "{model}", "base_url": "{base_url}"}},
                  "transcripts.jsonl"),
 }
 
