@@ -141,13 +141,24 @@ def test_sigterm_and_sighup_during_a_build_leave_no_temp_folder(cdeval_release, 
     shutil.copytree(cdeval_release, out / "cdeval")
     before = file_hashes(out / "cdeval")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    process = subprocess.Popen([sys.executable, "-c", "from culturebench.cli import app; app()", "build", "cdeval",
-                                "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                               text=True)
+    # the real CLI, held for a minute once its parquet files are written, so the signal lands mid-build every time
+    # (a build of the small sample can otherwise finish between the test seeing its folder and signalling it)
+    held = ("import time, culturebench.release as release\n"
+            "write = release.write_tables\n"
+            "def write_and_wait(*args, **kwargs):\n"
+            "    outputs = write(*args, **kwargs)\n"
+            "    time.sleep(60)\n"
+            "    return outputs\n"
+            "release.write_tables = write_and_wait\n"
+            "from culturebench.cli import app; app()\n")
+    process = subprocess.Popen([sys.executable, "-c", held, "build", "cdeval", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
     deadline = time.monotonic() + 120
-    while not list(out.glob(".cdeval.tmp-*")) and process.poll() is None and time.monotonic() < deadline:
+    while not list(out.glob(".cdeval.tmp-*/data/*/*.parquet")) and process.poll() is None \
+            and time.monotonic() < deadline:
         time.sleep(0.05)
     assert process.poll() is None, "the build ended before the test could signal it"
+    assert list(out.glob(".cdeval.tmp-*/data/*/*.parquet")), "no partial parquet to clean up"
     process.send_signal(signum)
     output, _ = process.communicate(timeout=120)
     assert process.returncode == 128 + signum, output
