@@ -305,6 +305,41 @@ def test_rows_are_data_rows_even_after_multi_line_quoted_fields(tmp_path):
         read_csv_rows(text, "f.csv")
 
 
+def normad_record() -> str:
+    """The bundled sample's first story as a JSON Lines record."""
+    header, rows = read_csv_rows((SAMPLE_RAW / "normad/SAMPLE_normad_etiquette.csv").read_text("utf-8"), "sample")
+    return json.dumps(dict(zip(header, rows[0][1])))
+
+
+def socialcc_record() -> str:
+    return (SAMPLE_RAW / "socialcc/SAMPLE_socialcc_scenarios.jsonl").read_text("utf-8").splitlines()[0]
+
+
+# every JSON Lines input (NormAd stories, SocialCC scenarios): (benchmark, file, a valid record line)
+JSONL_FILES = [("normad", "normad/stories.jsonl", normad_record),
+               ("socialcc", "socialcc/SAMPLE_socialcc_scenarios.jsonl", socialcc_record)]
+
+
+@pytest.mark.parametrize("name, relative, record", JSONL_FILES)
+@pytest.mark.parametrize("fault, message", [
+    ("middle line cut", "row 2: line is not JSON"),
+    ("last line cut", "row 3: truncated line (no line end)"),
+    ("array line", "row 2: line is a JSON list, expected an object"),
+])
+def test_a_bad_json_lines_record_names_file_and_line(name, relative, record, fault, message, tmp_path):
+    raw = copy_raw(tmp_path, name)
+    for other in (raw / relative).parent.glob("*"):
+        if other.is_file() and other.suffix in (".csv", ".jsonl", ".json"):
+            other.unlink()
+    good = record()
+    lines = {"middle line cut": [good, good[:-3], good], "last line cut": [good, good, good[:-3]],
+             "array line": [good, "[1, 2]", good]}[fault]
+    text = "\n".join(lines) + ("" if fault == "last line cut" else "\n")
+    (raw / relative).write_text(text, encoding="utf-8")
+    error = build_error(raw, name, tmp_path / "out")
+    assert f"{relative}, {message}" in str(error), str(error)
+
+
 # ------------------------------------------------------------------------------------------- WVS: polars reader
 
 

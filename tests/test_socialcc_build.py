@@ -183,8 +183,8 @@ def raw_with(tmp_path: Path, lines: list[str]) -> Path:
 
 
 @pytest.mark.parametrize(("mutate", "message"), [
-    (lambda r: "{not json", "row 2: malformed JSON"),
-    (lambda r: "[1, 2]", "row 2: scenario is not a JSON object"),
+    (lambda r: "{not json", "row 2: line is not JSON"),
+    (lambda r: "[1, 2]", "row 2: line is a JSON list, expected an object"),
     (lambda r: json.dumps({k: v for k, v in r.items() if k != "value_item"}), "row 2, column value_item: required"),
     (lambda r: json.dumps({**r, "events": ["one"]}), "row 2, column events: events must be a list of 2"),
     (lambda r: json.dumps({**r, "characters": r["characters"][:1]}), "column characters: characters must be a list of 2 or 3"),

@@ -1,5 +1,5 @@
-"""The one place for file I/O helpers shared by every stage: strict decoding, CSV rows, compressed members,
-hashing, atomic directories, JSON."""
+"""The one place for file I/O helpers shared by every stage: strict decoding, CSV rows, JSON Lines records,
+compressed members, hashing, atomic directories, JSON."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from culturebench.errors import InputError
 
@@ -130,6 +130,23 @@ def read_csv_rows(text: str, name: str, delimiter: str = ",") -> tuple[list[str]
             message = f"a quote ends a field in the middle ({message}): a stray or unescaped quote?"
         raise InputError(f"malformed CSV: {message}", file=name, row=row + 1 if row or header else 0) from None
     return header, rows
+
+
+def jsonl_objects(lines: Iterable[str], name: str | Path) -> Iterator[tuple[int, dict]]:
+    """``(line, object)`` for each non-blank line of JSON Lines, ``lines`` with their line ends (an open file, or
+    ``text.splitlines(keepends=True)``). A line that is not JSON or not a JSON object is an InputError naming the file
+    and the line; a last line without a line end that does not parse is reported as truncated."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            what = "line is not JSON" if line.endswith(("\n", "\r")) else "truncated line (no line end)"
+            raise InputError(f"{what} ({exc.msg}, character {exc.colno})", file=name, row=number) from None
+        if not isinstance(record, dict):
+            raise InputError(f"line is a JSON {type(record).__name__}, expected an object", file=name, row=number)
+        yield number, record
 
 
 def missing_field_column(header: list[str], fields: int, needed: list[str] | None = None) -> str:

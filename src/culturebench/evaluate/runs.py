@@ -34,7 +34,7 @@ import polars as pl
 
 from culturebench import __version__
 from culturebench.errors import InputError
-from culturebench.io import sha256_file, write_json
+from culturebench.io import jsonl_objects, sha256_file, write_json
 from culturebench.release import load_manifest, read_tables
 
 CACHE_FILE = "cache.sqlite"
@@ -239,15 +239,7 @@ def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "respons
     if not path.is_file():
         raise InputError(f"{what} not found", file=path)
     with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"line is not JSON ({exc.msg})", file=path, row=number) from None
-            if not isinstance(record, dict):
-                raise InputError("line is not a JSON object", file=path, row=number)
+        for number, record in jsonl_objects(handle, path):
             for name in required:
                 if name not in record:
                     raise InputError(f"record lacks field {name!r}", file=path, row=number, column=name)

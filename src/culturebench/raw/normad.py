@@ -14,12 +14,11 @@ subaxes, countries): the builder quarantines such rows with a reason.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, read_csv_rows, read_input_text
+from culturebench.io import InputFile, input_name, jsonl_objects, read_csv_rows, read_input_text
 
 STORIES_FOLDER = "normad"
 ZONES_FOLDER = "inglehart_welzel"
@@ -67,16 +66,7 @@ def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
     data, text, encoding = read_input_text(path, name)
     rows: list[StoryRow] = []
     if path.suffix.lower() == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"line is not JSON ({exc.msg}, character {exc.colno})", file=name,
-                                 row=number) from None
-            if not isinstance(entry, dict):
-                raise InputError(f"line is a JSON {type(entry).__name__}, expected an object", file=name, row=number)
+        for number, entry in jsonl_objects(text.splitlines(keepends=True), name):
             values = {}
             for column in STORY_COLUMNS:
                 if column not in entry:

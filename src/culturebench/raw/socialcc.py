@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name, read_input_text
+from culturebench.io import InputFile, input_name, jsonl_objects, read_input_text
 
 FOLDER = "socialcc"
 SUFFIXES = (".jsonl", ".json")
@@ -218,16 +218,8 @@ def read_scenarios(path: Path, root: Path) -> tuple[list[ScenarioRow], InputFile
         rows = [parse_scenario(r, name, i, path.stem if len(records) == 1 else f"{path.stem}-{i}")
                 for i, r in enumerate(records, start=1)]
     else:
-        lines = text.splitlines()
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                what = "truncated line" if number == len(lines) and not text.endswith("\n") else "malformed JSON"
-                raise InputError(f"{what} ({exc.msg} at character {exc.colno})", file=name, row=number) from None
-            rows.append(parse_scenario(record, name, number, f"{path.stem}-{number}"))
+        rows = [parse_scenario(record, name, number, f"{path.stem}-{number}")
+                for number, record in jsonl_objects(text.splitlines(keepends=True), name)]
     if not rows:
         raise InputError("file has no scenarios", file=name)
     return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)
