@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import datasets
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 from huggingface_hub import DatasetCard
@@ -176,3 +177,29 @@ def test_publish_dry_run_works_offline(bundled_release, monkeypatch):
     assert "would upload README.md" in result.output and "dry run: one commit" in result.output
     real = CliRunner().invoke(app, ["publish", str(bundled_release("wvb")), "--repo-id", "org/wvb"])
     assert real.exit_code == 2 and "cannot reach http://127.0.0.1:9" in real.output  # a real publish still needs it
+
+
+def test_num_bytes_is_the_arrow_size_of_the_values_whatever_the_frame_layout():
+    """``dataset_info``'s num_bytes: pyarrow's own ``nbytes`` of freshly built arrays (32-bit offsets), and equal for
+    a filtered frame that still shares its parent's buffers."""
+    import pyarrow as pa
+
+    from culturebench.cards import arrow_bytes
+
+    table = pa.table({
+        "id": pa.array([1, 2, None, 4], pa.int64()),
+        "small": pa.array([1, 2, 3, 4], pa.int8()),
+        "text": pa.array(["a", "bé", None, "long text"], pa.string()),
+        "flag": pa.array([True, False, True, True]),
+        "choices": pa.array([[{"code": 1, "label": "x"}], [], [{"code": 2, "label": "yz"}, {"code": 3, "label": ""}], [{"code": 4, "label": "w"}]],
+                            pa.list_(pa.struct({"code": pa.int16(), "label": pa.string()}))),
+    })
+    assert arrow_bytes(pl.from_arrow(table)) == table.nbytes
+    wide = pl.DataFrame({"text": [f"value {i}" * 20 for i in range(1000)], "n": range(1000)})
+    kept = wide.filter(pl.col("n") % 10 == 0)
+    assert arrow_bytes(kept) == pa.table({"text": pa.array(kept["text"].to_list(), pa.string()),
+                                          "n": pa.array(kept["n"].to_list(), pa.int64())}).nbytes
+    assert arrow_bytes(kept.with_columns(pl.col("text").cast(pl.Categorical))) == arrow_bytes(kept)
+    with_null = kept.with_columns(pl.when(pl.col("n") != 10).then(pl.col("text")).alias("text"))
+    as_enum = with_null.with_columns(pl.col("text").cast(pl.Enum(sorted(set(wide["text"])))))
+    assert arrow_bytes(as_enum) == arrow_bytes(with_null)

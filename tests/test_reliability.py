@@ -5,6 +5,7 @@ are where the test itself put the fault."""
 
 from __future__ import annotations
 
+import csv
 import gzip
 import hashlib
 import json
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from importlib import import_module
 from pathlib import Path
 
 import polars as pl
@@ -382,6 +384,46 @@ def test_wvs_refuses_ragged_rows_and_duplicated_columns(tmp_path, suffix, fault)
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("chunk", [5, 23, 64, 1 << 20])
+@pytest.mark.parametrize("fault", ["none", "extra", "missing", "last line short"])
+def test_field_counts_agree_with_the_csv_module_whatever_the_chunk_cut(monkeypatch, chunk, fault):
+    """Lines cut across chunks (even a line longer than one chunk), quoted commas, blank and CRLF lines: the row the
+    fast count names is the one Python's csv module finds (blank lines not counted)."""
+    import random
+
+    import culturebench.io as io_module
+
+    monkeypatch.setattr(io_module, "FIELD_COUNT_CHUNK", chunk)
+    rng = random.Random(chunk)
+    header = ["id", "a", "b", "c"]
+    rows = [[str(i), f'"x, {i}"' if i % 5 == 0 else str(rng.randint(0, 9)), "7" * rng.randint(1, 40), "1"]
+            for i in range(1, 40)]
+    lines = [",".join(row) for row in rows]
+    lines.insert(10, "")
+    lines.insert(20, "  ")
+    lines[25] += "\r"
+    if fault == "extra":
+        lines[30] += ",9"
+    elif fault == "missing":
+        lines[15] = lines[15].rsplit(",", 1)[0]
+    elif fault == "last line short":
+        lines[-1] = lines[-1].rsplit(",", 1)[0]
+    data = ("\n".join([",".join(header), *lines])).encode()
+    expected_row = None
+    data_rows = [row for row in csv.reader(data.decode().splitlines()[1:]) if any(f.strip() for f in row)]
+    for number, row in enumerate(data_rows, 1):
+        if len(row) != len(header):
+            expected_row = number
+            break
+    if expected_row is None:
+        io_module.check_csv_field_counts(data, "made.csv", header)
+        return
+    with pytest.raises(InputError) as caught:
+        io_module.check_csv_field_counts(data, "made.csv", header)
+    assert caught.value.row == expected_row
+    assert ("truncated last line" in str(caught.value)) == (fault == "last line short")
+
+
 def _gzip_truncated(data: bytes) -> bytes:
     packed = gzip.compress(data)
     return packed[: len(packed) // 2]
@@ -478,3 +520,21 @@ def test_score_wvb_with_no_matching_response_is_an_error(sample_release, tmp_pat
                               "--out", str(tmp_path / "run")))
     assert "no response matches the release" in line and "answers.tsv" in line, line
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("name", ["cdeval", "llm_globe", "normad", "socialcc", "wvb"])
+def test_the_build_checks_the_tables_exactly_as_they_read_back_from_its_parquet(name, bundled_release):
+    """A build validates its tables in memory (``as_read_back``) instead of re-reading them: they must equal, dtype
+    and row order included, what ``read_tables`` reads from the files the same build wrote."""
+    from polars.testing import assert_frame_equal
+
+    from culturebench.release import as_read_back, load_manifest, read_dtypes, read_tables
+
+    release = bundled_release(name)
+    built = import_module(f"culturebench.builders.{name}").build(SAMPLE_RAW, 0, lambda stage: None).tables
+    in_memory = as_read_back(built, read_dtypes(name))
+    on_disk = read_tables(release, load_manifest(release)["outputs"], read_dtypes(name))
+    assert {c: sorted(s) for c, s in in_memory.items()} == {c: sorted(s) for c, s in on_disk.items()}
+    for config, splits in on_disk.items():
+        for split, frame in splits.items():
+            assert_frame_equal(in_memory[config][split], frame, check_exact=True)

@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import io
 import json
+import mmap
 import os
 import re
 import shutil
@@ -156,28 +157,76 @@ def missing_field_column(header: list[str], fields: int, needed: list[str] | Non
     return next((c for c in header[fields:] if needed is None or c in needed), header[fields])
 
 
+FIELD_COUNT_CHUNK = 16 << 20
+"""Bytes of CSV whose commas are counted at once (cut at a newline)."""
+
+
 def check_csv_field_counts(source: Path | bytes, name: str, header: list[str], needed: list[str] | None = None
                            ) -> None:
     """Every data row of a comma-separated file (a path, .csv.gz included, or bytes) has the header's number of
     fields, else an InputError naming the row and column; for readers (polars) that read only the columns they
-    need and so never see an extra field. Lines are counted fast; only a line whose comma count is off is parsed
-    with its quotes."""
-    import polars as pl
+    need and so never see an extra field. Commas are counted per line with numpy (0.1 s for the 145 MB WVS-7 CSV);
+    only a line whose count is off, or that has a quote, is parsed with the csv module (a quoted "Missing, Not
+    available" is one field). Blank lines are skipped and not counted as rows."""
+    with contextlib.ExitStack() as stack:
+        if isinstance(source, bytes):
+            data = source
+        elif str(source).lower().endswith(".gz"):
+            with compressed_errors(name), gzip.open(source, "rb") as handle:
+                data = handle.read()
+        elif Path(source).stat().st_size == 0:
+            return
+        else:  # mapped, not copied: the page cache is read in place
+            handle = stack.enter_context(open(source, "rb"))
+            data = stack.enter_context(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+        problem = _field_count_problem(data, name, header, needed)
+    if problem is not None:  # raised once the map is closed (its frame, which views the map, is gone)
+        raise problem
 
-    with compressed_errors(name), contextlib.suppress(pl.exceptions.NoDataError):  # header only: no rows to check
-        lines = pl.scan_csv(source, has_header=False, separator="\x1f", quote_char=None, new_columns=["line"],
-                            infer_schema=False, skip_rows=1)
-        odd = (lines.filter(pl.col("line").str.strip_chars().fill_null("") != "")
-               .with_row_index("row", offset=1)
-               .with_columns(pl.len().alias("rows"))
-               .filter(pl.col("line").str.count_matches(",", literal=True) != len(header) - 1)
-               .collect())
-        for row, line, rows in odd.iter_rows():
-            fields = len(next(csv.reader([line]), []))
-            if fields != len(header):
-                what = "truncated last line: " if row == rows and fields < len(header) else ""
-                raise InputError(f"{what}has {fields} fields, the header has {len(header)} (a ',' too many or too "
-                                 "few?)", file=name, row=row, column=missing_field_column(header, fields, needed))
+
+def _field_count_problem(data, name: str, header: list[str], needed: list[str] | None) -> InputError | None:
+    """The error for the first row of ``data`` (bytes or a map) without the header's number of fields, or None."""
+    import numpy as np
+
+    array = np.frombuffer(data, dtype=np.uint8)
+    header_end = data.find(b"\n")
+    if header_end < 0:
+        return None
+    odd: list[int] = []  # offsets of the lines whose comma count is not the header's, or that have quotes
+    position = header_end + 1
+    while position < len(data):
+        end = min(position + FIELD_COUNT_CHUNK, len(data))
+        if end < len(data):  # cut after the chunk's last newline (or the next one, for a very long line)
+            last = data.rfind(b"\n", position, end)
+            end = _line_end(data, end) + 1 if last < 0 else last + 1
+        chunk = array[position:end]
+        starts = np.concatenate(([0], np.flatnonzero(chunk[:-1] == 10) + 1))
+        commas, quotes = (np.diff(np.searchsorted(found, starts), append=len(found))
+                          for found in (np.flatnonzero(chunk == 44), np.flatnonzero(chunk == 34)))
+        odd += (position + starts[(commas != len(header) - 1) | (quotes > 0)]).tolist()
+        position = end
+    lines = [data[offset:_line_end(data, offset)] for offset in odd]
+    blank = [not line.strip() for line in lines]
+    blank_before = 0
+    for offset, line, is_blank in zip(odd, lines, blank):
+        if is_blank:
+            blank_before += 1
+            continue
+        fields = len(next(csv.reader([line.decode("utf-8", "replace").rstrip("\r")]), []))
+        if fields != len(header):
+            newlines = np.count_nonzero(array[header_end + 1:] == 10)
+            rows = newlines + (data[len(data) - 1:] != b"\n") - sum(blank)
+            row = int(np.count_nonzero(array[header_end + 1:offset] == 10)) + 1 - blank_before
+            what = "truncated last line: " if row == rows and fields < len(header) else ""
+            return InputError(f"{what}has {fields} fields, the header has {len(header)} (a ',' too many or too "
+                              "few?)", file=name, row=row, column=missing_field_column(header, fields, needed))
+    return None
+
+
+def _line_end(data: bytes, offset: int) -> int:
+    """Offset of the newline that ends the line at ``offset`` (the data's length for an unterminated last line)."""
+    end = data.find(b"\n", offset)
+    return len(data) if end < 0 else end
 
 
 MAX_INFLATED_BYTES = 4 << 30

@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from importlib import import_module, metadata
@@ -53,6 +54,7 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
     if not Path(raw).is_dir():
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
     with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
+        import_in_background(f"culturebench.schemas.{name}", "datasets")  # the checks' and the card's imports
         try:
             output: BuildOutput = builder.build(raw, seed, progress)
         except InputError as exc:
@@ -60,7 +62,6 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
         progress("write")
         outputs = write_tables(folder, output.tables)
         outputs += write_quarantine(folder, output.quarantine)
-        output.tables.clear()  # validate what was written, read back, and free the build's copy first
         accounting = {
             "rows_read": output.rows_read,
             "rows_kept": output.rows_kept,
@@ -69,7 +70,7 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
         }
         progress("validate")
         great_expectations.submit(name, folder, outputs)
-        tables = read_tables(folder, outputs, read_dtypes(name))
+        tables = as_read_back(output.tables, read_dtypes(name))
         results = validate_tables(name, tables, accounting, great_expectations)
         rows = {config: {split: frame.height for split, frame in splits.items()} for config, splits in tables.items()}
         origin = {"source_commit": source_commit(),
@@ -99,6 +100,34 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
         if manifest["validation"]["failed"]:
             raise keep_failed_report(folder, out, name, results)
     return out / name, manifest["validation"]
+
+
+def import_in_background(*modules: str) -> threading.Thread:
+    """Import ``modules`` in a thread: pandera and ``datasets`` take ~1 s of imports that the checks and the card
+    need only at the end, while a build spends its first seconds in polars, which releases the GIL (a module the
+    main thread imports meanwhile waits for this thread's import of it, as Python's import lock ensures)."""
+    thread = threading.Thread(target=lambda: [import_module(module) for module in modules], daemon=True,
+                              name="culturebench-imports")
+    thread.start()
+    return thread
+
+
+def as_read_back(tables: dict[str, dict[str, pl.DataFrame]], dtypes: dict[str, dict[str, pl.DataType]]
+                 ) -> dict[str, dict[str, pl.DataFrame]]:
+    """The build's tables exactly as :func:`read_tables` reads them back from the parquet :func:`write_parquet`
+    wrote (no Arrow schema stored: Enum and Categorical columns come back as String), with ``dtypes[config]`` cast
+    the same way: the checks run on these instead of re-reading ~20M rows (``culturebench validate`` runs the same
+    checks on the files; tests compare the two)."""
+    out: dict[str, dict[str, pl.DataFrame]] = {}
+    for config, splits in tables.items():
+        wanted = (dtypes or {}).get(config, {})
+        for split, frame in splits.items():
+            targets = {column: wanted.get(column, pl.String) for column, dtype in frame.schema.items()
+                       if column in wanted or isinstance(dtype, (pl.Enum, pl.Categorical))}
+            casts = [pl.col(column).cast(target, strict=False) for column, target in targets.items()
+                     if frame.schema[column] != target]
+            out.setdefault(config, {})[split] = frame.with_columns(casts) if casts else frame
+    return out
 
 
 def keep_failed_report(folder: Path, out: Path, name: str, results: list) -> ChecksFailed:

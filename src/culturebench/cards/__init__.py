@@ -29,6 +29,38 @@ def size_category(rows: int) -> str:
     return "n>1B"
 
 
+def arrow_bytes(frame: pl.DataFrame) -> int:
+    """A split's size in Arrow memory as ``datasets`` holds it (``dataset_info``'s ``num_bytes``), counted from the
+    values as pyarrow's ``nbytes`` counts them: fixed-width data, 32-bit offsets plus UTF-8 bytes for text
+    (Enum/Categorical load as text), offsets and children for lists, a validity bitmap where there are nulls. The
+    same for the build's tables and for them read back from parquet, unlike polars' ``estimated_size``, which also
+    counts the buffers a filtered frame still shares."""
+    return sum(_series_bytes(frame.get_column(name)) for name in frame.columns)
+
+
+def _series_bytes(series: pl.Series) -> int:
+    n, dtype = series.len(), series.dtype
+    validity = (n + 7) // 8 if series.null_count() else 0
+    if isinstance(dtype, pl.Enum):  # each code's category length (no 20M-row cast to text)
+        counts = series.to_physical().drop_nulls().value_counts(name="count")
+        lengths = dtype.categories.str.len_bytes().cast(pl.Int64).gather(counts.get_column(series.name))
+        return validity + 4 * n + int((lengths * counts.get_column("count")).sum())
+    if isinstance(dtype, (pl.String, pl.Categorical)):
+        return validity + 4 * n + int(series.cast(pl.String).str.len_bytes().sum() or 0)
+    if isinstance(dtype, pl.List):
+        return validity + 4 * n + _series_bytes(series.explode().drop_nulls())
+    if isinstance(dtype, pl.Struct):
+        return validity + sum(_series_bytes(field) for field in series.struct.unnest().iter_columns())
+    if dtype == pl.Boolean:
+        return validity + (n + 7) // 8
+    return validity + n * _WIDTHS[series.to_physical().dtype]
+
+
+_WIDTHS = {pl.Int8: 1, pl.UInt8: 1, pl.Int16: 2, pl.UInt16: 2, pl.Int32: 4, pl.UInt32: 4, pl.Float32: 4,
+           pl.Int64: 8, pl.UInt64: 8, pl.Float64: 8, pl.Int128: 16}
+"""Bytes per value of the physical (fixed-width) types."""
+
+
 def card_metadata(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]]) -> dict:
     """The YAML header: the Hub's dataset card metadata plus ``configs`` (first one ``default``) and
     ``dataset_info`` that ``datasets.load_dataset`` reads."""
@@ -57,7 +89,7 @@ def card_metadata(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]]) ->
             {
                 "config_name": config,
                 "features": features_yaml(next(iter(splits.values()))),
-                "splits": [{"name": split, "num_bytes": frame.estimated_size(), "num_examples": frame.height}
+                "splits": [{"name": split, "num_bytes": arrow_bytes(frame), "num_examples": frame.height}
                            for split, frame in splits.items()],
             }
             for config, splits in tables.items()
