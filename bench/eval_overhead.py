@@ -2,7 +2,10 @@
 ``ray`` with its HTTP engine) against echo servers with a fixed latency, with a fresh response cache each run.
 
 Prints wall time against the ideal (N x latency / concurrency), the overhead in per cent, and the harness's CPU time
-per request (for ``ray``: the driver's plus the endpoint actors'). The servers run in separate processes
+per request (for ``ray``: the driver's plus the endpoint actors'). Beside it, in the same run and against the same
+server, two floors that no harness on this machine can beat by much: the same request bodies sent by a bare
+``aiohttp`` loop (no cache, progress, retries or limits: the client library alone) and by a minimal keep-alive
+HTTP/1.1 client on asyncio streams (no client library at all); ``--no-floors`` skips them. The servers run in separate processes
 (``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's own: client, retry
 bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs`` times and the median is
 reported (with the spread).
@@ -74,6 +77,45 @@ def one_run(backend, requests, concurrency: int) -> tuple[float, float]:
     return wall, cpu
 
 
+def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> tuple[float, float]:
+    """(wall s, CPU s) of sending ``bodies`` with ``concurrency`` in flight by a ``client`` that does nothing else:
+    "aiohttp" (one session, as the openai backend opens it) or "asyncio" (one keep-alive HTTP/1.1 connection per
+    slot on asyncio streams, reading Content-Length bodies)."""
+    import asyncio
+    import json
+    from urllib.parse import urlsplit
+
+    import aiohttp
+
+    async def run() -> None:
+        pending = iter(bodies)
+        target = urlsplit(f"{url}/chat/completions")
+        if client == "aiohttp":
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency, ssl=False)) as session:
+                async def slot() -> None:
+                    for body in pending:
+                        async with session.post(target.geturl(), data=body,
+                                                headers={"Content-Type": "application/json"}) as reply:
+                            json.loads(await reply.read())
+                await asyncio.gather(*(slot() for _ in range(concurrency)))
+            return
+
+        async def slot() -> None:
+            reader, writer = await asyncio.open_connection(target.hostname, target.port)
+            for body in pending:
+                writer.write(f"POST {target.path} HTTP/1.1\r\nHost: {target.netloc}\r\nContent-Type: application/json\r\n"
+                             f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+                head = (await reader.readuntil(b"\r\n\r\n")).lower()
+                length = int(head.split(b"content-length:")[1].split(b"\r\n")[0])
+                json.loads(await reader.readexactly(length))
+            writer.close()
+        await asyncio.gather(*(slot() for _ in range(concurrency)))
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    asyncio.run(run())
+    return time.perf_counter() - wall0, time.process_time() - cpu0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
@@ -84,6 +126,7 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=1, help="ray: client actors per endpoint")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--server-url", action="append", help="use running servers instead of starting them")
+    parser.add_argument("--no-floors", action="store_true", help="skip the bare-aiohttp and raw-asyncio floors")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -113,6 +156,18 @@ def main() -> None:
                   f"ms per request; {args.requests / wall:.0f} requests/s")
             if hasattr(backend, "close"):
                 backend.close()
+            if not args.no_floors:
+                from culturebench.evaluate.backends import OpenAIBackend
+
+                bodies = [OpenAIBackend("scripted-model", base_url=urls[0])._request_body(r) for r in requests]
+                for client in ("aiohttp", "asyncio"):
+                    floor = [floor_run(urls[0], bodies, concurrency, client) for _ in range(args.runs)]
+                    floor_wall = statistics.median(w for w, _ in floor)
+                    floor_cpu = statistics.median(c for _, c in floor)
+                    print(f"  floor, {'bare aiohttp loop' if client == 'aiohttp' else 'raw HTTP/1.1 on asyncio streams'}"
+                          f" (one endpoint): wall {floor_wall:.3f} s: {(floor_wall / ideal - 1) * 100:.1f}% over the "
+                          f"ideal; CPU {floor_cpu / args.requests * 1000:.3f} ms per request; the harness takes "
+                          f"{(wall - floor_wall) * 1000:+.0f} ms ({(wall / floor_wall - 1) * 100:+.1f}%) more")
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
