@@ -165,7 +165,7 @@ def check_csv_field_counts(source: Path | bytes, name: str, header: list[str], n
                            ) -> None:
     """Every data row of a comma-separated file (a path, .csv.gz included, or bytes) has the header's number of
     fields, else an InputError naming the row and column; for readers (polars) that read only the columns they
-    need and so never see an extra field. Commas are counted per line with numpy (0.1 s for the 145 MB WVS-7 CSV);
+    need and so never see an extra field. Commas are counted per line with numpy (0.3-0.4 s for the 145 MB WVS-7 CSV);
     only a line whose count is off, or that has a quote, is parsed with the csv module (a quoted "Missing, Not
     available" is one field). Blank lines are skipped and not counted as rows."""
     with contextlib.ExitStack() as stack:
