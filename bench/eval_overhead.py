@@ -5,9 +5,9 @@ Prints wall time against the ideal (N x latency / concurrency), the overhead in 
 per request (for ``ray``: the driver's plus the endpoint actors'). Beside it, in the same run and against the same
 server, two floors that no harness on this machine can beat by much: the same request bodies sent by a bare
 ``aiohttp`` loop (no cache, progress, retries or limits: the client library alone) and by a minimal keep-alive
-HTTP/1.1 client on asyncio streams (no client library at all); ``--no-floors`` skips them. The servers run in separate processes
-(``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's own: client, retry
-bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs`` times and the median is
+HTTP/1.1 client on asyncio streams (no client library at all); ``--no-floors`` skips them. The servers run in
+separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's
+own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs`` times and the median is
 reported (with the spread).
 
     python bench/eval_overhead.py [--requests 1000] [--latency 0.2] [--concurrency 64 256] [--backend openai|ray]
@@ -103,8 +103,8 @@ def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> t
         async def slot() -> None:
             reader, writer = await asyncio.open_connection(target.hostname, target.port)
             for body in pending:
-                writer.write(f"POST {target.path} HTTP/1.1\r\nHost: {target.netloc}\r\nContent-Type: application/json\r\n"
-                             f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+                writer.write(f"POST {target.path} HTTP/1.1\r\nHost: {target.netloc}\r\n"
+                             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
                 head = (await reader.readuntil(b"\r\n\r\n")).lower()
                 length = int(head.split(b"content-length:")[1].split(b"\r\n")[0])
                 json.loads(await reader.readexactly(length))
@@ -164,7 +164,8 @@ def main() -> None:
                     floor = [floor_run(urls[0], bodies, concurrency, client) for _ in range(args.runs)]
                     floor_wall = statistics.median(w for w, _ in floor)
                     floor_cpu = statistics.median(c for _, c in floor)
-                    print(f"  floor, {'bare aiohttp loop' if client == 'aiohttp' else 'raw HTTP/1.1 on asyncio streams'}"
+                    label = "bare aiohttp loop" if client == "aiohttp" else "raw HTTP/1.1 on asyncio streams"
+                    print(f"  floor, {label}"
                           f" (one endpoint): wall {floor_wall:.3f} s: {(floor_wall / ideal - 1) * 100:.1f}% over the "
                           f"ideal; CPU {floor_cpu / args.requests * 1000:.3f} ms per request; the harness takes "
                           f"{(wall - floor_wall) * 1000:+.0f} ms ({(wall / floor_wall - 1) * 100:+.1f}%) more")

@@ -191,7 +191,8 @@ def test_num_bytes_is_the_arrow_size_of_the_values_whatever_the_frame_layout():
         "small": pa.array([1, 2, 3, 4], pa.int8()),
         "text": pa.array(["a", "bé", None, "long text"], pa.string()),
         "flag": pa.array([True, False, True, True]),
-        "choices": pa.array([[{"code": 1, "label": "x"}], [], [{"code": 2, "label": "yz"}, {"code": 3, "label": ""}], [{"code": 4, "label": "w"}]],
+        "choices": pa.array([[{"code": 1, "label": "x"}], [], [{"code": 2, "label": "yz"}, {"code": 3, "label": ""}],
+                             [{"code": 4, "label": "w"}]],
                             pa.list_(pa.struct({"code": pa.int16(), "label": pa.string()}))),
     })
     assert arrow_bytes(pl.from_arrow(table)) == table.nbytes
