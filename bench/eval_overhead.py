@@ -7,11 +7,11 @@ server, two floors that no harness on this machine can beat by much: the same re
 ``aiohttp`` loop (no cache, progress, retries or limits: the client library alone) and by a minimal keep-alive
 HTTP/1.1 client on asyncio streams (no client library at all); ``--no-floors`` skips them. The servers run in
 separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's
-own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs`` times and the median is
-reported (with the spread).
+own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs``
+times and the median is reported (with the spread).
 
     python bench/eval_overhead.py [--requests 1000] [--latency 0.2] [--concurrency 64 256] [--backend openai|ray]
-                                  [--endpoints 1] [--runs 3] [--server-url URL ...]
+                                  [--endpoints 1] [--runs 3] [--server-url URL ...] [--no-floors]
 """
 
 from __future__ import annotations
