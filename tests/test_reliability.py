@@ -538,3 +538,20 @@ def test_the_build_checks_the_tables_exactly_as_they_read_back_from_its_parquet(
     for config, splits in on_disk.items():
         for split, frame in splits.items():
             assert_frame_equal(in_memory[config][split], frame, check_exact=True)
+
+
+def test_as_read_back_turns_enum_and_categorical_columns_into_what_parquet_gives_back(tmp_path):
+    """A column type the written parquet does not keep (Enum, Categorical: no Arrow schema is stored) comes back as
+    text, and a column the schemas read as another dtype is cast, exactly as ``read_tables`` does on the file."""
+    from polars.testing import assert_frame_equal
+
+    from culturebench.release import as_read_back, read_tables, write_parquet
+
+    frame = pl.DataFrame({"level": ["low", "high", None, "low"], "kind": ["a", "b", "a", "c"], "n": [1, 2, 3, 4]},
+                         schema_overrides={"level": pl.Enum(["low", "high"]), "kind": pl.Categorical})
+    dtypes = {"t": {"kind": pl.Enum(["a", "b", "c"])}}
+    write_parquet(frame, tmp_path / "data" / "t" / "x.parquet")
+    on_disk = read_tables(tmp_path, [{"path": "data/t/x.parquet", "config": "t", "split": "x"}], dtypes)["t"]["x"]
+    in_memory = as_read_back({"t": {"x": frame}}, dtypes)["t"]["x"]
+    assert in_memory.schema == on_disk.schema == {"level": pl.String, "kind": pl.Enum(["a", "b", "c"]), "n": pl.Int64}
+    assert_frame_equal(in_memory, on_disk, check_exact=True)

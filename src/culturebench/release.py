@@ -13,6 +13,7 @@ report in ``validation/``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -106,8 +107,12 @@ def import_in_background(*modules: str) -> threading.Thread:
     """Import ``modules`` in a thread: pandera and ``datasets`` take ~1 s of imports that the checks and the card
     need only at the end, while a build spends its first seconds in polars, which releases the GIL (a module the
     main thread imports meanwhile waits for this thread's import of it, as Python's import lock ensures)."""
-    thread = threading.Thread(target=lambda: [import_module(module) for module in modules], daemon=True,
-                              name="culturebench-imports")
+    def load() -> None:
+        for module in modules:
+            with contextlib.suppress(Exception):  # a failing import fails again, with its message, in the main thread
+                import_module(module)
+
+    thread = threading.Thread(target=load, daemon=True, name="culturebench-imports")
     thread.start()
     return thread
 
