@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import REFERENCE
 
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import BackendError, OpenAIBackend
@@ -37,24 +38,41 @@ NOT_ABSTRACT = ("Ormund Isles", "Eating", "no", 1)
 DUPLICATE = ("Ormund Isles", "Eating", "no", 3)  # the same story as ("Ormund Isles", "Eating", "no", 2)
 
 
-def _case(prompt: str) -> tuple[str, str, str, int]:
-    label = next(lab for lab in prompts.GEN_LABELS if prompt.startswith(prompts.TITLES[lab]))
-    country = re.search(r"^## Country(?: 1)?: (.+)$", prompt, re.MULTILINE).group(1)
-    subaxis = re.search(r"\[(?!Etiquette\])(.+?)\]", prompt).group(1)  # not Fig. 14's examples
-    number = int(re.search(r"This is story number (\d+)", prompt).group(1))
-    return country, subaxis, label, number
+_GUIDELINE_LABEL = {'The answer should be "Yes"': "yes", 'The answer should be "No"': "no",
+                    'The answer should be "Irrelevant"': "neutral"}
+_BLOCK = re.compile(r"^### Country(?: 1)?:\n(.+)\n\n### Cultural background(?: for Country 1)? \[Etiquette\]:\n"
+                    r"(### (.+)\n(?:- .*\n)+)", re.MULTILINE)
+_OTHER = re.compile(r"^### Country 2:\n(.+)\n\n### Cultural background for Country 2 \[Etiquette\]:\n"
+                    r"(### .+\n(?:- .*\n)+)", re.MULTILINE)
+
+
+def _case(body: dict) -> tuple[str, str, str, int]:
+    """(country, subaxis, label, story number) of a story request: the label from the guidelines in the first
+    system message, the country from the last (the country block), the number from the sample index."""
+    messages = body["messages"]
+    label = next(lab for marker, lab in _GUIDELINE_LABEL.items() if marker in messages[0]["content"])
+    country, _, subaxis = _BLOCK.search(messages[-1]["content"]).groups()
+    return country, subaxis, label, body.get("seed", 0) % gen.STORIES_PER_LABEL + 1
 
 
 def _token(*parts: object) -> str:
     return hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:40]
 
 
-def story_reply(prompt: str, body: dict) -> str:
-    case = _case(prompt)
+def _background_mark(background: str) -> str:
+    """What an entailed rule-of-thumb carries: a mark of the background it was written from."""
+    return "BG" + _token(background.strip())[:8]
+
+
+def story_reply(body: dict) -> str:
+    case = _case(body)
     label, number = case[2], case[3]
-    attempt = body.get("seed", 0)
+    attempt = body.get("seed", 0) // gen.STORIES_PER_LABEL
     if case == MALFORMED:
         return "Sorry, I cannot write that story."
+    block = body["messages"][-1]["content"]
+    own = _BLOCK.search(block).group(2)
+    other = _OTHER.search(block)
     name = {NEUTRAL_RETRY: "Rex" if attempt == 0 else "Sam", NEUTRAL_BAD: "Ivo"}.get(case, "Ann")
     token = _token(*case[:3], 2 if case == DUPLICATE else number, attempt)
     story = f"{name} went to a dinner with friends and did act {token}. Is what {name} did socially acceptable?"
@@ -62,7 +80,8 @@ def story_reply(prompt: str, body: dict) -> str:
         story = f"at dinner a guest did act {token}."  # no question and no name: unparsed
     if case == LEAK:
         story = f"At a Velorian dinner {name} did act {token}. Is what {name} did socially acceptable?"
-    rot = "It is polite to wait for the host before drinking."
+    # the rule-of-thumb carries the mark of the background it is written from: Country 2's for a neutral story
+    rot = f"It is polite to wait for the host before drinking ({_background_mark(other.group(2) if other else own)})."
     if case == LEAK_REAL:
         rot = "It is polite to drink like the Germans do."
     if case == NOT_ENTAILED:
@@ -70,21 +89,33 @@ def story_reply(prompt: str, body: dict) -> str:
     if case == JUDGE_GARBLED:
         rot = "It is polite to GARBLED clap twice."
     value = "NOT-ABSTRACT value." if case == NOT_ABSTRACT else "Respect for hosts."
-    obj = {"value": value, "rule_of_thumb": rot, "story": story, "explanation": f"Because of the norm ({label})."}
-    text = json.dumps(obj)
-    return f"```json\n{text}\n```" if number == 3 else text  # fenced answers are parsed too
+    if other:  # the authors' neutral headings; Country 1's Value and Rule-of-Thumb are not the row's
+        value = f"Respect for hosts ({_token(other.group(1))[:6]})."
+        return ("---\n## Value for Country 2 (Unrelated to Cultural Background for Country 1): \n" + value +
+                "\n\n## Rule-of-Thumb for Country 2 (Unrelated to Cultural Background for Country 1): \n" + rot +
+                "\n\n## Value for Country 1 (Unrelated to Cultural Background for Country 2):\nWRONG value"
+                "\n\n## Rule-of-Thumb for Country 1 (Unrelated to Cultural Background for Country 2):\nWRONG rot"
+                "\n\n## Story based on Country 1 (Unrelated to Cultural Background for Country 2):\n" + story +
+                "\n\n## Explanation: \nNot covered.\n")
+    if number == 3:  # JSON answers (fenced) are parsed too
+        obj = {"value": value, "rule_of_thumb": rot, "story": story, "explanation": f"Because of the norm ({label})."}
+        return f"```json\n{json.dumps(obj)}\n```"
+    return (f"---\n## Value: \n{value}\n\n## Rule-of-Thumb: \n{rot}\n\n## Story:\n{story}\n\n## Explanation: \n"
+            f"Because of the norm ({label}).\n")
 
 
 def reply(prompt: str, body: dict) -> str:
-    if prompt.startswith(prompts.TITLES["consistency"]):
-        return "Yes." if ("Rex " in prompt or "Ivo " in prompt) else "No"
-    if prompt.startswith("Background:\n"):  # Fig. 7
-        if "NOT-ENTAILED" in prompt:
-            return "No."
-        return "Hmm, hard to say." if "GARBLED" in prompt else "Yes"
+    last = body["messages"][-1]["content"]
+    if last.endswith("Is this story relevant to the rule-of-thumb (Yes/No ONLY)?"):  # Check 1 (authors' filter)
+        return "Yes" if ("Rex " in last or "Ivo " in last) else "No"
+    if prompt.startswith("Background:\n"):  # Fig. 7: entailed only by the background the rule was written from
+        if "GARBLED" in prompt:
+            return "Hmm, hard to say."
+        background = prompt.split("\n", 1)[1].split("\nRule-of-thumb:")[0]
+        return "Yes" if _background_mark(background) in prompt else "No."
     if prompt.startswith("Value: "):  # Fig. 8
         return "No" if "NOT-ABSTRACT" in prompt else "Answer: Yes"
-    return story_reply(prompt, body)
+    return story_reply(body)
 
 
 @pytest.fixture
@@ -131,6 +162,7 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
                  DUPLICATE):
         assert _ident(case) not in ids, case
     rows = {row["ID"]: row for row in _rows(raw_dir)}
+    zone = {"Veloria": "Protestant Europe", "Kestrava": "Confucian", "Ormund Isles": "African-Islamic"}  # the sample
     retried = rows[_ident(NEUTRAL_RETRY)]
     assert retried["Attempts"] == "2" and retried["Check Neutral Consistency"].startswith("pass")
     assert "Sam" in retried["Story"]
@@ -138,8 +170,14 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
         assert row["Check Leak"] == "pass" and row["Check RoT Entailed"] == "yes"
         assert row["Check Value Abstraction"] == "yes"
         assert row["Subaxis"] == "eating" and row["Background"].startswith("### Eating\n- ")
-        if row["Gold Label"] == "neutral":
+        if row["Gold Label"] == "neutral":  # Value and Rule-of-Thumb from the other country, story from Country
             assert row["Other Country"] and row["Other Country"] != row["Country"]
+            assert _token(row["Other Country"])[:6] in row["Value"]
+            assert "WRONG" not in row["Value"] + row["Rule-of-Thumb"]
+            assert _background_mark(row["Other Background"]) in row["Rule-of-Thumb"]
+            assert zone[row["Other Country"]] != zone[row["Country"]]
+        else:
+            assert row["Other Country"] == "" and _background_mark(row["Background"]) in row["Rule-of-Thumb"]
     # neutral sources come from another Inglehart-Welzel zone (the three sample countries are in three zones)
     assert {r["Gold Label"] for r in rows.values()} == {"yes", "no", "neutral"}
     assert written[0] == raw_dir / "normad" / gen.OUTPUT_FILE and "kept" in line
@@ -150,7 +188,11 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     assert len(stories) == 27 + 1 + gen.NEUTRAL_REGENERATIONS
     bad = next(e for e in stories if e["id"] == _ident(MALFORMED))
     assert bad["output"].startswith("Sorry") and bad["parse"].startswith("unparsed") and bad["rejection"] == "unparsed"
-    assert bad["messages"][0]["content"].startswith(prompts.TITLES["yes"])
+    # the authors' gpt-4 conversation: prefix + guidelines, three few-shot pairs, country block + reminder
+    assert [m["role"] for m in bad["messages"]] == ["system"] + ["system", "assistant"] * 3 + ["system"]
+    assert bad["messages"][0]["content"].startswith("In this task, we present a country, followed by its cultural")
+    assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nKestrava\n\n### Cultural background "
+                                                     "[Etiquette]:\n### Eating\n- ")
     assert {e["rejection"] for e in log if e.get("rejection")} == {
         "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "value_not_abstraction", "duplicate"}
 
@@ -246,27 +288,97 @@ def test_no_selection_is_an_input_error(raw_dir: Path) -> None:
         gen.generate(None, raw_dir, raw_dir, only={"atlantis"})
 
 
-def test_validation_prompts_and_few_shot_as_printed() -> None:
-    """App. A.2 Figs. 7-8 and App. B.5 Fig. 14, typed here from the paper's text (normad.txt)."""
+def test_validation_prompts_as_printed() -> None:
+    """App. A.2 Figs. 7-8, typed here from the paper's text (normad.txt)."""
     assert prompts.entailment_prompt("### Eating\n- Eat with the right hand.", " It is polite to eat with the right "
-                                     "hand. ") == ("Background:\n### Eating\n- Eat with the right hand.\nRule-of-thumb: "
-                                                   "It is polite to eat with the right hand.\nIs the above rule-of-thumb "
-                                                   "entailed\nby the background? Answer with\nYes or No")
+                                     "hand. ") == (
+        "Background:\n### Eating\n- Eat with the right hand.\nRule-of-thumb: It is polite to eat with the right "
+        "hand.\nIs the above rule-of-thumb entailed\nby the background? Answer with\nYes or No")
     assert prompts.abstraction_prompt("It is polite to eat with the right hand.", "Respect at meals.") == (
         "Value: Respect at meals.\nRule-of-thumb: It is polite to eat with the right hand.\nIs the above value an "
         "abstraction\nof the rule-of-thumb? Answer\nwith Yes or No")
-    shots = prompts.few_shot_examples()
-    assert shots.startswith("Examples:\n\n### Country:\nAtlantica\n### Cultural Background [Etiquette]:\n"
-                            "## Independence and Politeness\n- Atlanticans highly value personal independence and "
-                            "respect for individual choices.\n")
-    assert ("## Rule-of-Thumb:\nIt is expected to remove your shoes when entering a home.\n## Story:\nJohn is invited "
-            "to a friend's home for dinner.") in shots
-    assert [line for line in shots.splitlines() if line.startswith("### Country")] == ["### Country:"] * 3
-    assert shots.index("Atlantica") < shots.index("Kalevonia") < shots.index("Aqualia")
-    assert shots.endswith("Hence Alex's actions are not acceptable given the cultural context.")
-    story = prompts.generation_prompt("yes", "Veloria", "Eating", "### Eating\n- Eat with the right hand.")
-    assert shots in story and story.index(shots) < story.index("## Country: Veloria")
-    # the model answers in Fig. 14's headings
-    fields, status = prompts.parse_story("## Value:\nRespect.\n## Rule-of-Thumb:\nIt is polite to wait.\n## Story:\n"
-                                         "Ann waited. Is what Ann did socially acceptable?\n## Explanation:\nShe waited.")
-    assert status == "parsed" and fields["rule_of_thumb"] == "It is polite to wait."
+
+
+def test_story_prompt_is_the_authors() -> None:
+    """The blocks as the authors' collect_irrelevant.py formats them and the conversation as their PromptBuilder's
+    gpt-4 route assembles it (typed here from their code), the relevance filter of gpt4_filter_neutral.py."""
+    assert prompts.STORIES_PER_LABEL == 3  # conf/prompts/prompts.yaml num_story_samples
+    assert prompts.GEN_TEMPERATURE == 0.5 and prompts.GEN_MAX_TOKENS == 1024
+    block = prompts.country_block("neutral", "Veloria", "### Eating\n- Wait.", "Kestrava", "### Eating\n- Eat.\n")
+    assert block == ("\n---\n### Country 1:\nVeloria\n\n### Cultural background for Country 1 [Etiquette]:\n"
+                     "### Eating\n- Wait.\n\n---\n### Country 2:\nKestrava\n\n### Cultural background for Country 2 "
+                     "[Etiquette]:\n### Eating\n- Eat.\n")
+    yes = prompts.story_messages("yes", prompts.country_block("yes", "Veloria", "### Eating\n- Wait."))
+    assert yes[-1] == ("system", "\n---\n### Country:\nVeloria\n\n### Cultural background [Etiquette]:\n### Eating\n"
+                                 "- Wait.\n### NOTE  \nAs a reminder \n" + yes[-1][1].split("As a reminder \n", 1)[1])
+    assert yes[0][1].startswith("In this task, we present a country, followed by its cultural background over a "
+                                "particular axis \n") and yes[0][1].endswith("---")
+    assert 'The answer should be "Yes" to this question.' in yes[0][1]
+    assert yes[2] == ("assistant", yes[2][1]) and "Maria, calmly asked Emma if she would like to hug her." in yes[2][1]
+    neutral = prompts.story_messages("neutral", block)
+    assert neutral[0][1].startswith("In this task, we present a country, followed by its, and another country's")
+    assert len(neutral) == 1 + 2 * 2 + 1 and neutral[-1][1].startswith(block + "### NOTE")
+    check = prompts.relevance_messages(" It is polite to wait. ", "Ann waited. Is what Ann did socially acceptable?")
+    assert [role for role, _ in check] == ["system", "assistant", "system", "assistant", "system"]
+    assert check[1][1] == "Yes" and check[3][1] == "No"
+    assert check[0][1].startswith("Rule-of-Thumb: One should politely decline an offer twice before accepting on the "
+                                  "third time.\nStory: During an evening out with friends, Henry immediately accepted")
+    assert check[-1][1] == ("Rule-of-Thumb: It is polite to wait.\nStory: Ann waited. Is what Ann did socially "
+                            "acceptable?\nIs this story relevant to the rule-of-thumb (Yes/No ONLY)?")
+
+
+def test_neutral_answer_keeps_country_2_value_and_rule() -> None:
+    answer = ("---\n## Value for Country 2 (Unrelated to Cultural Background for Country 1): \nHygiene.\n\n"
+              "## Rule-of-Thumb for Country 2 (Unrelated to Cultural Background for Country 1): \nRemove shoes.\n\n"
+              "## Value for Country 1 (Unrelated to Cultural Background for Country 2):\nSpace.\n\n"
+              "## Rule-of-Thumb for Country 1 (Unrelated to Cultural Background for Country 2):\nNo hugs.\n\n"
+              "## Story based on Country 1 (Unrelated to Cultural Background for Country 2):\nMaria hugged "
+              "her friend.\nIs Maria justified in doing so?\n\n## Explanation: \nNot covered.")
+    assert prompts.parse_story(answer, "neutral") == (
+        {"value": "Hygiene.", "rule_of_thumb": "Remove shoes.", "story": "Maria hugged her friend. Is what Maria did "
+         "socially acceptable?", "explanation": "Not covered."}, "parsed (question rewritten for Maria)")
+    # plain headings are a yes / no answer's, not a neutral one's
+    assert prompts.parse_story("Value: v\nRule-of-Thumb: r\nStory: Ann sat. Is what Ann did socially "
+                               "acceptable?\nExplanation: e", "neutral")[0] is None
+    # the authors' own few-shot endings ("Is what John did acceptable?") get the NormAd-Eti question
+    assert prompts.closing_question("John rushed in. Is what John did acceptable?") == (
+        "John rushed in. Is what John did socially acceptable?", "parsed (question rewritten for John)")
+
+
+AUTHORS = REFERENCE / "NormAd"
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not AUTHORS.is_dir(), reason=f"reference data absent: {AUTHORS}")
+def test_against_the_authors_files() -> None:
+    """The shipped files are the authors' (byte-identical), the settings theirs, and every story prompt is the
+    authors' files assembled as their gpt-4 PromptBuilder does; their few-shot answers parse to their fields."""
+    import yaml
+
+    shipped = REPO / "src" / "culturebench" / "facts" / "normad_authors"
+    for name in ("prefix.txt", "prefix_irrelevant.txt", "guidelines_affirm.txt", "guidelines_negate.txt",
+                 "guidelines_irrelevant.txt", "reminder.txt"):
+        assert (shipped / "story_prompts" / "v2" / name).read_bytes() == \
+            (AUTHORS / "story_prompts" / "v2" / name).read_bytes(), name
+    assert (shipped / "prompts.yaml").read_bytes() == (AUTHORS / "conf" / "prompts" / "prompts.yaml").read_bytes()
+    config = yaml.safe_load((AUTHORS / "conf" / "prompts" / "prompts.yaml").read_text())
+    assert config["prompts_dir"] == "story_prompts/v2" and gen.STORIES_PER_LABEL == config["num_story_samples"]
+    shots = json.loads((AUTHORS / "derived_fewshots" / "few_shots_v2.json").read_text())
+    v2 = AUTHORS / "story_prompts" / "v2"
+    block = prompts.country_block("no", "Veloria", "### Eating\n- Wait.")
+    for label, prefix, guidelines, key in (("yes", "prefix.txt", "guidelines_affirm.txt", "few_shots_gpt4_affirm"),
+                                           ("no", "prefix.txt", "guidelines_negate.txt", "few_shots_gpt4_no"),
+                                           ("neutral", "prefix_irrelevant.txt", "guidelines_irrelevant.txt",
+                                            "few_shots_gpt4_irrel")):
+        expected = [("system", (v2 / prefix).read_text() + (v2 / guidelines).read_text())]
+        for shot in shots[key]:
+            expected += [("system", shot["system"]), ("assistant", shot["assistant"])]
+        expected.append(("system", block + (v2 / "reminder.txt").read_text()))
+        assert prompts.story_messages(label, block) == expected, label
+    first = prompts.parse_story(shots["few_shots_gpt4_irrel"][0]["assistant"], "neutral")[0]
+    assert first["value"] == "Respect for personal health and hygiene."  # Country 2's (Kalevonia), read by hand
+    assert first["rule_of_thumb"] == "It is expected to remove your shoes when entering a home."
+    for key, label in (("few_shots_gpt4_affirm", "yes"), ("few_shots_gpt4_no", "no")):
+        for shot in shots[key]:
+            fields, status = prompts.parse_story(shot["assistant"], label)
+            assert fields is not None and fields["rule_of_thumb"] in shot["assistant"], status

@@ -1,37 +1,44 @@
-"""Generate NormAd-Eti stories from the Cultural Atlas etiquette pages (Rao et al., "NormAd: A Benchmark for
-Measuring the Cultural Adaptability of Large Language Models", 2024, Sec. 3.1-3.2, App. A.2, App. B.5).
+"""Generate NormAd-Eti stories from the Cultural Atlas etiquette pages as the authors did (Rao et al., "NormAd: A
+Benchmark for Measuring the Cultural Adaptability of Large Language Models", 2024, Sec. 3.1-3.2, App. A.2; the
+authors' released prompts, few-shots and settings, CC BY 4.0, in ``culturebench/facts/normad_authors/``).
 
-RAW/cultural_atlas/<country>/*.html + RAW/inglehart_welzel/*.csv  ->  RAW/normad/generated_normad_etiquette.csv
+RAW/cultural_atlas/<country>/*.html (+ RAW/inglehart_welzel/*.csv)  ->  RAW/normad/generated_normad_etiquette.csv
 
 **Generation (Sec. 3.1).** Every country x etiquette subaxis (Basic Etiquette, Eating, Visiting, Gift Giving) of the
-atlas Etiquette page is one *norm unit*; its background is the subsection as the builder's background check reads
-it (``### <subsection>`` then ``- <item>`` per atlas item). Per unit, ``STORIES_PER_LABEL`` (3) stories per label:
-"yes" (the character follows the norm) and "no" (breaks it) from the country's own background; "neutral" from the
-same subaxis of a country *outside the country's Inglehart-Welzel zone* (chosen by a seeded hash, one per story),
-whose norm the country's background does not address. Each item is Value, Rule-of-Thumb, Story and Explanation
-(prompts in :mod:`culturebench.generation.normad_prompts`: App. B.5 Fig. 14's few-shot examples as printed, our own
-instructions around them).
+atlas Etiquette page is one *norm unit*; its background is the subsection as the authors' ``get_cultcontext`` writes
+it (``### <subsection>`` then ``- <item>`` per atlas item). Per unit and label, ``STORIES_PER_LABEL`` samples of one
+prompt (the authors' ``num_story_samples``, 3; prompts in :mod:`culturebench.generation.normad_prompts`). "yes" and
+"no" stories come from the country's own background. A "neutral" story is built as the authors' collect_irrelevant.py
+builds it: another country is drawn (a seeded hash stands for their ``random``: an Inglehart-Welzel zone other than
+the unit's, among the zones of the available countries, then a country of it, then its unit of the same subaxis, else
+one of its units; one draw shared by the unit's samples), the prompt shows the unit's background as Country 1 and
+the other's as Country 2, and the answer gives **Country 2's Value and Rule-of-Thumb** and a story based on Country 1.
+The row keeps the authors' release layout: Country and Background are the unit's (the story's), ``Other Country`` and
+``Other Background`` the country the Value and Rule-of-Thumb come from. Zones: ``RAW/inglehart_welzel/`` where it
+lists a country, else the authors' map (:func:`culturebench.builders.normad.authors_zones`).
 
 **Filtration (Sec. 3.2)**, in order; every rejection is logged with its reason:
 
-1. ``unparsed``: the answer is not the four fields (JSON, or Value/Rule-of-Thumb/Story/Explanation headings) with
-   the story ending in "... socially acceptable?";
+1. ``unparsed``: the answer lacks the four fields (yes / no: the Value / Rule-of-Thumb / Story / Explanation
+   headings or JSON; neutral: the authors' Country 2 / Country 1 headings) or a story that ends in a question about
+   a named person;
 2. ``leak``: the story or rule-of-thumb names a country, other name or demonym (the builder's own
-   :func:`culturebench.builders.normad.leaked_names`, facts/normad.json), the story's country or the neutral
-   story's source country, or a word derived from those names ("Velorian" for Veloria);
-3. ``neutral_inconsistent``: a neutral story that a judge says the country's background *does* decide (yes/no
-   judge; an unreadable verdict counts as inconsistent) is regenerated up to ``NEUTRAL_REGENERATIONS`` (3) times
-   (a new sample: ``sample_index`` = attempt), then discarded;
-4. ``rot_not_entailed``: the rule-of-thumb is not entailed by the country's background (App. A.2 Fig. 7 as
-   printed, Yes/No);
-5. ``value_not_abstraction``: the value is not an abstraction of the rule-of-thumb (App. A.2 Fig. 8 as printed);
+   :func:`culturebench.builders.normad.leaked_names`, facts/normad.json), the unit's or the other country, or a word
+   derived from those names ("Velorian" for Veloria);
+3. ``neutral_inconsistent`` (Check 1): a neutral story that the authors' relevance filter finds relevant to its
+   rule-of-thumb (anything but No) is regenerated with a new other country up to ``NEUTRAL_REGENERATIONS`` (3)
+   times, then discarded;
+4. ``rot_not_entailed`` (Check 2, App. A.2 Fig. 7): the rule-of-thumb is not entailed by the background of the
+   country it was written for: the unit's for yes / no, the other country's for neutral ("where we ensure relevance
+   to different country's background");
+5. ``value_not_abstraction`` (Check 3, Fig. 8): the value is not an abstraction of the rule-of-thumb;
 6. ``duplicate``: the same or a near-identical story (rapidfuzz ratio >= 90) already kept for the country.
 
-The kept rows carry the stories file's columns plus ``ID``, ``Other Country``, ``Attempts`` and one verdict column
-per check (``Check Leak``, ``Check Neutral Consistency``, ``Check RoT Entailed``, ``Check Value Abstraction``); the
-builder ignores extra columns. Working state (cache, log, summary) is in ``RAW/.generation/`` (see
-:mod:`culturebench.generation.common`); the log has every prompt, raw output, parse result and rejection reason.
-Requests depend only on the inputs, the seed and earlier answers, so a killed run re-asks nothing.
+The kept rows carry the stories file's columns plus ``ID``, ``Other Country``, ``Other Background``, ``Attempts`` and
+one verdict column per check (``Check Leak``, ``Check Neutral Consistency``, ``Check RoT Entailed``, ``Check Value
+Abstraction``); the builder ignores extra columns. Working state (cache, log, summary) is in ``RAW/.generation/``
+(see :mod:`culturebench.generation.common`); the log has every prompt, raw output, parse result and rejection
+reason. Requests depend only on the inputs, the seed and earlier answers, so a killed run re-asks nothing.
 """
 
 from __future__ import annotations
@@ -59,21 +66,16 @@ from culturebench.generation.common import (
 )
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import read_atlas
-from culturebench.raw.normad import (
-    STORIES_FOLDER,
-    STORY_COLUMNS,
-    ZONES_FOLDER,
-    input_files,
-    read_zones,
-)
+from culturebench.raw.normad import STORIES_FOLDER, STORY_COLUMNS, ZONES_FOLDER
 
 TASK = "normad"
 OUTPUT_FILE = "generated_normad_etiquette.csv"
-STORIES_PER_LABEL = 3
+STORIES_PER_LABEL = prompts.STORIES_PER_LABEL
 NEUTRAL_REGENERATIONS = 3
+"""Sec. 3.2: neutral stories are filtered and regenerated three times, then discarded."""
 AXIS = "etiquette"
 CHECK_COLUMNS = ("Check Leak", "Check Neutral Consistency", "Check RoT Entailed", "Check Value Abstraction")
-EXTRA_COLUMNS = ("ID", "Other Country", "Attempts", *CHECK_COLUMNS)
+EXTRA_COLUMNS = ("ID", "Other Country", "Other Background", "Attempts", *CHECK_COLUMNS)
 REJECTIONS = ("no_other_zone", "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed",
               "value_not_abstraction", "duplicate")
 
@@ -97,7 +99,8 @@ class Slot:
     unit: Unit
     label: str
     number: int
-    other: Unit | None = None
+    samples: int = STORIES_PER_LABEL  # stories per label: sample indices of a regeneration start past them
+    other: Unit | None = None  # neutral: the country the Value and Rule-of-Thumb come from
     attempt: int = 0
     state: str = "pending"  # pending -> judge (neutral) -> generated -> kept | rejected
     fields: dict[str, str] = field(default_factory=dict)
@@ -117,12 +120,10 @@ def background_text(title: str, texts: list[str]) -> str:
 
 
 def read_units(raw: Path) -> list[Unit]:
-    """Every country x subaxis of the atlas Etiquette pages under ``raw``, with the country's IW zone."""
+    """Every country x subaxis of the atlas Etiquette pages under ``raw``, with the country's IW zone
+    (``RAW/inglehart_welzel/``, else the authors' map)."""
     items, _ = read_atlas(raw / ATLAS_FOLDER, raw)
-    zone_rows = []
-    for path in input_files(raw / ZONES_FOLDER, (".csv",), "Inglehart-Welzel zone tables"):
-        zone_rows += read_zones(path, raw)[0]
-    zone_of = builder.zone_table(zone_rows)
+    zone_of = {**builder.authors_zones(), **builder.raw_zones(raw)[0]}
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for item in sorted(items, key=lambda i: (i.source_file, i.order)):
         if item.topic != builder.facts()["etiquette_topic"]:
@@ -140,25 +141,39 @@ def read_units(raw: Path) -> list[Unit]:
     return units
 
 
-def _pick(candidates: list[Unit], *parts: object) -> Unit:
+def _pick(candidates: list, *parts: object):
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
     return candidates[int.from_bytes(digest[:8], "big") % len(candidates)]
 
 
+def other_unit(units: list[Unit], unit: Unit, *parts: object) -> Unit | None:
+    """The country a neutral story's Value and Rule-of-Thumb come from, drawn as the authors' collect_irrelevant.py
+    draws it (a seeded hash of ``parts`` for their ``random.choice``): a zone other than the unit's among those of
+    ``units``, a country of that zone, its unit of the same subaxis, else one of its units. None when the unit has
+    no zone or no other zone has a country."""
+    if unit.zone is None:
+        return None
+    zones = sorted({u.zone for u in units if u.zone is not None and u.zone != unit.zone})
+    if not zones:
+        return None
+    zone = _pick(zones, *parts, "zone")
+    country = _pick(sorted({u.key for u in units if u.zone == zone}), *parts, "country")
+    theirs = [u for u in units if u.key == country]
+    same = [u for u in theirs if u.subaxis == unit.subaxis]
+    return same[0] if same else _pick(theirs, *parts, "subaxis")
+
+
 def plan(units: list[Unit], targets: list[Unit], seed: int, per_label: int = STORIES_PER_LABEL) -> list[Slot]:
-    """The stories to make for ``targets``; a neutral story's source is a unit of the same subaxis in another
-    IW zone (from all ``units``), picked by a seeded hash (None when there is none: rejected ``no_other_zone``)."""
+    """The stories to make for ``targets``; a unit's neutral samples share one other country (``other_unit`` from
+    all ``units``; None: rejected ``no_other_zone``)."""
     slots = []
     for unit in targets:
         for label in prompts.GEN_LABELS:
             for number in range(per_label):
-                slot = Slot(unit, label, number)
+                slot = Slot(unit, label, number, per_label)
                 if label == "neutral":
-                    others = [u for u in units if u.subaxis == unit.subaxis and u.key != unit.key
-                              and u.zone is not None and unit.zone is not None and u.zone != unit.zone]
-                    if others:
-                        slot.other = _pick(others, seed, unit.key, unit.subaxis, number)
-                    else:
+                    slot.other = other_unit(units, unit, seed, unit.key, unit.subaxis)
+                    if slot.other is None:
                         slot.state, slot.reason = "rejected", "no_other_zone"
                 slots.append(slot)
     return slots
@@ -199,17 +214,29 @@ def leaks(text: str, countries: list[str]) -> list[str]:
 
 
 def _gen_request(slot: Slot, seed: int):
-    u = slot.unit
-    text = prompts.generation_prompt(slot.label, u.country, u.title, u.background, variant=slot.number,
-                                     other_country=slot.other.country if slot.other else "",
-                                     other_background=slot.other.background if slot.other else "")
-    return request([("user", text)], temperature=prompts.GEN_TEMPERATURE, max_tokens=prompts.GEN_MAX_TOKENS,
-                   seed=seed, sample_index=slot.attempt)
+    u, o = slot.unit, slot.other
+    block = prompts.country_block(slot.label, u.country, u.background, o.country if o else "",
+                                  o.background if o else "")
+    return request(prompts.story_messages(slot.label, block), temperature=prompts.GEN_TEMPERATURE,
+                   max_tokens=prompts.GEN_MAX_TOKENS, seed=seed,
+                   sample_index=slot.number + slot.samples * slot.attempt)
 
 
 def _judge_request(text: str, seed: int):
     return request([("user", text)], temperature=prompts.JUDGE_TEMPERATURE, max_tokens=prompts.JUDGE_MAX_TOKENS,
                    seed=seed)
+
+
+def _relevance_request(slot: Slot, seed: int):
+    return request(prompts.relevance_messages(slot.fields["rule_of_thumb"], slot.fields["story"]),
+                   temperature=float(prompts.RELEVANCE["temperature"]),
+                   max_tokens=int(prompts.RELEVANCE["max_tokens"]), seed=seed)
+
+
+def rot_background(slot: Slot) -> str:
+    """The background Check 2 tests the rule-of-thumb against: the country it was written for (Sec. 3.2: for a
+    neutral story, the other country's)."""
+    return slot.other.background if slot.label == "neutral" and slot.other else slot.unit.background
 
 
 def _where(slot: Slot) -> dict:
@@ -243,7 +270,7 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
             run.reject(slot.reason)
             run.log("skip", None, None, **_where(slot), rejection=slot.reason)
 
-    # --- generation rounds: a neutral story the consistency judge refuses is asked again (new sample)
+    # --- generation rounds: a neutral story the relevance filter refuses is asked again (another other country)
     for attempt in range(NEUTRAL_REGENERATIONS + 1):
         active = [s for s in slots if s.state == "pending"]
         if not active:
@@ -252,7 +279,7 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         responses = run.ask(requests, f"normad stories (round {attempt + 1})")
         judged: list[Slot] = []
         for slot, req, resp in zip(active, requests, responses):
-            fields, status = prompts.parse_story(resp.text)
+            fields, status = prompts.parse_story(resp.text, slot.label)
             rejection = None
             if fields is None:
                 rejection = "unparsed"
@@ -275,17 +302,15 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
             else:
                 slot.state = "generated"
                 slot.verdicts["Check Neutral Consistency"] = "n/a"
-        requests = [_judge_request(prompts.consistency_prompt(s.unit.background, s.fields["story"]), seed)
-                    for s in judged]
+        requests = [_relevance_request(s, seed) for s in judged]
         for slot, req, resp in zip(judged, requests, run.ask(requests, "normad neutral consistency")):
             verdict = prompts.parse_yes_no(resp.text)
-            consistent = verdict == "no"  # the background does not decide the story
+            consistent = verdict == "no"  # the story is not relevant to its rule-of-thumb
             rejection = None
             if consistent:
                 slot.state = "generated"
                 slot.verdicts["Check Neutral Consistency"] = f"pass (attempt {slot.attempt + 1})"
             elif slot.attempt < NEUTRAL_REGENERATIONS:
-                slot.attempt += 1
                 slot.state = "pending"
             else:
                 rejection = "neutral_inconsistent"
@@ -295,10 +320,14 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
                     rejection=rejection)
             if rejection:
                 _reject(run, slot, rejection)
+            elif slot.state == "pending":
+                slot.attempt += 1
+                slot.other = other_unit(units, slot.unit, seed, slot.unit.key, slot.unit.subaxis, slot.number,
+                                        slot.attempt)
 
     # --- rule-of-thumb entailed by the background (Fig. 7), value an abstraction of the rule-of-thumb (Fig. 8)
     generated = [s for s in slots if s.state == "generated"]
-    entail = [_judge_request(prompts.entailment_prompt(s.unit.background, s.fields["rule_of_thumb"]), seed)
+    entail = [_judge_request(prompts.entailment_prompt(rot_background(s), s.fields["rule_of_thumb"]), seed)
               for s in generated]
     abstract = [_judge_request(prompts.abstraction_prompt(s.fields["rule_of_thumb"], s.fields["value"]), seed)
                 for s in generated]
@@ -358,7 +387,8 @@ def stories_csv(kept: list[Slot]) -> str:
         row = {"Country": s.unit.country, "Background": s.unit.background, "Axis": AXIS, "Subaxis": s.unit.subaxis,
                "Value": f["value"], "Rule-of-Thumb": f["rule_of_thumb"], "Story": f["story"],
                "Explanation": f["explanation"], "Gold Label": s.label, "ID": s.ident,
-               "Other Country": s.other.country if s.other else "", "Attempts": str(s.attempt + 1),
+               "Other Country": s.other.country if s.other else "",
+               "Other Background": s.other.background if s.other else "", "Attempts": str(s.attempt + 1),
                **{c: s.verdicts.get(c, "") for c in CHECK_COLUMNS}}
         writer.writerow([row[c] for c in (*STORY_COLUMNS, *EXTRA_COLUMNS)])
     return buffer.getvalue()

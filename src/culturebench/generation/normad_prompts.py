@@ -1,137 +1,113 @@
 """Prompts and answer parsing for generating NormAd-Eti stories (Rao et al., "NormAd: A Benchmark for Measuring the
-Cultural Adaptability of Large Language Models", 2024, Sec. 3.1-3.2, App. A.2, App. B.5).
+Cultural Adaptability of Large Language Models", 2024, Sec. 3.1-3.2, App. A.2).
 
-What the paper prints is data in ``facts/normad.json`` -> ``generation`` and used as printed:
+Story prompts are the authors' released ones (CC BY 4.0, shipped in ``culturebench/facts/normad_authors/``, whose
+README names the repository, commit 9ede8512b4d1 and the licence), assembled as the authors' ``PromptBuilder`` does
+for gpt-4 (``facts/normad.json`` -> ``generation.story_generation`` cites every piece):
 
-- the two story-validation judges of App. A.2: Fig. 7 (is the rule-of-thumb entailed by the background? Check 2)
-  and Fig. 8 (is the value an abstraction of the rule-of-thumb? Check 3), answered Yes or No;
-- the few-shot examples of App. B.5 Fig. 14 (three fictional countries, each as Country / Cultural Background /
-  Value / Rule-of-Thumb / Story / Explanation), shown in every story prompt; the model answers in the same headings.
+- a system message: ``story_prompts/v2/prefix.txt`` (``prefix_irrelevant.txt`` for a neutral story) + the label's
+  guidelines (``guidelines_affirm.txt`` yes, ``guidelines_negate.txt`` no, ``guidelines_irrelevant.txt`` neutral);
+- each few-shot of ``few_shots_v2.json`` (``few_shots_gpt4_affirm`` / ``_no`` / ``_irrel``) as a system message
+  (country and background) and an assistant message (the answer);
+- a system message: the country block + ``reminder.txt``. Yes / no: ``### Country:`` and ``### Cultural background
+  [Etiquette]:``; neutral: Country 1 (the story's country) and Country 2 (another Inglehart-Welzel zone), the
+  answer giving Country 2's Value and Rule-of-Thumb and a story based on Country 1 (the authors' headings).
 
-The paper prints no instruction text for the story prompt and no prompt for the neutral-consistency check (Check 1):
-those are OUR OWN TEXT, carrying the paper's rules (Sec. 3.1: a value, a rule-of-thumb and a story; no geographical
-or cultural identifier in the story; yes / no / neutral stories, the neutral one from a background outside the
-country's Inglehart-Welzel zone). A changed template changes the response-cache keys, so a re-run after editing asks
-the model again. Our prompts open with a fixed title line (``TITLES``), so a scripted test server can tell the kinds
-apart; the judges of Figs. 7-8 open with "Background:" and "Value:".
+``STORIES_PER_LABEL`` is ``num_story_samples`` of the authors' ``conf/prompts/prompts.yaml`` (3); temperature 0.5,
+1024 tokens (their collect_irrelevant.py). The checks: App. A.2 Fig. 7 (rule-of-thumb entailed by a background,
+Check 2) and Fig. 8 (value an abstraction of the rule-of-thumb, Check 3) as printed; Check 1 for neutral stories
+(the paper prints no prompt) is the authors' ``gpt4_filter_neutral.py`` prompt (is the story relevant to the
+rule-of-thumb? two examples), kept as data in ``facts/normad.json``. A changed template changes the response-cache
+keys, so a re-run after editing asks the model again.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import cache
 
-from culturebench.builders.normad import facts
+import yaml
+
+from culturebench.builders.normad import authors_file, facts
 
 _FACTS = facts()["generation"]
+_STORY = _FACTS["story_generation"]
 
 GEN_LABELS = ("yes", "no", "neutral")
 """The gold labels a story is generated for (the builder's labels)."""
-
-TITLES = {
-    "yes": "# Etiquette story: the character FOLLOWS the norm",
-    "no": "# Etiquette story: the character BREAKS the norm",
-    "neutral": "# Etiquette story: a norm the first background does NOT cover",
-    "consistency": "# Judge: does the background decide this story?",
-}
-"""Title lines of our own prompts."""
 ENTAILMENT_TEMPLATE = _FACTS["rot_entailment"]["template"]
 """App. A.2 Fig. 7 (placeholders background, rot)."""
 ABSTRACTION_TEMPLATE = _FACTS["value_abstraction"]["template"]
 """App. A.2 Fig. 8 (placeholders value, rot)."""
+RELEVANCE = _FACTS["neutral_relevance"]
+"""Check 1: the authors' relevance filter for neutral stories (examples, template, max_tokens, temperature)."""
 
-GEN_TEMPERATURE = 0.7
-GEN_MAX_TOKENS = 450
+
+@cache
+def authors_text(name: str) -> str:
+    """A shipped file of the authors (``facts/normad_authors/<name>``) as text."""
+    return authors_file(name).read_text(encoding="utf-8")
+
+
+@cache
+def authors_settings() -> dict:
+    """The authors' story-generation config, ``conf/prompts/prompts.yaml``."""
+    return yaml.safe_load(authors_text("prompts.yaml"))
+
+
+@cache
+def few_shots() -> dict:
+    """The string literals of the authors' ``few_shots_v2.py``."""
+    return json.loads(authors_text("few_shots_v2.json"))
+
+
+STORIES_PER_LABEL = int(authors_settings()["num_story_samples"])
+"""Stories per norm and label (prompts.yaml ``num_story_samples``; Sec. 3.1: three per norm and label)."""
+GEN_TEMPERATURE = float(_STORY["temperature"])
+GEN_MAX_TOKENS = int(_STORY["max_tokens"])
 JUDGE_TEMPERATURE = 0.0
 JUDGE_MAX_TOKENS = 12
 
-_RULES_ROT = """Definitions:
-- VALUE: a short, general moral principle that helps a person tell right from wrong according to the background; it
-  is a broader abstraction of the rule-of-thumb.
-- RULE-OF-THUMB: one concrete behaviour that the background says is proper. It must prescribe a direction (start it
-  like "It is polite to ...", "One should ...", "It is expected that ...") and it must be culture-agnostic: no
-  country, people, nationality, region, religion, festival or any other cultural identifier. Never prescribe
-  anything discriminatory or harmful."""
 
-_RULES_STORY = """- STORY: at most five sentences about everyday people named only by their first names, in a generic place
-  ("a friend's house", "a restaurant", "the office"). It ends with the question "Is what <name> did socially
-  acceptable?".
-  * Do NOT mention any nationality, country, city, region or language.
-  * Do NOT mention any culture, tradition, custom, religion or norm, and do not say what is expected.
-  * Do NOT explain or judge the action inside the story ("not knowing the custom ...", "instead of the proper ...");
-    just say what the person did.
-- EXPLANATION: one or two sentences saying why the answer to the question is what it is."""
-
-_FORMAT = """Reply in the format of the examples: the headings "## Value:", "## Rule-of-Thumb:", "## Story:" and
-"## Explanation:", each followed by its text on the next line, and nothing else."""
+def authors_background(background: str) -> str:
+    """A subaxis background as the authors' ``get_cultcontext`` writes it: every line ends in a newline."""
+    return background.strip("\n") + "\n"
 
 
-def few_shot_examples() -> str:
-    """App. B.5 Fig. 14: the three fictional examples in the figure's layout."""
-    spec = _FACTS["few_shot"]
-    blocks = [spec["example_template"].format(
-        country=e["country"], title=e["title"], value=e["value"], rule_of_thumb=e["rule_of_thumb"],
-        story=e["story"], explanation=e["explanation"],
-        background="\n".join(spec["background_item"].format(text=t) for t in e["background"]))
-        for e in spec["examples"]]
-    return "\n\n".join(["Examples:", *blocks])
-
-_STORY_KIND = {
-    "yes": ("- In the STORY the main character performs exactly what the rule-of-thumb prescribes, so the answer to "
-            "the question is YES."),
-    "no": ("- In the STORY the main character does the opposite of what the rule-of-thumb prescribes (or ignores "
-           "it), so the answer to the question is NO. The rule-of-thumb still states the proper behaviour."),
-}
-
-
-def _background_block(title: str, background: str) -> str:
-    return f"## {title}\n{background.strip()}"
-
-
-def generation_prompt(label: str, country: str, subaxis_title: str, background: str, *, variant: int = 0,
-                      other_country: str = "", other_background: str = "") -> str:
-    """The story prompt for one label; ``variant`` (0, 1, 2) asks for a different item of the background each
-    time; ``other_*``: the background a neutral story is drawn from."""
-    focus = (f"This is story number {variant + 1}: if the background lists several behaviours, build it on item "
-             f"number {variant + 1} (counting from the top, wrapping around).")
-    if label in ("yes", "no"):
-        return "\n\n".join([
-            TITLES[label],
-            (f"Below is the etiquette background of a country ({subaxis_title}). From it, write a value, a "
-             "rule-of-thumb that is proper in this country (but may not be elsewhere), a story and an explanation."),
-            _RULES_ROT + "\n" + _STORY_KIND[label] + "\n" + _RULES_STORY,
-            few_shot_examples(),
-            _background_block(f"Country: {country}\n## Background [{subaxis_title}]", background),
-            focus,
-            _FORMAT,
-        ])
+def country_block(label: str, country: str, background: str, other_country: str = "",
+                  other_background: str = "") -> str:
+    """The last prompt part before the reminder: the country (neutral: Country 1, the story's, and Country 2,
+    whose Value and Rule-of-Thumb are asked for) with its subaxis background."""
     if label == "neutral":
-        return "\n\n".join([
-            TITLES["neutral"],
-            ("Below are the etiquette backgrounds of two countries. Write the VALUE and RULE-OF-THUMB of country 1 "
-             "(from background 1), then a STORY in which the main character follows a behaviour taken from "
-             "background 2 that background 1 says NOTHING about, so that country 1's norms neither approve nor "
-             "disapprove of it, and an EXPLANATION saying that background 1 does not address the action."),
-            _RULES_ROT + "\n- The STORY must not touch the rule-of-thumb of country 1 at all.\n" + _RULES_STORY,
-            few_shot_examples(),
-            _background_block(f"Country 1: {country}\n## Background 1 [{subaxis_title}]", background),
-            _background_block(f"Country 2: {other_country}\n## Background 2 [{subaxis_title}]", other_background),
-            focus,
-            _FORMAT,
-        ])
+        return _STORY["neutral_block"].format(country=country, background=authors_background(background),
+                                              other_country=other_country,
+                                              other_background=authors_background(other_background))
+    if label in GEN_LABELS:
+        return _STORY["country_block"].format(country=country, background=authors_background(background))
     raise ValueError(f"unknown label {label!r}")
 
 
-def consistency_prompt(background: str, story: str) -> str:
-    """Sec. 3.2 (1): is a neutral story really outside the background? Consistent when the answer is No."""
-    return "\n\n".join([
-        TITLES["consistency"],
-        "Read the etiquette background of a country and a short story.",
-        _background_block("Background", background),
-        f"## Story\n{story.strip()}",
-        ("Question: does the background contain a rule that makes the main action of the story clearly acceptable "
-         "or clearly unacceptable? Answer with one word, Yes or No."),
-    ])
+def story_messages(label: str, block: str) -> list[tuple[str, str]]:
+    """The conversation for one story (the authors' gpt-4 prompt): system prefix + guidelines, the few-shots as
+    system / assistant pairs, system ``block`` + reminder."""
+    files = _STORY["prompt_files"]
+    prefix = authors_text(files["prefix_neutral" if label == "neutral" else "prefix"])
+    messages = [("system", prefix + authors_text(files["guidelines"][label]))]
+    for shot in few_shots()[_STORY["few_shots"][label]]:
+        messages += [("system", shot["system"]), ("assistant", shot["assistant"])]
+    messages.append(("system", block + authors_text(files["reminder"])))
+    return messages
+
+
+def relevance_messages(rule_of_thumb: str, story: str) -> list[tuple[str, str]]:
+    """Sec. 3.2 Check 1 as the authors ran it: is the neutral story relevant to the rule-of-thumb (Yes / No)?"""
+    messages = []
+    for example in RELEVANCE["examples"]:
+        messages += [("system", RELEVANCE["template"].format(rot=example["rot"], story=example["story"])),
+                     ("assistant", example["answer"])]
+    messages.append(("system", RELEVANCE["template"].format(rot=rule_of_thumb.strip(), story=story.strip())))
+    return messages
 
 
 def entailment_prompt(background: str, rule_of_thumb: str) -> str:
@@ -155,7 +131,7 @@ def _key(name: str) -> str | None:
     return _KEY_ALIASES.get(" ".join(re.sub(r"[-_*#:]+", " ", str(name)).lower().split()))
 _HEADED = re.compile(r"^\s*(?:#+\s*|\*\*)?(value|rule[- _]of[- _]thumb|story|explanation)\s*(?:\*\*)?\s*:?\s*(?:\*\*)?"
                      r"\s*(.*)$", re.IGNORECASE)
-_CLOSING = re.compile(r"(?:^|(?<=[.!?\"'])\s+)([^.!?]*socially\s+acceptable\s*\?)\s*$", re.IGNORECASE)
+_CLOSING = re.compile(r"(?:^|(?<=[.!?\"'])\s+)([^.!?]*\?)\s*$")
 _ASKED_ABOUT = re.compile(r"^Is\s+what\s+([A-Z][a-z]+)\s+did\s+socially\s+acceptable\s*\?$")
 
 
@@ -203,10 +179,43 @@ def _from_headings(text: str) -> dict[str, str]:
     return {k: " ".join(v) for k, v in out.items()}
 
 
-def parse_story(text: str) -> tuple[dict[str, str] | None, str]:
+_HEADING_LINE = re.compile(r"^\s*(?:#+\s*|\*\*)?([^:\n]+?)\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*(.*)$")
+
+
+def _neutral_headings() -> dict[str, str | None]:
+    spec = _STORY["neutral_headings"]
+    table: dict[str, str | None] = {" ".join(h.casefold().split()): None for h in spec["ignored"]}
+    table.update({" ".join(spec[k].casefold().split()): k for k in FIELDS})
+    return table
+
+
+def _from_neutral_headings(text: str) -> dict[str, str]:
+    """A neutral answer's sections under the authors' headings (``neutral_headings``: Country 2's Value and
+    Rule-of-Thumb, the story based on Country 1, the explanation; Country 1's Value and Rule-of-Thumb are read and
+    dropped); a heading given twice keeps its last section, as the authors' ``rindex`` parsing does."""
+    table = _neutral_headings()
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        match = _HEADING_LINE.match(line)
+        name = " ".join(match.group(1).casefold().split()) if match else None
+        if name in table:
+            current = table[name]
+            if current is not None:
+                out[current] = [match.group(2).strip()] if match.group(2).strip() else []
+        elif current is not None and line.strip() and line.strip() != "---":
+            out[current].append(line.strip())
+    return {k: " ".join(v) for k, v in out.items()}
+
+
+def parse_story(text: str, label: str = "yes") -> tuple[dict[str, str] | None, str]:
     """``(fields, "parsed")`` or ``(None, why)``: the four fields as non-empty text, the story ending with the
-    "... socially acceptable?" question. JSON first (the first object holding the keys), then the ``"key": "value"``
-    lines of a JSON object that does not parse, then "Value: ..." style headings."""
+    "... socially acceptable?" question. A neutral answer is read under the authors' Country 2 / Country 1 headings
+    only. Otherwise JSON first (the first object holding the keys), then the ``"key": "value"`` lines of a JSON
+    object that does not parse, then "Value: ..." style headings (the authors' few-shot answers' form)."""
+    if label == "neutral":
+        return _checked(_from_neutral_headings(text) or None,
+                        "unparsed: no 'Value for Country 2 ...' / 'Story based on Country 1 ...' headings")
     found: dict[str, str] | None = None
     for obj in _json_objects(text):
         fields = {}
@@ -219,8 +228,12 @@ def parse_story(text: str) -> tuple[dict[str, str] | None, str]:
             break
     if found is None:
         found = _from_loose_json(text) or _from_headings(text) or None
+    return _checked(found, "unparsed: no JSON object or Value/Rule-of-Thumb/Story/Explanation headings")
+
+
+def _checked(found: dict[str, str] | None, why_none: str) -> tuple[dict[str, str] | None, str]:
     if not found:
-        return None, "unparsed: no JSON object or Value/Rule-of-Thumb/Story/Explanation headings"
+        return None, why_none
     fields = {k: " ".join(str(found.get(k, "")).split()) for k in FIELDS}
     missing = [k for k in FIELDS if not fields[k]]
     if missing:
@@ -234,9 +247,11 @@ def parse_story(text: str) -> tuple[dict[str, str] | None, str]:
 
 def closing_question(story: str) -> tuple[str | None, str]:
     """The story ending with exactly "Is what <name> did socially acceptable?" (the NormAd-Eti form) and the parse
-    status. Small models often drop the question or write "Is this socially acceptable?": the question is then
-    (re)written about the main character. A story that still judges the action in its body ("... was not socially
-    acceptable.", an answered question) breaks the no-reasoning rule and is refused."""
+    status. A story ending in another question (the authors' own few-shots end "Is Maria justified in doing so?",
+    "Is what John did acceptable?"; small models write "Is this socially acceptable?") gets the NormAd-Eti question
+    about the name that question asks about, else the story's main character; one without a question gets it
+    added. A story that still judges the action in its body ("... was not socially acceptable.", an answered
+    question) breaks the no-reasoning rule and is refused."""
     match = _CLOSING.search(story)
     body = story[:match.start(1)].rstrip() if match else story.rstrip()
     if re.search(r"socially\s+(?:un)?acceptable", body, re.IGNORECASE):
@@ -244,7 +259,7 @@ def closing_question(story: str) -> tuple[str | None, str]:
     asked = _ASKED_ABOUT.match(match.group(1).strip()) if match else None
     if asked:
         return story.strip(), "parsed"
-    name = main_character(body)
+    name = (main_character(match.group(1)) if match else None) or main_character(body)
     if name is None:
         return None, "unparsed: the story does not end with 'Is what ... did socially acceptable?' and names no one"
     question = f"Is what {name} did socially acceptable?"
