@@ -235,6 +235,34 @@ def test_country_keys_join_spellings():
     assert normad.zone_name("west and south asia") == "West & South Asia"
 
 
+def test_zone_from_the_authors_map_where_raw_has_none(tmp_path):
+    """A country RAW/inglehart_welzel does not list takes the NormAd authors' zone (their map_iw_bin_to_country:
+    Sri Lanka in 'West and South Asia'); RAW's zone wins where both name a country (France: Protestant Europe in
+    the authors' map, Catholic Europe here); a country in neither is quarantined."""
+    raw = copy_raw(tmp_path)
+    rows = sample_rows()[:1]
+    for country in ("sri_lanka", "France", "Atlantis"):
+        rows.append({**rows[0], "Country": country, "Story": f"A story about {len(rows)}."})
+    write_stories(raw, rows)
+    with open(raw / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv", "a", encoding="utf-8") as handle:
+        handle.write("France,Catholic Europe\n")
+    output = normad.build(raw, 0, NOOP)  # (the real countries have no atlas page: the release's check would fail)
+    stories = output.tables["stories"]["test"]
+    assert dict(stories.select("country", "iw_zone").iter_rows()) == {
+        "veloria": "Protestant Europe", "sri_lanka": "West & South Asia", "France": "Catholic Europe"}
+    assert output.provenance["zones_from_authors_map"] == ["sri_lanka"]
+    assert output.quarantine["no_iw_zone"]["country"].to_list() == ["Atlantis"]
+
+
+def test_authors_zone_map_covers_their_75_countries():
+    zone_of = normad.authors_zones()
+    assert len(zone_of) == 75 and set(zone_of.values()) == set(normad.zones())
+    counts = {zone: sum(1 for z in zone_of.values() if z == zone) for zone in normad.zones()}
+    # map_iw_bin_to_country, counted by hand from the authors' code
+    assert counts == {"African-Islamic": 19, "Catholic Europe": 7, "Confucian": 5, "English-Speaking": 6,
+                      "Latin America": 9, "Orthodox Europe": 7, "Protestant Europe": 4, "West & South Asia": 18}
+
+
 REAL_ZONES = (REPO.parent / "shared" / "reference" / "InglehartWelzel" / "sunshineluyao_cultural-indices-dashboard"
               / "updated_merged_data.csv")
 
@@ -259,3 +287,23 @@ def test_two_builds_are_byte_identical(release, tmp_path):
     first, second = ({o["path"]: o["sha256"] for o in m["outputs"] if o["path"].endswith(".parquet")}
                      for m in manifests)
     assert first == second and first
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not REAL_ZONES.is_file(), reason=f"reference data absent: {REAL_ZONES}")
+def test_authors_map_against_the_public_zone_table():
+    """The public table lacks 15 of the authors' 75 countries (not surveyed: the authors' map is their only zone)
+    and puts 13 in another zone; with the authors' map as fallback every one of the 75 has a zone."""
+    from culturebench.raw.normad import read_zones
+
+    public = normad.zone_table(read_zones(REAL_ZONES, REAL_ZONES.parent)[0])
+    authors = normad.authors_zones()
+    missing = sorted(k for k in authors if k not in public)
+    assert missing == sorted(normad.country_key(c) for c in (
+        "Afghanistan", "Cambodia", "Fiji", "Laos", "Mauritius", "Nepal", "Papua New Guinea", "Samoa", "Somalia",
+        "South Sudan", "Sri Lanka", "Sudan", "Syria", "Timor-Leste", "Tonga"))
+    moved = {k for k in authors if k in public and public[k] != authors[k]}
+    assert moved == {normad.country_key(c) for c in (
+        "Bangladesh", "Iran", "Saudi Arabia", "South Africa", "Turkey", "Croatia", "Hungary", "France", "Malta",
+        "Philippines", "Cyprus", "Singapore", "Vietnam")}
+    assert all(k in {**authors, **public} for k in authors)
