@@ -17,7 +17,7 @@ from scipy import stats
 from sklearn.metrics import f1_score
 from typer.testing import CliRunner
 
-from conftest import assert_report_renders, browser_test, parse_report_page, write_release
+from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page, write_release
 from culturebench.cli import app
 from culturebench.evaluate import normad, uncertainty
 
@@ -61,7 +61,7 @@ def release_stories(tmp_path_factory) -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def both(release_stories):
     frame = pl.concat([responses("sharp"), responses("blunt")])
-    return normad.score_responses(frame, release_stories, bootstrap=FEW).metrics
+    return normad.score_responses(frame, release_stories, bootstrap=FEW, unparsed="wrong").metrics
 
 
 def scipy_interval(data, statistic, settings=FEW) -> tuple[float, float]:
@@ -93,7 +93,8 @@ def test_point_estimates_are_unchanged_and_inside_their_intervals(both):
 
 
 def test_accuracy_and_macro_f1_intervals_are_scipys_bootstrap_over_stories(release_stories):
-    metrics = normad.score_responses(responses("sharp", ("value",)), release_stories, bootstrap=FEW).metrics
+    metrics = normad.score_responses(responses("sharp", ("value",)), release_stories, bootstrap=FEW,
+                                     unparsed="wrong").metrics
     m = metrics["per_model"]["sharp"]["per_context"]["value"]
     gold = np.asarray(stories()["gold_label"].to_list())
     predicted = np.asarray([normad.prompts.parse_answer(sharp_answer(i, g)).label or "unparsed"
@@ -106,6 +107,23 @@ def test_accuracy_and_macro_f1_intervals_are_scipys_bootstrap_over_stories(relea
                                                           average="macro", zero_division=0))
     assert m["macro_ci"]["f1"] == [pytest.approx(low), pytest.approx(high)]
     assert metrics["per_model"]["sharp"]["macro_f1_ci"]["value"] == m["macro_ci"]["f1"]
+
+
+def test_default_reads_refusals_as_neither_and_keeps_parsed_accuracy_apart(release_stories):
+    """By default sharp's 9 refusals are read as Neither: right where the gold is neutral; the accuracy over parsed
+    answers stays 51 / 51 in every resample."""
+    m = normad.score_responses(responses("sharp", ("value",)), release_stories,
+                               bootstrap=FEW).metrics["per_model"]["sharp"]["per_context"]["value"]
+    gold = stories()["gold_label"].to_list()
+    refused_neutral = sum(1 for i in range(0, 60, 7) if gold[i] == "neutral")
+    assert m["accuracy"] == pytest.approx((51 + refused_neutral) / 60) and refused_neutral > 0
+    assert m["accuracy_parsed"] == 1.0 and m["accuracy_parsed_ci"] == [1.0, 1.0]
+    assert m["unparsed_share"] == pytest.approx(9 / 60)
+    gold_array = np.asarray(gold)
+    read = np.asarray(["neutral" if i % 7 == 0 else g for i, g in enumerate(gold)])
+    correct = (gold_array == read).astype(float)
+    low, high = scipy_interval(correct, lambda idx: correct[idx].mean())
+    assert m["accuracy_ci"] == [pytest.approx(low), pytest.approx(high)]
 
 
 def test_paired_differences_and_significance(both):
@@ -154,10 +172,10 @@ def test_countries_have_sizes_and_small_ones_are_flagged_not_ranked(both):
 
 def test_same_seed_same_intervals_other_seed_other_intervals(release_stories, both):
     frame = pl.concat([responses("sharp"), responses("blunt")])
-    again = normad.score_responses(frame, release_stories, bootstrap=FEW).metrics
+    again = normad.score_responses(frame, release_stories, bootstrap=FEW, unparsed="wrong").metrics
     assert again == both
-    other = normad.score_responses(frame, release_stories,
-                                   bootstrap=uncertainty.Bootstrap(n_resamples=400, seed=8)).metrics
+    other = normad.score_responses(frame, release_stories, bootstrap=uncertainty.Bootstrap(n_resamples=400, seed=8),
+                                   unparsed="wrong").metrics
     assert other["per_model"]["sharp"]["accuracy"] == both["per_model"]["sharp"]["accuracy"]
     # (accuracy over 60 stories takes few values, so its percentiles may coincide; macro F1's hardly can)
     assert other["per_model"]["sharp"]["macro_f1_ci"] != both["per_model"]["sharp"]["macro_f1_ci"]
@@ -177,7 +195,7 @@ def run_dirs(tmp_path_factory):
         path = tmp / f"{model}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in responses(model).iter_rows(named=True)), encoding="utf-8")
         result = runner.invoke(app, ["score", "normad", "--responses", str(path), "--release", str(release),
-                                     "--out", str(tmp / f"run-{model}")])
+                                     "--out", str(tmp / f"run-{model}"), "--unparsed-wrong"])
         assert result.exit_code == 0, result.output
         out.append(tmp / f"run-{model}")
     return out
@@ -202,6 +220,7 @@ def test_compare_page_holds_every_model_table_and_figure(run_dirs, tmp_path):
         assert (out / figure.name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Fig. 3's table: one row per model, each context's accuracy with its interval on the page
     main = {r["model"]: r for r in saved["tables"]["main"]}
+    # (the runs were scored with --unparsed-wrong: sharp's refusals count wrong here too)
     assert main["sharp"]["COUNTRY"] == 51 / 60 and main["blunt"]["RULE-OF-THUMB"] == 20 / 60
     assert main["sharp"]["COUNTRY_low"] <= 51 / 60 <= main["sharp"]["COUNTRY_high"]
     text = " ".join(page.text)
@@ -212,6 +231,19 @@ def test_compare_page_holds_every_model_table_and_figure(run_dirs, tmp_path):
     assert {(r["country"], r["small"], r["rank"]) for r in countries} == {
         ("Bigland", False, 1), ("Midland", True, None), ("Tinyland", True, None)}
     assert len(countries) == 2 * 2 * 3
+
+
+def test_runs_scored_under_different_unparsed_rules_are_not_compared(run_dirs, tmp_path):
+    default = tmp_path / "run-blunt-default"
+    metrics = json.loads((run_dirs[1] / "metrics.json").read_text())
+    responses = metrics["responses"][0]["path"]
+    release = metrics["release"]
+    result = runner.invoke(app, ["score", "normad", "--responses", responses, "--release", release, "--out",
+                                 str(default)])
+    assert result.exit_code == 0, result.output
+    line = one_line_error(runner.invoke(app, ["compare", str(run_dirs[0]), str(default), "--out",
+                                              str(tmp_path / "report")]))
+    assert "score unparsed answers differently (neutral and wrong)" in line
 
 
 @browser_test

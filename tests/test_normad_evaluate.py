@@ -178,9 +178,9 @@ def test_context_metrics_by_hand():
                           "gold_label": ["yes", "no", "neutral", "no", "yes", "neutral"],
                           "iw_zone": ["Z1", "Z1", "Z2", "Z2", "Z3", "Z3"],
                           "subaxis": ["s", "t", "s", "t", "s", "t"]})
-    result = normad.score_responses(frame, table)
+    result = normad.score_responses(frame, table, unparsed="wrong")
     m = result.metrics["per_model"]["m"]["per_context"]["country"]
-    # correct: story 0 (yes), 3 (no), 5 (neutral); 4 is a refusal
+    # correct: story 0 (yes), 3 (no), 5 (neutral); 4 is a refusal, counted wrong
     assert m["accuracy"] == pytest.approx(3 / 6) and m["accuracy_parsed"] == pytest.approx(3 / 5)
     assert m["parse_status"] == {"parsed": 5, "ambiguous": 0, "refusal": 1, "unparsed": 0}
     assert m["accuracy_by_zone"] == {"Z1": {"accuracy": 0.5, "n": 2}, "Z2": {"accuracy": 0.5, "n": 2},
@@ -201,6 +201,33 @@ def test_context_metrics_by_hand():
     # always Neither on gold yes, no, neutral, no, yes, neutral: neutral P 2/6 R 1 F 1/2, others 0
     assert m["baselines"]["always_neither"] == pytest.approx(
         {"accuracy": 2 / 6, "precision": (2 / 6) / 3, "recall": 1 / 3, "f1": (1 / 2) / 3})
+
+
+def test_unparsed_answers_read_as_neither_by_default_or_wrong():
+    """Gold neutral, yes, no, neutral; answers a refusal, a word that is no label, No, Neither."""
+    frame = pl.DataFrame({"model": ["m"] * 4, "story_id": list("0123"), "context": ["value"] * 4,
+                          "response": ["I cannot say", "Maybe", "No", "Neither"]})
+    table = pl.DataFrame({"story_id": list("0123"), "country": ["A"] * 4, "gold_label": ["neutral", "yes", "no",
+                                                                                       "neutral"],
+                          "iw_zone": ["Z"] * 4, "subaxis": ["s"] * 4})
+    default = normad.score_responses(frame, table).metrics
+    m = default["per_model"]["m"]["per_context"]["value"]
+    assert default["unparsed_rule"]["rule"] == "neutral"
+    # read as neutral, neutral, no, neutral: right 0, 2, 3
+    assert m["accuracy"] == pytest.approx(3 / 4) and m["accuracy_parsed"] == pytest.approx(1.0)
+    assert m["n_unparsed"] == 2 and m["unparsed_share"] == pytest.approx(0.5)
+    assert m["parse_status"] == {"parsed": 2, "ambiguous": 0, "refusal": 1, "unparsed": 1}
+    # yes: P 0 R 0; no: P 1 R 1; neutral: predicted 3, right 2, support 2 -> P 2/3, R 1, F1 0.8
+    assert m["macro"]["f1"] == pytest.approx((0 + 1 + 0.8) / 3)
+    wrong = normad.score_responses(frame, table, unparsed="wrong").metrics
+    w = wrong["per_model"]["m"]["per_context"]["value"]
+    assert wrong["unparsed_rule"]["rule"] == "wrong" and w["unparsed_share"] == pytest.approx(0.5)
+    assert w["accuracy"] == pytest.approx(2 / 4) and w["accuracy_parsed"] == pytest.approx(1.0)
+    # neutral: predicted 1, right 1, support 2 -> F1 2/3; no F1 1; yes 0
+    assert w["macro"]["f1"] == pytest.approx((0 + 1 + 2 / 3) / 3)
+    assert m["accuracy_ci"][0] <= m["accuracy"] <= m["accuracy_ci"][1]
+    with pytest.raises(InputError, match="unknown rule for unparsed answers 'skip'"):
+        normad.score_responses(frame, table, unparsed="skip")
 
 
 def test_always_neither_reproduces_table_a4():
@@ -322,10 +349,22 @@ def test_limit_samples_and_unparsed_answers(release, tmp_path):
         assert result.exit_code == 0, result.output
         assert server.request_count == 3 * 5 * 2
         assert {b["max_tokens"] for b in server.bodies} == {20}
-    m = json.loads((out / "metrics.json").read_text())["per_model"]["refuser"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    m = metrics["per_model"]["refuser"]
+    # every refusal read as Neither; the first three golds of the small release are yes, yes, no
+    assert metrics["unparsed_rule"]["rule"] == "neutral" and "read as Neither" in result.output
     assert set(m["accuracy"].values()) == {0.0}
     assert m["per_context"]["rot"]["parse_status"]["refusal"] == 6
-    assert m["per_context"]["rot"]["accuracy_parsed"] is None
+    assert m["per_context"]["rot"]["accuracy_parsed"] is None and m["per_context"]["rot"]["unparsed_share"] == 1.0
+    assert m["per_context"]["rot"]["predicted_distribution"] == {"yes": 0, "no": 0, "neutral": 6, "unparsed": 0}
+    run = json.loads((out / "run.json").read_text())
+    assert run["evaluation"]["unparsed"] == "neutral"
+    scored = tmp_path / "scored"
+    result = CliRunner().invoke(app, ["score", "normad", "--responses", str(out / "responses.jsonl"), "--release",
+                                      str(release), "--out", str(scored), "--unparsed-wrong"])
+    assert result.exit_code == 0 and "counted wrong" in result.output, result.output
+    rot = json.loads((scored / "metrics.json").read_text())["per_model"]["refuser"]["per_context"]["rot"]
+    assert rot["predicted_distribution"] == {"yes": 0, "no": 0, "neutral": 0, "unparsed": 6}
 
 
 

@@ -225,6 +225,7 @@ def score(
     release: Annotated[Path, typer.Option(help="The benchmark's release folder, e.g. releases/wvb.")],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones; wvb: majority pooled or per_group).")] = None,
+    unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
     threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
@@ -235,7 +236,8 @@ def score(
     with user_errors():
         output_folder(out)
         line, written = _evaluation(name, "score").cli_score(responses, release, out,
-                                                             **({"config": config} if config is not None else {}))
+                                                             **({"config": config} if config is not None else {}),
+                                                             **({"unparsed_wrong": True} if unparsed_wrong else {}))
     say(line)
     for path in written:
         say(f"  wrote {path}")
@@ -262,6 +264,7 @@ def evaluate(
     ray_address: Annotated[str, typer.Option(help="ray backend: the cluster to join (e.g. 10.0.0.1:6379 or auto); default: start a local Ray on this machine.")] = None,
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones; wvb: prompt_family, majority).")] = None,
+    unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
@@ -273,9 +276,11 @@ def evaluate(
             "split": split, "limit": limit, "samples": samples, "temperature": temperature,
             "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
-            "replicas": replicas, "out": str(out), "config": None if config is None else str(config)}
+            "replicas": replicas, "out": str(out), "config": None if config is None else str(config),
+            "unparsed_wrong": unparsed_wrong}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
-               "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config}
+               "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
+               "unparsed_wrong": unparsed_wrong}
     with user_errors():
         output_folder(out)
         benchmark = _evaluation(name, "evaluate")

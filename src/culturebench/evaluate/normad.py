@@ -11,10 +11,13 @@ answers against the release's gold labels).
 
 Metrics, per model and context (Sec. 4-5, App. A.4, Figs. 3, 5, 6, 10, 11, 13):
 
-- accuracy over the three labels (Sec. 4, Fig. 3; an unparsed answer counts as wrong), and the accuracy over parsed
-  answers only;
+- accuracy over the three labels (Sec. 4, Fig. 3), and the accuracy over parsed answers only;
 - per-label and macro precision / recall / F1 over yes / no / neutral (Table A.4; scikit-learn's definition with
-  ``labels=LABELS``: an unparsed answer is a miss for its gold label and a false positive for none; 0/0 = 0);
+  ``labels=LABELS``; 0/0 = 0);
+- ``unparsed_share``: the share of answers that are not one clear Yes / No / Neither (parse status ambiguous,
+  refusal or unparsed). ``UNPARSED_RULES``: by default such an answer is read as Neither (``neutral``), the authors'
+  fallback, which Table A.4's rows of models that always land on Neither fit; ``wrong`` (``--unparsed-wrong``)
+  counts it as no label (a miss for its gold label, a false positive for none);
 - accuracy by Inglehart-Welzel cultural zone (Figs. 5, 10, 13), by subaxis (Sec. 5.3), by gold label (Figs. 6, 11)
   and by country (the paper plots no per-country figure: ours, to read the zone figures country by country), the
   distribution of predicted labels and the gold x predicted confusion counts.
@@ -55,6 +58,14 @@ OPTIONAL_COLUMNS = ("axis", "subaxis", "iw_zone")
 UNKNOWN = "unknown"
 """Zone / subaxis of a story whose release value is missing."""
 RESPONSE_FIELDS = ("model", "story_id", "context", "response")
+UNPARSED_RULES = {
+    "neutral": "an answer that is not one clear Yes / No / Neither is read as Neither (the gold label neutral): the "
+               "authors' fallback; Table A.4's rows of models that always land on Neither fit it",
+    "wrong": "an answer that is not one clear Yes / No / Neither counts as no label: wrong, a miss for its gold "
+             "label and a false positive for none (--unparsed-wrong)",
+}
+"""How an unparsed answer is scored (metrics.json ``unparsed_rule``); the first is the default."""
+DEFAULT_UNPARSED = "neutral"
 
 
 @dataclass
@@ -144,13 +155,22 @@ def label_scores(gold: Sequence[str], predicted: Sequence[str | None],
 
 
 def accuracy(gold: Sequence[str], predicted: Sequence[str | None]) -> float | None:
-    """Share of answers equal to the gold label (an unparsed answer is wrong); None without answers."""
+    """Share of answers equal to the gold label (None: no label, wrong); None without answers."""
     return sum(1 for g, p in zip(gold, predicted) if g == p) / len(gold) if len(gold) else None
 
 
-def score_answers(responses: pl.DataFrame, stories: pl.DataFrame) -> pl.DataFrame:
-    """Each answer parsed and joined to its story: adds country, gold_label, iw_zone, subaxis, predicted,
-    parse_status, correct."""
+def scored_label(answer: prompts.Answer, unparsed: str = DEFAULT_UNPARSED) -> str | None:
+    """The label an answer is scored as under the ``unparsed`` rule (UNPARSED_RULES)."""
+    if unparsed not in UNPARSED_RULES:
+        raise InputError(f"unknown rule for unparsed answers {unparsed!r}; choose from {', '.join(UNPARSED_RULES)}")
+    if answer.status == "parsed" or unparsed == "wrong":
+        return answer.label
+    return "neutral"
+
+
+def score_answers(responses: pl.DataFrame, stories: pl.DataFrame, unparsed: str = DEFAULT_UNPARSED) -> pl.DataFrame:
+    """Each answer parsed and joined to its story: adds country, gold_label, iw_zone, subaxis, predicted (under the
+    ``unparsed`` rule), parse_status, correct."""
     joined = responses.join(stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis"),
                             on="story_id", how="left")
     unknown = joined.filter(pl.col("gold_label").is_null())
@@ -159,7 +179,7 @@ def score_answers(responses: pl.DataFrame, stories: pl.DataFrame) -> pl.DataFram
         raise InputError(f"story id {first['story_id']!r} is not in the release", file=first.get("source"),
                          row=first.get("row"), column="story_id")
     answers = [prompts.parse_answer(text) for text in joined["response"].to_list()]
-    return joined.with_columns(pl.Series("predicted", [a.label for a in answers], dtype=pl.String),
+    return joined.with_columns(pl.Series("predicted", [scored_label(a, unparsed) for a in answers], dtype=pl.String),
                                pl.Series("parse_status", [a.status for a in answers], dtype=pl.String)).with_columns(
         (pl.col("predicted").fill_null("") == pl.col("gold_label")).alias("correct"))
 
@@ -185,7 +205,7 @@ def context_metrics(frame: pl.DataFrame) -> dict:
     status = {s: 0 for s in prompts.STATUSES}
     for s, n in frame.group_by("parse_status").len().iter_rows():
         status[s] = n
-    parsed = [(g, p) for g, p in zip(gold, predicted) if p is not None]
+    parsed = [(g, p) for g, p, s in zip(gold, predicted, frame["parse_status"]) if s == "parsed"]
     by_gold = {label: {"accuracy": accuracy([g for g in gold if g == label],
                                             [p for g, p in zip(gold, predicted) if g == label]),
                        "n": sum(1 for g in gold if g == label)} for label in prompts.LABELS}
@@ -197,6 +217,7 @@ def context_metrics(frame: pl.DataFrame) -> dict:
         "n_stories": frame["story_id"].n_unique(),
         "parse_status": status,
         "n_unparsed": len(gold) - len(parsed),
+        "unparsed_share": (len(gold) - len(parsed)) / len(gold) if gold else None,
         "accuracy": accuracy(gold, predicted),
         "accuracy_parsed": accuracy([g for g, _ in parsed], [p for _, p in parsed]),
         "macro": scores["macro"],
@@ -230,9 +251,10 @@ BOOTSTRAP_NOTE = {
 }
 """How NormAd's intervals are computed (recorded in metrics.json under ``uncertainty``)."""
 COUNT_FIELDS = ("n", "correct", "parsed", *(f"{kind}_{label}" for kind in ("tp", "predicted", "support")
-                                             for label in prompts.LABELS))
-"""Per story, model and context: its answers, the right ones, the parsed ones, and per label the true positives,
-predictions and gold answers: everything accuracy and Table A.4's P / R / F1 are sums of."""
+                                             for label in prompts.LABELS), "correct_parsed")
+"""Per story, model and context: its answers, the right ones, the parsed ones, per label the true positives,
+predictions and gold answers, and the right parsed ones: everything accuracy and Table A.4's P / R / F1 are sums
+of."""
 BREAKDOWNS = {"zone": ("iw_zone", "accuracy_by_zone"), "gold_label": ("gold_label", "accuracy_by_gold"),
               "subaxis": ("subaxis", "accuracy_by_subaxis"), "country": ("country", "accuracy_by_country")}
 """Per-group accuracy: name in metrics.json's ``breakdowns`` -> (column of ``score_answers``, key of
@@ -244,11 +266,12 @@ def story_counts(scored: pl.DataFrame, units: Sequence[str],
     """COUNT_FIELDS per story (``units`` order), (model, context) cell and field: stories x cells x fields."""
     labels = prompts.LABELS
     per_story = scored.group_by("model", "context", "story_id").agg(
-        pl.len().alias("n"), pl.col("correct").sum(), pl.col("predicted").is_not_null().sum().alias("parsed"),
+        pl.len().alias("n"), pl.col("correct").sum(), (pl.col("parse_status") == "parsed").sum().alias("parsed"),
         *(((pl.col("gold_label") == lab) & (pl.col("predicted") == lab)).fill_null(False).sum().alias(f"tp_{lab}")
           for lab in labels),
         *((pl.col("predicted") == lab).fill_null(False).sum().alias(f"predicted_{lab}") for lab in labels),
-        *((pl.col("gold_label") == lab).sum().alias(f"support_{lab}") for lab in labels))
+        *((pl.col("gold_label") == lab).sum().alias(f"support_{lab}") for lab in labels),
+        (pl.col("correct") & (pl.col("parse_status") == "parsed")).sum().alias("correct_parsed"))
     position = {s: i for i, s in enumerate(units)}
     cell_index = {c: i for i, c in enumerate(cells)}
     counts = np.zeros((len(units), len(cells), len(COUNT_FIELDS)))
@@ -271,7 +294,7 @@ def scores_from_counts(sums: np.ndarray) -> dict[str, np.ndarray]:
         total = precision + recall
         f1 = np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
         none = np.where(n > 0, 1.0, np.nan)[:, None]
-        return {"accuracy": correct / n, "accuracy_parsed": correct / parsed,
+        return {"accuracy": correct / n, "accuracy_parsed": sums[:, 3 + 3 * k] / parsed,
                 "precision": precision * none, "recall": recall * none, "f1": f1 * none}
 
 
@@ -361,13 +384,14 @@ def add_intervals(per_context: dict, frame: pl.DataFrame, cell: dict, settings: 
 
 def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: list[dict] | None = None,
                     release: Path | str | None = None,
-                    bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> ScoreResult:
+                    bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap(),
+                    unparsed: str = DEFAULT_UNPARSED) -> ScoreResult:
     """Every metric from answers (model, story_id, context, response) and the release's stories; the point
     estimates are the paper's, each with a ``bootstrap`` interval over stories beside it (``<key>_ci``; BOOTSTRAP_NOTE),
     the settings under ``uncertainty`` and the paired model differences per context under ``model_differences``."""
     if responses.height == 0:
         raise InputError("no responses to score")
-    scored = score_answers(responses, stories)
+    scored = score_answers(responses, stories, unparsed)
     answered = set(scored["story_id"].unique().to_list())
     units = [s for s in stories["story_id"].to_list() if s in answered]  # release order
     intervals, differences = bootstrap_scores(scored, units, bootstrap)
@@ -403,6 +427,7 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
         "context_names": dict(prompts.CONTEXT_NAMES),
         "constants": {"temperature": prompts.TEMPERATURE, "max_tokens": prompts.MAX_TOKENS,
                       "prompt_source": prompts.PROMPT_SOURCE},
+        "unparsed_rule": {"rule": unparsed, "meaning": UNPARSED_RULES[unparsed]},
         "release_gold_distribution": {row[0]: row[1] for row in gold_counts.sort("gold_label").iter_rows()},
         "per_model": per_model,
         "model_differences": differences.to_dicts(),
@@ -434,12 +459,13 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
                                       "row": pl.Int64})
 
 
-def score(responses: Sequence[Path], release: Path) -> ScoreResult:
+def score(responses: Sequence[Path], release: Path, unparsed: str = DEFAULT_UNPARSED) -> ScoreResult:
     """``culturebench score normad``: every metric from saved responses.jsonl files against a NormAd release."""
     release = Path(release)
     stories = release_tables(release)["stories"]
     frame = read_responses(responses)
-    return score_responses(frame, stories, sources=[runs.source_info(p) for p in responses], release=release)
+    return score_responses(frame, stories, sources=[runs.source_info(p) for p in responses], release=release,
+                           unparsed=unparsed)
 
 
 # ---------------------------------------------------------------------------------------------------- plots
@@ -569,7 +595,7 @@ def check_inputs(release: Path, samples: int | None, limit: int | None, max_toke
 def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = prompts.CONTEXTS,
              samples: int | None = None, temperature: float | None = None, max_tokens: int = prompts.MAX_TOKENS,
              seed: int | None = 0, limit: int | None = None, split: str | None = None, args: dict | None = None,
-             console=None) -> runs.EvaluateResult:
+             console=None, unparsed: str = DEFAULT_UNPARSED) -> runs.EvaluateResult:
     """Ask ``backend`` every story (the first ``limit``) under every context, then score: writes responses.jsonl,
     metrics.json, the plots and run.json into ``out``. Re-running into the same folder answers every request already
     made from the cache."""
@@ -595,16 +621,18 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     for plan, response in zip(planned, result.responses):
         story = info[plan.story_id]
         answer = prompts.parse_answer(response.text)
+        label = scored_label(answer, unparsed)
         records.append({"model": model, "story_id": plan.story_id, "country": story["country"],
                         "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": plan.context,
                         "sample_index": plan.sample_index, "prompt": plan.prompt, "response": response.text,
                         "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
-                        "correct": answer.label == story["gold_label"], "finish_reason": response.finish_reason})
+                        "correct": label == story["gold_label"], "finish_reason": response.finish_reason})
     responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
     frame = pl.DataFrame([{k: r[k] for k in (*RESPONSE_FIELDS, "sample_index")} for r in records],
                          schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
                                  "response": pl.String, "sample_index": pl.Int64})
-    scored = score_responses(frame, release_stories, release=release, sources=[runs.source_info(responses_path)])
+    scored = score_responses(frame, release_stories, release=release, sources=[runs.source_info(responses_path)],
+                             unparsed=unparsed)
     stats = runs.runner_stats(result)
     m = scored.metrics["per_model"][model]
     written = runs.write_run_record(
@@ -612,7 +640,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_stories": stories.height, "contexts": list(contexts), "samples": samples,
                               "n_requests": len(records), "temperature": temperature, "max_tokens": max_tokens,
-                              "seed": seed, "limit": limit, "split": split,
+                              "seed": seed, "limit": limit, "split": split, "unparsed": unparsed,
                               "prompt_source": scored.metrics["constants"]["prompt_source"]},
                "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
                "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}})
@@ -627,7 +655,8 @@ def summary(metrics: dict) -> str:
         parts = ", ".join(f"{prompts.CONTEXT_NAMES[c]} {m['accuracy'][c]:.3f}" for c in m["contexts"]
                           if m["accuracy"][c] is not None)
         unparsed = sum(m["per_context"][c]["n_unparsed"] for c in m["contexts"])
-        lines.append(f"normad {model}: {m['n_responses']:,} responses ({unparsed:,} unparsed), "
+        read_as = "read as Neither" if metrics["unparsed_rule"]["rule"] == "neutral" else "counted wrong"
+        lines.append(f"normad {model}: {m['n_responses']:,} responses ({unparsed:,} unparsed, {read_as}), "
                      f"{m['n_stories']:,} stories; accuracy {parts}")
     return "\n".join(lines)
 
@@ -653,14 +682,19 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
     """`culturebench evaluate`: run, score, write the run folder; returns (summary line, paths written)."""
     result = evaluate(model_backend, options["release"], options["out"], samples=options["samples"],
                       temperature=options["temperature"], max_tokens=_max_tokens(options), seed=options["seed"],
-                      limit=options["limit"], split=_split(options), args=args, console=console)
+                      limit=options["limit"], split=_split(options), args=args, console=console,
+                      unparsed=_unparsed(options.get("unparsed_wrong")))
     line = f"{summary(result.metrics)}\nnormad: {runs.request_counts(len(result.records), result.stats)}"
     return line, result.written
 
 
-def cli_score(responses: Path, release: Path, out: Path) -> tuple[str, list[Path]]:
+def _unparsed(wrong: bool | None) -> str:
+    return "wrong" if wrong else DEFAULT_UNPARSED
+
+
+def cli_score(responses: Path, release: Path, out: Path, unparsed_wrong: bool = False) -> tuple[str, list[Path]]:
     """`culturebench score`: metrics from saved responses; returns (summary line, paths written)."""
-    result = score(runs.split_paths(responses), release)
+    result = score(runs.split_paths(responses), release, _unparsed(unparsed_wrong))
     return summary(result.metrics), write_run(result, out)
 
 
@@ -678,10 +712,16 @@ def comparison_stories(folders: Sequence[compare.RunFolder], release: Path | Non
 def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
                  release: Path | None) -> compare.Comparison:
     """Every run's responses re-scored together (one bootstrap of stories shared by all models and contexts:
-    paired), as the tables of the report."""
+    paired), as the tables of the report; unparsed answers under the runs' rule (``unparsed_rule`` of their
+    metrics.json; runs scored under different rules cannot be compared)."""
     stories, release_path = comparison_stories(folders, release)
     responses, sources = compare.relabelled_responses(folders, labels, read_responses)
-    result = score_responses(responses, stories, sources=sources, release=release_path, bootstrap=settings)
+    rules = sorted({f.metrics.get("unparsed_rule", {}).get("rule", DEFAULT_UNPARSED) for f in folders})
+    if len(rules) > 1:
+        raise InputError(f"the runs score unparsed answers differently ({' and '.join(rules)}); re-score them with "
+                         "one rule (`culturebench score normad`, with or without --unparsed-wrong)")
+    result = score_responses(responses, stories, sources=sources, release=release_path, bootstrap=settings,
+                             unparsed=rules[0])
     return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result.metrics),
                               metrics=result.metrics)
 
@@ -782,7 +822,8 @@ COMPARE = compare.BenchmarkSpec(
     build=compare_runs,
     tables=(
         compare.Table("main", "Fig. 3: accuracy per context",
-                      "Accuracy over Yes / No / Neither (an unparsed answer is wrong) per model and context."),
+                      "Accuracy over Yes / No / Neither per model and context (an unparsed answer read as "
+                      "Neither, the authors' fallback)."),
         compare.Table("table_a4", "Table A.4: accuracy and macro precision / recall / F1 per context",
                       "always_neither_f1: Table A.4's model that answers Neither to every story, on the same "
                       "stories (no interval)."),
