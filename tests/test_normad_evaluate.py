@@ -241,6 +241,18 @@ def test_always_neither_reproduces_table_a4():
     assert baseline["accuracy"] == pytest.approx(815 / 2633)
 
 
+def test_unparsed_fallback_gives_table_a4s_always_neither_rows():
+    """A model that never answers clearly scores, under the default rule, Table A.4's always-Neither row (P 0.103,
+    R 0.333, F1 0.158 on the paper's 815 / 875 / 943 labels); counted wrong it would score 0 / 0 / 0."""
+    gold = ["neutral"] * 815 + ["no"] * 875 + ["yes"] * 943
+    unclear = normad.prompts.parse_answer("I am not sure what to say.")
+    assert unclear.status != "parsed"
+    read = normad.label_scores(gold, [normad.scored_label(unclear)] * len(gold))["macro"]
+    assert [round(read[k], 3) for k in ("precision", "recall", "f1")] == [0.103, 0.333, 0.158]
+    wrong = normad.label_scores(gold, [normad.scored_label(unclear, "wrong")] * len(gold))["macro"]
+    assert wrong == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+
+
 def test_score_cli_on_hand_written_responses_matches_hand_calculation(release, tmp_path):
     """`culturebench score normad` on a responses.jsonl written by hand: accuracy and macro F1 (Sec. 4, Table A.4)
     computed here from the definitions. Golds of the small release: per country yes, yes, no, neutral."""
