@@ -2,6 +2,8 @@
 cultural zones.
 
 raw/cultural_atlas/<country>/*.html + raw/normad/*.{csv,jsonl} + raw/inglehart_welzel/*.csv  ->  stories, atlas.
+A country the zone tables do not list (or all, without the folder) takes its zone from the NormAd authors' own map
+(:func:`authors_zones`, shipped with attribution in ``culturebench/facts/normad_authors/``).
 
 The paper's choices are data in ``culturebench/facts/normad.json``: the three labels, the four etiquette subaxes,
 the eight Inglehart-Welzel zones, and our own list of countries with other names and demonyms (the leak check).

@@ -66,7 +66,7 @@ from culturebench.generation.common import (
 )
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import read_atlas
-from culturebench.raw.normad import STORIES_FOLDER, STORY_COLUMNS, ZONES_FOLDER
+from culturebench.raw.normad import STORIES_FOLDER, STORY_COLUMNS
 
 TASK = "normad"
 OUTPUT_FILE = "generated_normad_etiquette.csv"
@@ -401,7 +401,7 @@ def _input_raw(options: dict, out: Path) -> Path:
     source = options.get("source") or options.get("raw")
     if source:
         return Path(source)
-    if (out / ATLAS_FOLDER).is_dir() and (out / ZONES_FOLDER).is_dir():
+    if (out / ATLAS_FOLDER).is_dir():
         return out
     from culturebench.cli import bundled_raw
 
@@ -421,8 +421,9 @@ def _selection(options: dict) -> tuple[set[str] | None, set[str] | None]:
 
 def cli_generate(backend, options: dict, console: Console | None = None) -> tuple[str, list[Path]]:
     """``culturebench generate normad --out RAW_DIR``: options ``out``; ``source`` (folder with cultural_atlas/ and
-    inglehart_welzel/; default RAW_DIR when it has them, else the bundled sample raw/); ``seed``; ``only``
-    (countries and/or subaxes, comma-separated); ``limit`` (at most this many country x subaxis norms)."""
+    an optional inglehart_welzel/; default RAW_DIR when it has cultural_atlas/, else the bundled sample raw/);
+    ``seed``; ``only`` (countries and/or subaxes, comma-separated); ``limit`` (at most this many country x subaxis
+    norms)."""
     check_options(options)
     out = Path(options["out"])
     countries, subaxes = _selection(options)
