@@ -96,11 +96,13 @@ STORIES = [
      ("At dinner with his new colleague's family, Tomas was thirsty and drank his water before anyone had lifted "
      "a cup. Is what Tomas did socially acceptable?"),
      "Drinking before the host lifts their cup is impolite.", "no"),
-    ("veloria", "Gift Giving", "Discretion in receiving gifts.",
-     "Gifts are opened later, in private.",
+    # neutral rows as the authors built them: value and rule-of-thumb from a country of another zone (here
+    # Kestrava's gift giving), the story about the row's country
+    ("veloria", "Gift Giving", "Modesty when receiving.",
+     "A gift is politely refused once before it is accepted.",
      ("Mira brought a scarf to her cousin's house and they talked about the weather over tea. Is what Mira did "
      "socially acceptable?"),
-     "The story does not involve opening gifts in front of the giver.", "neutral"),
+     "The story does not involve refusing a gift before accepting it.", "neutral"),
     ("veloria", "Visiting", "Respect for the cleanliness of the home.",
      "Visitors take off outdoor shoes at the door.",
      ("Ana arrived at her friend's apartment, took off her boots by the door and put on the slippers offered to "
@@ -136,11 +138,11 @@ STORIES = [
      ("After the meal, Amara thanked her friend's grandmother by name for the stew. Is what Amara did socially "
      "acceptable?"),
      "Thanking the cook by name is expected.", "yes"),
-    ("ormund_isles", "Visiting", "Generous hospitality accepted graciously.",
-     "Accept each of the three cups of tea offered to visitors.",
+    ("ormund_isles", "Visiting", "Respect for the cleanliness of the home.",  # Veloria's visiting rule
+     "Visitors take off outdoor shoes at the door.",
      ("Yaw visited a friend's family and spent the afternoon repairing a bicycle with his friend. Is what Yaw did "
      "socially acceptable?"),
-     "The story does not involve the tea offered to visitors.", "neutral"),
+     "The story does not involve shoes at the door.", "neutral"),
     ("ormund_isles", "Gift Giving", "Thoughtfulness toward the household.",
      "Bring fruit or sweets for the children when visiting.",
      ("Nia brought a bag of oranges for her host's children when she came for dinner. Is what Nia did socially "
