@@ -327,6 +327,21 @@ def test_story_prompt_is_the_authors() -> None:
                             "acceptable?\nIs this story relevant to the rule-of-thumb (Yes/No ONLY)?")
 
 
+def test_shipped_authors_files_carry_their_attribution() -> None:
+    """CC BY 4.0 asks for the source, the licence and the changes: the folder's README names all three."""
+    folder = REPO / "src" / "culturebench" / "facts" / "normad_authors"
+    notice = (folder / "README.md").read_text()
+    for needed in ("https://github.com/Akhila-Yerukola/NormAd", "9ede8512b4d1", "CC BY 4.0",
+                   "creativecommons.org/licenses/by/4.0", "changes"):
+        assert needed in notice, needed
+    shipped = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"README.md"}
+    assert all(f"`{name.split('/')[-1]}`" in notice or name.startswith("story_prompts/v2/") for name in shipped)
+    assert "`story_prompts/v2/*.txt`" in notice
+    rows = list(csv.DictReader((folder / "country_iw_zones.csv").open(encoding="utf-8")))
+    assert len(rows) == 75 and {r["Source"] for r in rows} == {
+        "Akhila-Yerukola/NormAd, src/story_collection/collect_irrelevant.py, map_iw_bin_to_country (CC BY 4.0)"}
+
+
 def test_neutral_answer_keeps_country_2_value_and_rule() -> None:
     answer = ("---\n## Value for Country 2 (Unrelated to Cultural Background for Country 1): \nHygiene.\n\n"
               "## Rule-of-Thumb for Country 2 (Unrelated to Cultural Background for Country 1): \nRemove shoes.\n\n"
@@ -361,6 +376,8 @@ def test_against_the_authors_files() -> None:
         assert (shipped / "story_prompts" / "v2" / name).read_bytes() == \
             (AUTHORS / "story_prompts" / "v2" / name).read_bytes(), name
     assert (shipped / "prompts.yaml").read_bytes() == (AUTHORS / "conf" / "prompts" / "prompts.yaml").read_bytes()
+    assert json.loads((shipped / "few_shots_v2.json").read_text()) == \
+        json.loads((AUTHORS / "derived_fewshots" / "few_shots_v2.json").read_text())
     config = yaml.safe_load((AUTHORS / "conf" / "prompts" / "prompts.yaml").read_text())
     assert config["prompts_dir"] == "story_prompts/v2" and gen.STORIES_PER_LABEL == config["num_story_samples"]
     shots = json.loads((AUTHORS / "derived_fewshots" / "few_shots_v2.json").read_text())
