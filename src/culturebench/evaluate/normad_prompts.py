@@ -16,7 +16,8 @@ Parsing: App. A.3 prints only the answer format ("Options: 1) Yes 2) No 3) Neith
 how an answer is read is ours: the first Yes / No / Neither word after an optional "Answer:" prefix, or an option
 number ("3) Neither"); otherwise the only one of those words present anywhere; several different ones are
 ``ambiguous``, a refusal ("I cannot ...") is ``refusal``, nothing recognisable (or an empty answer) is ``unparsed``.
-Only ``parsed`` answers carry a label; the others count as wrong in accuracy and as a miss in recall.
+Only ``parsed`` answers carry a label; the others are scored as Neither by default (the authors' fallback) or as
+wrong with ``--unparsed-wrong`` (``culturebench.evaluate.normad.UNPARSED_RULES``).
 """
 
 from __future__ import annotations
