@@ -324,7 +324,8 @@ def test_cc_mediation_layout_sample():
         "cc_mediation"}
     first, second = rows
     assert first.scenario == "Two neighbours are helping a young couple plan their first child's naming party."
-    assert first.value_item == "People from Jordan strongly agree that when a mother works for pay, the children suffer."
+    assert first.value_item == ("People from Jordan strongly agree that when a mother works for pay, the children "
+                                "suffer.")
     assert (first.value_country, first.events, first.commonsense_item) == (None, None, None)
     assert [c["goals"] for c in first.characters] == [
         ["Suggest inviting the mother's colleagues.", "Question whether the mother should stay at home."],
@@ -335,7 +336,8 @@ def test_cc_mediation_layout_sample():
     assert [socialcc.portfolio(c) for c in second.characters] == [
         "Britt.", "Lina: A 31-year-old female pharmacist from Jordan."]
     (dialogue,), _ = read_scenarios(CC_SAMPLE / "evaluate" / "13.json", RAW)
-    assert dialogue.source_id == "13" and dialogue.value_item == "People from Jordan agree that having the army rule is good."
+    assert dialogue.source_id == "13"
+    assert dialogue.value_item == "People from Jordan agree that having the army rule is good."
     # the released wording of Table 4A's Q237 is read as its opposite side (answers 1-2, "good")
     country, question, side = socialcc.parse_statement(dialogue.value_item)
     assert (country, question["question_id"], side) == ("Jordan", "Q237", "opposite")
@@ -422,18 +424,9 @@ def test_no_authors_scenario_is_dropped_for_its_wvs_share(tmp_path):
     """Built with the real WVS-7 country files, every one of CC-Mediation's 1,662 records is kept (none quarantined),
     the paper's Table 13A value (Japan, Q27) among them with the share computed by hand (not over 0.8), and the
     validation report warns about at least the 52 below the threshold the issue counted."""
-    files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
-    if len(files) < 56 or not PDF.is_file() or not CC_MEDIATION.is_file():
-        pytest.skip("real WVS-7 country files, codebook PDF or CC-Mediation records absent")
-    raw = tmp_path / "raw"
-    (raw / "wvs").mkdir(parents=True)
-    for path in [*files, PDF]:
-        (raw / "wvs" / path.name).symlink_to(path)
-    (raw / "cultural_atlas").symlink_to(RAW / "cultural_atlas")
-    (raw / "socialcc").mkdir()
-    (raw / "socialcc" / CC_MEDIATION.name).symlink_to(CC_MEDIATION)
-    folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
-    assert verdict["failed"] == 0, verdict
+    if not CC_MEDIATION.is_file():
+        pytest.skip("CC-Mediation reference records absent")
+    folder = build_on_real_wvs(tmp_path, CC_MEDIATION)
     scenarios = read_config(folder, "scenarios")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert scenarios.height == 1662 and manifest["accounting"]["quarantined_by_rule"] == {}
@@ -466,10 +459,9 @@ def _share_by_hand(path: Path, column: str, codes: set[int]) -> float:
     return sum(a in codes for a in valid) / len(valid)
 
 
-@pytest.mark.reference
-@reference
-def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
-    """Every Table 4A question with data yields preferences; Fig. 3's Q28 split and Q118's share recomputed by hand."""
+def build_on_real_wvs(tmp_path: Path, scenarios: Path) -> Path:
+    """The release built from the 56 real WVS-7 country files, the codebook PDF, the bundled atlas and the scenario
+    file ``scenarios`` (skips when the files are absent); validation must pass."""
     files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
     if len(files) < 56 or not PDF.is_file():
         pytest.skip("real WVS-7 country files or codebook PDF absent")
@@ -479,9 +471,18 @@ def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
         (raw / "wvs" / path.name).symlink_to(path)
     (raw / "cultural_atlas").symlink_to(RAW / "cultural_atlas")
     (raw / "socialcc").mkdir()
-    (raw / "socialcc" / SAMPLE.name).symlink_to(SAMPLE)
+    (raw / "socialcc" / scenarios.name).symlink_to(scenarios)
     folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
+    return folder
+
+
+@pytest.mark.reference
+@reference
+def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
+    """Every Table 4A question with data yields preferences; Fig. 3's Q28 split and Q118's share recomputed by hand."""
+    folder = build_on_real_wvs(tmp_path, SAMPLE)
+    files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
     preferences = read_config(folder, "value_preferences")
     # every Table 4A question yields preferences, unless by hand no country's share on either side is over 80%
     # (or no country has a valid answer: Q234A is not in these v5.0 files' answers)

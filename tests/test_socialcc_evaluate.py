@@ -164,7 +164,8 @@ def test_fill_drops_absent_fields_and_keeps_the_rest():
     assert "from Vietnam.\nSocial Goal\nDecide where to celebrate.\nDiscuss the press.\nDialogue Rules" in text
     antagonist = prompts.antagonist_system(fields)
     # no commonsense item: the value alone under Cultural Knowledge
-    assert "Cultural Knowledge\nPeople from Vietnam have a great deal of confidence in the press.\nSocial Goal" in antagonist
+    value = "People from Vietnam have a great deal of confidence in the press."
+    assert f"Cultural Knowledge\n{value}\nSocial Goal" in antagonist
     assert "Social Goal\nSuggest a barbecue.\nQuestion the press.\n" in antagonist
     assert "Interact with Kim to achieve each goal one by one." in antagonist
     assert fields["field_sources"] == {"Event 1": "stand-in: Character 2's Social Goal 1",
@@ -485,8 +486,8 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
 
 def test_end_to_end_on_the_builders_sample_release(tmp_path):
     """The sample (value countries Jordan, Sweden and Japan) built with an Inglehart-Welzel table of our own listing
-    Jordan and Japan, evaluated with a config whose zones table lists Sweden and gives Jordan another zone: the release's
-    iw_zone is used where it has one, the config's elsewhere (expected zones are the ones written below)."""
+    Jordan and Japan, evaluated with a config whose zones table lists Sweden and gives Jordan another zone: the
+    release's iw_zone is used where it has one, the config's elsewhere (expected zones are the ones written below)."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for folder in ("wvs", "cultural_atlas", "socialcc"):

@@ -15,9 +15,10 @@ with nationalities resolved to WVS-7 countries (aliases, "the ...", demonyms). A
 has one, must be an item of its country's Cultural Atlas page; the value item must be a Table 4A statement about
 ``cultural_value_country``. Scenarios that fail a rule go to quarantine with a reason. The value's share in the
 WVS files is recorded (``value_share``) but never a reason to drop a scenario: the paper's own Table 13A example
-(Japan, Q27) is not over 80% in the WVS-7 files; validation reports such scenarios as a warning, with counts. Each scenario gets the Inglehart-Welzel
-zone of its value country (Fig. 6's eight cultural groups, App. A.3) from ``RAW/inglehart_welzel/*.csv`` (NormAd's
-reader and zone checks), null when the folder is absent or does not list the country.
+(Japan, Q27) is not over 80% in the WVS-7 files; validation reports such scenarios as a warning, with counts.
+Each scenario gets the Inglehart-Welzel zone of its value country (Fig. 6's eight cultural groups, App. A.3) from
+``RAW/inglehart_welzel/*.csv`` (NormAd's reader and zone checks), null when the folder is absent or does not list
+the country.
 """
 
 from __future__ import annotations
@@ -89,8 +90,8 @@ CARD = CardInfo(
     ),
     configs=(
         ConfigInfo("scenarios", "One row per scenario: id (socialcc- + 16 hex of a sha256 of its content), source_id, "
-                   "layout (released, cc_mediation or culturebench), scenario text, events (null when the record has none), "
-                   "characters (Character 1 = antagonist, Character 2 = evaluated protagonist, optional Character 3; "
+                   "layout (released, cc_mediation or culturebench), scenario text, events (null when the record has "
+                   "none), characters (Character 1 = antagonist, Character 2 = evaluated protagonist, optional Character 3; "
                    "structs name, age, gender, nationality, country (resolved), occupation, profile, goals, task; "
                    "unknown fields null), commonsense_country / commonsense_topic / commonsense_item (null when the "
                    "record has no commonsense item), value_item, value_country, value_question_id (WVS-7 variable), "
@@ -128,9 +129,9 @@ CARD = CardInfo(
         "are no events, no commonsense item, no third character and no task. What `evaluate` puts in their "
         "places in the prompts of Tables 6A-11A is in each run's run.json (`prompt_fields`): Character 2's social "
         "goals stand in for Events 1-2; nothing stands in for the commonsense item or a third character (their "
-        "lines are left out, so the commonsense judge of Table 9A sees only the value). A malformed file stops the build with one line "
-        "naming file, line and key. Quarantined (with a `reason`): empty text (`empty_text`), fewer than two "
-        "characters (`missing_character`), a commonsense topic other than Etiquette / Dates of Significance "
+        "lines are left out, so the commonsense judge of Table 9A sees only the value). A malformed file stops the "
+        "build with one line naming file, line and key. Quarantined (with a `reason`): empty text (`empty_text`), "
+        "fewer than two characters (`missing_character`), a commonsense topic other than Etiquette / Dates of Significance "
         "(`bad_commonsense_topic`), a commonsense item not on the country's atlas page of that topic "
         "(`commonsense_not_in_atlas`), a commonsense country that is no character's nationality "
         "(`country_not_a_character`), a value item that is not a Table 4A statement about its country "

@@ -8,7 +8,8 @@ the printed ``{...}`` names; a field the scenario lacks (events, a third charact
 empty line, which is dropped, except the events, for which Character 2's goals stand in (STAND_INS).
 
 Simulation (Sec. 3.3): the antagonist opens with "Hello" (Table 6A rule 8); then each round is one protagonist and
-one antagonist turn, at most 20 rounds (Tables 6A/7A), laid out as AutoGen's two-agent chat (DIALOGUE_SETUPS); a turn containing "GOOD BYE" ends the dialogue (Table 6A
+one antagonist turn, at most 20 rounds (Tables 6A/7A), laid out as AutoGen's two-agent chat (DIALOGUE_SETUPS); a
+turn containing "GOOD BYE" ends the dialogue (Table 6A
 rule 7, Table 7A; matched case-insensitively). Agents at temperature 1, judges at 0 (Sec. 4.1).
 
 Parsing (ours, ``parse_score``): the last "Score: n" (also "**Score:** n", "score = n", "Score: n/3"); failing

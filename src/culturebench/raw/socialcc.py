@@ -32,8 +32,9 @@ released ``scenario`` and goals, and gave each agent a value: the released ``cul
 from ``cultural_value_country`` and a flipped copy naming its own country to the other. The value here is
 ``agent_2_value`` (Character 2's; VALUE_AGENT): the paper's scenarios put the value country on the protagonist's
 side (Tables 12A-16A), and of the 1,662 public records ``agent_2_value`` is a WVS-7 consensus (share over 80% in the
-WVS-7 country files) in 777, ``agent_1_value`` in 66. The record has no events, no commonsense item, no third character, no
-``task`` and no ``cultural_value_country`` (the value's country is the one its statement names): these are None.
+WVS-7 country files) in 777, ``agent_1_value`` in 66. The record has no events, no commonsense item, no third
+character, no ``task`` and no ``cultural_value_country`` (the value's country is the one its statement names):
+these are None.
 
 **culturebench** (our JSONL, used by the bundled sample)::
 
