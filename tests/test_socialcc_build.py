@@ -14,7 +14,7 @@ from culturebench.builders import socialcc
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.raw.normad import read_zones
-from culturebench.raw.socialcc import read_scenarios
+from culturebench.raw.socialcc import parse_scenario, read_scenarios
 from culturebench.release import build_release
 
 RAW = REPO / "raw"
@@ -363,6 +363,24 @@ def test_cc_mediation_errors_are_one_line(tmp_path, mutate, message):
     assert str(caught.value).startswith("bad.jsonl, ") and message in str(caught.value)
 
 
+def test_cc_mediation_value_stays_with_agent_1_where_agent_2s_names_no_country():
+    """CC-Mediation gives the flipped copy to agent 2 and keeps the released value with agent 1 when neither
+    agent's parsed country is the value country; its parser can leave a sentence in the country ("Jordan who works
+    as a nurse"), which then names no country: agent_1_value is the value. Our own record, shaped like record 22."""
+    record = json.loads((CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl").read_text().splitlines()[1])
+    record["agents"]["agent_2"]["nationality"] = "Jordan who works as a nurse"
+    record["cultural_axis"] = {
+        "agent_1_value": "People from Jordan strongly agree that it is a duty towards society to have children.",
+        "agent_2_value": "People from Jordan who works as a nurse strongly disagree that it is a duty towards society "
+                         "to have children."}
+    row = parse_scenario(record, "x.jsonl", 1)
+    chosen = socialcc.released_value(row)
+    assert chosen.value_item == record["cultural_axis"]["agent_1_value"]
+    assert socialcc.released_value(parse_scenario(json.loads(
+        (CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl").read_text().splitlines()[1]), "x.jsonl", 1)).value_item == (
+        "People from Jordan strongly agree that whenever science and religion conflict, religion is always right.")
+
+
 def test_released_ids_are_different_scenarios(tmp_path):
     """Two CC-Mediation records that differ only in their ids (as records 1 and 1894 of the authors' copy do) are
     two scenarios; the same record read twice is one, the later copy quarantined as a duplicate."""
@@ -399,13 +417,18 @@ def test_authors_cc_mediation_records_fill_every_prompt_field_they_carry():
     table, quarantine = socialcc.scenarios_table(rows, [], empty)
     assert table.height == 1662 and quarantine == {}
     by_source = {r["source_id"]: r for r in table.iter_rows(named=True)}
+    switched = 0
     for record in records:
         row = by_source[str(record["scenario_id"])]
         fields = prompts.scenario_fields(row)
         antagonist, protagonist = prompts.antagonist_system(fields), prompts.protagonist_system(fields)
         goals_1 = [g.strip() for g in record["goals"]["agent_1"].values()]
         goals_2 = [g.strip() for g in record["goals"]["agent_2"].values()]
-        value = record["cultural_axis"]["agent_2_value"].strip()
+        # agent_2_value, except where CC-Mediation's parser left a sentence in agent 2's nationality ("Indonesia who
+        # works as a university professor"): that agent got the flipped copy, agent 1 the released value
+        unparsed = "who works as" in (record["agents"]["agent_2"]["nationality"] or "")
+        value = record["cultural_axis"]["agent_1_value" if unparsed else "agent_2_value"].strip()
+        switched += unparsed
         assert f"Scenario\n{record['scenario_context'].strip()}\nEvents\n{goals_2[0]}\n{goals_2[1]}\n" in protagonist
         assert f"Cultural Knowledge\n{value}\nSocial Goal\n{goals_1[0]}\n{goals_1[1]}\n" in antagonist
         assert f"Social Goal\n{goals_2[0]}\n{goals_2[1]}\nDialogue Rules" in protagonist
@@ -416,6 +439,7 @@ def test_authors_cc_mediation_records_fill_every_prompt_field_they_carry():
             for part in (agent["occupation"], agent["nationality"], agent["age"] and f"{agent['age']}-year-old"):
                 assert not part or str(part) in portfolio
         assert fields["field_sources"]["Cultural Commonsense"] == "absent"
+    assert switched == 10
 
 
 @pytest.mark.reference

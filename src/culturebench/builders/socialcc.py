@@ -28,6 +28,7 @@ import hashlib
 import json
 import re
 from collections import Counter, defaultdict
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -91,7 +92,8 @@ CARD = CardInfo(
     configs=(
         ConfigInfo("scenarios", "One row per scenario: id (socialcc- + 16 hex of a sha256 of its content), source_id, "
                    "layout (released, cc_mediation or culturebench), scenario text, events (null when the record has "
-                   "none), characters (Character 1 = antagonist, Character 2 = evaluated protagonist, optional Character 3; "
+                   "none), characters (Character 1 = antagonist, Character 2 = evaluated protagonist, optional "
+                   "Character 3; "
                    "structs name, age, gender, nationality, country (resolved), occupation, profile, goals, task; "
                    "unknown fields null), commonsense_country / commonsense_topic / commonsense_item (null when the "
                    "record has no commonsense item), value_item, value_country, value_question_id (WVS-7 variable), "
@@ -125,14 +127,16 @@ CARD = CardInfo(
         "from the agent fields CC-Mediation parsed out of the released backgrounds (Tables 12A-16A's form, a field "
         "it could not parse left out), the value is `cultural_axis.agent_2_value` (CC-Mediation gave the released "
         "`cultural_value` verbatim to the agent from the value country and a flipped copy to the other; Character "
-        "2 holds the value country in the paper's scenarios), its country the one the statement names, and there "
+        "2 holds the value country in the paper's scenarios; where agent_2_value names no country because "
+        "CC-Mediation's parser left a sentence in it, agent_1_value, which then holds the released value), its "
+        "country the one the statement names, and there "
         "are no events, no commonsense item, no third character and no task. What `evaluate` puts in their "
         "places in the prompts of Tables 6A-11A is in each run's run.json (`prompt_fields`): Character 2's social "
         "goals stand in for Events 1-2; nothing stands in for the commonsense item or a third character (their "
         "lines are left out, so the commonsense judge of Table 9A sees only the value). A malformed file stops the "
         "build with one line naming file, line and key. Quarantined (with a `reason`): empty text (`empty_text`), "
-        "fewer than two characters (`missing_character`), a commonsense topic other than Etiquette / Dates of Significance "
-        "(`bad_commonsense_topic`), a commonsense item not on the country's atlas page of that topic "
+        "fewer than two characters (`missing_character`), a commonsense topic other than Etiquette / Dates of "
+        "Significance (`bad_commonsense_topic`), a commonsense item not on the country's atlas page of that topic "
         "(`commonsense_not_in_atlas`), a commonsense country that is no character's nationality "
         "(`country_not_a_character`), a value item that is not a Table 4A statement about its country "
         "(`value_not_a_table_4a_statement`), a value country that is no character's nationality when all "
@@ -510,6 +514,21 @@ def _empty_fields(row: ScenarioRow) -> list[str]:
     return empty
 
 
+def released_value(row: ScenarioRow, atlas_countries: set[str] = frozenset()) -> ScenarioRow:
+    """The row with the released value: for a CC-Mediation record whose ``agent_2_value`` names no country while
+    its ``agent_1_value`` does, ``agent_1_value``. CC-Mediation copies the released value verbatim to the agent
+    whose background names the value country; when neither does (its background parser kept the rest of the
+    sentence, "Indonesia who works as a university professor"), the released value stays with agent 1 and agent 2
+    gets the flipped copy naming that unparsed text (10 of the 1,662 public records)."""
+    if row.layout != "cc_mediation" or not row.other_value:
+        return row
+    named = [parse_statement(v) for v in (row.value_item, row.other_value)]
+    if named[0] and named[1] and country_info(named[0][0], atlas_countries) is None and country_info(
+            named[1][0], atlas_countries) is not None:
+        return replace(row, value_item=row.other_value, other_value=row.value_item)
+    return row
+
+
 def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], shares: pl.DataFrame,
                     zones: dict[str, str] | None = None) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
     """The scenarios config and the quarantine; ``zones`` (``iw_zones``) gives each value country's iw_zone."""
@@ -523,6 +542,7 @@ def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], shares: pl.
     kept, seen = [], {}
     dropped: dict[str, list] = defaultdict(list)
     for row in rows:
+        row = released_value(row, atlas_countries)
         where = (row.file, row.row, row.source_id, row.layout, row.scenario, row.commonsense_country,
                  row.commonsense_item, row.value_item, row.value_country,
                  "; ".join(str(c.get("nationality")) for c in row.characters))

@@ -30,11 +30,12 @@ public)::
 CC-Mediation parsed the released ``agent_N_background`` into the agent fields (any may be null), copied the
 released ``scenario`` and goals, and gave each agent a value: the released ``cultural_value`` verbatim to the agent
 from ``cultural_value_country`` and a flipped copy naming its own country to the other. The value here is
-``agent_2_value`` (Character 2's; VALUE_AGENT): the paper's scenarios put the value country on the protagonist's
-side (Tables 12A-16A), and of the 1,662 public records ``agent_2_value`` is a WVS-7 consensus (share over 80% in the
-WVS-7 country files) in 777, ``agent_1_value`` in 66. The record has no events, no commonsense item, no third
-character, no ``task`` and no ``cultural_value_country`` (the value's country is the one its statement names):
-these are None.
+``agent_2_value`` (Character 2's; VALUE_AGENT), ``agent_1_value`` being kept as ``other_value`` (the builder takes it
+where ``agent_2_value`` names no country: ``builders.socialcc.released_value``): the paper's scenarios put the value
+country on the protagonist's side (Tables 12A-16A), and of the 1,662 public records ``agent_2_value`` is a WVS-7
+consensus (share over 80% in the WVS-7 country files) in 777, ``agent_1_value`` in 66. The record has no events, no
+commonsense item, no third character, no ``task`` and no ``cultural_value_country`` (the value's country is the one
+its statement names): these are None.
 
 **culturebench** (our JSONL, used by the bundled sample)::
 
@@ -90,6 +91,7 @@ class ScenarioRow:
     commonsense_item: str | None
     value_item: str
     value_country: str | None
+    other_value: str | None = None  # cc_mediation: agent_1_value, the released value where agent_2_value is not
 
 
 def scenario_files(folder: Path) -> list[Path]:
@@ -211,7 +213,7 @@ def parse_cc_mediation(record: dict, file: str, row: int, source_id: str) -> Sce
                        _text(record["scenario_context"], file, row, "scenario_context"), None, characters,
                        None, None, None,
                        _text(axis.get(f"{VALUE_AGENT}_value"), file, row, f"cultural_axis.{VALUE_AGENT}_value"),
-                       None)
+                       None, _text(axis.get("agent_1_value"), file, row, "cultural_axis.agent_1_value", True))
 
 
 def _our_character(character, index: int, file: str, row: int) -> dict:
