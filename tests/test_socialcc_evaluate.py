@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import write_release
+from conftest import REFERENCE, reference, write_release
 from typer.testing import CliRunner
 
 from culturebench.cli import app
@@ -533,3 +533,50 @@ def test_end_to_end_on_the_builders_sample_release(tmp_path):
     assert result.exit_code == 0, result.output
     rescored = json.loads((tmp_path / "rescored" / "metrics.json").read_text())["per_model"]["evaluated"]
     assert rescored["by_zone"] == m["by_zone"]
+
+
+# ------------------------------------------------------------------------------------------------ authors' files
+
+CC_MEDIATION = (REFERENCE / "SocialCC" / "suhyun565_CC-Mediation"
+                / "socialcc_scenario_metadata_from_cc_mediation.jsonl")
+
+
+@pytest.mark.reference
+@reference
+def test_evaluate_on_the_authors_cc_mediation_records_says_what_stands_in(tmp_path):
+    """Three of CC-Mediation's records (the first three of its file) played and judged in-process: the antagonist's
+    first request is AutoGen's layout (system prompt, then its own "Hello"), its system prompt holds the record's
+    agent_2_value, and run.json says per field where it came from (by hand: none of the records carries events, a
+    commonsense item or a third character; each gives Character 2 two goals). Fig. 5 then has no country."""
+    from culturebench.builders.socialcc import scenarios_table
+    from culturebench.raw.socialcc import read_scenarios
+
+    if not CC_MEDIATION.is_file():
+        pytest.skip("CC-Mediation reference records absent")
+    records = [json.loads(line) for line in CC_MEDIATION.read_text(encoding="utf-8").splitlines()[:3]]
+    rows, _ = read_scenarios(CC_MEDIATION, CC_MEDIATION.parent)
+    empty = pl.DataFrame(schema={"country": pl.String, "question_id": pl.String, "side": pl.String,
+                                 "share": pl.Float64})
+    table, _ = scenarios_table(rows[:3], [], empty)
+    release = write_release(tmp_path / "socialcc", {"scenarios": table}, "socialcc")
+    first_requests = []
+
+    def antagonist(messages):
+        first_requests.append(messages)
+        return "OK. GOOD BYE!"
+
+    def judge(messages):
+        return "Score: 1"
+
+    socialcc.evaluate(FakeBackend("evaluated", lambda m: "Fine."), release, tmp_path / "run",
+                      judge_backend=FakeBackend("judge", judge), antagonist_backend=FakeBackend("a", antagonist))
+    values = {r["cultural_axis"]["agent_2_value"] for r in records}
+    assert all(m[0][0] == "system" and m[1] == ("assistant", "Hello") for m in first_requests)
+    assert {next(v for v in values if v in m[0][1]) for m in first_requests} == values
+    run = json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]
+    assert run["prompt_fields"]["sources"] == {
+        "Event 1": {"stand-in: Character 2's Social Goal 1": 3},
+        "Event 2": {"stand-in: Character 2's Social Goal 2": 3},
+        "Cultural Commonsense": {"absent": 3}, "Cultural Value": {"record": 3}, "Character 3 Portfolio": {"absent": 3}}
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["per_model"]["evaluated"]["fig5_countries"] == []
