@@ -245,9 +245,16 @@ def test_user_first_dialogue_setup_is_the_named_option(release, tmp_path):
                                        ("user", "p"))
     assert seen["protagonist"][1:] == (("user", "Hello"),)
     config = tmp_path / "setup.json"
-    config.write_text(json.dumps({"judge": "j", "dialogue_setup": "user-first"}), encoding="utf-8")
-    with pytest.raises(InputError, match="dialogue_setup must be one of autogen, user_first"):
-        socialcc.load_config(config)
+    for key, value, message in (("dialogue_setup", "user-first", "dialogue_setup must be one of autogen, user_first"),
+                                ("fig5_country", "atlas", "fig5_country must be one of commonsense, value"),
+                                ("event_stand_ins", "no", "event_stand_ins must be true or false")):
+        config.write_text(json.dumps({"judge": "j", key: value}), encoding="utf-8")
+        with pytest.raises(InputError, match=message):
+            socialcc.load_config(config)
+    config.write_text(json.dumps({"judge": "j", "dialogue_setup": "user_first", "fig5_country": "value",
+                                  "event_stand_ins": False}), encoding="utf-8")
+    loaded = socialcc.load_config(config)
+    assert (loaded.dialogue_setup, loaded.fig5_country, loaded.event_stand_ins) == ("user_first", "value", False)
 
 def record(country, zone, topic, value_topic, scores, model="m", commonsense_country=None):
     judgements = {j: {"score": s, "parse_status": "parsed" if s is not None else "unparsed", "raw": ""}

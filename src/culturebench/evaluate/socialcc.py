@@ -682,8 +682,8 @@ def fig5_label(metrics: dict) -> str:
 def by_country_png(metrics: dict, path: Path) -> None:
     """Fig. 5: cultural awareness and the two kinds of cultural knowledge per country (``fig5_country``: by default
     the commonsense item's; the 21 countries with the most scenarios), one series per model with bootstrap
-    intervals; hatched bars are countries with fewer
-    than ``uncertainty.MIN_GROUP_SIZE`` valid judgements (flagged small, not ranked)."""
+    intervals; hatched bars are countries with fewer than ``uncertainty.MIN_GROUP_SIZE`` valid judgements (flagged
+    small, not ranked)."""
     plt = plots.pyplot()
     models = metrics["models"]
     countries = fig5_countries(metrics)
