@@ -272,7 +272,7 @@ def main() -> None:
         "cultural_value, cultural_value_country, agent_1_background, agent_2_background, prompts), without events "
         "or commonsense items, as the SocialCC release is distributed.\n\n"
         "`CC_Mediation/`: three scenarios of our own in the layout of suhyun565/CC-Mediation's per-scenario "
-        "metadata (the only public copy of the released scenarios): two records a line in "
+        "metadata (the public copy of the released scenarios): two records a line in "
         "`SAMPLE_cc_mediation_records.jsonl` (one whose Character 1 has only a name) and one whole dialogue file "
         "`evaluate/13.json` whose value is worded as the released files word Table 4A's Q237.\n\n"
         "`wvs/SYNTHETIC_socialcc_skewed_respondents.csv`: 120 SYNTHETIC respondents in the WVS-7 CSV layout "

@@ -121,7 +121,7 @@ CARD = CardInfo(
         "released layout (scenario, cultural_value, cultural_value_country, agent_1_background, agent_2_background, "
         "prompts.agent_1/agent_2.task/goals), JSONL of such records, the per-scenario metadata of "
         "suhyun565/CC-Mediation's dialogue files (`cc_mediation`: scenario_context, agents, cultural_axis, goals; "
-        "its 1,662 records are the only public copy of the released scenarios), or our JSONL layout. Fields a "
+        "its 1,662 records are the public copy of the released scenarios we could find), or our JSONL layout. Fields a "
         "record lacks (events, a third character, the commonsense item) are null; the manifest's provenance counts "
         "them per layout (`absent_fields`). In the `cc_mediation` layout: the characters' portfolios are rebuilt "
         "from the agent fields CC-Mediation parsed out of the released backgrounds (Tables 12A-16A's form, a field "
