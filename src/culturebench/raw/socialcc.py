@@ -19,8 +19,8 @@ commonsense item) is None, not an error.
 
 **cc_mediation** (the per-scenario metadata that suhyun565/CC-Mediation's committed dialogue files
 ``data/{training,evaluate}/<id>.json`` embed under ``metadata``, or one such record a line as in
-``socialcc_scenario_metadata_from_cc_mediation.jsonl``; the released SocialCC JSONs it was built from are not
-public)::
+``socialcc_scenario_metadata_from_cc_mediation.jsonl``; CC-Mediation does not commit the released SocialCC JSONs
+it was built from)::
 
     {"scenario_id": 1, "scenario_context": "...",
      "agents": {"agent_1": {"name", "age", "gender", "occupation", "nationality"}, "agent_2": {...}},
