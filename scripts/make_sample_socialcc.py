@@ -126,7 +126,8 @@ SCENARIOS = [
                            "Suggest that the baby is better off with the mother for now."),
                     person("Lars", 42, "male", "Sweden", "team lead",
                            "Ask the daughter to return early to a key project.")]},
-    # quarantined on purpose: the value item is not a mined preference (random synthetic answers for Japan)
+    # kept, with a validation warning: the value is not a mined preference (random synthetic answers for Japan),
+    # as the paper's own Table 13A example (Japan, Q27) is not in the real WVS-7 files
     {"id": "sample-006", "country": "Veloria", "commonsense_topic": "Etiquette",
      "commonsense_item": "Gifts are opened later, in private, not in front of the giver.",
      "value_item":
@@ -176,6 +177,58 @@ RELEASED = {
 }
 
 
+# CC-Mediation layout (the per-scenario metadata suhyun565/CC-Mediation's dialogue files carry, see
+# culturebench.raw.socialcc); our own text. agent_2_value is the released value, agent_1_value CC-Mediation's flipped
+# copy; the second record's agent_1 fields are null as where CC-Mediation could not parse a background; the third is
+# a whole dialogue file (metadata + turns) and words its value as the released files do (Q237 "... is good").
+def cc_mediation(identifier: int, context: str, agent_1: dict, agent_2: dict, values: tuple[str, str],
+                 goals_1: list[str], goals_2: list[str]) -> dict:
+    return {"scenario_id": identifier, "subset": "evaluate", "agents": {"agent_1": agent_1, "agent_2": agent_2},
+            "scenario_context": context,
+            "cultural_axis": {"agent_1_value": values[0], "agent_2_value": values[1]},
+            "goals": {"agent_1": {f"goal_{i}": g for i, g in enumerate(goals_1, 1)},
+                      "agent_2": {f"goal_{i}": g for i, g in enumerate(goals_2, 1)}},
+            "conflict_stage": "Defense"}
+
+
+def agent(name, age=None, gender=None, occupation=None, nationality=None) -> dict:
+    return {"name": name, "age": age, "gender": gender, "occupation": occupation, "nationality": nationality}
+
+
+CC_MEDIATION = [
+    cc_mediation(11, "Two neighbours are helping a young couple plan their first child's naming party.",
+                 agent("Axel", 44, "male", "carpenter", "Sweden"), agent("Omar", 38, "male", "teacher", "Jordan"),
+                 ("People from Sweden strongly disagree that when a mother works for pay, the children suffer.",
+                  JOR_Q28),
+                 ["Suggest inviting the mother's colleagues.", "Question whether the mother should stay at home."],
+                 ["Decide whom to invite to the naming party.", "Discuss whether the mother should go back to work."]),
+    cc_mediation(12, "A film club is choosing a documentary about a hospital for its next evening.",
+                 agent("Britt"), agent("Lina", 31, "female", "pharmacist", "Jordan"),
+                 ("People from Jordan strongly disagree that whenever science and religion conflict, religion is "
+                  "always right.", JOR_Q169),
+                 ["Propose the documentary about a surgeon.", "Question the place of faith in medicine."],
+                 ["Decide which documentary to show.", "Discuss whether faith can outweigh a doctor's advice."]),
+]
+CC_MEDIATION_DIALOGUE = {
+    "scenario_id": 13, "subset": "evaluate",
+    "metadata": {**{k: v for k, v in cc_mediation(
+        13, "Three classmates are writing a history report on their country's armed forces.",
+        agent("Karin", 20, "female", "history student", "Sweden"), agent("Yousef", 21, "male", "law student", "Jordan"),
+        ("People from Sweden disagree that having the army rule is good.",
+         "People from Jordan agree that having the army rule is good."),
+        ["Suggest a title for the report.", "Question whether army rule can ever be good."],
+        ["Decide the report's title.", "Discuss whether the army should rule."]).items()
+        if k not in ("scenario_id", "subset", "conflict_stage")}, "conflict_stage": "Minimization",
+                 "conflict_turn": 2, "conflict_agent": "agent_2", "max_turns": 2},
+    "shared_prefix": [
+        {"t": 1, "speaker": "Karin", "agent": "agent_1", "message": "Hello", "phase": "pre_conflict",
+         "label": "unrelated_topic"},
+        {"t": 2, "speaker": "Yousef", "agent": "agent_2", "message": "Hello, Karin.", "phase": "conflict",
+         "label": "Minimization"}],
+    "continuations": {"original": {"turns": []}},
+}
+
+
 def paper_order(scenario: dict) -> dict:
     """Characters in the paper's order (Sec. 3.3, Tables 12A-16A): Character 1 the antagonist, Character 2 the
     evaluated protagonist (here the person of the value item's country), Character 3 the scenario's host."""
@@ -202,15 +255,26 @@ def main() -> None:
     for name, record in RELEASED.items():
         (OUT / "SocialCC_JSON" / f"{name}.json").write_text(json.dumps(record, ensure_ascii=False, indent=2) + "\n",
                                                              encoding="utf-8")
+    (OUT / "CC_Mediation" / "evaluate").mkdir(parents=True, exist_ok=True)
+    with (OUT / "CC_Mediation" / "SAMPLE_cc_mediation_records.jsonl").open("w", encoding="utf-8", newline="\n") as f:
+        for record in CC_MEDIATION:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    (OUT / "CC_Mediation" / "evaluate" / "13.json").write_text(
+        json.dumps(CC_MEDIATION_DIALOGUE, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     (OUT / "README.md").write_text(
         "# SocialCC sample (culturebench)\n\n"
         "`SAMPLE_socialcc_scenarios.jsonl`: our own scenarios (JSON Lines; format in `culturebench/raw/socialcc.py`) "
-        "about the fictional countries of `raw/cultural_atlas/` (Veloria, Kestrava, Ormund Isles). Two of them are "
-        "meant to be quarantined (a value item below the threshold, an item not on the atlas page). Characters are in "
-        "the paper's order: Character 1 the antagonist, Character 2 the evaluated protagonist.\n\n"
+        "about the fictional countries of `raw/cultural_atlas/` (Veloria, Kestrava, Ormund Isles). One is meant to be "
+        "quarantined (an item not on the atlas page); one has a value the WVS files do not make a preference, which "
+        "is kept with a validation warning, as the paper's own Table 13A example is. Characters are in the paper's "
+        "order: Character 1 the antagonist, Character 2 the evaluated protagonist.\n\n"
         "`SocialCC_JSON/*.json`: two scenarios of our own in the released layout (one JSON per scenario: scenario, "
         "cultural_value, cultural_value_country, agent_1_background, agent_2_background, prompts), without events "
         "or commonsense items, as the SocialCC release is distributed.\n\n"
+        "`CC_Mediation/`: three scenarios of our own in the layout of suhyun565/CC-Mediation's per-scenario "
+        "metadata (the public copy of the released scenarios): two records a line in "
+        "`SAMPLE_cc_mediation_records.jsonl` (one whose Character 1 has only a name) and one whole dialogue file "
+        "`evaluate/13.json` whose value is worded as the released files word Table 4A's Q237.\n\n"
         "`wvs/SYNTHETIC_socialcc_skewed_respondents.csv`: 120 SYNTHETIC respondents in the WVS-7 CSV layout "
         "(codes \"Jordan\" 400 and \"Sweden\" 752), with answers to a few questions deliberately skewed. The "
         "synthetic respondents in `raw/wvs/` answer uniformly at random, so no country reaches SocialCC's 80% "

@@ -14,7 +14,7 @@ from culturebench.builders import socialcc
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.raw.normad import read_zones
-from culturebench.raw.socialcc import read_scenarios
+from culturebench.raw.socialcc import parse_scenario, read_scenarios
 from culturebench.release import build_release
 
 RAW = REPO / "raw"
@@ -46,8 +46,9 @@ def test_sample_release(release):
     scenarios = read_config(release, "scenarios")
     preferences = read_config(release, "value_preferences")
     assert scenarios.columns == SCENARIO_COLUMNS and preferences.columns == PREFERENCE_COLUMNS
-    # 5 of our 7 JSONL scenarios + the 2 per-scenario JSONs of the released layout
-    assert scenarios.height == 7 and sorted(scenarios["layout"].to_list()) == ["culturebench"] * 5 + ["released"] * 2
+    # 6 of our 7 JSONL scenarios + the 2 per-scenario JSONs of the released layout + 3 CC-Mediation records
+    assert scenarios.height == 11 and sorted(scenarios["layout"].to_list()) == (
+        ["cc_mediation"] * 3 + ["culturebench"] * 6 + ["released"] * 2)
     assert scenarios["id"].str.contains(r"^socialcc-[0-9a-f]{16}$").all()
     released = scenarios.filter(pl.col("layout") == "released").sort("source_id")
     assert released["events"].to_list() == [None, None] and released["commonsense_item"].to_list() == [None, None]
@@ -60,18 +61,26 @@ def test_sample_release(release):
     assert (preferences["share"] > 0.8).all() and not preferences["weighted"].any()
     statements = set(preferences["statement"])
     assert "People from Jordan strongly agree that when a mother works for pay, the children suffer." in statements
-    assert set(scenarios["value_item"]) <= statements
+    # every value but two is a mined preference: sample-006's Japan Q27 (Table 13A's example; the synthetic Japanese
+    # of raw/wvs answer at random) and CC-Mediation 13.json's Jordan Q237 (not skewed in the sample's respondents)
+    assert sorted(set(scenarios["value_item"]) - statements) == [
+        "People from Japan strongly agree that one of my main goals in life has been to make my parents proud.",
+        "People from Jordan agree that having the army rule is good."]
     # the bundled zone table lists only the fictional atlas countries; the value countries are Jordan and Sweden
     assert scenarios["iw_zone"].null_count() == scenarios.height
     manifest = json.loads((release / "manifest.json").read_text())
-    assert manifest["accounting"]["rows_read"] == 9
-    assert manifest["accounting"]["quarantined_by_rule"] == {"commonsense_not_in_atlas": 1,
-                                                            "value_not_a_preference": 1}
+    assert manifest["accounting"]["rows_read"] == 12
+    assert manifest["accounting"]["quarantined_by_rule"] == {"commonsense_not_in_atlas": 1}
     assert manifest["provenance"]["threshold"] == 0.8 and manifest["provenance"]["layouts_read"] == {
-        "culturebench": 7, "released": 2}
+        "cc_mediation": 3, "culturebench": 7, "released": 2}
+    assert manifest["provenance"]["absent_fields"]["cc_mediation"] == {
+        "records": 3, "events": 3, "commonsense_item": 3, "character_3": 3, "value_country": 3}
     assert set(manifest["provenance"]["wvs_versions"].values()) <= {"6.0", "unknown"}
-    below = pl.read_parquet(release / "quarantine" / "value_not_a_preference.parquet")
-    assert below["reason"][0].startswith("share 0.") and "not over the threshold 0.8" in below["reason"][0]
+    # those two are kept and the validation report warns about them
+    report = json.loads((release / "validation" / "report.json").read_text())
+    warning = next(c for c in report["checks"] if c["name"].startswith("scenarios kept although"))
+    assert warning["informational"] and warning["observed"] == {
+        "scenarios": 2, "by_layout": {"cc_mediation": 1, "culturebench": 1}, "by_question": {"Q237": 1, "Q27": 1}}
     card = (release / "README.md").read_text()
     assert "Wu, Jincenzi and Lian, Jianxun and Wang, DingDong and Meng, Helen" in card and "Version 6.0" in card
 
@@ -81,7 +90,7 @@ def test_load_dataset(release):
 
     scenarios = load_dataset(str(release), "scenarios", split="test")
     preferences = load_dataset(str(release), "value_preferences", split="full")
-    assert len(scenarios) == 7 and len(preferences) >= 4
+    assert len(scenarios) == 11 and len(preferences) >= 4
     assert set(scenarios[0]["characters"][0]) == set(socialcc.CHARACTER.to_schema())
 
 
@@ -229,7 +238,7 @@ def test_quarantine_rules(tmp_path):
         {**good, "characters": [chars[0], chars[1], {**chars[2], "nationality": "Kestrava"}]},  # no Velorian
         {**good, "value_item": "People from Jordan like tea."},
         {**good, "value_item": "People from Jordan strongly disagree that when a mother works for pay, the children "
-                               "suffer."},  # the side the synthetic Jordanians do not take
+                               "suffer."},  # kept: the side the synthetic Jordanians do not take
         {**good, "scenario": "  "},
         {**good, "characters": [{**chars[0], "nationality": "the Netherlands"}, chars[1], chars[2]],
          "scenario": "A different scenario."},  # kept: an alias of a WVS-7 country
@@ -240,11 +249,12 @@ def test_quarantine_rules(tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["accounting"]["quarantined_by_rule"] == {
         "bad_commonsense_topic": 1, "commonsense_not_in_atlas": 1, "country_not_a_character": 1,
-        "duplicate_scenario": 1, "empty_text": 1, "value_country_not_a_character": 1, "value_not_a_preference": 1,
+        "duplicate_scenario": 1, "empty_text": 1, "value_country_not_a_character": 1,
         "value_not_a_table_4a_statement": 1}
     kept = read_config(folder, "scenarios")
-    assert kept.height == 3
-    assert sorted(c[0]["country"] for c in kept["characters"].to_list()) == ["Atlantis", "Netherlands", "Sweden"]
+    assert kept.height == 4
+    assert sorted(c[0]["country"] for c in kept["characters"].to_list()) == ["Atlantis", "Netherlands", "Sweden",
+                                                                             "Sweden"]
     duplicate = pl.read_parquet(folder / "quarantine" / "duplicate_scenario.parquet")
     assert duplicate["reason"].to_list() == ["same scenario as row 1 of socialcc/scenarios.jsonl, which is kept"]
 
@@ -261,9 +271,9 @@ def test_iw_zone_of_the_value_country_from_raw_inglehart_welzel(tmp_path):
     folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     kept = read_config(folder, "scenarios")
-    assert set(kept["value_country"]) == {"Jordan", "Sweden"}  # the Japan scenario is quarantined (share 0.49)
+    assert set(kept["value_country"]) == {"Jordan", "Sweden", "Japan"}  # Japan kept although its share is 0.49
     zones = dict(kept.select("value_country", "iw_zone").unique().iter_rows())
-    assert zones == {"Jordan": "African-Islamic", "Sweden": None}
+    assert zones == {"Jordan": "African-Islamic", "Sweden": None, "Japan": "Confucian"}
     manifest = json.loads((folder / "manifest.json").read_text())
     assert "inglehart_welzel/zones.csv" in {i["name"] for i in manifest["inputs"]}
     assert manifest["provenance"]["iw_zone_rows_read"] == 3
@@ -300,6 +310,160 @@ def test_released_layout_folder_and_errors(tmp_path):
     assert "socialcc/SocialCC_JSON/9.json, row 1, column agent_2_background" in result.output
 
 
+# ------------------------------------------------------------------------------------------------ CC-Mediation
+
+CC_SAMPLE = RAW / "socialcc" / "CC_Mediation"
+
+
+def test_cc_mediation_layout_sample():
+    """CC-Mediation's per-scenario metadata (a JSONL of records, a whole dialogue file): Character 1 = agent_1,
+    Character 2 = agent_2, the value = agent_2_value; no events, commonsense item, third character or task. The
+    expected values are the sample's own text (scripts/make_sample_socialcc.py)."""
+    rows, info = read_scenarios(CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl", RAW)
+    assert info.rows == 2 and [r.source_id for r in rows] == ["11", "12"] and {r.layout for r in rows} == {
+        "cc_mediation"}
+    first, second = rows
+    assert first.scenario == "Two neighbours are helping a young couple plan their first child's naming party."
+    assert first.value_item == ("People from Jordan strongly agree that when a mother works for pay, the children "
+                                "suffer.")
+    assert (first.value_country, first.events, first.commonsense_item) == (None, None, None)
+    assert [c["goals"] for c in first.characters] == [
+        ["Suggest inviting the mother's colleagues.", "Question whether the mother should stay at home."],
+        ["Decide whom to invite to the naming party.", "Discuss whether the mother should go back to work."]]
+    assert [socialcc.portfolio(c) for c in first.characters] == [
+        "Axel: A 44-year-old male carpenter from Sweden.", "Omar: A 38-year-old male teacher from Jordan."]
+    # Character 1 of the second record has only a name: its portfolio says only that
+    assert [socialcc.portfolio(c) for c in second.characters] == [
+        "Britt.", "Lina: A 31-year-old female pharmacist from Jordan."]
+    (dialogue,), _ = read_scenarios(CC_SAMPLE / "evaluate" / "13.json", RAW)
+    assert dialogue.source_id == "13"
+    assert dialogue.value_item == "People from Jordan agree that having the army rule is good."
+    # the released wording of Table 4A's Q237 is read as its opposite side (answers 1-2, "good")
+    country, question, side = socialcc.parse_statement(dialogue.value_item)
+    assert (country, question["question_id"], side) == ("Jordan", "Q237", "opposite")
+
+
+@pytest.mark.parametrize(("mutate", "message"), [
+    (lambda r: {k: v for k, v in r.items() if k != "cultural_axis"}, "row 1, column scenario_context"),
+    (lambda r: {**r, "agents": {"agent_1": "Axel", "agent_2": r["agents"]["agent_2"]}},
+     "row 1, column agents.agent_1: must be a JSON object"),
+    (lambda r: {**r, "cultural_axis": {"agent_1_value": "x"}}, "row 1, column cultural_axis.agent_2_value"),
+    (lambda r: {**r, "agents": {**r["agents"], "agent_2": {**r["agents"]["agent_2"], "age": "38"}}},
+     "row 1, column agents.agent_2.age: age must be a whole number or null"),
+])
+def test_cc_mediation_errors_are_one_line(tmp_path, mutate, message):
+    record = json.loads((CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl").read_text().splitlines()[0])
+    bad = mutate(record)
+    if "cultural_axis" not in bad:  # recognised by its other keys: the missing one is named
+        bad = {**bad, "metadata": {k: v for k, v in bad.items() if k != "scenario_context"} | {"cultural_axis": {}}}
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_scenarios(path, tmp_path)
+    assert str(caught.value).startswith("bad.jsonl, ") and message in str(caught.value)
+
+
+def test_cc_mediation_value_stays_with_agent_1_where_agent_2s_names_no_country():
+    """CC-Mediation gives the flipped copy to agent 2 and keeps the released value with agent 1 when neither
+    agent's parsed country is the value country; its parser can leave a sentence in the country ("Jordan who works
+    as a nurse"), which then names no country: agent_1_value is the value. Our own record, shaped like record 22."""
+    record = json.loads((CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl").read_text().splitlines()[1])
+    record["agents"]["agent_2"]["nationality"] = "Jordan who works as a nurse"
+    record["cultural_axis"] = {
+        "agent_1_value": "People from Jordan strongly agree that it is a duty towards society to have children.",
+        "agent_2_value": "People from Jordan who works as a nurse strongly disagree that it is a duty towards society "
+                         "to have children."}
+    row = parse_scenario(record, "x.jsonl", 1)
+    chosen = socialcc.released_value(row)
+    assert chosen.value_item == record["cultural_axis"]["agent_1_value"]
+    assert socialcc.released_value(parse_scenario(json.loads(
+        (CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl").read_text().splitlines()[1]), "x.jsonl", 1)).value_item == (
+        "People from Jordan strongly agree that whenever science and religion conflict, religion is always right.")
+
+
+def test_released_ids_are_different_scenarios(tmp_path):
+    """Two CC-Mediation records that differ only in their ids (as records 1 and 1894 of the authors' copy do) are
+    two scenarios; the same record read twice is one, the later copy quarantined as a duplicate."""
+    raw = raw_with(tmp_path, [])
+    record = json.loads((CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl").read_text().splitlines()[0])
+    lines = [json.dumps(record), json.dumps({**record, "scenario_id": 99}), json.dumps(record)]
+    (raw / "socialcc" / "scenarios.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+    assert verdict["failed"] == 0
+    assert sorted(read_config(folder, "scenarios")["source_id"].to_list()) == ["11", "99"]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["accounting"]["quarantined_by_rule"] == {"duplicate_scenario": 1}
+
+
+CC_MEDIATION = REFERENCE / "SocialCC" / "suhyun565_CC-Mediation" / "socialcc_scenario_metadata_from_cc_mediation.jsonl"
+
+
+@pytest.mark.reference
+@reference
+def test_authors_cc_mediation_records_fill_every_prompt_field_they_carry():
+    """All 1,662 records of CC-Mediation's copy of the released scenarios are read and none is quarantined (no
+    atlas, no shares: only structural rules apply); each prompt carries what its record carries: the scenario text,
+    agent_2_value under Cultural Knowledge, each agent's goals, Character 2's goals as the events, the agents'
+    parsed fields in the portfolios. Checked against the file read with the json module."""
+    from culturebench.evaluate import socialcc_prompts as prompts
+
+    if not CC_MEDIATION.is_file():
+        pytest.skip("CC-Mediation reference records absent")
+    records = [json.loads(line) for line in CC_MEDIATION.read_text(encoding="utf-8").splitlines()]
+    rows, _ = read_scenarios(CC_MEDIATION, CC_MEDIATION.parent)
+    assert len(rows) == len(records) == 1662
+    empty = pl.DataFrame(schema={"country": pl.String, "question_id": pl.String, "side": pl.String,
+                                 "share": pl.Float64})
+    table, quarantine = socialcc.scenarios_table(rows, [], empty)
+    assert table.height == 1662 and quarantine == {}
+    by_source = {r["source_id"]: r for r in table.iter_rows(named=True)}
+    switched = 0
+    for record in records:
+        row = by_source[str(record["scenario_id"])]
+        fields = prompts.scenario_fields(row)
+        antagonist, protagonist = prompts.antagonist_system(fields), prompts.protagonist_system(fields)
+        goals_1 = [g.strip() for g in record["goals"]["agent_1"].values()]
+        goals_2 = [g.strip() for g in record["goals"]["agent_2"].values()]
+        # agent_2_value, except where CC-Mediation's parser left a sentence in agent 2's nationality ("Indonesia who
+        # works as a university professor"): that agent got the flipped copy, agent 1 the released value
+        unparsed = "who works as" in (record["agents"]["agent_2"]["nationality"] or "")
+        value = record["cultural_axis"]["agent_1_value" if unparsed else "agent_2_value"].strip()
+        switched += unparsed
+        assert f"Scenario\n{record['scenario_context'].strip()}\nEvents\n{goals_2[0]}\n{goals_2[1]}\n" in protagonist
+        assert f"Cultural Knowledge\n{value}\nSocial Goal\n{goals_1[0]}\n{goals_1[1]}\n" in antagonist
+        assert f"Social Goal\n{goals_2[0]}\n{goals_2[1]}\nDialogue Rules" in protagonist
+        for number, key in ((1, "agent_1"), (2, "agent_2")):
+            agent = record["agents"][key]
+            portfolio = fields[f"Character {number} Portfolio"]
+            assert portfolio.startswith(f"{agent['name']}") and portfolio in antagonist
+            for part in (agent["occupation"], agent["nationality"], agent["age"] and f"{agent['age']}-year-old"):
+                assert not part or str(part) in portfolio
+        assert fields["field_sources"]["Cultural Commonsense"] == "absent"
+    assert switched == 10
+
+
+@pytest.mark.reference
+@reference
+def test_no_authors_scenario_is_dropped_for_its_wvs_share(tmp_path):
+    """Built with the real WVS-7 country files, every one of CC-Mediation's 1,662 records is kept (none quarantined),
+    the paper's Table 13A value (Japan, Q27) among them with the share computed by hand (not over 0.8), and the
+    validation report warns about at least the 52 below the threshold the issue counted."""
+    if not CC_MEDIATION.is_file():
+        pytest.skip("CC-Mediation reference records absent")
+    folder = build_on_real_wvs(tmp_path, CC_MEDIATION)
+    scenarios = read_config(folder, "scenarios")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert scenarios.height == 1662 and manifest["accounting"]["quarantined_by_rule"] == {}
+    japan = _share_by_hand(COUNTRY_FILES / "JPN.csv.gz", "Q27", {1, 2})
+    assert japan <= 0.8
+    table_13a = scenarios.filter(pl.col("value_item") == "People from Japan strongly agree that one of my main goals "
+                                                         "in life has been to make my parents proud.")
+    assert table_13a.height >= 1 and table_13a["value_share"].to_list() == pytest.approx([japan] * table_13a.height)
+    report = json.loads((folder / "validation" / "report.json").read_text())
+    warning = next(c for c in report["checks"] if c["name"].startswith("scenarios kept although"))
+    assert warning["observed"]["scenarios"] >= 52
+
+
 # ------------------------------------------------------------------------------------------------ real WVS-7
 
 
@@ -319,10 +483,9 @@ def _share_by_hand(path: Path, column: str, codes: set[int]) -> float:
     return sum(a in codes for a in valid) / len(valid)
 
 
-@pytest.mark.reference
-@reference
-def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
-    """Every Table 4A question with data yields preferences; Fig. 3's Q28 split and Q118's share recomputed by hand."""
+def build_on_real_wvs(tmp_path: Path, scenarios: Path) -> Path:
+    """The release built from the 56 real WVS-7 country files, the codebook PDF, the bundled atlas and the scenario
+    file ``scenarios`` (skips when the files are absent); validation must pass."""
     files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
     if len(files) < 56 or not PDF.is_file():
         pytest.skip("real WVS-7 country files or codebook PDF absent")
@@ -332,9 +495,18 @@ def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
         (raw / "wvs" / path.name).symlink_to(path)
     (raw / "cultural_atlas").symlink_to(RAW / "cultural_atlas")
     (raw / "socialcc").mkdir()
-    (raw / "socialcc" / SAMPLE.name).symlink_to(SAMPLE)
+    (raw / "socialcc" / scenarios.name).symlink_to(scenarios)
     folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
+    return folder
+
+
+@pytest.mark.reference
+@reference
+def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
+    """Every Table 4A question with data yields preferences; Fig. 3's Q28 split and Q118's share recomputed by hand."""
+    folder = build_on_real_wvs(tmp_path, SAMPLE)
+    files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
     preferences = read_config(folder, "value_preferences")
     # every Table 4A question yields preferences, unless by hand no country's share on either side is over 80%
     # (or no country has a valid answer: Q234A is not in these v5.0 files' answers)

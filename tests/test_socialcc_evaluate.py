@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import write_release
+from conftest import REFERENCE, reference, write_release
 from typer.testing import CliRunner
 
 from culturebench.cli import app
@@ -159,12 +159,26 @@ def test_fill_drops_absent_fields_and_keeps_the_rest():
     fields = prompts.scenario_fields(row)
     text = prompts.protagonist_system(fields)
     assert text.startswith("Task\nAct like Kim in the scenario and interact with Mike to achieve your goal.")
-    assert "Events\nCharacter\nMike: A 25-year-old" in text  # both event lines dropped
-    assert "Social Goal\nDecide where to celebrate.\nDiscuss the press.\nDialogue Rules" in text
+    # Kim's (Character 2's) two goals stand in for the absent events; no third character line
+    assert "Events\nDecide where to celebrate.\nDiscuss the press.\nCharacter\nMike: A 25-year-old" in text
+    assert "from Vietnam.\nSocial Goal\nDecide where to celebrate.\nDiscuss the press.\nDialogue Rules" in text
     antagonist = prompts.antagonist_system(fields)
-    assert "Cultural Knowledge\nPeople from Vietnam have a great deal of confidence in the press.\n" in antagonist
+    # no commonsense item: the value alone under Cultural Knowledge
+    value = "People from Vietnam have a great deal of confidence in the press."
+    assert f"Cultural Knowledge\n{value}\nSocial Goal" in antagonist
     assert "Social Goal\nSuggest a barbecue.\nQuestion the press.\n" in antagonist
     assert "Interact with Kim to achieve each goal one by one." in antagonist
+    assert fields["field_sources"] == {"Event 1": "stand-in: Character 2's Social Goal 1",
+                                       "Event 2": "stand-in: Character 2's Social Goal 2",
+                                       "Cultural Commonsense": "absent", "Cultural Value": "record",
+                                       "Character 3 Portfolio": "absent"}
+    # without stand-ins the event lines are left out, as before
+    plain = prompts.protagonist_system(prompts.scenario_fields(row, event_stand_ins=False))
+    assert "Events\nCharacter\nMike: A 25-year-old" in plain
+    # a scenario with its own events keeps them
+    full = prompts.scenario_fields(small_scenarios().row(0, named=True))
+    assert (full["Event 1"], full["field_sources"]["Event 1"]) == ("Event 0.1: choose a gift.", "record")
+    assert full["field_sources"]["Character 3 Portfolio"] == "record"
 
 
 def test_good_bye_marker():
@@ -196,7 +210,8 @@ def test_dialogue_loop_ends_on_good_bye_and_at_20_rounds_with_one_overall_bar(re
         return "Fine. GOOD BYE!" if "Scenario 0:" in messages[0][1] else "p"
 
     def antagonist(messages):
-        assert messages[1] == ("user", prompts.ANTAGONIST_START) and messages[2] == ("assistant", "Hello")
+        # AutoGen's layout: the system prompt, then the antagonist's own "Hello", then the protagonist's turn
+        assert messages[0][0] == "system" and messages[1:3] == (("assistant", "Hello"), ("user", "p"))
         return "a"
 
     pb, ab = FakeBackend("p", protagonist), FakeBackend("a", antagonist)
@@ -211,11 +226,42 @@ def test_dialogue_loop_ends_on_good_bye_and_at_20_rounds_with_one_overall_bar(re
     assert d1.ended_by == "max_rounds" and d1.rounds == 20 and len(d1.turns) == 1 + 40
 
 
-def record(country, zone, topic, value_topic, scores, model="m"):
+def test_user_first_dialogue_setup_is_the_named_option(release, tmp_path):
+    """``dialogue_setup: user_first`` (the earlier layout) puts our user turn before the antagonist's "Hello"; the
+    protagonist's messages are the same in both setups."""
+    scenarios = socialcc.scenarios_from(socialcc.release_tables(release), socialcc.Config())[:1]
+    seen = {}
+
+    def keep(role):
+        def reply(messages):
+            seen.setdefault(role, messages)
+            return "OK. GOOD BYE!" if role == "antagonist" else "p"
+        return reply
+
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        socialcc.simulate(scenarios, FakeBackend("p", keep("protagonist")), FakeBackend("a", keep("antagonist")),
+                          cache, setup="user_first")
+    assert seen["antagonist"][1:4] == (("user", "[The conversation begins. Open it.]"), ("assistant", "Hello"),
+                                       ("user", "p"))
+    assert seen["protagonist"][1:] == (("user", "Hello"),)
+    config = tmp_path / "setup.json"
+    for key, value, message in (("dialogue_setup", "user-first", "dialogue_setup must be one of autogen, user_first"),
+                                ("fig5_country", "atlas", "fig5_country must be one of commonsense, value"),
+                                ("event_stand_ins", "no", "event_stand_ins must be true or false")):
+        config.write_text(json.dumps({"judge": "j", key: value}), encoding="utf-8")
+        with pytest.raises(InputError, match=message):
+            socialcc.load_config(config)
+    config.write_text(json.dumps({"judge": "j", "dialogue_setup": "user_first", "fig5_country": "value",
+                                  "event_stand_ins": False}), encoding="utf-8")
+    loaded = socialcc.load_config(config)
+    assert (loaded.dialogue_setup, loaded.fig5_country, loaded.event_stand_ins) == ("user_first", "value", False)
+
+def record(country, zone, topic, value_topic, scores, model="m", commonsense_country=None):
     judgements = {j: {"score": s, "parse_status": "parsed" if s is not None else "unparsed", "raw": ""}
                   for j, s in zip(prompts.JUDGES, scores)}
     return {"model": model, "country": country, "zone": zone, "topic": topic, "value_topic": value_topic,
-            "judgements": judgements, "n_rounds": 3, "ended_by": "good_bye"}
+            "commonsense_country": commonsense_country, "judgements": judgements, "n_rounds": 3,
+            "ended_by": "good_bye"}
 
 
 def test_aggregation_by_hand():
@@ -237,7 +283,28 @@ def test_aggregation_by_hand():
     # Fig. 6: value knowledge per value topic x group: Migration x African-Islamic = record 3 only -> 0
     assert m["by_value_topic_zone"]["Migration | African-Islamic"]["value"] == 0.0
     assert m["by_value_topic_zone"]["Social Values | Confucian"]["value"] == 1.0
-    assert m["fig5_countries"] == ["Egypt", "Japan"]  # tie on 2 scenarios: by name
+    assert m["fig5_countries"] == []  # Fig. 5 groups by the commonsense item's country: these records have none
+    assert socialcc.aggregate(records, fig5_grouping="value")["per_model"]["m"]["fig5_countries"] == [
+        "Egypt", "Japan"]  # tie on 2 scenarios: by name
+
+
+def test_fig5_groups_by_the_commonsense_country():
+    """Fig. 5 (Sec. 5.1): awareness and commonsense knowledge per country of the commonsense item; a scenario
+    without one is in no plotted country. By hand: Croatia 2 dialogues (awareness 1, 0), Brazil 1 (awareness 1)."""
+    records = [record("Japan", "Confucian", "Etiquette", "Social Values", [1, 1, 1, 3], commonsense_country="Croatia"),
+               record("Egypt", "African-Islamic", "Etiquette", "Migration", [0, 1, 0, 2],
+                      commonsense_country="Croatia"),
+               record("Japan", "Confucian", "Etiquette", "Migration", [1, 0, 0, 1], commonsense_country="Brazil"),
+               record("Japan", "Confucian", "Etiquette", "Migration", [0, 0, 0, 0])]
+    metrics = socialcc.aggregate(records)
+    m = metrics["per_model"]["m"]
+    assert m["fig5_countries"] == ["Croatia", "Brazil"]
+    assert m["by_country"]["Croatia"]["awareness"] == 0.5 and m["by_country"]["Brazil"]["awareness"] == 1.0
+    assert m["by_country"][socialcc.NO_COMMONSENSE_COUNTRY]["n"] == 1
+    assert metrics["fig5"]["grouped_by"] == "commonsense" and "Croatia" in metrics["fig5"]["why"]
+    assert socialcc.fig5_countries(metrics) == ["Croatia", "Brazil"]
+    by_value = socialcc.aggregate(records, fig5_grouping="value")["per_model"]["m"]
+    assert by_value["fig5_countries"] == ["Japan", "Egypt"] and by_value["by_country"]["Japan"]["awareness"] == 2 / 3
 
 
 # ------------------------------------------------------------------------------------------------ end to end
@@ -425,9 +492,9 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
 
 
 def test_end_to_end_on_the_builders_sample_release(tmp_path):
-    """The sample (value countries Jordan and Sweden) built with an Inglehart-Welzel table of our own listing only
-    Jordan, evaluated with a config whose zones table lists Sweden and gives Jordan another zone: the release's
-    iw_zone is used where it has one, the config's elsewhere (expected zones are the ones written below)."""
+    """The sample (value countries Jordan, Sweden and Japan) built with an Inglehart-Welzel table of our own listing
+    Jordan and Japan, evaluated with a config whose zones table lists Sweden and gives Jordan another zone: the
+    release's iw_zone is used where it has one, the config's elsewhere (expected zones are the ones written below)."""
     raw = tmp_path / "raw"
     raw.mkdir()
     for folder in ("wvs", "cultural_atlas", "socialcc"):
@@ -450,8 +517,18 @@ def test_end_to_end_on_the_builders_sample_release(tmp_path):
     transcripts = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
     layouts = pl.read_parquet(next((out / "socialcc" / "data" / "scenarios").glob("*.parquet")))["layout"]
     assert len(transcripts) == len(layouts) and "released" in layouts.to_list()
-    expected = {"Jordan": "African-Islamic", "Sweden": "Protestant Europe"}
+    expected = {"Jordan": "African-Islamic", "Sweden": "Protestant Europe", "Japan": "Confucian"}
     assert {t["country"]: t["zone"] for t in transcripts} == expected
+    # where the prompt fields came from, by hand from the sample: 6 scenarios of our JSONL have events, a third
+    # character and a commonsense item; the 2 released and 3 CC-Mediation ones have none of them, and Character 2
+    # has two goals in all but released 2.json (one goal: its Event 2 stays absent)
+    run = json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]
+    assert run["prompt_fields"]["sources"] == {
+        "Event 1": {"record": 6, "stand-in: Character 2's Social Goal 1": 5},
+        "Event 2": {"absent": 1, "record": 6, "stand-in: Character 2's Social Goal 2": 4},
+        "Cultural Commonsense": {"absent": 5, "record": 6}, "Cultural Value": {"record": 11},
+        "Character 3 Portfolio": {"absent": 5, "record": 6}}
+    assert list(run["dialogue_setup"]) == ["autogen"] and run["fig5"]["grouped_by"] == "commonsense"
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())["per_model"]["evaluated"]
     assert set(m["by_zone"]) == set(expected.values())
     # score (no judge: re-aggregation) looks the zones up the same way
@@ -463,3 +540,50 @@ def test_end_to_end_on_the_builders_sample_release(tmp_path):
     assert result.exit_code == 0, result.output
     rescored = json.loads((tmp_path / "rescored" / "metrics.json").read_text())["per_model"]["evaluated"]
     assert rescored["by_zone"] == m["by_zone"]
+
+
+# ------------------------------------------------------------------------------------------------ authors' files
+
+CC_MEDIATION = (REFERENCE / "SocialCC" / "suhyun565_CC-Mediation"
+                / "socialcc_scenario_metadata_from_cc_mediation.jsonl")
+
+
+@pytest.mark.reference
+@reference
+def test_evaluate_on_the_authors_cc_mediation_records_says_what_stands_in(tmp_path):
+    """Three of CC-Mediation's records (the first three of its file) played and judged in-process: the antagonist's
+    first request is AutoGen's layout (system prompt, then its own "Hello"), its system prompt holds the record's
+    agent_2_value, and run.json says per field where it came from (by hand: none of the records carries events, a
+    commonsense item or a third character; each gives Character 2 two goals). Fig. 5 then has no country."""
+    from culturebench.builders.socialcc import scenarios_table
+    from culturebench.raw.socialcc import read_scenarios
+
+    if not CC_MEDIATION.is_file():
+        pytest.skip("CC-Mediation reference records absent")
+    records = [json.loads(line) for line in CC_MEDIATION.read_text(encoding="utf-8").splitlines()[:3]]
+    rows, _ = read_scenarios(CC_MEDIATION, CC_MEDIATION.parent)
+    empty = pl.DataFrame(schema={"country": pl.String, "question_id": pl.String, "side": pl.String,
+                                 "share": pl.Float64})
+    table, _ = scenarios_table(rows[:3], [], empty)
+    release = write_release(tmp_path / "socialcc", {"scenarios": table}, "socialcc")
+    first_requests = []
+
+    def antagonist(messages):
+        first_requests.append(messages)
+        return "OK. GOOD BYE!"
+
+    def judge(messages):
+        return "Score: 1"
+
+    socialcc.evaluate(FakeBackend("evaluated", lambda m: "Fine."), release, tmp_path / "run",
+                      judge_backend=FakeBackend("judge", judge), antagonist_backend=FakeBackend("a", antagonist))
+    values = {r["cultural_axis"]["agent_2_value"] for r in records}
+    assert all(m[0][0] == "system" and m[1] == ("assistant", "Hello") for m in first_requests)
+    assert {next(v for v in values if v in m[0][1]) for m in first_requests} == values
+    run = json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]
+    assert run["prompt_fields"]["sources"] == {
+        "Event 1": {"stand-in: Character 2's Social Goal 1": 3},
+        "Event 2": {"stand-in: Character 2's Social Goal 2": 3},
+        "Cultural Commonsense": {"absent": 3}, "Cultural Value": {"record": 3}, "Character 3 Portfolio": {"absent": 3}}
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["per_model"]["evaluated"]["fig5_countries"] == []

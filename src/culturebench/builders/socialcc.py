@@ -13,10 +13,12 @@ facts switches to W_WEIGHT). A side whose share is strictly over the threshold (
 Scenarios: each record is normalised to Character 1 (antagonist), Character 2 (protagonist), optional Character 3,
 with nationalities resolved to WVS-7 countries (aliases, "the ...", demonyms). A commonsense item, when the record
 has one, must be an item of its country's Cultural Atlas page; the value item must be a Table 4A statement about
-``cultural_value_country``; when the WVS files give that (country, question, side) a share, it must be over the
-threshold. Scenarios that fail a rule go to quarantine with a reason. Each scenario gets the Inglehart-Welzel
-zone of its value country (Fig. 6's eight cultural groups, App. A.3) from ``RAW/inglehart_welzel/*.csv`` (NormAd's
-reader and zone checks), null when the folder is absent or does not list the country.
+``cultural_value_country``. Scenarios that fail a rule go to quarantine with a reason. The value's share in the
+WVS files is recorded (``value_share``) but never a reason to drop a scenario: the paper's own Table 13A example
+(Japan, Q27) is not over 80% in the WVS-7 files; validation reports such scenarios as a warning, with counts.
+Each scenario gets the Inglehart-Welzel zone of its value country (Fig. 6's eight cultural groups, App. A.3) from
+``RAW/inglehart_welzel/*.csv`` (NormAd's reader and zone checks), null when the folder is absent or does not list
+the country.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import hashlib
 import json
 import re
 from collections import Counter, defaultdict
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -71,7 +74,8 @@ CARD = CardInfo(
         "strongly agree that ...\", over 80% of the country's respondents), and the evaluated protagonist "
         "(Character 2) is judged on cultural awareness, knowledge and behaviour. This release was rebuilt by "
         "culturebench: the value preferences from raw WVS-7 files, the scenarios from the released per-scenario "
-        "JSON files (or our JSONL) checked against the atlas pages and the preferences."
+        "JSON files, CC-Mediation's copy of them or our JSONL, checked against the atlas pages; no released "
+        "scenario is dropped for its value's WVS share."
     ),
     license="other",
     citation=(
@@ -87,8 +91,9 @@ CARD = CardInfo(
     ),
     configs=(
         ConfigInfo("scenarios", "One row per scenario: id (socialcc- + 16 hex of a sha256 of its content), source_id, "
-                   "layout (released or culturebench), scenario text, events (null when the record has none), "
-                   "characters (Character 1 = antagonist, Character 2 = evaluated protagonist, optional Character 3; "
+                   "layout (released, cc_mediation or culturebench), scenario text, events (null when the record has "
+                   "none), characters (Character 1 = antagonist, Character 2 = evaluated protagonist, optional "
+                   "Character 3; "
                    "structs name, age, gender, nationality, country (resolved), occupation, profile, goals, task; "
                    "unknown fields null), commonsense_country / commonsense_topic / commonsense_item (null when the "
                    "record has no commonsense item), value_item, value_country, value_question_id (WVS-7 variable), "
@@ -114,17 +119,35 @@ CARD = CardInfo(
         "the manifest's provenance (`wvs_versions`).\n\n"
         "Scenarios are read from `RAW/socialcc/` (any depth, `wvs/` skipped): per-scenario JSON files in the "
         "released layout (scenario, cultural_value, cultural_value_country, agent_1_background, agent_2_background, "
-        "prompts.agent_1/agent_2.task/goals), JSONL of such records, or our JSONL layout. Fields a record lacks "
-        "(events, a third character, the commonsense item) are null. A malformed file stops the build with one line "
-        "naming file, line and key. Quarantined (with a `reason`): empty text (`empty_text`), fewer than two "
-        "characters (`missing_character`), a commonsense topic other than Etiquette / Dates of Significance "
-        "(`bad_commonsense_topic`), a commonsense item not on the country's atlas page of that topic "
+        "prompts.agent_1/agent_2.task/goals), JSONL of such records, the per-scenario metadata of "
+        "suhyun565/CC-Mediation's dialogue files (`cc_mediation`: scenario_context, agents, cultural_axis, goals; "
+        "its 1,662 records are the public copy of the released scenarios we could find), or our JSONL layout. Fields a "
+        "record lacks (events, a third character, the commonsense item) are null; the manifest's provenance counts "
+        "them per layout (`absent_fields`). In the `cc_mediation` layout: the characters' portfolios are rebuilt "
+        "from the agent fields CC-Mediation parsed out of the released backgrounds (Tables 12A-16A's form, a field "
+        "it could not parse left out), the value is `cultural_axis.agent_2_value` (CC-Mediation gave the released "
+        "`cultural_value` verbatim to the agent from the value country and a flipped copy to the other; Character "
+        "2 holds the value country in the paper's scenarios; where agent_2_value names no country because "
+        "CC-Mediation's parser left a sentence in it, agent_1_value, which then holds the released value), its "
+        "country the one the statement names, and there are no events, no commonsense item, no third character "
+        "and no task. The released layout has no events either, and no commonsense item unless a record adds one. "
+        "For any scenario without them, `evaluate` fills the prompts of Tables 6A-11A as follows, and each run's "
+        "run.json and metrics.json count it (`prompt_fields`): Character 2's social goals stand in for Events 1-2; "
+        "nothing stands in for the commonsense item or a third character (their lines are left out, so the "
+        "commonsense judge of Table 9A sees only the value, and Fig. 5, which groups by the commonsense item's "
+        "country, leaves the scenario out). A malformed file stops the "
+        "build with one line naming file, line and key. Quarantined (with a `reason`): empty text (`empty_text`), "
+        "fewer than two characters (`missing_character`), a commonsense topic other than Etiquette / Dates of "
+        "Significance (`bad_commonsense_topic`), a commonsense item not on the country's atlas page of that topic "
         "(`commonsense_not_in_atlas`), a commonsense country that is no character's nationality "
         "(`country_not_a_character`), a value item that is not a Table 4A statement about its country "
-        "(`value_not_a_table_4a_statement`), a value whose WVS share is not over the threshold "
-        "(`value_not_a_preference`, with the share), a value country that is no character's nationality when all "
+        "(`value_not_a_table_4a_statement`), a value country that is no character's nationality when all "
         "three characters are given (`value_country_not_a_character`), and later copies of the same scenario "
-        "(`duplicate_scenario`). Scenario counts per continent (Table 1) are reported.\n\n"
+        "(`duplicate_scenario`: same content and, for the authors' layouts, the same record id). A value whose share "
+        "in the WVS files is not over the threshold is no reason to drop a scenario: the paper's own Table 13A "
+        "example (Japan, Q27) is such a value; validation reports their number as a warning. Statements the "
+        "released files word differently from Table 4A (`released_forms` in the facts) are read as their side. "
+        "Scenario counts per continent (Table 1) are reported.\n\n"
         "The `iw_zone` of a scenario is its value country's zone in `RAW/inglehart_welzel/*.csv` (Country + "
         "Cultural_Region, read and checked as for NormAd; country names resolved like the nationalities), the eight "
         "cultural groups of the paper's Fig. 6 (App. A.3); null when the folder is absent or lacks the country."
@@ -257,8 +280,13 @@ _PEOPLE = re.compile(r"^People (?:from|in) (?P<country>.+?) (?P<form>\S.*?)\.?$"
 
 @cache
 def _forms() -> dict[str, tuple[dict, str]]:
-    """Statement text after the country (normalised, no final full stop) -> (question, side)."""
-    return {normal(q[side]).casefold().rstrip("."): (q, side) for q in questions() for side in SIDES}
+    """Statement text after the country (normalised, no final full stop) -> (question, side): each side's form and
+    the other wordings of it that the released statements use (``released_forms``)."""
+    forms = {normal(q[side]).casefold().rstrip("."): (q, side) for q in questions() for side in SIDES}
+    for q in questions():
+        for side, texts in q.get("released_forms", {}).items():
+            forms |= {normal(text).casefold().rstrip("."): (q, side) for text in texts}
+    return forms
 
 
 def parse_statement(text: str) -> tuple[str, dict, str] | None:
@@ -365,6 +393,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
             "preferences": preferences.height,
             "scenarios_read": len(rows),
             "layouts_read": dict(sorted(Counter(r.layout for r in rows).items())),
+            "absent_fields": absent_fields(rows),
             "atlas_items_read": len(items),
             "iw_zone_rows_read": len(zone_rows),
             "scenarios_by_iw_zone": zone_counts(scenarios),
@@ -445,17 +474,34 @@ def preferences_table(shares: pl.DataFrame, limit: float | None = None) -> pl.Da
 
 def portfolio(character: dict) -> str:
     """A character's profile text: as given (released backgrounds), else Tables 12A-16A's "Name: A 25-year-old
-    male IT programmer from China." from its fields."""
+    male IT programmer from China." from its fields.
+    A field the record lacks (CC-Mediation's agents have nulls where it could not parse the released background)
+    is left out with its words: {"name": "Lucas", "age": 29, "occupation": "accountant", "nationality": "Egypt"}
+    gives "Lucas: A 29-year-old accountant from Egypt.", a name alone "Lucas."."""
     if character.get("profile"):
         return str(character["profile"])
-    return facts()["portfolio_template"].format(**{k: character.get(k) or "" for k in
-                                                   ("name", "age", "gender", "occupation", "nationality")})
+    fields = {k: character.get(k) for k in ("name", "age", "gender", "occupation", "nationality")}
+    if all(v not in (None, "") for v in fields.values()):
+        return facts()["portfolio_template"].format(**fields)
+    words = [f"{fields['age']}-year-old" if fields["age"] is not None else "", fields["gender"] or "",
+             fields["occupation"] or "", f"from {fields['nationality']}" if fields["nationality"] else ""]
+    described = " ".join(w for w in words if w)
+    if not described:
+        return f"{fields['name'] or ''}."
+    article = "" if described.startswith("from ") else "A "
+    return f"{fields['name'] or ''}: {article}{described}."
 
 
 def scenario_id(row: ScenarioRow) -> str:
-    people = [f"{normal(c.get('name') or '').casefold()}|{normal(portfolio(c)).casefold()}" for c in row.characters]
+    """socialcc- + 16 hex of a sha256 of the scenario's content: text, commonsense and value items, every
+    character's name, profile and goals, and, for the authors' layouts, the record's own id (released scenarios
+    with different ids are different scenarios even where the fields a copy kept coincide: CC-Mediation's records
+    1 and 1894 differ only in fields it did not keep)."""
+    people = [f"{normal(c.get('name') or '').casefold()}|{normal(portfolio(c)).casefold()}|"
+              f"{'|'.join(normal(g).casefold() for g in c.get('goals') or [])}" for c in row.characters]
+    released_id = row.source_id if row.layout != "culturebench" else ""
     text = "\x1f".join([normal(row.scenario).casefold(), compare_key(row.commonsense_item or ""),
-                        normal(row.value_item).casefold(), _key(row.value_country or ""), *people])
+                        normal(row.value_item).casefold(), _key(row.value_country or ""), released_id, *people])
     return f"socialcc-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
 
 
@@ -468,6 +514,21 @@ def _empty_fields(row: ScenarioRow) -> list[str]:
     empty += [f"events[{i}]" for i, e in enumerate(row.events or (), start=1) if not e]
     empty += [f"character {i} profile" for i, c in enumerate(row.characters, start=1) if not portfolio(c).strip()]
     return empty
+
+
+def released_value(row: ScenarioRow, atlas_countries: set[str] = frozenset()) -> ScenarioRow:
+    """The row with the released value: for a CC-Mediation record whose ``agent_2_value`` names no country while
+    its ``agent_1_value`` does, ``agent_1_value``. CC-Mediation copies the released value verbatim to the agent
+    whose background names the value country; when neither does (its background parser kept the rest of the
+    sentence, "Indonesia who works as a university professor"), the released value stays with agent 1 and agent 2
+    gets the flipped copy naming that unparsed text (10 of the 1,662 public records)."""
+    if row.layout != "cc_mediation" or not row.other_value:
+        return row
+    named = [parse_statement(v) for v in (row.value_item, row.other_value)]
+    if named[0] and named[1] and country_info(named[0][0], atlas_countries) is None and country_info(
+            named[1][0], atlas_countries) is not None:
+        return replace(row, value_item=row.other_value, other_value=row.value_item)
+    return row
 
 
 def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], shares: pl.DataFrame,
@@ -483,6 +544,7 @@ def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], shares: pl.
     kept, seen = [], {}
     dropped: dict[str, list] = defaultdict(list)
     for row in rows:
+        row = released_value(row, atlas_countries)
         where = (row.file, row.row, row.source_id, row.layout, row.scenario, row.commonsense_country,
                  row.commonsense_item, row.value_item, row.value_country,
                  "; ".join(str(c.get("nationality")) for c in row.characters))
@@ -521,12 +583,7 @@ def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], shares: pl.
             dropped["value_not_a_table_4a_statement"].append((*where, reason))
             continue
         question, side = parsed[1], parsed[2]
-        share = share_of.get((value_country, question["question_id"], side))
-        if share is not None and not over_threshold(share):
-            dropped["value_not_a_preference"].append((*where, (f"share {share:.3f} of {value_country} on this side "
-                                                              f"of {question['question_id']} is not over the "
-                                                              f"threshold {threshold()}")))
-            continue
+        share = share_of.get((value_country, question["question_id"], side))  # kept whatever it is: see checks
         if len(characters) == 3 and _key(value_country) not in names:
             dropped["value_country_not_a_character"].append((*where, (f"the value item's country {value_country!r} "
                                                                      "is no character's nationality")))
@@ -550,6 +607,20 @@ def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], shares: pl.
     return table, quarantine
 
 
+def absent_fields(rows: list[ScenarioRow]) -> dict[str, dict[str, int]]:
+    """Per layout, how many records read lack each field that Tables 6A-11A fill in (events, the commonsense item,
+    a third character) or that the value's country comes from (cultural_value_country); ``evaluate`` names what
+    stands in for each (``socialcc_prompts.STAND_INS``)."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for row in rows:
+        out[row.layout]["records"] += 1
+        out[row.layout]["events"] += row.events is None
+        out[row.layout]["commonsense_item"] += not row.commonsense_item
+        out[row.layout]["character_3"] += len(row.characters) < 3
+        out[row.layout]["value_country"] += not row.value_country
+    return {layout: dict(counts) for layout, counts in sorted(out.items())}
+
+
 def continent_counts(scenarios: pl.DataFrame, atlas_countries: set[str] = frozenset()) -> dict:
     """Table 1 and 3A: scenarios per continent and per country of their value item."""
     continents: Counter = Counter()
@@ -560,6 +631,14 @@ def continent_counts(scenarios: pl.DataFrame, atlas_countries: set[str] = frozen
         countries[country or "unknown"] += 1
     return {"scenarios_by_continent": dict(sorted(continents.items())),
             "scenarios_by_value_country": dict(sorted(countries.items()))}
+
+
+def below_threshold_counts(below: pl.DataFrame) -> dict:
+    """How many scenarios (in all, per layout, per WVS question) have a value whose share in the WVS files is not
+    over the threshold: Sec. 3.2's 80% describes how the authors chose questions, and their own Table 13A
+    example (Japan, Q27) is one such scenario, so these are kept and only reported."""
+    count = lambda column: dict(sorted(Counter(below[column].to_list()).items()))
+    return {"scenarios": below.height, "by_layout": count("layout"), "by_question": count("value_question_id")}
 
 
 def zone_counts(scenarios: pl.DataFrame) -> dict[str, int]:
@@ -577,7 +656,7 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
     not_statement = [i for i, v, c in scenarios.select("id", "value_item", "value_country").iter_rows()
                      if parse_statement(v) is None]
     not_over = preferences.filter(~over_threshold(pl.col("share"))).height
-    below = scenarios.filter(pl.col("value_share").is_not_null() & ~over_threshold(pl.col("value_share"))).height
+    below = scenarios.filter(pl.col("value_share").is_not_null() & ~over_threshold(pl.col("value_share")))
     wrong_statement = [s for c, q, d, s in preferences.select("country", "question_id", "side",
                                                               "statement").iter_rows()
                        if q not in by_id or s != statement(c, by_id[q][d])]
@@ -589,7 +668,11 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
     return [
         check("every scenario's value item is a Table 4A statement", "scenarios", len(not_statement), 0,
               examples=not_statement[:5], failures=len(not_statement)),
-        check("no scenario's value item has a WVS share at or below the threshold", "scenarios", below, 0),
+        check(f"scenarios kept although their value's WVS share is not over {threshold()} (warning, "
+              "informational: a released scenario is never dropped for our threshold)", "scenarios",
+              below_threshold_counts(below), "any", passed=True,
+              examples=below.select("id", "value_country", "value_question_id", "value_side",
+                                    "value_share").head(5).rows()),
         check(f"every value preference has a share over the threshold ({threshold()})", "value_preferences",
               not_over, 0),
         check("every statement is 'People from <country> <Table 4A statement of its side>'",

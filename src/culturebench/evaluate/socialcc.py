@@ -8,7 +8,10 @@ is the protagonist, played by the **evaluated model** (Table 7A: sees the scenar
 profile, and its own goals). Character 3, when a scenario has one, only appears in the profiles.
 
 **Simulation**: the antagonist opens with "Hello", then each round is one protagonist and one antagonist turn, at
-most 20 rounds, until a turn contains "GOOD BYE". Both agents at temperature 1. Every turn is one cached model
+most 20 rounds, until a turn contains "GOOD BYE". Both agents at temperature 1. The messages are laid out as in
+AutoGen's two-agent chat, which the authors used (Sec. 4.1): the agent's prompt as system message, then the
+dialogue, nothing added (``dialogue_setup: user_first`` adds our earlier user turn before the antagonist's
+"Hello"; socialcc_prompts.DIALOGUE_SETUPS_NOTE). Every turn is one cached model
 call (a ``ChatRequest`` holding the dialogue so far, through ``runner.run_requests``); all dialogues advance one
 turn per step, so a killed run re-run with the same command replays every cached turn and continues. One overall
 progress bar counts turns and judgements.
@@ -24,14 +27,22 @@ swaps 1 and 2, see ``facts/socialcc.json`` ``behaviour_scale_note``), at tempera
      "antagonist": {...},          # default: the judge model
      "max_rounds": 20, "agent_temperature": 1.0, "agent_max_tokens": 256,
      "judge_temperature": 0.0, "judge_max_tokens": 512,
-     "zones": "country_iw_zones.csv"}   # Country,Cultural_Region (relative to the config file)
+     "zones": "country_iw_zones.csv",   # Country,Cultural_Region (relative to the config file)
+     "dialogue_setup": "autogen",       # or "user_first" (socialcc_prompts.DIALOGUE_SETUPS_NOTE)
+     "event_stand_ins": true,           # Character 2's goals fill absent events (socialcc_prompts.STAND_INS)
+     "fig5_country": "commonsense"}     # or "value" (FIG5_GROUPINGS)
+
+**Prompt fields**: each of Tables 6A-11A's fields is filled from the scenario row; an absent event gets Character
+2's social goal of its number (STAND_INS), an absent commonsense item or third character leaves its line out.
+Where each field came from is counted in metrics.json and run.json (``prompt_fields``).
 
 Without a named judge ``evaluate`` stops with a one-line error before any model call (the evaluated model never
 judges itself silently; naming it as the judge is allowed and recorded).
 
 **Report**: Table 2 (``table2.png``: per model the mean of each judged score; ``behaviour_distribution.png``: the
-behaviour score distribution), Fig. 5 (``by_country.png``: awareness and knowledge per value country, the 21
-countries with most scenarios), Fig. 6 (``by_value_topic_zone.png``: value knowledge per Table 4A topic x
+behaviour score distribution), Fig. 5 (``by_country.png``: awareness and knowledge per country, the 21 countries
+with most scenarios; the country of the commonsense item, FIG5_GROUPINGS, or with ``fig5_country: value`` of the
+value item), Fig. 6 (``by_value_topic_zone.png``: value knowledge per Table 4A topic x
 Inglehart-Welzel group of the value country), Fig. 7 (``aware_without_knowledge.png``: the dialogues scored aware
 but without commonsense knowledge, by commonsense topic and value topic); metrics.json. A scenario's zone is the
 release's ``iw_zone`` (``build socialcc`` attaches it from ``RAW/inglehart_welzel/``), else the config's ``zones``
@@ -71,7 +82,18 @@ TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
 UNKNOWN = "unknown"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 CONFIG_KEYS = {"judge", "antagonist", "max_rounds", "agent_temperature", "agent_max_tokens", "judge_temperature",
-               "judge_max_tokens", "zones"}
+               "judge_max_tokens", "zones", "dialogue_setup", "event_stand_ins", "fig5_country"}
+FIG5_GROUPINGS = {
+    "commonsense": "the country of the scenario's commonsense item (Cultural Atlas): Fig. 5 plots cultural awareness "
+                   "and commonsense knowledge, which are about that item (Steps 1-2 of Sec. 3.3), and Sec. 5.1 "
+                   "discusses Croatia, which is a Cultural Atlas country but not one of the 60 value countries of "
+                   "Table 3A",
+    "value": "the country of the scenario's value item (ours, the earlier grouping; Table 3A's countries)",
+}
+"""``fig5_country``: what Fig. 5 groups dialogues by (default ``commonsense``)."""
+NO_COMMONSENSE_COUNTRY = "(no commonsense country)"
+"""Fig. 5's group of a dialogue whose scenario has no commonsense item (CC-Mediation's records): never one of the
+21 countries plotted."""
 BOOTSTRAP_NOTE = {
     "statistic": "each mean of Table 2 (and of every group: country, zone, value topic, value topic x zone) over "
                  "the dialogues judged valid, the behaviour score percentages and Fig. 7's shares, each with "
@@ -109,6 +131,9 @@ class Config:
     judge_temperature: float = prompts.JUDGE_TEMPERATURE
     judge_max_tokens: int = prompts.JUDGE_MAX_TOKENS
     zones: dict[str, str] = field(default_factory=dict)
+    dialogue_setup: str = prompts.DIALOGUE_SETUPS[0]
+    event_stand_ins: bool = True
+    fig5_country: str = "commonsense"
     source: str | None = None
 
     def as_dict(self) -> dict:
@@ -116,7 +141,8 @@ class Config:
         return {"judge": spec(self.judge), "antagonist": spec(self.antagonist), "max_rounds": self.max_rounds,
                 "agent_temperature": self.agent_temperature, "agent_max_tokens": self.agent_max_tokens,
                 "judge_temperature": self.judge_temperature, "judge_max_tokens": self.judge_max_tokens,
-                "n_zones": len(self.zones), "source": self.source}
+                "n_zones": len(self.zones), "dialogue_setup": self.dialogue_setup,
+                "event_stand_ins": self.event_stand_ins, "fig5_country": self.fig5_country, "source": self.source}
 
 
 def _spec(value: Any, key: str, where: Path | None) -> ModelSpec:
@@ -165,6 +191,17 @@ def load_config(path: Path | str | None = None) -> Config:
             if not isinstance(raw[key], (int, float)) or isinstance(raw[key], bool) or raw[key] < 0:
                 raise InputError(f"{key} must be a number >= 0, got {raw[key]!r}", file=path, column=key)
             setattr(config, key, float(raw[key]))
+    for key, allowed in (("dialogue_setup", prompts.DIALOGUE_SETUPS), ("fig5_country", tuple(FIG5_GROUPINGS))):
+        if key in raw:
+            if raw[key] not in allowed:
+                raise InputError(f"{key} must be one of {', '.join(allowed)}, got {raw[key]!r}", file=path,
+                                 column=key)
+            setattr(config, key, raw[key])
+    if "event_stand_ins" in raw:
+        if not isinstance(raw["event_stand_ins"], bool):
+            raise InputError(f"event_stand_ins must be true or false, got {raw['event_stand_ins']!r}", file=path,
+                             column="event_stand_ins")
+        config.event_stand_ins = raw["event_stand_ins"]
     if raw.get("zones"):
         zones = Path(raw["zones"])
         config.zones = read_zones(zones if zones.is_absolute() else path.parent / zones)
@@ -203,6 +240,7 @@ class Scenario:
     topic: str  # commonsense topic (Fig. 7)
     value_topic: str  # Table 4A category (Fig. 6)
     fields: dict  # prompt fields (socialcc_prompts.scenario_fields)
+    commonsense_country: str | None = None  # the commonsense item's country (Fig. 5)
 
     @property
     def names(self) -> dict[str, str]:
@@ -228,7 +266,8 @@ def scenarios_from(tables: dict, config: Config) -> list[Scenario]:
         country = row["value_country"] or UNKNOWN
         zone = zone_of(zones[row["id"]], country, config)
         out.append(Scenario(row["id"], country, zone, str(row.get("commonsense_topic") or UNKNOWN),
-                            str(row.get("value_topic") or UNKNOWN), prompts.scenario_fields(row)))
+                            str(row.get("value_topic") or UNKNOWN),
+                            prompts.scenario_fields(row, config.event_stand_ins), row.get("commonsense_country")))
     return out
 
 
@@ -281,10 +320,11 @@ class OverallProgress:
 def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_backend, cache, *,
              max_rounds: int = prompts.MAX_ROUNDS, temperature: float = prompts.AGENT_TEMPERATURE,
              max_tokens: int = prompts.AGENT_MAX_TOKENS, seed: int | None = 0,
-             progress: OverallProgress | None = None) -> tuple[list[Dialogue], list]:
+             progress: OverallProgress | None = None,
+             setup: str = prompts.DIALOGUE_SETUPS[0]) -> tuple[list[Dialogue], list]:
     """Play every dialogue to its end: one batch of turns per step (protagonist = Character 2, antagonist =
-    Character 1, ...), each turn a cached request holding the dialogue so far. Returns the dialogues and the
-    runner results of every step."""
+    Character 1, ...), each turn a cached request holding the dialogue so far, its messages laid out as ``setup``
+    says (``socialcc_prompts.DIALOGUE_SETUPS``). Returns the dialogues and the runner results of every step."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
     from culturebench.evaluate.runner import run_requests
 
@@ -303,7 +343,7 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
         active = [d for d in dialogues if d.ended_by is None]
         if not active:
             break
-        requests = [ChatRequest(prompts.agent_messages(systems[id(d)][role], d.history(), role), sampling)
+        requests = [ChatRequest(prompts.agent_messages(systems[id(d)][role], d.history(), role, setup), sampling)
                     for d in active]
         result = run_requests(backend, requests, cache, description=f"socialcc turn {step + 1} ({role})",
                               console=progress.quiet if progress else None)
@@ -395,11 +435,25 @@ def _by(records: Sequence[dict], key, settings: uncertainty.Bootstrap | None = N
     return {k: score_block(groups[k], settings) for k in sorted(groups)}
 
 
-def country_breakdown(records: Sequence[dict], settings: uncertainty.Bootstrap) -> dict[str, list[dict]]:
-    """Fig. 5 with sizes (issue #18): per judge, per value country its valid judgements (n), mean, interval, and
-    rank, countries under ``uncertainty.MIN_GROUP_SIZE`` dialogues flagged ``small`` and not ranked
+def fig5_country(record: dict, grouping: str = "commonsense") -> str:
+    """Fig. 5's country of a dialogue (FIG5_GROUPINGS): its commonsense item's country (NO_COMMONSENSE_COUNTRY
+    where the scenario has none), or with ``grouping`` "value" its value item's."""
+    if grouping == "value":
+        return str(record.get("country") or UNKNOWN)
+    return str(record.get("commonsense_country") or NO_COMMONSENSE_COUNTRY)
+
+
+def top_countries(counts: dict[str, int]) -> list[str]:
+    """Fig. 5's countries: the TOP_COUNTRIES with the most dialogues (ties by name), never NO_COMMONSENSE_COUNTRY."""
+    return sorted((c for c in counts if c != NO_COMMONSENSE_COUNTRY), key=lambda c: (-counts[c], c))[:TOP_COUNTRIES]
+
+
+def country_breakdown(records: Sequence[dict], settings: uncertainty.Bootstrap,
+                      grouping: str = "commonsense") -> dict[str, list[dict]]:
+    """Fig. 5 with sizes (issue #18): per judge, per country (``fig5_country``) its valid judgements (n), mean,
+    interval, and rank, countries under ``uncertainty.MIN_GROUP_SIZE`` dialogues flagged ``small`` and not ranked
     (``uncertainty.group_breakdown``)."""
-    countries = [str(r.get("country") or UNKNOWN) for r in records]
+    countries = [fig5_country(r, grouping) for r in records]
     return {judge: uncertainty.group_breakdown([_score(r, judge) for r in records], countries, settings)
             for judge in prompts.JUDGES}
 
@@ -481,12 +535,25 @@ def model_differences(records: Sequence[dict], models: Sequence[str], settings: 
     return rows
 
 
+def prompt_field_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
+    """Per field of ``socialcc_prompts.SOURCED_FIELDS``, how many dialogues' prompts had it from the record, from a
+    stand-in (named) or not at all (transcripts written before fields recorded their sources: "not recorded")."""
+    out: dict[str, dict[str, int]] = {}
+    for name in prompts.SOURCED_FIELDS:
+        for r in records:
+            source = ((r.get("fields") or {}).get("field_sources") or {}).get(name, "not recorded")
+            out.setdefault(name, {})[source] = out.get(name, {}).get(source, 0) + 1
+    return {name: dict(sorted(counts.items())) for name, counts in out.items()}
+
+
 def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sources: list | None = None,
-              judge_note: str | None = None, bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> dict:
-    """metrics.json from transcripts (each with model, country, zone, topic, value_topic, turns, ended_by,
-    judgements). The point estimates are the paper's; beside each a ``bootstrap`` interval over scenarios
-    (``<key>_ci``; BOOTSTRAP_NOTE), per country the sizes and ranks (``country_breakdown``), and the paired
-    differences between models (``model_differences``)."""
+              judge_note: str | None = None, bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap(),
+              fig5_grouping: str = "commonsense") -> dict:
+    """metrics.json from transcripts (each with model, country, commonsense_country, zone, topic, value_topic,
+    turns, ended_by, judgements). The point estimates are the paper's; beside each a ``bootstrap`` interval over
+    scenarios (``<key>_ci``; BOOTSTRAP_NOTE), per Fig. 5 country (``fig5_grouping``, FIG5_GROUPINGS) the sizes and
+    ranks (``country_breakdown``), the paired differences between models (``model_differences``) and where each
+    prompt field came from (``prompt_fields``)."""
     if not records:
         raise InputError("no transcripts to score")
     models = sorted({str(r["model"]) for r in records})
@@ -501,16 +568,16 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
         rounds = [int(r.get("n_rounds") or 0) for r in mine]
         counts: dict[str, int] = {}
         for r in mine:
-            counts[str(r.get("country") or UNKNOWN)] = counts.get(str(r.get("country") or UNKNOWN), 0) + 1
-        top = set(sorted(counts, key=lambda c: (-counts[c], c))[:TOP_COUNTRIES])
+            counts[fig5_country(r, fig5_grouping)] = counts.get(fig5_country(r, fig5_grouping), 0) + 1
         per_model[model] = {
             "table2": score_block(mine, bootstrap, distribution_ci=True),
             "parse_status": status,
             "dialogue": {"mean_rounds": _mean(rounds), "max_rounds": max(rounds) if rounds else None,
                          "share_good_bye": _mean([1.0 if r.get("ended_by") == "good_bye" else 0.0 for r in mine])},
-            "by_country": _by(mine, lambda r: str(r.get("country") or UNKNOWN)),
-            "fig5_countries": sorted(top, key=lambda c: (-counts[c], c)),
-            "country_breakdown": country_breakdown(mine, bootstrap),
+            "by_country": _by(mine, lambda r: fig5_country(r, fig5_grouping)),
+            "fig5_countries": top_countries(counts),
+            "country_breakdown": country_breakdown(mine, bootstrap, fig5_grouping),
+            "dialogue_setups": sorted({str(r.get("dialogue_setup") or "not recorded") for r in mine}),
             "by_zone": _by(mine, lambda r: str(r.get("zone") or UNKNOWN), bootstrap),
             "by_value_topic": _by(mine, lambda r: str(r.get("value_topic") or UNKNOWN), bootstrap),
             "by_value_topic_zone": _by(mine, lambda r: f"{r.get('value_topic') or UNKNOWN} | "
@@ -529,8 +596,14 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
                       "agent_temperature": prompts.AGENT_TEMPERATURE,
                       "judge_temperature": prompts.JUDGE_TEMPERATURE, "prompt_source": prompts.PROMPT_SOURCE,
                       "prompt_tables": dict(prompts.PROMPT_SOURCES),
+                      "dialogue_setups": prompts.DIALOGUE_SETUPS_NOTE,
                       "behaviour_scale": prompts.BEHAVIOUR_SCALE_NOTE},
         "judge_note": judge_note,
+        "fig5": {"grouped_by": fig5_grouping, "why": FIG5_GROUPINGS[fig5_grouping],
+                 "countries_plotted": TOP_COUNTRIES, "group_without_country": NO_COMMONSENSE_COUNTRY},
+        "prompt_fields": {"sources": prompt_field_counts(records),
+                          "stand_ins": {name: label for name, (label, _, _) in prompts.STAND_INS.items()},
+                          "without_stand_in": list(prompts.WITHOUT_STAND_IN)},
         "per_model": per_model,
         "model_differences": model_differences(records, models, bootstrap),
         "uncertainty": bootstrap.record(unit="scenario", min_group_size=uncertainty.MIN_GROUP_SIZE,
@@ -592,19 +665,25 @@ def table2_png(metrics: dict, path: Path) -> None:
 
 
 def fig5_countries(metrics: dict) -> list[str]:
-    """Fig. 5's countries across the models: the 21 with the most dialogues of all models together (ties by
-    name); for one model its own ``fig5_countries``."""
+    """Fig. 5's countries across the models: the 21 with the most dialogues of all models together (``top_countries``);
+    for one model its own ``fig5_countries``."""
     counts: dict[str, int] = {}
     for model in metrics["models"]:
         for country, block in metrics["per_model"][model]["by_country"].items():
             counts[country] = counts.get(country, 0) + block["n"]
-    return sorted(counts, key=lambda c: (-counts[c], c))[:TOP_COUNTRIES]
+    return top_countries(counts)
+
+
+def fig5_label(metrics: dict) -> str:
+    """What Fig. 5's countries are, for titles: "commonsense country" or "value country" (metrics ``fig5``)."""
+    return f"{(metrics.get('fig5') or {}).get('grouped_by', 'value')} country"
 
 
 def by_country_png(metrics: dict, path: Path) -> None:
-    """Fig. 5: cultural awareness and the two kinds of cultural knowledge per value country (the 21 countries with
-    the most scenarios), one series per model with bootstrap intervals; hatched bars are countries with fewer
-    than ``uncertainty.MIN_GROUP_SIZE`` valid judgements (flagged small, not ranked)."""
+    """Fig. 5: cultural awareness and the two kinds of cultural knowledge per country (``fig5_country``: by default
+    the commonsense item's; the 21 countries with the most scenarios), one series per model with bootstrap
+    intervals; hatched bars are countries with fewer than ``uncertainty.MIN_GROUP_SIZE`` valid judgements (flagged
+    small, not ranked)."""
     plt = plots.pyplot()
     models = metrics["models"]
     countries = fig5_countries(metrics)
@@ -622,11 +701,11 @@ def by_country_png(metrics: dict, path: Path) -> None:
         ax.set_xticklabels(countries, rotation=30, ha="right", fontsize=7)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("mean score")
-        ax.set_title(f"{prompts.JUDGE_NAMES[judge]} per value country (hatched: fewer than "
+        ax.set_title(f"{prompts.JUDGE_NAMES[judge]} per {fig5_label(metrics)} (hatched: fewer than "
                      f"{uncertainty.MIN_GROUP_SIZE} judged dialogues)", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle("SocialCC Fig. 5: per country" + _level(metrics), fontsize=10)
+    fig.suptitle(f"SocialCC Fig. 5: per {fig5_label(metrics)}" + _level(metrics), fontsize=10)
     plots.save_figure(fig, path)
 
 
@@ -762,14 +841,15 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     total = len(scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
     with ResponseCache(out / runs.CACHE_FILE) as cache, OverallProgress(console, total, backend) as progress:
         dialogues, results = simulate(scenarios, backend, antagonist_backend, cache, max_rounds=config.max_rounds,
-                                      temperature=temperature, max_tokens=max_tokens, seed=seed, progress=progress)
-        transcripts = [transcript_record(d, model, antagonist_model) for d in dialogues]
+                                      temperature=temperature, max_tokens=max_tokens, seed=seed, progress=progress,
+                                      setup=config.dialogue_setup)
+        transcripts = [transcript_record(d, model, antagonist_model, config.dialogue_setup) for d in dialogues]
         jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
                                     max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
     totals = runs.total_stats(runs.runner_stats(r) for r in (*results, jresult))
     path = runs.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
     metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)],
-                        bootstrap=bootstrap)
+                        bootstrap=bootstrap, fig5_grouping=config.fig5_country)
     written = runs.write_run_record(
         out, [path, *write_run(metrics, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
@@ -777,16 +857,20 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
                               "seed": seed, "limit": limit, "split": split, "config": config.as_dict(),
                               "protagonist": "Character 2 (the evaluated model)",
                               "antagonist_model": antagonist_model, "judge_model": judge_model,
-                              "judge_note": judge_note, "prompt_source": prompts.PROMPT_SOURCE},
+                              "judge_note": judge_note, "prompt_source": prompts.PROMPT_SOURCE,
+                              "dialogue_setup": {config.dialogue_setup:
+                                                 prompts.DIALOGUE_SETUPS_NOTE[config.dialogue_setup]},
+                              "prompt_fields": metrics["prompt_fields"], "fig5": metrics["fig5"]},
                "metrics": metrics["per_model"][model]["table2"]})
     return EvaluateResult(metrics=metrics, records=transcripts, stats=totals, written=written)
 
 
-def transcript_record(d: Dialogue, model: str, antagonist_model: str) -> dict:
+def transcript_record(d: Dialogue, model: str, antagonist_model: str, setup: str) -> dict:
     s = d.scenario
     return {"scenario_id": s.id, "model": model, "antagonist_model": antagonist_model, "country": s.country,
-            "zone": s.zone, "topic": s.topic, "value_topic": s.value_topic, "n_rounds": d.rounds,
-            "ended_by": d.ended_by, "turns": d.turns, "fields": s.fields}
+            "commonsense_country": s.commonsense_country, "zone": s.zone, "topic": s.topic,
+            "value_topic": s.value_topic, "n_rounds": d.rounds, "ended_by": d.ended_by, "dialogue_setup": setup,
+            "turns": d.turns, "fields": s.fields}
 
 
 # ---------------------------------------------------------------------------------------------------- score
@@ -804,12 +888,16 @@ def read_transcripts(paths: Sequence[Path]) -> list[dict]:
     return records
 
 
-def rezone(records: Sequence[dict], zones: dict[str, str | None], config: Config) -> None:
-    """Each transcript's zone looked up as ``evaluate`` does (``zone_of``: the release's ``zones`` by scenario id,
-    then the config's), keeping its own where neither has one."""
+def rezone(records: Sequence[dict], scenarios: pl.DataFrame, config: Config) -> None:
+    """Each transcript's zone looked up as ``evaluate`` does (``zone_of``: the release's zone by scenario id, then
+    the config's), keeping its own where neither has one; and its commonsense country (Fig. 5) from the release
+    where the transcript has none (transcripts written before they recorded it)."""
+    zones = release_zones(scenarios)
+    commonsense = dict(zip(scenarios["id"], scenarios["commonsense_country"]))
     for r in records:
         zone = zone_of(zones.get(str(r["scenario_id"])), r.get("country"), config)
         r["zone"] = zone if zone != UNKNOWN else r.get("zone") or UNKNOWN
+        r["commonsense_country"] = r.get("commonsense_country") or commonsense.get(str(r["scenario_id"]))
 
 
 def reparse(records: Sequence[dict]) -> None:
@@ -830,9 +918,9 @@ def score(paths: Sequence[Path], release: Path, out: Path, config: Config | None
 
     config = config or Config()
     release = Path(release)
-    zones = release_zones(release_tables(release)["scenarios"])
+    scenarios = release_tables(release)["scenarios"]
     records = read_transcripts(paths)
-    rezone(records, zones, config)
+    rezone(records, scenarios, config)
     note = None
     if judge_backend is None and config.judge is not None:
         judge_backend = make_backend(config.judge)
@@ -848,7 +936,7 @@ def score(paths: Sequence[Path], release: Path, out: Path, config: Config | None
         reparse(records)
         note = "re-aggregated from saved judgements"
     return aggregate(records, release=release, sources=[runs.source_info(p) for p in paths], judge_note=note,
-                     bootstrap=bootstrap)
+                     bootstrap=bootstrap, fig5_grouping=config.fig5_country)
 
 
 def _bracket(interval: Sequence[float | None] | None) -> str:
@@ -917,7 +1005,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     release = release or folders[0].release
     notes = []
     if release is not None and (Path(release) / "manifest.json").is_file():
-        rezone(records, release_zones(release_tables(Path(release))["scenarios"]), Config())
+        rezone(records, release_tables(Path(release))["scenarios"], Config())
     else:
         notes.append("Release not at hand: Fig. 6 uses the zones the transcripts recorded.")
         release = None
@@ -1005,7 +1093,8 @@ COMPARE = compare.BenchmarkSpec(
         compare.Table("differences", "Paired differences between models per Table 2 dimension",
                       "difference = mean over the scenarios both models were judged on of score_a - score_b; "
                       "pvalue_holm over all rows."),
-        compare.Table("by_country", "Fig. 5: per value country, with sizes",
+        compare.Table("by_country", "Fig. 5: per country (of the commonsense item unless the runs' fig5_country "
+                      "says value), with sizes",
                       f"n = dialogues with a valid judgement; countries with n < {uncertainty.MIN_GROUP_SIZE} are "
                       "flagged small and not ranked; rank 1 = highest score per model and dimension."),
         compare.Table("value_topic_zone", "Fig. 6: value knowledge per value topic x Inglehart-Welzel group"),

@@ -5,10 +5,11 @@ The six prompts are the paper's tables, transcribed verbatim into ``facts/social
 its table): Table 6A (antagonist, Character 1), Table 7A (protagonist, Character 2, the evaluated model), Tables
 8A-11A (judges: cultural awareness, commonsense knowledge, value knowledge, cultural behaviour). Placeholders are
 the printed ``{...}`` names; a field the scenario lacks (events, a third character, the commonsense item) leaves an
-empty line, which is dropped.
+empty line, which is dropped, except the events, for which Character 2's goals stand in (STAND_INS).
 
 Simulation (Sec. 3.3): the antagonist opens with "Hello" (Table 6A rule 8); then each round is one protagonist and
-one antagonist turn, at most 20 rounds (Tables 6A/7A); a turn containing "GOOD BYE" ends the dialogue (Table 6A
+one antagonist turn, at most 20 rounds (Tables 6A/7A), laid out as AutoGen's two-agent chat (DIALOGUE_SETUPS); a
+turn containing "GOOD BYE" ends the dialogue (Table 6A
 rule 7, Table 7A; matched case-insensitively). Agents at temperature 1, judges at 0 (Sec. 4.1).
 
 Parsing (ours, ``parse_score``): the last "Score: n" (also "**Score:** n", "score = n", "Score: n/3"); failing
@@ -48,7 +49,31 @@ PROMPT_SOURCE = "SocialCC Tables 6A-11A, verbatim (facts/socialcc.json prompts)"
 BEHAVIOUR_SCALE_NOTE = facts()["behaviour_scale_note"]
 
 ANTAGONIST_START = "[The conversation begins. Open it.]"
-"""Ours: the user message before the antagonist's fixed opening (chat templates that need a user turn first)."""
+"""Ours, only with ``dialogue_setup: user_first``: the user message before the antagonist's fixed opening."""
+DIALOGUE_SETUPS_NOTE = {
+    "autogen": "default: as AutoGen's two-agent chat, which the authors ran (Sec. 4.1): each agent's prompt (Table "
+               "6A / 7A) is its system message, followed by the dialogue; the antagonist's fixed 'Hello' (Table 6A "
+               "rule 8) is its own first message (assistant) and the protagonist's first user message; nothing "
+               "else is added",
+    "user_first": "ours, the earlier behaviour: as autogen, but the antagonist's messages start with the user turn "
+                  f"'{ANTAGONIST_START}' before its 'Hello', for chat templates that refuse an "
+                  "assistant turn right after the system message",
+}
+"""How the agents' chat messages are laid out (config ``dialogue_setup``)."""
+DIALOGUE_SETUPS = tuple(DIALOGUE_SETUPS_NOTE)
+
+STAND_INS = {"Event 1": ("Character 2's Social Goal 1", "protagonist goals", 0),
+             "Event 2": ("Character 2's Social Goal 2", "protagonist goals", 1)}
+"""What fills an event a scenario lacks (no public copy of the released scenarios carries events): Character 2's
+social goal of the same number. The paper's case tables end their scenario rows with the two topics the dialogue
+goes through ("Discuss where to celebrate. Discuss how the new policy will help ...", Tables 15A-16A), which
+Character 2's goals restate, and Table 10A judges the value in "Event 2", the step Character 2's second goal is
+about. ``event_stand_ins: false`` leaves the lines out instead."""
+WITHOUT_STAND_IN = ("Cultural Commonsense", "Character 3 Portfolio")
+"""Fields nothing in a record can replace: absent, their lines are left out (the commonsense judge, Table 9A, then
+has only the value to compare with)."""
+SOURCED_FIELDS = ("Event 1", "Event 2", "Cultural Commonsense", "Cultural Value", "Character 3 Portfolio")
+"""The fields whose source (``record``, ``stand-in: ...`` or ``absent``) each scenario's fields record."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9 ]+)\}")
 
 
@@ -69,9 +94,10 @@ def fill(template: str, fields: dict) -> str:
     return "\n".join(lines)
 
 
-def scenario_fields(row: dict) -> dict:
+def scenario_fields(row: dict, event_stand_ins: bool = True) -> dict:
     """The printed placeholders of one scenario row (release config ``scenarios``), plus each role's goals
-    (``Social Goal 1/2`` differ by role: ``antagonist goals`` / ``protagonist goals``)."""
+    (``Social Goal 1/2`` differ by role: ``antagonist goals`` / ``protagonist goals``) and ``field_sources``: for
+    each of SOURCED_FIELDS whether the record gave it, a stand-in did (STAND_INS) or it is absent."""
     characters = [c for c in (row.get("characters") or []) if c]
     events = list(row.get("events") or [])
     names = [str(c.get("name") or f"Character {i}") for i, c in enumerate(characters, 1)]
@@ -88,6 +114,12 @@ def scenario_fields(row: dict) -> dict:
         fields[f"Event {i}"] = events[i - 1] if len(events) >= i else ""
     for i in (1, 2, 3):
         fields[f"Character {i} Portfolio"] = portfolio(characters[i - 1]) if len(characters) >= i else ""
+    sources = {name: "record" if fields[name] else "absent" for name in SOURCED_FIELDS}
+    for name, (label, goals, index) in STAND_INS.items():
+        if event_stand_ins and not fields[name] and len(fields[goals]) > index:
+            fields[name] = fields[goals][index]
+            sources[name] = f"stand-in: {label}"
+    fields["field_sources"] = sources
     return fields
 
 
@@ -107,11 +139,13 @@ def protagonist_system(fields: dict) -> str:
     return fill(PROMPTS["protagonist"], _with_goals(fields, "protagonist"))
 
 
-def agent_messages(system: str, turns: list[tuple[str, str]], me: str) -> tuple[tuple[str, str], ...]:
-    """Chat messages for agent ``me`` ("antagonist" / "protagonist") given the dialogue so far (role, text): its own
-    turns as assistant messages, the other's as user messages."""
+def agent_messages(system: str, turns: list[tuple[str, str]], me: str,
+                   setup: str = DIALOGUE_SETUPS[0]) -> tuple[tuple[str, str], ...]:
+    """Chat messages for agent ``me`` ("antagonist" / "protagonist") given the dialogue so far (role, text): its
+    prompt as the system message, its own turns as assistant messages, the other's as user messages; with
+    ``setup`` "user_first" the antagonist's start with ANTAGONIST_START (DIALOGUE_SETUPS)."""
     messages: list[tuple[str, str]] = [("system", system)]
-    if me == "antagonist":
+    if me == "antagonist" and setup == "user_first":
         messages.append(("user", ANTAGONIST_START))
     for role, text in turns:
         messages.append(("assistant" if role == me else "user", text))

@@ -1,5 +1,5 @@
 """Readers for SocialCC scenario files under ``RAW/socialcc/`` (any depth; the ``wvs/`` folder of extra respondents
-is skipped). Two layouts are accepted, in ``*.json`` files (one scenario object, or a list of them) and ``*.jsonl``
+is skipped). Three layouts are accepted, in ``*.json`` files (one scenario object, or a list of them) and ``*.jsonl``
 files (one scenario object a line, blank lines skipped); each object is recognised by its keys:
 
 **released** (the SocialCC release as it is distributed, one JSON per scenario, ``data/SocialCC_JSON/<id>.json``
@@ -16,6 +16,26 @@ Optional: ``agent_1`` / ``agent_2`` (names), ``agent_3_background`` (+ ``prompts
 ``event_1`` / ``event_2``, ``cultural_knowledge`` (the commonsense item), ``cultural_knowledge_country``,
 ``commonsense_topic``, ``id``. What the paper describes but a record lacks (events, a third character, the
 commonsense item) is None, not an error.
+
+**cc_mediation** (the per-scenario metadata that suhyun565/CC-Mediation's committed dialogue files
+``data/{training,evaluate}/<id>.json`` embed under ``metadata``, or one such record a line as in
+``socialcc_scenario_metadata_from_cc_mediation.jsonl``; CC-Mediation does not commit the released SocialCC JSONs
+it was built from)::
+
+    {"scenario_id": 1, "scenario_context": "...",
+     "agents": {"agent_1": {"name", "age", "gender", "occupation", "nationality"}, "agent_2": {...}},
+     "cultural_axis": {"agent_1_value": "People from ...", "agent_2_value": "People from ..."},
+     "goals": {"agent_1": {"goal_1": "...", "goal_2": "..."}, "agent_2": {...}}}
+
+CC-Mediation parsed the released ``agent_N_background`` into the agent fields (any may be null), copied the
+released ``scenario`` and goals, and gave each agent a value: the released ``cultural_value`` verbatim to the agent
+from ``cultural_value_country`` and a flipped copy naming its own country to the other. The value here is
+``agent_2_value`` (Character 2's; VALUE_AGENT), ``agent_1_value`` being kept as ``other_value`` (the builder takes it
+where ``agent_2_value`` names no country: ``builders.socialcc.released_value``): the paper's scenarios put the value
+country on the protagonist's side (Tables 12A-16A), and of the 1,662 public records ``agent_2_value`` is a WVS-7
+consensus (share over 80% in the WVS-7 country files) in 777, ``agent_1_value`` in 66. The record has no events, no
+commonsense item, no third character, no ``task`` and no ``cultural_value_country`` (the value's country is the one
+its statement names): these are None.
 
 **culturebench** (our JSONL, used by the bundled sample)::
 
@@ -47,6 +67,10 @@ RELEASED_KEYS = ("scenario", "cultural_value", "cultural_value_country", "agent_
                  "prompts")
 OUR_KEYS = ("id", "scenario", "characters", "country", "commonsense_topic", "commonsense_item", "value_item")
 CHARACTER_KEYS = ("name", "age", "gender", "nationality", "occupation", "goal")
+CC_MEDIATION_KEYS = ("scenario_context", "agents", "cultural_axis", "goals")
+PROFILE_KEYS = ("name", "age", "gender", "nationality", "occupation")
+VALUE_AGENT = "agent_2"
+"""The CC-Mediation agent whose value is the released ``cultural_value`` (see the module docstring)."""
 EVENTS = 2
 _AGE = re.compile(r"(\d{1,3})-year-old")
 _FROM = re.compile(r"\bfrom\s+(.+?)[\s.]*$", re.IGNORECASE | re.DOTALL)
@@ -58,7 +82,7 @@ class ScenarioRow:
     file: str
     row: int  # 1-based line (JSONL) or position in the file (JSON)
     source_id: str
-    layout: str  # "released" or "culturebench"
+    layout: str  # "released", "cc_mediation" or "culturebench"
     scenario: str
     events: tuple[str, ...] | None
     characters: tuple[dict, ...]  # Character 1, 2 (, 3): name, age, gender, nationality, occupation, profile, goals, task
@@ -67,6 +91,7 @@ class ScenarioRow:
     commonsense_item: str | None
     value_item: str
     value_country: str | None
+    other_value: str | None = None  # cc_mediation: agent_1_value, the released value where agent_2_value is not
 
 
 def scenario_files(folder: Path) -> list[Path]:
@@ -155,6 +180,42 @@ def parse_released(record: dict, file: str, row: int, source_id: str) -> Scenari
                        _text(record["cultural_value_country"], file, row, "cultural_value_country"))
 
 
+def _object(value, file: str, row: int, column: str) -> dict:
+    if not isinstance(value, dict):
+        raise InputError(f"must be a JSON object, not {type(value).__name__}", file=file, row=row, column=column)
+    return value
+
+
+def _cc_mediation_character(record: dict, key: str, file: str, row: int) -> dict:
+    agent = _object(_object(record["agents"], file, row, "agents").get(key), file, row, f"agents.{key}")
+    fields = {k: _text(agent.get(k), file, row, f"agents.{key}.{k}", optional=True) for k in PROFILE_KEYS
+              if k != "age"}
+    age = agent.get("age")
+    if age is not None and (not isinstance(age, int) or isinstance(age, bool)):
+        raise InputError(f"age must be a whole number or null, not {age!r}", file=file, row=row,
+                         column=f"agents.{key}.age")
+    goals = _object(record["goals"], file, row, "goals").get(key)
+    return {**fields, "age": age, "profile": None, "goals": _goals(goals, file, row, f"goals.{key}"), "task": None}
+
+
+def parse_cc_mediation(record: dict, file: str, row: int, source_id: str) -> ScenarioRow:
+    """A CC-Mediation record (its ``metadata`` when it is a whole dialogue file): Character 1 = agent_1, Character 2
+    = agent_2, the value = ``cultural_axis.agent_2_value`` (VALUE_AGENT); what it lacks is None."""
+    identifier = record.get("scenario_id", source_id)
+    if "metadata" in record and "cultural_axis" not in record:
+        record = _object(record["metadata"], file, row, "metadata")
+    for key in CC_MEDIATION_KEYS:
+        if key not in record:
+            raise InputError("required key of the CC-Mediation layout is missing", file=file, row=row, column=key)
+    axis = _object(record["cultural_axis"], file, row, "cultural_axis")
+    characters = tuple(_cc_mediation_character(record, key, file, row) for key in ("agent_1", "agent_2"))
+    return ScenarioRow(file, row, str(identifier), "cc_mediation",
+                       _text(record["scenario_context"], file, row, "scenario_context"), None, characters,
+                       None, None, None,
+                       _text(axis.get(f"{VALUE_AGENT}_value"), file, row, f"cultural_axis.{VALUE_AGENT}_value"),
+                       None, _text(axis.get("agent_1_value"), file, row, "cultural_axis.agent_1_value", True))
+
+
 def _our_character(character, index: int, file: str, row: int) -> dict:
     where = f"characters[{index}]"
     if not isinstance(character, dict):
@@ -201,6 +262,8 @@ def parse_scenario(record, file: str, row: int, source_id: str = "") -> Scenario
         raise InputError(f"scenario is not a JSON object (found {type(record).__name__})", file=file, row=row)
     if "cultural_value" in record or "agent_1_background" in record:
         return parse_released(record, file, row, source_id)
+    if "cultural_axis" in record or isinstance(record.get("metadata"), dict) and "cultural_axis" in record["metadata"]:
+        return parse_cc_mediation(record, file, row, source_id)
     return parse_ours(record, file, row)
 
 

@@ -21,7 +21,7 @@ def _scenarios() -> pa.DataFrameSchema:
         {
             "id": pa.Column(pl.String, pa.Check.str_matches(r"^socialcc-[0-9a-f]{16}$"), unique=True),
             "source_id": pa.Column(pl.String, TEXT),
-            "layout": pa.Column(pl.String, pa.Check.isin(["released", "culturebench"])),
+            "layout": pa.Column(pl.String, pa.Check.isin(["released", "cc_mediation", "culturebench"])),
             "scenario": pa.Column(pl.String, TEXT),
             "events": pa.Column(pl.List(pl.String), nullable=True),
             "characters": pa.Column(pl.List(socialcc.CHARACTER)),
