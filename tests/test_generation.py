@@ -151,6 +151,23 @@ def test_cdeval_generates_validates_and_builds(raw_dir, tmp_path):
     assert verdict["failed"] == 0
 
 
+def test_cdeval_few_shot_examples_come_from_the_zero_shot_items(raw_dir):
+    """Sec. 3.1 Step 2: Table 6's in-context examples are drawn from the initial (zero-shot) samples of the cell,
+    never from items a few-shot round added (here three rounds and more per cell, so there are some)."""
+    with ScriptedServer(reply=script) as server:
+        cdeval.generate(_backend(server), raw_dir, seed=2, limit=12, only={"idv", "pdi", "education", "arts"})
+    log = [json.loads(line) for line in (raw_dir / ".generation" / "cdeval.log.jsonl").open()]
+    initial, later = {}, {}
+    for e in log:
+        target = later if e["shots"] else initial
+        target.setdefault((e["dimension"], e["domain"]), set()).update(i["Question"] for i in e["kept"])
+    late_rounds = [e for e in log if e["shots"] and e["round"] >= 3]
+    assert late_rounds and all(later.get(k) for k in initial)  # few-shot items existed before those rounds
+    for e in (e for e in log if e["shots"]):
+        shown = {json.loads(q) for q in re.findall(r"\u201cQuestion\u201d : (\".*?\"),\n", e["messages"][1]["content"])}
+        assert len(shown) == 2 and shown <= initial[(e["dimension"], e["domain"])]
+
+
 def test_cdeval_prompts_are_tables_5_and_6_verbatim():
     from culturebench.builders.cdeval import facts
 
