@@ -138,13 +138,25 @@ def test_extract_yes_no(text, shown, status):
     ("I keep the", 1, "chosen"),  # a short start, far from both by edit distance, is still option 1's start
     ("I", None, "unparsed"),  # one word starts both options: not a choice
     (f"{O1} or {O2}", None, "both"),  # both options repeated
-    ("B", None, "unparsed"),  # repeats neither option: not a choice however near by edit distance
-    ("Sure, here is my answer.", None, "unparsed"),
+    ("B", None, "unparsed"),  # 33 edits from either option: equal distances are no choice
+    # App. A.3.1: the nearer option by edit distance, however far: "family" is option 1's last word (27 deletions
+    # from option 1); option 2 has no "l", so it is at least 28 edits away
+    ("family", 1, "chosen"),
     ("As an AI language model, I have no personal preference.", None, "refusal"),
     ("", None, "unparsed"),
 ])
 def test_extract_repeat_by_edit_distance(text, shown, status):
     assert prompts.extract_repeat(text, O1, O2) == prompts.Extraction(shown, status)
+
+
+def test_repeat_rule_similar_only_is_a_named_option():
+    """Ours, not the paper's (cdeval_prompts.REPEAT_RULES): an answer far from both options is neutral; an answer
+    near one is still read."""
+    assert prompts.extract_repeat("family", O1, O2, "similar_only") == prompts.Extraction(None, "unparsed")
+    assert prompts.extract_repeat("i keep the tradition of my famly", O1, O2, "similar_only") == \
+        prompts.Extraction(1, "chosen")
+    assert prompts.score_answer("repeat_norm", "family", O1, O2) == (1.0, "chosen", 1)
+    assert prompts.score_answer("repeat_norm", "family", O1, O2, "similar_only") == (0.5, "unparsed", None)
 
 
 def test_answer_that_starts_an_option_is_that_option_in_every_template():
@@ -489,6 +501,34 @@ def test_score_hand_written_responses_agrees_with_the_paper_to_1e9(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ errors
 
+
+
+def test_score_repeat_rule_option_from_config(release, tmp_path):
+    """--config {"repeat_rule": "similar_only"} (ours) turns a far Repeat answer neutral; the default (App. A.3.1)
+    takes the nearer option; metrics.json names the rule; an unknown rule is one line, exit 2."""
+    o1, o2 = small_questions().row(0, named=True)["option_1"], small_questions().row(0, named=True)["option_2"]
+    assert "alpha" in o1 and "alpha" not in o2 and "l" not in o2.replace("plan", "")
+    responses = tmp_path / "r.jsonl"
+    responses.write_text(json.dumps({"model": "m", "question_id": "q00", "prompt": "repeat_norm", "sample_index": 0,
+                                     "response": "alpha"}) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release", str(release),
+                               "--out", str(tmp_path / "nearest")]).exit_code == 0
+    nearest = json.loads((tmp_path / "nearest" / "metrics.json").read_text())
+    assert nearest["constants"]["repeat_rule"] == "nearest"
+    assert nearest["per_model"]["m"]["parse_status"]["chosen"] == 1
+    config = tmp_path / "cdeval.json"
+    config.write_text('{"repeat_rule": "similar_only"}', encoding="utf-8")
+    assert runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release", str(release),
+                               "--out", str(tmp_path / "similar"), "--config", str(config)]).exit_code == 0
+    similar = json.loads((tmp_path / "similar" / "metrics.json").read_text())
+    assert similar["constants"]["repeat_rule"] == "similar_only"
+    assert similar["per_model"]["m"]["parse_status"]["unparsed"] == 1
+    assert similar["per_model"]["m"]["prompt_likelihood"]["repeat_norm"] == 0.5
+    config.write_text('{"repeat_rule": "closest"}', encoding="utf-8")
+    line = one_line_error(runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release",
+                                              str(release), "--out", str(tmp_path / "bad"), "--config", str(config)]))
+    assert "unknown repeat_rule 'closest'" in line and "cdeval.json" in line
 
 
 def test_cli_errors_are_one_line_exit_2(release, tmp_path):

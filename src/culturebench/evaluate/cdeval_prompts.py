@@ -6,11 +6,12 @@ sampled at temperature 1 (App. A.3), ``R`` times. The templates and constants ar
 (``evaluation``), verbatim from Table 8, each with its source.
 
 Extraction (App. A.3.1): a regular expression for the A/B letters and Compare's yes/no; for Repeat the option
-nearest by edit distance (rapidfuzz Levenshtein on normalised text). Ours, where the paper is silent: an answer
-that is the start of exactly one option's text (a truncated repeat, "Point it out politely") picks that option,
-in every template; a Repeat answer near neither option (MIN_REPEAT_SIMILARITY) is not a choice. A neutral,
-refused or unparseable answer counts 0.5 toward the target orientation (App. A.3.1); option_1 of every question
-is the target orientation (Sec. 3.2.2).
+nearest by edit distance (rapidfuzz Levenshtein on normalised text), whatever the distance (``repeat_rule``
+"nearest", the default). Ours, where the paper is silent: an answer that is the start of exactly one option's text
+(a truncated repeat, "Point it out politely") picks that option, in every template. The named option
+``repeat_rule`` "similar_only" (ours, not the paper's) also makes a Repeat answer near neither option
+(MIN_REPEAT_SIMILARITY) not a choice. A neutral, refused or unparseable answer counts 0.5 toward the target
+orientation (App. A.3.1); option_1 of every question is the target orientation (Sec. 3.2.2).
 """
 
 from __future__ import annotations
@@ -44,10 +45,14 @@ MAX_TOKENS = 128
 NEUTRAL = float(EVALUATION["neutral_likelihood"]["value"])
 """App. A.3.1: a neutral, refused or unparseable answer counts 0.5 toward the target orientation."""
 
+REPEAT_RULES = ("nearest", "similar_only")
+"""How a Repeat answer is read. "nearest" (default, App. A.3.1): the option at the smaller edit distance, however
+far both are. "similar_only" (ours, not the paper's; ``--config`` ``{"repeat_rule": "similar_only"}``): the same,
+but an answer whose nearer option is less similar than MIN_REPEAT_SIMILARITY is unparsed (neutral)."""
 MIN_REPEAT_SIMILARITY = 0.5
-"""Ours, not the paper's: a Repeat answer whose nearer option is still this dissimilar (rapidfuzz normalised
-Levenshtein similarity, 0-1) repeats neither option ("B", "Sure.") and counts as unparsed rather than as whichever
-option happens to be a few edits nearer."""
+"""Ours, for ``repeat_rule`` "similar_only" only: a Repeat answer whose nearer option is still this dissimilar
+(rapidfuzz normalised Levenshtein similarity, 0-1) repeats neither option ("B", "Sure.") and counts as unparsed
+rather than as whichever option happens to be a few edits nearer."""
 
 STATUSES = ("chosen", "both", "refusal", "unparsed")
 """How an answer was read: one option chosen; both options (or A and B, yes and no) given; a refusal or a
@@ -183,9 +188,10 @@ def _starts(option: str, text: str) -> bool:
     return option == text or option.startswith(text + " ")
 
 
-def extract_repeat(text: str | None, first: str, second: str) -> Extraction:
+def extract_repeat(text: str | None, first: str, second: str, rule: str = REPEAT_RULES[0]) -> Extraction:
     """A Repeat answer: the displayed option with the smaller Levenshtein distance to the answer (both normalised:
-    lower case, punctuation dropped); equal distances, both options repeated, or a refusal are not a choice."""
+    lower case, punctuation dropped); equal distances, both options repeated, or a refusal are not a choice; with
+    ``rule`` "similar_only" (REPEAT_RULES) neither is an answer too far from both options."""
     cleaned = _ANSWER_PREFIX.sub("", _clean(text or "")).strip().lstrip("-•").strip().strip("\"'").strip()
     if not cleaned:
         return Extraction(None, "unparsed")
@@ -199,19 +205,21 @@ def extract_repeat(text: str | None, first: str, second: str) -> Extraction:
     if d1 == d2:
         return Extraction(None, "unparsed")
     nearer = 1 if d1 < d2 else 2
-    if Levenshtein.normalized_similarity(answer, a if nearer == 1 else b) < MIN_REPEAT_SIMILARITY:
+    if rule == "similar_only" and Levenshtein.normalized_similarity(answer, a if nearer == 1 else b) < \
+            MIN_REPEAT_SIMILARITY:
         return Extraction(None, "unparsed")
     return Extraction(nearer, "chosen")
 
 
-def extract(prompt: str, text: str | None, option_1: str, option_2: str) -> Extraction:
-    """The displayed option an answer to prompt ``prompt`` (in PROMPTS) picks."""
+def extract(prompt: str, text: str | None, option_1: str, option_2: str, repeat_rule: str = REPEAT_RULES[0]
+            ) -> Extraction:
+    """The displayed option an answer to prompt ``prompt`` (in PROMPTS) picks (``repeat_rule``: REPEAT_RULES)."""
     kind, order = prompt.rsplit("_", 1)
     first, second = (option_1, option_2) if order == "norm" else (option_2, option_1)
     if kind == "ab":
         return extract_ab(text, first, second)
     if kind == "repeat":
-        return extract_repeat(text, first, second)
+        return extract_repeat(text, first, second, repeat_rule)
     if kind == "compare":
         return extract_yes_no(text)
     raise ValueError(f"unknown prompt {prompt!r}")
@@ -228,7 +236,8 @@ def target_score(prompt: str, extraction: Extraction) -> float:
     return 1.0 if picked_option_1 else 0.0
 
 
-def score_answer(prompt: str, text: str | None, option_1: str, option_2: str) -> tuple[float, str, int | None]:
+def score_answer(prompt: str, text: str | None, option_1: str, option_2: str, repeat_rule: str = REPEAT_RULES[0]
+                 ) -> tuple[float, str, int | None]:
     """(score toward the target orientation, status, displayed option picked) of one answer."""
-    extraction = extract(prompt, text, option_1, option_2)
+    extraction = extract(prompt, text, option_1, option_2, repeat_rule)
     return target_score(prompt, extraction), extraction.status, extraction.shown
