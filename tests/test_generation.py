@@ -263,6 +263,64 @@ def test_cli_generate_cdeval(raw_dir):
     assert bad.exit_code == 2
 
 
+def test_cdeval_translate_builds_a_release_that_evaluates_as_model_language(raw_dir, tmp_path):
+    """Sec. 4.2 / Fig. 4: generate cdeval_translate writes the released format with a Language key; the build
+    records the language (manifest, card) and evaluate labels the model `model [zh]`."""
+    from culturebench.evaluate import cdeval as cdeval_eval
+    from culturebench.generation import cdeval_translate
+
+    with ScriptedServer(reply=script) as server:
+        summary = cdeval_translate.generate(_backend(server), raw_dir, language="zh", source=REPO / "raw", seed=0,
+                                            limit=1)
+    english = json.loads((REPO / "raw" / "cdeval" / "SAMPLE_CDEval.json").read_text(encoding="utf-8"))
+    cells = list(dict.fromkeys((i["Dimension"].upper(), i["Domain"].title()) for i in english))
+    items = json.loads((raw_dir / "cdeval" / "CDEval_zh.json").read_text(encoding="utf-8"))
+    assert summary["items"] == len(cells) == len(items) + summary["untranslated_items"]
+    assert all(i["Language"] == "zh" and all(any("\u4e00" <= c <= "\u9fff" for c in i[k])
+                                             for k in ("Question", "Option 1", "Option 2")) for i in items)
+    log = [json.loads(line) for line in (raw_dir / ".generation" / "cdeval_translate.log.jsonl").open()]
+    assert all(e["messages"][1]["content"].startswith("Translate the following text from English into Simplified "
+                                                      "Chinese (zh-CN).") for e in log)
+    first_items = {cell: next(i for i in english if (i["Dimension"].upper(), i["Domain"].title()) == cell)
+                   for cell in cells}  # --limit 1: the first item of each dimension x domain
+    assert {e["english"] for e in log if e["attempt"] == 0} == {
+        i[k] for i in first_items.values() for k in ("Question", "Option 1", "Option 2")}
+    assert "machine-translated" in (raw_dir / "cdeval" / "TRANSLATED.md").read_text(encoding="utf-8")
+
+    folder, verdict = build_release("cdeval", raw_dir, tmp_path / "rel", 0, lambda stage: None)
+    assert verdict["failed"] == 0
+    assert json.loads((folder / "manifest.json").read_text())["provenance"]["language"] == "zh"
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "**Translated questionnaire (zh).**" in card and "\n- zh\n" in card
+    with ScriptedServer(reply="A", model="always-a") as server:
+        backend = OpenAIBackend("always-a", base_url=server.base_url, concurrency=4)
+        result = cdeval_eval.evaluate(backend, folder, tmp_path / "run", samples=1, limit=2)
+    assert {r["language"] for r in result.records} == {"zh"}
+    assert result.metrics["models"] == ["always-a [zh]"]
+    rescored = cdeval_eval.score([tmp_path / "run" / "responses.jsonl"], folder)
+    assert rescored.metrics["models"] == ["always-a [zh]"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]["questionnaire_language"] == "zh"
+
+
+def test_cli_generate_cdeval_translate_needs_a_known_language(raw_dir):
+    from typer.testing import CliRunner
+
+    from conftest import one_line_error
+    from culturebench.cli import app
+
+    runner = CliRunner()
+    url = ["--base-url", "http://127.0.0.1:9/v1"]  # nothing is sent: each error comes before the first request
+    line = one_line_error(runner.invoke(app, ["generate", "cdeval_translate", "--model", "m", *url,
+                                              "--out", str(raw_dir)]))
+    assert "needs --language" in line
+    line = one_line_error(runner.invoke(app, ["generate", "cdeval-translate", "--model", "m", *url, "--language",
+                                              "xx", "--out", str(raw_dir)]))
+    assert "'xx'" in line and "de, zh" in line
+    line = one_line_error(runner.invoke(app, ["generate", "cdeval_translate", "--model", "m", *url, "--language",
+                                              "de", "--source", str(raw_dir), "--out", str(raw_dir)]))
+    assert "--out must not be the --source folder" in line
+
+
 PAPER = REPO.parent / "shared" / "papers" / "llm_globe.txt"
 
 

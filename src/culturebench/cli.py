@@ -429,14 +429,15 @@ def generate(
     seed: Annotated[int, typer.Option(help="Sampling seed and seed of the few-shot example draws.")] = 0,
     limit: Annotated[int, typer.Option(help="Cap per group, for demos: prompts per dimension (llm_globe), items per dimension x domain (cdeval), country x subaxis norms (normad).")] = None,
     only: Annotated[str, typer.Option(help="Comma-separated dimensions (names or codes) and, for cdeval, domains; for normad, countries and/or subaxes.")] = None,
-    source: Annotated[Path, typer.Option(help="llm_globe: folder whose llm_globe/ holds the seed prompts and rubrics (default: the bundled raw/).")] = None,
+    source: Annotated[Path, typer.Option(help="llm_globe: folder whose llm_globe/ holds the seed prompts and rubrics; cdeval_translate: folder whose cdeval/ holds the English items (default: the bundled raw/).")] = None,
+    language: Annotated[str, typer.Option(help="cdeval_translate: the language to translate the CDEval items into (de, zh, ...; Sec. 4.2, Fig. 4).")] = None,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
 ) -> None:
-    """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires, NormAd stories) into RAW_DIR."""
+    """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires and their translations, NormAd stories) into RAW_DIR."""
     from culturebench.generation import GENERATORS
 
     task = module_name(task)
-    options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source}
+    options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language}
     with user_errors():
         output_folder(out)
         if task not in GENERATORS:

@@ -26,6 +26,8 @@ The computation is a chain of pure functions from tables to tables (polars), one
   table's optional ``group`` column). Fig. 6 (right, ``pca_points``): PCA of models and countries on Eq. 3's scale.
 - Sec. 4.2 (language variants): a responses record may carry ``language``; each (model, language) is scored as
   its own respondent, labelled ``model [language]`` (Fig. 4: likelihoods and Eq. 3 similarities per language).
+  ``evaluate`` on a release built from a translated questionnaire (its manifest's ``language``, see
+  ``culturebench generate cdeval_translate``) writes that language into every record.
 - Intervals (issue #18, ``bootstrap_scores``): a bootstrap over questions within each dimension recomputes the
   chain above (Eq. 7 weights included) on each resample; paired model differences with Holm-adjusted p-values.
   ``COMPARE`` is this benchmark's entry for ``culturebench compare``.
@@ -46,6 +48,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import cdeval_prompts as prompts
+from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -156,6 +159,11 @@ def plan_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAM
 
 
 # ---------------------------------------------------------------------------------------------------- scoring
+
+
+def release_language(manifest: dict) -> str:
+    """The questionnaire's language as the build recorded it (``en`` for the released CDEval.json)."""
+    return manifest.get("provenance", {}).get("language", DEFAULT_LANGUAGE)
 
 
 def respondent(model: str, language: str | None) -> str:
@@ -847,6 +855,8 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
     planned = plan_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
     result = runs.ask(backend, [p.request for p in planned], out, "cdeval", console)
     model = str(getattr(backend, "model", "model"))
+    language = release_language(manifest)
+    tag = {} if language == DEFAULT_LANGUAGE else {"language": language}
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
     records = []
@@ -855,24 +865,26 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
         s, status, shown = prompts.score_answer(plan.prompt, response.text, q["option_1"], q["option_2"],
                                                 repeat_rule)
         template, order = plan.prompt.rsplit("_", 1)
-        records.append({"model": model, "question_id": plan.question_id, "dimension": q["dimension"],
+        records.append({"model": model, **tag, "question_id": plan.question_id, "dimension": q["dimension"],
                         "domain": q["domain"], "prompt": plan.prompt, "template": template, "order": order,
                         "sample_index": plan.sample_index, "response": response.text, "parse_status": status,
                         "shown": shown, "score": s, "finish_reason": response.finish_reason})
     responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
-    frame = pl.DataFrame([{k: r[k] for k in RESPONSE_FIELDS} for r in records],
+    frame = pl.DataFrame([{**{k: r[k] for k in RESPONSE_FIELDS}, "model": respondent(model, tag.get("language"))}
+                          for r in records],
                          schema={"model": pl.String, "question_id": pl.String, "prompt": pl.String,
                                  "sample_index": pl.Int64, "response": pl.String})
     scored = score_responses(frame, tables, release=release, sources=[runs.source_info(responses_path)],
                              repeat_rule=repeat_rule)
     stats = runs.runner_stats(result)
-    m = scored.metrics["per_model"][model]
+    m = scored.metrics["per_model"][respondent(model, tag.get("language"))]
     written = runs.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="cdeval", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_questions": questions.height, "prompts": list(prompts.PROMPTS), "samples": samples,
                               "n_requests": len(records), "temperature": temperature, "max_tokens": max_tokens,
-                              "seed": seed, "limit": limit, "repeat_rule": repeat_rule},
+                              "seed": seed, "limit": limit, "repeat_rule": repeat_rule,
+                              "questionnaire_language": language},
                "parse_status": m["parse_status"],
                "metrics": {"dimension_likelihood": m["dimension_likelihood"],
                            "template_weights": m["template_weights"]}})
