@@ -415,7 +415,8 @@ def without_chinese_sentence(ids: list[str]) -> str:
         return " Every open prompt has a Chinese text."
     return (f" A run in Chinese (`language` zh or both) asks only the prompts that have a Chinese text: {len(ids)} "
             f"open prompt(s) of this release have none ({', '.join(ids)}; the published open_prompts.csv lacks "
-            "9-95 to 9-100) and are asked in English only; run.json lists them (`release_notes`).")
+            "9-95 to 9-100), so they are not asked in Chinese (with `both`, in English only); run.json lists them "
+            "(`release_notes`).")
 
 
 def card(route: str | None, gics_translated: bool, open_without_chinese: list[str]) -> CardInfo:

@@ -961,7 +961,7 @@ ITEM_TABLE_NOTE = (
 
 def release_notes(manifest: dict, tables: dict, config: Config, limit: int | None) -> dict:
     """What run.json says about the release beside the results: where ``closed`` came from (ITEM_TABLE_NOTE for the
-    item-table route) and, for a run in Chinese, the prompts asked in English only because the release has no
+    item-table route) and, for a run in Chinese, the prompts not asked in Chinese because the release has no
     Chinese text for them (the published open_prompts.csv: 9-95 to 9-100)."""
     notes: dict[str, Any] = {}
     route = manifest.get("provenance", {}).get("closed_source")
