@@ -159,6 +159,42 @@ def test_repeat_rule_similar_only_is_a_named_option():
     assert prompts.score_answer("repeat_norm", "family", O1, O2, "similar_only") == (0.5, "unparsed", None)
 
 
+REAL_CDEVAL = (Path(__file__).resolve().parents[2] / "shared" / "reference" / "CDEval" / "JinuHONG845_LLM_Test_Culture"
+               / "CDEval.json")
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not REAL_CDEVAL.is_file(), reason=f"reference data absent: {REAL_CDEVAL}")
+def test_repeat_rules_on_the_authors_items():
+    """On every item of the authors' CDEval.json, in both option orders: an exact repeat of an option is that
+    option under either rule; an answer that is one option's last word alone (no prefix, no containment) is still
+    read by App. A.3.1's nearest-option rule whenever that option is strictly nearer, and is neutral under
+    similar_only whenever the nearer option is under 0.5 similar."""
+    from rapidfuzz.distance import Levenshtein
+
+    items = json.loads(REAL_CDEVAL.read_text(encoding="utf-8"))
+    assert len(items) == 2953
+    nearest_read = far = 0
+    for item in items:
+        o1, o2 = item["Option 1"].strip(), item["Option 2"].strip()
+        for first, second in ((o1, o2), (o2, o1)):
+            for rule in prompts.REPEAT_RULES:
+                assert prompts.extract_repeat(first, first, second, rule).shown == 1
+                assert prompts.extract_repeat(second, first, second, rule).shown == 2
+        word = "".join(c for c in o1.split()[-1] if c.isalpha())
+        a, b = (" ".join("".join(c if c.isalnum() else " " for c in t.lower()).split()) for t in (o1, o2))
+        if len(word) < 4 or word.lower() in b.split() or len(word.split()) != 1:
+            continue
+        d1, d2 = Levenshtein.distance(word.lower(), a), Levenshtein.distance(word.lower(), b)
+        if d1 < d2 and not prompts._REFUSAL.search(word):
+            nearest_read += 1
+            assert prompts.extract_repeat(word, o1, o2).shown == 1
+            if Levenshtein.normalized_similarity(word.lower(), a) < prompts.MIN_REPEAT_SIMILARITY:
+                far += 1
+                assert prompts.extract_repeat(word, o1, o2, "similar_only").status == "unparsed"
+    assert nearest_read > 1000 and far > 1000
+
+
 def test_answer_that_starts_an_option_is_that_option_in_every_template():
     # issue #19: the sample's PDI/Education item; "Point it out politely" is how option 2 begins
     o1 = "Stay quiet; correcting the teacher in front of others is not the student's place."

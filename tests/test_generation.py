@@ -302,6 +302,44 @@ def test_cdeval_translate_builds_a_release_that_evaluates_as_model_language(raw_
     assert json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]["questionnaire_language"] == "zh"
 
 
+REAL_CDEVAL = REPO.parent / "shared" / "reference" / "CDEval" / "JinuHONG845_LLM_Test_Culture" / "CDEval.json"
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not REAL_CDEVAL.is_file(), reason=f"reference data absent: {REAL_CDEVAL}")
+def test_cdeval_translate_on_the_authors_release(raw_dir, tmp_path):
+    """The authors' CDEval.json as the source: the first item of every dimension x domain (a release needs them
+    all), in the file's order, with its dimension and domain, translated texts and Language; the translated release
+    builds and is not taken for theirs."""
+    from culturebench.generation import cdeval_translate
+
+    source = tmp_path / "source"
+    (source / "cdeval").mkdir(parents=True)
+    (source / "cdeval" / REAL_CDEVAL.name).symlink_to(REAL_CDEVAL)
+    shutil.copytree(raw_dir / "hofstede", source / "hofstede")
+    out = tmp_path / "de"
+    with ScriptedServer(reply=script) as server:
+        summary = cdeval_translate.generate(_backend(server), out, language="de", source=source, seed=0, limit=1)
+    released = json.loads(REAL_CDEVAL.read_text(encoding="utf-8"))
+    firsts: dict[tuple[str, str], dict] = {}
+    for item in released:
+        firsts.setdefault((item["Dimension"].upper(), item["Domain"]), item)
+    expected = list(firsts.values())
+    items = json.loads((out / "cdeval" / "CDEval_de.json").read_text(encoding="utf-8"))
+    assert summary["items"] == len(expected) == 42 and summary["untranslated_items"] == 0 and len(items) == 42
+    by_question = {e["english"]: e for e in map(json.loads, (out / ".generation" / "cdeval_translate.log.jsonl")
+                                                  .open(encoding="utf-8"))}
+    for item, english in zip(items, expected):
+        assert (item["Dimension"], item["Domain"], item["Language"]) == (english["Dimension"].upper(),
+                                                                          english["Domain"], "de")
+        assert all(item[k] != english[k].strip() and english[k].strip() in by_question
+                   for k in ("Question", "Option 1", "Option 2"))
+    folder, verdict = build_release("cdeval", out, tmp_path / "rel", 0, lambda stage: None)
+    assert verdict["failed"] == 0
+    provenance = json.loads((folder / "manifest.json").read_text())["provenance"]
+    assert provenance["language"] == "de" and not any("CDEval_de" in name for name in provenance["known_inputs"])
+
+
 def test_cli_generate_cdeval_translate_needs_a_known_language(raw_dir):
     from typer.testing import CliRunner
 

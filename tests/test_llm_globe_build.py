@@ -213,7 +213,8 @@ def test_card_names_the_route_and_gics_translation_only_when_read(release, tmp_p
 
 def test_item_table_card_says_its_closed_prompts_are_not_the_papers(release, released):
     card = (release / "README.md").read_text(encoding="utf-8")
-    assert "These closed prompts are not LLM-GLOBE's own" in card and "not comparable with the paper's Tables 2-3" in card
+    assert "These closed prompts are not LLM-GLOBE's own" in card
+    assert "not comparable with the paper's Tables 2-3" in card
     assert "not LLM-GLOBE's own" not in (released / "README.md").read_text(encoding="utf-8")
 
 

@@ -66,7 +66,8 @@ def translation_request(text: str, code: str, seed: int, attempt: int):
                    seed=seed, sample_index=attempt)
 
 
-_LABEL = re.compile(r"^\s*(?:translation|übersetzung|traduction|traducción|\w+ translation)\s*[:：]\s*", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*(?:translation|übersetzung|traduction|traducción|\w+ translation)\s*[:：]\s*",
+                    re.IGNORECASE)
 
 
 def translated_text(answer: str | None, english: str, code: str) -> tuple[str, str | None]:
