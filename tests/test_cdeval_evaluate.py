@@ -561,6 +561,17 @@ def test_score_repeat_rule_option_from_config(release, tmp_path):
     assert similar["constants"]["repeat_rule"] == "similar_only"
     assert similar["per_model"]["m"]["parse_status"]["unparsed"] == 1
     assert similar["per_model"]["m"]["prompt_likelihood"]["repeat_norm"] == 0.5
+    # compare re-scores with the runs' rule, and refuses runs scored with different rules
+    line = one_line_error(runner.invoke(app, ["compare", str(tmp_path / "nearest"), str(tmp_path / "similar"),
+                                              "--out", str(tmp_path / "report"), "--n-resamples", "50"]))
+    assert "different Repeat rules (nearest, similar_only)" in line
+    assert runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release", str(release),
+                               "--out", str(tmp_path / "similar2"), "--config", str(config)]).exit_code == 0
+    result = runner.invoke(app, ["compare", str(tmp_path / "similar"), str(tmp_path / "similar2"), "--out",
+                                 str(tmp_path / "report"), "--n-resamples", "50"])
+    assert result.exit_code == 0, result.output
+    compared = json.loads((tmp_path / "report" / "comparison.json").read_text())
+    assert compared["metrics"]["constants"]["repeat_rule"] == "similar_only"
     config.write_text('{"repeat_rule": "closest"}', encoding="utf-8")
     line = one_line_error(runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release",
                                               str(release), "--out", str(tmp_path / "bad"), "--config", str(config)]))

@@ -972,13 +972,24 @@ def comparison_release(folders: Sequence[compare.RunFolder], release: Path | Non
     return {"questions": questions, "hofstede": loaded[0]["hofstede"]}, paths[0]
 
 
+def runs_repeat_rule(folders: Sequence[compare.RunFolder]) -> str:
+    """The Repeat rule every run was scored with (metrics.json ``constants.repeat_rule``; a run that names none was
+    scored before the option existed and is re-scored with the default); runs that differ are refused."""
+    rules = {f.metrics.get("constants", {}).get("repeat_rule", prompts.REPEAT_RULES[0]) for f in folders}
+    if len(rules) > 1:
+        raise InputError(f"the runs were scored with different Repeat rules ({', '.join(sorted(rules))}); score them "
+                         "again with one --config repeat_rule")
+    return rules.pop()
+
+
 def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
                  release: Path | None) -> compare.Comparison:
     """Every run's responses re-scored together (one bootstrap of questions shared by all models: paired), as the
     tables of the report."""
     tables, release_path = comparison_release(folders, release)
     responses, sources = compare.relabelled_responses(folders, labels, read_responses)
-    result = score_responses(responses, tables, sources=sources, release=release_path, bootstrap=settings)
+    result = score_responses(responses, tables, sources=sources, release=release_path, bootstrap=settings,
+                             repeat_rule=runs_repeat_rule(folders))
     return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result),
                               metrics=result.metrics)
 
