@@ -177,9 +177,9 @@ CARD = CardInfo(
 
 
 TRANSLATED = (
-    "\n\n**Translated questionnaire ({language}).** The question and option texts of this release are a machine "
-    "translation of the CDEval items (the items' `Language` key; `culturebench generate cdeval_translate` writes "
-    "them, with the model it used in `RAW/cdeval/TRANSLATED.md`). The paper's German and Chinese questionnaires "
+    "\n\n**Translated questionnaire ({language}).** Unlike the released items, the question and option texts of "
+    "this release are a machine translation of the CDEval items (the items' `Language` key; `culturebench generate "
+    "cdeval_translate` writes them, with the model it used in `RAW/cdeval/TRANSLATED.md`). The paper's German and Chinese questionnaires "
     "(Sec. 4.2, Fig. 4) came from Google Translate and are not published, so this is not the paper's text. Table "
     "8's six prompt templates stay in English as printed (the paper prints no translated templates); `evaluate` "
     "labels the model `model [{language}]` so that a run can be set beside the English one (Fig. 4). Ids hash the "

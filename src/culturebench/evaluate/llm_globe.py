@@ -956,7 +956,8 @@ ITEM_TABLE_NOTE = (
     "3.1.1's wording (the item-table route), not taken from LLM-GLOBE's own closed_prompts.csv: their items, "
     "dimension map, reverse flags, company types and Chinese text are not the paper's, so closed scores are not "
     "comparable with Tables 2-3.")
-"""run.json's ``release_notes`` (and the card's considerations) for a release whose ``closed`` is the item table's."""
+"""run.json's ``release_notes`` for a release whose ``closed`` is the item table's (its card says the same:
+``builders.llm_globe.CONSIDERATIONS_ITEM_TABLE``)."""
 
 
 def release_notes(manifest: dict, tables: dict, config: Config, limit: int | None) -> dict:
