@@ -125,6 +125,9 @@ def test_extract_ab(text, shown, status):
     ("Answer: No", 2, "chosen"), ("Well, I would say yes.", 1, "chosen"),
     ("I cannot answer yes or no to that.", None, "refusal"), ("It depends on the situation.", None, "refusal"),
     ("Maybe.", None, "unparsed"),
+    # a translated questionnaire's answers (Sec. 4.2): German and Chinese yes / no
+    ("Ja.", 1, "chosen"), ("Nein, lieber nicht.", 2, "chosen"), ("是的，我更喜欢。", 1, "chosen"), ("否", 2, "chosen"),
+    ("不是。", 2, "chosen"), ("Ich würde sagen: ja", 1, "chosen"),
 ])
 def test_extract_yes_no(text, shown, status):
     assert prompts.extract_yes_no(text) == prompts.Extraction(shown, status)

@@ -5,7 +5,8 @@ question's order ("norm": option_1 first) and reversed ("reverse": option_2 firs
 sampled at temperature 1 (App. A.3), ``R`` times. The templates and constants are data in ``facts/cdeval.json``
 (``evaluation``), verbatim from Table 8, each with its source.
 
-Extraction (App. A.3.1): a regular expression for the A/B letters and Compare's yes/no; for Repeat the option
+Extraction (App. A.3.1): a regular expression for the A/B letters and Compare's yes/no (ours: also German and
+Chinese yes/no, for a translated questionnaire); for Repeat the option
 nearest by edit distance (rapidfuzz Levenshtein on normalised text), whatever the distance (``repeat_rule``
 "nearest", the default). Ours, where the paper is silent: an answer that is the start of exactly one option's text
 (a truncated repeat, "Point it out politely") picks that option, in every template. The named option
@@ -135,23 +136,28 @@ def extract_ab(text: str | None, first: str = "", second: str = "") -> Extractio
     return Extraction(None, "unparsed")
 
 
-_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
-_LEADING_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+_YES_NO = re.compile(r"\b(yes|no|ja|nein)\b", re.IGNORECASE)
+_LEADING_YES_NO = re.compile(r"^\W*(?:(yes|no|ja|nein)\b|(不是|是|否))", re.IGNORECASE)
+_YES = {"yes", "ja", "是"}
+"""Yes in English and, for a translated questionnaire's answers (ours: Sec. 4.2's German and Chinese runs), German
+and Chinese; the other words of _YES_NO / _LEADING_YES_NO are no (nein, 否, 不是)."""
 
 
 def extract_yes_no(text: str | None) -> Extraction:
-    """A Compare answer: yes -> 1 (the first option shown is preferred), no -> 2."""
+    """A Compare answer: yes -> 1 (the first option shown is preferred), no -> 2 (also ja / nein, and 是 / 否 / 不是
+    leading the answer: a model asked about a translated question may answer in its language)."""
     cleaned = _ANSWER_PREFIX.sub("", _clean(text or ""))
     if not cleaned:
         return Extraction(None, "unparsed")
     leading = _LEADING_YES_NO.match(cleaned)
     if leading:
-        return Extraction(1 if leading.group(1).lower() == "yes" else 2, "chosen")
+        word = next(g for g in leading.groups() if g).lower()
+        return Extraction(1 if word in _YES else 2, "chosen")
     if _REFUSAL.search(cleaned):
         return Extraction(None, "refusal")
-    found = {m.group(1).lower() for m in _YES_NO.finditer(cleaned)}
+    found = {m.group(1).lower() in _YES for m in _YES_NO.finditer(cleaned)}
     if len(found) == 1:
-        return Extraction(1 if found == {"yes"} else 2, "chosen")
+        return Extraction(1 if found == {True} else 2, "chosen")
     if len(found) > 1:
         return Extraction(None, "both")
     return Extraction(None, "unparsed")
