@@ -94,12 +94,12 @@ DIMENSIONS = [  # number, name, name_zh, high pole en, low pole en, high zh, low
     (1, "Performance Orientation", "绩效导向", "rewarding results", "valuing loyalty and seniority", "奖励成果", "看重忠诚与资历"),
     (2, "Power Distance", "权力距离", "respecting rank and authority", "sharing power widely", "尊重等级与权威", "广泛分享权力"),
     (3, "Institutional Collectivism", "制度集体主义", "rewarding collective action", "rewarding individual action", "奖励集体行动", "奖励个人行动"),
-    (4, "In-group Collectivism", "小团体集体主义", "loyalty to one's group", "independence from one's group", "忠于自己的团体", "独立于自己的团体"),
-    (5, "Gender Egalitarianism", "性别平等", "treating genders equally", "separate roles for men and women", "性别平等对待", "男女角色分明"),
-    (6, "Uncertainty Avoidance", "不确定性规避", "rules and predictability", "flexibility and improvisation", "规则与可预见性", "灵活与即兴"),
+    (4, "In-group Collectivism", "群体内集体主义", "loyalty to one's group", "independence from one's group", "忠于自己的团体", "独立于自己的团体"),
+    (5, "Gender Egalitarianism", "性别平等主义", "treating genders equally", "separate roles for men and women", "性别平等对待", "男女角色分明"),
+    (6, "Uncertainty Avoidance", "不确定性避免", "rules and predictability", "flexibility and improvisation", "规则与可预见性", "灵活与即兴"),
     (7, "Assertiveness", "自信", "direct and forceful behaviour", "modest and gentle behaviour", "直接而强势的行为", "谦逊而温和的行为"),
     (8, "Future Orientation", "未来导向", "planning and investing for the future", "living for the present", "为未来规划与投资", "活在当下"),
-    (9, "Humane Orientation", "人道导向", "care and kindness for others", "self-interest and self-reliance", "关怀与善待他人", "自利与自立"),
+    (9, "Humane Orientation", "人道取向", "care and kindness for others", "self-interest and self-reliance", "关怀与善待他人", "自利与自立"),
 ]
 
 # number, dimension number, prompt_en, prompt_zh (numbers 1 = our "human" seed, 11 = our "generated" prompt)

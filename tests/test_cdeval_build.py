@@ -217,6 +217,19 @@ def test_validation_report_passes_and_lists_the_shared_question(release):
     assert len(shared) == 1 and len(shared[0]["observed"]) == 1
 
 
+def test_translated_items_give_a_release_in_their_language(tmp_path):
+    """Sec. 4.2: items with a Language key (generate cdeval_translate) build a release that says its language."""
+    raw = write_raw(tmp_path, [{**item, "Language": "de"} for item in sample_items()])
+    folder, verdict = build_release("cdeval", raw, tmp_path / "out", seed=0, progress=NOOP)
+    assert verdict["failed"] == 0
+    assert manifest_of(folder)["provenance"]["language"] == "de"
+    assert front_matter(folder)["language"] == ["de"]
+    assert "**Translated questionnaire (de).**" in (folder / "README.md").read_text(encoding="utf-8")
+    from culturebench.audit import audit
+
+    assert audit(folder).problems == []
+
+
 def test_card_license_provenance_and_citation(release):
     card = front_matter(release)
     assert card["license"] == "unknown"
@@ -340,6 +353,9 @@ BAD_JSON = {
     "not a list": (lambda: json.dumps({"items": sample_items()}), ["cdeval/items.json", "expected a JSON list"]),
     "empty file": (lambda: "  \n", ["cdeval/items.json", "file is empty"]),
     "item not an object": (lambda: [*sample_items()[:3], ["PDI"]], ["row 4", "expected an object"]),
+    "two languages": (lambda: _modified(5, Language="de"),
+                      ["row 6", "column Language", "'de'", "'en'", "one release per language"]),
+    "empty language": (lambda: _modified(2, Language=" "), ["row 3", "column Language", "language code"]),
 }
 
 

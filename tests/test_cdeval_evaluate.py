@@ -125,6 +125,9 @@ def test_extract_ab(text, shown, status):
     ("Answer: No", 2, "chosen"), ("Well, I would say yes.", 1, "chosen"),
     ("I cannot answer yes or no to that.", None, "refusal"), ("It depends on the situation.", None, "refusal"),
     ("Maybe.", None, "unparsed"),
+    # a translated questionnaire's answers (Sec. 4.2): German and Chinese yes / no
+    ("Ja.", 1, "chosen"), ("Nein, lieber nicht.", 2, "chosen"), ("是的，我更喜欢。", 1, "chosen"), ("否", 2, "chosen"),
+    ("不是。", 2, "chosen"), ("Ich würde sagen: ja", 1, "chosen"),
 ])
 def test_extract_yes_no(text, shown, status):
     assert prompts.extract_yes_no(text) == prompts.Extraction(shown, status)
@@ -138,13 +141,61 @@ def test_extract_yes_no(text, shown, status):
     ("I keep the", 1, "chosen"),  # a short start, far from both by edit distance, is still option 1's start
     ("I", None, "unparsed"),  # one word starts both options: not a choice
     (f"{O1} or {O2}", None, "both"),  # both options repeated
-    ("B", None, "unparsed"),  # repeats neither option: not a choice however near by edit distance
-    ("Sure, here is my answer.", None, "unparsed"),
+    ("B", None, "unparsed"),  # 33 edits from either option: equal distances are no choice
+    # App. A.3.1: the nearer option by edit distance, however far: "family" is option 1's last word (27 deletions
+    # from option 1); option 2 has no "l", so it is at least 28 edits away
+    ("family", 1, "chosen"),
     ("As an AI language model, I have no personal preference.", None, "refusal"),
     ("", None, "unparsed"),
 ])
 def test_extract_repeat_by_edit_distance(text, shown, status):
     assert prompts.extract_repeat(text, O1, O2) == prompts.Extraction(shown, status)
+
+
+def test_repeat_rule_similar_only_is_a_named_option():
+    """Ours, not the paper's (cdeval_prompts.REPEAT_RULES): an answer far from both options is neutral; an answer
+    near one is still read."""
+    assert prompts.extract_repeat("family", O1, O2, "similar_only") == prompts.Extraction(None, "unparsed")
+    assert prompts.extract_repeat("i keep the tradition of my famly", O1, O2, "similar_only") == \
+        prompts.Extraction(1, "chosen")
+    assert prompts.score_answer("repeat_norm", "family", O1, O2) == (1.0, "chosen", 1)
+    assert prompts.score_answer("repeat_norm", "family", O1, O2, "similar_only") == (0.5, "unparsed", None)
+
+
+REAL_CDEVAL = (Path(__file__).resolve().parents[2] / "shared" / "reference" / "CDEval" / "JinuHONG845_LLM_Test_Culture"
+               / "CDEval.json")
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not REAL_CDEVAL.is_file(), reason=f"reference data absent: {REAL_CDEVAL}")
+def test_repeat_rules_on_the_authors_items():
+    """On every item of the authors' CDEval.json, in both option orders: an exact repeat of an option is that
+    option under either rule; an answer that is one option's last word alone (no prefix, no containment) is still
+    read by App. A.3.1's nearest-option rule whenever that option is strictly nearer, and is neutral under
+    similar_only whenever the nearer option is under 0.5 similar."""
+    from rapidfuzz.distance import Levenshtein
+
+    items = json.loads(REAL_CDEVAL.read_text(encoding="utf-8"))
+    assert len(items) == 2953
+    nearest_read = far = 0
+    for item in items:
+        o1, o2 = item["Option 1"].strip(), item["Option 2"].strip()
+        for first, second in ((o1, o2), (o2, o1)):
+            for rule in prompts.REPEAT_RULES:
+                assert prompts.extract_repeat(first, first, second, rule).shown == 1
+                assert prompts.extract_repeat(second, first, second, rule).shown == 2
+        word = "".join(c for c in o1.split()[-1] if c.isalpha())
+        a, b = (" ".join("".join(c if c.isalnum() else " " for c in t.lower()).split()) for t in (o1, o2))
+        if len(word) < 4 or word.lower() in b.split() or len(word.split()) != 1:
+            continue
+        d1, d2 = Levenshtein.distance(word.lower(), a), Levenshtein.distance(word.lower(), b)
+        if d1 < d2 and not prompts._REFUSAL.search(word):
+            nearest_read += 1
+            assert prompts.extract_repeat(word, o1, o2).shown == 1
+            if Levenshtein.normalized_similarity(word.lower(), a) < prompts.MIN_REPEAT_SIMILARITY:
+                far += 1
+                assert prompts.extract_repeat(word, o1, o2, "similar_only").status == "unparsed"
+    assert nearest_read > 1000 and far > 1000
 
 
 def test_answer_that_starts_an_option_is_that_option_in_every_template():
@@ -489,6 +540,45 @@ def test_score_hand_written_responses_agrees_with_the_paper_to_1e9(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ errors
 
+
+
+def test_score_repeat_rule_option_from_config(release, tmp_path):
+    """--config {"repeat_rule": "similar_only"} (ours) turns a far Repeat answer neutral; the default (App. A.3.1)
+    takes the nearer option; metrics.json names the rule; an unknown rule is one line, exit 2."""
+    o1, o2 = small_questions().row(0, named=True)["option_1"], small_questions().row(0, named=True)["option_2"]
+    assert "alpha" in o1 and "alpha" not in o2 and "l" not in o2.replace("plan", "")
+    responses = tmp_path / "r.jsonl"
+    responses.write_text(json.dumps({"model": "m", "question_id": "q00", "prompt": "repeat_norm", "sample_index": 0,
+                                     "response": "alpha"}) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release", str(release),
+                               "--out", str(tmp_path / "nearest")]).exit_code == 0
+    nearest = json.loads((tmp_path / "nearest" / "metrics.json").read_text())
+    assert nearest["constants"]["repeat_rule"] == "nearest"
+    assert nearest["per_model"]["m"]["parse_status"]["chosen"] == 1
+    config = tmp_path / "cdeval.json"
+    config.write_text('{"repeat_rule": "similar_only"}', encoding="utf-8")
+    assert runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release", str(release),
+                               "--out", str(tmp_path / "similar"), "--config", str(config)]).exit_code == 0
+    similar = json.loads((tmp_path / "similar" / "metrics.json").read_text())
+    assert similar["constants"]["repeat_rule"] == "similar_only"
+    assert similar["per_model"]["m"]["parse_status"]["unparsed"] == 1
+    assert similar["per_model"]["m"]["prompt_likelihood"]["repeat_norm"] == 0.5
+    # compare re-scores with the runs' rule, and refuses runs scored with different rules
+    line = one_line_error(runner.invoke(app, ["compare", str(tmp_path / "nearest"), str(tmp_path / "similar"),
+                                              "--out", str(tmp_path / "report"), "--n-resamples", "50"]))
+    assert "different Repeat rules (nearest, similar_only)" in line
+    assert runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release", str(release),
+                               "--out", str(tmp_path / "similar2"), "--config", str(config)]).exit_code == 0
+    result = runner.invoke(app, ["compare", str(tmp_path / "similar"), str(tmp_path / "similar2"), "--out",
+                                 str(tmp_path / "report"), "--n-resamples", "50"])
+    assert result.exit_code == 0, result.output
+    compared = json.loads((tmp_path / "report" / "comparison.json").read_text())
+    assert compared["metrics"]["constants"]["repeat_rule"] == "similar_only"
+    config.write_text('{"repeat_rule": "closest"}', encoding="utf-8")
+    line = one_line_error(runner.invoke(app, ["score", "cdeval", "--responses", str(responses), "--release",
+                                              str(release), "--out", str(tmp_path / "bad"), "--config", str(config)]))
+    assert "unknown repeat_rule 'closest'" in line and "cdeval.json" in line
 
 
 def test_cli_errors_are_one_line_exit_2(release, tmp_path):

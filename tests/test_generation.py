@@ -151,6 +151,23 @@ def test_cdeval_generates_validates_and_builds(raw_dir, tmp_path):
     assert verdict["failed"] == 0
 
 
+def test_cdeval_few_shot_examples_come_from_the_zero_shot_items(raw_dir):
+    """Sec. 3.1 Step 2: Table 6's in-context examples are drawn from the initial (zero-shot) samples of the cell,
+    never from items a few-shot round added (here three rounds and more per cell, so there are some)."""
+    with ScriptedServer(reply=script) as server:
+        cdeval.generate(_backend(server), raw_dir, seed=2, limit=12, only={"idv", "pdi", "education", "arts"})
+    log = [json.loads(line) for line in (raw_dir / ".generation" / "cdeval.log.jsonl").open()]
+    initial, later = {}, {}
+    for e in log:
+        target = later if e["shots"] else initial
+        target.setdefault((e["dimension"], e["domain"]), set()).update(i["Question"] for i in e["kept"])
+    late_rounds = [e for e in log if e["shots"] and e["round"] >= 3]
+    assert late_rounds and all(later.get(k) for k in initial)  # few-shot items existed before those rounds
+    for e in (e for e in log if e["shots"]):
+        shown = {json.loads(q) for q in re.findall(r"\u201cQuestion\u201d : (\".*?\"),\n", e["messages"][1]["content"])}
+        assert len(shown) == 2 and shown <= initial[(e["dimension"], e["domain"])]
+
+
 def test_cdeval_prompts_are_tables_5_and_6_verbatim():
     from culturebench.builders.cdeval import facts
 
@@ -244,6 +261,102 @@ def test_cli_generate_cdeval(raw_dir):
     assert "cdeval: 3 items" in result.output and "Self-BLEU" in result.output
     bad = CliRunner().invoke(app, ["generate", "nosuch", "--model", "m", "--out", str(raw_dir)])
     assert bad.exit_code == 2
+
+
+def test_cdeval_translate_builds_a_release_that_evaluates_as_model_language(raw_dir, tmp_path):
+    """Sec. 4.2 / Fig. 4: generate cdeval_translate writes the released format with a Language key; the build
+    records the language (manifest, card) and evaluate labels the model `model [zh]`."""
+    from culturebench.evaluate import cdeval as cdeval_eval
+    from culturebench.generation import cdeval_translate
+
+    with ScriptedServer(reply=script) as server:
+        summary = cdeval_translate.generate(_backend(server), raw_dir, language="zh", source=REPO / "raw", seed=0,
+                                            limit=1)
+    english = json.loads((REPO / "raw" / "cdeval" / "SAMPLE_CDEval.json").read_text(encoding="utf-8"))
+    cells = list(dict.fromkeys((i["Dimension"].upper(), i["Domain"].title()) for i in english))
+    items = json.loads((raw_dir / "cdeval" / "CDEval_zh.json").read_text(encoding="utf-8"))
+    assert summary["items"] == len(cells) == len(items) + summary["untranslated_items"]
+    assert all(i["Language"] == "zh" and all(any("\u4e00" <= c <= "\u9fff" for c in i[k])
+                                             for k in ("Question", "Option 1", "Option 2")) for i in items)
+    log = [json.loads(line) for line in (raw_dir / ".generation" / "cdeval_translate.log.jsonl").open()]
+    assert all(e["messages"][1]["content"].startswith("Translate the following text from English into Simplified "
+                                                      "Chinese (zh-CN).") for e in log)
+    first_items = {cell: next(i for i in english if (i["Dimension"].upper(), i["Domain"].title()) == cell)
+                   for cell in cells}  # --limit 1: the first item of each dimension x domain
+    assert {e["english"] for e in log if e["attempt"] == 0} == {
+        i[k] for i in first_items.values() for k in ("Question", "Option 1", "Option 2")}
+    assert "machine-translated" in (raw_dir / "cdeval" / "TRANSLATED.md").read_text(encoding="utf-8")
+
+    folder, verdict = build_release("cdeval", raw_dir, tmp_path / "rel", 0, lambda stage: None)
+    assert verdict["failed"] == 0
+    assert json.loads((folder / "manifest.json").read_text())["provenance"]["language"] == "zh"
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "**Translated questionnaire (zh).**" in card and "\n- zh\n" in card
+    with ScriptedServer(reply="A", model="always-a") as server:
+        backend = OpenAIBackend("always-a", base_url=server.base_url, concurrency=4)
+        result = cdeval_eval.evaluate(backend, folder, tmp_path / "run", samples=1, limit=2)
+    assert {r["language"] for r in result.records} == {"zh"}
+    assert result.metrics["models"] == ["always-a [zh]"]
+    rescored = cdeval_eval.score([tmp_path / "run" / "responses.jsonl"], folder)
+    assert rescored.metrics["models"] == ["always-a [zh]"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]["questionnaire_language"] == "zh"
+
+
+REAL_CDEVAL = REPO.parent / "shared" / "reference" / "CDEval" / "JinuHONG845_LLM_Test_Culture" / "CDEval.json"
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not REAL_CDEVAL.is_file(), reason=f"reference data absent: {REAL_CDEVAL}")
+def test_cdeval_translate_on_the_authors_release(raw_dir, tmp_path):
+    """The authors' CDEval.json as the source: the first item of every dimension x domain (a release needs them
+    all), in the file's order, with its dimension and domain, translated texts and Language; the translated release
+    builds and is not taken for theirs."""
+    from culturebench.generation import cdeval_translate
+
+    source = tmp_path / "source"
+    (source / "cdeval").mkdir(parents=True)
+    (source / "cdeval" / REAL_CDEVAL.name).symlink_to(REAL_CDEVAL)
+    shutil.copytree(raw_dir / "hofstede", source / "hofstede")
+    out = tmp_path / "de"
+    with ScriptedServer(reply=script) as server:
+        summary = cdeval_translate.generate(_backend(server), out, language="de", source=source, seed=0, limit=1)
+    released = json.loads(REAL_CDEVAL.read_text(encoding="utf-8"))
+    firsts: dict[tuple[str, str], dict] = {}
+    for item in released:
+        firsts.setdefault((item["Dimension"].upper(), item["Domain"]), item)
+    expected = list(firsts.values())
+    items = json.loads((out / "cdeval" / "CDEval_de.json").read_text(encoding="utf-8"))
+    assert summary["items"] == len(expected) == 42 and summary["untranslated_items"] == 0 and len(items) == 42
+    by_question = {e["english"]: e for e in map(json.loads, (out / ".generation" / "cdeval_translate.log.jsonl")
+                                                  .open(encoding="utf-8"))}
+    for item, english in zip(items, expected):
+        assert (item["Dimension"], item["Domain"], item["Language"]) == (english["Dimension"].upper(),
+                                                                          english["Domain"], "de")
+        assert all(item[k] != english[k].strip() and english[k].strip() in by_question
+                   for k in ("Question", "Option 1", "Option 2"))
+    folder, verdict = build_release("cdeval", out, tmp_path / "rel", 0, lambda stage: None)
+    assert verdict["failed"] == 0
+    provenance = json.loads((folder / "manifest.json").read_text())["provenance"]
+    assert provenance["language"] == "de" and not any("CDEval_de" in name for name in provenance["known_inputs"])
+
+
+def test_cli_generate_cdeval_translate_needs_a_known_language(raw_dir):
+    from typer.testing import CliRunner
+
+    from conftest import one_line_error
+    from culturebench.cli import app
+
+    runner = CliRunner()
+    url = ["--base-url", "http://127.0.0.1:9/v1"]  # nothing is sent: each error comes before the first request
+    line = one_line_error(runner.invoke(app, ["generate", "cdeval_translate", "--model", "m", *url,
+                                              "--out", str(raw_dir)]))
+    assert "needs --language" in line
+    line = one_line_error(runner.invoke(app, ["generate", "cdeval-translate", "--model", "m", *url, "--language",
+                                              "xx", "--out", str(raw_dir)]))
+    assert "'xx'" in line and "de, zh" in line
+    line = one_line_error(runner.invoke(app, ["generate", "cdeval_translate", "--model", "m", *url, "--language",
+                                              "de", "--source", str(raw_dir), "--out", str(raw_dir)]))
+    assert "--out must not be the --source folder" in line
 
 
 PAPER = REPO.parent / "shared" / "papers" / "llm_globe.txt"

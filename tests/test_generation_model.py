@@ -1,6 +1,7 @@
 """The generators with the real local model (llama.cpp + Qwen2.5-Coder-1.5B-Instruct Q4_K_M): `pytest -m model -s`.
 
-Small slices (2 LLM-GLOBE dimensions x 5 prompts; 2 CDEval dimension x domain cells x 5 items); prints what the
+Small slices (2 LLM-GLOBE dimensions x 5 prompts; 2 CDEval dimension x domain cells x 5 items; the German
+translation of 2 CDEval items); prints what the
 model produced and how many items each check rejected. Skips when the model is not installed."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.generation import cdeval, llm_globe
+from culturebench.generation import cdeval, cdeval_translate, llm_globe
 
 pytestmark = pytest.mark.model
 
@@ -50,3 +51,14 @@ def test_cdeval_slice_with_real_model(real_model, tmp_path):
     _show(summary, tmp_path / ".generation" / "cdeval.log.jsonl")
     assert (tmp_path / "cdeval" / "generated_CDEval.json").is_file()
     print("statistics:", summary["statistics"])
+
+
+def test_cdeval_translate_slice_with_real_model(real_model, tmp_path):
+    model, base_url = real_model
+    backend = OpenAIBackend(model, base_url=base_url, concurrency=2, timeout=300)
+    summary = cdeval_translate.generate(backend, tmp_path, language="de", source=REPO / "raw", seed=0, limit=1,
+                                        only={"pdi", "idv", "work"})
+    _show(summary, tmp_path / ".generation" / "cdeval_translate.log.jsonl")
+    items = json.loads((tmp_path / "cdeval" / "CDEval_de.json").read_text(encoding="utf-8"))
+    assert summary["items"] == 2 and len(items) == 2 - summary["untranslated_items"]
+    assert all(item["Language"] == "de" for item in items)

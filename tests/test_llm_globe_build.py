@@ -211,6 +211,31 @@ def test_card_names_the_route_and_gics_translation_only_when_read(release, tmp_p
     assert "translation file" not in (folder / "README.md").read_text(encoding="utf-8")
 
 
+def test_item_table_card_says_its_closed_prompts_are_not_the_papers(release, released):
+    card = (release / "README.md").read_text(encoding="utf-8")
+    assert "These closed prompts are not LLM-GLOBE's own" in card
+    assert "not comparable with the paper's Tables 2-3" in card
+    assert "not LLM-GLOBE's own" not in (released / "README.md").read_text(encoding="utf-8")
+
+
+def test_card_and_manifest_name_the_open_prompts_without_chinese(release, tmp_path):
+    assert "Every open prompt has a Chinese text." in (release / "README.md").read_text(encoding="utf-8")
+    raw = copy_sample(tmp_path)
+
+    def blank(header, body):  # as the published file's 9-95 ... 9-100: no Chinese text
+        for row in body:
+            if row[0] in ("9-11", "3-1"):
+                row[header.index("prompt_zhCN")] = ""
+
+    rewrite(raw / "llm_globe" / "SAMPLE_open_prompts.csv", blank)
+    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    assert verdict["failed"] == 0
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "2 open prompt(s) of this release have none (open-3-1, open-9-11;" in card
+    assert json.loads((folder / "manifest.json").read_text())["provenance"]["open_without_chinese"] == [
+        "open-3-1", "open-9-11"]
+
+
 def test_no_item_table_and_no_closed_prompts_still_builds_the_rest(tmp_path):
     raw = copy_sample(tmp_path)
     (raw / "globe" / "SAMPLE_globe_items.csv").unlink()
@@ -587,6 +612,32 @@ def test_public_files_build_without_closed_then_with_a_closed_prompts_csv(tmp_pa
     assert closed["prompt_en"].to_list() == [r[2] for r in rows]
     assert closed["id"].to_list()[:3] == ["closed-1-1-1", "closed-1-1-2", "closed-1-1-3"]
     assert closed["role"].to_list() == [r[6] for r in rows]
+
+
+@reference
+@needs_reference
+def test_public_open_prompts_without_chinese_are_named_in_manifest_and_card(tmp_path):
+    raw = public_raw(tmp_path)
+    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    expected = [f"open-{r['Question_Num']}" for r in read_csv_rows(REAL_OPEN) if not r["prompt_zhCN"].strip()]
+    assert expected == [f"open-9-{n}" for n in range(95, 101)]  # the issue's count, from the authors' file
+    assert json.loads((folder / "manifest.json").read_text())["provenance"]["open_without_chinese"] == expected
+    assert f"6 open prompt(s) of this release have none ({', '.join(expected)};" in (
+        folder / "README.md").read_text(encoding="utf-8")
+
+
+@reference
+@needs_reference
+def test_chinese_dimension_names_are_the_released_rubrics():
+    """facts name_zh (the Chinese juror prompt's dimension names) as the authors' zh-CN rubrics write them: each
+    name is in most of its own rubric's seven scale points ("...倾向于低<name>特征"; In-group Collectivism's rubric
+    writes 群体内 in four and 内群体 in three)."""
+    from culturebench.evaluate import llm_globe_prompts as prompts
+
+    for row in read_csv_rows(REAL_RUBRICS):
+        name = prompts.DIMENSIONS_ZH[row["Dimension"].strip()]
+        lines = [line for line in row["Scale_zhCN"].replace("\u200b", "").splitlines() if line.strip()]
+        assert len(lines) == 7 and sum(name in line for line in lines) >= 4, (row["Dimension"], name)
 
 
 @reference

@@ -107,6 +107,60 @@ def test_juror_prompt_rubric_in_juror_language_question_in_original():
     assert "权力距离" in zh and "中文特征 1" in zh and "What would you do?" in zh and "I follow my boss." in zh
 
 
+def test_chinese_juror_prompt_names_the_dimension_as_the_released_zh_rubrics():
+    # the authors' open_generation_rubrics.csv (Scale_zhCN) writes these three differently from a plain translation
+    for dimension, name in (("In-group Collectivism", "群体内集体主义"), ("Uncertainty Avoidance", "不确定性避免"),
+                            ("Humane Orientation", "人道取向")):
+        zh = prompts.juror_prompt(dimension, "1- ...", "...", "Q", "A", "zh")
+        assert f"“{name}”维度" in zh
+        assert prompts.canonical_dimension(name) == dimension
+
+
+PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "llm_globe.txt"
+
+
+PLACEHOLDERS = {"[current GLOBE dimension]": "{dimension}", "[scale for current dimension]": "{scale}",
+                "[characteristics associated with this dimension]": "{characteristics}"}
+
+
+def printed_prompt(text: str) -> str:
+    """A prompt as printed between straight quotes, placeholders as in facts, printed '\\n' as line breaks."""
+    quoted = text[text.index('"') + 1:text.rindex('"')]
+    for printed, ours in PLACEHOLDERS.items():
+        quoted = quoted.replace(printed, ours)
+    return quoted.replace("\\n", "\n")
+
+
+@pytest.mark.skipif(not PAPER.is_file(), reason=f"paper text absent: {PAPER}")
+def test_juror_prompt_is_the_one_app_b2_prints():
+    """App. B.2 prints the prompt after its heading and one sentence; the words are prompt_en's (spaces around the
+    line breaks aside: facts juror.source)."""
+    text = PAPER.read_text(encoding="utf-8")
+    b2 = text[text.index("B.2 Prompt provided for juror rating (English)"):]
+    body = [line for line in b2.splitlines()[1:] if line.strip()]
+    assert body[0].startswith("The following prompt is provided to the jurors") and body[1].startswith('"You are')
+    assert " ".join(printed_prompt(body[1]).split()) == " ".join(prompts.JUROR_TEMPLATES["en"].split())
+    assert printed_prompt(body[1]) != prompts.JUROR_TEMPLATES["en"]  # only the whitespace differs
+    assert "ends at" not in llm_globe_facts()["juror"]["source"]
+
+
+README = Path(__file__).resolve().parents[2] / "shared" / "reference" / "LLM-GLOBE" / "README.md"
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not README.is_file(), reason=f"reference data absent: {README}")
+def test_juror_prompt_is_the_authors_readme_string_verbatim():
+    text = README.read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines() if line.startswith('<code>"You are rating responses'))
+    assert printed_prompt(line) == prompts.JUROR_TEMPLATES["en"]
+
+
+def llm_globe_facts() -> dict:
+    from culturebench.builders.llm_globe import facts
+
+    return facts()
+
+
 # ---------------------------------------------------------------------------------------------------- statistics
 
 
@@ -300,6 +354,7 @@ def test_open_jury_end_to_end_with_human_ratings(release, tmp_path):
     assert tests["friedman"]["k"] == 3 and tests["friedman"]["n_blocks"] == 3  # blocks: the 3 prompts
     assert len(tests["wilcoxon"]) == 3
     assert {t["dimension"] for t in metrics["open"]["group_ttests"]} == set(prompts.DIMENSIONS)
+    assert "cannot be reproduced" in metrics["open"]["group_ttests_note"]
     assert set(metrics["open"]["group_means"]) == {"US", "CN"}
     for name in ("radar_open.png", "wilcoxon_open.png"):
         assert (out / name).stat().st_size > 1000
@@ -357,3 +412,37 @@ def test_closed_run_on_the_bundled_sample_release(bundled_release, tmp_path):
     scored = first.score.tables["closed"]
     reverse = dict(zip(tables["closed"]["id"], tables["closed"]["reverse"]))
     assert all(s == (3.0 if reverse[i] else 5.0) for i, s in zip(scored["id"], scored["score"]))
+
+
+def test_run_json_says_item_table_prompts_are_not_the_papers_and_which_prompts_lack_chinese(tmp_path):
+    """An item-table release (the sample without its closed_prompts.csv) whose first open prompt has no Chinese
+    text, run in both languages: run.json's release_notes say both."""
+    import csv
+    import shutil
+
+    from culturebench.release import build_release
+
+    raw = tmp_path / "raw"
+    for folder in ("globe", "gics", "llm_globe"):
+        shutil.copytree(Path(__file__).resolve().parents[1] / "raw" / folder, raw / folder)
+    (raw / "llm_globe" / "SAMPLE_closed_prompts.csv").unlink()
+    path = raw / "llm_globe" / "SAMPLE_open_prompts.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    column = rows[0].index("prompt_zhCN")
+    assert rows[1][0] == "1-1"
+    rows[1][column] = ""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    release, verdict = build_release("llm_globe", raw, tmp_path / "rel", 0, lambda stage: None)
+    assert verdict["failed"] == 0
+    config = llm_globe.Config(part="both", languages=("en", "zh"), samples=1)
+    with ScriptedServer(reply="4") as server:
+        backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=4)
+        result = llm_globe.evaluate(backend, release, tmp_path / "run", config, limit=2)
+    notes = json.loads((tmp_path / "run" / "run.json").read_text())["release_notes"]
+    assert notes["closed_source"] == "item_table" and notes["closed_comparable_with_tables_2_3"] is False
+    assert "not comparable with Tables 2-3" in notes["closed_note"]
+    assert notes["open_without_chinese"] == ["open-1-1"] and notes["closed_without_chinese"] == []
+    asked = [(r["id"], r["language"]) for r in result.records if r["part"] == "open"]
+    assert sorted(asked) == [("open-1-1", "en"), ("open-1-11", "en"), ("open-1-11", "zh")]

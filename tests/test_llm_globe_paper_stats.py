@@ -59,6 +59,29 @@ def test_printed_numbers_imply_one_value_per_prompt_closed_and_per_prompt_and_mo
     assert all(abs(implied_n(r) - 400) < 4 for r in TABLE_4 + TABLE_5)
 
 
+# Tables 4-5's "Chinese Models" / "US Models" columns (M, SD) in every dimension, and Sec. 4.2.4's printed t (US vs CN)
+OPEN_CN = [(4.365, 1.517), (2.525, 1.422), (4.844, 1.469), (5.095, 1.689), (6.232, 0.944), (4.483, 1.928),
+           (3.941, 1.675), (5.535, 1.231), (5.269, 1.325)]
+OPEN_US = [(4.532, 1.593), (2.445, 1.324), (4.585, 1.689), (4.506, 1.827), (6.831, 0.800), (4.470, 2.022),
+           (4.293, 1.659), (6.195, 1.179), (6.289, 1.174)]
+SEC_4_2_4_T = [2.176, -1.215, -3.020, -6.789, 11.896, -0.131, 4.214, 9.849, 13.328]
+
+
+def test_sec_4_2_4_two_sample_t_does_not_follow_from_tables_4_5():
+    """What GROUP_TTEST_NOTE says: at n = 400 per group (the unit of Tables 4-5's one-sample tests) the printed t
+    values are not reached, and the n each printed t implies differs from dimension to dimension."""
+    at_400 = [sps.ttest_ind_from_stats(us[0], us[1], 400, cn[0], cn[1], 400).statistic
+              for us, cn in zip(OPEN_US, OPEN_CN)]
+    assert at_400[0] == pytest.approx(1.518, abs=5e-4) and at_400[4] == pytest.approx(9.682, abs=5e-4)
+    assert all(np.sign(a) == np.sign(t) and abs(a) < 0.9 * abs(t) for a, t in zip(at_400, SEC_4_2_4_T))
+    # equal n: t = d / sqrt((s1^2 + s2^2) / n)  =>  n = t^2 (s1^2 + s2^2) / d^2
+    implied = [t ** 2 * (us[1] ** 2 + cn[1] ** 2) / (us[0] - cn[0]) ** 2
+               for t, us, cn in zip(SEC_4_2_4_T, OPEN_US, OPEN_CN)]
+    assert 530 < min(implied) < 540 and 865 < max(implied) < 875
+    assert "1.518" in llm_globe.GROUP_TTEST_NOTE and "2.176" in llm_globe.GROUP_TTEST_NOTE
+    assert "535" in llm_globe.GROUP_TTEST_NOTE and "871" in llm_globe.GROUP_TTEST_NOTE
+
+
 def frame(values: dict[tuple[str, str], list[float]], dimension: str = "Power Distance") -> pl.DataFrame:
     rows = [{"model": m, "dimension": dimension, "id": p, "score": v}
             for (m, p), vs in values.items() for v in vs]

@@ -224,7 +224,7 @@ def score(
     responses: Annotated[Path, typer.Option(help="Model answers. wvb: TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
     release: Annotated[Path, typer.Option(help="The benchmark's release folder, e.g. releases/wvb.")],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
+    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
@@ -263,7 +263,7 @@ def evaluate(
     tensor_parallel_size: Annotated[int, typer.Option(help="GPUs to shard the model over (vllm backend; per replica with --backend ray).")] = 1,
     ray_address: Annotated[str, typer.Option(help="ray backend: the cluster to join (e.g. 10.0.0.1:6379 or auto); default: start a local Ray on this machine.")] = None,
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
+    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
@@ -432,16 +432,17 @@ def generate(
     out: Annotated[Path, typer.Option(help="RAW_DIR: receives the raw file the task's builder reads, and .generation/ (cache.sqlite, log, summary). Re-running the same command resumes.")],
     base_url: Annotated[str, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1.")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed and seed of the few-shot example draws.")] = 0,
-    limit: Annotated[int, typer.Option(help="Cap per group, for demos: prompts per dimension (llm_globe), items per dimension x domain (cdeval), country x subaxis norms (normad).")] = None,
-    only: Annotated[str, typer.Option(help="Comma-separated dimensions (names or codes) and, for cdeval, domains; for normad, countries and/or subaxes.")] = None,
-    source: Annotated[Path, typer.Option(help="llm_globe: folder whose llm_globe/ holds the seed prompts and rubrics (default: the bundled raw/).")] = None,
+    limit: Annotated[int, typer.Option(help="Cap per group, for demos: prompts per dimension (llm_globe), items per dimension x domain (cdeval, cdeval_translate), country x subaxis norms (normad).")] = None,
+    only: Annotated[str, typer.Option(help="Comma-separated dimensions (names or codes) and, for cdeval and cdeval_translate, domains; for normad, countries and/or subaxes.")] = None,
+    source: Annotated[Path, typer.Option(help="llm_globe: folder whose llm_globe/ holds the seed prompts and rubrics; cdeval_translate: folder whose cdeval/ holds the English items (default: the bundled raw/).")] = None,
+    language: Annotated[str, typer.Option(help="cdeval_translate: the language to translate the CDEval items into (de, zh, ...; Sec. 4.2, Fig. 4).")] = None,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
 ) -> None:
-    """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires, NormAd stories) into RAW_DIR."""
+    """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires and their translations, NormAd stories) into RAW_DIR."""
     from culturebench.generation import GENERATORS
 
     task = module_name(task)
-    options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source}
+    options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language}
     with user_errors():
         output_folder(out)
         if task not in GENERATORS:

@@ -32,6 +32,7 @@ import json
 import math
 import warnings
 from collections import Counter
+from dataclasses import replace
 from fractions import Fraction
 from functools import cache
 from importlib import resources
@@ -40,8 +41,11 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
+from culturebench.errors import InputError
 from culturebench.raw.cdeval import (
+    DEFAULT_LANGUAGE,
     HOFSTEDE_FOLDER,
+    LANGUAGE_KEY,
     QUESTIONNAIRE_FOLDER,
     CountryRow,
     Item,
@@ -172,6 +176,41 @@ CARD = CardInfo(
 )
 
 
+TRANSLATED = (
+    "\n\n**Translated questionnaire ({language}).** Unlike the released items, the question and option texts of "
+    "this release are a machine translation of the CDEval items (the items' `Language` key; `culturebench generate "
+    "cdeval_translate` writes them, with the model it used in `RAW/cdeval/TRANSLATED.md`). The paper's German and Chinese questionnaires "
+    "(Sec. 4.2, Fig. 4) came from Google Translate and are not published, so this is not the paper's text. Table "
+    "8's six prompt templates stay in English as printed (the paper prints no translated templates); `evaluate` "
+    "labels the model `model [{language}]` so that a run can be set beside the English one (Fig. 4). Ids hash the "
+    "translated text: they differ from the English release's.")
+"""The card's paragraph for a release built from a translated questionnaire."""
+
+
+def card(language: str) -> CardInfo:
+    """The card for a questionnaire in ``language``: CARD, with TRANSLATED added when it is not English."""
+    if language == DEFAULT_LANGUAGE:
+        return CARD
+    return replace(CARD, language=(language,), considerations=CARD.considerations + TRANSLATED.format(
+        language=language))
+
+
+def manifest_card(manifest: dict) -> CardInfo:
+    """The card a release's manifest says its build wrote (``audit`` re-renders it)."""
+    return card(manifest.get("provenance", {}).get("language", DEFAULT_LANGUAGE))
+
+
+def questionnaire_language(items: list[Item]) -> str:
+    """The one language of the items (Sec. 4.2 scores each language as its own respondent: one release each)."""
+    first = items[0]
+    for item in items:
+        if item.language != first.language:
+            raise InputError(f"item in language {item.language!r}, but {first.file} item {first.item} is in "
+                             f"{first.language!r}; build one release per language", file=item.file, row=item.item,
+                             column=LANGUAGE_KEY)
+    return first.language
+
+
 @cache
 def facts() -> dict:
     return json.loads(resources.files("culturebench.facts").joinpath("cdeval.json").read_text(encoding="utf-8"))
@@ -234,6 +273,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         countries += rows
         inputs.append(info)
         versions[info.name] = hofstede_version(info.sha256)
+    language = questionnaire_language(items)
     progress("questions")
     questions, quarantine = questions_table(items)
     progress("hofstede")
@@ -251,12 +291,14 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         rows_kept=questions.height + hofstede.height,
         provenance={
             "items_read": len(items),
+            "language": language,
             "country_rows_read": len(countries),
             "known_inputs": {i.name: known[i.sha256] for i in inputs if i.sha256 in known},
             "hofstede_versions": versions,
             "statistics": {**facts()["statistics"], "tokenizer": "nltk.tokenize.NLTKWordTokenizer on the item text",
                            "sampled": False},
         },
+        card=card(language),
     )
 
 

@@ -111,8 +111,10 @@ CONSIDERATIONS_RELEASED = (
     "The closed prompts are LLM-GLOBE's own; the file carries no reverse flags, so closed answers are scored as "
     "given (Sec. 3.3), on the rating scale the prompts state.")
 CONSIDERATIONS_ITEM_TABLE = (
-    "The item-to-dimension mapping and reverse flags are the item table's (the official GLOBE syntax is not "
-    "public); check them before comparing scores with GLOBE's.")
+    "**These closed prompts are not LLM-GLOBE's own** (its closed_prompts.csv was not given): items, wording of "
+    "the Chinese text, company types and the item-to-dimension mapping and reverse flags are the item table's and "
+    "culturebench's (the official GLOBE syntax is not public), so closed scores from this release are not "
+    "comparable with the paper's Tables 2-3; `evaluate` says so in run.json (`release_notes`).")
 
 CARD = CardInfo(
     pretty_name="LLM-GLOBE (rebuilt by culturebench)",
@@ -366,6 +368,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     rubrics = rubrics_table(inputs.rubrics)
     progress("globe_2004")
     globe, globe_dropped = globe_table(inputs.societies)
+    open_without_chinese = open_frame.filter(pl.col("prompt_zh").is_null())["id"].to_list()
     if open_dropped.height:
         quarantine["duplicate_open_prompt"] = open_dropped
     if globe_dropped.height:
@@ -392,8 +395,9 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
                                  else f"numbers 1-{facts()['open']['human_seeds_per_dimension']} of each dimension "
                                       "are human-written seeds"),
             "templates": facts()["templates"],
+            "open_without_chinese": open_without_chinese,
         },
-        card=card(route, bool(inputs.gics_zh_files)),
+        card=card(route, bool(inputs.gics_zh_files), open_without_chinese),
     )
 
 
@@ -402,18 +406,29 @@ def manifest_card(manifest: dict) -> CardInfo:
     provenance = manifest.get("provenance", {})
     route = provenance.get("closed_source")
     return card(route if route in ("released", "item_table") else None,
-                bool(provenance.get("gics_translation_files")))
+                bool(provenance.get("gics_translation_files")), provenance.get("open_without_chinese", []))
 
 
-def card(route: str | None, gics_translated: bool) -> CardInfo:
-    """The card for this build: which route built ``closed`` (or why it is absent), and the sentence about our
-    Chinese GICS names only when a translation file was read."""
+def without_chinese_sentence(ids: list[str]) -> str:
+    """The card's sentence on a Chinese run's open prompts: which have no Chinese text (asked in English only)."""
+    if not ids:
+        return " Every open prompt has a Chinese text."
+    return (f" A run in Chinese (`language` zh or both) asks only the prompts that have a Chinese text: {len(ids)} "
+            f"open prompt(s) of this release have none ({', '.join(ids)}; the published open_prompts.csv lacks "
+            "9-95 to 9-100), so they are not asked in Chinese (with `both`, in English only); run.json lists them "
+            "(`release_notes`).")
+
+
+def card(route: str | None, gics_translated: bool, open_without_chinese: list[str]) -> CardInfo:
+    """The card for this build: which route built ``closed`` (or why it is absent), the open prompts a Chinese run
+    cannot ask, and the sentence about our Chinese GICS names only when a translation file was read."""
     creation = {"released": CREATION_RELEASED, "item_table": CREATION_ITEM_TABLE, None: NO_CLOSED + "."}[route]
     considerations = {"released": CONSIDERATIONS_RELEASED, "item_table": CONSIDERATIONS_ITEM_TABLE, None: ""}[route]
     if route == "item_table" and gics_translated:
         considerations += (" The Chinese GICS names come from the translation file in `RAW/gics/` (ours in the "
                            "bundled sample), not from MSCI/S&P.")
     configs = tuple(c for c in CARD.configs if route or c.name != "closed")
+    considerations += without_chinese_sentence(open_without_chinese)
     return replace(CARD, creation=creation + "\n\n" + CREATION_COMMON,
                    considerations=(CONSIDERATIONS + considerations).strip(), configs=configs)
 

@@ -26,6 +26,8 @@ The computation is a chain of pure functions from tables to tables (polars), one
   table's optional ``group`` column). Fig. 6 (right, ``pca_points``): PCA of models and countries on Eq. 3's scale.
 - Sec. 4.2 (language variants): a responses record may carry ``language``; each (model, language) is scored as
   its own respondent, labelled ``model [language]`` (Fig. 4: likelihoods and Eq. 3 similarities per language).
+  ``evaluate`` on a release built from a translated questionnaire (its manifest's ``language``, see
+  ``culturebench generate cdeval_translate``) writes that language into every record.
 - Intervals (issue #18, ``bootstrap_scores``): a bootstrap over questions within each dimension recomputes the
   chain above (Eq. 7 weights included) on each resample; paired model differences with Holm-adjusted p-values.
   ``COMPARE`` is this benchmark's entry for ``culturebench compare``.
@@ -46,6 +48,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import cdeval_prompts as prompts
+from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -68,6 +71,12 @@ NAME_COLUMNS = ("country_name", "country", "name")
 HOFSTEDE_EXTRA = ("group", "source_file", "version")
 """Optional Hofstede columns kept when present: the Sec. 4.4 group and which Hofstede table a row comes from."""
 RESPONSE_FIELDS = ("model", "question_id", "prompt", "sample_index", "response")
+REPEAT_RULE_SOURCE = {
+    "nearest": "App. A.3.1: a Repeat answer is the option nearest by edit distance",
+    "similar_only": "ours, not the paper's (--config repeat_rule): a Repeat answer whose nearer option has a "
+                    f"normalised Levenshtein similarity under {prompts.MIN_REPEAT_SIMILARITY} counts as neutral",
+}
+"""What metrics.json says of the Repeat rule used (``cdeval_prompts.REPEAT_RULES``)."""
 
 
 @dataclass
@@ -152,6 +161,11 @@ def plan_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAM
 # ---------------------------------------------------------------------------------------------------- scoring
 
 
+def release_language(manifest: dict) -> str:
+    """The questionnaire's language as the build recorded it (``en`` for the released CDEval.json)."""
+    return manifest.get("provenance", {}).get("language", DEFAULT_LANGUAGE)
+
+
 def respondent(model: str, language: str | None) -> str:
     """The label a (model, language) is scored under (Sec. 4.2): the model, or ``model [language]``."""
     return f"{model} [{language}]" if language else model
@@ -177,9 +191,11 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
                                       "row": pl.Int64})
 
 
-def score_answers(responses: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
-    """Each answer read (App. A.3.1, ``cdeval_prompts.score_answer``): adds dimension, domain, template, order,
-    parse_status, shown (displayed option picked) and score (toward the target orientation)."""
+def score_answers(responses: pl.DataFrame, questions: pl.DataFrame, repeat_rule: str = prompts.REPEAT_RULES[0]
+                  ) -> pl.DataFrame:
+    """Each answer read (App. A.3.1, ``cdeval_prompts.score_answer``; ``repeat_rule``: ``prompts.REPEAT_RULES``):
+    adds dimension, domain, template, order, parse_status, shown (displayed option picked) and score (toward the
+    target orientation)."""
     joined = responses.join(questions.select("question_id", "dimension", "domain", "option_1", "option_2"),
                             on="question_id", how="left")
     unknown = joined.filter(pl.col("option_1").is_null())
@@ -189,7 +205,7 @@ def score_answers(responses: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFr
                          file=first.get("source"), row=first.get("row"), column="question_id")
     scores, statuses, shown = [], [], []
     for row in joined.select("prompt", "response", "option_1", "option_2").iter_rows():
-        s, status, picked = prompts.score_answer(*row)
+        s, status, picked = prompts.score_answer(*row, repeat_rule)
         scores.append(s), statuses.append(status), shown.append(picked)
     return joined.drop("option_1", "option_2").with_columns(
         pl.col("prompt").str.extract(r"^(\w+)_(?:norm|reverse)$").alias("template"),
@@ -612,7 +628,8 @@ def interval(row: dict, value: str) -> list[float | None]:
 
 def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *, sources: list[dict] | None = None,
                     release: Path | str | None = None, beta: float = BETA, scale: float = INSTABILITY_SCALE,
-                    bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> ScoreResult:
+                    bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap(),
+                    repeat_rule: str = prompts.REPEAT_RULES[0]) -> ScoreResult:
     """Every table and metric from answers (model, question_id, prompt, sample_index, response) and the release
     tables (questions, hofstede); the point estimates are the paper's, each with a ``bootstrap`` interval
     (``bootstrap_scores``) beside it: ``<metric>_ci`` = [low, high] in metrics.json, ``<value>_low``/``_high``
@@ -621,7 +638,7 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     if responses.height == 0:
         raise InputError("no responses to score")
     hofstede = tables["hofstede"]
-    scored = score_answers(responses, tables["questions"])
+    scored = score_answers(responses, tables["questions"], repeat_rule)
     prompt_lik = prompt_likelihood(scored)
     instab = instability(scored)
     weights = template_weights(instab, scale)
@@ -688,7 +705,8 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
         "responses": sources or [],
         "models": models,
         "constants": {"beta": beta, "instability_scale_N": scale, "neutral_score": prompts.NEUTRAL,
-                      "temperature": prompts.TEMPERATURE},
+                      "temperature": prompts.TEMPERATURE, "repeat_rule": repeat_rule,
+                      "repeat_rule_source": REPEAT_RULE_SOURCE[repeat_rule]},
         "dimensions": list(DIMENSIONS),
         "domains": list(DOMAINS),
         "hofstede": {"versions": hofstede_versions(hofstede), "countries_compared": hofstede.height
@@ -715,12 +733,13 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
 
 
-def score(responses: Sequence[Path], release: Path) -> ScoreResult:
+def score(responses: Sequence[Path], release: Path, repeat_rule: str = prompts.REPEAT_RULES[0]) -> ScoreResult:
     """``culturebench score cdeval``: every metric from saved responses.jsonl files against a CDEval release."""
     release = Path(release)
     tables = release_tables(release)
     frame = read_responses(responses)
-    return score_responses(frame, tables, sources=[runs.source_info(p) for p in responses], release=release)
+    return score_responses(frame, tables, sources=[runs.source_info(p) for p in responses], release=release,
+                           repeat_rule=repeat_rule)
 
 
 # ---------------------------------------------------------------------------------------------------- plots
@@ -819,7 +838,8 @@ def check_inputs(release: Path, samples: int | None, limit: int | None) -> dict[
 
 def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, temperature: float | None = None,
              max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0, limit: int | None = None,
-             args: dict | None = None, console=None) -> runs.EvaluateResult:
+             repeat_rule: str = prompts.REPEAT_RULES[0], args: dict | None = None, console=None
+             ) -> runs.EvaluateResult:
     """Ask ``backend`` the six prompts x ``samples`` for every question (the first ``limit``), then score: writes
     responses.jsonl, metrics.json, the plots and run.json into ``out``. Re-running into the same folder answers
     every request already made from the cache."""
@@ -835,30 +855,36 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
     planned = plan_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
     result = runs.ask(backend, [p.request for p in planned], out, "cdeval", console)
     model = str(getattr(backend, "model", "model"))
+    language = release_language(manifest)
+    tag = {} if language == DEFAULT_LANGUAGE else {"language": language}
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
     records = []
     for plan, response in zip(planned, result.responses):
         q = info[plan.question_id]
-        s, status, shown = prompts.score_answer(plan.prompt, response.text, q["option_1"], q["option_2"])
+        s, status, shown = prompts.score_answer(plan.prompt, response.text, q["option_1"], q["option_2"],
+                                                repeat_rule)
         template, order = plan.prompt.rsplit("_", 1)
-        records.append({"model": model, "question_id": plan.question_id, "dimension": q["dimension"],
+        records.append({"model": model, **tag, "question_id": plan.question_id, "dimension": q["dimension"],
                         "domain": q["domain"], "prompt": plan.prompt, "template": template, "order": order,
                         "sample_index": plan.sample_index, "response": response.text, "parse_status": status,
                         "shown": shown, "score": s, "finish_reason": response.finish_reason})
     responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
-    frame = pl.DataFrame([{k: r[k] for k in RESPONSE_FIELDS} for r in records],
+    frame = pl.DataFrame([{**{k: r[k] for k in RESPONSE_FIELDS}, "model": respondent(model, tag.get("language"))}
+                          for r in records],
                          schema={"model": pl.String, "question_id": pl.String, "prompt": pl.String,
                                  "sample_index": pl.Int64, "response": pl.String})
-    scored = score_responses(frame, tables, release=release, sources=[runs.source_info(responses_path)])
+    scored = score_responses(frame, tables, release=release, sources=[runs.source_info(responses_path)],
+                             repeat_rule=repeat_rule)
     stats = runs.runner_stats(result)
-    m = scored.metrics["per_model"][model]
+    m = scored.metrics["per_model"][respondent(model, tag.get("language"))]
     written = runs.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="cdeval", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_questions": questions.height, "prompts": list(prompts.PROMPTS), "samples": samples,
                               "n_requests": len(records), "temperature": temperature, "max_tokens": max_tokens,
-                              "seed": seed, "limit": limit},
+                              "seed": seed, "limit": limit, "repeat_rule": repeat_rule,
+                              "questionnaire_language": language},
                "parse_status": m["parse_status"],
                "metrics": {"dimension_likelihood": m["dimension_likelihood"],
                            "template_weights": m["template_weights"]}})
@@ -895,23 +921,40 @@ def summary(metrics: dict) -> str:
 # --------------------------------------------------------------------------------------------- command line
 
 
+CONFIG_KEYS = ("repeat_rule",)
+"""``--config`` options of ``evaluate`` / ``score cdeval`` (``{"repeat_rule": "similar_only"}``)."""
+
+
+def read_config(path: Path | None) -> dict:
+    """The ``--config`` options (CONFIG_KEYS), checked; {} without a file."""
+    if path is None:
+        return {}
+    config = runs.read_options_file(path, CONFIG_KEYS)
+    if config.get("repeat_rule", prompts.REPEAT_RULES[0]) not in prompts.REPEAT_RULES:
+        raise InputError(f"unknown repeat_rule {config['repeat_rule']!r}; choose from "
+                         f"{', '.join(prompts.REPEAT_RULES)}", file=path, column="repeat_rule")
+    return config
+
+
 def cli_check(options: dict) -> None:
     """`culturebench evaluate` option checks before a backend is made."""
     check_inputs(options["release"], options["samples"], options["limit"])
+    read_config(options.get("config"))
 
 
 def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tuple[str, list[Path]]:
     """`culturebench evaluate`: run, score, write the run folder; returns (summary line, paths written)."""
+    config = read_config(options.get("config"))
     result = evaluate(model_backend, options["release"], options["out"], samples=options["samples"],
                       temperature=options["temperature"], max_tokens=prompts.MAX_TOKENS if options["max_tokens"] is None else options["max_tokens"],
-                      seed=options["seed"], limit=options["limit"], args=args, console=console)
+                      seed=options["seed"], limit=options["limit"], args=args, console=console, **config)
     line = f"{summary(result.metrics)}\ncdeval: {runs.request_counts(len(result.records), result.stats)}"
     return line, result.written
 
 
-def cli_score(responses: Path, release: Path, out: Path) -> tuple[str, list[Path]]:
+def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None) -> tuple[str, list[Path]]:
     """`culturebench score`: metrics from saved responses; returns (summary line, paths written)."""
-    result = score(runs.split_paths(responses), release)
+    result = score(runs.split_paths(responses), release, **read_config(config))
     return summary(result.metrics), write_run(result, out)
 
 
@@ -929,13 +972,24 @@ def comparison_release(folders: Sequence[compare.RunFolder], release: Path | Non
     return {"questions": questions, "hofstede": loaded[0]["hofstede"]}, paths[0]
 
 
+def runs_repeat_rule(folders: Sequence[compare.RunFolder]) -> str:
+    """The Repeat rule every run was scored with (metrics.json ``constants.repeat_rule``; a run that names none was
+    scored before the option existed and is re-scored with the default); runs that differ are refused."""
+    rules = {f.metrics.get("constants", {}).get("repeat_rule", prompts.REPEAT_RULES[0]) for f in folders}
+    if len(rules) > 1:
+        raise InputError(f"the runs were scored with different Repeat rules ({', '.join(sorted(rules))}); score them "
+                         "again with one --config repeat_rule")
+    return rules.pop()
+
+
 def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
                  release: Path | None) -> compare.Comparison:
     """Every run's responses re-scored together (one bootstrap of questions shared by all models: paired), as the
     tables of the report."""
     tables, release_path = comparison_release(folders, release)
     responses, sources = compare.relabelled_responses(folders, labels, read_responses)
-    result = score_responses(responses, tables, sources=sources, release=release_path, bootstrap=settings)
+    result = score_responses(responses, tables, sources=sources, release=release_path, bootstrap=settings,
+                             repeat_rule=runs_repeat_rule(folders))
     return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result),
                               metrics=result.metrics)
 

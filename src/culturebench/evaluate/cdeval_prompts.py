@@ -5,12 +5,14 @@ question's order ("norm": option_1 first) and reversed ("reverse": option_2 firs
 sampled at temperature 1 (App. A.3), ``R`` times. The templates and constants are data in ``facts/cdeval.json``
 (``evaluation``), verbatim from Table 8, each with its source.
 
-Extraction (App. A.3.1): a regular expression for the A/B letters and Compare's yes/no; for Repeat the option
-nearest by edit distance (rapidfuzz Levenshtein on normalised text). Ours, where the paper is silent: an answer
-that is the start of exactly one option's text (a truncated repeat, "Point it out politely") picks that option,
-in every template; a Repeat answer near neither option (MIN_REPEAT_SIMILARITY) is not a choice. A neutral,
-refused or unparseable answer counts 0.5 toward the target orientation (App. A.3.1); option_1 of every question
-is the target orientation (Sec. 3.2.2).
+Extraction (App. A.3.1): a regular expression for the A/B letters and Compare's yes/no (ours: also German and
+Chinese yes/no, for a translated questionnaire); for Repeat the option
+nearest by edit distance (rapidfuzz Levenshtein on normalised text), whatever the distance (``repeat_rule``
+"nearest", the default). Ours, where the paper is silent: an answer that is the start of exactly one option's text
+(a truncated repeat, "Point it out politely") picks that option, in every template. The named option
+``repeat_rule`` "similar_only" (ours, not the paper's) also makes a Repeat answer near neither option
+(MIN_REPEAT_SIMILARITY) not a choice. A neutral, refused or unparseable answer counts 0.5 toward the target
+orientation (App. A.3.1); option_1 of every question is the target orientation (Sec. 3.2.2).
 """
 
 from __future__ import annotations
@@ -44,10 +46,14 @@ MAX_TOKENS = 128
 NEUTRAL = float(EVALUATION["neutral_likelihood"]["value"])
 """App. A.3.1: a neutral, refused or unparseable answer counts 0.5 toward the target orientation."""
 
+REPEAT_RULES = ("nearest", "similar_only")
+"""How a Repeat answer is read. "nearest" (default, App. A.3.1): the option at the smaller edit distance, however
+far both are. "similar_only" (ours, not the paper's; ``--config`` ``{"repeat_rule": "similar_only"}``): the same,
+but an answer whose nearer option is less similar than MIN_REPEAT_SIMILARITY is unparsed (neutral)."""
 MIN_REPEAT_SIMILARITY = 0.5
-"""Ours, not the paper's: a Repeat answer whose nearer option is still this dissimilar (rapidfuzz normalised
-Levenshtein similarity, 0-1) repeats neither option ("B", "Sure.") and counts as unparsed rather than as whichever
-option happens to be a few edits nearer."""
+"""Ours, for ``repeat_rule`` "similar_only" only: a Repeat answer whose nearer option is still this dissimilar
+(rapidfuzz normalised Levenshtein similarity, 0-1) repeats neither option ("B", "Sure.") and counts as unparsed
+rather than as whichever option happens to be a few edits nearer."""
 
 STATUSES = ("chosen", "both", "refusal", "unparsed")
 """How an answer was read: one option chosen; both options (or A and B, yes and no) given; a refusal or a
@@ -130,23 +136,28 @@ def extract_ab(text: str | None, first: str = "", second: str = "") -> Extractio
     return Extraction(None, "unparsed")
 
 
-_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
-_LEADING_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+_YES_NO = re.compile(r"\b(yes|no|ja|nein)\b", re.IGNORECASE)
+_LEADING_YES_NO = re.compile(r"^\W*(?:(yes|no|ja|nein)\b|(不是|是|否))", re.IGNORECASE)
+_YES = {"yes", "ja", "是"}
+"""Yes in English and, for a translated questionnaire's answers (ours: Sec. 4.2's German and Chinese runs), German
+and Chinese; the other words of _YES_NO / _LEADING_YES_NO are no (nein, 否, 不是)."""
 
 
 def extract_yes_no(text: str | None) -> Extraction:
-    """A Compare answer: yes -> 1 (the first option shown is preferred), no -> 2."""
+    """A Compare answer: yes -> 1 (the first option shown is preferred), no -> 2 (also ja / nein, and 是 / 否 / 不是
+    leading the answer: a model asked about a translated question may answer in its language)."""
     cleaned = _ANSWER_PREFIX.sub("", _clean(text or ""))
     if not cleaned:
         return Extraction(None, "unparsed")
     leading = _LEADING_YES_NO.match(cleaned)
     if leading:
-        return Extraction(1 if leading.group(1).lower() == "yes" else 2, "chosen")
+        word = next(g for g in leading.groups() if g).lower()
+        return Extraction(1 if word in _YES else 2, "chosen")
     if _REFUSAL.search(cleaned):
         return Extraction(None, "refusal")
-    found = {m.group(1).lower() for m in _YES_NO.finditer(cleaned)}
+    found = {m.group(1).lower() in _YES for m in _YES_NO.finditer(cleaned)}
     if len(found) == 1:
-        return Extraction(1 if found == {"yes"} else 2, "chosen")
+        return Extraction(1 if found == {True} else 2, "chosen")
     if len(found) > 1:
         return Extraction(None, "both")
     return Extraction(None, "unparsed")
@@ -183,9 +194,10 @@ def _starts(option: str, text: str) -> bool:
     return option == text or option.startswith(text + " ")
 
 
-def extract_repeat(text: str | None, first: str, second: str) -> Extraction:
+def extract_repeat(text: str | None, first: str, second: str, rule: str = REPEAT_RULES[0]) -> Extraction:
     """A Repeat answer: the displayed option with the smaller Levenshtein distance to the answer (both normalised:
-    lower case, punctuation dropped); equal distances, both options repeated, or a refusal are not a choice."""
+    lower case, punctuation dropped); equal distances, both options repeated, or a refusal are not a choice; with
+    ``rule`` "similar_only" (REPEAT_RULES) neither is an answer too far from both options."""
     cleaned = _ANSWER_PREFIX.sub("", _clean(text or "")).strip().lstrip("-•").strip().strip("\"'").strip()
     if not cleaned:
         return Extraction(None, "unparsed")
@@ -199,19 +211,21 @@ def extract_repeat(text: str | None, first: str, second: str) -> Extraction:
     if d1 == d2:
         return Extraction(None, "unparsed")
     nearer = 1 if d1 < d2 else 2
-    if Levenshtein.normalized_similarity(answer, a if nearer == 1 else b) < MIN_REPEAT_SIMILARITY:
+    if rule == "similar_only" and Levenshtein.normalized_similarity(answer, a if nearer == 1 else b) < \
+            MIN_REPEAT_SIMILARITY:
         return Extraction(None, "unparsed")
     return Extraction(nearer, "chosen")
 
 
-def extract(prompt: str, text: str | None, option_1: str, option_2: str) -> Extraction:
-    """The displayed option an answer to prompt ``prompt`` (in PROMPTS) picks."""
+def extract(prompt: str, text: str | None, option_1: str, option_2: str, repeat_rule: str = REPEAT_RULES[0]
+            ) -> Extraction:
+    """The displayed option an answer to prompt ``prompt`` (in PROMPTS) picks (``repeat_rule``: REPEAT_RULES)."""
     kind, order = prompt.rsplit("_", 1)
     first, second = (option_1, option_2) if order == "norm" else (option_2, option_1)
     if kind == "ab":
         return extract_ab(text, first, second)
     if kind == "repeat":
-        return extract_repeat(text, first, second)
+        return extract_repeat(text, first, second, repeat_rule)
     if kind == "compare":
         return extract_yes_no(text)
     raise ValueError(f"unknown prompt {prompt!r}")
@@ -228,7 +242,8 @@ def target_score(prompt: str, extraction: Extraction) -> float:
     return 1.0 if picked_option_1 else 0.0
 
 
-def score_answer(prompt: str, text: str | None, option_1: str, option_2: str) -> tuple[float, str, int | None]:
+def score_answer(prompt: str, text: str | None, option_1: str, option_2: str, repeat_rule: str = REPEAT_RULES[0]
+                 ) -> tuple[float, str, int | None]:
     """(score toward the target orientation, status, displayed option picked) of one answer."""
-    extraction = extract(prompt, text, option_1, option_2)
+    extraction = extract(prompt, text, option_1, option_2, repeat_rule)
     return target_score(prompt, extraction), extraction.status, extraction.shown

@@ -24,7 +24,8 @@ Friedman test across models (blocks: the prompts, each model's score averaged ov
 language it answered in, so US models answering in English and Chinese models in Chinese share blocks; needs >= 3
 models) with post-hoc pairwise Wilcoxon signed-rank tests (Holm-adjusted too; p-value heatmap
 ``wilcoxon_PART.png``, Fig. 2, not drawn for a single model); two-sample t-tests between two model groups (e.g. US
-vs CN; Student's by default); a radar plot of group (or model) means over the nine dimensions (``radar_PART.png``,
+vs CN; Student's by default; Sec. 4.2.4's printed t values do not follow from Tables 4-5, ``GROUP_TTEST_NOTE``); a
+radar plot of group (or model) means over the nine dimensions (``radar_PART.png``,
 Fig. 3).
 
 **Intervals** (issue #18, ``prompt_bootstrap``): every mean of Tables 2-5 (per model and per group, each part) gets
@@ -619,9 +620,24 @@ def model_tests(scored: pl.DataFrame, value: str) -> dict:
     return out
 
 
+GROUP_TTEST_NOTE = (
+    "Sec. 4.2.4's two-sample t-tests (US vs Chinese models, open generation) cannot be reproduced from the paper's "
+    "own numbers: with the group means and SDs of Tables 4-5 and one value per prompt and model (n = 400 per "
+    "group, the unit that reproduces every one-sample t of Tables 4-5), Student's t is 1.518 for performance "
+    "orientation (printed 2.176) and 9.682 for gender egalitarianism (printed 11.896); the n per group that would "
+    "give each printed t ranges from about 535 to 871 over the nine dimensions, so no single unit (per prompt, per "
+    "prompt and model, per answer) gives them. What culturebench computes: scipy.stats.ttest_ind (Student's; "
+    "Welch's with equal_var: false) per dimension between the two groups of `compare`, on the unit values of "
+    "t_unit (paper: one value per prompt and model for open, per prompt for closed; pooled: every answer).")
+"""Why Sec. 4.2.4's printed t values are not reproduced, and what ``group_ttests`` computes (metrics.json
+``group_ttests_note``; the test recomputes the numbers quoted from Tables 4-5)."""
+
+
 def group_ttests(frame: pl.DataFrame, value: str, groups: dict[str, list[str]], config: Config, part: str
                  ) -> list[dict]:
-    """Two-sample t-tests per dimension between the two groups of ``compare`` (Sec. 4.2.4), on the unit values."""
+    """Two-sample t-tests per dimension between the two groups of ``compare`` (Sec. 4.2.4), on the unit values
+    (``T_UNITS``): Student's by default, Welch's with ``equal_var`` false. The paper's printed values are not
+    reproducible from its Tables 4-5 (``GROUP_TTEST_NOTE``)."""
     if config.compare is None:
         return []
     a, b = config.compare
@@ -743,6 +759,8 @@ def part_metrics(frame: pl.DataFrame, value: str, part: str, groups: dict[str, l
         "model_tests": model_tests(frame, value),
         "group_ttests": group_ttests(frame, value, groups, config, part),
     }
+    if out["group_ttests"]:
+        out["group_ttests_note"] = GROUP_TTEST_NOTE
     series = {("model", m): frame.filter(pl.col("model") == m).drop_nulls(value).select("id", "dimension", value)
               for m in models}
     series.update({("group", g): unit_values(frame, value, ms, part, config.t_unit) for g, ms in groups.items()})
@@ -933,6 +951,39 @@ def make_backend(juror: Juror, like=None):
     return runs.companion_backend(juror.model, juror.base_url, juror.backend, like)
 
 
+ITEM_TABLE_NOTE = (
+    "The release's closed prompts were built by culturebench from a GLOBE item table x GICS x roles with Sec. "
+    "3.1.1's wording (the item-table route), not taken from LLM-GLOBE's own closed_prompts.csv: their items, "
+    "dimension map, reverse flags, company types and Chinese text are not the paper's, so closed scores are not "
+    "comparable with Tables 2-3.")
+"""run.json's ``release_notes`` for a release whose ``closed`` is the item table's (its card says the same:
+``builders.llm_globe.CONSIDERATIONS_ITEM_TABLE``)."""
+
+
+def release_notes(manifest: dict, tables: dict, config: Config, limit: int | None) -> dict:
+    """What run.json says about the release beside the results: where ``closed`` came from (ITEM_TABLE_NOTE for the
+    item-table route) and, for a run in Chinese, the prompts not asked in Chinese because the release has no
+    Chinese text for them (the published open_prompts.csv: 9-95 to 9-100)."""
+    notes: dict[str, Any] = {}
+    route = manifest.get("provenance", {}).get("closed_source")
+    if config.part in ("closed", "both") and route is not None:
+        notes["closed_source"] = route if route in ("released", "item_table") else "none"
+        if route == "item_table":
+            notes["closed_comparable_with_tables_2_3"] = False
+            notes["closed_note"] = ITEM_TABLE_NOTE
+    if "zh" in config.languages:
+        for part in ("closed", "open"):
+            if config.part not in (part, "both") or tables.get(part) is None:
+                continue
+            asked = tables[part] if limit is None else tables[part].head(limit)
+            missing = asked.filter(pl.col("prompt_zh").is_null() | (pl.col("prompt_zh").str.strip_chars() == ""))
+            notes[f"{part}_without_chinese"] = missing["id"].to_list()
+        notes["without_chinese_note"] = ("prompts listed under *_without_chinese have no Chinese text in the release "
+                                         "and were not asked in zh (the published open_prompts.csv has none for "
+                                         "9-95 to 9-100)")
+    return notes
+
+
 def evaluate(backend, release: Path, out: Path, config: Config | None = None, *, temperature: float | None = None,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None,
              juror_backends: dict[str, Any] | None = None, args: dict | None = None,
@@ -998,6 +1049,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
         extra={"evaluation": {"config": config.as_dict(), "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "n_records": len(records)},
                "runner_by_part": runner,
+               "release_notes": release_notes(manifest, tables, config, limit),
                "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
                           for j in config.jurors],
                "parse_status": {"closed": scored.metrics.get("closed", {}).get("parse_status"),

@@ -9,13 +9,14 @@ Sec. 4 and App. B).
   language, then the original prompt and the response in their original language; the juror returns a whole
   number 1-7, read with the same parser as closed answers.
 
-Source of the juror wording (facts/llm_globe.json, ``juror``): App. B.2 of the paper names the juror prompt but its
-text ends at the heading; the authors' repository README prints it ("Example Prompting for Open-Generation
-Evaluation"), and ``prompt_en`` is that text verbatim, with its placeholders for the dimension, its scale and its
-characteristics (App. B.1 prints the performance-orientation rubric, the same as the released rubric file's first
-row). The ``Original prompt:`` / ``Response to rate:`` blocks that carry the question and the answer, the Chinese
-instruction and the Chinese dimension names are ours. A changed template changes the cache keys: re-run into a new
-folder.
+Source of the juror wording (facts/llm_globe.json, ``juror``): App. B.2 of the paper prints the juror prompt, and
+the authors' repository README prints the same words ("Example Prompting for Open-Generation Evaluation") with
+other spaces around the line breaks; ``prompt_en`` is the README's string verbatim, with its placeholders for the
+dimension, its scale and its characteristics (App. B.1 prints the performance-orientation rubric, the same as the
+released rubric file's first row). The Chinese dimension names are
+those of the authors' released zh-CN rubrics (facts ``name_zh``). The ``Original prompt:`` / ``Response to rate:``
+blocks that carry the question and the answer and the Chinese instruction are ours. A changed template changes the
+cache keys: re-run into a new folder.
 """
 
 from __future__ import annotations
@@ -45,17 +46,20 @@ DIMENSIONS = ("Performance Orientation", "Power Distance", "Institutional Collec
               "Humane Orientation")
 """The nine GLOBE dimensions in the paper's order (rubrics R-1 ... R-9)."""
 
-DIMENSIONS_ZH = {
-    "Performance Orientation": "绩效导向", "Power Distance": "权力距离", "Institutional Collectivism": "制度集体主义",
-    "In-group Collectivism": "小团体集体主义", "Gender Egalitarianism": "性别平等主义",
-    "Uncertainty Avoidance": "不确定性规避", "Assertiveness": "自信", "Future Orientation": "未来导向",
-    "Humane Orientation": "人道导向"}
-"""Our Chinese names of the dimensions (used in the Chinese juror prompt)."""
 
-def _juror_facts() -> dict:
+def _facts() -> dict:
     from culturebench.builders.llm_globe import facts
 
-    return facts()["juror"]
+    return facts()
+
+
+DIMENSIONS_ZH = {d["name"]: d["name_zh"] for d in _facts()["dimensions"]}
+"""The Chinese names of the dimensions as the authors' released zh-CN rubrics write them (facts ``name_zh``; used
+in the Chinese juror prompt)."""
+
+
+def _juror_facts() -> dict:
+    return _facts()["juror"]
 
 
 JUROR_TEMPLATES = {language: _juror_facts()[f"prompt_{language}"] for language in LANGUAGES}

@@ -1,7 +1,9 @@
 """CDEval questionnaires (Wang et al., Sec. 3.1 Steps 2-3, Tables 5-6, App. A.2): for every Hofstede dimension x
 domain, a zero-shot round (Table 5), then few-shot rounds (Table 6) whose two in-context examples are drawn (seeded)
-from the items accepted so far, until the cell has its target count (``TARGET_PER_CELL``, or ``--limit``) or
-``max_rounds`` rounds were asked.
+from the cell's *initial samples*, the items accepted from its zero-shot answers (Sec. 3.1 Step 2: "randomly
+selected examples from the initial samples"), never from items the few-shot rounds added; a cell whose zero-shot
+answer gave no usable item is asked Table 5 again. Rounds go on until the cell has its target count
+(``TARGET_PER_CELL``, or ``--limit``) or ``max_rounds`` rounds were asked.
 
 The prompts are Tables 5 and 6 verbatim, kept in ``facts/cdeval.json`` (``generation``) with the segments the paper
 underlines filled per dimension and domain (where the paper prints only the IDV / education example, the facts
@@ -156,6 +158,7 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
     todo = cells(only)
     run = GenerationRun(TASK, raw_dir, backend, console)
     kept: dict[tuple[str, str], list[dict]] = {(d["code"], dom): [] for d, dom in todo}
+    initial: dict[tuple[str, str], list[dict]] = {key: [] for key in kept}  # the cell's zero-shot items
     seen = {key: NearDuplicates() for key in kept}
     per_round = []
     for round_index in range(rounds_cap):
@@ -164,17 +167,18 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
             break
         requests = []
         for d, dom in open_cells:
-            have = kept[(d["code"], dom)]
+            have, pool = kept[(d["code"], dom)], initial[(d["code"], dom)]
             examples = []
-            if round_index > 0 and have:
+            if pool:
                 rng = random.Random(f"{seed}|{d['code']}|{dom}|{round_index}")
-                examples = rng.sample(have, min(SHOTS, len(have)))
+                examples = rng.sample(pool, min(SHOTS, len(pool)))
             batch = FEW_SHOT_N if examples else ZERO_SHOT_N
             requests.append(cell_request(d, dom, min(batch, wanted - len(have)), examples, seed, round_index))
         responses = run.ask(requests, f"cdeval questions, round {round_index + 1}")
         counts = {"round": round_index + 1, "cells": len(open_cells), "parsed": 0, "kept": 0}
         for (d, dom), req, resp in zip(open_cells, requests, responses):
             key = (d["code"], dom)
+            zero_shot = not initial[key]
             need = wanted - len(kept[key])
             entries, problem = answer_items(resp.text)
             accepted, rejections = [], []
@@ -195,11 +199,13 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
                     seen[key].add(q, f"{d['code']}/{dom} #{len(kept[key]) + 1}")
                     kept[key].append(item)
                     accepted.append(item)
+                    if zero_shot:
+                        initial[key].append(item)
                 else:
                     run.reject(reason.split(" of ")[0] if " of " in reason else reason)
                     rejections.append({"item": entry, "reason": reason})
             run.log("generate", req, resp, dimension=d["code"], domain=dom, round=round_index + 1,
-                    shots=round_index > 0 and bool(kept[key]), asked=need, parse_problem=problem,
+                    shots=not zero_shot, asked=need, parse_problem=problem,
                     parsed=len(entries or []), kept=accepted, rejected=rejections)
             counts["parsed"] += len(entries or [])
             counts["kept"] += len(accepted)
@@ -214,6 +220,8 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
         "output": str(output), "prompt_source": PROMPT_SOURCE, "seed": seed, "wanted_per_cell": wanted,
         "manual_verification": GENERATION["verification_rules"],
         "cells": [f"{code}/{dom}" for code, dom in kept], "items": len(items),
+        "few_shot_pool": "each cell's zero-shot items (Sec. 3.1 Step 2: examples from the initial samples)",
+        "initial_per_cell": {f"{code}/{dom}": len(v) for (code, dom), v in initial.items()},
         "kept_per_cell": {f"{code}/{dom}": len(v) for (code, dom), v in kept.items()},
         "short_per_cell": {f"{code}/{dom}": wanted - len(v) for (code, dom), v in kept.items() if len(v) < wanted},
         "rounds": per_round,

@@ -1,7 +1,9 @@
 """Readers for CDEval's raw inputs: the questionnaire JSON as released and the Hofstede 6-D country-score CSV.
 
 - ``RAW/cdeval/*.json``: a JSON list of items ``{"Dimension", "Domain", "Question", "Option 1", "Option 2"}``
-  (the authors' ``CDEval.json``; several files are read in name order and concatenated).
+  (the authors' ``CDEval.json``; several files are read in name order and concatenated), each with an optional
+  ``"Language"`` (ISO 639-1 code of a translated questionnaire, as ``culturebench generate cdeval_translate``
+  writes it; absent = English).
 - ``RAW/hofstede/*.csv``: ``ctr;country;pdi;idv;mas;uai;ltowvs;ivr`` (+ an optional ``group`` column, Sec. 4.4),
   ``;``-separated, ``#NULL!`` = missing: the official ``6-dimensions-for-website-2015-08-16.csv``, the paper's
   Table 10 rows, or any other Hofstede table written in that shape; several files are read in name order.
@@ -25,6 +27,9 @@ from culturebench.io import InputFile, input_name, read_csv_rows, read_input_tex
 QUESTIONNAIRE_FOLDER = "cdeval"
 HOFSTEDE_FOLDER = "hofstede"
 ITEM_KEYS = ("Dimension", "Domain", "Question", "Option 1", "Option 2")
+LANGUAGE_KEY = "Language"
+"""Optional item key: the questionnaire's language (ISO 639-1); absent means English, the released CDEval.json."""
+DEFAULT_LANGUAGE = "en"
 HOFSTEDE_COLUMNS = ("ctr", "country", "pdi", "idv", "mas", "uai", "ltowvs", "ivr")
 NULL = "#NULL!"
 
@@ -40,6 +45,7 @@ class Item:
     question: str
     option_1: str
     option_2: str
+    language: str = DEFAULT_LANGUAGE
 
 
 def input_files(folder: Path, pattern: str, what: str) -> list[Path]:
@@ -91,8 +97,12 @@ def read_questionnaire(path: Path, root: Path, dimensions: dict[str, str], domai
         if domain is None:
             raise InputError(f"{where}: unknown domain {entry['Domain']!r}; expected one of "
                              f"{sorted(set(domains.values()))}", file=name, row=number, column="Domain")
+        language = entry.get(LANGUAGE_KEY, DEFAULT_LANGUAGE)
+        if not isinstance(language, str) or not language.strip():
+            raise InputError(f"{where}: {LANGUAGE_KEY!r} must be a language code such as 'de'", file=name,
+                             row=number, column=LANGUAGE_KEY)
         items.append(Item(name, number, dimension, domain, entry["Question"].strip(), entry["Option 1"].strip(),
-                          entry["Option 2"].strip()))
+                          entry["Option 2"].strip(), language.strip()))
     return items, InputFile.from_bytes(path, name, data, len(items), encoding)
 
 
