@@ -7,7 +7,9 @@
     RUN_DIR/metrics.json, *.png the benchmark's metrics and plots
 
 Secrets never reach the folder: arguments whose name looks like a secret are dropped, and every string written to
-run.json is scrubbed of the values of secret-looking environment variables (OPENAI_API_KEY, HF_TOKEN, ...).
+run.json is scrubbed of the values of secret-looking environment variables (OPENAI_API_KEY, HF_TOKEN, ...) and of
+every key and header value a backend sends (``--header``; replies are redacted as they arrive, so responses and
+the cache never hold them either).
 
 Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
 (``ask``) and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
@@ -52,7 +54,7 @@ SECRET_ENV = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE
 """Environment-variable names whose values are treated as secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
 REDACTED = "<redacted>"
 RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
-                "prompt_tokens", "completion_tokens", "cost", "wall_s")
+                "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated")
 """The runner fields of run.json, the same for every benchmark (``runner.RunStats``; ``total_stats`` of several)."""
 
 
@@ -90,9 +92,13 @@ def release_info(release: Path, manifest: Mapping) -> dict:
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose name looks like a secret (at least 6 characters long)."""
+    """Values of environment variables whose name looks like a secret (at least 6 characters long) and every key,
+    header value and proxy password a backend of this process sends (``backends.sent_secrets``)."""
+    from culturebench.evaluate.backends import sent_secrets
+
     environ = os.environ if environ is None else environ
-    return sorted({v for k, v in environ.items() if SECRET_ENV.search(k) and len(v) >= 6}, key=len, reverse=True)
+    found = {v for k, v in environ.items() if SECRET_ENV.search(k) and len(v) >= 6} | set(sent_secrets())
+    return sorted(found, key=len, reverse=True)
 
 
 def scrub(value: Any, secrets: list[str] | None = None) -> Any:
