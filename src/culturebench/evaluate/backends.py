@@ -12,6 +12,8 @@ import email.utils
 import json
 import os
 import random
+import re
+import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -213,12 +215,47 @@ class _Retryable(Exception):
         self.kind, self.detail, self.retry_after = kind, detail, retry_after
 
 
+def _run_with_signals(coro):
+    """``asyncio.run``, with SIGTERM and SIGHUP handled as asyncio handles Ctrl-C: the running requests are cancelled
+    (so no task is left holding the exception), then the signal's own Python handler runs (the command line's
+    raises its clean-stop exception, exit 143 / 129)."""
+    received: list[int] = []
+    handled = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+
+    async def main():
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        installed = {}
+        for signum in handled:
+            previous = signal.getsignal(signum)
+            try:
+                loop.add_signal_handler(signum, lambda n=signum: (received.append(n), task.cancel()))
+            except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no such support
+                continue
+            installed[signum] = previous
+        try:
+            return await coro
+        finally:
+            for signum, previous in installed.items():
+                loop.remove_signal_handler(signum)
+                signal.signal(signum, previous)
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        handler = signal.getsignal(received[0])
+        if callable(handler):
+            handler(received[0], None)
+        raise KeyboardInterrupt(signal.Signals(received[0]).name) from None
+
+
 def _run_coroutine(coro):
     """``asyncio.run``, or the same in a helper thread when this thread already runs an event loop (notebooks)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return _run_with_signals(coro)
     result: dict = {}
 
     def target() -> None:
@@ -296,9 +333,13 @@ def _rejected_param(content: bytes) -> str | None:
         error = json.loads(content).get("error")
     except (ValueError, AttributeError):
         return None
-    if isinstance(error, Mapping) and error.get("code") in ("unsupported_parameter", "unsupported_value"):
-        return error.get("param") if isinstance(error.get("param"), str) else None
-    return None
+    if not isinstance(error, Mapping):
+        return None
+    if error.get("code") in ("unsupported_parameter", "unsupported_value") and isinstance(error.get("param"), str):
+        return error["param"]
+    # gateways that pass OpenAI's message on without its code and param
+    named = re.match(r"Unsupported (?:parameter|value): '(\w+)'", str(error.get("message") or ""))
+    return named.group(1) if named else None
 
 
 @dataclass(frozen=True)
@@ -307,6 +348,7 @@ class _Http:
     url: str
     headers: dict = field(repr=False)
     timeout: object  # aiohttp.ClientTimeout
+    proxy: str | None = field(default=None, repr=False)  # may hold a password
 
 
 class _AdaptiveLimit:
@@ -457,8 +499,9 @@ class OpenAIBackend:
         return headers
 
     def _open(self) -> _Http:
-        """The HTTP session of one ``generate`` call (the key is read here and kept only in the session's headers);
-        ``trust_env``: the proxy variables of the environment apply, as in the ``openai`` package."""
+        """The HTTP session of one ``generate`` call (the key is read here and kept only in the session's headers),
+        through the proxy the environment names for the endpoint, as in the ``openai`` package (looked up once here,
+        not per request as aiohttp's ``trust_env`` does)."""
         import aiohttp
 
         # no TLS context for plain-http endpoints (building one loads the CA store: 0.1 s of CPU per run)
@@ -466,8 +509,9 @@ class OpenAIBackend:
         connector = aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300, **({"ssl": False} if plain else {}))
         headers = {**self._auth_headers(), "Content-Type": "application/json", "Accept": "application/json",
                    **self.extra_headers}
-        return _Http(aiohttp.ClientSession(connector=connector, trust_env=True), self._url(), headers,
-                     aiohttp.ClientTimeout(total=self.timeout))
+        url = self._url()
+        return _Http(aiohttp.ClientSession(connector=connector), url, headers,
+                     aiohttp.ClientTimeout(total=self.timeout), _environment_proxy(url))
 
     def _request_body(self, request: ChatRequest) -> bytes:
         s, shape = request.sampling, self.shape
@@ -485,7 +529,7 @@ class OpenAIBackend:
 
         try:
             async with http.session.post(http.url, data=self._request_body(request), headers=http.headers,
-                                         timeout=http.timeout) as reply:
+                                         timeout=http.timeout, proxy=http.proxy) as reply:
                 content = _redact_bytes(await reply.read())
                 status, headers = reply.status, reply.headers
         except TimeoutError:
@@ -660,6 +704,20 @@ def _token_count(usage, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
         return 0
     return int(value) if float(value).is_integer() else 0
+
+
+def _environment_proxy(url: str) -> str | None:
+    """The proxy of the environment for ``url`` (``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``ALL_PROXY``, upper or lower
+    case), None when there is none or ``NO_PROXY`` covers the host."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass_environment(parts.hostname or "", proxies):
+        return None
+    return proxy
 
 
 def _proxy_passwords() -> list[str]:

@@ -361,7 +361,14 @@ def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, releas
                      backend: Any, args: Mapping | None, started_at: datetime, stats: Mapping,
                      extra: Mapping) -> list[Path]:
     """run.json of ``culturebench evaluate <benchmark>``: ``run_record`` with ``extra`` and the names of ``files``
-    (the run folder's other outputs) as ``files``; returns ``files`` and run.json."""
+    (the run folder's other outputs) as ``files``; returns ``files`` and run.json. The runner's count of answers cut
+    off by the token limit is added to metrics.json (``truncated_answers``: count and of how many)."""
+    metrics_path = next((Path(p) for p in files if Path(p).name == METRICS_FILE), None)
+    if metrics_path is not None and metrics_path.is_file():  # answers cut off by the token limit, beside the metrics
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        metrics["truncated_answers"] = {"count": int(stats.get("truncated") or 0),
+                                        "of": int(stats.get("n_requests") or 0)}
+        write_json(metrics_path, metrics)
     record = run_record(benchmark=benchmark, command=f"culturebench evaluate {benchmark}", args=args or {},
                         release=release_info(release, manifest), backend=backend, stats=stats, started_at=started_at,
                         extra={**extra, "files": [Path(p).name for p in files]})
