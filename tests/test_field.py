@@ -402,3 +402,42 @@ def test_cache_rows_of_a_full_disk_flush_are_reported_not_raised_from_a_thread(t
         cache.put("k", "{}", ChatResponse("a"))
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         assert cache.get("k") == ChatResponse("a")
+
+
+# --- score inputs ---
+
+def normad_responses(path: Path, lines: list) -> Path:
+    path.write_bytes(b"".join((line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n"
+                              for line in lines))
+    return path
+
+
+ANSWER = {"model": "m", "story_id": "0", "context": "rot", "sample_index": 0, "response": "Yes"}
+
+
+@pytest.mark.parametrize(("lines", "where", "words"), [
+    ([ANSWER, {**ANSWER, "response": "No"}], "row 2, column sample_index", "the same item as line 1"),
+    ([ANSWER, ANSWER], "row 2, column sample_index", "the same item as line 1"),
+    ([{**ANSWER, "sample_index": 1.5}], "row 1, column sample_index", "must be a whole number, got 1.5"),
+    ([{**ANSWER, "sample_index": "0"}], "row 1, column sample_index", "must be a whole number, got '0'"),
+    ([ANSWER, json.dumps({**ANSWER, "sample_index": 1, "response": "Ja"}).encode().replace(b"Ja", b"J\xe4")],
+     "row 2, column response", "not valid UTF-8 text (byte 0xe4"),
+])
+def test_score_inputs_are_one_line_naming_file_line_and_field(tmp_path, lines, where, words):
+    release = small_normad_release(tmp_path / "normad")
+    responses = normad_responses(tmp_path / "responses.jsonl", lines)
+    result = CliRunner().invoke(app, ["score", "normad", "--responses", str(responses), "--release", str(release),
+                                      "--out", str(tmp_path / "scored")])
+    line = one_line_error(result)
+    assert line.startswith(f"error: {responses}, {where}: ") and words in line
+
+
+def test_score_of_a_wvb_file_with_a_participant_twice_is_refused(tmp_path):
+    from culturebench.evaluate.wvb import read_responses
+
+    path = tmp_path / "answers.tsv"
+    path.write_text("QUESTION_ID\tPARTICIPANT_ID\tSCORE\nQ1\t7\t1\nQ2\t7\t2\nQ1\t7\t3\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_responses(path)
+    assert str(caught.value) == (f"{path}, row 3, column PARTICIPANT_ID: participant 7 answers question 'Q1' "
+                                 "again (first on row 1)")

@@ -68,6 +68,8 @@ NAME_COLUMNS = ("country_name", "country", "name")
 HOFSTEDE_EXTRA = ("group", "source_file", "version")
 """Optional Hofstede columns kept when present: the Sec. 4.4 group and which Hofstede table a row comes from."""
 RESPONSE_FIELDS = ("model", "question_id", "prompt", "sample_index", "response")
+RESPONSE_KEY = ("model", "language", "question_id", "prompt", "sample_index")
+"""What identifies one answer of responses.jsonl: a second line with the same is refused, not counted twice."""
 
 
 @dataclass
@@ -162,7 +164,7 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     ``model [language]``), question_id, prompt, sample_index, response, source (the file), row."""
     rows = []
     for path in map(Path, paths):
-        for number, record in runs.jsonl_records(path, RESPONSE_FIELDS):
+        for number, record in runs.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
             if record["prompt"] not in prompts.TEMPLATES:
                 raise InputError(f"unknown prompt {record['prompt']!r}", file=path, row=number, column="prompt")
             language = record.get("language")

@@ -55,6 +55,8 @@ OPTIONAL_COLUMNS = ("axis", "subaxis", "iw_zone")
 UNKNOWN = "unknown"
 """Zone / subaxis of a story whose release value is missing."""
 RESPONSE_FIELDS = ("model", "story_id", "context", "response")
+RESPONSE_KEY = ("model", "story_id", "context", "sample_index")
+"""What identifies one answer of responses.jsonl: a second line with the same is refused, not counted twice."""
 
 
 @dataclass
@@ -418,7 +420,7 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     rows = []
     for path in map(Path, paths):
         before = len(rows)
-        for number, record in runs.jsonl_records(path, RESPONSE_FIELDS):
+        for number, record in runs.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
             if record["context"] not in prompts.CONTEXTS:
                 raise InputError(f"unknown context {record['context']!r}", file=path, row=number,
                                  column="context")

@@ -237,19 +237,52 @@ def source_info(path: Path) -> dict:
     return {"path": str(path), "sha256": sha256_file(Path(path))}
 
 
-def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file") -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a saved JSONL file (responses.jsonl, transcripts.jsonl);
-    a missing file, a line that is not a JSON object or a record without a ``required`` field is an InputError
-    naming the file, the line and the field."""
+def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file", *,
+                  integers: Sequence[str] = ("sample_index",), unique: Sequence[str] = ()
+                  ) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a saved JSONL file (responses.jsonl, transcripts.jsonl).
+    One-line InputErrors naming the file, the line and the field: a missing file, a line that is not valid UTF-8 or
+    not a JSON object, a record without a ``required`` field, an ``integers`` field (when present) that is not a
+    whole number, and a record whose ``unique`` fields repeat an earlier line's (the same item answered twice would
+    be counted twice)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{what} not found", file=path)
-    with open(path, encoding="utf-8") as handle:
-        for number, record in jsonl_objects(handle, path):
+    seen: dict[tuple, int] = {}
+    with open(path, "rb") as handle:
+        for number, record in jsonl_objects(_utf8_lines(handle, path), path):
             for name in required:
                 if name not in record:
                     raise InputError(f"record lacks field {name!r}", file=path, row=number, column=name)
+            for name in integers:
+                value = record.get(name)
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                    raise InputError(f"{name} must be a whole number, got {value!r}", file=path, row=number,
+                                     column=name)
+            if unique:
+                key = tuple(json.dumps(record.get(name), sort_keys=True) for name in unique)
+                if key in seen:
+                    raise InputError(f"the same item as line {seen[key]} ({', '.join(unique)}): each item is "
+                                     "answered once", file=path, row=number, column=unique[-1])
+                seen[key] = number
             yield number, record
+
+
+def _utf8_lines(handle, path: Path) -> Iterator[str]:
+    """The lines of a binary file as text; a line that is not valid UTF-8 is an InputError naming the line and,
+    when the line is JSON, the field holding the bad bytes."""
+    for number, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            field = None
+            try:
+                record = json.loads(raw.decode("utf-8", "replace"))
+                field = next((k for k, v in record.items() if "\ufffd" in json.dumps(v, ensure_ascii=False)), None)
+            except (ValueError, AttributeError):
+                pass
+            raise InputError(f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the "
+                             "line)", file=path, row=number, column=field) from None
 
 
 def read_options_file(path: Path, known: Iterable[str]) -> dict:
