@@ -3,20 +3,24 @@
 
 Prints wall time against the ideal (N x latency / concurrency), the overhead in per cent, and the harness's CPU time
 per request (for ``ray``: the driver's plus the endpoint actors'). Beside it, in the same run and against the same
-server, two floors that no harness on this machine can beat by much: the same request bodies sent by a bare
-``aiohttp`` loop (no cache, progress, retries or limits: the client library alone) and by a minimal keep-alive
-HTTP/1.1 client on asyncio streams (no client library at all); ``--no-floors`` skips them. The servers run in
+server, bare loops that send the same request bodies and do nothing else (no cache, progress, retries or limits):
+``aiohttp`` (the client library alone), the ``openai`` package on its aiohttp transport (``DefaultAioHttpClient``,
+``with_raw_response``, its retries off: issue #27's candidate to replace the hand-written client; needs
+``pip install 'openai[aiohttp]'``) and a minimal keep-alive HTTP/1.1 client on asyncio streams (no client library at
+all); ``--floors`` picks them, ``--no-floors`` skips them. The servers run in
 separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's
 own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs``
 times and the median is reported (with the spread).
 
     python bench/eval_overhead.py [--requests 1000] [--latency 0.2] [--concurrency 64 256] [--backend openai|ray]
-                                  [--endpoints 1] [--runs 3] [--server-url URL ...] [--no-floors]
+                                  [--endpoints 1] [--runs 3] [--server-url URL ...]
+                                  [--floors aiohttp openai asyncio | --no-floors]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import resource
 import statistics
@@ -146,8 +150,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--server-url", action="append", help="use running servers instead of starting them")
     parser.add_argument("--no-floors", action="store_true", help="skip the bare-client loops")
-    parser.add_argument("--floors", nargs="+", choices=tuple(FLOOR_LABELS), default=list(FLOOR_LABELS),
-                        help="which bare-client loops to run beside the harness")
+    parser.add_argument("--floors", nargs="+", choices=tuple(FLOOR_LABELS),
+                        default=[c for c in FLOOR_LABELS if c != "openai" or importlib.util.find_spec("openai")],
+                        help="which bare-client loops to run beside the harness (default: those installed)")
     args = parser.parse_args()
 
     t0 = time.perf_counter()

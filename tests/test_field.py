@@ -119,6 +119,19 @@ def test_a_fixed_request_shape_sends_no_rejected_request():
         RequestShape.from_options({"omit": ["messages"]})
 
 
+def test_a_shape_fixed_per_model_name_reaches_the_judge():
+    shapes = RequestShape.per_model({"scripted-model": {"token_limit": "max_completion_tokens",
+                                                        "omit": ["temperature", "top_p", "stop"]}}, "evaluated")
+    with ScriptedServer(reasoning=True) as server:
+        model = OpenAIBackend("evaluated", base_url=server.base_url, request_shapes=shapes)
+        judge = model.like("scripted-model", server.base_url)
+        collect(judge, [ask("judge this", temperature=0.0)])
+        assert server.request_count == 1 and judge.shape.adapted == []
+    assert model.shape.token_limit == "max_tokens"  # the evaluated model has no fixed shape
+    with pytest.raises(InputError, match="JSON object"):
+        RequestShape.per_model(["max_completion_tokens"], "m")
+
+
 def test_judges_learn_their_own_shape():
     with ScriptedServer(reasoning=True) as server:
         model = fast(server)

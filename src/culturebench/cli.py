@@ -269,7 +269,7 @@ def evaluate(
     # --- providers, integrity and cost (issue #27) ---
     header: Annotated[list[str], typer.Option(help="Extra HTTP header 'Name: value' sent with every request (repeatable; openai and azure backends). Its value is treated as a secret: never shown or stored.")] = None,
     api_version: Annotated[str, typer.Option(help="azure backend: the API version (default OPENAI_API_VERSION), e.g. 2024-10-21.")] = None,
-    request_shape: Annotated[str, typer.Option(help='The evaluated model\'s request shape as JSON, e.g. \'{"token_limit": "max_completion_tokens", "omit": ["temperature", "top_p", "stop"]}\' for a reasoning model (default: learnt from the API\'s "unsupported parameter" error, once per model).')] = None,
+    request_shape: Annotated[str, typer.Option(help='Request shape as JSON: for the evaluated model, e.g. \'{"token_limit": "max_completion_tokens", "omit": ["temperature", "top_p", "stop"]}\' for a reasoning model, or {MODEL: shape, ...} for any model of the run (evaluated, judge, juror, antagonist). Default: learnt from the API\'s "unsupported parameter" error, once per model.')] = None,
     allow_modified_release: Annotated[bool, typer.Option("--allow-modified-release", help="Evaluate a release whose files differ from its manifest.json (refused otherwise); run.json records it.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the first step's requests (cached, to ask), estimated tokens and cost; send nothing.")] = False,
     price_in: Annotated[float, typer.Option(help="Price per 1M prompt tokens (cost in run.json, --dry-run, --max-cost).")] = None,
@@ -301,7 +301,7 @@ def evaluate(
         benchmark.cli_check(options)
         _check_run_folder(out, name)
         _check_release(release, allow_modified_release)
-        client = _client_options(header, api_version, request_shape, price_in, price_out, max_cost)
+        client = _client_options(model, header, api_version, request_shape, price_in, price_out, max_cost)
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
                                       tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
                                       replicas=replicas, **client)
@@ -357,7 +357,7 @@ def _check_release(release: Path, allow_modified: bool) -> None:
         verify_release(release)
 
 
-def _client_options(headers: list[str] | None, api_version: str | None, request_shape: str | None,
+def _client_options(model: str, headers: list[str] | None, api_version: str | None, request_shape: str | None,
                     price_in: float | None, price_out: float | None, max_cost: float | None) -> dict:
     """The HTTP client options of ``evaluate`` (headers, Azure API version, request shape, prices, cost budget)."""
     import json
@@ -373,16 +373,16 @@ def _client_options(headers: list[str] | None, api_version: str | None, request_
     except ValueError as exc:
         raise InputError(f"--request-shape is not JSON ({exc})") from None
     return {"headers": dict(parse_header(h) for h in headers or []), "api_version": api_version,
-            "request_shape": RequestShape.from_options(shape),
+            "request_shapes": {} if shape is None else RequestShape.per_model(shape, model),
             "price_per_million": None if price_in is None else (price_in, price_out),
             "budget": CostBudget(limit=max_cost)}
 
 
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
                   tensor_parallel_size: int, ray_address: str | None, replicas: int, headers: dict | None = None,
-                  api_version: str | None = None, request_shape=None, price_per_million=None, budget=None):
+                  api_version: str | None = None, request_shapes=None, price_per_million=None, budget=None):
     """The model backend ``evaluate`` names (each imported only when used)."""
-    http = {"headers": headers, "request_shape": request_shape, "price_per_million": price_per_million,
+    http = {"headers": headers, "request_shapes": request_shapes, "price_per_million": price_per_million,
             "budget": budget}
     if backend == "azure":
         from culturebench.evaluate.backends import AzureOpenAIBackend

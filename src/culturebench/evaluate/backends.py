@@ -1,7 +1,7 @@
 """Model backends: one interface, batches of chat requests -> responses with token usage.
 
 - ``openai``: any OpenAI-compatible endpoint (OpenAI, vLLM's ``vllm serve``, llama.cpp's server) over ``aiohttp``,
-  asynchronous with a bounded number of requests in flight.
+  asynchronous with a bounded number of requests in flight; ``azure``: the same for Azure OpenAI's deployment route.
 - ``vllm``: offline ``vllm.LLM`` with batched ``LLM.chat`` (optional extra, imported only when used).
 """
 
@@ -309,6 +309,16 @@ class RequestShape:
                              f"{', '.join(ADAPTABLE)}")
         return cls(token_limit=token_limit, omit=omit)
 
+    @classmethod
+    def per_model(cls, value, model: str) -> dict[str, RequestShape]:
+        """``--request-shape``: one shape (for ``model``, the evaluated one) or ``{model name: shape}`` (any role
+        a model plays: evaluated model, judge, juror, antagonist) as {model name: RequestShape}."""
+        if isinstance(value, Mapping) and value and set(value) <= {"token_limit", "omit"}:
+            return {model: cls.from_options(value)}
+        if not isinstance(value, Mapping):
+            raise InputError("--request-shape must be a JSON object: a shape or {model name: shape}")
+        return {str(name): cls.from_options(shape) for name, shape in value.items()}
+
     def as_dict(self) -> dict:
         return {"token_limit": self.token_limit, "omit": list(self.omit), "adapted": list(self.adapted)}
 
@@ -421,7 +431,7 @@ class OpenAIBackend:
                  max_retries: int = 6, price_per_million: tuple[float, float] | None = None, *,
                  backoff_base: float = 0.5, backoff_max: float = 60.0, refused_backoff_max: float = 0.5,
                  headers: Mapping[str, str] | None = None, request_shape: RequestShape | Mapping | None = None,
-                 budget: CostBudget | None = None) -> None:
+                 budget: CostBudget | None = None, request_shapes: Mapping[str, RequestShape] | None = None) -> None:
         if concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {concurrency}")
         if max_retries < 0:
@@ -439,6 +449,10 @@ class OpenAIBackend:
         self.backoff_max = backoff_max
         self.refused_backoff_max = refused_backoff_max
         self.extra_headers = dict(headers or {})
+        self.request_shapes = dict(request_shapes or {})  # fixed shapes by model name (this one's and companions')
+        if request_shape is None and model in self.request_shapes:
+            request_shape = replace(self.request_shapes[model], omit=list(self.request_shapes[model].omit),
+                                    adapted=[])
         self.shape = request_shape if isinstance(request_shape, RequestShape) else \
             RequestShape.from_options(request_shape)
         self.budget = budget or CostBudget()
@@ -471,13 +485,14 @@ class OpenAIBackend:
 
     def like(self, model: str, base_url: str | None, concurrency: int | None = None,
              request_shape: RequestShape | Mapping | None = None) -> OpenAIBackend:
-        """A backend for another model / endpoint with this one's settings (concurrency, timeout, retries, headers);
-        its own request shape (``request_shape``, else learnt from its errors)."""
+        """A backend for another model / endpoint with this one's settings (concurrency, timeout, retries, headers,
+        prices, cost budget); its own request shape (``request_shape``, else the one ``--request-shape`` fixes for
+        that model, else learnt from its errors)."""
         return self._same_settings(OpenAIBackend(
             model, base_url=base_url, concurrency=concurrency or self.concurrency, timeout=self.timeout,
             max_retries=self.max_retries, backoff_base=self.backoff_base, backoff_max=self.backoff_max,
             refused_backoff_max=self.refused_backoff_max, headers=self.extra_headers, request_shape=request_shape,
-            price_per_million=self.price_per_million, budget=self.budget))
+            price_per_million=self.price_per_million, budget=self.budget, request_shapes=self.request_shapes))
 
     def _same_settings(self, other: OpenAIBackend) -> OpenAIBackend:
         other.dry_run = self.dry_run
@@ -790,7 +805,8 @@ class AzureOpenAIBackend(OpenAIBackend):
             model, self.base_url, concurrency=concurrency or self.concurrency, timeout=self.timeout,
             max_retries=self.max_retries, backoff_base=self.backoff_base, backoff_max=self.backoff_max,
             refused_backoff_max=self.refused_backoff_max, headers=self.extra_headers, request_shape=request_shape,
-            price_per_million=self.price_per_million, budget=self.budget, api_version=self.api_version))
+            price_per_million=self.price_per_million, budget=self.budget, api_version=self.api_version,
+            request_shapes=self.request_shapes))
 
     def _url(self) -> str:
         from urllib.parse import quote
