@@ -23,7 +23,6 @@ from culturebench.errors import InputError
 from culturebench.evaluate.backends import (
     AzureOpenAIBackend,
     BackendError,
-    ChatResponse,
     OpenAIBackend,
     RequestShape,
 )
@@ -408,13 +407,6 @@ def test_max_cost_stops_cleanly_and_the_rerun_resumes(tmp_path):
         evaluate_normad(release, tmp_path / "fresh", "--base-url", server.base_url)
     assert asked_in_all == server.request_count  # the one answered before the stop was not asked again
     assert "1 cached" in resumed.output
-
-
-def test_cache_rows_of_a_full_disk_flush_are_reported_not_raised_from_a_thread(tmp_path):
-    with ResponseCache(tmp_path / "cache.sqlite") as cache:
-        cache.put("k", "{}", ChatResponse("a"))
-    with ResponseCache(tmp_path / "cache.sqlite") as cache:
-        assert cache.get("k") == ChatResponse("a")
 
 
 # --- score inputs ---

@@ -472,7 +472,8 @@ class OpenAIBackend:
         return None if base_url is None else check_base_url(base_url)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
+        return (f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
+                f"concurrency={self.concurrency})")
 
     def cache_params(self) -> dict:
         return {"backend": "openai", "model": self.model}

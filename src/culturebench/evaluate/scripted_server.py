@@ -26,7 +26,8 @@ Standard library only: a ``ThreadingHTTPServer`` in a background thread on 127.0
 - As a forward proxy (``GET``/``POST`` of an absolute ``http://`` URL): ``proxied`` counts such requests, which are
   answered as if they had come directly.
 
-It counts chat requests, records their bodies and headers (names lower-cased), and tracks the most requests in flight at once::
+It counts chat requests, records their bodies and headers (names lower-cased), and tracks the most requests in
+flight at once::
 
     with ScriptedServer(reply=lambda text, body: text.upper(), latency=0.2) as server:
         OpenAIBackend("scripted", base_url=server.base_url)
