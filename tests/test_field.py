@@ -23,6 +23,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate.backends import (
     AzureOpenAIBackend,
     BackendError,
+    ChatResponse,
     OpenAIBackend,
     RequestShape,
 )
@@ -446,3 +447,48 @@ def test_score_of_a_wvb_file_with_a_participant_twice_is_refused(tmp_path):
         read_responses(path)
     assert str(caught.value) == (f"{path}, row 3, column PARTICIPANT_ID: participant 7 answers question 'Q1' "
                                  "again (first on row 1)")
+
+
+# --- more ways to get the endpoint, key or folder wrong ---
+
+@pytest.mark.parametrize(("base_url", "words"), [
+    ("http://127.0.0.1:80a/v1", "the port is not a number"),
+    ("http://127.0.0.1:8080/v1/chat/completions", "without /chat/completions"),
+])
+def test_base_url_mistakes_are_one_line(tmp_path, base_url, words):
+    release = small_normad_release(tmp_path / "normad")
+    assert words in one_line_error(evaluate_normad(release, tmp_path / "run", "--base-url", base_url))
+
+
+def test_a_key_with_a_line_break_is_refused_without_showing_it(tmp_path):
+    release = small_normad_release(tmp_path / "normad")
+    result = evaluate_normad(release, tmp_path / "run", "--base-url", "http://127.0.0.1:1/v1",
+                             env={"OPENAI_API_KEY": f"{KEY}\n"})
+    line = one_line_error(result)
+    assert "OPENAI_API_KEY contains a line break" in line and KEY not in result.output
+
+
+def test_a_cache_locked_by_another_process_is_not_called_foreign(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    with ResponseCache(path) as cache:
+        cache.put("k", "{}", ChatResponse("a"))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode=DELETE")
+    holder.execute("BEGIN EXCLUSIVE")  # another process in the middle of writing
+    try:
+        with pytest.raises(InputError, match="cannot open the response cache \\(database is locked\\)"):
+            ResponseCache(path, busy_timeout_s=0.05)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with ResponseCache(path) as cache:  # the file was fine all along
+        assert cache.get("k") == ChatResponse("a")
+
+
+def test_a_manifest_without_hashes_cannot_be_verified(tmp_path):
+    release = small_normad_release(tmp_path / "normad")
+    manifest = json.loads((release / "manifest.json").read_text())
+    del manifest["outputs"][0]["sha256"]
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(InputError, match="lists no sha256"):
+        verify_release(release)

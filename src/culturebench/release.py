@@ -266,6 +266,9 @@ def verify_release(release: Path, manifest: dict | None = None) -> None:
         if not path.is_file():
             raise InputError("file listed in manifest.json is missing (--allow-modified-release to evaluate "
                              "anyway)", file=path)
+        if not output.get("sha256"):
+            raise InputError("manifest.json lists no sha256 for this file, so it cannot be checked "
+                             "(--allow-modified-release to evaluate it anyway)", file=path)
         if _remembered_sha256(path, memo) != output.get("sha256"):
             raise InputError("file differs from manifest.json (sha256 mismatch: modified or corrupt); rebuild or "
                              "re-download the release, or --allow-modified-release to evaluate it anyway", file=path)

@@ -173,7 +173,22 @@ def check_base_url(base_url: str, option: str = "--base-url") -> str:
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InputError(f"{option} {base_url!r} needs a scheme and a host, e.g. http://{base_url.split('://')[-1]}")
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise InputError(f"{option} {base_url!r}: the port is not a number from 0 to 65535") from None
+    if parts.path.rstrip("/").endswith("/chat/completions"):
+        raise InputError(f"{option} {base_url!r}: give the base URL, without /chat/completions (it is added)")
     return base_url
+
+
+def check_header_value(value: str, what: str) -> str:
+    """A key or header value that can be sent: no line breaks or other control characters (said without the
+    value, which is a secret)."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise InputError(f"{what} contains a line break or another control character (a stray newline when it "
+                         "was pasted?)")
+    return value
 
 
 def _one_line(text: object, limit: int = 300) -> str:
@@ -448,7 +463,9 @@ class OpenAIBackend:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.refused_backoff_max = refused_backoff_max
-        self.extra_headers = dict(headers or {})
+        self.extra_headers = {name: check_header_value(value, f"--header {name}")
+                              for name, value in (headers or {}).items()}
+        check_header_value(os.environ.get(self.key_variable) or "", self.key_variable)
         self.request_shapes = dict(request_shapes or {})  # fixed shapes by model name (this one's and companions')
         if request_shape is None and model in self.request_shapes:
             request_shape = replace(self.request_shapes[model], omit=list(self.request_shapes[model].omit),

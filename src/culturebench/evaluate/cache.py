@@ -97,6 +97,9 @@ class ResponseCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process (not a power cut)
             self._db.execute(_SCHEMA)
+        except sqlite3.OperationalError as exc:  # read-only folder, disk full, locked: the file may be fine
+            self._db.close()
+            raise InputError(f"cannot open the response cache ({_write_failure(exc)})", file=self.path) from None
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise InputError(f"not a response cache ({' '.join(str(exc).split())}); move it away or choose another "
