@@ -132,12 +132,25 @@ def test_a_shape_fixed_per_model_name_reaches_the_judge():
         RequestShape.per_model(["max_completion_tokens"], "m")
 
 
-def test_judges_learn_their_own_shape():
+def test_judges_learn_their_own_shape_and_share_it_with_their_model():
     with ScriptedServer(reasoning=True) as server:
-        model = fast(server)
+        model = OpenAIBackend("evaluated", base_url=server.base_url)
         judge = model.like("scripted-model", server.base_url)
         collect(judge, [ask("judge this", temperature=0.0)])
+        antagonist = model.like("scripted-model", server.base_url)  # the same model in another role
+        server.reset_counts()
+        collect(antagonist, [ask(f"turn {i}", temperature=0.0) for i in range(20)])
+        assert server.request_count == 20  # nothing left to learn
     assert judge.shape.token_limit == "max_completion_tokens" and model.shape.token_limit == "max_tokens"
+    assert antagonist.shape is judge.shape
+
+
+def test_many_requests_in_flight_meet_each_refusal_once():
+    with ScriptedServer(reasoning=True, latency=0.02) as server:
+        backend = fast(server, concurrency=16)
+        collect(backend, [ask(f"q{i}", temperature=0.0) for i in range(40)])
+        # max_tokens, top_p, temperature: one refusal each, then the 40 answers
+        assert server.request_count == 3 + 40
 
 
 # --- Azure, headers, environment, proxies ---
@@ -492,3 +505,31 @@ def test_a_manifest_without_hashes_cannot_be_verified(tmp_path):
     (release / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(InputError, match="lists no sha256"):
         verify_release(release)
+
+
+# --- a SocialCC judge (and antagonist) that is a reasoning model ---
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_a_socialcc_judge_that_is_a_reasoning_model(tmp_path, fixed):
+    from conftest import write_release
+    from test_socialcc_evaluate import judge_reply, protagonist_reply, small_scenarios
+
+    release = write_release(tmp_path / "socialcc", {"scenarios": small_scenarios()}, "socialcc")
+    shape = {"token_limit": "max_completion_tokens", "omit": ["temperature", "top_p"]}
+    with ScriptedServer(reply=protagonist_reply, model="evaluated") as evaluated, \
+            ScriptedServer(reply=judge_reply, model="judge-model", reasoning=True) as judge:
+        config = tmp_path / "socialcc.json"
+        config.write_text(json.dumps({"judge": {"model": "judge-model", "base_url": judge.base_url,
+                                                **({"request_shape": shape} if fixed else {})}}))
+        result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "evaluated", "--base-url",
+                                          evaluated.base_url, "--release", str(release), "--out",
+                                          str(tmp_path / "run"), "--config", str(config), "--limit", "1"])
+        bodies = list(judge.bodies)
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["per_model"]["evaluated"]["table2"]  # the judgements were parsed
+    refused = [b for b in bodies if {"max_tokens", "top_p", "stop"} & set(b) or b.get("temperature", 1) != 1]
+    # learnt: the antagonist's first turn meets the refusals of max_tokens and top_p, the first judgement that of
+    # temperature 0: once each for the model (antagonist and judge share its shape), not once per request
+    assert len(refused) == (0 if fixed else 3), [sorted(b) for b in refused]
+    assert len(bodies) > 2 * len(refused)

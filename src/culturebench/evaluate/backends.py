@@ -299,11 +299,22 @@ class RequestShape:
     """How one model's requests are written: the name of the token limit (``max_tokens``, or
     ``max_completion_tokens`` for reasoning models) and the sampling parameters left out. Fixed in advance
     (``--request-shape`` / a config's ``request_shape``), or learnt from the API's own "unsupported parameter" /
-    "unsupported value" error, once per model (``adapted`` lists each change and the message that caused it)."""
+    "unsupported value" error, once per model (``adapted`` lists each change and the message that caused it): the
+    first request of each kind (``probe_kind``: which sampling parameters it sets to other than their defaults)
+    goes alone, the others once it is answered, so a refusal is met once, not once per request in flight."""
+
+    @staticmethod
+    def probe_kind(sampling: SamplingParams) -> tuple[str, ...]:
+        """The parameters a request sets that a model may refuse: ``temperature`` / ``top_p`` other than 1,
+        ``stop``, ``seed``."""
+        return tuple(name for name, set_ in (("temperature", sampling.temperature != 1), ("top_p", sampling.top_p != 1),
+                                             ("stop", bool(sampling.stop)), ("seed", sampling.seed is not None))
+                     if set_)
 
     token_limit: str = "max_tokens"
     omit: list[str] = field(default_factory=list)
     adapted: list[dict] = field(default_factory=list)
+    confirmed: set = field(default_factory=set)  # request kinds (``probe_kind``) answered in this shape
 
     @classmethod
     def from_options(cls, value) -> RequestShape:
@@ -432,7 +443,9 @@ class OpenAIBackend:
 
     Reasoning models reject ``max_tokens`` and non-default sampling parameters with an HTTP 400 whose ``error.code``
     is "unsupported_parameter" or "unsupported_value": the request shape (``RequestShape``) is then adapted once
-    for this model and the request re-sent (``run_info()["request_shape"]`` records what was sent and why).
+    for this model and the request re-sent (``run_info()["request_shape"]`` records what was sent and why). The
+    first request of each kind goes alone (``RequestShape.probe_kind``), so a refusal is met once per model, not once
+    per request in flight; every backend of one model made by ``like`` shares its shape.
 
     Every request is sent with ``n=1``; repeated samples (``sample_index`` > 0) with a fixed ``seed`` are sent
     with ``seed + sample_index`` so that they differ.
@@ -466,12 +479,14 @@ class OpenAIBackend:
         self.extra_headers = {name: check_header_value(value, f"--header {name}")
                               for name, value in (headers or {}).items()}
         check_header_value(os.environ.get(self.key_variable) or "", self.key_variable)
-        self.request_shapes = dict(request_shapes or {})  # fixed shapes by model name (this one's and companions')
-        if request_shape is None and model in self.request_shapes:
-            request_shape = replace(self.request_shapes[model], omit=list(self.request_shapes[model].omit),
-                                    adapted=[])
-        self.shape = request_shape if isinstance(request_shape, RequestShape) else \
-            RequestShape.from_options(request_shape)
+        # shapes by model name, shared with the companions made by ``like``: every backend of one model in a run
+        # uses (and adapts) the same shape, so a model's shape is learnt once per run
+        self.request_shapes = request_shapes if request_shapes is not None else {}
+        if request_shape is not None:
+            self.shape = request_shape if isinstance(request_shape, RequestShape) else \
+                RequestShape.from_options(request_shape)
+        else:
+            self.shape = self.request_shapes.setdefault(model, RequestShape())
         self.budget = budget or CostBudget()
         if self.budget.limit is not None and not price_per_million:
             raise InputError("--max-cost needs prices: --price-in and --price-out (per 1M tokens)")
@@ -692,23 +707,43 @@ class OpenAIBackend:
     async def _generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
         http = self._open()
         self.limiter = limiter = _AdaptiveLimit(self.concurrency)
-        pending = iter(range(len(requests)))
+        # the first request of each kind not yet answered in this shape goes alone (see RequestShape), then the rest
+        probes: dict[tuple, int] = {}
+        for index, request in enumerate(requests):
+            kind = RequestShape.probe_kind(request.sampling)
+            if kind not in self.shape.confirmed:
+                probes.setdefault(kind, index)
+        probe_indices = set(probes.values())
+        pending = iter([i for i in range(len(requests)) if i not in probe_indices])
+
+        async def deliver(index: int) -> None:
+            response = await self._complete(http, index, requests[index], limiter)
+            self.shape.confirmed.add(RequestShape.probe_kind(requests[index].sampling))
+            self._account(response)
+            on_response(index, response)
+            if self.budget.limit is not None and self.budget.spent > self.budget.limit:
+                raise CostLimitReached(f"spent {self.budget.spent:.4f}, more than --max-cost {self.budget.limit:g}")
 
         async def worker() -> None:
             for index in pending:  # shared iterator: each index goes to exactly one worker
-                response = await self._complete(http, index, requests[index], limiter)
-                self._account(response)
-                on_response(index, response)
-                if self.budget.limit is not None and self.budget.spent > self.budget.limit:
-                    raise CostLimitReached(f"spent {self.budget.spent:.4f}, more than --max-cost "
-                                           f"{self.budget.limit:g}")
+                await deliver(index)
 
-        workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)))]
+        async def probe_then_work() -> None:
+            for index in sorted(probe_indices):
+                await deliver(index)
+            others = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)) - 1)]
+            workers.extend(others)
+            await worker()
+
+        workers = [asyncio.create_task(probe_then_work())]
         try:
-            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            for task in done:
-                if task.exception() is not None:
-                    raise task.exception()
+            while True:  # the first task starts the others: wait until all of them are done, or one fails
+                done, running = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+                for task in done:
+                    if task.exception() is not None:
+                        raise task.exception()
+                if not running and len(done) == len(workers):
+                    break
         finally:
             for task in workers:
                 task.cancel()
