@@ -176,6 +176,7 @@ def test_failure_stops_the_batch_but_keeps_what_arrived():
     with ScriptedServer(faults=faults, latency=0.05) as server:
         backend = fast(server, concurrency=2)
         collect(backend, [ask("warm-up")])  # the first request of a model goes alone (RequestShape): done here
+        server.reset_counts()
         got: dict[int, ChatResponse] = {}
         requests = [ask("a"), ask("b"), ask("poison"), *[ask(f"later {i}") for i in range(20)]]
         with pytest.raises(BackendError):

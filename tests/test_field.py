@@ -85,6 +85,7 @@ def test_answers_echoing_the_key_are_redacted_in_responses_cache_and_run_json(tm
     assert texts and all(t == "Yes. (you sent <redacted> and <redacted>)" for t in texts)
     run = json.loads((out / "run.json").read_text())
     assert run["args"]["headers"] == ["X-Team-Token"] and run["backend"]["extra_headers"] == ["X-Team-Token"]
+    assert run["release"]["files_verified"] is True
 
 
 # --- reasoning models ---
@@ -266,7 +267,8 @@ def test_the_escape_hatch_is_recorded_in_run_json(tmp_path):
         result = evaluate_normad(release, tmp_path / "run", "--base-url", server.base_url,
                                  "--allow-modified-release")
     assert result.exit_code == 0, result.output
-    assert json.loads((tmp_path / "run" / "run.json").read_text())["args"]["allow_modified_release"] is True
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["args"]["allow_modified_release"] is True and run["release"]["files_verified"] is False
 
 
 def test_hashes_are_remembered_by_size_and_mtime(tmp_path, monkeypatch):

@@ -412,15 +412,21 @@ def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, releas
                      extra: Mapping) -> list[Path]:
     """run.json of ``culturebench evaluate <benchmark>``: ``run_record`` with ``extra`` and the names of ``files``
     (the run folder's other outputs) as ``files``; returns ``files`` and run.json. The runner's count of answers cut
-    off by the token limit is added to metrics.json (``truncated_answers``: count and of how many)."""
+    off by the token limit is added to metrics.json (``truncated_answers``: count and of how many).
+    ``release.files_verified``: True when ``evaluate`` checked the files against manifest.json, False under
+    ``--allow-modified-release``, None when not run from the command line (nothing checked)."""
     metrics_path = next((Path(p) for p in files if Path(p).name == METRICS_FILE), None)
     if metrics_path is not None and metrics_path.is_file():  # answers cut off by the token limit, beside the metrics
         metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
         metrics["truncated_answers"] = {"count": int(stats.get("truncated") or 0),
                                         "of": int(stats.get("n_requests") or 0)}
         write_json(metrics_path, metrics)
+    # the command line checks the release's files against manifest.json before the first request, unless told not to
+    allowed = (args or {}).get("allow_modified_release")
+    checked = {"files_verified": None if allowed is None else not allowed}
     record = run_record(benchmark=benchmark, command=f"culturebench evaluate {benchmark}", args=args or {},
-                        release=release_info(release, manifest), backend=backend, stats=stats, started_at=started_at,
+                        release={**release_info(release, manifest), **checked}, backend=backend, stats=stats,
+                        started_at=started_at,
                         extra={**extra, "files": [Path(p).name for p in files]})
     return [*files, write_run_json(out, record)]
 
