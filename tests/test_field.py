@@ -475,6 +475,12 @@ def test_base_url_mistakes_are_one_line(tmp_path, base_url, words):
     assert words in one_line_error(evaluate_normad(release, tmp_path / "run", "--base-url", base_url))
 
 
+def test_openai_base_url_without_a_scheme_is_named_as_the_culprit(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "localhost:8080/v1")
+    with pytest.raises(InputError, match="^OPENAI_BASE_URL 'localhost:8080/v1' needs a scheme"):
+        OpenAIBackend("m")
+
+
 def test_a_key_with_a_line_break_is_refused_without_showing_it(tmp_path):
     release = small_normad_release(tmp_path / "normad")
     result = evaluate_normad(release, tmp_path / "run", "--base-url", "http://127.0.0.1:1/v1",
@@ -535,3 +541,43 @@ def test_a_socialcc_judge_that_is_a_reasoning_model(tmp_path, fixed):
     # temperature 0: once each for the model (antagonist and judge share its shape), not once per request
     assert len(refused) == (0 if fixed else 3), [sorted(b) for b in refused]
     assert len(bodies) > 2 * len(refused)
+
+
+# --- TLS and names: permanent faults said at once ---
+
+@pytest.fixture(scope="module")
+def self_signed(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 (made with the openssl command) and a server-side TLS context."""
+    import shutil
+    import ssl
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command")
+    folder = tmp_path_factory.mktemp("tls")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(folder / "key.pem"),
+                    "-out", str(folder / "cert.pem")], check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    return folder / "cert.pem", context
+
+
+def test_an_untrusted_certificate_fails_at_once_and_ssl_cert_file_trusts_it(self_signed, monkeypatch):
+    cert, context = self_signed
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    with ScriptedServer(tls=context) as server:
+        assert server.base_url.startswith("https://")
+        backend = fast(server)
+        with pytest.raises(BackendError, match="TLS certificate is not trusted.*SSL_CERT_FILE"):
+            collect(backend, [ask("a")])
+        assert backend.stats.retries == 0  # not retried: a certificate does not fix itself
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # a company proxy's CA, say
+        [response] = collect(fast(server), [ask("a")])
+    assert response.text == "echo: a"
+
+
+def test_an_unknown_host_is_said_as_such_after_short_retries():
+    backend = OpenAIBackend("m", base_url="http://no-such-host.invalid/v1", max_retries=2, backoff_base=0.01)
+    with pytest.raises(BackendError, match="unknown host: 'no-such-host.invalid'"):
+        collect(backend, [ask("a")])

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from culturebench.errors import InputError
 
@@ -168,8 +169,6 @@ def parse_header(value: str) -> tuple[str, str]:
 
 def check_base_url(base_url: str, option: str = "--base-url") -> str:
     """An endpoint URL with an http:// or https:// scheme and a host; anything else is an InputError at once."""
-    from urllib.parse import urlsplit
-
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InputError(f"{option} {base_url!r} needs a scheme and a host, e.g. http://{base_url.split('://')[-1]}")
@@ -497,11 +496,12 @@ class OpenAIBackend:
         register_secrets([os.environ.get(self.key_variable) or "", *self.extra_headers.values(), *_proxy_passwords()])
 
     def _default_base_url(self, base_url: str | None) -> str | None:
+        option = "--base-url" if base_url else "OPENAI_BASE_URL"
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         if base_url is None and not os.environ.get("OPENAI_API_KEY"):
             raise BackendError("no --base-url given and OPENAI_API_KEY is not set: set the key to use OpenAI's API, "
                                "or give the endpoint of a local server (e.g. --base-url http://127.0.0.1:8080/v1)")
-        return None if base_url is None else check_base_url(base_url)
+        return None if base_url is None else check_base_url(base_url, option)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
@@ -554,7 +554,8 @@ class OpenAIBackend:
 
         # no TLS context for plain-http endpoints (building one loads the CA store: 0.1 s of CPU per run)
         plain = self.where.startswith("http://")
-        connector = aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300, **({"ssl": False} if plain else {}))
+        connector = aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300,
+                                         ssl=False if plain else _tls_context())
         headers = {**self._auth_headers(), "Content-Type": "application/json", "Accept": "application/json",
                    **self.extra_headers}
         url = self._url()
@@ -582,9 +583,16 @@ class OpenAIBackend:
                 status, headers = reply.status, reply.headers
         except TimeoutError:
             raise _Retryable("timeout", f"no reply within {self.timeout:g} s (--timeout)") from None
+        except aiohttp.ClientConnectorCertificateError as exc:  # not a passing fault: said at once
+            raise BackendError(f"{self.name} backend at {self.where}: the server's TLS certificate is not trusted "
+                               f"({redact(_one_line(exc.certificate_error))}); behind a company proxy that "
+                               "re-signs traffic, point SSL_CERT_FILE at its CA certificate") from None
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, ConnectionRefusedError):
                 raise _Retryable("refused", f"connection refused: nothing is listening at {self.where}") from None
+            if isinstance(exc, getattr(aiohttp, "ClientConnectorDNSError", ())):
+                raise _Retryable("dns", f"unknown host: {urlsplit(self.where).hostname!r} cannot be resolved "
+                                        "(a typo in --base-url?)") from None
             raise _Retryable("connection", f"connection error: {redact(_one_line(exc))}") from None
         except (aiohttp.ClientError, OSError) as exc:
             raise _Retryable("connection",
@@ -658,7 +666,7 @@ class OpenAIBackend:
     def _backoff(self, attempt: int, exc: _Retryable) -> float:
         if exc.retry_after is not None:
             return min(self.backoff_max, exc.retry_after) * (1 + 0.1 * self._rng.random())
-        cap = self.refused_backoff_max if exc.kind == "refused" else self.backoff_max
+        cap = self.refused_backoff_max if exc.kind in ("refused", "dns") else self.backoff_max
         return min(cap, self.backoff_base * 2 ** (attempt - 1)) * (0.5 + 0.5 * self._rng.random())
 
     async def _complete(self, http: _Http, index: int, request: ChatRequest, limiter: _AdaptiveLimit) -> ChatResponse:
@@ -774,11 +782,31 @@ def _token_count(usage, name: str) -> int:
     return int(value) if float(value).is_integer() else 0
 
 
+_TLS_CONTEXTS: dict[tuple, object] = {}
+
+
+def _tls_context():
+    """The TLS context of https endpoints: the system's CA store, or the one ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
+    name (a company proxy's CA), as the ``openai`` package's client honours them; built once per process and
+    setting (building one costs 0.1 s of CPU)."""
+    import ssl
+
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    if key not in _TLS_CONTEXTS:
+        context = ssl.create_default_context()
+        if key[0] or key[1]:
+            try:
+                context.load_verify_locations(cafile=key[0] or None, capath=key[1] or None)
+            except (OSError, ssl.SSLError) as exc:
+                raise InputError(f"SSL_CERT_FILE / SSL_CERT_DIR cannot be read as CA certificates ({exc})") from None
+        _TLS_CONTEXTS[key] = context
+    return _TLS_CONTEXTS[key]
+
+
 def _environment_proxy(url: str) -> str | None:
     """The proxy of the environment for ``url`` (``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``ALL_PROXY``, upper or lower
     case), None when there is none or ``NO_PROXY`` covers the host."""
     import urllib.request
-    from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     proxies = urllib.request.getproxies_environment()
@@ -790,8 +818,6 @@ def _environment_proxy(url: str) -> str | None:
 
 def _proxy_passwords() -> list[str]:
     """Passwords in the proxy URLs of the environment (``https://user:password@proxy:3128``)."""
-    from urllib.parse import urlsplit
-
     found = []
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         try:
@@ -835,13 +861,14 @@ class AzureOpenAIBackend(OpenAIBackend):
         super().__init__(model, base_url, *args, **kwargs)
 
     def _default_base_url(self, base_url: str | None) -> str | None:
+        option = "--base-url" if base_url else "AZURE_OPENAI_ENDPOINT"
         base_url = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
         if not base_url:
             raise InputError("the azure backend needs the resource endpoint: --base-url "
                              "https://NAME.openai.azure.com or AZURE_OPENAI_ENDPOINT")
         if not os.environ.get(self.key_variable):
             raise BackendError(f"the azure backend needs {self.key_variable}")
-        return check_base_url(base_url)
+        return check_base_url(base_url, option)
 
     def cache_params(self) -> dict:
         return {"backend": "azure", "deployment": self.model, "endpoint": self.where}

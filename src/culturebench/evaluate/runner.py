@@ -123,7 +123,7 @@ def health(backend: Backend) -> str:
     parts = []
     for kind, count in sorted(getattr(stats, "transient", {}).items()):
         label = {"timeout": "timeout", "refused": "refused connection", "connection": "connection error",
-                 "malformed": "malformed reply"}.get(kind, f"HTTP {kind}")
+                 "malformed": "malformed reply", "dns": "unknown host"}.get(kind, f"HTTP {kind}")
         parts.append(f"{count} {label}{'s' if count > 1 else ''}")
     limiter = getattr(backend, "limiter", None)
     if limiter is not None and limiter.limit < limiter.maximum:

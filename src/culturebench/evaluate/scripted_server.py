@@ -7,6 +7,7 @@ Standard library only: a ``ThreadingHTTPServer`` in a background thread on 127.0
   messages or compiled regular expressions (searched in order); no match answers 400. ``n`` choices are returned
   when asked (``reply`` called once per choice for callables). ``usage`` counts whitespace-separated words.
 - ``GET /v1/models``: the model.
+- ``tls``: a server-side ``ssl.SSLContext``: serve https (a self-signed certificate, for TLS faults).
 - ``latency``: seconds every answer waits (a number or ``callable(body) -> float``).
 - ``parallel``: how many requests are worked on at once (the others queue, as on llama.cpp's server, which answers
   one at a time); a request whose client gave up is still worked on. Default: all at once.
@@ -253,9 +254,10 @@ class ScriptedServer:
     def __init__(self, reply: Reply = echo, *, latency: float | Callable[[dict], float] = 0.0,
                  faults: Iterable[Fault] | Callable[[int, dict], Fault] | None = None, slow_seconds: float = 5.0,
                  model: str = "scripted-model", strict_model: bool = False, host: str = "127.0.0.1",
-                 port: int = 0, parallel: int | None = None, reasoning: bool = False) -> None:
+                 port: int = 0, parallel: int | None = None, reasoning: bool = False, tls=None) -> None:
         self.reply = reply
         self.reasoning = reasoning
+        self.tls = tls  # an ssl.SSLContext (server side): serve https
         self.proxied = 0
         self.latency = latency
         self.slow_seconds = slow_seconds
@@ -277,6 +279,8 @@ class ScriptedServer:
     # --- lifecycle ---
     def start(self) -> ScriptedServer:
         self._httpd = _Server((self._host, self._port), _Handler, self)
+        if self.tls is not None:
+            self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="scripted-server", daemon=True)
         self._thread.start()
@@ -301,7 +305,7 @@ class ScriptedServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{'https' if self.tls is not None else 'http'}://127.0.0.1:{self.port}/v1"
 
     # --- bookkeeping (called from handler threads) ---
     def reset_counts(self) -> None:
