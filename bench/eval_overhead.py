@@ -3,20 +3,24 @@
 
 Prints wall time against the ideal (N x latency / concurrency), the overhead in per cent, and the harness's CPU time
 per request (for ``ray``: the driver's plus the endpoint actors'). Beside it, in the same run and against the same
-server, two floors that no harness on this machine can beat by much: the same request bodies sent by a bare
-``aiohttp`` loop (no cache, progress, retries or limits: the client library alone) and by a minimal keep-alive
-HTTP/1.1 client on asyncio streams (no client library at all); ``--no-floors`` skips them. The servers run in
+server, bare loops that send the same request bodies and do nothing else (no cache, progress, retries or limits):
+``aiohttp`` (the client library alone), the ``openai`` package on its aiohttp transport (``DefaultAioHttpClient``,
+``with_raw_response``, its retries off: issue #27's candidate to replace the hand-written client; needs
+``pip install 'openai[aiohttp]'``) and a minimal keep-alive HTTP/1.1 client on asyncio streams (no client library at
+all); ``--floors`` picks them, ``--no-floors`` skips them. The servers run in
 separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's
 own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs``
 times and the median is reported (with the spread).
 
     python bench/eval_overhead.py [--requests 1000] [--latency 0.2] [--concurrency 64 256] [--backend openai|ray]
-                                  [--endpoints 1] [--runs 3] [--server-url URL ...] [--no-floors]
+                                  [--endpoints 1] [--runs 3] [--server-url URL ...]
+                                  [--floors aiohttp openai asyncio | --no-floors]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import resource
 import statistics
@@ -77,10 +81,16 @@ def one_run(backend, requests, concurrency: int) -> tuple[float, float]:
     return wall, cpu
 
 
+FLOOR_LABELS = {"aiohttp": "bare aiohttp loop", "openai": "bare openai package loop (aiohttp transport, raw)",
+                "asyncio": "raw HTTP/1.1 on asyncio streams"}
+
+
 def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> tuple[float, float]:
     """(wall s, CPU s) of sending ``bodies`` with ``concurrency`` in flight by a ``client`` that does nothing else:
-    "aiohttp" (one session, as the openai backend opens it) or "asyncio" (one keep-alive HTTP/1.1 connection per
-    slot on asyncio streams, reading Content-Length bodies)."""
+    "aiohttp" (one session, as the openai backend opens it), "openai" (the ``openai`` package's ``AsyncOpenAI`` on
+    its aiohttp transport, ``DefaultAioHttpClient``, with ``with_raw_response`` and its own retries off: issue #27's
+    candidate to replace the hand-written client) or "asyncio" (one keep-alive HTTP/1.1 connection per slot on
+    asyncio streams, reading Content-Length bodies)."""
     import asyncio
     import json
     from urllib.parse import urlsplit
@@ -97,6 +107,19 @@ def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> t
                         async with session.post(target.geturl(), data=body,
                                                 headers={"Content-Type": "application/json"}) as reply:
                             json.loads(await reply.read())
+                await asyncio.gather(*(slot() for _ in range(concurrency)))
+            return
+        if client == "openai":
+            from openai import AsyncOpenAI, DefaultAioHttpClient
+
+            parsed = [json.loads(body) for body in bodies]  # the package takes keyword arguments, not bytes
+            pending = iter(parsed)
+            async with AsyncOpenAI(api_key="EMPTY", base_url=url, max_retries=0,
+                                   http_client=DefaultAioHttpClient()) as openai_client:
+                async def slot() -> None:
+                    for kwargs in pending:
+                        reply = await openai_client.chat.completions.with_raw_response.create(**kwargs)
+                        json.loads(reply.content)
                 await asyncio.gather(*(slot() for _ in range(concurrency)))
             return
 
@@ -126,7 +149,10 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=1, help="ray: client actors per endpoint")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--server-url", action="append", help="use running servers instead of starting them")
-    parser.add_argument("--no-floors", action="store_true", help="skip the bare-aiohttp and raw-asyncio floors")
+    parser.add_argument("--no-floors", action="store_true", help="skip the bare-client loops")
+    parser.add_argument("--floors", nargs="+", choices=tuple(FLOOR_LABELS),
+                        default=[c for c in FLOOR_LABELS if c != "openai" or importlib.util.find_spec("openai")],
+                        help="which bare-client loops to run beside the harness (default: those installed)")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -160,11 +186,11 @@ def main() -> None:
                 from culturebench.evaluate.backends import OpenAIBackend
 
                 bodies = [OpenAIBackend("scripted-model", base_url=urls[0])._request_body(r) for r in requests]
-                for client in ("aiohttp", "asyncio"):
+                for client in args.floors:
                     floor = [floor_run(urls[0], bodies, concurrency, client) for _ in range(args.runs)]
                     floor_wall = statistics.median(w for w, _ in floor)
                     floor_cpu = statistics.median(c for _, c in floor)
-                    label = "bare aiohttp loop" if client == "aiohttp" else "raw HTTP/1.1 on asyncio streams"
+                    label = FLOOR_LABELS[client]
                     print(f"  floor, {label}"
                           f" (one endpoint): wall {floor_wall:.3f} s: {(floor_wall / ideal - 1) * 100:.1f}% over the "
                           f"ideal; CPU {floor_cpu / args.requests * 1000:.3f} ms per request; the harness takes "

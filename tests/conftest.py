@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 import pytest
 
+from culturebench.io import sha256_file
+
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"
 SAMPLE_RAW = REPO / "raw"
@@ -235,7 +237,8 @@ def write_release(folder: Path, configs: dict, benchmark: str) -> Path:
         relative = f"data/{config}/test-00000-of-00001.parquet"
         (folder / relative).parent.mkdir(parents=True, exist_ok=True)
         frame.write_parquet(folder / relative)
-        outputs.append({"config": config, "split": "test", "path": relative, "rows": frame.height})
+        outputs.append({"config": config, "split": "test", "path": relative, "rows": frame.height,
+                        "sha256": sha256_file(folder / relative)})
     manifest = {"benchmark": benchmark, "created_at": "2024-01-01T00:00:00Z", "culturebench_version": "test",
                 "outputs": outputs}
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")

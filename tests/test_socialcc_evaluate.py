@@ -124,6 +124,9 @@ def both_replies(text: str, body: dict) -> str:
     ("Score: 2", "commonsense", None, "out_of_range"),
     ("", "awareness", None, "empty"),
     ("I cannot tell.", "value", None, "unparsed"),
+    ("Cultural Knowledge Level: [Strong/ No], Score: [1/0]", "commonsense", None, "unparsed"),  # template echo
+    ("Cultural Value Level: Score: [1/0]", "value", None, "unparsed"),
+    ("Output Format: Score: [1/0]\nNo cultural awareness, Score: 0", "awareness", 0, "parsed"),
 ])
 def test_parse_score(text, judge, score, status):
     assert prompts.parse_score(text, judge) == prompts.Judgement(score, status)

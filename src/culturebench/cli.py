@@ -45,7 +45,9 @@ def say(text: str, style: str | None = None, out: Console = console) -> None:
 
 def error_line(exc: BaseException) -> None:
     """The one line of a user error: ``error: <file>, row <n>, column <c>: <message>``."""
-    console.print(Text.assemble(("error:", "bold red"), " ", str(exc)), highlight=False, soft_wrap=True)
+    from culturebench.evaluate.backends import redact
+
+    console.print(Text.assemble(("error:", "bold red"), " ", redact(str(exc))), highlight=False, soft_wrap=True)
 
 
 class Terminated(KeyboardInterrupt):
@@ -226,6 +228,7 @@ def score(
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
+    allow_modified_release: Annotated[bool, typer.Option("--allow-modified-release", help="Score against a release whose files differ from its manifest.json (refused otherwise).")] = False,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
     threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
@@ -235,6 +238,7 @@ def score(
     name = module_name(name)
     with user_errors():
         output_folder(out)
+        _check_release(release, allow_modified_release)
         line, written = _evaluation(name, "score").cli_score(responses, release, out,
                                                              **({"config": config} if config is not None else {}),
                                                              **({"unparsed_wrong": True} if unparsed_wrong else {}))
@@ -248,7 +252,7 @@ def evaluate(
     name: Annotated[str, typer.Argument(help=f"Benchmark to evaluate: {', '.join(EVALUATIONS)}.")],
     model: Annotated[str, typer.Option(help="Model name (the server's model id, or a vLLM model path / HF id).")],
     out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl (socialcc: transcripts.jsonl), metrics.json, plots, run.json. Re-running the same command into it resumes.")],
-    backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), vllm (offline, local GPU) or ray (a Ray cluster: vLLM replicas, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
+    backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), azure (Azure OpenAI: --model is the deployment, --base-url the resource endpoint, key from AZURE_OPENAI_API_KEY), vllm (offline, local GPU) or ray (a Ray cluster: vLLM replicas, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
     base_url: Annotated[list[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend; repeatable with --backend ray, which fans the requests out over them).")] = None,
     release: Annotated[Path, typer.Option(help="The benchmark's release folder (default releases/NAME).")] = None,
     split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both; socialcc: a split of the scenarios (default all).")] = None,
@@ -265,9 +269,21 @@ def evaluate(
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
+    # --- providers, integrity and cost (issue #27) ---
+    header: Annotated[list[str], typer.Option(help="Extra HTTP header 'Name: value' sent with every request (repeatable; openai and azure backends). Its value is treated as a secret: never shown or stored.")] = None,
+    api_version: Annotated[str, typer.Option(help="azure backend: the API version (default OPENAI_API_VERSION), e.g. 2024-10-21.")] = None,
+    request_shape: Annotated[str, typer.Option(help='Request shape as JSON: for the evaluated model, e.g. \'{"token_limit": "max_completion_tokens", "omit": ["temperature", "top_p", "stop"]}\' for a reasoning model, or {MODEL: shape, ...} for any model of the run (evaluated, judge, juror, antagonist). Default: learnt from the API\'s "unsupported parameter" error, once per model.')] = None,
+    allow_modified_release: Annotated[bool, typer.Option("--allow-modified-release", help="Evaluate a release whose files differ from its manifest.json (refused otherwise); run.json records it.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the first step's requests (cached, to ask), estimated tokens and cost; send nothing.")] = False,
+    price_in: Annotated[float, typer.Option(help="Price per 1M prompt tokens (cost in run.json, --dry-run, --max-cost).")] = None,
+    price_out: Annotated[float, typer.Option(help="Price per 1M completion tokens.")] = None,
+    max_cost: Annotated[float, typer.Option(help="Stop cleanly once the spent cost passes this (needs --price-in/--price-out); answers kept, re-run to resume. Exit code 3.")] = None,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
+    from culturebench.evaluate.backends import CostLimitReached
+    from culturebench.evaluate.runner import DryRun
+
     name = module_name(name)
     release = release if release is not None else Path("releases") / name
     base_urls = list(base_url or [])
@@ -277,7 +293,10 @@ def evaluate(
             "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
             "replicas": replicas, "out": str(out), "config": None if config is None else str(config),
-            "unparsed_wrong": unparsed_wrong}
+            "unparsed_wrong": unparsed_wrong,
+            "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
+            "request_shape": request_shape, "allow_modified_release": allow_modified_release,
+            "price_in": price_in, "price_out": price_out, "max_cost": max_cost}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
                "unparsed_wrong": unparsed_wrong}
@@ -285,25 +304,98 @@ def evaluate(
         output_folder(out)
         benchmark = _evaluation(name, "evaluate")
         benchmark.cli_check(options)
+        _check_run_folder(out, name)
+        _check_release(release, allow_modified_release)
+        client = _client_options(model, header, api_version, request_shape, price_in, price_out, max_cost)
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
                                       tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
-                                      replicas=replicas)
+                                      replicas=replicas, **client)
+        if dry_run:
+            if not hasattr(model_backend, "dry_run"):
+                raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {backend}")
+            model_backend.dry_run = True
         kept_before = _cached_answers(out)
         try:
             line, written = benchmark.cli_evaluate(model_backend, options, args, console)
-        except KeyboardInterrupt:
+        except DryRun as stop:
+            say(stop.line())
+            return
+        except CostLimitReached as stop:
+            kept = _cached_answers(out) - kept_before
+            say(f"stopped: {stop}; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command, "
+                "with a higher --max-cost, to resume); no results written", style="yellow")
+            raise typer.Exit(3) from None
+        except KeyboardInterrupt as exc:
             kept = _cached_answers(out) - kept_before
             say(f"interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command to "
                 "resume); no results written", style="yellow")
-            raise typer.Exit(130) from None
+            raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
     say(line)
     for path in written:
         say(f"  wrote {path}")
 
 
+def _check_run_folder(out: Path, benchmark: str) -> None:
+    """RUN_DIR may hold a run of this benchmark (re-running resumes it), not of another one (its plots and files
+    would be left beside the new ones)."""
+    import json
+
+    record = Path(out) / "run.json"
+    if not record.is_file():
+        return
+    try:
+        previous = json.loads(record.read_text(encoding="utf-8")).get("benchmark")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        raise InputError("run.json does not parse: not a run folder of culturebench; choose another --out",
+                         file=record) from None
+    if previous != benchmark:
+        raise InputError(f"holds a run of {previous!r}, not {benchmark!r}; choose another --out (nothing was "
+                         "replaced)", file=out)
+
+
+def _check_release(release: Path, allow_modified: bool) -> None:
+    """The release's files match its manifest.json (``release.verify_release``), unless ``allow_modified``; a
+    folder without manifest.json is left to the benchmark, which says so."""
+    from culturebench.release import verify_release
+
+    if not allow_modified and (Path(release) / "manifest.json").is_file():
+        verify_release(release)
+
+
+def _client_options(model: str, headers: list[str] | None, api_version: str | None, request_shape: str | None,
+                    price_in: float | None, price_out: float | None, max_cost: float | None) -> dict:
+    """The HTTP client options of ``evaluate`` (headers, Azure API version, request shape, prices, cost budget)."""
+    import json
+
+    from culturebench.evaluate.backends import CostBudget, RequestShape, parse_header
+
+    if (price_in is None) != (price_out is None):
+        raise InputError("give both --price-in and --price-out (per 1M tokens), or neither")
+    if any(price is not None and price < 0 for price in (price_in, price_out, max_cost)):
+        raise InputError("--price-in, --price-out and --max-cost must be 0 or more")
+    try:
+        shape = None if request_shape is None else json.loads(request_shape)
+    except ValueError as exc:
+        raise InputError(f"--request-shape is not JSON ({exc})") from None
+    return {"headers": dict(parse_header(h) for h in headers or []), "api_version": api_version,
+            "request_shapes": {} if shape is None else RequestShape.per_model(shape, model),
+            "price_per_million": None if price_in is None else (price_in, price_out),
+            "budget": CostBudget(limit=max_cost)}
+
+
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
-                  tensor_parallel_size: int, ray_address: str | None, replicas: int):
+                  tensor_parallel_size: int, ray_address: str | None, replicas: int, headers: dict | None = None,
+                  api_version: str | None = None, request_shapes=None, price_per_million=None, budget=None):
     """The model backend ``evaluate`` names (each imported only when used)."""
+    http = {"headers": headers, "request_shapes": request_shapes, "price_per_million": price_per_million,
+            "budget": budget}
+    if backend == "azure":
+        from culturebench.evaluate.backends import AzureOpenAIBackend
+
+        if len(base_urls) > 1:
+            raise InputError("several --base-url need --backend ray (the azure backend talks to one endpoint)")
+        return AzureOpenAIBackend(model, base_urls[0] if base_urls else None, concurrency=concurrency,
+                                  timeout=timeout, api_version=api_version, **http)
     if backend == "ray":
         from culturebench.evaluate.ray_backend import RayBackend
 
@@ -315,12 +407,12 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
         from culturebench.evaluate.backends import OpenAIBackend
 
         return OpenAIBackend(model, base_url=base_urls[0] if base_urls else None, concurrency=concurrency,
-                             timeout=timeout)
+                             timeout=timeout, **http)
     if backend == "vllm":
         from culturebench.evaluate.backends import VLLMBackend
 
         return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed)
-    raise InputError(f"unknown backend {backend!r}; choose from openai, vllm, ray")
+    raise InputError(f"unknown backend {backend!r}; choose from openai, azure, vllm, ray")
 
 
 def _cached_answers(out: Path) -> int:

@@ -229,6 +229,57 @@ def file_problems(release: Path, manifest: dict) -> list[str]:
     return problems
 
 
+def _hash_memo_path() -> Path:
+    """Where ``verify_release`` remembers file hashes: ``$CULTUREBENCH_CACHE`` or ``~/.cache/culturebench``."""
+    root = os.environ.get("CULTUREBENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "culturebench")
+    return Path(root) / "release-hashes.json"
+
+
+def _remembered_sha256(path: Path, memo: dict) -> str:
+    """The sha256 of ``path``, computed once per (absolute path, size, mtime): a file rewritten in place gets a new
+    mtime (or size) and is hashed again."""
+    stat = path.stat()
+    prefix = f"{path.resolve()}|"
+    key = f"{prefix}{stat.st_size}|{stat.st_mtime_ns}"
+    if key not in memo:
+        for stale in [k for k in memo if k.startswith(prefix)]:  # the file's earlier versions
+            del memo[stale]
+        memo[key] = sha256_file(path)
+    return memo[key]
+
+
+def verify_release(release: Path, manifest: dict | None = None) -> None:
+    """Check a release's listed files against manifest.json before it is evaluated or scored: a missing file or one
+    whose sha256 differs is an InputError naming the file (``--allow-modified-release`` skips this, and run.json
+    records it). Hashes are remembered by size and mtime (``_hash_memo_path``), so a release is read once."""
+    release = Path(release)
+    manifest = manifest if manifest is not None else load_manifest(release)
+    memo_path = _hash_memo_path()
+    try:
+        memo = json.loads(memo_path.read_text(encoding="utf-8"))
+        memo = memo if isinstance(memo, dict) else {}
+    except (OSError, ValueError):
+        memo = {}
+    before = len(memo)
+    for output in manifest["outputs"]:
+        path = release / output["path"]
+        if not path.is_file():
+            raise InputError("file listed in manifest.json is missing (--allow-modified-release to evaluate "
+                             "anyway)", file=path)
+        if not output.get("sha256"):
+            raise InputError("manifest.json lists no sha256 for this file, so it cannot be checked "
+                             "(--allow-modified-release to evaluate it anyway)", file=path)
+        if _remembered_sha256(path, memo) != output.get("sha256"):
+            raise InputError("file differs from manifest.json (sha256 mismatch: modified or corrupt); rebuild or "
+                             "re-download the release, or --allow-modified-release to evaluate it anyway", file=path)
+    if len(memo) != before:
+        with contextlib.suppress(OSError):  # a read-only home only costs the hashing next time
+            memo_path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = memo_path.with_name(f".{memo_path.name}.{os.getpid()}")
+            temporary.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
+            os.replace(temporary, memo_path)
+
+
 def read_dtypes(name: str) -> dict[str, dict[str, pl.DataType]]:
     """Per config, the columns that benchmark ``name``'s schemas read back as another dtype (e.g. Enum)."""
     return getattr(import_module(f"culturebench.schemas.{name}"), "READ_DTYPES", {})

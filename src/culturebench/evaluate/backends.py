@@ -1,7 +1,7 @@
 """Model backends: one interface, batches of chat requests -> responses with token usage.
 
 - ``openai``: any OpenAI-compatible endpoint (OpenAI, vLLM's ``vllm serve``, llama.cpp's server) over ``aiohttp``,
-  asynchronous with a bounded number of requests in flight.
+  asynchronous with a bounded number of requests in flight; ``azure``: the same for Azure OpenAI's deployment route.
 - ``vllm``: offline ``vllm.LLM`` with batched ``LLM.chat`` (optional extra, imported only when used).
 """
 
@@ -12,11 +12,14 @@ import email.utils
 import json
 import os
 import random
+import re
+import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from culturebench.errors import InputError
 
@@ -74,6 +77,19 @@ class Backend(Protocol):
 # --------------------------------------------------------------------------------------------------------------
 
 
+@dataclass
+class CostBudget:
+    """``--max-cost``: what a run may spend (in the currency of ``--price-in/--price-out``), shared by the evaluated
+    model's backend and its judges', jurors' and antagonist's (``like``)."""
+
+    limit: float | None = None
+    spent: float = 0.0
+
+
+class CostLimitReached(Exception):
+    """Spent cost passed ``--max-cost``: the run stops cleanly (answers kept in the cache; re-run to resume)."""
+
+
 class BackendError(InputError):
     """A model call that cannot succeed (bad key, unknown model, server still failing after every retry).
 
@@ -109,6 +125,71 @@ class BackendStats:
         return out
 
 
+_SENT_SECRETS: set[str] = set()
+"""Every key and header value a backend of this process sends (registered when the backend is made)."""
+REDACTED = "<redacted>"
+
+
+def register_secrets(values) -> None:
+    """Remember values that must never be shown or stored (API keys, ``--header`` values, proxy passwords); values
+    shorter than 4 characters and the placeholder key ``EMPTY`` are not secrets."""
+    _SENT_SECRETS.update(v for v in values if v and len(v) >= 4 and v != "EMPTY")
+
+
+def sent_secrets() -> list[str]:
+    """The registered secrets, longest first (so that a secret containing another is replaced whole)."""
+    return sorted(_SENT_SECRETS, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret replaced by ``<redacted>``: by value, whatever a server echoes back."""
+    for secret in sent_secrets():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def _redact_bytes(content: bytes) -> bytes:
+    """A reply body with every registered secret replaced (before anything parses or shows it)."""
+    for secret in sent_secrets():
+        raw = secret.encode()
+        if raw in content:
+            content = content.replace(raw, REDACTED.encode())
+    return content
+
+
+def parse_header(value: str) -> tuple[str, str]:
+    """``--header 'Name: value'`` as (name, value); anything else is an InputError."""
+    name, sep, text = value.partition(":")
+    name, text = name.strip(), text.strip()
+    if not sep or not name or any(c.isspace() for c in name) or not text:
+        raise InputError(f"--header must look like 'Name: value', got {value.split(':')[0].strip()!r}...")
+    return name, text
+
+
+def check_base_url(base_url: str, option: str = "--base-url") -> str:
+    """An endpoint URL with an http:// or https:// scheme and a host; anything else is an InputError at once."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InputError(f"{option} {base_url!r} needs a scheme and a host, e.g. http://{base_url.split('://')[-1]}")
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise InputError(f"{option} {base_url!r}: the port is not a number from 0 to 65535") from None
+    if parts.path.rstrip("/").endswith("/chat/completions"):
+        raise InputError(f"{option} {base_url!r}: give the base URL, without /chat/completions (it is added)")
+    return base_url
+
+
+def check_header_value(value: str, what: str) -> str:
+    """A key or header value that can be sent: no line breaks or other control characters (said without the
+    value, which is a secret)."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise InputError(f"{what} contains a line break or another control character (a stray newline when it "
+                         "was pasted?)")
+    return value
+
+
 def _one_line(text: object, limit: int = 300) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
@@ -138,10 +219,49 @@ def _retry_after(headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class _Adapted(Exception):
+    """The request shape changed after an "unsupported parameter" reply: send the request again at once."""
+
+
 class _Retryable(Exception):
     def __init__(self, kind: str, detail: str, retry_after: float | None = None) -> None:
         super().__init__(detail)
         self.kind, self.detail, self.retry_after = kind, detail, retry_after
+
+
+def _run_with_signals(coro):
+    """``asyncio.run``, with SIGTERM and SIGHUP handled as asyncio handles Ctrl-C: the running requests are cancelled
+    (so no task is left holding the exception), then the signal's own Python handler runs (the command line's
+    raises its clean-stop exception, exit 143 / 129)."""
+    received: list[int] = []
+    handled = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+
+    async def main():
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        installed = {}
+        for signum in handled:
+            previous = signal.getsignal(signum)
+            try:
+                loop.add_signal_handler(signum, lambda n=signum: (received.append(n), task.cancel()))
+            except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no such support
+                continue
+            installed[signum] = previous
+        try:
+            return await coro
+        finally:
+            for signum, previous in installed.items():
+                loop.remove_signal_handler(signum)
+                signal.signal(signum, previous)
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        handler = signal.getsignal(received[0])
+        if callable(handler):
+            handler(received[0], None)
+        raise KeyboardInterrupt(signal.Signals(received[0]).name) from None
 
 
 def _run_coroutine(coro):
@@ -149,7 +269,7 @@ def _run_coroutine(coro):
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return _run_with_signals(coro)
     result: dict = {}
 
     def target() -> None:
@@ -168,6 +288,94 @@ def _run_coroutine(coro):
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
+ADAPTABLE = ("temperature", "top_p", "stop", "seed")
+"""Sampling parameters a model may reject (reasoning models: OpenAI's o-series and gpt-5 family accept only the
+default temperature and top_p, some no ``stop``); they are then left out of its requests."""
+
+
+@dataclass
+class RequestShape:
+    """How one model's requests are written: the name of the token limit (``max_tokens``, or
+    ``max_completion_tokens`` for reasoning models) and the sampling parameters left out. Fixed in advance
+    (``--request-shape`` / a config's ``request_shape``), or learnt from the API's own "unsupported parameter" /
+    "unsupported value" error, once per model (``adapted`` lists each change and the message that caused it): the
+    first request of each kind (``probe_kind``: which sampling parameters it sets to other than their defaults)
+    goes alone, the others once it is answered, so a refusal is met once, not once per request in flight."""
+
+    @staticmethod
+    def probe_kind(sampling: SamplingParams) -> tuple[str, ...]:
+        """The parameters a request sets that a model may refuse: ``temperature`` / ``top_p`` other than 1,
+        ``stop``, ``seed``."""
+        return tuple(name for name, set_ in (("temperature", sampling.temperature != 1), ("top_p", sampling.top_p != 1),
+                                             ("stop", bool(sampling.stop)), ("seed", sampling.seed is not None))
+                     if set_)
+
+    token_limit: str = "max_tokens"
+    omit: list[str] = field(default_factory=list)
+    adapted: list[dict] = field(default_factory=list)
+    confirmed: set = field(default_factory=set)  # request kinds (``probe_kind``) answered in this shape
+
+    @classmethod
+    def from_options(cls, value) -> RequestShape:
+        """From ``{"token_limit": "max_completion_tokens", "omit": ["temperature"]}`` (keys optional)."""
+        if value is None:
+            return cls()
+        if not isinstance(value, Mapping) or set(value) - {"token_limit", "omit"}:
+            raise InputError("request_shape must be a mapping with token_limit and/or omit, e.g. "
+                             '{"token_limit": "max_completion_tokens", "omit": ["temperature", "top_p"]}')
+        token_limit = value.get("token_limit", "max_tokens")
+        omit = list(value.get("omit") or [])
+        if token_limit not in ("max_tokens", "max_completion_tokens"):
+            raise InputError(f"request_shape token_limit must be max_tokens or max_completion_tokens, "
+                             f"got {token_limit!r}")
+        unknown = [name for name in omit if name not in ADAPTABLE]
+        if unknown:
+            raise InputError(f"request_shape omit: {unknown[0]!r} cannot be left out; choose from "
+                             f"{', '.join(ADAPTABLE)}")
+        return cls(token_limit=token_limit, omit=omit)
+
+    @classmethod
+    def per_model(cls, value, model: str) -> dict[str, RequestShape]:
+        """``--request-shape``: one shape (for ``model``, the evaluated one) or ``{model name: shape}`` (any role
+        a model plays: evaluated model, judge, juror, antagonist) as {model name: RequestShape}."""
+        if isinstance(value, Mapping) and value and set(value) <= {"token_limit", "omit"}:
+            return {model: cls.from_options(value)}
+        if not isinstance(value, Mapping):
+            raise InputError("--request-shape must be a JSON object: a shape or {model name: shape}")
+        return {str(name): cls.from_options(shape) for name, shape in value.items()}
+
+    def as_dict(self) -> dict:
+        return {"token_limit": self.token_limit, "omit": list(self.omit), "adapted": list(self.adapted)}
+
+    def adapt(self, param: str | None, message: str) -> bool:
+        """Change the shape after the API rejected ``param``; False when nothing is left to change for it."""
+        if param in ("max_tokens", "max_completion_tokens") and param == self.token_limit:
+            self.token_limit = "max_completion_tokens" if param == "max_tokens" else "max_tokens"
+            change = f"{param} -> {self.token_limit}"
+        elif param in ADAPTABLE and param not in self.omit:
+            self.omit.append(param)
+            change = f"{param} left out"
+        else:
+            return False
+        self.adapted.append({"change": change, "error": message})
+        return True
+
+
+def _rejected_param(content: bytes) -> str | None:
+    """The parameter an HTTP 400 rejects as unsupported (OpenAI's ``error.code`` "unsupported_parameter" or
+    "unsupported_value" with ``error.param``), else None."""
+    try:
+        error = json.loads(content).get("error")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(error, Mapping):
+        return None
+    if error.get("code") in ("unsupported_parameter", "unsupported_value") and isinstance(error.get("param"), str):
+        return error["param"]
+    # gateways that pass OpenAI's message on without its code and param
+    named = re.match(r"Unsupported (?:parameter|value): '(\w+)'", str(error.get("message") or ""))
+    return named.group(1) if named else None
+
 
 @dataclass(frozen=True)
 class _Http:
@@ -175,6 +383,7 @@ class _Http:
     url: str
     headers: dict = field(repr=False)
     timeout: object  # aiohttp.ClientTimeout
+    proxy: str | None = field(default=None, repr=False)  # may hold a password
 
 
 class _AdaptiveLimit:
@@ -222,11 +431,20 @@ class OpenAIBackend:
     ``_AdaptiveLimit``): a server slower than expected slows the run down instead of failing it.
 
     The wire format is the OpenAI chat-completions JSON, sent with ``aiohttp`` directly: through the official
-    ``openai`` client (httpx models, URL parsing, option copies) ``bench/eval_overhead.py`` measured 1.35-1.99 ms of
-    harness CPU per request, this way 0.37-0.44 ms, run after run on the same machine; that CPU is what capped
-    throughput at high concurrency. The API key comes from ``OPENAI_API_KEY``
-    only (``"EMPTY"`` when unset, for local servers; without ``base_url`` the key is required) and is never stored
-    here or logged. ``base_url`` defaults to ``OPENAI_BASE_URL``, else OpenAI's.
+    ``openai`` client ``bench/eval_overhead.py`` measured more harness CPU per request, with its default transport
+    and with its aiohttp one (README, "Providers"); that CPU is what caps throughput at high concurrency. So this
+    client does what the ``openai`` package's environment conventions do: the key comes from ``OPENAI_API_KEY``
+    (``"EMPTY"`` when unset, for local servers; without ``base_url`` the key is required), ``base_url`` defaults to
+    ``OPENAI_BASE_URL``, else OpenAI's; ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` are sent as the
+    ``OpenAI-Organization`` / ``OpenAI-Project`` headers; ``headers`` are extra headers (``--header``); the proxy
+    variables (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``) are honoured. The key and every header value are
+    secrets: replaced by ``<redacted>`` in whatever a server sends back (``redact``), never stored or logged.
+
+    Reasoning models reject ``max_tokens`` and non-default sampling parameters with an HTTP 400 whose ``error.code``
+    is "unsupported_parameter" or "unsupported_value": the request shape (``RequestShape``) is then adapted once
+    for this model and the request re-sent (``run_info()["request_shape"]`` records what was sent and why). The
+    first request of each kind goes alone (``RequestShape.probe_kind``), so a refusal is met once per model, not once
+    per request in flight; every backend of one model made by ``like`` shares its shape.
 
     Every request is sent with ``n=1``; repeated samples (``sample_index`` > 0) with a fixed ``seed`` are sent
     with ``seed + sample_index`` so that they differ.
@@ -234,20 +452,20 @@ class OpenAIBackend:
 
     name = "openai"
     http_library = "aiohttp"
+    key_variable = "OPENAI_API_KEY"
 
     def __init__(self, model: str, base_url: str | None = None, concurrency: int = 16, timeout: float = 60.0,
                  max_retries: int = 6, price_per_million: tuple[float, float] | None = None, *,
-                 backoff_base: float = 0.5, backoff_max: float = 60.0, refused_backoff_max: float = 0.5) -> None:
+                 backoff_base: float = 0.5, backoff_max: float = 60.0, refused_backoff_max: float = 0.5,
+                 headers: Mapping[str, str] | None = None, request_shape: RequestShape | Mapping | None = None,
+                 budget: CostBudget | None = None, request_shapes: Mapping[str, RequestShape] | None = None) -> None:
         if concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {concurrency}")
         if max_retries < 0:
             raise InputError(f"max_retries must be 0 or more, got {max_retries}")
         if not timeout > 0:
             raise InputError(f"timeout must be more than 0 seconds, got {timeout}")
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        if base_url is None and not os.environ.get("OPENAI_API_KEY"):
-            raise BackendError("no --base-url given and OPENAI_API_KEY is not set: set the key to use OpenAI's API, "
-                               "or give the endpoint of a local server (e.g. --base-url http://127.0.0.1:8080/v1)")
+        base_url = self._default_base_url(base_url)
         self.model = model
         self.base_url = base_url
         self.concurrency = concurrency
@@ -257,52 +475,101 @@ class OpenAIBackend:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.refused_backoff_max = refused_backoff_max
+        self.extra_headers = {name: check_header_value(value, f"--header {name}")
+                              for name, value in (headers or {}).items()}
+        check_header_value(os.environ.get(self.key_variable) or "", self.key_variable)
+        # shapes by model name, shared with the companions made by ``like``: every backend of one model in a run
+        # uses (and adapts) the same shape, so a model's shape is learnt once per run
+        self.request_shapes = request_shapes if request_shapes is not None else {}
+        if request_shape is not None:
+            self.shape = request_shape if isinstance(request_shape, RequestShape) else \
+                RequestShape.from_options(request_shape)
+        else:
+            self.shape = self.request_shapes.setdefault(model, RequestShape())
+        self.budget = budget or CostBudget()
+        if self.budget.limit is not None and not price_per_million:
+            raise InputError("--max-cost needs prices: --price-in and --price-out (per 1M tokens)")
         self.stats = BackendStats(cost=0.0 if price_per_million else None)
         self.limiter: _AdaptiveLimit | None = None  # of the running ``generate`` (the progress bar shows its limit)
+        self.dry_run = False  # evaluate --dry-run: the runner stops before sending (runner.DryRun)
         self._rng = random.Random()
+        register_secrets([os.environ.get(self.key_variable) or "", *self.extra_headers.values(), *_proxy_passwords()])
+
+    def _default_base_url(self, base_url: str | None) -> str | None:
+        option = "--base-url" if base_url else "OPENAI_BASE_URL"
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        if base_url is None and not os.environ.get("OPENAI_API_KEY"):
+            raise BackendError("no --base-url given and OPENAI_API_KEY is not set: set the key to use OpenAI's API, "
+                               "or give the endpoint of a local server (e.g. --base-url http://127.0.0.1:8080/v1)")
+        return None if base_url is None else check_base_url(base_url, option)
 
     def __repr__(self) -> str:
-        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
+        return (f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
+                f"concurrency={self.concurrency})")
 
     def cache_params(self) -> dict:
         return {"backend": "openai", "model": self.model}
 
     def run_info(self) -> dict:
-        """What run.json records about this backend beyond its cache parameters (no secrets)."""
+        """What run.json records about this backend beyond its cache parameters (no secrets: header names only)."""
         return {"base_url": self.where, "concurrency": self.concurrency, "timeout_s": self.timeout,
-                "max_retries": self.max_retries, "http_library": self.http_library}
+                "max_retries": self.max_retries, "http_library": self.http_library,
+                "extra_headers": sorted(self.extra_headers), "request_shape": self.shape.as_dict()}
 
-    def like(self, model: str, base_url: str | None, concurrency: int | None = None) -> OpenAIBackend:
-        """A backend for another model / endpoint with this one's settings (concurrency, timeout, retries)."""
-        return OpenAIBackend(model, base_url=base_url, concurrency=concurrency or self.concurrency, timeout=self.timeout,
-                             max_retries=self.max_retries, backoff_base=self.backoff_base,
-                             backoff_max=self.backoff_max, refused_backoff_max=self.refused_backoff_max)
+    def like(self, model: str, base_url: str | None, concurrency: int | None = None,
+             request_shape: RequestShape | Mapping | None = None) -> OpenAIBackend:
+        """A backend for another model / endpoint with this one's settings (concurrency, timeout, retries, headers,
+        prices, cost budget); its own request shape (``request_shape``, else the one ``--request-shape`` fixes for
+        that model, else learnt from its errors)."""
+        return self._same_settings(OpenAIBackend(
+            model, base_url=base_url, concurrency=concurrency or self.concurrency, timeout=self.timeout,
+            max_retries=self.max_retries, backoff_base=self.backoff_base, backoff_max=self.backoff_max,
+            refused_backoff_max=self.refused_backoff_max, headers=self.extra_headers, request_shape=request_shape,
+            price_per_million=self.price_per_million, budget=self.budget, request_shapes=self.request_shapes))
+
+    def _same_settings(self, other: OpenAIBackend) -> OpenAIBackend:
+        other.dry_run = self.dry_run
+        return other
 
     @property
     def where(self) -> str:
         return (self.base_url or DEFAULT_BASE_URL).rstrip("/")
 
     # --- the HTTP session ---
+    def _url(self) -> str:
+        return f"{self.where}/chat/completions"
+
+    def _auth_headers(self) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {os.environ.get(self.key_variable) or 'EMPTY'}"}
+        for variable, name in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+            if os.environ.get(variable):
+                headers[name] = os.environ[variable]
+        return headers
+
     def _open(self) -> _Http:
-        """The HTTP session of one ``generate`` call (the key is read here and kept only in the session's headers)."""
+        """The HTTP session of one ``generate`` call (the key is read here and kept only in the session's headers),
+        through the proxy the environment names for the endpoint, as in the ``openai`` package (looked up once here,
+        not per request as aiohttp's ``trust_env`` does)."""
         import aiohttp
 
         # no TLS context for plain-http endpoints (building one loads the CA store: 0.1 s of CPU per run)
         plain = self.where.startswith("http://")
-        connector = aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300, **({"ssl": False} if plain else {}))
-        headers = {"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY') or 'EMPTY'}",
-                   "Content-Type": "application/json", "Accept": "application/json"}
-        return _Http(aiohttp.ClientSession(connector=connector), f"{self.where}/chat/completions", headers,
-                     aiohttp.ClientTimeout(total=self.timeout))
+        connector = aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300,
+                                         ssl=False if plain else _tls_context())
+        headers = {**self._auth_headers(), "Content-Type": "application/json", "Accept": "application/json",
+                   **self.extra_headers}
+        url = self._url()
+        return _Http(aiohttp.ClientSession(connector=connector), url, headers,
+                     aiohttp.ClientTimeout(total=self.timeout), _environment_proxy(url))
 
     def _request_body(self, request: ChatRequest) -> bytes:
-        s = request.sampling
-        body = {"model": self.model, "messages": request.message_dicts(), "temperature": s.temperature,
-                "max_tokens": s.max_tokens, "top_p": s.top_p}
-        if s.seed is not None:
-            body["seed"] = s.seed + request.sample_index
-        if s.stop:
-            body["stop"] = list(s.stop)
+        s, shape = request.sampling, self.shape
+        body = {"model": self.model, "messages": request.message_dicts(), shape.token_limit: s.max_tokens}
+        for name, value in (("temperature", s.temperature), ("top_p", s.top_p),
+                            ("seed", None if s.seed is None else s.seed + request.sample_index),
+                            ("stop", list(s.stop) or None)):
+            if value is not None and name not in shape.omit:
+                body[name] = value
         return json.dumps(body, ensure_ascii=False).encode()
 
     # --- one request ---
@@ -311,68 +578,99 @@ class OpenAIBackend:
 
         try:
             async with http.session.post(http.url, data=self._request_body(request), headers=http.headers,
-                                         timeout=http.timeout) as reply:
-                content = await reply.read()
+                                         timeout=http.timeout, proxy=http.proxy) as reply:
+                content = _redact_bytes(await reply.read())
                 status, headers = reply.status, reply.headers
         except TimeoutError:
             raise _Retryable("timeout", f"no reply within {self.timeout:g} s (--timeout)") from None
+        except aiohttp.ClientConnectorCertificateError as exc:  # not a passing fault: said at once
+            raise BackendError(f"{self.name} backend at {self.where}: the server's TLS certificate is not trusted "
+                               f"({redact(_one_line(exc.certificate_error))}); behind a company proxy that "
+                               "re-signs traffic, point SSL_CERT_FILE at its CA certificate") from None
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, ConnectionRefusedError):
                 raise _Retryable("refused", f"connection refused: nothing is listening at {self.where}") from None
-            raise _Retryable("connection", f"connection error: {_one_line(exc)}") from None
+            if isinstance(exc, getattr(aiohttp, "ClientConnectorDNSError", ())):
+                raise _Retryable("dns", f"unknown host: {urlsplit(self.where).hostname!r} cannot be resolved "
+                                        "(a typo in --base-url?)") from None
+            raise _Retryable("connection", f"connection error: {redact(_one_line(exc))}") from None
         except (aiohttp.ClientError, OSError) as exc:
-            raise _Retryable("connection", f"connection error: {_one_line(exc) or type(exc).__name__}") from None
+            raise _Retryable("connection",
+                             f"connection error: {redact(_one_line(exc)) or type(exc).__name__}") from None
         if status >= 400:
-            detail = f"HTTP {status}: {_one_line(_error_message(content))}"
-            if status in (408, 409, 429) or status >= 500:
-                raise _Retryable(str(status), detail, _retry_after(headers))
-            raise self._fatal(status, content)
+            return self._refused(status, content, headers)
         return self._parse(content)
 
-    @staticmethod
-    def _parse(content: bytes) -> ChatResponse:
+    def _refused(self, status: int, content: bytes, headers) -> ChatResponse:
+        """An HTTP error reply: an unsupported parameter adapts the request shape (``_Adapted``: send again),
+        429 / 408 / 409 / 5xx are retried, anything else fails at once."""
+        if status == 400:
+            param = _rejected_param(content)
+            if param is not None:
+                if param in self.shape.omit or (param == "max_tokens" and self.shape.token_limit != param):
+                    raise _Adapted()  # another request in flight already adapted the shape: send again
+                if self.shape.adapt(param, _one_line(_error_message(content))):
+                    raise _Adapted()
+        detail = f"HTTP {status}: {_one_line(_error_message(content))}"
+        if status in (408, 409, 429) or status >= 500:
+            raise _Retryable(str(status), detail, _retry_after(headers))
+        raise self._fatal(status, content)
+
+    def _parse(self, content: bytes) -> ChatResponse:
         try:
-            body = json.loads(content)
+            text_body = content.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Retryable("malformed", f"malformed reply: body is not UTF-8 text (byte 0x{content[exc.start]:02x} "
+                                          f"at offset {exc.start})") from None
+        try:
+            body = json.loads(text_body)
         except ValueError:
-            raise _Retryable("malformed", f"malformed reply (not JSON): {_one_line(content[:80])}") from None
+            raise _Retryable("malformed", f"malformed reply (not JSON): {_one_line(text_body[:80])}") from None
+        if isinstance(body, dict) and "choices" not in body and body.get("error"):
+            # a 200 whose body is an error object (some gateways): the server's message, retried when its code is
+            status = _error_status(body["error"])
+            detail = f"HTTP 200 with an error body: {_one_line(_error_message(content))}"
+            if status in (408, 409, 429) or (status or 0) >= 500:
+                raise _Retryable(str(status), detail)
+            raise BackendError(f"{self.name} backend at {self.where}: {detail}")
         try:
             choice = body["choices"][0]
             message = choice.get("message") or {}
             text = message.get("content")
             finish_reason = choice.get("finish_reason")
             if text is None:
-                if message.get("refusal") is None and finish_reason != "content_filter":
+                if message.get("refusal") is None and finish_reason not in ("content_filter", "length"):
                     raise _Retryable("malformed", "malformed reply: no message content")
                 text = message.get("refusal") or ""
             if not isinstance(text, str):
                 raise _Retryable("malformed", "malformed reply: message content is not text")
-            usage = body.get("usage") or {}
-            return ChatResponse(text=text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                                completion_tokens=int(usage.get("completion_tokens") or 0),
-                                finish_reason=finish_reason)
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
             raise _Retryable("malformed", "malformed reply: no choices") from None
+        usage = body.get("usage")
+        return ChatResponse(text=text, prompt_tokens=_token_count(usage, "prompt_tokens"),
+                            completion_tokens=_token_count(usage, "completion_tokens"),
+                            finish_reason=finish_reason if isinstance(finish_reason, str) else None)
 
     def _fatal(self, status: int, content: bytes) -> BackendError:
         message = _one_line(_error_message(content))
         if status == 401:
-            hint = "authentication failed (check OPENAI_API_KEY)"
+            hint = f"authentication failed (check {self.key_variable})"
         elif status == 403:
             hint = "permission denied"
         elif status == 404:
             hint = f"model {self.model!r} not found (or no chat completions route)"
         else:
             hint = "request refused"
-        return BackendError(f"openai backend at {self.where}: {hint}: HTTP {status}: {message}")
+        return BackendError(f"{self.name} backend at {self.where}: {hint}: HTTP {status}: {message}")
 
     def _backoff(self, attempt: int, exc: _Retryable) -> float:
         if exc.retry_after is not None:
             return min(self.backoff_max, exc.retry_after) * (1 + 0.1 * self._rng.random())
-        cap = self.refused_backoff_max if exc.kind == "refused" else self.backoff_max
+        cap = self.refused_backoff_max if exc.kind in ("refused", "dns") else self.backoff_max
         return min(cap, self.backoff_base * 2 ** (attempt - 1)) * (0.5 + 0.5 * self._rng.random())
 
     async def _complete(self, http: _Http, index: int, request: ChatRequest, limiter: _AdaptiveLimit) -> ChatResponse:
-        attempt = 0
+        attempt = adaptations = 0
         while True:
             await limiter.acquire()
             outcome = "error"
@@ -380,13 +678,20 @@ class OpenAIBackend:
                 response = await self._attempt(http, request)
                 outcome = "ok"
                 return response
+            except _Adapted:
+                adaptations += 1
+                if adaptations <= 2 * len(ADAPTABLE) + 2:  # each parameter at most once, then it is the server
+                    continue  # not an attempt: the same request in the adapted shape (the limiter is released)
+                self.stats.errors += 1
+                raise BackendError(f"{self.name} backend at {self.where}: request {index} still rejected after "
+                                   f"adapting the request shape {adaptations - 1} times") from None
             except _Retryable as exc:
                 outcome, failure = exc.kind, exc
                 self.stats.transient[exc.kind] = self.stats.transient.get(exc.kind, 0) + 1
                 attempt += 1
                 if attempt > self.max_retries:
                     self.stats.errors += 1
-                    raise BackendError(f"openai backend at {self.where}: request {index} still failing after "
+                    raise BackendError(f"{self.name} backend at {self.where}: request {index} still failing after "
                                        f"{attempt} attempts: {exc.detail}") from None
                 self.stats.retries += 1
             except BackendError:
@@ -403,26 +708,50 @@ class OpenAIBackend:
         stats.completion_tokens += response.completion_tokens
         if self.price_per_million:
             price_in, price_out = self.price_per_million
-            stats.cost = (stats.cost or 0.0) + (response.prompt_tokens * price_in
-                                                + response.completion_tokens * price_out) / 1e6
+            cost = (response.prompt_tokens * price_in + response.completion_tokens * price_out) / 1e6
+            stats.cost = (stats.cost or 0.0) + cost
+            self.budget.spent += cost
 
     async def _generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
         http = self._open()
         self.limiter = limiter = _AdaptiveLimit(self.concurrency)
-        pending = iter(range(len(requests)))
+        # the first request of each kind not yet answered in this shape goes alone (see RequestShape), then the rest
+        probes: dict[tuple, int] = {}
+        for index, request in enumerate(requests):
+            kind = RequestShape.probe_kind(request.sampling)
+            if kind not in self.shape.confirmed:
+                probes.setdefault(kind, index)
+        probe_indices = set(probes.values())
+        pending = iter([i for i in range(len(requests)) if i not in probe_indices])
+
+        async def deliver(index: int) -> None:
+            response = await self._complete(http, index, requests[index], limiter)
+            self.shape.confirmed.add(RequestShape.probe_kind(requests[index].sampling))
+            self._account(response)
+            on_response(index, response)
+            if self.budget.limit is not None and self.budget.spent > self.budget.limit:
+                raise CostLimitReached(f"spent {self.budget.spent:.4f}, more than --max-cost {self.budget.limit:g}")
 
         async def worker() -> None:
             for index in pending:  # shared iterator: each index goes to exactly one worker
-                response = await self._complete(http, index, requests[index], limiter)
-                self._account(response)
-                on_response(index, response)
+                await deliver(index)
 
-        workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)))]
+        async def probe_then_work() -> None:
+            for index in sorted(probe_indices):
+                await deliver(index)
+            others = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)) - 1)]
+            workers.extend(others)
+            await worker()
+
+        workers = [asyncio.create_task(probe_then_work())]
         try:
-            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            for task in done:
-                if task.exception() is not None:
-                    raise task.exception()
+            while True:  # the first task starts the others: wait until all of them are done, or one fails
+                done, running = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+                for task in done:
+                    if task.exception() is not None:
+                        raise task.exception()
+                if not running and len(done) == len(workers):
+                    break
         finally:
             for task in workers:
                 task.cancel()
@@ -433,6 +762,71 @@ class OpenAIBackend:
         if not requests:
             return
         _run_coroutine(self._generate(requests, on_response))
+
+
+def _error_status(error) -> int | None:
+    """The HTTP status an error object of a 200 reply carries in ``code`` (OpenRouter, LiteLLM), if any."""
+    code = error.get("code") if isinstance(error, Mapping) else None
+    try:
+        return int(code) if code is not None and 100 <= int(code) < 600 else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _token_count(usage, name: str) -> int:
+    """A token count of a reply's ``usage``, 0 when ``usage`` or the count is missing or not a whole number >= 0
+    (a malformed ``usage`` never fails a good answer)."""
+    value = usage.get(name) if isinstance(usage, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        return 0
+    return int(value) if float(value).is_integer() else 0
+
+
+_TLS_CONTEXTS: dict[tuple, object] = {}
+
+
+def _tls_context():
+    """The TLS context of https endpoints: the system's CA store, or the one ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
+    name (a company proxy's CA), as the ``openai`` package's client honours them; built once per process and
+    setting (building one costs 0.1 s of CPU)."""
+    import ssl
+
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    if key not in _TLS_CONTEXTS:
+        context = ssl.create_default_context()
+        if key[0] or key[1]:
+            try:
+                context.load_verify_locations(cafile=key[0] or None, capath=key[1] or None)
+            except (OSError, ssl.SSLError) as exc:
+                raise InputError(f"SSL_CERT_FILE / SSL_CERT_DIR cannot be read as CA certificates ({exc})") from None
+        _TLS_CONTEXTS[key] = context
+    return _TLS_CONTEXTS[key]
+
+
+def _environment_proxy(url: str) -> str | None:
+    """The proxy of the environment for ``url`` (``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``ALL_PROXY``, upper or lower
+    case), None when there is none or ``NO_PROXY`` covers the host."""
+    import urllib.request
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass_environment(parts.hostname or "", proxies):
+        return None
+    return proxy
+
+
+def _proxy_passwords() -> list[str]:
+    """Passwords in the proxy URLs of the environment (``https://user:password@proxy:3128``)."""
+    found = []
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        try:
+            password = urlsplit(os.environ.get(name) or "").password
+        except ValueError:
+            password = None
+        if password:
+            found.append(password)
+    return found
 
 
 def _error_message(content: bytes) -> str:
@@ -447,6 +841,61 @@ def _error_message(content: bytes) -> str:
     except (ValueError, AttributeError):
         pass
     return content[:200].decode("utf-8", "replace")
+
+
+class AzureOpenAIBackend(OpenAIBackend):
+    """Azure OpenAI: ``POST {endpoint}/openai/deployments/{model}/chat/completions?api-version=...`` with the key
+    in an ``api-key`` header, as ``openai.AsyncAzureOpenAI`` sends it. ``model`` is the deployment name;
+    ``base_url`` the resource endpoint (``https://NAME.openai.azure.com``, default ``AZURE_OPENAI_ENDPOINT``);
+    ``api_version`` defaults to ``OPENAI_API_VERSION``; the key comes from ``AZURE_OPENAI_API_KEY``."""
+
+    name = "azure"
+    key_variable = "AZURE_OPENAI_API_KEY"
+
+    def __init__(self, model: str, base_url: str | None = None, *args, api_version: str | None = None,
+                 **kwargs) -> None:
+        self.api_version = api_version or os.environ.get("OPENAI_API_VERSION")
+        if not self.api_version:
+            raise InputError("the azure backend needs an API version: --api-version or OPENAI_API_VERSION "
+                             "(e.g. 2024-10-21)")
+        super().__init__(model, base_url, *args, **kwargs)
+
+    def _default_base_url(self, base_url: str | None) -> str | None:
+        option = "--base-url" if base_url else "AZURE_OPENAI_ENDPOINT"
+        base_url = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
+        if not base_url:
+            raise InputError("the azure backend needs the resource endpoint: --base-url "
+                             "https://NAME.openai.azure.com or AZURE_OPENAI_ENDPOINT")
+        if not os.environ.get(self.key_variable):
+            raise BackendError(f"the azure backend needs {self.key_variable}")
+        return check_base_url(base_url, option)
+
+    def cache_params(self) -> dict:
+        return {"backend": "azure", "deployment": self.model, "endpoint": self.where}
+
+    def run_info(self) -> dict:
+        return {**super().run_info(), "api_version": self.api_version}
+
+    def like(self, model: str, base_url: str | None, concurrency: int | None = None,
+             request_shape: RequestShape | Mapping | None = None) -> OpenAIBackend:
+        """A judge / juror on the same Azure resource (another deployment) unless it names another endpoint."""
+        if base_url is not None and base_url.rstrip("/") != self.where:
+            return super().like(model, base_url, concurrency, request_shape)
+        return self._same_settings(AzureOpenAIBackend(
+            model, self.base_url, concurrency=concurrency or self.concurrency, timeout=self.timeout,
+            max_retries=self.max_retries, backoff_base=self.backoff_base, backoff_max=self.backoff_max,
+            refused_backoff_max=self.refused_backoff_max, headers=self.extra_headers, request_shape=request_shape,
+            price_per_million=self.price_per_million, budget=self.budget, api_version=self.api_version,
+            request_shapes=self.request_shapes))
+
+    def _url(self) -> str:
+        from urllib.parse import quote
+
+        return (f"{self.where}/openai/deployments/{quote(self.model, safe='')}/chat/completions"
+                f"?api-version={quote(self.api_version, safe='')}")
+
+    def _auth_headers(self) -> dict[str, str]:
+        return {"api-key": os.environ.get(self.key_variable) or ""}
 
 
 class VLLMBackend:

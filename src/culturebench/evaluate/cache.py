@@ -10,6 +10,8 @@ even at once: SQLite locks, writers wait up to ``busy_timeout``).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import sqlite3
@@ -32,6 +34,7 @@ CREATE TABLE IF NOT EXISTS responses (
     created_at TEXT NOT NULL
 ) WITHOUT ROWID
 """
+_COLUMNS = ("key", "request", "text", "prompt_tokens", "completion_tokens", "finish_reason", "created_at")
 _LOOKUP_CHUNK = 500  # keys per SELECT ... IN (...) (below SQLite's variable limit)
 
 
@@ -60,25 +63,60 @@ def cache_key(cache_params: Mapping, request: ChatRequest) -> str:
     return hashlib.sha256(canonical_json(key_material(cache_params, request)).encode()).hexdigest()
 
 
+class CacheWriteError(InputError):
+    """The cache cannot be written (disk full, read-only file system): the run stops, saying how many answers the
+    file keeps (the next run resumes from them)."""
+
+
+def _write_failure(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "full" in str(exc):
+        return "disk full"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 class ResponseCache:
-    """``ResponseCache(path)``: ``get_many(keys)``, ``put(key, material, response)``; a context manager."""
+    """``ResponseCache(path)``: ``get_many(keys)``, ``put(key, material, response)``; a context manager.
+
+    A file that is not a culturebench response cache (another program's SQLite file, or not SQLite at all) is an
+    InputError naming it, before anything is written to it; a cache that received no answer is removed when closed
+    (a run that could not reach its server leaves no empty file behind)."""
 
     def __init__(self, path: str | Path, *, busy_timeout_s: float = 30.0, commit_interval_s: float = 0.1) -> None:
         self.path = Path(path)
         self.commit_interval_s = commit_interval_s
         self._last_commit = 0.0
         self._pending = 0  # rows written since the last commit
+        self._written = 0  # rows written by this object
         self._timer: threading.Timer | None = None
+        self._created = not self.path.exists()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
                                        check_same_thread=False)
+            self._check_foreign()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process (not a power cut)
             self._db.execute(_SCHEMA)
+        except sqlite3.OperationalError as exc:  # read-only folder, disk full, locked: the file may be fine
+            self._db.close()
+            raise InputError(f"cannot open the response cache ({_write_failure(exc)})", file=self.path) from None
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot open the response cache: {exc}", file=self.path) from None
+            self._db.close()
+            raise InputError(f"not a response cache ({' '.join(str(exc).split())}); move it away or choose another "
+                             "--out", file=self.path) from None
         self._lock = threading.Lock()  # put() may come from a backend's thread
+
+    def _check_foreign(self) -> None:
+        """Refuse an SQLite file that holds other tables or a ``responses`` table of another shape."""
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return
+        columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(responses)"))
+        if columns != _COLUMNS:
+            self._db.close()
+            found = f"columns {', '.join(columns)}" if columns else f"tables {', '.join(sorted(tables))}"
+            raise InputError(f"an SQLite file of another program ({found}), not a response cache; move it away or "
+                             "choose another --out", file=self.path)
 
     # --- reading ---
     def get_many(self, keys: Iterable[str]) -> dict[str, ChatResponse]:
@@ -111,31 +149,63 @@ class ResponseCache:
         """Store one response and commit (``material``: the key's JSON, kept for inspection)."""
         request_json = material if isinstance(material, str) else canonical_json(material)
         created_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        row = (key, request_json, response.text, int(response.prompt_tokens), int(response.completion_tokens),
+               response.finish_reason, created_at)
         with self._lock:
-            if not self._pending:
-                self._db.execute("BEGIN")
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key, request_json, response.text, int(response.prompt_tokens), int(response.completion_tokens),
-                 response.finish_reason, created_at))
-            self._pending += 1
-            if time.monotonic() - self._last_commit >= self.commit_interval_s:
-                self._commit()
-            elif self._timer is None:
-                self._timer = threading.Timer(self.commit_interval_s, self.flush)
+            try:
+                if not self._db.in_transaction:
+                    self._db.execute("BEGIN")
+                self._insert(row)
+                self._pending += 1
+                self._written += 1
+                if time.monotonic() - self._last_commit >= self.commit_interval_s:
+                    self._commit()
+            except (OSError, sqlite3.OperationalError) as exc:
+                raise self._write_error(exc) from None
+            if self._pending and self._timer is None:
+                self._timer = threading.Timer(self.commit_interval_s, self._timed_flush)
                 self._timer.daemon = True
                 self._timer.start()
+
+    def _timed_flush(self) -> None:
+        """The timer's commit: a failure is left for the next ``put`` or ``flush`` to report (not a thread's
+        traceback)."""
+        try:
+            self.flush()
+        except CacheWriteError:
+            pass
+
+    def _insert(self, row: tuple) -> None:
+        self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+
+    def _write_error(self, exc: BaseException) -> CacheWriteError:
+        """The error of a failed write, after committing what can still be committed; says what the file keeps."""
+        try:
+            self._commit()
+        except (OSError, sqlite3.Error):
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            self._pending = 0
+        try:
+            kept = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        except sqlite3.Error:
+            kept = "?"
+        return CacheWriteError(f"cannot write the response cache ({_write_failure(exc)}); it keeps {kept} answers: "
+                               "free space and re-run the same command to resume", file=self.path)
 
     def flush(self) -> None:
         """Commit what ``put`` has written."""
         with self._lock:
-            self._commit()
+            try:
+                self._commit()
+            except (OSError, sqlite3.OperationalError) as exc:
+                raise self._write_error(exc) from None
 
     def _commit(self) -> None:  # with the lock held
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._pending:
+        if self._db.in_transaction:
             self._db.execute("COMMIT")
             self._pending = 0
         self._last_commit = time.monotonic()
@@ -149,9 +219,15 @@ class ResponseCache:
 
     # --- lifecycle ---
     def close(self) -> None:
+        """Commit and close; a file this object created and never wrote to is removed."""
         with self._lock:
-            self._commit()
-            self._db.close()
+            try:
+                self._commit()
+            finally:
+                self._db.close()
+            if self._created and not self._written:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
     def __enter__(self) -> ResponseCache:
         return self

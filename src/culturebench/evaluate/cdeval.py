@@ -77,6 +77,8 @@ REPEAT_RULE_SOURCE = {
                     f"normalised Levenshtein similarity under {prompts.MIN_REPEAT_SIMILARITY} counts as neutral",
 }
 """What metrics.json says of the Repeat rule used (``cdeval_prompts.REPEAT_RULES``)."""
+RESPONSE_KEY = ("model", "language", "question_id", "prompt", "sample_index")
+"""What identifies one answer of responses.jsonl: a second line with the same is refused, not counted twice."""
 
 
 @dataclass
@@ -176,7 +178,7 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     ``model [language]``), question_id, prompt, sample_index, response, source (the file), row."""
     rows = []
     for path in map(Path, paths):
-        for number, record in runs.jsonl_records(path, RESPONSE_FIELDS):
+        for number, record in runs.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
             if record["prompt"] not in prompts.TEMPLATES:
                 raise InputError(f"unknown prompt {record['prompt']!r}", file=path, row=number, column="prompt")
             language = record.get("language")

@@ -106,6 +106,7 @@ class Juror:
     backend: str = "openai"
     base_url: str | None = None
     language: str = "en"
+    request_shape: dict | None = None  # fixed by the config (runs.request_shape_option; issue #27), else learnt
 
 
 @dataclass
@@ -194,7 +195,8 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
         if name in names:
             raise InputError(f"two jurors are named {name!r} (give them a name)", file=where, column="jurors")
         names.add(name)
-        config.jurors.append(Juror(name, str(entry["model"]), backend, entry.get("base_url"), lang))
+        config.jurors.append(Juror(name, str(entry["model"]), backend, entry.get("base_url"), lang,
+                                   runs.request_shape_option(entry.get("request_shape"), where, "jurors")))
     if raw.get("human_ratings"):
         ratings = Path(raw["human_ratings"])
         config.human_ratings = ratings if ratings.is_absolute() else base / ratings
@@ -948,7 +950,7 @@ def check_inputs(release: Path, config: Config, limit: int | None) -> dict:
 
 def make_backend(juror: Juror, like=None):
     """The juror's backend, with the evaluated backend's client settings (``like``: --concurrency, --timeout)."""
-    return runs.companion_backend(juror.model, juror.base_url, juror.backend, like)
+    return runs.companion_backend(juror.model, juror.base_url, juror.backend, like, juror.request_shape)
 
 
 ITEM_TABLE_NOTE = (

@@ -66,6 +66,8 @@ UNPARSED_RULES = {
 }
 """How an unparsed answer is scored (metrics.json ``unparsed_rule``); the first is the default."""
 DEFAULT_UNPARSED = "neutral"
+RESPONSE_KEY = ("model", "story_id", "context", "sample_index")
+"""What identifies one answer of responses.jsonl: a second line with the same is refused, not counted twice."""
 
 
 @dataclass
@@ -443,7 +445,7 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     rows = []
     for path in map(Path, paths):
         before = len(rows)
-        for number, record in runs.jsonl_records(path, RESPONSE_FIELDS):
+        for number, record in runs.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
             if record["context"] not in prompts.CONTEXTS:
                 raise InputError(f"unknown context {record['context']!r}", file=path, row=number,
                                  column="context")

@@ -162,10 +162,10 @@ class RayBackend:
             return self.endpoints[0].cache_params()
         return {"backend": "vllm", "engine": "ray.data.llm", "model": self.model}
 
-    def like(self, model: str, base_url: str | None) -> OpenAIBackend:
-        """A judge / juror / antagonist backend with this one's client settings."""
+    def like(self, model: str, base_url: str | None, request_shape=None) -> OpenAIBackend:
+        """A judge / juror / antagonist backend with this one's client settings (and its own request shape)."""
         return OpenAIBackend(model, base_url=base_url, concurrency=self.concurrency, timeout=self.timeout,
-                             max_retries=self.max_retries)
+                             max_retries=self.max_retries, request_shape=request_shape)
 
     # --- the cluster ---
     def connect(self) -> None:

@@ -47,14 +47,57 @@ class RunStats:
     errors: int = 0
     transient: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
+    truncated: int = 0  # answers cut off by the token limit (finish_reason "length"), cached ones included
 
     def summary(self) -> str:
         cost = f", cost {self.cost:.4f}" if self.cost is not None else ""
         retried = f", {self.retries} retries" if self.retries else ""
         repeats = f", {self.n_repeats} repeats" if self.n_repeats else ""
+        cut = f"; {self.truncated} cut off by the token limit" if self.truncated else ""
         return (f"{self.n_requests} requests: {self.n_cached} cached, {self.n_queried} queried{repeats}{retried}; "
-                f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens{cost}; "
+                f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens{cost}{cut}; "
                 f"{self.wall_s:.1f} s")
+
+
+TRUNCATED_WARNING_SHARE = 0.02
+"""Above this share of answers cut off by the token limit (``finish_reason: length``) a run warns on the terminal:
+such answers are usually unparsed, and the metrics then describe the limit more than the model."""
+
+
+def truncation_warning(truncated: int, n: int, description: str) -> str | None:
+    """The terminal warning when more than ``TRUNCATED_WARNING_SHARE`` of ``n`` answers were cut off, else None."""
+    if n and truncated / n > TRUNCATED_WARNING_SHARE:
+        return (f"warning: {description}: {truncated:,} of {n:,} answers ({truncated / n:.0%}) were cut off by the "
+                "token limit (finish_reason length); raise --max-tokens (reasoning models spend tokens thinking)")
+    return None
+
+
+def estimated_tokens(request: ChatRequest) -> int:
+    """Prompt tokens of a request, estimated as OpenAI's rule of thumb (4 characters a token) plus 4 per message
+    (the chat format's own tokens): a dry run's guess, not a tokenizer's count."""
+    return sum(4 + (len(content) + 3) // 4 for _, content in request.messages)
+
+
+class DryRun(Exception):
+    """``evaluate --dry-run`` stops at the first requests it would send: what they are and what they would cost."""
+
+    def __init__(self, description: str, n_requests: int, n_cached: int, to_send: Sequence[ChatRequest],
+                 prices: tuple[float, float] | None) -> None:
+        self.description, self.n_requests, self.n_cached = description, n_requests, n_cached
+        self.n_to_send = len(to_send)
+        self.prompt_tokens = sum(estimated_tokens(r) for r in to_send)
+        self.completion_tokens = sum(r.sampling.max_tokens for r in to_send)  # at most
+        self.cost = None if prices is None else (self.prompt_tokens * prices[0]
+                                                  + self.completion_tokens * prices[1]) / 1e6
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        cost = ("" if self.cost is None else
+                f"; estimated cost at most {self.cost:.4f} (--price-in / --price-out per 1M tokens)")
+        return (f"dry run, {self.description}: {self.n_requests:,} requests, {self.n_cached:,} cached, "
+                f"{self.n_to_send:,} to ask; ~{self.prompt_tokens:,} prompt tokens (4 characters a token), at most "
+                f"{self.completion_tokens:,} completion tokens{cost}; nothing was sent (later steps that depend on "
+                "these answers, such as judges and jurors, are not counted)")
 
 
 @dataclass
@@ -80,7 +123,7 @@ def health(backend: Backend) -> str:
     parts = []
     for kind, count in sorted(getattr(stats, "transient", {}).items()):
         label = {"timeout": "timeout", "refused": "refused connection", "connection": "connection error",
-                 "malformed": "malformed reply"}.get(kind, f"HTTP {kind}")
+                 "malformed": "malformed reply", "dns": "unknown host"}.get(kind, f"HTTP {kind}")
         parts.append(f"{count} {label}{'s' if count > 1 else ''}")
     limiter = getattr(backend, "limiter", None)
     if limiter is not None and limiter.limit < limiter.maximum:
@@ -136,6 +179,8 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: Respo
     missing = [key for key in groups if key not in hits]
     to_send = [requests[groups[key][1][0]] for key in missing]
 
+    if getattr(backend, "dry_run", False):
+        raise DryRun(description, n, n_cached, to_send, getattr(backend, "price_per_million", None))
     stats_before = backend.stats.copy() if isinstance(getattr(backend, "stats", None), BackendStats) else None
     stats = RunStats(n_requests=n, n_cached=n_cached, n_queried=len(to_send),
                      n_repeats=n - n_cached - len(to_send))
@@ -171,4 +216,8 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: Respo
         queried = [responses[groups[key][1][0]] for key in missing]
         stats.prompt_tokens = sum(r.prompt_tokens for r in queried)
         stats.completion_tokens = sum(r.completion_tokens for r in queried)
+    stats.truncated = sum(r.finish_reason == "length" for r in responses)  # type: ignore[union-attr]
+    warning = truncation_warning(stats.truncated, n, description)
+    if warning:
+        console.print(Text(warning, style="yellow"), highlight=False, soft_wrap=True)
     return RunResult(responses=responses, stats=stats)  # type: ignore[arg-type]

@@ -7,7 +7,9 @@
     RUN_DIR/metrics.json, *.png the benchmark's metrics and plots
 
 Secrets never reach the folder: arguments whose name looks like a secret are dropped, and every string written to
-run.json is scrubbed of the values of secret-looking environment variables (OPENAI_API_KEY, HF_TOKEN, ...).
+run.json is scrubbed of the values of secret-looking environment variables (OPENAI_API_KEY, HF_TOKEN, ...) and of
+every key and header value a backend sends (``--header``; replies are redacted as they arrive, so responses and
+the cache never hold them either).
 
 Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
 (``ask``) and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
@@ -52,7 +54,7 @@ SECRET_ENV = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE
 """Environment-variable names whose values are treated as secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
 REDACTED = "<redacted>"
 RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
-                "prompt_tokens", "completion_tokens", "cost", "wall_s")
+                "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated")
 """The runner fields of run.json, the same for every benchmark (``runner.RunStats``; ``total_stats`` of several)."""
 
 
@@ -90,9 +92,13 @@ def release_info(release: Path, manifest: Mapping) -> dict:
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose name looks like a secret (at least 6 characters long)."""
+    """Values of environment variables whose name looks like a secret (at least 6 characters long) and every key,
+    header value and proxy password a backend of this process sends (``backends.sent_secrets``)."""
+    from culturebench.evaluate.backends import sent_secrets
+
     environ = os.environ if environ is None else environ
-    return sorted({v for k, v in environ.items() if SECRET_ENV.search(k) and len(v) >= 6}, key=len, reverse=True)
+    found = {v for k, v in environ.items() if SECRET_ENV.search(k) and len(v) >= 6} | set(sent_secrets())
+    return sorted(found, key=len, reverse=True)
 
 
 def scrub(value: Any, secrets: list[str] | None = None) -> Any:
@@ -231,19 +237,52 @@ def source_info(path: Path) -> dict:
     return {"path": str(path), "sha256": sha256_file(Path(path))}
 
 
-def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file") -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a saved JSONL file (responses.jsonl, transcripts.jsonl);
-    a missing file, a line that is not a JSON object or a record without a ``required`` field is an InputError
-    naming the file, the line and the field."""
+def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file", *,
+                  integers: Sequence[str] = ("sample_index",), unique: Sequence[str] = ()
+                  ) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a saved JSONL file (responses.jsonl, transcripts.jsonl).
+    One-line InputErrors naming the file, the line and the field: a missing file, a line that is not valid UTF-8 or
+    not a JSON object, a record without a ``required`` field, an ``integers`` field (when present) that is not a
+    whole number, and a record whose ``unique`` fields repeat an earlier line's (the same item answered twice would
+    be counted twice)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{what} not found", file=path)
-    with open(path, encoding="utf-8") as handle:
-        for number, record in jsonl_objects(handle, path):
+    seen: dict[tuple, int] = {}
+    with open(path, "rb") as handle:
+        for number, record in jsonl_objects(_utf8_lines(handle, path), path):
             for name in required:
                 if name not in record:
                     raise InputError(f"record lacks field {name!r}", file=path, row=number, column=name)
+            for name in integers:
+                value = record.get(name)
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                    raise InputError(f"{name} must be a whole number, got {value!r}", file=path, row=number,
+                                     column=name)
+            if unique:
+                key = tuple(json.dumps(record.get(name), sort_keys=True) for name in unique)
+                if key in seen:
+                    raise InputError(f"the same item as line {seen[key]} ({', '.join(unique)}): each item is "
+                                     "answered once", file=path, row=number, column=unique[-1])
+                seen[key] = number
             yield number, record
+
+
+def _utf8_lines(handle, path: Path) -> Iterator[str]:
+    """The lines of a binary file as text; a line that is not valid UTF-8 is an InputError naming the line and,
+    when the line is JSON, the field holding the bad bytes."""
+    for number, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            field = None
+            try:
+                record = json.loads(raw.decode("utf-8", "replace"))
+                field = next((k for k, v in record.items() if "\ufffd" in json.dumps(v, ensure_ascii=False)), None)
+            except (ValueError, AttributeError):
+                pass
+            raise InputError(f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the "
+                             "line)", file=path, row=number, column=field) from None
 
 
 def read_options_file(path: Path, known: Iterable[str]) -> dict:
@@ -337,27 +376,57 @@ def total_stats(parts: Iterable[Mapping]) -> dict:
     return totals
 
 
-def companion_backend(model: str, base_url: str | None, kind: str = "openai", like: Any = None) -> Any:
+def companion_backend(model: str, base_url: str | None, kind: str = "openai", like: Any = None,
+                      request_shape: Any = None) -> Any:
     """The backend of a judge, juror or antagonist (``kind`` "openai" or "vllm"): an ``openai`` backend with the
-    evaluated backend's client settings (``like``: its ``--concurrency``, ``--timeout``, retries) when it has them."""
+    evaluated backend's client settings (``like``: its ``--concurrency``, ``--timeout``, retries, headers, prices)
+    when it has them, and the role's ``request_shape`` (``request_shape_option``) when the config fixes one."""
     if kind == "vllm":
         from culturebench.evaluate.backends import VLLMBackend
 
         return VLLMBackend(model)
     if hasattr(like, "like"):
-        return like.like(model, base_url)
+        return like.like(model, base_url, request_shape=request_shape)
     from culturebench.evaluate.backends import OpenAIBackend
 
-    return OpenAIBackend(model, base_url=base_url)
+    return OpenAIBackend(model, base_url=base_url, request_shape=request_shape)
+
+
+def request_shape_option(value: Any, file: Path | None, column: str) -> dict | None:
+    """A role's ``request_shape`` in a config file (``{"token_limit": "max_completion_tokens", "omit": [...]}``),
+    checked (``backends.RequestShape.from_options``) and kept as that mapping (run.json records the config as
+    JSON); None when not given; anything else is an InputError naming the file and the key."""
+    from culturebench.evaluate.backends import RequestShape
+
+    if value is None:
+        return None
+    try:
+        RequestShape.from_options(value)
+    except InputError as exc:
+        raise InputError(exc.message, file=file, column=column) from None
+    return dict(value)
 
 
 def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, release: Path, manifest: Mapping,
                      backend: Any, args: Mapping | None, started_at: datetime, stats: Mapping,
                      extra: Mapping) -> list[Path]:
     """run.json of ``culturebench evaluate <benchmark>``: ``run_record`` with ``extra`` and the names of ``files``
-    (the run folder's other outputs) as ``files``; returns ``files`` and run.json."""
+    (the run folder's other outputs) as ``files``; returns ``files`` and run.json. The runner's count of answers cut
+    off by the token limit is added to metrics.json (``truncated_answers``: count and of how many).
+    ``release.files_verified``: True when ``evaluate`` checked the files against manifest.json, False under
+    ``--allow-modified-release``, None when not run from the command line (nothing checked)."""
+    metrics_path = next((Path(p) for p in files if Path(p).name == METRICS_FILE), None)
+    if metrics_path is not None and metrics_path.is_file():  # answers cut off by the token limit, beside the metrics
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        metrics["truncated_answers"] = {"count": int(stats.get("truncated") or 0),
+                                        "of": int(stats.get("n_requests") or 0)}
+        write_json(metrics_path, metrics)
+    # the command line checks the release's files against manifest.json before the first request, unless told not to
+    allowed = (args or {}).get("allow_modified_release")
+    checked = {"files_verified": None if allowed is None else not allowed}
     record = run_record(benchmark=benchmark, command=f"culturebench evaluate {benchmark}", args=args or {},
-                        release=release_info(release, manifest), backend=backend, stats=stats, started_at=started_at,
+                        release={**release_info(release, manifest), **checked}, backend=backend, stats=stats,
+                        started_at=started_at,
                         extra={**extra, "files": [Path(p).name for p in files]})
     return [*files, write_run_json(out, record)]
 

@@ -7,6 +7,7 @@ Standard library only: a ``ThreadingHTTPServer`` in a background thread on 127.0
   messages or compiled regular expressions (searched in order); no match answers 400. ``n`` choices are returned
   when asked (``reply`` called once per choice for callables). ``usage`` counts whitespace-separated words.
 - ``GET /v1/models``: the model.
+- ``tls``: a server-side ``ssl.SSLContext``: serve https (a self-signed certificate, for TLS faults).
 - ``latency``: seconds every answer waits (a number or ``callable(body) -> float``).
 - ``parallel``: how many requests are worked on at once (the others queue, as on llama.cpp's server, which answers
   one at a time); a request whose client gave up is still worked on. Default: all at once.
@@ -14,9 +15,20 @@ Standard library only: a ``ThreadingHTTPServer`` in a background thread on 127.0
   ``(request_number, body) -> fault or None``. A fault is ``None``/``"ok"`` (normal answer), an HTTP status
   (``429``, ``500``, ``404``...), ``(status, {"Retry-After": "1"})``, ``"slow"`` (waits ``slow_seconds``, then
   answers normally: beyond a client's timeout), ``"malformed"`` (200 with a non-JSON body), ``"no_choices"``
-  (200 JSON without ``choices``) or ``"disconnect"`` (closes the connection without answering).
+  (200 JSON without ``choices``), ``"disconnect"`` (closes the connection without answering), ``"error_body"``
+  (200 whose body is an error object), ``"not_utf8"`` (200 with a Latin-1 body), ``"bad_usage"`` (a good answer
+  with a malformed ``usage``), ``"length"`` (the answer cut off: ``finish_reason`` "length"), ``"echo_key"`` (401
+  whose message repeats every request header as received, key included, as some servers do).
+- ``reasoning``: behave like a reasoning model of OpenAI's API (o-series, gpt-5): 400 with OpenAI's own error body
+  for ``max_tokens`` (use ``max_completion_tokens``), ``stop`` and ``top_p`` ("unsupported_parameter") and a
+  ``temperature`` other than 1 ("unsupported_value").
+- Azure's route ``POST /openai/deployments/{deployment}/chat/completions?api-version=...`` answers like the OpenAI
+  one (without ``api-version``: 404, as Azure); ``deployments`` lists the deployments it knows (the model name).
+- As a forward proxy (``GET``/``POST`` of an absolute ``http://`` URL): ``proxied`` counts such requests, which are
+  answered as if they had come directly.
 
-It counts chat requests, records their bodies and headers (names lower-cased), and tracks the most requests in flight at once::
+It counts chat requests, records their bodies and headers (names lower-cased), and tracks the most requests in
+flight at once::
 
     with ScriptedServer(reply=lambda text, body: text.upper(), latency=0.2) as server:
         OpenAIBackend("scripted", base_url=server.base_url)
@@ -36,6 +48,7 @@ from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 _PHRASES = {s.value for s in HTTPStatus}
 Reply = str | Callable[[str, dict], str] | Mapping[Any, str]
@@ -115,7 +128,18 @@ class _Handler(BaseHTTPRequestHandler):
         scripted = self.server.scripted
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        path = self.path
+        if path.startswith("http://"):  # a request for a proxy: absolute URL
+            with scripted._lock:
+                scripted.proxied += 1
+            path = urlsplit(path)._replace(scheme="", netloc="").geturl()
+        route, _, query = path.partition("?")
+        azure = re.fullmatch(r"/openai/deployments/([^/]+)/chat/completions/?", route)
+        if azure:
+            if "api-version=" not in query:
+                self._error(404, "Resource not found")
+                return
+        elif route.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._error(404, f"no route {self.path}")
             return
         try:
@@ -139,8 +163,21 @@ class _Handler(BaseHTTPRequestHandler):
             delay = max(delay, scripted.slow_seconds)
         if delay > 0:
             time.sleep(delay)
-        if fault in (None, "ok", "slow"):
+        if fault == "echo_key":
+            received = "; ".join(f"{k}: {v}" for k, v in self.headers.items())
+            self._error(401, f"Incorrect API key provided. Request headers: {received}")
+            return
+        if scripted.reasoning and self._reasoning_refusal(body):
+            return
+        if fault in (None, "ok", "slow", "bad_usage", "length"):
             pass
+        elif fault == "error_body":
+            self._send_json(200, {"error": {"message": "The upstream provider refused the request: context too "
+                                            "long", "code": 400}})
+            return
+        elif fault == "not_utf8":
+            self._send(200, '{"choices": [{"message": {"content": "caf\u00e9"}}]}'.encode("latin-1"))
+            return
         elif fault == "malformed":
             self._send(200, b"<html>upstream proxy error</html>", content_type="application/json")
             return
@@ -175,17 +212,40 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, f"no scripted reply for {text[:80]!r}")
             return
         prompt_tokens = sum(count_words(str(m.get("content", ""))) for m in body.get("messages") or [])
+        if fault == "length":  # cut off after one word
+            replies = [" ".join(r.split()[:1]) for r in replies]
         completion_tokens = sum(count_words(r) for r in replies)
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                 "total_tokens": prompt_tokens + completion_tokens}
+        if fault == "bad_usage":
+            usage = {"prompt_tokens": "many", "completion_tokens": -3, "total_tokens": None}
         self._send_json(200, {
             "id": f"chatcmpl-{scripted.request_count}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": scripted.model,
-            "choices": [{"index": i, "message": {"role": "assistant", "content": r}, "finish_reason": "stop",
+            "choices": [{"index": i, "message": {"role": "assistant", "content": r},
+                         "finish_reason": "length" if fault == "length" else "stop",
                          "logprobs": None} for i, r in enumerate(replies)],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "usage": usage,
         })
+
+    def _reasoning_refusal(self, body: dict) -> bool:
+        """OpenAI's reply to a reasoning model's unsupported parameters (its error bodies, word for word)."""
+        for name in ("max_tokens", "stop", "top_p"):
+            if name in body:
+                advice = " Use 'max_completion_tokens' instead." if name == "max_tokens" else ""
+                self._send_json(400, {"error": {
+                    "message": f"Unsupported parameter: '{name}' is not supported with this model.{advice}",
+                    "type": "invalid_request_error", "param": name, "code": "unsupported_parameter"}})
+                return True
+        if body.get("temperature", 1) != 1:
+            self._send_json(400, {"error": {
+                "message": f"Unsupported value: 'temperature' does not support {body['temperature']} with this "
+                           "model. Only the default (1) value is supported.",
+                "type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"}})
+            return True
+        return False
 
 
 class ScriptedServer:
@@ -194,8 +254,11 @@ class ScriptedServer:
     def __init__(self, reply: Reply = echo, *, latency: float | Callable[[dict], float] = 0.0,
                  faults: Iterable[Fault] | Callable[[int, dict], Fault] | None = None, slow_seconds: float = 5.0,
                  model: str = "scripted-model", strict_model: bool = False, host: str = "127.0.0.1",
-                 port: int = 0, parallel: int | None = None) -> None:
+                 port: int = 0, parallel: int | None = None, reasoning: bool = False, tls=None) -> None:
         self.reply = reply
+        self.reasoning = reasoning
+        self.tls = tls  # an ssl.SSLContext (server side): serve https
+        self.proxied = 0
         self.latency = latency
         self.slow_seconds = slow_seconds
         self.model = model
@@ -216,6 +279,8 @@ class ScriptedServer:
     # --- lifecycle ---
     def start(self) -> ScriptedServer:
         self._httpd = _Server((self._host, self._port), _Handler, self)
+        if self.tls is not None:
+            self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="scripted-server", daemon=True)
         self._thread.start()
@@ -240,7 +305,7 @@ class ScriptedServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{'https' if self.tls is not None else 'http'}://127.0.0.1:{self.port}/v1"
 
     # --- bookkeeping (called from handler threads) ---
     def reset_counts(self) -> None:

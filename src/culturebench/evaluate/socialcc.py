@@ -119,6 +119,7 @@ class ModelSpec:
     model: str
     backend: str = "openai"
     base_url: str | None = None
+    request_shape: dict | None = None  # fixed by the config (runs.request_shape_option; issue #27), else learnt
 
 
 @dataclass
@@ -153,7 +154,8 @@ def _spec(value: Any, key: str, where: Path | None) -> ModelSpec:
     backend = value.get("backend", "openai")
     if backend not in ("openai", "vllm"):
         raise InputError(f"{key}: backend must be openai or vllm, got {backend!r}", file=where, column=key)
-    return ModelSpec(str(value["model"]), backend, value.get("base_url"))
+    return ModelSpec(str(value["model"]), backend, value.get("base_url"),
+                     runs.request_shape_option(value.get("request_shape"), where, key))
 
 
 def read_zones(path: Path) -> dict[str, str]:
@@ -210,7 +212,7 @@ def load_config(path: Path | str | None = None) -> Config:
 
 def make_backend(spec: ModelSpec, like=None):
     """The judge's or antagonist's backend, with the evaluated backend's client settings (``like``)."""
-    return runs.companion_backend(spec.model, spec.base_url, spec.backend, like)
+    return runs.companion_backend(spec.model, spec.base_url, spec.backend, like, spec.request_shape)
 
 
 # ---------------------------------------------------------------------------------------------------- release

@@ -15,7 +15,8 @@ rule 7, Table 7A; matched case-insensitively). Agents at temperature 1, judges a
 Parsing (ours, ``parse_score``): the last "Score: n" (also "**Score:** n", "score = n", "Score: n/3"); failing
 that, a last line ending in ": n" (Table 8A's own example, "No cultural awareness: 0") or an answer that is only a
 number. A number outside the judge's scale is ``out_of_range``, an empty answer ``empty``, anything else
-``unparsed``; only ``parsed`` judgements carry a score (invalid ones are recorded, never guessed).
+``unparsed``; only ``parsed`` judgements carry a score (invalid ones are recorded, never guessed). An echo of the
+output format's choices ("Score: [1/0]", Table 8) is no score: it is removed before parsing.
 """
 
 from __future__ import annotations
@@ -180,6 +181,8 @@ class Judgement:
 _SCORE = re.compile(r"score\W{0,4}?\s*(?:[:=]|is)\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
 _LAST_COLON = re.compile(r":\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)\s*\]?\W*$")
 _ONLY_NUMBER = re.compile(r"^\W*(-?\d+(?:\.\d+)?)\W*$")
+_TEMPLATE_ECHO = re.compile(r"\[\s*-?\d+(?:\s*/\s*-?\d+)+\s*\]")
+"""The output format's bracketed choices ("Score: [1/0]", Table 8): a judge that echoes them has not scored."""
 
 
 def parse_score(text: str | None, judge: str) -> Judgement:
@@ -188,6 +191,9 @@ def parse_score(text: str | None, judge: str) -> Judgement:
     low, high = JUDGE_SCALES[judge]
     if text is None or not text.strip():
         return Judgement(None, "empty")
+    text = _TEMPLATE_ECHO.sub("", text)  # an echo of the template's "Score: [1/0]" is no score
+    if not text.strip():
+        return Judgement(None, "unparsed")
     found = _SCORE.findall(text)
     last_line = text.strip().splitlines()[-1]
     if found:

@@ -111,6 +111,13 @@ def read_responses(path: Path) -> pl.DataFrame:
     bad = frame.filter(pl.col("question_id").is_null() | (pl.col("question_id") == ""))
     if bad.height:
         raise InputError("empty question id", file=path, row=bad["row"][0], column="QUESTION_ID")
+    repeated = frame.filter(pl.struct("question_id", "participant_id").is_duplicated())
+    if repeated.height:  # one answer per participant and question: a second would be counted twice
+        question, participant, first = (repeated[name][0] for name in ("question_id", "participant_id", "row"))
+        second = repeated.filter((pl.col("question_id") == question) & (pl.col("participant_id") == participant)
+                                 )["row"][1]
+        raise InputError(f"participant {participant} answers question {question!r} again (first on row {first})",
+                         file=path, row=second, column="PARTICIPANT_ID")
     return frame.drop("participant_text")
 
 
