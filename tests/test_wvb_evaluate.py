@@ -186,9 +186,9 @@ def test_prompts_with_demographics_figs_5_to_8():
     (None, (None, "no_answer")),
     ("I cannot speak for a person of a given country.", (None, "no_answer")),
     ('{"thoughtful explanation": "... upto 30 words ...", "answer as a score": "... score ..."}', (None, "no_answer")),
-    ('{"answer as a score": 7}', (None, "out_of_scale")),
-    ("9", (None, "out_of_scale")),
-    ('{"answer as a score": -1}', (None, "out_of_scale")),
+    ('{"answer as a score": 7}', (7, "out_of_scale")),
+    ("9", (9, "out_of_scale")),
+    ('{"answer as a score": -1}', (-1, "out_of_scale")),
     ('{"answer as a score": 2.5}', (None, "not_integer")),
 ])
 def test_parse_answer(text, expected):
@@ -198,7 +198,7 @@ def test_parse_answer(text, expected):
 
 def test_parse_answer_uses_the_question_scale():
     assert parse_answer('{"answer as a score": "7"}', 1, 10) == (7, "json")
-    assert parse_answer('{"answer as a score": "0"}', 1, 10) == (None, "out_of_scale")
+    assert parse_answer('{"answer as a score": "0"}', 1, 10) == (0, "out_of_scale")
     assert parse_answer('{"answer as a score": "0"}', 0, 2) == (0, "json")
 
 

@@ -196,6 +196,8 @@ def info(release: Annotated[Path, typer.Argument(help="A release folder, e.g. re
     say(f"checks: {v['passed']}/{v['checks']} passed; seed {manifest['seed']}; built {manifest['created_at']}", out=out)
     if manifest.get("bundled_sample"):
         say("built from the bundled synthetic sample raw/ (not the benchmark's data)", out=out)
+    for part, route in manifest.get("provenance", {}).get("routes", {}).items():
+        say(f"{part}: {route}", out=out)
     for item in manifest["inputs"]:
         say(f"  input {item['name']}  {item['size']:,} bytes  sha256 {item['sha256']}", out=out)
 
@@ -212,6 +214,10 @@ EVALUATIONS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
 """Benchmarks that ``evaluate`` and ``score`` know (modules culturebench.evaluate.<name>)."""
 
 
+DROP_OUT_OF_SCALE_HELP = ("wvb only: a whole-number answer off the question's scale is invalid (left out). Default: "
+                          "scored as given, rescaled like any other, as the authors' evaluate.py does.")
+
+
 def _evaluation(name: str, command: str):
     if name not in EVALUATIONS:
         raise InputError(f"unknown benchmark {name!r} for {command}; choose from {', '.join(EVALUATIONS)}")
@@ -225,6 +231,7 @@ def score(
     release: Annotated[Path, typer.Option(help="The benchmark's release folder, e.g. releases/wvb.")],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones; wvb: majority pooled or per_group).")] = None,
+    drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
     threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
@@ -233,9 +240,12 @@ def score(
     Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
     name = module_name(name)
     with user_errors():
+        if drop_out_of_scale and name != "wvb":
+            raise InputError("--drop-out-of-scale is a wvb option")
         output_folder(out)
-        line, written = _evaluation(name, "score").cli_score(responses, release, out,
-                                                             **({"config": config} if config is not None else {}))
+        line, written = _evaluation(name, "score").cli_score(
+            responses, release, out, **({"config": config} if config is not None else {}),
+            **({"drop_out_of_scale": True} if drop_out_of_scale else {}))
     say(line)
     for path in written:
         say(f"  wrote {path}")
@@ -262,6 +272,7 @@ def evaluate(
     ray_address: Annotated[str, typer.Option(help="ray backend: the cluster to join (e.g. 10.0.0.1:6379 or auto); default: start a local Ray on this machine.")] = None,
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones; wvb: prompt_family, majority).")] = None,
+    drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
@@ -273,9 +284,11 @@ def evaluate(
             "split": split, "limit": limit, "samples": samples, "temperature": temperature,
             "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
-            "replicas": replicas, "out": str(out), "config": None if config is None else str(config)}
+            "replicas": replicas, "out": str(out), "config": None if config is None else str(config),
+            "drop_out_of_scale": drop_out_of_scale}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
-               "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config}
+               "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
+               "drop_out_of_scale": drop_out_of_scale}
     with user_errors():
         output_folder(out)
         benchmark = _evaluation(name, "evaluate")
