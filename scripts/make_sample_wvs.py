@@ -4,7 +4,8 @@ plus files in the layout of two of WorldValuesBench's released files: question_m
 Every respondent is random (seeded); no row comes from the World Values Survey. The codebook is ours too: it
 has the real variable names and answer scales (facts the builder needs) but placeholder wording, marked
 "[synthetic sample]". question_metadata.json has the authors' keys and fields with our own wording, and
-samples.tsv is a probe of our synthetic respondents drawn here (1 per question and group) plus three rows the
+samples.tsv is a probe of our synthetic respondents drawn here (up to 3 per question and group from a third of
+them) plus three rows the
 builder must leave out (a participant absent from the files, one whose ID is shared, one without an answer).
 Run from the repository root: ``python scripts/make_sample_wvs.py``.
 """
@@ -41,6 +42,12 @@ DEMOGRAPHIC_CHOICES = {
              6: "Bachelor or equivalent (ISCED 6)", 7: "Master or equivalent (ISCED 7)", 8: "Doctoral or equivalent (ISCED 8)"},
     "X003R": {1: "16-24 years", 2: "25-34 years", 3: "35-44 years", 4: "45-54 years", 5: "55-64 years", 6: "65 and more years"},
 }
+PROBE_PER_GROUP = 3
+"""samples.tsv: respondents per probe question and group at most (the authors' file has 5; 3 keep it small)."""
+PROBE_POOL_SHARE = 3
+"""samples.tsv draws from one respondent in this many (as the authors drew from their validation split), so that
+the rarer education levels stay under 30 answers per question and the common ones reach 36 (both kinds of group
+for the compare tests)."""
 FREE_CODES = {"J_INTDATE", "Q261", "Q262", "N_TOWN", "Q266", "Q267", "Q268", "Q289CS9", "Q290"}
 OTHER_COLUMNS = ["version", "doi", "A_WAVE", "A_STUDY", "B_COUNTRY_ALPHA", "W_WEIGHT"]
 
@@ -135,17 +142,19 @@ def probe_samples(rows: dict[int, list[dict]], rng: random.Random) -> list[list[
     shared = rows[32][0]["D_INTERVIEW"]
     people = [r for country in rows.values() for r in country if r["D_INTERVIEW"] != shared
               and r["H_URBRURAL"] in (1, 2) and r["Q275"] in levels]
+    pool = rng.sample(people, len(people) // PROBE_POOL_SHARE)
     out = []
     for category, questions in first.items():
         for question in questions:
             groups: dict[tuple, list[dict]] = {}
-            for person in people:
+            for person in pool:
                 if person[question] >= 0:
                     key = (continent[person["B_COUNTRY"]], {1: "Urban", 2: "Rural"}[person["H_URBRURAL"]],
                            levels[person["Q275"]])
                     groups.setdefault(key, []).append(person)
             for key in sorted(groups):
-                out.append([question, category, *key, str(rng.choice(groups[key])["D_INTERVIEW"])])
+                chosen = rng.sample(groups[key], min(PROBE_PER_GROUP, len(groups[key])))
+                out += [[question, category, *key, str(p["D_INTERVIEW"])] for p in sorted(chosen, key=lambda p: p["D_INTERVIEW"])]
     unanswered = next(p for p in people if p["Q2"] < 0)
     out += [["Q1", "Social Values, Norms, Stereotypes", "North America", "Urban", "Tertiary",
              str(840 * 1_000_000 + 70_001)],  # USA: no such respondent in the sample
@@ -192,7 +201,7 @@ def main() -> None:
         "offline. For the real benchmark, put the official WVS-7 respondent files (CSV/.csv.gz/.zip/.sav/.dta) and the\n"
         "Codebook Variables report PDF in a folder `wvs/` and pass its parent as `--raw`.\n\n"
         "`question_metadata.json` and `samples.tsv` have the layout of WorldValuesBench's released files of the same\n"
-        "names but are ours: our wording, and a probe of the synthetic respondents (1 per question and group, plus a\n"
+        "names but are ours: our wording, and a probe of the synthetic respondents (up to 3 per question and group, plus a\n"
         "row for an absent participant, one for the shared ID and one for a missing answer). With the authors' real\n"
         "files (`dataset_construction/question_metadata.json`, `WorldValuesBench/probe/samples.tsv`) in `wvs/`, the\n"
         "build uses their question text and probe; without them, codebook sentences and our own probe draw.\n",

@@ -22,7 +22,7 @@ from culturebench.release import load_manifest, read_tables
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-secret"
-LIMIT = 141  # probe rows evaluated end to end: Q1, Q2, Q3 (46 each) and 3 rows of Q46 in the sample (all 1-4)
+LIMIT = 348  # probe rows evaluated end to end: Q1, Q2, Q3 (115 each) and 3 rows of Q46 in the sample (all 1-4)
 SCORE_KEYS = {"per_question", "mean", "std", "threshold_curve", "n_questions", "n_rows", "n_invalid", "baselines",
               "benchmark", "responses", "release", "n_covered", "coverage", "n_unknown_question", "n_invalid_covered",
               "groups"}
