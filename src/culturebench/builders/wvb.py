@@ -58,7 +58,7 @@ ROUTES = {
 """Where the question texts and the probe came from (manifest ``provenance.routes``, card, ``info``, run.json)."""
 STAGES = ("read", "participants", "questions", "examples", "probe")
 PROBE_SPLIT = "validation"
-"""The probe's split name in the release, and the split our draw takes participants from (see CREATION)."""
+"""The probe's split name in the release, and the split our draw takes participants from (CREATION_ROUTES)."""
 
 CARD = CardInfo(
     pretty_name="WorldValuesBench (rebuilt by culturebench)",
