@@ -289,3 +289,16 @@ def test_published_outputs_score_as_the_paper_defines_w1(authors_release, name):
     if name == "alpaca_with_demographics":  # the issue's example: dropping Q177's off-scale answers moves W1
         dropped = score(path, release, bootstrap=None, drop_out_of_scale=True).metrics["per_question"]["Q177"]
         assert abs(dropped - expected["Q177"]) > 0.4
+
+
+def test_prompts_of_the_authors_release_are_the_papers_figures(authors_release):
+    """Figs. 9-10 print Q3's prompt without demographics: built from the release, it is the figure, word for word."""
+    from culturebench.evaluate import wvb as evaluate
+    from test_wvb_evaluate import FIG9, FIG10, _words
+
+    release, _, _ = authors_release
+    rows = evaluate.evaluation_rows(release, "probe").filter(pl.col("question_id") == "Q3")
+    questions, participants = evaluate.prompt_tables(release, None)
+    for family, figure in (("gpt-3.5", FIG10), ("alpaca", FIG9)):
+        planned = evaluate.plan_requests(rows, questions, participants, demographics=False, samples=1, family=family)
+        assert _words(planned[0].request.messages[0][1]) == figure
