@@ -129,6 +129,9 @@ def test_the_routes_are_named_in_manifest_card_and_info(sample_release, codebook
             assert "NOT the authors' probe" in card
         else:
             assert "the authors' `question_metadata.json`" in card and "released probe (`samples.tsv`)" in card
+            left = manifest_of(release)["provenance"]["probe_left_out"]
+            assert f"kept {left['kept']:,} of the file's {left['rows']:,} rows" in card
+            assert "participant not in the input files: USA 1" in card
             assert "NOT" not in routes["question_text"] + routes["probe"]
 
 

@@ -136,9 +136,15 @@ CREATION_ROUTES = {
 """The card's sentence for each route (``ROUTES``)."""
 
 
-def card(routes: dict[str, str]) -> CardInfo:
-    """The card of a build whose question text and probe came from ``routes`` (part -> route key)."""
+def card(routes: dict[str, str], probe_left_out: dict | None = None) -> CardInfo:
+    """The card of a build whose question text and probe came from ``routes`` (part -> route key), with the
+    released probe's rows kept and left out (``released_probe_table``'s report) when it was used."""
     chosen = "\n\n".join(CREATION_ROUTES[(part, routes[part])] for part in ROUTES)
+    if probe_left_out:
+        reasons = "; ".join(f"{reason}: " + ", ".join(f"{country} {n:,}" for country, n in by_country.items())
+                            for reason, by_country in probe_left_out["left_out"].items())
+        chosen += (f" This build kept {probe_left_out['kept']:,} of the file's {probe_left_out['rows']:,} rows"
+                   + (f"; left out ({reasons})." if reasons else "."))
     return replace(CARD, creation=f"{CARD.creation}\n\n{chosen}")
 
 
@@ -151,7 +157,8 @@ def route_keys(provenance: dict) -> dict[str, str]:
 
 def manifest_card(manifest: dict) -> CardInfo:
     """The card a release's manifest says its build wrote (``audit`` re-renders it)."""
-    return card(route_keys(manifest.get("provenance", {})))
+    provenance = manifest.get("provenance", {})
+    return card(route_keys(provenance), provenance.get("probe_left_out"))
 
 
 @cache
@@ -238,7 +245,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         rows_kept=participants.height,
         provenance={"codebook": {"file": input_name(codebook_path, raw), "sha256": codebook.sha256,
                                  "variables": len(codebook.variables)}, **provenance},
-        card=card(routes),
+        card=card(routes, provenance.get("probe_left_out")),
     )
 
 
