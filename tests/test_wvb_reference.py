@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REFERENCE, as_code, countries, expected_answers, reference
+from culturebench.builders import wvb
 from culturebench.cli import app
 from culturebench.evaluate.wvb import score
 from culturebench.release import build_release
@@ -302,3 +303,21 @@ def test_prompts_of_the_authors_release_are_the_papers_figures(authors_release):
     for family, figure in (("gpt-3.5", FIG10), ("alpaca", FIG9)):
         planned = evaluate.plan_requests(rows, questions, participants, demographics=False, samples=1, family=family)
         assert _words(planned[0].request.messages[0][1]) == figure
+
+
+def test_facts_transcribe_the_authors_recodes_and_probe_questions():
+    """facts/wvb.json's 15 recodes are answer_adjustment.json ("" = missing), and the first 3 value questions of
+    each category are value_questions.json's 36."""
+    questions_file = AUTHORS / "dataset_construction" / "probe_set_construction" / "value_questions.json"
+    if not ADJUSTMENT.is_file() or not questions_file.is_file():
+        pytest.skip("reference files absent")
+    adjustment = json.loads(ADJUSTMENT.read_text(encoding="utf-8"))
+    theirs = {q: {code: None if new == "" else int(new) for code, new in m.items()} for q, m in adjustment.items()}
+    ours = {v["variable"]: v["recode"] for v in wvb.facts()["value"] if v.get("recode")}
+    assert ours == theirs and len(ours) == 15
+    first: dict[str, list[str]] = {}
+    for entry in wvb.facts()["value"]:
+        first.setdefault(entry["category"], [])
+        if len(first[entry["category"]]) < 3:
+            first[entry["category"]].append(entry["variable"])
+    assert sorted(json.loads(questions_file.read_text(encoding="utf-8"))) == sorted(q for qs in first.values() for q in qs)
