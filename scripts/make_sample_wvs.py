@@ -110,7 +110,8 @@ def respondents(book: dict, rng: random.Random) -> dict[int, list[dict]]:
 def question_metadata(book: dict) -> dict:
     """The layout of the authors' question_metadata.json (question, category, use_case, answer_scale_min/max,
     answer_data_type): value questions in our own wording, demographic ones as App. B words them (facts/wvb.json)."""
-    out = {"D_INTERVIEW": {"question": "What is the interview's ID? (sample wording)", "category": "Technical Variables",
+    out = {"D_INTERVIEW": {"question": "What is the interview's ID? (sample wording)",
+                           "category": "Technical Variables",
                            "use_case": "demographic", "answer_scale_min": "", "answer_scale_max": "",
                            "answer_data_type": "non_ordinal"}}
     for entry in wvb.facts()["demographic"]:
@@ -122,7 +123,8 @@ def question_metadata(book: dict) -> dict:
         codes = {int(c): label for c, label in book["variables"][name]["choices"].items() if int(c) >= 0}
         labels = wvb.recoded_choices(codes, entry.get("recode", {}))
         out[name] = {"question": f"On a scale of {low} to {high}, {low} meaning '{labels[low]}' and {high} meaning "
-                                 f"'{labels[high]}', where do you stand on sample item {name}? (sample metadata wording)",
+                                 f"'{labels[high]}', where do you stand on sample item {name}? "
+                                 "(sample metadata wording)",
                      "category": entry["category"], "use_case": "value", "answer_scale_min": low,
                      "answer_scale_max": high, "answer_data_type": "ordinal"}
     return out
@@ -154,7 +156,8 @@ def probe_samples(rows: dict[int, list[dict]], rng: random.Random) -> list[list[
                     groups.setdefault(key, []).append(person)
             for key in sorted(groups):
                 chosen = rng.sample(groups[key], min(PROBE_PER_GROUP, len(groups[key])))
-                out += [[question, category, *key, str(p["D_INTERVIEW"])] for p in sorted(chosen, key=lambda p: p["D_INTERVIEW"])]
+                out += [[question, category, *key, str(p["D_INTERVIEW"])]
+                        for p in sorted(chosen, key=lambda p: p["D_INTERVIEW"])]
     unanswered = next(p for p in people if p["Q2"] < 0)
     out += [["Q1", "Social Values, Norms, Stereotypes", "North America", "Urban", "Tertiary",
              str(840 * 1_000_000 + 70_001)],  # USA: no such respondent in the sample

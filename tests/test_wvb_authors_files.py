@@ -109,8 +109,9 @@ def test_probe_is_exactly_the_samples_rows_whose_participant_is_in_the_input(sam
     assert len(set(probe["split"])) > 1  # the authors' probe is not our validation split
 
     provenance = manifest_of(sample_release)["provenance"]
-    assert provenance["probe_left_out"] == {"rows": len(sample_tsv_rows()), "kept": len(expected),
-                                            "left_out": {r: dict(sorted(c.items())) for r, c in sorted(left_out.items())}}
+    assert provenance["probe_left_out"] == {
+        "rows": len(sample_tsv_rows()), "kept": len(expected),
+        "left_out": {r: dict(sorted(c.items())) for r, c in sorted(left_out.items())}}
 
 
 def test_the_routes_are_named_in_manifest_card_and_info(sample_release, codebook_release):
@@ -192,10 +193,12 @@ def test_bad_question_metadata_is_one_line(tmp_path, change, words):
 
 
 @pytest.mark.parametrize("edit, words", [
-    (lambda lines: [lines[0].replace("\tEducation", "\tSchooling"), *lines[1:]], ["samples.tsv", "Education", "missing"]),
+    (lambda lines: [lines[0].replace("\tEducation", "\tSchooling"), *lines[1:]],
+     ["samples.tsv", "Education", "missing"]),
     (lambda lines: [lines[0], lines[1].replace("Tertiary", "College").replace("Secondary", "College"), *lines[2:]],
      ["samples.tsv", "row 1", "Education", "College"]),
-    (lambda lines: [*lines[:3], lines[3].rsplit("\t", 1)[0] + "\tabc", *lines[4:]], ["samples.tsv", "row 3", "D_INTERVIEW"]),
+    (lambda lines: [*lines[:3], lines[3].rsplit("\t", 1)[0] + "\tabc", *lines[4:]],
+     ["samples.tsv", "row 3", "D_INTERVIEW"]),
     (lambda lines: [*lines, lines[1]], ["samples.tsv", "repeats", "D_INTERVIEW"]),
 ])
 def test_bad_samples_tsv_is_one_line(tmp_path, edit, words):

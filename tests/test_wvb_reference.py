@@ -320,4 +320,5 @@ def test_facts_transcribe_the_authors_recodes_and_probe_questions():
         first.setdefault(entry["category"], [])
         if len(first[entry["category"]]) < 3:
             first[entry["category"]].append(entry["variable"])
-    assert sorted(json.loads(questions_file.read_text(encoding="utf-8"))) == sorted(q for qs in first.values() for q in qs)
+    expected = sorted(q for qs in first.values() for q in qs)
+    assert sorted(json.loads(questions_file.read_text(encoding="utf-8"))) == expected

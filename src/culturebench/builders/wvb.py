@@ -114,7 +114,8 @@ CREATION_ROUTES = {
     ("question_text", "authors"): (
         f"**Question text: the authors' `{QUESTION_METADATA}`.** The `questions` config and every prompt use the "
         "question wording of the authors' released file, as the paper's prompts (Figs. 5-10) do, and its value "
-        "scales (a scale that differs from `facts/wvb.json` is listed in the manifest, `provenance.scale_differences`). "
+        "scales (a scale that differs from `facts/wvb.json` is listed in the manifest, "
+        "`provenance.scale_differences`). "
         "The file has no licence: culturebench reads it from `RAW/wvs/`, never ships it."),
     ("question_text", "codebook"): (
         f"**Question text: made from the codebook, NOT the paper's wording** (`{QUESTION_METADATA}` was not in "
@@ -287,7 +288,8 @@ def read_question_metadata(path: Path) -> dict[str, dict]:
 
 def scale_differences(metadata: dict[str, dict]) -> list[dict]:
     """Value questions whose scale in question_metadata.json differs from facts/wvb.json (the file's is used)."""
-    return [{"question_id": entry["variable"], "facts": entry["scale"], QUESTION_METADATA: metadata[entry["variable"]]["scale"]}
+    return [{"question_id": entry["variable"], "facts": entry["scale"],
+             QUESTION_METADATA: metadata[entry["variable"]]["scale"]}
             for entry in facts()["value"] if metadata[entry["variable"]]["scale"] != entry["scale"]]
 
 

@@ -1064,8 +1064,9 @@ def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame,
 
 def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
                  release: Path | None) -> compare.Comparison:
-    """Every run's answers re-scored against its release (or ``release``) with the majority reading and out-of-scale rule it used, then
-    one bootstrap of participants within questions over all of them (paired), as the report's tables."""
+    """Every run's answers re-scored against its release (or ``release``) with the majority reading and the
+    out-of-scale rule it used, then one bootstrap of participants within questions over all of them (paired), as
+    the report's tables."""
     scored: dict[str, ScoreResult] = {}
     for folder, mapping in zip(folders, labels):
         path = Path(release) if release is not None else folder.release
