@@ -94,6 +94,17 @@ def test_bootstrap_of_a_constant_answer_is_scipys_bootstrap_of_the_mean():
     assert result.interval(at) == [pytest.approx(expected.low), pytest.approx(expected.high)]
 
 
+def test_bootstrap_estimate_with_answers_off_the_scale_is_the_w1_by_hand():
+    # answers kept off the scale (the authors' evaluate.py): humans {1, 2, 3, 4} on 1-4 against models {0, 2, 3, 6}
+    # (Q1) and, for a second question on 1-2, humans {1, 2} against {-1, 2}. On the rescaled axis the sorted
+    # pairs differ by |0-1|, 0, 0, |6-4| -> (1 + 2) / 4 / 3 = 1/4; and |-1-1|, 0 -> 2 / 2 / 1 = 1.
+    rows = pl.concat([rows_frame("Q1", [1, 2, 3, 4], [0, 2, 3, 6], 1, 4), rows_frame("Q2", [1, 2], [-1, 2], 1, 2)])
+    boot = wvb.W1Bootstrap({"model": rows})
+    result, layout = boot.run(FEW, [])
+    assert result.estimate[layout[("model", "per_question")]].tolist() == pytest.approx([0.25, 1.0])
+    assert metrics.w1([1, 2, 3, 4], [0, 2, 3, 6], 1, 4) == pytest.approx(0.25)
+
+
 def test_answers_equal_to_the_humans_stay_at_zero_and_identical_models_do_not_differ():
     # a participant's human and model answers are drawn together, so a model repeating every human answer has
     # W1 0 on every resample; two models with the same answers differ by exactly 0 (paired), never significantly

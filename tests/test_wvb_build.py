@@ -286,10 +286,22 @@ def test_removing_a_file_keeps_every_remaining_participant_in_its_split(sample_r
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def test_probe_design(sample_release):
+@pytest.fixture(scope="module")
+def drawn_release(tmp_path_factory) -> Path:
+    """The bundled sample without the authors'-format files (question_metadata.json, samples.tsv): the codebook
+    question text and our probe draw."""
+    raw = tmp_path_factory.mktemp("drawn") / "raw"
+    shutil.copytree(SAMPLE_RAW / "wvs", raw / "wvs",
+                    ignore=shutil.ignore_patterns(wvb.QUESTION_METADATA, wvb.PROBE_SAMPLES))
+    release, verdict = build_release("wvb", raw, raw.parent / "out", seed=0, progress=NOOP)
+    assert verdict["failed"] == 0, verdict
+    return release
+
+
+def test_probe_design(drawn_release):
     design = facts()["probe"]
-    probe = read_config(sample_release, "probe")
-    participants = read_config(sample_release, "participants")
+    probe = read_config(drawn_release, "probe")
+    participants = read_config(drawn_release, "participants")
     validation = set(participants.filter(pl.col("split") == "validation")["participant_id"])
     assert probe.height > 0
     assert set(probe["split"]) == {"validation"}

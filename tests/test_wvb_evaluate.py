@@ -22,7 +22,7 @@ from culturebench.release import load_manifest, read_tables
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-secret"
-LIMIT = 320  # probe rows evaluated end to end: Q1 (106), Q2 (106), Q3 (105) and 3 rows of Q46 in the sample
+LIMIT = 348  # probe rows evaluated end to end: Q1, Q2, Q3 (115 each) and 3 rows of Q46 in the sample (all 1-4)
 SCORE_KEYS = {"per_question", "mean", "std", "threshold_curve", "n_questions", "n_rows", "n_invalid", "baselines",
               "benchmark", "responses", "release", "n_covered", "coverage", "n_unknown_question", "n_invalid_covered",
               "groups"}
@@ -186,9 +186,9 @@ def test_prompts_with_demographics_figs_5_to_8():
     (None, (None, "no_answer")),
     ("I cannot speak for a person of a given country.", (None, "no_answer")),
     ('{"thoughtful explanation": "... upto 30 words ...", "answer as a score": "... score ..."}', (None, "no_answer")),
-    ('{"answer as a score": 7}', (None, "out_of_scale")),
-    ("9", (None, "out_of_scale")),
-    ('{"answer as a score": -1}', (None, "out_of_scale")),
+    ('{"answer as a score": 7}', (7, "out_of_scale")),
+    ("9", (9, "out_of_scale")),
+    ('{"answer as a score": -1}', (-1, "out_of_scale")),
     ('{"answer as a score": 2.5}', (None, "not_integer")),
 ])
 def test_parse_answer(text, expected):
@@ -198,7 +198,7 @@ def test_parse_answer(text, expected):
 
 def test_parse_answer_uses_the_question_scale():
     assert parse_answer('{"answer as a score": "7"}', 1, 10) == (7, "json")
-    assert parse_answer('{"answer as a score": "0"}', 1, 10) == (None, "out_of_scale")
+    assert parse_answer('{"answer as a score": "0"}', 1, 10) == (0, "out_of_scale")
     assert parse_answer('{"answer as a score": "0"}', 0, 2) == (0, "json")
 
 
@@ -287,6 +287,9 @@ def test_evaluate_end_to_end_and_resume(tmp_path, release, tables, monkeypatch):
         assert run["runner"]["prompt_tokens"] > 0 and run["runner"]["completion_tokens"] > 0
         assert "retries" in run["runner"] and run["runner"]["wall_s"] > 0
         assert run["parse_status"]["json"] == LIMIT
+        manifest = json.loads((release / "manifest.json").read_text())
+        assert run["release_routes"] == manifest["provenance"]["routes"] == m["release_routes"]
+        assert run["evaluation"]["out_of_scale_answers"] == "kept"
         assert files_containing(out, SECRET) == []
 
         # the same command again: everything from the cache, the same results
@@ -320,6 +323,39 @@ def test_garbage_replies_are_no_answer_and_left_out(tmp_path, release):
     assert m["per_question"]["Q2"] is None  # no valid model answer: left out of the mean and the curve
     assert m["n_questions"] == len(m["per_question"]) - 1
     assert m["per_question"]["Q1"] is not None
+
+
+def test_replies_off_the_scale_are_kept_or_dropped_with_the_option(tmp_path, release, tables):
+    """A model that answers the scale maximum + 2 for Q1 and the minimum elsewhere: by default its Q1 answers are
+    scored as given (status out_of_scale, W1 on the line); --drop-out-of-scale leaves Q1 without a valid answer."""
+    def reply(text: str, body: dict) -> str:
+        low, high = (int(v) for v in SCALE.search(text).groups())
+        return json_reply(high + 2 if "sample item Q1?" in text else low)
+
+    rows = wvb.evaluation_rows(release, "probe", limit=LIMIT)
+    human = rows.filter(pl.col("question_id") == "Q1")["human"].to_list()
+    low, high = tables["questions"].filter(pl.col("question_id") == "Q1").select("scale_min", "scale_max").row(0)
+    with ScriptedServer(reply=reply) as server:
+        kept = evaluate_cli(server, release, tmp_path / "kept", "--limit", str(LIMIT))
+        dropped = evaluate_cli(server, release, tmp_path / "dropped", "--limit", str(LIMIT), "--drop-out-of-scale")
+    assert kept.exit_code == 0 and dropped.exit_code == 0, kept.output + dropped.output
+    m = json.loads((tmp_path / "kept" / "metrics.json").read_text())
+    assert m["parse_status"]["out_of_scale"] == len(human) and m["n_invalid"] == 0
+    assert m["out_of_scale"] == {"answers": "kept", "n": len(human), "share_per_question": {
+        q: (1.0 if q == "Q1" else 0.0) for q in m["per_question"]}}
+    # every model answer is high + 2: W1 = mean (high + 2 - h) / (high - low) on the rescaled axis
+    assert m["per_question"]["Q1"] == pytest.approx(sum(high + 2 - h for h in human) / len(human) / (high - low))
+    d = json.loads((tmp_path / "dropped" / "metrics.json").read_text())
+    assert d["out_of_scale"]["answers"] == "dropped" and d["n_invalid"] == len(human)
+    assert d["per_question"]["Q1"] is None and d["per_question"]["Q2"] == m["per_question"]["Q2"]
+    run = json.loads((tmp_path / "dropped" / "run.json").read_text())
+    assert run["evaluation"]["out_of_scale_answers"] == "dropped" and run["args"]["drop_out_of_scale"] is True
+
+
+def test_drop_out_of_scale_is_a_wvb_option(tmp_path):
+    result = CliRunner().invoke(app, ["score", "cdeval", "--responses", str(tmp_path / "r.jsonl"), "--release",
+                                      str(tmp_path), "--out", str(tmp_path / "run"), "--drop-out-of-scale"])
+    assert result.exit_code == 2 and "--drop-out-of-scale is a wvb option" in result.output
 
 
 @pytest.mark.parametrize("samples", [None, 5])

@@ -15,7 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REFERENCE, as_code, countries, expected_answers, reference
+from culturebench.builders import wvb
 from culturebench.cli import app
+from culturebench.evaluate.wvb import score
 from culturebench.release import build_release
 
 pytestmark = [pytest.mark.reference, reference]
@@ -149,3 +151,174 @@ def test_country_table_agrees_with_the_wvs_files():
         seen.add((as_code(first["B_COUNTRY"]), first["B_COUNTRY_ALPHA"]))
     known = {code: row["iso_alpha3"] for code, row in countries().items()}
     assert sorted((code, alpha, known.get(code)) for code, alpha in seen if known.get(code) != alpha) == []
+
+
+# ------------------------------------------------------------------ the authors' released files (issue #26)
+# question_metadata.json and samples.tsv in RAW/wvs beside the 56 public v5.0 country files (only the rows of the
+# probe's participants, written to tmp_path), and the eight published model outputs scored against that release.
+# Expectations come from the authors' files and the raw rows (csv/gzip/json), with W1 written out from Sec. 3.2.
+
+AUTHORS = REFERENCE / "WorldValuesBench"
+METADATA = AUTHORS / "dataset_construction" / "question_metadata.json"
+ADJUSTMENT = AUTHORS / "dataset_construction" / "answer_adjustment.json"
+SAMPLES = AUTHORS / "WorldValuesBench" / "probe" / "samples.tsv"
+MODEL_OUTPUTS = AUTHORS / "evaluation" / "model_outputs"
+
+
+def read_tsv(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+@pytest.fixture(scope="module")
+def authors_release(tmp_path_factory):
+    """(release, raw rows of the probe's participants by D_INTERVIEW with their count in the files)."""
+    files = sorted(V5_COUNTRIES.glob("*.csv.gz"))
+    for path in [PDF, METADATA, SAMPLES, ADJUSTMENT]:
+        if not path.is_file():
+            pytest.skip(f"reference file absent: {path}")
+    wanted = {int(r["D_INTERVIEW"]) for r in read_tsv(SAMPLES)}
+    header, kept, counts = None, [], Counter()
+    for path in files:
+        for row in read_rows(path):
+            pid = as_code(row["D_INTERVIEW"])
+            if pid in wanted:
+                header = header or list(row)
+                kept.append(row)
+                counts[pid] += 1
+    tmp = tmp_path_factory.mktemp("authors")
+    wvs = tmp / "raw" / "wvs"
+    wvs.mkdir(parents=True)
+    common = [c for c in header if all(c in row for row in kept)]
+    with open(wvs / "probe_participants.csv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=common, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(kept)
+    for path in [PDF, METADATA, SAMPLES]:
+        (wvs / path.name).symlink_to(path)
+    release, verdict = build_release("wvb", tmp / "raw", tmp / "out", seed=0, progress=lambda stage: None)
+    assert verdict["failed"] == 0, verdict
+    return release, {as_code(row["D_INTERVIEW"]): row for row in kept}, counts
+
+
+def authors_answer(row: dict, question: str, adjustment: dict) -> int | None:
+    """The participant's answer as the authors' data_preparation makes it: answer_adjustment.json's recode, then
+    negative codes (and codes recoded to "") missing."""
+    code = str(as_code(row[question]))
+    code = adjustment.get(question, {}).get(code, code)
+    return None if code == "" or int(code) < 0 else int(code)
+
+
+def w1_sec_3_2(human: list[int], model: list[int], low: int, high: int) -> float:
+    """W1 of answers rescaled by (x - low) / (high - low), anywhere on the line: the integral of |U - V|, with both
+    CDFs flat between consecutive answer values a < b."""
+    points = sorted(set(human) | set(model))
+    return sum(abs(sum(h <= a for h in human) / len(human) - sum(m <= a for m in model) / len(model)) * (b - a)
+               for a, b in zip(points, points[1:])) / (high - low)
+
+
+def test_authors_question_text_and_scales(authors_release):
+    release, _, _ = authors_release
+    metadata = json.loads(METADATA.read_text(encoding="utf-8"))
+    questions = read_config(release, "questions")
+    assert questions.height == 281
+    for row in questions.iter_rows(named=True):
+        assert row["text"] == metadata[row["question_id"]]["question"], row["question_id"]
+        if row["kind"] == "value":
+            entry = metadata[row["question_id"]]
+            assert (row["scale_min"], row["scale_max"]) == (entry["answer_scale_min"], entry["answer_scale_max"])
+    manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["provenance"]["scale_differences"] == []  # the file agrees with facts/wvb.json
+    assert "the authors' question_metadata.json" in manifest["provenance"]["routes"]["question_text"]
+
+
+def test_authors_probe_rows_and_the_rows_left_out(authors_release):
+    release, people, counts = authors_release
+    adjustment = json.loads(ADJUSTMENT.read_text(encoding="utf-8"))
+    known = countries()
+    expected, left_out = [], {}
+    for record in read_tsv(SAMPLES):
+        pid, question = int(record["D_INTERVIEW"]), record["Question"]
+        if counts[pid] == 1 and authors_answer(people[pid], question, adjustment) is not None:
+            expected.append((question, pid, authors_answer(people[pid], question, adjustment)))
+            continue
+        reason = ("participant not in the input files" if counts[pid] == 0 else
+                  "participant quarantined (D_INTERVIEW shared by several rows)" if counts[pid] > 1 else
+                  "no answer to the question in the input")
+        left_out.setdefault(reason, Counter())[known[pid // 1_000_000]["iso_alpha3"]] += 1
+    probe = read_config(release, "probe")
+    print(f"\nauthors' probe: {probe.height} of 8280 rows in the 56 public v5.0 files; left out "
+          f"{ {r: dict(c) for r, c in left_out.items()} }")
+    assert probe.select("question_id", "participant_id", "answer").rows() == expected
+    report = json.loads((release / "manifest.json").read_text(encoding="utf-8"))["provenance"]["probe_left_out"]
+    assert report == {"rows": 8280, "kept": len(expected),
+                      "left_out": {r: dict(sorted(c.items())) for r, c in sorted(left_out.items())}}
+
+
+@pytest.mark.parametrize("name", ["alpaca", "alpaca_with_demographics", "gpt-3.5", "gpt-3.5_with_demographics",
+                                  "mixtral", "mixtral_with_demographics", "vicuna", "vicuna_with_demographics"])
+def test_published_outputs_score_as_the_paper_defines_w1(authors_release, name):
+    """`score wvb` on a published output file: per question, W1 between the covered participants' answers and
+    the file's whole-number scores (off the scale too, as the authors' evaluate.py keeps them) on the authors'
+    scales, to 0.002; the off-scale count is the file's."""
+    release, people, counts = authors_release
+    metadata = json.loads(METADATA.read_text(encoding="utf-8"))
+    adjustment = json.loads(ADJUSTMENT.read_text(encoding="utf-8"))
+    path = MODEL_OUTPUTS / f"{name}.tsv"
+    human, model, off_scale = {}, {}, 0
+    for record in read_tsv(path):
+        pid, question = int(record["PARTICIPANT_ID"]), record["QUESTION_ID"]
+        answer = authors_answer(people[pid], question, adjustment) if counts[pid] == 1 else None
+        if answer is None:
+            continue
+        human.setdefault(question, []).append(answer)
+        try:
+            value = float(record["SCORE"])
+        except ValueError:
+            continue
+        low, high = metadata[question]["answer_scale_min"], metadata[question]["answer_scale_max"]
+        model.setdefault(question, []).append(int(value))
+        off_scale += not low <= int(value) <= high
+    expected = {q: w1_sec_3_2(human[q], model[q], metadata[q]["answer_scale_min"], metadata[q]["answer_scale_max"])
+                for q in human if model.get(q)}
+    m = score(path, release, bootstrap=None).metrics
+    assert len(expected) == 36
+    worst = max(abs(m["per_question"][q] - expected[q]) for q in expected)
+    print(f"\n{name}: {sum(map(len, human.values()))} covered rows, {off_scale} off the scale, max |diff| {worst:.2e}")
+    assert worst <= 0.002
+    assert m["out_of_scale"]["n"] == off_scale and m["out_of_scale"]["answers"] == "kept"
+    if name == "alpaca_with_demographics":  # the issue's example: dropping Q177's off-scale answers moves W1
+        dropped = score(path, release, bootstrap=None, drop_out_of_scale=True).metrics["per_question"]["Q177"]
+        assert abs(dropped - expected["Q177"]) > 0.4
+
+
+def test_prompts_of_the_authors_release_are_the_papers_figures(authors_release):
+    """Figs. 9-10 print Q3's prompt without demographics: built from the release, it is the figure, word for word."""
+    from culturebench.evaluate import wvb as evaluate
+    from test_wvb_evaluate import FIG9, FIG10, _words
+
+    release, _, _ = authors_release
+    rows = evaluate.evaluation_rows(release, "probe").filter(pl.col("question_id") == "Q3")
+    questions, participants = evaluate.prompt_tables(release, None)
+    for family, figure in (("gpt-3.5", FIG10), ("alpaca", FIG9)):
+        planned = evaluate.plan_requests(rows, questions, participants, demographics=False, samples=1, family=family)
+        assert _words(planned[0].request.messages[0][1]) == figure
+
+
+def test_facts_transcribe_the_authors_recodes_and_probe_questions():
+    """facts/wvb.json's 15 recodes are answer_adjustment.json ("" = missing), and the first 3 value questions of
+    each category are value_questions.json's 36."""
+    questions_file = AUTHORS / "dataset_construction" / "probe_set_construction" / "value_questions.json"
+    if not ADJUSTMENT.is_file() or not questions_file.is_file():
+        pytest.skip("reference files absent")
+    adjustment = json.loads(ADJUSTMENT.read_text(encoding="utf-8"))
+    theirs = {q: {code: None if new == "" else int(new) for code, new in m.items()} for q, m in adjustment.items()}
+    ours = {v["variable"]: v["recode"] for v in wvb.facts()["value"] if v.get("recode")}
+    assert ours == theirs and len(ours) == 15
+    first: dict[str, list[str]] = {}
+    for entry in wvb.facts()["value"]:
+        first.setdefault(entry["category"], [])
+        if len(first[entry["category"]]) < 3:
+            first[entry["category"]].append(entry["variable"])
+    expected = sorted(q for qs in first.values() for q in qs)
+    assert sorted(json.loads(questions_file.read_text(encoding="utf-8"))) == expected

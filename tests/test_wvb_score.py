@@ -169,21 +169,42 @@ def test_unknown_participant_lowers_coverage(tmp_path, release, probe):
     assert m["n_covered"] == len(rows) - 1
 
 
-def test_invalid_scores_are_counted_not_clipped_and_csv_is_sniffed(tmp_path, release, probe):
+def w1_on_the_line(human: list[int], model: list[int], low: int, high: int) -> float:
+    """Sec. 3.2's W1 = integral of |U - V| over the rescaled axis, for answers anywhere on the line (off the scale
+    too): between consecutive answer values a and b both CDFs are flat, contributing |U(a) - V(a)| (b - a)."""
+    points = sorted(set(human) | set(model))
+    return sum(abs(sum(h <= a for h in human) / len(human) - sum(m <= a for m in model) / len(model)) * (b - a)
+               for a, b in zip(points, points[1:])) / (high - low)
+
+
+def test_invalid_scores_are_counted_off_scale_answers_kept_or_dropped_and_csv_is_sniffed(tmp_path, release, probe):
     rows = perfect_rows(probe)
     q = rows[0][0]
     same_question = [i for i, r in enumerate(rows) if r[0] == q]
-    bad = ["0", "abc", "2.5", "", "99"]
+    bad = ["0", "abc", "2.5", "", "99"]  # 0 and 99: whole numbers off every scale of the sample; the rest invalid
     for i, value in zip(same_question, bad):
         rows[i] = (rows[i][0], rows[i][1], value)
     path = write_responses(tmp_path / "invalid.csv", rows, delimiter=",")
     assert sniff_delimiter(path) == ","
-    m = score(path, release).metrics
-    assert m["n_invalid"] == len(bad) and m["coverage"] == 1.0
-    # the remaining valid answers of q equal their humans; the human side keeps every covered row
-    assert m["per_question"][q] is not None and m["per_question"][q] >= 0
-    others = [v for k, v in m["per_question"].items() if k != q]
-    assert all(v == 0.0 for v in others)
+    questions = pl.concat(read_tables(release, load_manifest(release)["outputs"])["questions"].values())
+    low, high = questions.filter(pl.col("question_id") == q).select("scale_min", "scale_max").row(0)
+    humans = probe.filter(pl.col("question_id") == q)["answer"].to_list()
+    kept = [int(r[2]) for r in rows if r[0] == q and str(r[2]).lstrip("-").isdigit()]
+    assert sorted(kept)[0] == 0 and sorted(kept)[-1] == 99 and len(kept) == len(humans) - 3
+
+    m = score(path, release).metrics  # default: off-scale answers scored as given (the authors' evaluate.py)
+    assert m["n_invalid"] == 3 and m["coverage"] == 1.0
+    assert m["out_of_scale"]["answers"] == "kept" and m["out_of_scale"]["n"] == 2
+    assert m["out_of_scale"]["share_per_question"][q] == pytest.approx(2 / len(humans))
+    assert all(v == 0.0 for k, v in m["out_of_scale"]["share_per_question"].items() if k != q)
+    assert m["per_question"][q] == pytest.approx(w1_on_the_line(humans, kept, low, high), abs=1e-12)
+    assert all(v == 0.0 for k, v in m["per_question"].items() if k != q)
+
+    dropped = score(path, release, drop_out_of_scale=True).metrics  # --drop-out-of-scale: invalid, left out
+    assert dropped["n_invalid"] == len(bad) and dropped["out_of_scale"] == {**m["out_of_scale"], "answers": "dropped"}
+    in_scale = [k for k in kept if low <= k <= high]
+    assert dropped["per_question"][q] == pytest.approx(w1_on_the_line(humans, in_scale, low, high), abs=1e-12)
+    assert m["per_question"][q] > dropped["per_question"][q] + 0.1  # the kept 99 lies far off the scale
     # "3.0" is a whole number on the scale: valid
     rows2 = perfect_rows(probe)
     rows2[0] = (rows2[0][0], rows2[0][1], f"{rows2[0][2]}.0")

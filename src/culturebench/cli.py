@@ -198,6 +198,8 @@ def info(release: Annotated[Path, typer.Argument(help="A release folder, e.g. re
     say(f"checks: {v['passed']}/{v['checks']} passed; seed {manifest['seed']}; built {manifest['created_at']}", out=out)
     if manifest.get("bundled_sample"):
         say("built from the bundled synthetic sample raw/ (not the benchmark's data)", out=out)
+    for part, route in manifest.get("provenance", {}).get("routes", {}).items():
+        say(f"{part}: {route}", out=out)
     for item in manifest["inputs"]:
         say(f"  input {item['name']}  {item['size']:,} bytes  sha256 {item['sha256']}", out=out)
 
@@ -212,6 +214,10 @@ def plain_console() -> Console:
 # args, console) and cli_score(responses, release, out); the last two return (summary line, paths written).
 EVALUATIONS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
 """Benchmarks that ``evaluate`` and ``score`` know (modules culturebench.evaluate.<name>)."""
+
+
+DROP_OUT_OF_SCALE_HELP = ("wvb only: a whole-number answer off the question's scale is invalid (left out). Default: "
+                          "scored as given, rescaled like any other, as the authors' evaluate.py does.")
 
 
 def _evaluation(name: str, command: str):
@@ -229,6 +235,7 @@ def score(
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
     allow_modified_release: Annotated[bool, typer.Option("--allow-modified-release", help="Score against a release whose files differ from its manifest.json (refused otherwise).")] = False,
+    drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
     threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
@@ -237,11 +244,15 @@ def score(
     Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
     name = module_name(name)
     with user_errors():
+        flags = {"unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
+        for flag, owner in (("unparsed_wrong", "normad"), ("drop_out_of_scale", "wvb")):
+            if flags[flag] and name != owner:
+                raise InputError(f"--{flag.replace('_', '-')} is a {owner} option")
         output_folder(out)
         _check_release(release, allow_modified_release)
-        line, written = _evaluation(name, "score").cli_score(responses, release, out,
-                                                             **({"config": config} if config is not None else {}),
-                                                             **({"unparsed_wrong": True} if unparsed_wrong else {}))
+        line, written = _evaluation(name, "score").cli_score(
+            responses, release, out, **({"config": config} if config is not None else {}),
+            **{flag: True for flag, given in flags.items() if given})
     say(line)
     for path in written:
         say(f"  wrote {path}")
@@ -269,6 +280,7 @@ def evaluate(
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
+    drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
     # --- providers, integrity and cost (issue #27) ---
     header: Annotated[list[str], typer.Option(help="Extra HTTP header 'Name: value' sent with every request (repeatable; openai and azure backends). Its value is treated as a secret: never shown or stored.")] = None,
     api_version: Annotated[str, typer.Option(help="azure backend: the API version (default OPENAI_API_VERSION), e.g. 2024-10-21.")] = None,
@@ -293,13 +305,13 @@ def evaluate(
             "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
             "replicas": replicas, "out": str(out), "config": None if config is None else str(config),
-            "unparsed_wrong": unparsed_wrong,
+            "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale,
             "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
             "request_shape": request_shape, "allow_modified_release": allow_modified_release,
             "price_in": price_in, "price_out": price_out, "max_cost": max_cost}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
-               "unparsed_wrong": unparsed_wrong}
+               "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
     with user_errors():
         output_folder(out)
         benchmark = _evaluation(name, "evaluate")

@@ -2,6 +2,15 @@
 
 raw/wvs/*.{csv,csv.gz,zip,sav,dta} + codebook  ->  participants, questions, examples (long), probe.
 
+Two of the authors' released files (Demon702/WorldValuesBench; no licence, so never shipped) are used when they
+are in raw/wvs/ beside the respondent files, each a route the manifest (``provenance.routes``), the card, ``info``
+and every evaluation's run.json name (``ROUTES``):
+
+- ``question_metadata.json`` (their ``dataset_construction/``): the question text of the ``questions`` config and of
+  every prompt (Figs. 5-10 use it) and the value scales; without it, rating sentences made from the codebook.
+- ``samples.tsv`` (their ``WorldValuesBench/probe/``): the ``probe`` config is exactly its rows whose participant is
+  in the input, the others counted per country; without it, our seeded draw from the design.
+
 The paper's choices are data in ``culturebench/facts/wvb.json``: 42 demographic variables, 239 ordinal value
 variables of Q1-Q259 with their scales and 12 categories, the 15 recodes that make scales monotonic, and the
 probe design (first 3 questions of each category; 6 continents x urban/rural x 4 education levels; 5
@@ -12,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -20,7 +30,7 @@ import polars as pl
 
 from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
 from culturebench.errors import InputError
-from culturebench.io import input_name
+from culturebench.io import InputFile, decode_text, input_name, sha256_file
 from culturebench.raw.codebook import Codebook, codebook_input, find_codebook, load_codebook
 from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, read_respondents, respondent_files
 from culturebench.splits import SPLIT_NAMES, assign_splits, stable_hash
@@ -28,8 +38,27 @@ from culturebench.validation.checks import CheckResult, check
 
 NAME = "wvb"
 RAW_FOLDER = "wvs"
+QUESTION_METADATA = "question_metadata.json"
+PROBE_SAMPLES = "samples.tsv"
+PROBE_SAMPLE_COLUMNS = {"Question": "question_id", "Question Category": "category", "Continent": "continent",
+                        "Urban / Rural": "urban_rural", "Education": "education_level", "D_INTERVIEW": "participant_id"}
+"""The columns of the authors' samples.tsv -> the probe config's columns."""
+ROUTES = {
+    "question_text": {
+        "authors": f"the authors' {QUESTION_METADATA}: the question wording of the paper's prompts (Figs. 5-10)",
+        "codebook": f"rating sentences made from the codebook by culturebench, NOT the paper's prompt wording "
+                    f"({QUESTION_METADATA} absent)",
+    },
+    "probe": {
+        "authors": f"the authors' released probe ({PROBE_SAMPLES}): its rows whose participant is in the input",
+        "drawn": f"drawn by culturebench from the validation split by a seeded hash, NOT the authors' probe "
+                 f"({PROBE_SAMPLES} absent)",
+    },
+}
+"""Where the question texts and the probe came from (manifest ``provenance.routes``, card, ``info``, run.json)."""
 STAGES = ("read", "participants", "questions", "examples", "probe")
 PROBE_SPLIT = "validation"
+"""The probe's split name in the release, and the split our draw takes participants from (CREATION_ROUTES)."""
 
 CARD = CardInfo(
     pretty_name="WorldValuesBench (rebuilt by culturebench)",
@@ -50,20 +79,17 @@ CARD = CardInfo(
     ),
     configs=(
         ConfigInfo("participants", "One row per WVS respondent: participant_id (D_INTERVIEW), country (ISO alpha-3), continent, split, and the 42 demographic answers as codebook text (null = missing).", redistributable=False, license_name="wvs-terms"),
-        ConfigInfo("questions", "The 42 demographic and 239 value questions: id, kind, category, prompt text, answer scale and labels (value scales after the paper's 15 recodes)."),
+        ConfigInfo("questions", "The 42 demographic and 239 value questions: id, kind, category, prompt text (see Dataset creation for its source), answer scale and labels (value scales after the paper's 15 recodes)."),
         ConfigInfo("examples", "Long table of (participant_id, question_id, answer, split): one row per participant and answered value question; missing codes and recodes to missing are not examples.", redistributable=False, license_name="wvs-terms"),
-        ConfigInfo("probe", f"WVB-probe: 36 value questions (first 3 of each of the 12 categories) x demographic groups (6 continents x urban/rural x 4 education levels) x 5 participants drawn from the {PROBE_SPLIT} split.", redistributable=False, license_name="wvs-terms"),
+        ConfigInfo("probe", "WVB-probe: 36 value questions (first 3 of each of the 12 categories) x demographic groups (6 continents x urban/rural x 4 education levels) x 5 participants: the authors' released rows or our draw (see Dataset creation); `split` is the participant's split in this release.", redistributable=False, license_name="wvs-terms"),
     ),
     creation=(
         "Participants are keyed by D_INTERVIEW; every row whose D_INTERVIEW occurs more than once is dropped to "
         "quarantine (the paper drops one such ID; in WVS v5.0 all 1,000 Uruguay rows share one ID). Value answers "
         "with negative codes are missing; 15 questions are recoded to make their scales monotonic (see "
         "`culturebench/facts/wvb.json`). Splits are 70/15/15 by participant, assigned by a seeded hash of the "
-        "participant id, so adding or removing other countries' files never moves a participant. The probe is drawn "
-        f"from the **{PROBE_SPLIT}** split: the paper's text says test, but its released probe IDs and repository "
-        "use the validation split, and we follow the released data. Question texts are generated from the codebook "
-        "as single rating questions (\"On a scale of 1 to 4, 1 meaning 'Very important' and 4 meaning 'Not at all "
-        "important', ...\")."
+        "participant id, so adding or removing other countries' files never moves a participant (our splits are "
+        "not the authors', whose assignment is not released)."
     ),
     considerations=(
         "**Redistribution.** The WVS terms of use forbid redistributing respondent-level rows. The configs "
@@ -82,6 +108,58 @@ CARD = CardInfo(
                      "lets registered users download the files for research under its terms of use, which forbid "
                      "redistributing respondent-level data."),
 )
+
+
+CREATION_ROUTES = {
+    ("question_text", "authors"): (
+        f"**Question text: the authors' `{QUESTION_METADATA}`.** The `questions` config and every prompt use the "
+        "question wording of the authors' released file, as the paper's prompts (Figs. 5-10) do, and its value "
+        "scales (a scale that differs from `facts/wvb.json` is listed in the manifest, "
+        "`provenance.scale_differences`). "
+        "The file has no licence: culturebench reads it from `RAW/wvs/`, never ships it."),
+    ("question_text", "codebook"): (
+        f"**Question text: made from the codebook, NOT the paper's wording** (`{QUESTION_METADATA}` was not in "
+        "`RAW/wvs/`). Each value question is a rating sentence built from the codebook (\"On a scale of 1 to 4, 1 "
+        "meaning 'Very important' and 4 meaning 'Not at all important', ...\"); prompts built from it are not the "
+        "paper's, so results are not comparable with Table 2. Put the authors' file in `RAW/wvs/` for their wording."),
+    ("probe", "authors"): (
+        f"**Probe: the authors' released probe (`{PROBE_SAMPLES}`).** The `probe` config is exactly its rows whose "
+        "participant is in the input files and answered the question, in the file's order, with the file's "
+        "category, continent, urban/rural and education columns; the answer is the participant's (after the "
+        "recodes). Rows left out are counted per reason and country in the manifest (`provenance.probe_left_out`). "
+        "The authors drew it from their validation split; `split` says where each participant is in this release."),
+    ("probe", "drawn"): (
+        f"**Probe: drawn by culturebench, NOT the authors' probe** (`{PROBE_SAMPLES}` was not in `RAW/wvs/`). Per "
+        "question and demographic group, 5 participants of the **validation** split, chosen by a seeded hash of "
+        "(question, participant): the paper's text says test, but its released probe IDs and repository use the "
+        "validation split, and we follow the released data."),
+}
+"""The card's sentence for each route (``ROUTES``)."""
+
+
+def card(routes: dict[str, str], probe_left_out: dict | None = None) -> CardInfo:
+    """The card of a build whose question text and probe came from ``routes`` (part -> route key), with the
+    released probe's rows kept and left out (``released_probe_table``'s report) when it was used."""
+    chosen = "\n\n".join(CREATION_ROUTES[(part, routes[part])] for part in ROUTES)
+    if probe_left_out:
+        reasons = "; ".join(f"{reason}: " + ", ".join(f"{country} {n:,}" for country, n in by_country.items())
+                            for reason, by_country in probe_left_out["left_out"].items())
+        chosen += (f" This build kept {probe_left_out['kept']:,} of the file's {probe_left_out['rows']:,} rows"
+                   + (f"; left out ({reasons})." if reasons else "."))
+    return replace(CARD, creation=f"{CARD.creation}\n\n{chosen}")
+
+
+def route_keys(provenance: dict) -> dict[str, str]:
+    """Part -> route key from a manifest's ``provenance.routes`` (which holds the descriptions of ``ROUTES``)."""
+    recorded = provenance.get("routes", {})
+    return {part: next((key for key, text in options.items() if text == recorded.get(part)), default)
+            for (part, options), default in zip(ROUTES.items(), ("codebook", "drawn"))}
+
+
+def manifest_card(manifest: dict) -> CardInfo:
+    """The card a release's manifest says its build wrote (``audit`` re-renders it)."""
+    provenance = manifest.get("provenance", {})
+    return card(route_keys(provenance), provenance.get("probe_left_out"))
 
 
 @cache
@@ -126,6 +204,9 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     codebook = load_codebook(codebook_path, cache_dir=Path.home() / ".cache" / "culturebench")
     columns = [key_column(), *demographic_variables(), *value_variables()]
     table, inputs = read_respondents(files, columns, root=raw)
+    metadata_path, samples_path = folder / QUESTION_METADATA, folder / PROBE_SAMPLES
+    metadata = read_question_metadata(metadata_path) if metadata_path.is_file() else None
+    samples = read_probe_samples(samples_path) if samples_path.is_file() else None
     check_codes_in_codebook(table, codebook, value_variables())
     rows_read = table.height
     kept, quarantined = quarantine_duplicate_ids(table)
@@ -133,14 +214,25 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     progress("participants")
     participants = participants_table(kept, codebook, seed)
     progress("questions")
-    questions = questions_table(codebook)
+    questions = questions_table(codebook, metadata, source=str(metadata_path))
     progress("examples")
     answers = recoded_answers(kept)
-    groups = probe_groups(kept)
+    groups = probe_groups(kept) if samples is None else None
     del kept
     examples = {split: examples_table(answers, participants, split) for split in SPLIT_NAMES}
     progress("probe")
-    probe = probe_table(examples[PROBE_SPLIT], groups, questions, seed)
+    routes = {"question_text": "codebook" if metadata is None else "authors",
+              "probe": "drawn" if samples is None else "authors"}
+    provenance: dict = {"routes": {part: ROUTES[part][key] for part, key in routes.items()}}
+    if metadata is not None:
+        provenance["scale_differences"] = scale_differences(metadata)
+        inputs.append(json_input(metadata_path, raw, rows=len(metadata)))
+    if samples is None:
+        probe = probe_table(examples[PROBE_SPLIT], groups, questions, seed)
+    else:
+        probe, left_out = released_probe_table(samples, answers, participants, quarantined)
+        provenance["probe_left_out"] = left_out
+        inputs.append(json_input(samples_path, raw, rows=samples.height))
     return BuildOutput(
         tables={
             "participants": {split: participants.filter(pl.col("split") == split) for split in SPLIT_NAMES},
@@ -153,8 +245,118 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         rows_read=rows_read,
         rows_kept=participants.height,
         provenance={"codebook": {"file": input_name(codebook_path, raw), "sha256": codebook.sha256,
-                                 "variables": len(codebook.variables)}},
+                                 "variables": len(codebook.variables)}, **provenance},
+        card=card(routes, provenance.get("probe_left_out")),
     )
+
+
+def json_input(path: Path, raw: Path, rows: int) -> InputFile:
+    """One of the authors' files as a manifest input."""
+    return InputFile(path=path, name=input_name(path, raw), sha256=sha256_file(path), size=path.stat().st_size,
+                     rows=rows)
+
+
+def read_question_metadata(path: Path) -> dict[str, dict]:
+    """The authors' question_metadata.json: variable -> {"question": text, "scale": [min, max] (value questions)}.
+
+    Every value and demographic variable of facts/wvb.json must have a non-empty question; a value question also
+    integer scale ends (min < max)."""
+    text, _ = decode_text(path.read_bytes(), str(path))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"does not parse as JSON ({exc})", file=path) from None
+    if not isinstance(data, dict):
+        raise InputError("not a JSON object of variables", file=path)
+    out = {}
+    for variable in [*demographic_variables(), *value_variables()]:
+        entry = data.get(variable)
+        if not isinstance(entry, dict):
+            raise InputError("no entry for this variable", file=path, column=variable)
+        question = entry.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("no question text", file=path, column=variable)
+        out[variable] = {"question": question}
+        if variable in value_variables():
+            low, high = entry.get("answer_scale_min"), entry.get("answer_scale_max")
+            if not (isinstance(low, int) and isinstance(high, int) and low < high):
+                raise InputError(f"answer_scale_min / answer_scale_max ({low!r}, {high!r}) are not two integers "
+                                 "min < max", file=path, column=variable)
+            out[variable]["scale"] = [low, high]
+    return out
+
+
+def scale_differences(metadata: dict[str, dict]) -> list[dict]:
+    """Value questions whose scale in question_metadata.json differs from facts/wvb.json (the file's is used)."""
+    return [{"question_id": entry["variable"], "facts": entry["scale"],
+             QUESTION_METADATA: metadata[entry["variable"]]["scale"]}
+            for entry in facts()["value"] if metadata[entry["variable"]]["scale"] != entry["scale"]]
+
+
+def read_probe_samples(path: Path) -> pl.DataFrame:
+    """The authors' samples.tsv as probe columns (PROBE_SAMPLE_COLUMNS) plus ``row`` (1-based data row); a value
+    that cannot be a probe row's is an error naming its row and column."""
+    try:
+        frame = pl.read_csv(path, separator="\t", infer_schema=False)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"cannot be read as TSV ({str(exc).splitlines()[0]})", file=path) from None
+    missing = [c for c in PROBE_SAMPLE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column (header has {', '.join(frame.columns)})", file=path, column=missing[0])
+    if frame.height == 0:
+        raise InputError("file has a header but no data rows", file=path)
+    frame = frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("row"),
+                         *(pl.col(c).str.strip_chars().alias(name) for c, name in PROBE_SAMPLE_COLUMNS.items()))
+    design = facts()["probe"]
+    allowed = {"question_id": value_variables(), "continent": design["continents"],
+               "urban_rural": ["Urban", "Rural"], "education_level": list(design["education_levels"])}
+    names = {name: column for column, name in PROBE_SAMPLE_COLUMNS.items()}
+    for name, values in allowed.items():
+        bad = frame.filter(~pl.col(name).is_in(values).fill_null(False))
+        if bad.height:
+            raise InputError(f"{bad[name][0]!r} is not one of the probe's values ({', '.join(values[:6])}"
+                             f"{', ...' if len(values) > 6 else ''})", file=path, row=bad["row"][0], column=names[name])
+    frame = frame.with_columns(pl.col("participant_id").cast(pl.Int64, strict=False))
+    bad = frame.filter(pl.col("participant_id").is_null())
+    if bad.height:
+        raise InputError("D_INTERVIEW is not an integer", file=path, row=bad["row"][0], column="D_INTERVIEW")
+    repeated = frame.filter(pl.struct("question_id", "participant_id").is_duplicated())
+    if repeated.height:
+        raise InputError("(Question, D_INTERVIEW) repeats an earlier row", file=path, row=repeated["row"][1],
+                         column="D_INTERVIEW")
+    return frame
+
+
+def released_probe_table(samples: pl.DataFrame, answers: pl.DataFrame, participants: pl.DataFrame,
+                         quarantined: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+    """The probe from the authors' samples.tsv: its rows whose participant is in the input and answered the
+    question (after the recodes), in file order. Also, per reason, the rows left out per country (ISO alpha-3
+    from the D_INTERVIEW prefix, which is the WVS country code)."""
+    questions = samples["question_id"].unique().sort().to_list()
+    asked = (answers.filter(pl.col("participant_id").is_in(samples["participant_id"].implode()))
+             .select("participant_id", *questions)
+             .unpivot(index="participant_id", variable_name="question_id", value_name="answer"))
+    shared = quarantined[key_column()].unique().implode()
+    joined = (samples
+              .join(participants.select("participant_id", "split"), on="participant_id", how="left")
+              .join(asked, on=["participant_id", "question_id"], how="left")
+              .with_columns(pl.when(pl.col("split").is_null() & pl.col("participant_id").is_in(shared))
+                            .then(pl.lit(f"participant quarantined ({key_column()} shared by several rows)"))
+                            .when(pl.col("split").is_null()).then(pl.lit("participant not in the input files"))
+                            .when(pl.col("answer").is_null()).then(pl.lit("no answer to the question in the input"))
+                            .alias("left_out"))
+              .sort("row"))
+    left = joined.filter(pl.col("left_out").is_not_null()).with_columns(
+        (pl.col("participant_id") // 1_000_000).alias("B_COUNTRY"))
+    left = left.join(countries().select("B_COUNTRY", "country"), on="B_COUNTRY", how="left").with_columns(
+        pl.col("country").fill_null(pl.lit("code ") + pl.col("B_COUNTRY").cast(pl.String)))
+    report = {"rows": samples.height, "kept": samples.height - left.height, "left_out": {
+        reason: dict(sorted(part.group_by("country").len().iter_rows()))
+        for (reason,), part in sorted(left.partition_by("left_out", as_dict=True).items())}}
+    probe = joined.filter(pl.col("left_out").is_null()).select(
+        "question_id", "category", "continent", "urban_rural", "education_level", "participant_id",
+        pl.col("answer").cast(pl.Int8), pl.col("split").cast(pl.String))
+    return probe, report
 
 
 
@@ -231,21 +433,26 @@ def probe_groups(kept: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def questions_table(codebook: Codebook) -> pl.DataFrame:
+def questions_table(codebook: Codebook, metadata: dict[str, dict] | None = None, source: str = "") -> pl.DataFrame:
+    """The questions config: text and value scales from the authors' question_metadata.json (``metadata``, read
+    from ``source``) when given, else from facts/wvb.json and rating sentences made from the codebook."""
     rows = []
     for entry in facts()["demographic"]:
         variable = codebook.variables.get(entry["variable"])
         choices = variable.valid_choices() if variable else {}
-        rows.append(_question_row(entry["variable"], "demographic", entry["category"], entry["question"], None, None, choices))
+        text = metadata[entry["variable"]]["question"] if metadata else entry["question"]
+        rows.append(_question_row(entry["variable"], "demographic", entry["category"], text, None, None, choices))
     for entry in facts()["value"]:
         name = entry["variable"]
         choices = recoded_choices(codebook[name].valid_choices(), entry.get("recode", {}))
-        low, high = entry["scale"]
+        low, high = metadata[name]["scale"] if metadata else entry["scale"]
         for end in (low, high):
             if end not in choices:
-                raise InputError(f"the codebook has no label for code {end} of the {low}-{high} scale",
-                                 file=codebook.source, page=codebook[name].page, column=name)
-        rows.append(_question_row(name, "value", entry["category"], rating_question(codebook[name], low, high, choices), low, high, choices))
+                where = {"file": source, "column": name} if metadata else {"file": codebook.source,
+                                                                          "page": codebook[name].page, "column": name}
+                raise InputError(f"the codebook has no label for code {end} of the {low}-{high} scale", **where)
+        text = metadata[name]["question"] if metadata else rating_question(codebook[name], low, high, choices)
+        rows.append(_question_row(name, "value", entry["category"], text, low, high, choices))
     return pl.DataFrame(
         rows,
         schema={
@@ -372,11 +579,10 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
     results.append(check("participant splits are 70/15/15 (within sampling tolerance)", "participants", shares,
                          {"train": 0.70, "validation": 0.15, "test": 0.15},
                          passed=all(abs(shares[s] - f) <= tolerance for s, f in zip(SPLIT_NAMES, (0.70, 0.15, 0.15)))))
-    held_out = tables["examples"].get(PROBE_SPLIT, participants.clear())
-    asked = probe.select("participant_id", pl.col("question_id").cast(held_out.schema["question_id"], strict=False),
-                         "answer")  # a probe question outside the examples' Enum becomes null: no match, a failure
-    held_out = held_out.filter(pl.col("participant_id").is_in(asked["participant_id"].implode()),
-                               pl.col("question_id").is_in(asked["question_id"].drop_nulls().unique().implode()))
+    asked = probe.select("participant_id", "question_id", "answer", pl.col("split").cast(pl.String))
+    held = pl.concat([frame.filter(pl.col("participant_id").is_in(asked["participant_id"].implode()))
+                      .select("participant_id", pl.col("question_id").cast(pl.String), pl.col("answer").alias("human"),
+                              pl.col("split").cast(pl.String)) for frame in tables["examples"].values()])
     design = facts()["probe"]
     group = ["question_id", "continent", "urban_rural", "education_level"]
     largest = probe.group_by(group).len()["len"].max() if probe.height else 0
@@ -386,9 +592,8 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
               [design["questions_per_category"]] * 12, passed=probe["question_id"].n_unique() == 36),
         check("at most 5 participants per question and group", "probe", largest,
               design["participants_per_group_and_question"], passed=largest <= design["participants_per_group_and_question"]),
-        check(f"probe rows are {PROBE_SPLIT} examples with the same answer", "probe",
-              asked.join(held_out.select("participant_id", "question_id", pl.col("answer").alias("human")),
-                         on=["participant_id", "question_id"], how="left")
+        check("probe rows are examples of their participant's split with the same answer", "probe",
+              asked.join(held, on=["participant_id", "question_id", "split"], how="left")
               .filter((pl.col("human") != pl.col("answer")) | pl.col("human").is_null()).height, 0),
     ]
     return results

@@ -38,16 +38,15 @@ def w1(human: Sequence[int], model: Sequence[int], scale_min: int, scale_max: in
 
 
 def w1_from_counts(human: np.ndarray, model: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    """``w1`` of many pairs of answer distributions at once, from answer counts (cells x scale points; point k is
-    answer scale_min + k) and each cell's ``steps`` = scale_max - scale_min. Both CDFs are steps at the scale
-    points, so Sec. 3.2's integral of |U - V| over the rescaled [0, 1] is sum_{k < steps} |U(k) - V(k)| / steps.
-    NaN for a cell without human or without model answers. Used by the bootstrap, which recomputes W1 on
-    thousands of resamples."""
+    """``w1`` of many pairs of answer distributions at once, from answer counts (cells x points; consecutive
+    points are consecutive integer answers, which may reach beyond the scale) and each cell's ``steps`` =
+    scale_max - scale_min. Both CDFs are steps at the points, so Sec. 3.2's integral of |U - V| over the rescaled
+    axis is sum_k |U(k) - V(k)| / steps. NaN for a cell without human or without model answers. Used by the
+    bootstrap, which recomputes W1 on thousands of resamples."""
     with np.errstate(invalid="ignore", divide="ignore"):
         u = np.cumsum(human, axis=-1) / human.sum(axis=-1, keepdims=True)
         v = np.cumsum(model, axis=-1) / model.sum(axis=-1, keepdims=True)
-        inside = np.arange(human.shape[-1]) < np.asarray(steps)[..., None]
-        return np.where(inside, np.abs(u - v), 0.0).sum(axis=-1) / steps
+        return np.abs(u - v).sum(axis=-1) / steps
 
 
 def uniform_w1(human: Sequence[int], scale_min: int, scale_max: int) -> float:

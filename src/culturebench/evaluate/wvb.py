@@ -173,15 +173,36 @@ def release_rows(release: Path, participant_ids: pl.Series) -> dict[str, pl.Data
     return {"questions": questions, "examples": examples, "participants": participants, "probe": probe}
 
 
+def release_routes(release: Path) -> dict:
+    """Which files built the release's question texts and probe (manifest provenance ``routes``, see
+    ``builders.wvb.ROUTES``): recorded in metrics.json and run.json, since prompts and probe depend on them."""
+    return load_manifest(Path(release)).get("provenance", {}).get("routes", {})
+
+
 # ----------------------------------------------------------------------------------------------------- scoring
 
 
-def _score_column() -> pl.Expr:
-    """The model answer as an integer when SCORE is a whole number on the question's scale, else null."""
+def _score_columns(drop_out_of_scale: bool = False) -> list[pl.Expr]:
+    """``model``: the model answer as an integer when SCORE is a whole number, else null; a whole number off the
+    question's scale is kept (rescaled like any other, as the authors' evaluate.py does) unless
+    ``drop_out_of_scale``. ``out_of_scale``: SCORE is a whole number off the scale (kept or not)."""
     value = pl.col("score").cast(pl.Float64, strict=False)
-    valid = (value.is_not_null() & value.is_finite() & (value == value.floor())
-             & (value >= pl.col("scale_min")) & (value <= pl.col("scale_max")))
-    return pl.when(valid).then(value.cast(pl.Int64)).otherwise(None).alias("model")
+    whole = value.is_not_null() & value.is_finite() & (value == value.floor())
+    off_scale = whole & ((value < pl.col("scale_min")) | (value > pl.col("scale_max")))
+    valid = whole & ~off_scale if drop_out_of_scale else whole
+    return [pl.when(valid).then(value.cast(pl.Int64)).otherwise(None).alias("model"),
+            off_scale.fill_null(False).alias("out_of_scale")]
+
+
+def out_of_scale_report(covered: pl.DataFrame, drop_out_of_scale: bool) -> dict:
+    """metrics.json ``out_of_scale``: whether whole-number answers off the question's scale were kept (the
+    authors' evaluate.py) or dropped (``--drop-out-of-scale``), their count, and per question their share of the
+    question's model answers (padding rows without a model sample not counted)."""
+    answered = covered.filter(pl.col("has_model")) if "has_model" in covered.columns else covered
+    per_question = answered.group_by("question_id").agg(pl.col("out_of_scale").mean().alias("share"))
+    shares = dict(sorted(per_question.iter_rows(), key=lambda item: question_order(item[0])))
+    return {"answers": "dropped" if drop_out_of_scale else "kept", "n": int(answered["out_of_scale"].sum()),
+            "share_per_question": shares}
 
 
 def _group_answers(rows: pl.DataFrame) -> dict[str, list[list[int]]]:
@@ -243,12 +264,13 @@ def _by_group(rows: pl.DataFrame, columns: list[str], majority: str) -> dict[str
 
 
 def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0],
-          bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap()) -> ScoreResult:
+          bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
+          drop_out_of_scale: bool = False) -> ScoreResult:
     """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group (the
     model is named after the file)."""
     inputs = read_responses(responses)
     result = score_answers(inputs, release, runs.source_info(responses), majority=majority,
-                           model=Path(responses).stem, bootstrap=bootstrap)
+                           model=Path(responses).stem, bootstrap=bootstrap, drop_out_of_scale=drop_out_of_scale)
     m = result.metrics
     if m["n_covered"] == 0:  # metrics of nothing would be a file of n/a: the responses belong to another release
         raise InputError(f"no response matches the release {release}: {m['n_unknown_question']:,} of "
@@ -259,7 +281,8 @@ def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0
 
 def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: str = MAJORITY_DEFINITIONS[0],
                   model: str | None = None,
-                  bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap()) -> ScoreResult:
+                  bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
+                  drop_out_of_scale: bool = False) -> ScoreResult:
     """Score model answers (``row``, question_id, participant_id, score as text) against a WVB release; ``source``
     is recorded as ``responses`` in the metrics, ``model`` as ``models``. The point estimates are the paper's;
     ``bootstrap`` adds their intervals (``add_intervals``; None: none, for ``compare``, which bootstraps all its
@@ -268,13 +291,15 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     Used by ``score`` (a responses file) and by ``evaluate`` (the parsed answers of a run). ``evaluate`` may add
     padding rows (see :func:`answers_frame`): a model sample without a participant (participant_id null: it
     counts as covered and joins the question's model answers) and a human answer without a model sample
-    (``has_model`` false: not counted as invalid)."""
+    (``has_model`` false: not counted as invalid). A whole-number answer off the question's scale is scored as given
+    (the authors' evaluate.py rescales it like any other) unless ``drop_out_of_scale`` (then it is invalid);
+    metrics.json ``out_of_scale`` says which, with the share per question."""
     tables = release_rows(release, inputs["participant_id"].drop_nulls())
     values = tables["questions"].filter(pl.col("scale_min").is_not_null() & pl.col("scale_max").is_not_null())
     joined = (inputs
               .join(tables["examples"], on=["participant_id", "question_id"], how="left")
               .join(values.select("question_id", "scale_min", "scale_max"), on="question_id", how="left")
-              .with_columns(_score_column()))
+              .with_columns(_score_columns(drop_out_of_scale)))
     known = joined.filter(pl.col("scale_min").is_not_null())
     covered = joined.filter((pl.col("human").is_not_null() | pl.col("participant_id").is_null())
                             & pl.col("scale_min").is_not_null())
@@ -301,6 +326,8 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
         "n_unknown_question": joined.height - known.height,
         "n_invalid": _n_invalid(known),
         "n_invalid_covered": _n_invalid(covered),
+        "out_of_scale": out_of_scale_report(covered, drop_out_of_scale),
+        "release_routes": release_routes(release),
         "groups": {
             "continent": _by_group(covered, ["continent"], majority),
             "urban_rural": _by_group(covered, ["urban_rural"], majority),
@@ -357,7 +384,7 @@ class UnitRows:
     start: np.ndarray
     count: np.ndarray
     question: np.ndarray
-    human: np.ndarray
+    human: np.ndarray  # offsets from scale_min plus W1Bootstrap.shift (so that answers below the scale are >= 0)
     model: np.ndarray
     groups: np.ndarray  # rows x len(GROUP_COLUMNS)
 
@@ -391,7 +418,10 @@ class W1Bootstrap:
         lows = dict(zip(scales["question_id"], scales["scale_min"]))
         self.steps = np.asarray([dict(zip(scales["question_id"], scales["scale_max"]))[q] - lows[q]
                                  for q in self.questions], dtype=float)
-        self.points = int(self.steps.max()) + 1
+        offsets = pl.concat([r.select((pl.col("model") - pl.col("scale_min")).alias("offset")) for r in keyed.values()])
+        # answers kept off the scale (score_answers) widen the grid: point k is answer scale_min + k - shift
+        self.shift = max(0, -int(offsets["offset"].min() or 0))
+        self.points = self.shift + max(int(self.steps.max()), int(offsets["offset"].max() or 0)) + 1
         self.groups = {kind: sorted(everything[column].drop_nulls().unique().to_list())
                        for kind, column in GROUP_COLUMNS.items()}
         units = (everything.select("question_id", "unit").unique()
@@ -408,12 +438,13 @@ class W1Bootstrap:
                      for kind, column in GROUP_COLUMNS.items()]
             self.data[model] = UnitRows(
                 start=np.cumsum(count) - count, count=count, question=rows["q"].to_numpy(),
-                human=(rows["human"] - rows["scale_min"]).fill_null(-1).to_numpy(),
-                model=(rows["model"] - rows["scale_min"]).fill_null(-1).to_numpy(),
+                human=(rows["human"] - rows["scale_min"] + self.shift).fill_null(-1).to_numpy(),
+                model=(rows["model"] - rows["scale_min"] + self.shift).fill_null(-1).to_numpy(),
                 groups=np.stack(codes, axis=1) if codes else np.empty((rows.height, 0), dtype=np.int64))
         n_cells = 1 + sum(len(g) for g in self.groups.values())
         self.cell_steps = np.tile(self.steps, n_cells)
-        self.uniform = (np.arange(self.points) <= self.steps[:, None]).astype(float)
+        grid = np.arange(self.points) - self.shift
+        self.uniform = ((grid >= 0) & (grid <= self.steps[:, None])).astype(float)
 
     def cells(self, model: str, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """W1 per cell for the rows of ``units``: the questions, then each group of each kind (group x question);
@@ -905,10 +936,11 @@ def answers_frame(rows: pl.DataFrame, records: list[dict], demographics: bool) -
 def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: int | None = None,
              samples: int | None = None, temperature: float | None = None, demographics: bool = True,
              seed: int | None = 0, max_tokens: int | None = None, family: str | None = None,
-             majority: str = MAJORITY_DEFINITIONS[0], args: dict | None = None,
+             majority: str = MAJORITY_DEFINITIONS[0], drop_out_of_scale: bool = False, args: dict | None = None,
              console=None) -> runs.EvaluateResult:
     """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl, metrics.json, the plots
-    and run.json. ``family``: whose App. B prompts (wvb_prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS.
+    and run.json. ``family``: whose App. B prompts (wvb_prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
+    ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored as given, as the authors').
     Re-running into the same folder answers every request already made from the cache."""
     from culturebench.evaluate import wvb_prompts as prompts
     from datetime import datetime, timezone
@@ -932,7 +964,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
         parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
     label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
     scored = score_answers(answers_frame(rows, records, demographics), release, runs.source_info(responses_path),
-                           majority=majority, model=label)
+                           majority=majority, model=label, drop_out_of_scale=drop_out_of_scale)
     n_parsed = sum(r["answer"] is not None for r in records)
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
@@ -953,7 +985,8 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
                               "temperature": planned[0].request.sampling.temperature,
                               "max_tokens": planned[0].request.sampling.max_tokens,
                               "stop": list(planned[0].request.sampling.stop), "seed": seed, "samples": samples,
-                              "majority": majority},
+                              "majority": majority, "out_of_scale_answers": "dropped" if drop_out_of_scale else "kept"},
+               "release_routes": scored.metrics["release_routes"],
                "parse_status": parse_status,
                "metrics": {"mean": scored.metrics["mean"], "std": scored.metrics["std"],
                            "n_questions": scored.metrics["n_questions"], "n_invalid": scored.metrics["n_invalid"]}})
@@ -992,7 +1025,7 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
                       limit=options["limit"], samples=options["samples"], temperature=options["temperature"],
                       demographics=options["demographics"], seed=options["seed"], max_tokens=options["max_tokens"],
                       family=config.get("prompt_family"), majority=config.get("majority", MAJORITY_DEFINITIONS[0]),
-                      args=args, console=console)
+                      drop_out_of_scale=bool(options.get("drop_out_of_scale")), args=args, console=console)
     m = result.metrics
     mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
     line = (f"wvb {split} ({m['mode'].replace('_', ' ')}): {runs.request_counts(m['n_requests'], result.stats)}, "
@@ -1000,14 +1033,18 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
     return line, result.written
 
 
-def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None) -> tuple[str, list[Path]]:
+def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None,
+              drop_out_of_scale: bool = False) -> tuple[str, list[Path]]:
     """`culturebench score`: metrics from saved responses (``config``: ``{"majority": "per_group"}`` for Sec. 3.3's
-    per-group majority baseline); returns (summary line, paths written)."""
-    result = score(responses, release, read_config(config).get("majority", MAJORITY_DEFINITIONS[0]))
+    per-group majority baseline; ``drop_out_of_scale``: answers off the scale are invalid); returns (summary line,
+    paths written)."""
+    result = score(responses, release, read_config(config).get("majority", MAJORITY_DEFINITIONS[0]),
+                   drop_out_of_scale=drop_out_of_scale)
     written = write_run(result, out)
     m = result.metrics
     mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
     return (f"wvb: {m['n_rows']:,} rows, coverage {m['coverage']:.3f}, {m['n_invalid']:,} invalid, "
+            f"{m['out_of_scale']['n']:,} off the scale ({m['out_of_scale']['answers']}), "
             f"{m['n_questions']} questions, mean W1 {mean}"), written
 
 
@@ -1034,8 +1071,9 @@ def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame,
 
 def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
                  release: Path | None) -> compare.Comparison:
-    """Every run's answers re-scored against its release (or ``release``) with the majority reading it used, then
-    one bootstrap of participants within questions over all of them (paired), as the report's tables."""
+    """Every run's answers re-scored against its release (or ``release``) with the majority reading and the
+    out-of-scale rule it used, then one bootstrap of participants within questions over all of them (paired), as
+    the report's tables."""
     scored: dict[str, ScoreResult] = {}
     for folder, mapping in zip(folders, labels):
         path = Path(release) if release is not None else folder.release
@@ -1044,8 +1082,10 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
         name = mapping[folder.models[0]] if folder.models else folder.path.name
         majority = ((folder.metrics.get("baselines") or {}).get("majority") or {}).get("definition",
                                                                                          MAJORITY_DEFINITIONS[0])
+        dropped = (folder.metrics.get("out_of_scale") or {}).get("answers") == "dropped"
         inputs, source = run_answers(folder, path)
-        scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None)
+        scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None,
+                                     drop_out_of_scale=dropped)
     intervals = bootstrap_intervals(scored, settings)
     tables = comparison_tables(scored, intervals)
     notes = [f"Baselines (uniform, majority) are those of the human answers {next(iter(scored))} was scored on."]

@@ -60,10 +60,11 @@ SHORT_REPLY_WORDS = 12
 """A free-text reply with one number and no score phrase counts only when it is this short ("I'd pick 3.");
 in a longer text a lone number is more likely a year or an age than the answer."""
 
-PARSED_STATUSES = ("json", "jsonish", "bare_integer", "text_integer")
-"""Statuses that come with an answer."""
-FAILED_STATUSES = ("no_answer", "ambiguous", "not_integer", "out_of_scale")
-"""Statuses without an answer: nothing found; several different numbers; a non-whole number; off the scale."""
+PARSED_STATUSES = ("json", "jsonish", "bare_integer", "text_integer", "out_of_scale")
+"""Statuses that come with an answer; "out_of_scale": a whole number off the question's scale, kept as the answer
+(scored as given, as the authors' evaluate.py does, unless ``--drop-out-of-scale``)."""
+FAILED_STATUSES = ("no_answer", "ambiguous", "not_integer")
+"""Statuses without an answer: nothing found; several different numbers; a non-whole number."""
 STATUSES = PARSED_STATUSES + FAILED_STATUSES
 
 
@@ -140,7 +141,7 @@ def _checked(value: float | None, reason: str, status: str, scale_min: int, scal
     if value != int(value):
         return None, "not_integer"
     if not scale_min <= value <= scale_max:
-        return None, "out_of_scale"
+        return int(value), "out_of_scale"
     return int(value), status
 
 
@@ -216,7 +217,7 @@ def parse_answer(text: str | None, scale_min: int, scale_max: int) -> tuple[int 
     ``answer as a score: N`` line -> "jsonish"; a reply that is only an integer -> "bare_integer"; a free-text
     phrase ("I would say 3 out of 4", "my score is 2") or a short reply with one number -> "text_integer". The score string may carry its label
     ("3 - Rather important"). Failures: "no_answer", "ambiguous" (different numbers, e.g. "2 or 3"), "not_integer"
-    (2.5), "out_of_scale" (invalid, not clipped)."""
+    (2.5). A whole number off the scale is returned as read, status "out_of_scale" (never clipped)."""
     if text is None or not text.strip():
         return None, "no_answer"
     decoder = json.JSONDecoder()

@@ -68,7 +68,7 @@ def _probe() -> pa.DataFrameSchema:
             "education_level": pa.Column(pl.String, pa.Check.isin(list(wvb.facts()["probe"]["education_levels"]))),
             "participant_id": pa.Column(pl.Int64, pa.Check.gt(0)),
             "answer": pa.Column(pl.Int8, pa.Check.in_range(0, 10)),
-            "split": pa.Column(pl.String, pa.Check.eq(wvb.PROBE_SPLIT)),
+            "split": pa.Column(pl.String, pa.Check.isin(list(SPLIT_NAMES))),  # the participant's split
         },
         strict=True,
         ordered=True,
