@@ -22,7 +22,11 @@ BENCHMARKS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
 """Benchmarks that have a builder, in build order."""
 
 app = typer.Typer(help="Rebuild, validate, evaluate and score cultural-values benchmark releases.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings={"max_content_width": 200})
+"""``rich_markup_mode=None``: help and usage errors are printed as written (click's formatter, as wide as the
+terminal up to 200 columns), so that the install commands in them (``pip install 'culturebench[local]'``) keep
+their brackets."""
 console = Console(stderr=True)
 
 
@@ -41,6 +45,13 @@ def bundled_raw() -> Path:
 def say(text: str, style: str | None = None, out: Console = console) -> None:
     """Print user text (paths, messages, model output) as it is: no rich markup, so ``[local]`` or ``raw[v2]`` stay."""
     out.print(Text(str(text), style=style or ""), highlight=False, soft_wrap=True)
+
+
+def say_written(line: str, written: list[Path]) -> None:
+    """A command's summary line, then one ``  wrote PATH`` line per file it wrote."""
+    say(line)
+    for path in written:
+        say(f"  wrote {path}")
 
 
 def error_line(exc: BaseException) -> None:
@@ -139,7 +150,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
     from culturebench.release import WRITE_STAGES, build_release
 
     stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[stage]}"),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.fields[stage]}", markup=False),
                   TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(benchmark, total=len(stages), stage="")
 
@@ -236,9 +247,7 @@ def score(
         output_folder(out)
         line, written = _evaluation(name, "score").cli_score(responses, release, out,
                                                              **({"config": config} if config is not None else {}))
-    say(line)
-    for path in written:
-        say(f"  wrote {path}")
+    say_written(line, written)
 
 
 @app.command(short_help="Run a model on a benchmark release and score it with the paper's metrics and plots.")
@@ -291,9 +300,7 @@ def evaluate(
             say(f"interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command to "
                 "resume); no results written", style="yellow")
             raise typer.Exit(130) from None
-    say(line)
-    for path in written:
-        say(f"  wrote {path}")
+    say_written(line, written)
 
 
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
@@ -353,9 +360,7 @@ def compare_runs(
         line, written = compare(run_dirs, out, settings=Bootstrap(n_resamples=n_resamples, seed=seed,
                                                                   confidence_level=confidence),
                                 allow_mixed=allow_mixed, release=release)
-    console.print(line, highlight=False, soft_wrap=True, markup=False)
-    for path in written:
-        console.print(f"  wrote {path}", highlight=False, markup=False)
+    say_written(line, written)
 
 
 @app.command("serve-local", short_help="Serve a small real model offline (llama.cpp, OpenAI-compatible) until Ctrl-C.")
@@ -396,25 +401,23 @@ def publish(
                                  allow_restricted=tuple(allow_restricted or ()), dry_run=dry_run)
     out = Console()
     for line in result.lines(dry_run):
-        out.print(line, highlight=False, soft_wrap=True, markup=False)
+        say(line, out=out)
 
 
 @app.command()
 def audit(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
     """Recompute every output hash, re-run every check and re-render report and card; exit 1 on any mismatch."""
-    from rich.markup import escape
-
     from culturebench.audit import audit as audit_release
 
     with user_errors():
         result = audit_release(release)
     out = Console()
     for problem in result.problems[:20]:
-        out.print(f"[red]mismatch[/] {escape(problem)}", highlight=False, soft_wrap=True)
+        say(f"mismatch {problem}", style="red", out=out)
     if len(result.problems) > 20:
-        out.print(f"... and {len(result.problems) - 20} more", highlight=False)
+        say(f"... and {len(result.problems) - 20} more", out=out)
     for failed in result.failed_checks[:20]:
-        out.print(f"[red]FAIL[/] {escape(failed)}", highlight=False, soft_wrap=True)
+        say(f"FAIL {failed}", style="red", out=out)
     say(result.verdict(), style="green" if result.ok else "red", out=out)
     if not result.ok:
         raise typer.Exit(1)
@@ -446,9 +449,7 @@ def generate(
         generator = import_module(f"culturebench.generation.{task}")
         backend = OpenAIBackend(model, base_url=base_url, concurrency=concurrency)
         line, written = generator.cli_generate(backend, options, console)
-    console.print(line, highlight=False, soft_wrap=True, markup=False)
-    for path in written:
-        console.print(f"  wrote {path}", highlight=False, markup=False)
+    say_written(line, written)
 
 
 def main() -> None:  # pragma: no cover - console-script entry point

@@ -1,0 +1,74 @@
+"""The command line prints text as written: help, errors and reports keep their square brackets (rich markup would
+eat ``[local]`` and print a wrong install command)."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from culturebench.cli import app
+from conftest import one_line_error
+
+runner = CliRunner()
+WIDE = {"COLUMNS": "1000"}
+
+
+def flat(text: str) -> str:
+    """Help text with its wrapping undone (click wraps at 80 columns, between words only)."""
+    return " ".join(text.split())
+
+
+def commands() -> list[str]:
+    import typer.main
+
+    return sorted(typer.main.get_command(app).commands)
+
+
+def bracketed(text: str) -> set[str]:
+    """Every ``word[word]`` in a text (install extras like culturebench[local], raw[v2] paths)."""
+    return set(re.findall(r"[\w.-]+\[[\w,.-]+\]", text))
+
+
+def test_top_level_help_lists_every_command():
+    result = runner.invoke(app, ["--help"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    for name in ("build", "validate", "info", "evaluate", "score", "compare", "serve-local", "generate", "audit",
+                 "publish"):
+        assert re.search(rf"^\s+{re.escape(name)}\s", result.output, re.M), (name, result.output)
+
+
+@pytest.mark.parametrize("command", commands())
+def test_help_keeps_every_bracket_of_its_source(command):
+    import typer.main
+
+    click_command = typer.main.get_command(app).commands[command]
+    written = " ".join([click_command.help or ""] + [getattr(p, "help", None) or "" for p in click_command.params])
+    expected = bracketed(written)
+    result = runner.invoke(app, [command, "--help"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    for phrase in expected:
+        assert phrase in result.output, (command, phrase, result.output)
+
+
+def test_install_commands_in_help_are_whole():
+    """The two install commands a newcomer copies from --help, checked by hand."""
+    serve = flat(runner.invoke(app, ["serve-local", "--help"], env=WIDE).output)
+    assert "pip install 'culturebench[local]'" in serve
+    evaluate = flat(runner.invoke(app, ["evaluate", "--help"], env=WIDE).output)
+    assert "pip install 'culturebench[ray]'" in evaluate
+
+
+def test_error_message_keeps_its_brackets(monkeypatch):
+    monkeypatch.setitem(sys.modules, "llama_cpp.server", None)  # the server package is not installed
+    line = one_line_error(runner.invoke(app, ["serve-local"]))
+    assert line.startswith("error: llama.cpp's server is not installed: pip install 'culturebench[local]' ")
+
+
+def test_error_naming_a_bracketed_path(tmp_path):
+    missing = tmp_path / "raw[v2]" / "answers.tsv"
+    line = one_line_error(runner.invoke(app, ["score", "wvb", "--responses", str(missing), "--release",
+                                              str(tmp_path), "--out", str(tmp_path / "run")]))
+    assert "raw[v2]" in line, line
