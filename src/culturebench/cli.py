@@ -301,6 +301,19 @@ def evaluate(
                 "resume); no results written", style="yellow")
             raise typer.Exit(130) from None
     say_written(line, written)
+    say_coverage(out)
+
+
+def say_coverage(run_dir: Path) -> None:
+    """What a run covers (metrics.json ``covers``, see evaluate/limit.py) and where it has too little to mean much."""
+    import json
+
+    path = Path(run_dir) / "metrics.json"
+    metrics = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for covers in metrics.get("covers") or []:
+        say(covers["text"])
+        for warning in covers["warnings"]:
+            say(f"warning: {warning}", style="yellow")
 
 
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,

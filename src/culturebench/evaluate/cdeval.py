@@ -46,6 +46,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import cdeval_prompts as prompts
+from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -820,7 +821,8 @@ def check_inputs(release: Path, samples: int | None, limit: int | None) -> dict[
 def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, temperature: float | None = None,
              max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0, limit: int | None = None,
              args: dict | None = None, console=None) -> runs.EvaluateResult:
-    """Ask ``backend`` the six prompts x ``samples`` for every question (the first ``limit``), then score: writes
+    """Ask ``backend`` the six prompts x ``samples`` for every question (``limit`` spread over dimension x domain:
+    ``limit.spread_positions``), then score: writes
     responses.jsonl, metrics.json, the plots and run.json into ``out``. Re-running into the same folder answers
     every request already made from the cache."""
     from datetime import datetime
@@ -831,7 +833,8 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
     temperature = prompts.TEMPERATURE if temperature is None else temperature
     tables = check_inputs(release, samples, limit)
     manifest = load_manifest(release)
-    questions = tables["questions"] if limit is None else tables["questions"].head(limit)
+    questions, covers = limit_frame(tables["questions"], ["dimension", "domain"], limit, seed, item="questions",
+                                    columns=["dimensions", "domains"])
     planned = plan_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
     result = runs.ask(backend, [p.request for p in planned], out, "cdeval", console)
     model = str(getattr(backend, "model", "model"))
@@ -851,6 +854,7 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
                          schema={"model": pl.String, "question_id": pl.String, "prompt": pl.String,
                                  "sample_index": pl.Int64, "response": pl.String})
     scored = score_responses(frame, tables, release=release, sources=[runs.source_info(responses_path)])
+    scored.metrics["covers"] = [covers.as_dict()]
     stats = runs.runner_stats(result)
     m = scored.metrics["per_model"][model]
     written = runs.write_run_record(
@@ -884,7 +888,7 @@ def summary(metrics: dict) -> str:
                      f"template weights {weights}; {closest}")
     left = metrics["hofstede"]["countries_left_out"]
     if left:
-        lines.append(f"cdeval: {len(left)} countries lack a Hofstede dimension and are not compared "
+        lines.append(f"cdeval: {counted(len(left), 'countries')} lacking a Hofstede dimension, not compared "
                      f"(metrics.json hofstede.countries_left_out)")
     if metrics.get("pairwise_baseline") is not None:
         lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "

@@ -77,9 +77,9 @@ def read_run(path: Path | str) -> RunFolder:
     metrics_path = path / runs.METRICS_FILE
     if not metrics_path.is_file():
         raise InputError("not a run folder (no metrics.json)", file=path)
-    metrics = _read_json(metrics_path)
+    metrics = read_json_object(metrics_path)
     run_path = path / runs.RUN_FILE
-    run = _read_json(run_path) if run_path.is_file() else None
+    run = read_json_object(run_path) if run_path.is_file() else None
     release_record = (run or {}).get("release") or {}
     release = release_record.get("path") or metrics.get("release")
     sha = release_record.get("manifest_sha256") or metrics.get("release_manifest_sha256")
@@ -92,7 +92,8 @@ def read_run(path: Path | str) -> RunFolder:
                      [str(m) for m in metrics.get("models") or []])
 
 
-def _read_json(path: Path) -> dict:
+def read_json_object(path: Path) -> dict:
+    """A JSON file holding one object (metrics.json, run.json); anything else is an InputError naming the file."""
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

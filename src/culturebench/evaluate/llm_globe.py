@@ -71,6 +71,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, stats, uncertainty
 from culturebench.evaluate import llm_globe_prompts as prompts
+from culturebench.evaluate.limit import limit_frame
 from culturebench.release import load_manifest
 
 BENCHMARK = "llm_globe"
@@ -937,9 +938,10 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None,
              juror_backends: dict[str, Any] | None = None, args: dict | None = None,
              console=None) -> runs.EvaluateResult:
-    """Ask ``backend`` the closed and/or open prompts (the first ``limit`` of each), the jurors to rate the open
-    answers, then score; writes responses.jsonl, metrics.json, plots and run.json into ``out``. Re-running into
-    the same folder answers every request already made from the cache. ``juror_backends`` (name -> backend)
+    """Ask ``backend`` the closed and/or open prompts (``limit`` of each, spread over the dimensions:
+    ``limit.spread_positions``), the jurors to rate the open answers, then score; writes responses.jsonl,
+    metrics.json, plots and run.json into ``out``. Re-running into the same folder answers every request already
+    made from the cache. ``juror_backends`` (name -> backend)
     replaces the backends the config's jurors would get (tests)."""
     from datetime import datetime
 
@@ -952,8 +954,11 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     model = str(getattr(backend, "model", "model"))
     records: list[dict] = []
     runner: dict[str, dict] = {}
+    covers = []
     if config.part in ("closed", "both"):
-        closed = tables["closed"] if limit is None else tables["closed"].head(limit)
+        closed, part_covers = limit_frame(tables["closed"], ["dimension"], limit, seed, item="prompts",
+                                          columns=["dimensions"], part="closed")
+        covers.append(part_covers.as_dict())
         planned = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
                               max_tokens=max_tokens or prompts.CLOSED_MAX_TOKENS, seed=seed)
         result = runs.ask(backend, [p.request for p in planned], out, "llm_globe closed", console)
@@ -965,7 +970,9 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
                             "score": prompts.reverse_score(value, plan.info["reverse"]),
                             "finish_reason": response.finish_reason})
     if config.part in ("open", "both"):
-        opened = tables["open"] if limit is None else tables["open"].head(limit)
+        opened, part_covers = limit_frame(tables["open"], ["dimension"], limit, seed, item="prompts",
+                                          columns=["dimensions"], part="open")
+        covers.append(part_covers.as_dict())
         planned = plan_open(opened, config.languages, model, samples=config.open_samples,
                             temperature=temperature, max_tokens=config.open_max_tokens, seed=seed)
         result = runs.ask(backend, [p.request for p in planned], out, "llm_globe open", console)
@@ -991,6 +998,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
     scored = score_records(read_responses([responses_path]), tables, config, human=human, release=release,
                            sources=[runs.source_info(responses_path)])
+    scored.metrics["covers"] = covers
     totals = runs.total_stats(runner.values())
     written = runs.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark=BENCHMARK, release=release, manifest=manifest,

@@ -61,6 +61,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import socialcc_prompts as prompts
+from culturebench.evaluate.limit import coverage, spread_positions
 from culturebench.release import load_manifest
 
 BENCHMARK = "socialcc"
@@ -732,8 +733,8 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None, split: str | None = None,
              antagonist_backend=None, judge_backend=None, args: dict | None = None, console=None,
              bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> EvaluateResult:
-    """Play every scenario (the first ``limit``) with ``backend`` as Character 2 (the protagonist), judge the
-    transcripts, score; writes transcripts.jsonl, metrics.json, the plots and run.json into ``out``. The judge is
+    """Play every scenario (``limit`` spread over the value countries: ``limit.spread_positions``) with ``backend``
+    as Character 2 (the protagonist), judge the transcripts, score; writes transcripts.jsonl, metrics.json, the plots and run.json into ``out``. The judge is
     the config's (or ``judge_backend``, tests); with neither, an InputError before any model call. The antagonist is
     ``antagonist_backend``, else the config's, else the judge. Re-running into the same folder replays every turn
     already answered from the cache."""
@@ -747,7 +748,10 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     tables = check_inputs(release, limit, split, None, max_tokens)
     manifest = load_manifest(release)
     scenarios = scenarios_from(tables, config)
-    scenarios = scenarios if limit is None else scenarios[:limit]
+    countries = [(s.country,) for s in scenarios]
+    kept = spread_positions(countries, limit, seed)
+    scenarios = [scenarios[i] for i in kept]
+    covers = coverage([countries[i] for i in kept], countries, limit, seed, item="scenarios", columns=["countries"])
     temperature = config.agent_temperature if temperature is None else temperature
     max_tokens = config.agent_max_tokens if max_tokens is None else max_tokens
     model = str(getattr(backend, "model", "model"))
@@ -770,6 +774,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     path = runs.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
     metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)],
                         bootstrap=bootstrap)
+    metrics["covers"] = [covers.as_dict()]
     written = runs.write_run_record(
         out, [path, *write_run(metrics, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
