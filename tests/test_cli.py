@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -72,3 +73,38 @@ def test_error_naming_a_bracketed_path(tmp_path):
     line = one_line_error(runner.invoke(app, ["score", "wvb", "--responses", str(missing), "--release",
                                               str(tmp_path), "--out", str(tmp_path / "run")]))
     assert "raw[v2]" in line, line
+
+
+# ------------------------------------------------------------------------------------ LLM-GLOBE jurors config
+
+EXAMPLE_JURORS = Path(__file__).resolve().parents[1] / "examples" / "llm_globe_jurors.yaml"
+
+
+def test_shipped_jurors_example_loads_as_written():
+    import yaml
+
+    from culturebench.evaluate.llm_globe import load_config
+
+    written = yaml.safe_load(EXAMPLE_JURORS.read_text(encoding="utf-8"))
+    config = load_config(EXAMPLE_JURORS)
+    assert config.part == written["part"]
+    assert [(j.name, j.model, j.base_url, j.language) for j in config.jurors] == [
+        (j["name"], j["model"], j["base_url"], j["language"]) for j in written["jurors"]]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("jurors: gpt-4o\n", "jurors must be a list"),
+    ("jurors:\n  - {model: m, url: http://x/v1}\n", "juror 1: unknown key 'url'"),
+    ("jurors:\n  - {base_url: http://x/v1}\n", "juror 1 needs a model"),
+    ("jurors:\n  - model: m\n   language: en\n", "config does not parse"),
+    ("juror:\n  - model: m\n", "unknown config key 'juror'"),
+])
+def test_a_wrong_jurors_config_is_one_line(tmp_path, bundled_release, text, message):
+    config = tmp_path / "jurors.yaml"
+    config.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["evaluate", "llm_globe", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                                 "--release", str(bundled_release("llm_globe")), "--config", str(config),
+                                 "--out", str(tmp_path / "run")])
+    line = one_line_error(result)
+    assert str(config) in line and message in line, line
+    assert not (tmp_path / "run").exists()

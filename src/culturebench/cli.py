@@ -150,7 +150,8 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
     from culturebench.release import WRITE_STAGES, build_release
 
     stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.fields[stage]}", markup=False),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                  TextColumn("{task.fields[stage]}", markup=False),
                   TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(benchmark, total=len(stages), stage="")
 

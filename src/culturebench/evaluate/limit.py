@@ -121,7 +121,8 @@ class Coverage:
     def as_dict(self) -> dict:
         """metrics.json's ``covers`` entry: the numbers, the sentence and the warnings."""
         return {"part": self.part, "item": self.item, "columns": list(self.columns), "covered": list(self.covered),
-                "total": list(self.total), "cells": list(self.cells), "per_cell": list(self.per_cell), "asked": self.asked,
+                "total": list(self.total), "cells": list(self.cells), "per_cell": list(self.per_cell),
+                "asked": self.asked,
                 "available": self.available, "limit": self.limit, "seed": self.seed, "text": self.text(),
                 "warnings": self.warnings()}
 

@@ -108,6 +108,10 @@ class Juror:
     language: str = "en"
 
 
+JUROR_KEYS = {"model", "backend", "base_url", "language", "name"}
+"""The keys of one ``jurors`` entry of the config."""
+
+
 @dataclass
 class Config:
     part: str = "closed"
@@ -179,11 +183,19 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
         config.samples = samples
     config.juror_temperature = _number(raw, "juror_temperature", config.juror_temperature, float, where)
     names = set()
-    for i, entry in enumerate(raw.get("jurors") or []):
+    jurors = raw.get("jurors") or []
+    if not isinstance(jurors, list):
+        raise InputError("jurors must be a list of {model, base_url, language, name, backend} (see "
+                         "examples/llm_globe_jurors.yaml)", file=where, column="jurors")
+    for i, entry in enumerate(jurors):
         if isinstance(entry, str):
             entry = {"model": entry}
         if not isinstance(entry, dict) or not entry.get("model"):
             raise InputError(f"juror {i + 1} needs a model", file=where, column="jurors")
+        unknown = sorted(set(entry) - JUROR_KEYS)
+        if unknown:
+            raise InputError(f"juror {i + 1}: unknown key {unknown[0]!r}; known: {', '.join(sorted(JUROR_KEYS))}",
+                             file=where, column="jurors")
         lang = entry.get("language", "en")
         if lang not in prompts.LANGUAGES:
             raise InputError(f"juror {i + 1}: language must be en or zh, got {lang!r}", file=where, column="jurors")
