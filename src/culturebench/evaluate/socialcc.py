@@ -22,6 +22,7 @@ swaps 1 and 2, see ``facts/socialcc.json`` ``behaviour_scale_note``), at tempera
 
     {"judge": {"model": "gpt-4o", "backend": "openai", "base_url": "http://..."},   # or "judge": "gpt-4o"
      "antagonist": {...},          # default: the judge model
+     "stop": "paper",              # or "tolerant": also "Goodbye" / "good-bye" ends a dialogue (socialcc_prompts)
      "max_rounds": 20, "agent_temperature": 1.0, "agent_max_tokens": 256,
      "judge_temperature": 0.0, "judge_max_tokens": 512,
      "zones": "country_iw_zones.csv"}   # Country,Cultural_Region (relative to the config file)
@@ -71,7 +72,7 @@ ZONE_COLUMNS = ("iw_zone", "cultural_zone", "zone")
 TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
 UNKNOWN = "unknown"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
-CONFIG_KEYS = {"judge", "antagonist", "max_rounds", "agent_temperature", "agent_max_tokens", "judge_temperature",
+CONFIG_KEYS = {"judge", "antagonist", "stop", "max_rounds", "agent_temperature", "agent_max_tokens", "judge_temperature",
                "judge_max_tokens", "zones"}
 BOOTSTRAP_NOTE = {
     "statistic": "each mean of Table 2 (and of every group: country, zone, value topic, value topic x zone) over "
@@ -105,6 +106,7 @@ class Config:
     judge: ModelSpec | None = None
     antagonist: ModelSpec | None = None
     max_rounds: int = prompts.MAX_ROUNDS
+    stop: str = "paper"
     agent_temperature: float = prompts.AGENT_TEMPERATURE
     agent_max_tokens: int = prompts.AGENT_MAX_TOKENS
     judge_temperature: float = prompts.JUDGE_TEMPERATURE
@@ -115,7 +117,7 @@ class Config:
     def as_dict(self) -> dict:
         spec = lambda s: None if s is None else s.__dict__
         return {"judge": spec(self.judge), "antagonist": spec(self.antagonist), "max_rounds": self.max_rounds,
-                "agent_temperature": self.agent_temperature, "agent_max_tokens": self.agent_max_tokens,
+                "stop": self.stop, "agent_temperature": self.agent_temperature, "agent_max_tokens": self.agent_max_tokens,
                 "judge_temperature": self.judge_temperature, "judge_max_tokens": self.judge_max_tokens,
                 "n_zones": len(self.zones), "source": self.source}
 
@@ -156,6 +158,10 @@ def load_config(path: Path | str | None = None) -> Config:
         config.judge = _spec(raw["judge"], "judge", path)
     if raw.get("antagonist") is not None:
         config.antagonist = _spec(raw["antagonist"], "antagonist", path)
+    if raw.get("stop", "paper") not in prompts.STOP_RULES:
+        raise InputError(f"stop must be one of {', '.join(prompts.STOP_RULES)}, got {raw['stop']!r}", file=path,
+                         column="stop")
+    config.stop = raw.get("stop", "paper")
     for key in ("max_rounds", "agent_max_tokens", "judge_max_tokens"):
         if key in raw:
             if not isinstance(raw[key], int) or isinstance(raw[key], bool) or raw[key] < 1:
@@ -272,8 +278,11 @@ class OverallProgress:
     def __exit__(self, *exc):
         return self.bar.__exit__(*exc)
 
-    def advance(self, n: int = 1) -> None:
-        self.bar.advance(self.task, n)
+    def done(self, result) -> None:
+        """A batch answered: what was asked counts as work done, what the cache (or a repeat) answered leaves the
+        total, so that the rate and the eta count only requests that go to a model."""
+        self.bar.advance(self.task, result.stats.n_queried)
+        self.drop(result.stats.n_requests - result.stats.n_queried)
 
     def drop(self, n: int) -> None:
         self.bar.update(self.task, total=self.bar.tasks[0].total - n)
@@ -281,7 +290,7 @@ class OverallProgress:
 
 def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_backend, cache, *,
              max_rounds: int = prompts.MAX_ROUNDS, temperature: float = prompts.AGENT_TEMPERATURE,
-             max_tokens: int = prompts.AGENT_MAX_TOKENS, seed: int | None = 0,
+             max_tokens: int = prompts.AGENT_MAX_TOKENS, seed: int | None = 0, stop: str = "paper",
              progress: OverallProgress | None = None) -> tuple[list[Dialogue], list]:
     """Play every dialogue to its end: one batch of turns per step (protagonist = Character 2, antagonist =
     Character 1, ...), each turn a cached request holding the dialogue so far. Returns the dialogues and the
@@ -309,17 +318,17 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
         result = run_requests(backend, requests, cache, description=f"socialcc turn {step + 1} ({role})",
                               console=progress.quiet if progress else None)
         results.append(result)
+        if progress:
+            progress.done(result)
         for d, response in zip(active, result.responses):
             d.turns.append({"speaker": d.scenario.names[role], "role": role, "text": response.text,
                             "round": step // 2 + 1, "generated": True})
-            if prompts.ends_dialogue(response.text):
+            if prompts.ends_dialogue(response.text, stop):
                 d.ended_by = "good_bye"
             elif role == "antagonist" and step // 2 + 1 >= max_rounds:
                 d.ended_by = "max_rounds"
-            if progress:
-                progress.advance()
-                if d.ended_by:
-                    progress.drop(2 * max_rounds - step - 1)
+            if progress and d.ended_by:
+                progress.drop(2 * max_rounds - step - 1)
     for d in dialogues:  # max_rounds == 0 or loop exhausted
         if d.ended_by is None:
             d.ended_by = "max_rounds"
@@ -340,7 +349,7 @@ def judge_transcripts(transcripts: Sequence[dict], judge_backend, cache, *,
     result = run_requests(judge_backend, requests, cache, description="socialcc judges",
                           console=progress.quiet if progress else None)
     if progress:
-        progress.advance(len(planned))
+        progress.done(result)
     model = str(getattr(judge_backend, "model", "judge"))
     for (t, judge), response in zip(planned, result.responses):
         parsed = prompts.parse_score(response.text, judge)
@@ -508,7 +517,8 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
             "table2": score_block(mine, bootstrap, distribution_ci=True),
             "parse_status": status,
             "dialogue": {"mean_rounds": _mean(rounds), "max_rounds": max(rounds) if rounds else None,
-                         "share_good_bye": _mean([1.0 if r.get("ended_by") == "good_bye" else 0.0 for r in mine])},
+                         "share_good_bye": _mean([1.0 if r.get("ended_by") == "good_bye" else 0.0 for r in mine]),
+                         "n_turn_limit": sum(r.get("ended_by") == "max_rounds" for r in mine)},
             "by_country": _by(mine, lambda r: str(r.get("country") or UNKNOWN)),
             "fig5_countries": sorted(top, key=lambda c: (-counts[c], c)),
             "country_breakdown": country_breakdown(mine, bootstrap),
@@ -766,7 +776,8 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     total = len(scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
     with ResponseCache(out / runs.CACHE_FILE) as cache, OverallProgress(console, total, backend) as progress:
         dialogues, results = simulate(scenarios, backend, antagonist_backend, cache, max_rounds=config.max_rounds,
-                                      temperature=temperature, max_tokens=max_tokens, seed=seed, progress=progress)
+                                      temperature=temperature, max_tokens=max_tokens, seed=seed, stop=config.stop,
+                                      progress=progress)
         transcripts = [transcript_record(d, model, antagonist_model) for d in dialogues]
         jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
                                     max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
@@ -871,6 +882,9 @@ def summary(metrics: dict) -> str:
         invalid = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
         lines.append(f"socialcc {model}: {t['n']:,} dialogues (mean {d['mean_rounds'] or 0:.1f} rounds); {parts}; "
                      f"behaviour 0/1/2/3 {dist}; {invalid} invalid judgements")
+        if d.get("n_turn_limit"):
+            lines.append(f"socialcc {model}: {d['n_turn_limit']:,} of {t['n']:,} dialogues ran to the turn limit "
+                         "without a GOOD BYE (config max_rounds; stop: tolerant also ends on 'Goodbye')")
     if metrics.get("judge_note"):
         lines.append(f"judge: {metrics['judge_note']}")
     return "\n".join(lines)
