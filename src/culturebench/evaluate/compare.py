@@ -32,6 +32,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
+from culturebench.evaluate.limit import plural
 from culturebench.evaluate.uncertainty import Bootstrap
 from culturebench.io import write_json
 
@@ -358,7 +359,7 @@ def render_html(spec: BenchmarkSpec, comparison: Comparison, runs_info: list[dic
                  f"<li>{e(r['path'])}: {e(', '.join(r['models']))}; release {e(str(r['release']))} (manifest sha256 "
                  f"{e(str(r['manifest_sha256']))})</li>" for r in runs_info) + "</ul>",
              f"<h2 id=uncertainty>Intervals</h2><p class=note>{level:.0%} intervals from a seeded bootstrap over "
-             f"{e(str(record['unit']))}s ({e(record['tool'])}, method {e(record['interval_method'])}, "
+             f"{e(plural(str(record['unit'])))} ({e(record['tool'])}, method {e(record['interval_method'])}, "
              f"{record['n_resamples']} resamples, seed {record['seed']}). Point estimates are the paper's.</p>"]
     for key in ("strata", "statistic", "paired"):
         if record.get(key):

@@ -34,7 +34,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, metrics, plots, runs, uncertainty
-from culturebench.evaluate.limit import Coverage, limit_frame
+from culturebench.evaluate.limit import Coverage, counted, limit_frame
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -665,7 +665,8 @@ def threshold_curve_png(metrics: dict, path: Path) -> None:
         bx, by = _curve(baseline["threshold_curve"])
         ax.plot(bx, by, linestyle="--", linewidth=1.5, label=f"{name} baseline (mean W1 {_fmt(baseline.get('mean'))})")
     _threshold_axes(ax)
-    ax.set_title(f"WorldValuesBench: {metrics.get('n_questions', 0)} questions, coverage {_fmt(metrics.get('coverage'))}")
+    ax.set_title(f"WorldValuesBench: {counted(metrics.get('n_questions', 0), 'questions')}, coverage "
+                 f"{_fmt(metrics.get('coverage'))}")
     plots.save_figure(fig, path)
 
 
