@@ -1012,18 +1012,28 @@ def model_similarity_png(comparison: compare.Comparison, path: Path) -> None:
     values = {(r["model_a"], r["model_b"]): r for r in comparison.tables["model_similarity"].iter_rows(named=True)}
     size = max(4.0, 1.3 * len(models) + 2)
     fig, ax = plt.subplots(figsize=(size + 1.5, size), dpi=100)
-    grid = [[1.0 if a == b else (values.get((a, b)) or {}).get("similarity") for b in models] for a in models]
-    image = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], cmap="viridis", vmin=0,
+    grid = [[None if a == b else (values.get((a, b)) or {}).get("similarity") for b in models] for a in models]
+    found = [v for row in grid for v in row if v is not None]
+    # colours span the pairs' own range (Eq. 4 values of similar models all sit near 1); the diagonal is grey
+    low = min(found, default=0.0)
+    low = max(0.0, low - 0.1 * (1.0 - low)) if low < 1.0 else 0.9
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("#dddddd")
+    image = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], cmap=cmap, vmin=low,
                       vmax=1)
     for i, a in enumerate(models):
         for j, b in enumerate(models):
             row = values.get((a, b))
-            if a == b or row is None or row["similarity"] is None:
+            if a == b:
+                ax.text(j, i, "same model", ha="center", va="center", fontsize=7, color="#555555")
+                continue
+            if row is None or row["similarity"] is None:
                 continue
             text = f"{row['similarity']:.3f}"
             if row["similarity_low"] is not None:
                 text += f"\n[{row['similarity_low']:.3f}, {row['similarity_high']:.3f}]"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white")
+            light = (row["similarity"] - low) / ((1.0 - low) or 1.0) > 0.6  # viridis is light at its top end
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color="black" if light else "white")
     ax.set_xticks(range(len(models)))
     ax.set_xticklabels(models, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(models)))
@@ -1045,8 +1055,12 @@ COMPARE = compare.BenchmarkSpec(
         compare.Table("model_similarity", "Eq. 4: model-model similarity, and the Eq. 5 pairwise baseline"),
         compare.Table("differences", "Paired differences of C_m,d between models",
                       "difference = C_a,d - C_b,d on the questions both answered; pvalue_holm over all rows."),
-        compare.Table("country_similarity", "Eq. 3: similarity to each country (Hofstede), most similar first"),
-        compare.Table("group_similarity", "Sec. 4.4: similarity to each country group's mean"),
+        compare.Table("country_similarity", "Eq. 3: similarity to each country (Hofstede), most similar first",
+                      empty="Eq. 3 needs all six dimensions: a model missing one (a small --limit) is left out "
+                            "(comparison.json: models_left_out)."),
+        compare.Table("group_similarity", "Sec. 4.4: similarity to each country group's mean",
+                      empty="The Hofstede table of the release has no group column (the paper prints no list of "
+                            "groups): add one to RAW/hofstede/ and rebuild."),
     ),
     figures=(
         compare.Figure("dimensions.png", "Fig. 3: orientation likelihood per dimension", dimension_bars_png),

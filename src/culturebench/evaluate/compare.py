@@ -191,6 +191,8 @@ class Table:
     name: str
     title: str
     caption: str = ""
+    empty: str = ""
+    """Why the table can have no rows (said on the page in place of an empty table)."""
 
 
 @dataclass(frozen=True)
@@ -326,6 +328,10 @@ def table_html(table: Table, frame: pl.DataFrame, level: float) -> str:
             cells.append(f"<td class={klass or 'num'}>{html.escape(text)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
+    if not body:
+        why = f" {table.empty}" if table.empty else ""
+        return (f"<h3 id=heading-{table.name}>{html.escape(table.title)}</h3>\n<p class=note id=table-{table.name}>"
+                f"No rows for these runs.{html.escape(why)}</p>")
     return (f"<h3 id=heading-{table.name}>{html.escape(table.title)}</h3>\n<table id=table-{table.name}>{caption}"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 

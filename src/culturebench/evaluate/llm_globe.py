@@ -854,7 +854,7 @@ def draw_radar(ax, series: dict[str, dict[str, dict]], title: str) -> None:
         color = plt.get_cmap("tab10")(i % 10)
         cells = [dims.get(d, {}) for d in DIMENSIONS]
         values = [np.nan if c.get("mean") is None else c["mean"] for c in cells]
-        ax.plot(around, values + values[:1], color=color, label=name)
+        ax.plot(around, values + values[:1], color=color, label=name, marker="o", markersize=3)  # a point alone shows
         bounds = [c.get("mean_ci") or [None, None] for c in cells]
         if any(b[0] is not None for b in bounds):
             low = [np.nan if b[0] is None else b[0] for b in bounds]
@@ -864,7 +864,8 @@ def draw_radar(ax, series: dict[str, dict[str, dict]], title: str) -> None:
             ax.fill(around, values + values[:1], color=color, alpha=0.08)
     ax.set_xticks(angles)
     ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
-    ax.set_ylim(1, 7)
+    ax.set_ylim(0, 7)  # the 1-7 scale with room inside: a mean of 1 is a ring, not the centre point
+    ax.set_yticks(range(1, 8))
     ax.set_title(title, pad=28)
     if series:  # below the plot, clear of the title and the dimension labels
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=min(4, len(series)), fontsize=8)
