@@ -691,13 +691,17 @@ def histograms_png(rows: pl.DataFrame, path: Path, questions: list[str] | None =
         width = 0.4
         for i, (values, label) in enumerate(((human, "human"), (model, "model"))):
             shares = np.array([(values == p).sum() for p in points], dtype=float) / max(len(values), 1)
-            ax.bar(plots.grouped_bar_x(points, 2, i, width), shares, width=width, label=f"{label} (n={len(values)})")
+            ax.bar(plots.grouped_bar_x(points, 2, i, width), shares, width=width, color=f"C{i}", label=label)
         ax.set_xticks(points)
-        ax.set_title(question)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{question} (answers: {len(human)} human, {len(model)} model)", fontsize=10)
         ax.set_xlabel("answer")
         ax.set_ylabel("share")
-        ax.legend(fontsize=7)
-    plots.save_figure(fig, path)
+    if chosen:  # one legend for the figure, above the panels, never on the bars
+        fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="upper center", ncol=2, fontsize=9,
+                   bbox_to_anchor=(0.5, 1.0))
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+    plots.save_figure(fig, path, tight=not chosen)
 
 
 def _fmt(value) -> str:
