@@ -593,7 +593,10 @@ def table2_png(metrics: dict, path: Path) -> None:
                         [t.get(f"{j}_ci") for j in judges], model)
         ax.set_xticks(range(len(judges)))
         ax.set_xticklabels([prompts.JUDGE_NAMES[j] for j in judges], fontsize=8)
+        ax.set_xlim(-0.5, len(judges) - 0.5)
         ax.set_ylim(0, prompts.JUDGE_SCALES[judges[0]][1] * 1.05)
+        plots.note_if_empty(ax, [metrics["per_model"][m]["table2"][j] for m in models for j in judges],
+                            "no valid judgement (see parse_status in metrics.json)")
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("mean score (0-1)")
     axes[1].set_ylabel("mean score (0-3)")
@@ -631,8 +634,12 @@ def by_country_png(metrics: dict, path: Path) -> None:
                         ["//" if r.get("small") else "" for r in found])
         ax.set_xticks(range(len(countries)))
         ax.set_xticklabels(countries, rotation=30, ha="right", fontsize=7)
+        ax.set_xlim(-0.5, len(countries) - 0.5)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("mean score")
+        plots.note_if_empty(ax, [r.get("estimate") for m in models for r in
+                                 (metrics["per_model"][m].get("country_breakdown") or {}).get(judge, [])],
+                            "no valid judgement (see parse_status in metrics.json)")
         ax.set_title(f"{prompts.JUDGE_NAMES[judge]} per value country (hatched: fewer than "
                      f"{uncertainty.MIN_GROUP_SIZE} judged dialogues)", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
