@@ -13,5 +13,5 @@ def test_note_if_empty_writes_only_on_an_empty_panel():
     plots.note_if_empty(empty, [None, math.nan], "no valid judgement")
     plots.note_if_empty(full, [None, 0.0])  # a zero is a value
     assert [t.get_text() for t in empty.texts] == ["no valid judgement"]
-    assert full.texts == []
+    assert len(full.texts) == 0
     plt.close(fig)
