@@ -1223,10 +1223,14 @@ def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
             shown = [(x, c["mean"], c.get("mean_ci") or [None, None]) for x, c in cells if c.get("mean") is not None]
             err = [[v - (lo if lo is not None else v) for _, v, (lo, _) in shown],
                    [(hi if hi is not None else v) - v for _, v, (_, hi) in shown]]
-            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, yerr=err, capsize=2, label=model)
+            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, yerr=err, capsize=2, label=model,
+                   color=f"C{i % 10}")
         ax.set_xticks(slots)
         ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
-        ax.set_ylim(1, 7)
+        ax.set_xlim(-0.5, len(DIMENSIONS) - 0.5)
+        ax.set_ylim(0, 7)  # from 0: a mean of 1 (the scale's floor) is a bar, not nothing
+        plots.note_if_empty(ax, [(table.get(m, {}).get(d) or {}).get("mean") for m in models for d in DIMENSIONS],
+                            "no parsed rating from any model")
         ax.set_ylabel("mean (1-7)")
         ax.set_title(f"LLM-GLOBE {part}: mean per dimension (bootstrap intervals over prompts)")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
