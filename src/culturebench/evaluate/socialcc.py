@@ -689,6 +689,8 @@ def aware_without_knowledge_png(metrics: dict, path: Path) -> None:
             ax.set_ylim(0, 101)
             ax.set_ylabel("% of aware-without-knowledge dialogues")
             ax.set_title(f"{model}: aware without knowledge (n = {found['n']}) by {what}", fontsize=9)
+            plots.note_if_empty(ax, [found[key][t] for t in topics], "no dialogue judged aware without commonsense "
+                                "knowledge (or no valid judgement)")
     plots.save_figure(fig, path)
 
 
