@@ -571,9 +571,9 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
              samples: int | None = None, temperature: float | None = None, max_tokens: int = prompts.MAX_TOKENS,
              seed: int | None = 0, limit: int | None = None, split: str | None = None, args: dict | None = None,
              console=None) -> runs.EvaluateResult:
-    """Ask ``backend`` every story (``limit`` spread over the countries: ``limit.spread_positions``) under every context, then score: writes responses.jsonl,
-    metrics.json, the plots and run.json into ``out``. Re-running into the same folder answers every request already
-    made from the cache."""
+    """Ask ``backend`` every story (``limit`` spread over the countries: ``limit.spread_positions``) under every
+    context, then score: writes responses.jsonl, metrics.json, the plots and run.json into ``out``. Re-running into
+    the same folder answers every request already made from the cache."""
     from datetime import datetime
 
     started = datetime.now(UTC)

@@ -72,8 +72,8 @@ ZONE_COLUMNS = ("iw_zone", "cultural_zone", "zone")
 TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
 UNKNOWN = "unknown"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
-CONFIG_KEYS = {"judge", "antagonist", "stop", "max_rounds", "agent_temperature", "agent_max_tokens", "judge_temperature",
-               "judge_max_tokens", "zones"}
+CONFIG_KEYS = {"judge", "antagonist", "stop", "max_rounds", "agent_temperature", "agent_max_tokens",
+               "judge_temperature", "judge_max_tokens", "zones"}
 BOOTSTRAP_NOTE = {
     "statistic": "each mean of Table 2 (and of every group: country, zone, value topic, value topic x zone) over "
                  "the dialogues judged valid, the behaviour score percentages and Fig. 7's shares, each with "
@@ -117,7 +117,8 @@ class Config:
     def as_dict(self) -> dict:
         spec = lambda s: None if s is None else s.__dict__
         return {"judge": spec(self.judge), "antagonist": spec(self.antagonist), "max_rounds": self.max_rounds,
-                "stop": self.stop, "agent_temperature": self.agent_temperature, "agent_max_tokens": self.agent_max_tokens,
+                "stop": self.stop, "agent_temperature": self.agent_temperature,
+                "agent_max_tokens": self.agent_max_tokens,
                 "judge_temperature": self.judge_temperature, "judge_max_tokens": self.judge_max_tokens,
                 "n_zones": len(self.zones), "source": self.source}
 
@@ -753,10 +754,10 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
              antagonist_backend=None, judge_backend=None, args: dict | None = None, console=None,
              bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> EvaluateResult:
     """Play every scenario (``limit`` spread over the value countries: ``limit.spread_positions``) with ``backend``
-    as Character 2 (the protagonist), judge the transcripts, score; writes transcripts.jsonl, metrics.json, the plots and run.json into ``out``. The judge is
-    the config's (or ``judge_backend``, tests); with neither, an InputError before any model call. The antagonist is
-    ``antagonist_backend``, else the config's, else the judge. Re-running into the same folder replays every turn
-    already answered from the cache."""
+    as Character 2 (the protagonist), judge the transcripts, score; writes transcripts.jsonl, metrics.json, the
+    plots and run.json into ``out``. The judge is the config's (or ``judge_backend``, tests); with neither, an
+    InputError before any model call. The antagonist is ``antagonist_backend``, else the config's, else the judge.
+    Re-running into the same folder replays every turn already answered from the cache."""
     from culturebench.evaluate.cache import ResponseCache
 
     started = datetime.now(UTC)
