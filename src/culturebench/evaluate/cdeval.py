@@ -779,10 +779,11 @@ def pca_png(metrics: dict, path: Path) -> None:
             ax.scatter([p["pc1"] for p in chosen], [p["pc2"] for p in chosen], c=colour, marker=marker,
                        s=120 if kind == "model" else 25, label=label, zorder=3 if kind == "model" else 2)
             for p in chosen:
-                ax.annotate(p["name"], (p["pc1"], p["pc2"]), fontsize=7 if kind == "model" else 5,
+                ax.annotate(p["name"], (p["pc1"], p["pc2"]), fontsize=8 if kind == "model" else 7,
                             textcoords="offset points", xytext=(3, 3))
     if points:
         label = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(explained)] + ["PC2"]
+        ax.margins(0.1)  # room for the labels of the outermost points
         ax.set_xlabel(label[0])
         ax.set_ylabel(label[1])
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
@@ -792,7 +793,7 @@ def pca_png(metrics: dict, path: Path) -> None:
     if left_out:
         shown = "; ".join(f"{e['kind']} {e['name']} (no {', '.join(e['missing'])})" for e in left_out[:4])
         more = f"; and {len(left_out) - 4} more (metrics.json pca.left_out)" if len(left_out) > 4 else ""
-        fig.text(0.01, 0.01, f"Left out, lacking a dimension: {shown}{more}", fontsize=6, wrap=True, va="bottom")
+        fig.text(0.01, 0.01, f"Left out, lacking a dimension: {shown}{more}", fontsize=8, wrap=True, va="bottom")
         footer = 0.07
     fig.tight_layout(rect=(0, footer, 1, 1))
     plots.save_figure(fig, path, tight=False)
