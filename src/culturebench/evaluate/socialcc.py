@@ -666,6 +666,12 @@ def by_value_topic_zone_png(metrics: dict, path: Path) -> None:
         ax.set_xticklabels(zones, rotation=30, ha="right", fontsize=7)
         ax.set_yticks(range(len(topics)))
         ax.set_yticklabels(topics, fontsize=7)
+        for i, row in enumerate(cells):  # the value in each cell: the colour alone is hard to read
+            for j, value in enumerate(row):
+                if value is not None:
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                            color="black" if value > 0.6 else "white")
+        plots.note_if_empty(ax, [v for row in cells for v in row], "no valid value-knowledge judgement")
         ax.set_title(f"{model}: value knowledge by value topic x cultural group", fontsize=9)
         fig.colorbar(image, ax=ax, fraction=0.04)
     plots.save_figure(fig, path)
