@@ -388,13 +388,13 @@ def evaluate_cli(server: ScriptedServer, release: Path, out: Path, *extra: str, 
 def test_end_to_end_always_a_and_resume(release, tmp_path):
     out = tmp_path / "run-a"
     with ScriptedServer(reply="A", model="always-a") as server:
-        result = evaluate_cli(server, release, out, "--samples", "2", "--limit", "6", model="always-a")
+        result = evaluate_cli(server, release, out, "--samples", "2", "--limit", "3", model="always-a")
         assert result.exit_code == 0, result.output
-        assert server.request_count == 6 * 6 * 2
+        assert server.request_count == 3 * 6 * 2
         for name in ("responses.jsonl", "metrics.json", "run.json", "dimensions.png", "pca.png", "cache.sqlite"):
             assert (out / name).is_file(), name
         records = runs.read_jsonl(out / "responses.jsonl")
-        assert len(records) == 72 and {r["model"] for r in records} == {"always-a"}
+        assert len(records) == 36 and {r["model"] for r in records} == {"always-a"}
         by_prompt = {}
         for r in records:
             by_prompt.setdefault(r["prompt"], set()).add((r["score"], r["parse_status"]))
@@ -403,25 +403,27 @@ def test_end_to_end_always_a_and_resume(release, tmp_path):
         assert by_prompt["compare_norm"] == by_prompt["compare_reverse"] == {(0.5, "unparsed")}
         metrics = json.loads((out / "metrics.json").read_text())
         m = metrics["per_model"]["always-a"]
-        # Eq. 6: A/B disagrees on every (question, sample): 6 x 2 = 12; Compare and Repeat are 0.5 both ways: 0
-        assert m["instability"] == {"ab": 12, "repeat": 0, "compare": 0}
-        total = math.exp(12 / -1000) + 2  # Eq. 7
-        assert m["template_weights"] == pytest.approx({"ab": math.exp(-0.012) / total, "repeat": 1 / total,
+        # Eq. 6: A/B disagrees on every (question, sample): 3 x 2 = 6; Compare and Repeat are 0.5 both ways: 0
+        assert m["instability"] == {"ab": 6, "repeat": 0, "compare": 0}
+        total = math.exp(6 / -1000) + 2  # Eq. 7
+        assert m["template_weights"] == pytest.approx({"ab": math.exp(-0.006) / total, "repeat": 1 / total,
                                                        "compare": 1 / total}, abs=1e-12)
-        assert m["parse_status"]["unparsed"] >= 24 and m["n_responses"] == 72
-        assert set(m["dimension_likelihood"]) == {"PDI", "IDV", "UAI"}  # --limit 6: two questions of three dimensions
-        assert m["missing_dimensions"] == ["MAS", "LTO", "IVR"] and m["country_similarity"] == []
-        assert metrics["pca"]["left_out"][0] == {"kind": "model", "name": "always-a", "missing": ["MAS", "LTO", "IVR"]}
+        assert m["parse_status"]["unparsed"] >= 12 and m["n_responses"] == 36
+        asked = {r["dimension"] for r in records}  # --limit 3: one question of each of three dimensions
+        missing = [d for d in cdeval.DIMENSIONS if d not in asked]
+        assert len(asked) == 3 and set(m["dimension_likelihood"]) == asked
+        assert m["missing_dimensions"] == missing and m["country_similarity"] == []
+        assert metrics["pca"]["left_out"][0] == {"kind": "model", "name": "always-a", "missing": missing}
         run = json.loads((out / "run.json").read_text())
-        assert run["benchmark"] == "cdeval" and run["runner"]["n_queried"] == 72
+        assert run["benchmark"] == "cdeval" and run["runner"]["n_queried"] == 36
         assert run["evaluation"]["samples"] == 2 and run["evaluation"]["temperature"] == 1.0
         assert SECRET not in (out / "run.json").read_text()
 
         server.reset_counts()
-        again = evaluate_cli(server, release, out, "--samples", "2", "--limit", "6", model="always-a")
+        again = evaluate_cli(server, release, out, "--samples", "2", "--limit", "3", model="always-a")
         assert again.exit_code == 0, again.output
         assert server.request_count == 0  # resumed entirely from the cache
-        assert json.loads((out / "run.json").read_text())["runner"]["n_cached"] == 72
+        assert json.loads((out / "run.json").read_text())["runner"]["n_cached"] == 36
         assert json.loads((out / "metrics.json").read_text())["per_model"] == metrics["per_model"]
 
 

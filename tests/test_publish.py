@@ -227,3 +227,36 @@ def test_a_tampered_release_is_not_published(hub, release):
     result = publish(release, "--repo-id", "org/wvb")
     assert result.exit_code == 2 and "differ from manifest.json" in result.output
     assert hub.requests == []
+
+
+def test_normad_stories_are_published_without_the_atlas_background(hub, bundled_release, tmp_path):
+    """NormAd's stories are CC BY 4.0 but their background column is Cultural Atlas text: the config goes up
+    without that column (the atlas config and the quarantine stay home), and the card and output say so."""
+    import polars as pl
+
+    release = bundled_release("normad")
+    result = publish(release, "--repo-id", "org/normad")
+    assert result.exit_code == 0, result.output
+    assert "withheld column background of stories" in result.output and "withheld atlas" in result.output
+    files = hub.files("org/normad")
+    stories = sorted(p for p in files if p.startswith("data/stories/"))
+    local = sorted(str(p.relative_to(release)) for p in (release / "data" / "stories").iterdir())
+    assert stories == local and not any(p.startswith(("data/atlas/", "quarantine/")) for p in files)
+    for path in stories:
+        uploaded = pl.read_parquet(files[path])
+        original = pl.read_parquet(release / path)
+        assert "background" not in uploaded.columns
+        assert uploaded.equals(original.drop("background"))  # every other column, row for row
+        background = original["background"].to_list()
+    sent = b"".join(r.body for r in hub.requests)
+    assert background[0].encode() not in sent
+    card = files["README.md"].decode()
+    header = card_header(card)
+    assert "stories" in [c["config_name"] for c in header["configs"]]
+    assert header["culturebench"]["withheld_configs"] == ["atlas", "quarantine"]
+    assert header["culturebench"]["withheld_columns"] == {"stories": ["background"]}
+    [info] = [c for c in header["dataset_info"] if c["config_name"] == "stories"]
+    assert "background" not in [f["name"] for f in info["features"]]
+    remote = hub.materialize("org/normad", tmp_path / "clone")
+    loaded = datasets.load_dataset(str(remote), "stories", cache_dir=str(tmp_path / "cache"))
+    assert "background" not in next(iter(loaded.values())).column_names

@@ -22,7 +22,7 @@ from culturebench.release import load_manifest, read_tables
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-secret"
-LIMIT = 348  # probe rows evaluated end to end: Q1, Q2, Q3 (115 each) and 3 rows of Q46 in the sample (all 1-4)
+LIMIT = 320  # probe rows evaluated end to end: spread over the sample's 36 questions (8-9 rows each)
 SCORE_KEYS = {"per_question", "mean", "std", "threshold_curve", "n_questions", "n_rows", "n_invalid", "baselines",
               "benchmark", "responses", "release", "n_covered", "coverage", "n_unknown_question", "n_invalid_covered",
               "groups"}
@@ -359,8 +359,10 @@ def test_drop_out_of_scale_is_a_wvb_option(tmp_path):
 
 
 @pytest.mark.parametrize("samples", [None, 5])
-def test_without_demographics_end_to_end(tmp_path, release, samples):
-    rows = wvb.evaluation_rows(release, "probe", limit=LIMIT)
+def test_without_demographics_end_to_end(tmp_path, release, tables, samples):
+    rows = wvb.evaluation_rows(release, "probe", limit=LIMIT)  # spread over the questions (1, 2 within every scale)
+    scales = {q: (lo, hi) for q, lo, hi in tables["questions"].select("question_id", "scale_min", "scale_max")
+              .iter_rows()}
     humans = {q: part["human"].to_list() for (q,), part in rows.group_by("question_id")}
     counter = {"n": 0}
 
@@ -383,8 +385,8 @@ def test_without_demographics_end_to_end(tmp_path, release, samples):
     for q, human in humans.items():
         model = [r["answer"] for r in records if r["question_id"] == q]
         assert len(model) == (samples or len(human))
-        assert m["per_question"][q] == pytest.approx(metrics.w1(human, model, 1, 4))
-        assert m["baselines"]["uniform"]["per_question"][q] == pytest.approx(metrics.uniform_w1(human, 1, 4))
+        assert m["per_question"][q] == pytest.approx(metrics.w1(human, model, *scales[q]))
+        assert m["baselines"]["uniform"]["per_question"][q] == pytest.approx(metrics.uniform_w1(human, *scales[q]))
     assert (tmp_path / "run" / "histograms.png").is_file()
 
 

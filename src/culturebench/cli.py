@@ -16,14 +16,23 @@ from rich.table import Table
 from rich.text import Text
 
 from culturebench.errors import ChecksFailed, InputError
+from culturebench.hub_release import by_design, release_folder
 from culturebench.io import output_folder
 
 BENCHMARKS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
 """Benchmarks that have a builder, in build order."""
 
 app = typer.Typer(help="Rebuild, validate, evaluate and score cultural-values benchmark releases.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings={"max_content_width": 200})
+"""``rich_markup_mode=None``: help and usage errors are printed as written (click's formatter, as wide as the
+terminal up to 200 columns), so that the install commands in them (``pip install 'culturebench[local]'``) keep
+their brackets."""
 console = Console(stderr=True)
+
+
+RELEASE_HELP = ("A release folder (e.g. releases/wvb), or a published one: a Hub dataset repo ORG/NAME[@revision], "
+                "fetched into the huggingface-hub cache and checked against its manifest.json (offline: the cache).")
 
 
 def module_name(benchmark: str) -> str:
@@ -41,6 +50,13 @@ def bundled_raw() -> Path:
 def say(text: str, style: str | None = None, out: Console = console) -> None:
     """Print user text (paths, messages, model output) as it is: no rich markup, so ``[local]`` or ``raw[v2]`` stay."""
     out.print(Text(str(text), style=style or ""), highlight=False, soft_wrap=True)
+
+
+def say_written(line: str, written: list[Path]) -> None:
+    """A command's summary line, then one ``  wrote PATH`` line per file it wrote."""
+    say(line)
+    for path in written:
+        say(f"  wrote {path}")
 
 
 def error_line(exc: BaseException) -> None:
@@ -141,7 +157,8 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
     from culturebench.release import WRITE_STAGES, build_release
 
     stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[stage]}"),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                  TextColumn("{task.fields[stage]}", markup=False),
                   TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(benchmark, total=len(stages), stage="")
 
@@ -152,13 +169,19 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
 
 
 @app.command()
-def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
+def validate(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Re-run every check of a release from its files and compare every file with manifest.json; exit 1 on a failure."""
     from culturebench.release import UNLISTED, revalidate
     from culturebench.validation import summary
 
     with user_errors():
-        manifest, results, problems = revalidate(release)
+        folder = release_folder(release)
+        manifest, results, problems = revalidate(folder)
+    if folder != Path(release):  # a Hub upload: its card, withheld configs and trimmed columns differ on purpose
+        expected = by_design(folder)
+        problems = [p for p in problems if p.split(":", 1)[0] not in expected]
+        say(f"{release}: Hub snapshot {folder}; {len(expected)} files differ from manifest.json by design (card "
+            "rewritten for the Hub, withheld configs) and are not compared")
     out = plain_console()
     for result in results:
         if not result.passed:  # one plain line each, never cut to a table's width
@@ -177,12 +200,12 @@ def validate(release: Annotated[Path, typer.Argument(help="A release folder, e.g
 
 
 @app.command()
-def info(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
+def info(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Show a release's configs, splits, row counts, inputs and validation summary."""
     from culturebench.release import MANIFEST_KEYS, load_manifest
 
     with user_errors():
-        manifest = load_manifest(release, MANIFEST_KEYS)
+        manifest = load_manifest(release_folder(release), MANIFEST_KEYS)
     out = plain_console()
     table = Table("config", "split", "rows", "files", "redistributable", title=Text(f"{manifest['benchmark']} ({release})"))
     groups: dict[tuple[str, str], list[dict]] = {}
@@ -229,8 +252,8 @@ def _evaluation(name: str, command: str):
 @app.command(short_help="Score saved model answers against a release with the paper's metrics and plots.")
 def score(
     name: Annotated[str, typer.Argument(help=f"Benchmark to score: {', '.join(EVALUATIONS)}.")],
-    responses: Annotated[Path, typer.Option(help="Model answers. wvb: TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
-    release: Annotated[Path, typer.Option(help="The benchmark's release folder, e.g. releases/wvb.")],
+    responses: Annotated[Path, typer.Option(help="Model answers. wvb: responses.jsonl of `evaluate`, or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
+    release: Annotated[Path, typer.Option(help=RELEASE_HELP)],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
@@ -249,13 +272,11 @@ def score(
             if flags[flag] and name != owner:
                 raise InputError(f"--{flag.replace('_', '-')} is a {owner} option")
         output_folder(out)
-        _check_release(release, allow_modified_release)
+        release = _checked_release(release, allow_modified_release)
         line, written = _evaluation(name, "score").cli_score(
             responses, release, out, **({"config": config} if config is not None else {}),
             **{flag: True for flag, given in flags.items() if given})
-    say(line)
-    for path in written:
-        say(f"  wrote {path}")
+    say_written(line, written)
 
 
 @app.command(short_help="Run a model on a benchmark release and score it with the paper's metrics and plots.")
@@ -265,9 +286,9 @@ def evaluate(
     out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl (socialcc: transcripts.jsonl), metrics.json, plots, run.json. Re-running the same command into it resumes.")],
     backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), azure (Azure OpenAI: --model is the deployment, --base-url the resource endpoint, key from AZURE_OPENAI_API_KEY), vllm (offline, local GPU) or ray (a Ray cluster: vLLM replicas, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
     base_url: Annotated[list[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend; repeatable with --backend ray, which fans the requests out over them).")] = None,
-    release: Annotated[Path, typer.Option(help="The benchmark's release folder (default releases/NAME).")] = None,
+    release: Annotated[Path, typer.Option(help=RELEASE_HELP + " Default: releases/NAME.")] = None,
     split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both; socialcc: a split of the scenarios (default all).")] = None,
-    limit: Annotated[int, typer.Option(help="Evaluate only the first N rows (wvb), questions (cdeval), stories (normad), prompts of each part (llm_globe) or scenarios (socialcc), release order.")] = None,
+    limit: Annotated[int, typer.Option(help="Evaluate N rows (wvb), questions (cdeval), stories (normad), prompts of each part (llm_globe) or scenarios (socialcc), spread over the design by --seed: questions (wvb), dimension x domain (cdeval), countries (normad, socialcc), dimensions (llm_globe); the run says what it covers.")] = None,
     samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5). normad: answers per prompt (default 1). llm_globe: answers per closed prompt (default 3). socialcc: 1 (one dialogue per scenario).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (default per benchmark, the paper's: wvb 0 with demographics, 0.7 without; cdeval, llm_globe, socialcc agents 1; normad 0).")] = None,
     demographics: Annotated[bool, typer.Option("--demographics/--no-demographics", help="wvb only: give the participant's country, urban/rural and education (default), or let the model assume them.")] = True,
@@ -278,7 +299,7 @@ def evaluate(
     tensor_parallel_size: Annotated[int, typer.Option(help="GPUs to shard the model over (vllm backend; per replica with --backend ray).")] = 1,
     ray_address: Annotated[str, typer.Option(help="ray backend: the cluster to join (e.g. 10.0.0.1:6379 or auto); default: start a local Ray on this machine.")] = None,
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
+    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, stop (paper or tolerant), max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
     drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
     # --- providers, integrity and cost (issue #27) ---
@@ -297,7 +318,8 @@ def evaluate(
     from culturebench.evaluate.runner import DryRun
 
     name = module_name(name)
-    release = release if release is not None else Path("releases") / name
+    given = release is not None
+    release = release if given else Path("releases") / name
     base_urls = list(base_url or [])
     args = {"benchmark": name, "model": model, "backend": backend,
             "base_url": base_urls[0] if len(base_urls) == 1 else (base_urls or None), "release": str(release),
@@ -314,10 +336,10 @@ def evaluate(
                "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
     with user_errors():
         output_folder(out)
+        options["release"] = _checked_release(release, allow_modified_release, hub=given)
         benchmark = _evaluation(name, "evaluate")
         benchmark.cli_check(options)
         _check_run_folder(out, name)
-        _check_release(release, allow_modified_release)
         client = _client_options(model, header, api_version, request_shape, price_in, price_out, max_cost)
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
                                       tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
@@ -342,9 +364,20 @@ def evaluate(
             say(f"interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command to "
                 "resume); no results written", style="yellow")
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
-    say(line)
-    for path in written:
-        say(f"  wrote {path}")
+    say_written(line, written)
+    say_coverage(out)
+
+
+def say_coverage(run_dir: Path) -> None:
+    """What a run covers (metrics.json ``covers``, see evaluate/limit.py) and where it has too little to mean much."""
+    import json
+
+    path = Path(run_dir) / "metrics.json"
+    metrics = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for covers in metrics.get("covers") or []:
+        say(covers["text"])
+        for warning in covers["warnings"]:
+            say(f"warning: {warning}", style="yellow")
 
 
 def _check_run_folder(out: Path, benchmark: str) -> None:
@@ -365,13 +398,17 @@ def _check_run_folder(out: Path, benchmark: str) -> None:
                          "replaced)", file=out)
 
 
-def _check_release(release: Path, allow_modified: bool) -> None:
-    """The release's files match its manifest.json (``release.verify_release``), unless ``allow_modified``; a
-    folder without manifest.json is left to the benchmark, which says so."""
+def _checked_release(value: Path, allow_modified: bool, hub: bool = True) -> Path:
+    """The release folder of ``--release``: a local folder or, with ``hub``, a Hub repo id
+    (``hub_release.release_folder``), whose files match its manifest.json (``release.verify_release``; what a Hub
+    upload leaves out by design is exempt; always checked) unless ``allow_modified``. A folder without manifest.json is left to the
+    benchmark, which says so."""
     from culturebench.release import verify_release
 
-    if not allow_modified and (Path(release) / "manifest.json").is_file():
-        verify_release(release)
+    folder = release_folder(value) if hub else Path(value)  # a Hub snapshot is verified as it is fetched
+    if folder == Path(value) and not allow_modified and (folder / "manifest.json").is_file():
+        verify_release(folder)
+    return folder
 
 
 def _client_options(model: str, headers: list[str] | None, api_version: str | None, request_shape: str | None,
@@ -462,9 +499,7 @@ def compare_runs(
         line, written = compare(run_dirs, out, settings=Bootstrap(n_resamples=n_resamples, seed=seed,
                                                                   confidence_level=confidence),
                                 allow_mixed=allow_mixed, release=release)
-    console.print(line, highlight=False, soft_wrap=True, markup=False)
-    for path in written:
-        console.print(f"  wrote {path}", highlight=False, markup=False)
+    say_written(line, written)
 
 
 @app.command("serve-local", short_help="Serve a small real model offline (llama.cpp, OpenAI-compatible) until Ctrl-C.")
@@ -505,25 +540,23 @@ def publish(
                                  allow_restricted=tuple(allow_restricted or ()), dry_run=dry_run)
     out = Console()
     for line in result.lines(dry_run):
-        out.print(line, highlight=False, soft_wrap=True, markup=False)
+        say(line, out=out)
 
 
 @app.command()
-def audit(release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")]) -> None:
+def audit(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Recompute every output hash, re-run every check and re-render report and card; exit 1 on any mismatch."""
-    from rich.markup import escape
-
     from culturebench.audit import audit as audit_release
 
     with user_errors():
-        result = audit_release(release)
+        result = audit_release(release_folder(release))
     out = Console()
     for problem in result.problems[:20]:
-        out.print(f"[red]mismatch[/] {escape(problem)}", highlight=False, soft_wrap=True)
+        say(f"mismatch {problem}", style="red", out=out)
     if len(result.problems) > 20:
-        out.print(f"... and {len(result.problems) - 20} more", highlight=False)
+        say(f"... and {len(result.problems) - 20} more", out=out)
     for failed in result.failed_checks[:20]:
-        out.print(f"[red]FAIL[/] {escape(failed)}", highlight=False, soft_wrap=True)
+        say(f"FAIL {failed}", style="red", out=out)
     say(result.verdict(), style="green" if result.ok else "red", out=out)
     if not result.ok:
         raise typer.Exit(1)
@@ -556,9 +589,7 @@ def generate(
         generator = import_module(f"culturebench.generation.{task}")
         backend = OpenAIBackend(model, base_url=base_url, concurrency=concurrency)
         line, written = generator.cli_generate(backend, options, console)
-    console.print(line, highlight=False, soft_wrap=True, markup=False)
-    for path in written:
-        console.print(f"  wrote {path}", highlight=False, markup=False)
+    say_written(line, written)
 
 
 def main() -> None:  # pragma: no cover - console-script entry point

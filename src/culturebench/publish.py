@@ -6,7 +6,9 @@ recorded manifest sha256, so re-publishing an unchanged release sends no commit 
 files plus deletions of release files that are gone.
 
 License gating: a config that the manifest marks not redistributable (e.g. WVS respondent rows) is withheld unless
-the repo is private *and* the user names its license with ``--allow-restricted``. Quarantine files are raw source
+the repo is private *and* the user names its license with ``--allow-restricted``, except where only some columns
+carry the restricted text (``OPEN_COLUMNS``: NormAd's stories, whose ``background`` is Cultural Atlas text): then the
+config is uploaded without those columns, under the license of the rest. Quarantine files are raw source
 rows and follow the same rule. The uploaded README.md is the release card rewritten for the Hub: withheld configs are
 dropped from the YAML ``configs``/``dataset_info`` (so ``load_dataset(repo, config)`` works for exactly what was
 uploaded), a "Withheld configs" section says how to rebuild them, and the YAML ``culturebench`` block records the
@@ -54,6 +56,26 @@ class Withheld:
     license: str
     reason: str
     files: tuple[str, ...]
+    columns: tuple[str, ...] = ()
+    """Only these columns are withheld (the config is uploaded without them); empty: the whole config."""
+
+
+@dataclass(frozen=True)
+class OpenColumns:
+    """A restricted config whose restriction sits in some columns only: the rest is uploaded under ``license``."""
+
+    withheld: tuple[str, ...]
+    license: str
+    reason: str
+
+
+OPEN_COLUMNS = {
+    ("normad", "stories"): OpenColumns(
+        ("background",), "cc-by-4.0",
+        "background is Cultural Atlas text, (c) SBS; the other columns are NormAd's (Rao et al. 2024, "
+        "arXiv 2404.12464), CC BY 4.0, uploaded with that attribution"),
+}
+"""(benchmark, config) -> the columns withheld and the license of the uploaded rest."""
 
 
 @dataclass
@@ -109,7 +131,11 @@ class Plan:
             state = f"remote {where}: does not exist{self.remote.note}; will be created {'private' if self.private else 'public'}"
         out = [state, f"local manifest sha256 {self.manifest_sha256}"]
         for item in self.withheld:
-            out.append(f"withheld {item.config} ({len(item.files)} files, license {item.license}): {item.reason}")
+            if item.columns:
+                out.append(f"withheld column {', '.join(item.columns)} of {item.config} (license {item.license}; the "
+                           f"config is uploaded without it): {item.reason}")
+            else:
+                out.append(f"withheld {item.config} ({len(item.files)} files, license {item.license}): {item.reason}")
         verb = "would upload" if dry_run else "upload"
         out += [f"{verb} {f.path} ({f.size:,} bytes, sha256 {f.sha256[:12]})" for f in self.uploads]
         out += [f"{'would delete' if dry_run else 'delete'} {path}" for path in self.deletions]
@@ -202,10 +228,17 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     for output in manifest["outputs"]:
         if "config" in output:
             by_config.setdefault(output["config"], []).append(output["path"])
+    projected: dict[str, tuple[str, ...]] = {}  # path -> columns dropped from it
     for config, license_ in restricted.items():
         why = gate(license_)
         if why:
             files = tuple(by_config.get(config, []))
+            open_columns = OPEN_COLUMNS.get((benchmark, config))
+            if open_columns is not None:
+                withheld.append(Withheld(config, license_, f"{open_columns.reason}; {why}", files,
+                                         open_columns.withheld))
+                projected.update({path: open_columns.withheld for path in files})
+                continue
             withheld.append(Withheld(config, license_, why, files))
             withheld_paths.update(files)
     quarantine = tuple(o["path"] for o in manifest["outputs"] if o["path"].startswith(QUARANTINE + "/"))
@@ -222,6 +255,9 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
         if path in withheld_paths or path == "README.md":
             continue
         source = release / path
+        if path in projected:
+            files.append(_planned_bytes(path, parquet_without(source, projected[path])))
+            continue
         files.append(PlannedFile(path, output["sha256"], source.stat().st_size, _file_oid(source), source=source))
     files.append(_planned_bytes("manifest.json", (release / "manifest.json").read_bytes(), release / "manifest.json"))
     readme = hub_card((release / "README.md").read_text(encoding="utf-8"), manifest, manifest_sha, repo_id, withheld,
@@ -239,6 +275,21 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     planned = {f.path for f in files}
     result.deletions = sorted(p for p in remote.files if p not in planned and p.startswith(RELEASE_FOLDERS))
     return result
+
+
+def parquet_without(path: Path, columns: tuple[str, ...]) -> bytes:
+    """A release parquet file without ``columns``, written as the release writes it (same bytes for the same file)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from culturebench.release import ROW_GROUP_ROWS
+
+    table = pq.read_table(path)
+    sink = io.BytesIO()
+    pq.write_table(table.drop_columns([c for c in columns if c in table.column_names]), sink, compression="zstd",
+                   row_group_size=ROW_GROUP_ROWS, write_statistics=True, store_schema=False)
+    return sink.getvalue()
 
 
 def _planned_bytes(path: str, data: bytes, source: Path | None = None) -> PlannedFile:
@@ -294,15 +345,21 @@ def hub_card(readme: str, manifest: dict, manifest_sha: str, repo_id: str, withh
     end = readme.index("\n---\n", 4)
     header = yaml.safe_load(readme[4:end]) or {}
     body = readme[end + len("\n---\n"):]
-    gone = {w.config for w in withheld}
+    gone = {w.config for w in withheld if not w.columns}
     header["configs"] = [c for c in header.get("configs", []) if c.get("config_name") not in gone]
     if "dataset_info" in header:
         header["dataset_info"] = [c for c in header["dataset_info"] if c.get("config_name") not in gone]
+        dropped = {w.config: set(w.columns) for w in withheld if w.columns}
+        for info in header["dataset_info"]:
+            if info.get("config_name") in dropped:
+                info["features"] = [f for f in info.get("features", [])
+                                    if f.get("name") not in dropped[info["config_name"]]]
     header["culturebench"] = {
         "benchmark": manifest["benchmark"],
         "culturebench_version": manifest.get("culturebench_version", __version__),
         "manifest_sha256": manifest_sha,
         "withheld_configs": sorted(gone),
+        "withheld_columns": {w.config: list(w.columns) for w in withheld if w.columns},
     }
     for config in header["configs"]:
         config.pop("default", None)
@@ -328,13 +385,15 @@ def hub_card(readme: str, manifest: dict, manifest_sha: str, repo_id: str, withh
 
 def withheld_section(manifest: dict, withheld: list[Withheld], card) -> str:
     benchmark = manifest["benchmark"]
-    rows = "\n".join(f"| `{w.config}` | {len(w.files)} | {w.license} | {w.reason} |" for w in withheld)
+    rows = "\n".join(f"| `{w.config}`{f' (column {chr(44).join(w.columns)} only)' if w.columns else ''} | "
+                     f"{len(w.files)} | {w.license} | {w.reason} |" for w in withheld)
     source = getattr(card, "source", "") or "the raw files listed above"
     recipe = "\n".join(rebuild_commands(benchmark, manifest.get("seed", 0), manifest.get("inputs", []),
                                         {key: manifest.get(key) for key in ORIGIN_KEYS}))
     return f"""## Withheld configs
 
-This upload omits the files below: their source terms forbid redistribution, so they are not on the Hub. The
+This upload omits the files (or, where a column is named, the columns) below: their source terms forbid
+redistribution, so they are not on the Hub. The
 card's YAML lists only the uploaded configs; `manifest.json` still lists every file of the full release with its
 sha256.
 
@@ -384,7 +443,8 @@ def publish(release: Path, repo_id: str, *, private: bool = False, revision: str
         operations = [CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(f.source) if f.source else f.content)
                       for f in result.uploads]
         operations += [CommitOperationDelete(path_in_repo=path) for path in result.deletions]
-        withheld = ", ".join(f"{w.config} ({w.license})" for w in result.withheld) or "none"
+        withheld = ", ".join(f"{w.config}{' column ' + ', '.join(w.columns) if w.columns else ''} ({w.license})"
+                             for w in result.withheld) or "none"
         info = api.create_commit(
             repo_id, operations, repo_type="dataset", revision=revision,
             commit_message=result.commit_message,

@@ -19,6 +19,7 @@ import os
 import platform
 import shutil
 import threading
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from importlib import import_module, metadata
@@ -248,10 +249,13 @@ def _remembered_sha256(path: Path, memo: dict) -> str:
     return memo[key]
 
 
-def verify_release(release: Path, manifest: dict | None = None) -> None:
+def verify_release(release: Path, manifest: dict | None = None, *, exempt: Collection[str] = (),
+                   remedy: str = "rebuild or re-download the release, or --allow-modified-release to use it anyway"
+                   ) -> None:
     """Check a release's listed files against manifest.json before it is evaluated or scored: a missing file or one
-    whose sha256 differs is an InputError naming the file (``--allow-modified-release`` skips this, and run.json
-    records it). Hashes are remembered by size and mtime (``_hash_memo_path``), so a release is read once."""
+    whose sha256 differs is an InputError naming the file and ``remedy`` (``--allow-modified-release`` skips this,
+    and run.json records it). Paths in ``exempt`` differ on purpose (a Hub upload: ``hub_release.by_design``).
+    Hashes are remembered by size and mtime (``_hash_memo_path``), so a release is read once."""
     release = Path(release)
     manifest = manifest if manifest is not None else load_manifest(release)
     memo_path = _hash_memo_path()
@@ -262,16 +266,17 @@ def verify_release(release: Path, manifest: dict | None = None) -> None:
         memo = {}
     before = len(memo)
     for output in manifest["outputs"]:
+        if output["path"] in exempt:
+            continue
         path = release / output["path"]
         if not path.is_file():
-            raise InputError("file listed in manifest.json is missing (--allow-modified-release to evaluate "
-                             "anyway)", file=path)
+            raise InputError(f"file listed in manifest.json is missing; {remedy}", file=path)
         if not output.get("sha256"):
-            raise InputError("manifest.json lists no sha256 for this file, so it cannot be checked "
-                             "(--allow-modified-release to evaluate it anyway)", file=path)
+            raise InputError(f"manifest.json lists no sha256 for this file, so it cannot be checked; {remedy}",
+                             file=path)
         if _remembered_sha256(path, memo) != output.get("sha256"):
-            raise InputError("file differs from manifest.json (sha256 mismatch: modified or corrupt); rebuild or "
-                             "re-download the release, or --allow-modified-release to evaluate it anyway", file=path)
+            raise InputError(f"file does not match manifest.json (sha256 mismatch: modified or corrupt); {remedy}",
+                             file=path)
     if len(memo) != before:
         with contextlib.suppress(OSError):  # a read-only home only costs the hashing next time
             memo_path.parent.mkdir(parents=True, exist_ok=True)

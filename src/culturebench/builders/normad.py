@@ -117,7 +117,8 @@ CARD = CardInfo(
     considerations=(
         "**Licensing.** NormAd is released under CC BY 4.0 (Rao et al.), but its backgrounds and the `atlas` "
         "config reproduce Cultural Atlas text, (c) SBS: both `stories` (for its `background` column) and `atlas` "
-        "are marked *not redistributable* (`cultural-atlas-terms`) and are not uploaded by `culturebench publish`. The Inglehart-Welzel zone "
+        "are marked *not redistributable* (`cultural-atlas-terms`): `culturebench publish` withholds `atlas` and "
+        "uploads `stories` without its `background` column (the rest is NormAd's, CC BY 4.0). The Inglehart-Welzel zone "
         "assignment is `RAW/inglehart_welzel/`'s, else the NormAd authors' (their own binning of the 75 "
         "countries; 13 of them sit in another zone in a public cultural-map table and 15 are absent from it: "
         "see `culturebench/facts/normad_authors/README.md`).\n\n"

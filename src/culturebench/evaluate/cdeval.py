@@ -48,6 +48,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import cdeval_prompts as prompts
+from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 from culturebench.release import load_manifest
 
@@ -799,10 +800,11 @@ def pca_png(metrics: dict, path: Path) -> None:
             ax.scatter([p["pc1"] for p in chosen], [p["pc2"] for p in chosen], c=colour, marker=marker,
                        s=120 if kind == "model" else 25, label=label, zorder=3 if kind == "model" else 2)
             for p in chosen:
-                ax.annotate(p["name"], (p["pc1"], p["pc2"]), fontsize=7 if kind == "model" else 5,
+                ax.annotate(p["name"], (p["pc1"], p["pc2"]), fontsize=8 if kind == "model" else 7,
                             textcoords="offset points", xytext=(3, 3))
     if points:
         label = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(explained)] + ["PC2"]
+        ax.margins(0.1)  # room for the labels of the outermost points
         ax.set_xlabel(label[0])
         ax.set_ylabel(label[1])
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
@@ -812,7 +814,7 @@ def pca_png(metrics: dict, path: Path) -> None:
     if left_out:
         shown = "; ".join(f"{e['kind']} {e['name']} (no {', '.join(e['missing'])})" for e in left_out[:4])
         more = f"; and {len(left_out) - 4} more (metrics.json pca.left_out)" if len(left_out) > 4 else ""
-        fig.text(0.01, 0.01, f"Left out, lacking a dimension: {shown}{more}", fontsize=6, wrap=True, va="bottom")
+        fig.text(0.01, 0.01, f"Left out, lacking a dimension: {shown}{more}", fontsize=8, wrap=True, va="bottom")
         footer = 0.07
     fig.tight_layout(rect=(0, footer, 1, 1))
     plots.save_figure(fig, path, tight=False)
@@ -842,7 +844,8 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
              max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0, limit: int | None = None,
              repeat_rule: str = prompts.REPEAT_RULES[0], args: dict | None = None, console=None
              ) -> runs.EvaluateResult:
-    """Ask ``backend`` the six prompts x ``samples`` for every question (the first ``limit``), then score: writes
+    """Ask ``backend`` the six prompts x ``samples`` for every question (``limit`` spread over dimension x domain:
+    ``limit.spread_positions``), then score: writes
     responses.jsonl, metrics.json, the plots and run.json into ``out``. Re-running into the same folder answers
     every request already made from the cache."""
     from datetime import datetime
@@ -853,7 +856,8 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
     temperature = prompts.TEMPERATURE if temperature is None else temperature
     tables = check_inputs(release, samples, limit)
     manifest = load_manifest(release)
-    questions = tables["questions"] if limit is None else tables["questions"].head(limit)
+    questions, covers = limit_frame(tables["questions"], ["dimension", "domain"], limit, seed, item="questions",
+                                    columns=["dimensions", "domains"])
     planned = plan_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
     result = runs.ask(backend, [p.request for p in planned], out, "cdeval", console)
     model = str(getattr(backend, "model", "model"))
@@ -878,6 +882,7 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
                                  "sample_index": pl.Int64, "response": pl.String})
     scored = score_responses(frame, tables, release=release, sources=[runs.source_info(responses_path)],
                              repeat_rule=repeat_rule)
+    scored.metrics["covers"] = [covers.as_dict()]
     stats = runs.runner_stats(result)
     m = scored.metrics["per_model"][respondent(model, tag.get("language"))]
     written = runs.write_run_record(
@@ -912,7 +917,7 @@ def summary(metrics: dict) -> str:
                      f"template weights {weights}; {closest}")
     left = metrics["hofstede"]["countries_left_out"]
     if left:
-        lines.append(f"cdeval: {len(left)} countries lack a Hofstede dimension and are not compared "
+        lines.append(f"cdeval: {counted(len(left), 'countries')} lacking a Hofstede dimension, not compared "
                      f"(metrics.json hofstede.countries_left_out)")
     if metrics.get("pairwise_baseline") is not None:
         lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "
@@ -1064,18 +1069,28 @@ def model_similarity_png(comparison: compare.Comparison, path: Path) -> None:
     values = {(r["model_a"], r["model_b"]): r for r in comparison.tables["model_similarity"].iter_rows(named=True)}
     size = max(4.0, 1.3 * len(models) + 2)
     fig, ax = plt.subplots(figsize=(size + 1.5, size), dpi=100)
-    grid = [[1.0 if a == b else (values.get((a, b)) or {}).get("similarity") for b in models] for a in models]
-    image = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], cmap="viridis", vmin=0,
+    grid = [[None if a == b else (values.get((a, b)) or {}).get("similarity") for b in models] for a in models]
+    found = [v for row in grid for v in row if v is not None]
+    # colours span the pairs' own range (Eq. 4 values of similar models all sit near 1); the diagonal is grey
+    low = min(found, default=0.0)
+    low = max(0.0, low - 0.1 * (1.0 - low)) if low < 1.0 else 0.9
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("#dddddd")
+    image = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], cmap=cmap, vmin=low,
                       vmax=1)
     for i, a in enumerate(models):
         for j, b in enumerate(models):
             row = values.get((a, b))
-            if a == b or row is None or row["similarity"] is None:
+            if a == b:
+                ax.text(j, i, "same model", ha="center", va="center", fontsize=7, color="#555555")
+                continue
+            if row is None or row["similarity"] is None:
                 continue
             text = f"{row['similarity']:.3f}"
             if row["similarity_low"] is not None:
                 text += f"\n[{row['similarity_low']:.3f}, {row['similarity_high']:.3f}]"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white")
+            light = (row["similarity"] - low) / ((1.0 - low) or 1.0) > 0.6  # viridis is light at its top end
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color="black" if light else "white")
     ax.set_xticks(range(len(models)))
     ax.set_xticklabels(models, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(models)))
@@ -1097,8 +1112,12 @@ COMPARE = compare.BenchmarkSpec(
         compare.Table("model_similarity", "Eq. 4: model-model similarity, and the Eq. 5 pairwise baseline"),
         compare.Table("differences", "Paired differences of C_m,d between models",
                       "difference = C_a,d - C_b,d on the questions both answered; pvalue_holm over all rows."),
-        compare.Table("country_similarity", "Eq. 3: similarity to each country (Hofstede), most similar first"),
-        compare.Table("group_similarity", "Sec. 4.4: similarity to each country group's mean"),
+        compare.Table("country_similarity", "Eq. 3: similarity to each country (Hofstede), most similar first",
+                      empty="Eq. 3 needs all six dimensions: a model missing one (a small --limit) is left out "
+                            "(comparison.json: models_left_out)."),
+        compare.Table("group_similarity", "Sec. 4.4: similarity to each country group's mean",
+                      empty="The Hofstede table of the release has no group column (the paper prints no list of "
+                            "groups): add one to RAW/hofstede/ and rebuild."),
     ),
     figures=(
         compare.Figure("dimensions.png", "Fig. 3: orientation likelihood per dimension", dimension_bars_png),

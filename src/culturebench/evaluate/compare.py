@@ -32,6 +32,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
+from culturebench.evaluate.limit import plural
 from culturebench.evaluate.uncertainty import Bootstrap
 from culturebench.io import write_json
 
@@ -77,9 +78,9 @@ def read_run(path: Path | str) -> RunFolder:
     metrics_path = path / runs.METRICS_FILE
     if not metrics_path.is_file():
         raise InputError("not a run folder (no metrics.json)", file=path)
-    metrics = _read_json(metrics_path)
+    metrics = read_json_object(metrics_path)
     run_path = path / runs.RUN_FILE
-    run = _read_json(run_path) if run_path.is_file() else None
+    run = read_json_object(run_path) if run_path.is_file() else None
     release_record = (run or {}).get("release") or {}
     release = release_record.get("path") or metrics.get("release")
     sha = release_record.get("manifest_sha256") or metrics.get("release_manifest_sha256")
@@ -92,7 +93,8 @@ def read_run(path: Path | str) -> RunFolder:
                      [str(m) for m in metrics.get("models") or []])
 
 
-def _read_json(path: Path) -> dict:
+def read_json_object(path: Path) -> dict:
+    """A JSON file holding one object (metrics.json, run.json); anything else is an InputError naming the file."""
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -189,6 +191,8 @@ class Table:
     name: str
     title: str
     caption: str = ""
+    empty: str = ""
+    """Why the table can have no rows (said on the page in place of an empty table)."""
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,10 @@ def table_html(table: Table, frame: pl.DataFrame, level: float) -> str:
             cells.append(f"<td class={klass or 'num'}>{html.escape(text)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
+    if not body:
+        why = f" {table.empty}" if table.empty else ""
+        return (f"<h3 id=heading-{table.name}>{html.escape(table.title)}</h3>\n<p class=note id=table-{table.name}>"
+                f"No rows for these runs.{html.escape(why)}</p>")
     return (f"<h3 id=heading-{table.name}>{html.escape(table.title)}</h3>\n<table id=table-{table.name}>{caption}"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
@@ -357,7 +365,7 @@ def render_html(spec: BenchmarkSpec, comparison: Comparison, runs_info: list[dic
                  f"<li>{e(r['path'])}: {e(', '.join(r['models']))}; release {e(str(r['release']))} (manifest sha256 "
                  f"{e(str(r['manifest_sha256']))})</li>" for r in runs_info) + "</ul>",
              f"<h2 id=uncertainty>Intervals</h2><p class=note>{level:.0%} intervals from a seeded bootstrap over "
-             f"{e(str(record['unit']))}s ({e(record['tool'])}, method {e(record['interval_method'])}, "
+             f"{e(plural(str(record['unit'])))} ({e(record['tool'])}, method {e(record['interval_method'])}, "
              f"{record['n_resamples']} resamples, seed {record['seed']}). Point estimates are the paper's.</p>"]
     for key in ("strata", "statistic", "paired"):
         if record.get(key):

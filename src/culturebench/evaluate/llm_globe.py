@@ -72,6 +72,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, stats, uncertainty
 from culturebench.evaluate import llm_globe_prompts as prompts
+from culturebench.evaluate.limit import limit_frame
 from culturebench.release import load_manifest
 
 BENCHMARK = "llm_globe"
@@ -107,6 +108,10 @@ class Juror:
     base_url: str | None = None
     language: str = "en"
     request_shape: dict | None = None  # fixed by the config (runs.request_shape_option; issue #27), else learnt
+
+
+JUROR_KEYS = {"model", "backend", "base_url", "language", "name"}
+"""The keys of one ``jurors`` entry of the config."""
 
 
 @dataclass
@@ -180,11 +185,19 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
         config.samples = samples
     config.juror_temperature = _number(raw, "juror_temperature", config.juror_temperature, float, where)
     names = set()
-    for i, entry in enumerate(raw.get("jurors") or []):
+    jurors = raw.get("jurors") or []
+    if not isinstance(jurors, list):
+        raise InputError("jurors must be a list of {model, base_url, language, name, backend} (see "
+                         "examples/llm_globe_jurors.yaml)", file=where, column="jurors")
+    for i, entry in enumerate(jurors):
         if isinstance(entry, str):
             entry = {"model": entry}
         if not isinstance(entry, dict) or not entry.get("model"):
             raise InputError(f"juror {i + 1} needs a model", file=where, column="jurors")
+        unknown = sorted(set(entry) - JUROR_KEYS)
+        if unknown:
+            raise InputError(f"juror {i + 1}: unknown key {unknown[0]!r}; known: {', '.join(sorted(JUROR_KEYS))}",
+                             file=where, column="jurors")
         lang = entry.get("language", "en")
         if lang not in prompts.LANGUAGES:
             raise InputError(f"juror {i + 1}: language must be en or zh, got {lang!r}", file=where, column="jurors")
@@ -861,7 +874,7 @@ def draw_radar(ax, series: dict[str, dict[str, dict]], title: str) -> None:
         color = plt.get_cmap("tab10")(i % 10)
         cells = [dims.get(d, {}) for d in DIMENSIONS]
         values = [np.nan if c.get("mean") is None else c["mean"] for c in cells]
-        ax.plot(around, values + values[:1], color=color, label=name)
+        ax.plot(around, values + values[:1], color=color, label=name, marker="o", markersize=3)  # a point alone shows
         bounds = [c.get("mean_ci") or [None, None] for c in cells]
         if any(b[0] is not None for b in bounds):
             low = [np.nan if b[0] is None else b[0] for b in bounds]
@@ -871,7 +884,8 @@ def draw_radar(ax, series: dict[str, dict[str, dict]], title: str) -> None:
             ax.fill(around, values + values[:1], color=color, alpha=0.08)
     ax.set_xticks(angles)
     ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
-    ax.set_ylim(1, 7)
+    ax.set_ylim(0, 7)  # the 1-7 scale with room inside: a mean of 1 is a ring, not the centre point
+    ax.set_yticks(range(1, 8))
     ax.set_title(title, pad=28)
     if series:  # below the plot, clear of the title and the dimension labels
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=min(4, len(series)), fontsize=8)
@@ -990,9 +1004,10 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None,
              juror_backends: dict[str, Any] | None = None, args: dict | None = None,
              console=None) -> runs.EvaluateResult:
-    """Ask ``backend`` the closed and/or open prompts (the first ``limit`` of each), the jurors to rate the open
-    answers, then score; writes responses.jsonl, metrics.json, plots and run.json into ``out``. Re-running into
-    the same folder answers every request already made from the cache. ``juror_backends`` (name -> backend)
+    """Ask ``backend`` the closed and/or open prompts (``limit`` of each, spread over the dimensions:
+    ``limit.spread_positions``), the jurors to rate the open answers, then score; writes responses.jsonl,
+    metrics.json, plots and run.json into ``out``. Re-running into the same folder answers every request already
+    made from the cache. ``juror_backends`` (name -> backend)
     replaces the backends the config's jurors would get (tests)."""
     from datetime import datetime
 
@@ -1005,8 +1020,11 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     model = str(getattr(backend, "model", "model"))
     records: list[dict] = []
     runner: dict[str, dict] = {}
+    covers = []
     if config.part in ("closed", "both"):
-        closed = tables["closed"] if limit is None else tables["closed"].head(limit)
+        closed, part_covers = limit_frame(tables["closed"], ["dimension"], limit, seed, item="prompts",
+                                          columns=["dimensions"], part="closed")
+        covers.append(part_covers.as_dict())
         planned = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
                               max_tokens=max_tokens or prompts.CLOSED_MAX_TOKENS, seed=seed)
         result = runs.ask(backend, [p.request for p in planned], out, "llm_globe closed", console)
@@ -1018,7 +1036,9 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
                             "score": prompts.reverse_score(value, plan.info["reverse"]),
                             "finish_reason": response.finish_reason})
     if config.part in ("open", "both"):
-        opened = tables["open"] if limit is None else tables["open"].head(limit)
+        opened, part_covers = limit_frame(tables["open"], ["dimension"], limit, seed, item="prompts",
+                                          columns=["dimensions"], part="open")
+        covers.append(part_covers.as_dict())
         planned = plan_open(opened, config.languages, model, samples=config.open_samples,
                             temperature=temperature, max_tokens=config.open_max_tokens, seed=seed)
         result = runs.ask(backend, [p.request for p in planned], out, "llm_globe open", console)
@@ -1044,6 +1064,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
     scored = score_records(read_responses([responses_path]), tables, config, human=human, release=release,
                            sources=[runs.source_info(responses_path)])
+    scored.metrics["covers"] = covers
     totals = runs.total_stats(runner.values())
     written = runs.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
@@ -1256,10 +1277,14 @@ def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
             shown = [(x, c["mean"], c.get("mean_ci") or [None, None]) for x, c in cells if c.get("mean") is not None]
             err = [[v - (lo if lo is not None else v) for _, v, (lo, _) in shown],
                    [(hi if hi is not None else v) - v for _, v, (_, hi) in shown]]
-            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, yerr=err, capsize=2, label=model)
+            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, yerr=err, capsize=2, label=model,
+                   color=f"C{i % 10}")
         ax.set_xticks(slots)
         ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
-        ax.set_ylim(1, 7)
+        ax.set_xlim(-0.5, len(DIMENSIONS) - 0.5)
+        ax.set_ylim(0, 7)  # from 0: a mean of 1 (the scale's floor) is a bar, not nothing
+        plots.note_if_empty(ax, [(table.get(m, {}).get(d) or {}).get("mean") for m in models for d in DIMENSIONS],
+                            "no parsed rating from any model")
         ax.set_ylabel("mean (1-7)")
         ax.set_title(f"LLM-GLOBE {part}: mean per dimension (bootstrap intervals over prompts)")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)

@@ -47,6 +47,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import normad_prompts as prompts
+from culturebench.evaluate.limit import limit_frame
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -598,9 +599,9 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
              samples: int | None = None, temperature: float | None = None, max_tokens: int = prompts.MAX_TOKENS,
              seed: int | None = 0, limit: int | None = None, split: str | None = None, args: dict | None = None,
              console=None, unparsed: str = DEFAULT_UNPARSED) -> runs.EvaluateResult:
-    """Ask ``backend`` every story (the first ``limit``) under every context, then score: writes responses.jsonl,
-    metrics.json, the plots and run.json into ``out``. Re-running into the same folder answers every request already
-    made from the cache."""
+    """Ask ``backend`` every story (``limit`` spread over the countries: ``limit.spread_positions``) under every
+    context, then score: writes responses.jsonl, metrics.json, the plots and run.json into ``out``. Re-running into
+    the same folder answers every request already made from the cache."""
     from datetime import datetime
 
     started = datetime.now(UTC)
@@ -612,7 +613,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
         raise InputError(f"unknown context {unknown[0]!r}; choose from {', '.join(prompts.CONTEXTS)}")
     release_stories = check_inputs(release, samples, limit, max_tokens, split)
     manifest = load_manifest(release)
-    stories = release_stories if limit is None else release_stories.head(limit)
+    stories, covers = limit_frame(release_stories, ["country"], limit, seed, item="stories", columns=["countries"])
     planned = plan_requests(stories, contexts=contexts, samples=samples, temperature=temperature,
                             max_tokens=max_tokens, seed=seed)
     result = runs.ask(backend, [p.request for p in planned], out, "normad", console)
@@ -635,6 +636,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
                                  "response": pl.String, "sample_index": pl.Int64})
     scored = score_responses(frame, release_stories, release=release, sources=[runs.source_info(responses_path)],
                              unparsed=unparsed)
+    scored.metrics["covers"] = [covers.as_dict()]
     stats = runs.runner_stats(result)
     m = scored.metrics["per_model"][model]
     written = runs.write_run_record(

@@ -1,6 +1,7 @@
 """What every benchmark's figures share (each benchmark draws its own figures in its own module): matplotlib with
 the Agg backend, imported on first use so that importing an evaluation module stays cheap (``pyplot``), the end of
-every figure function (``save_figure``) and the x positions of grouped bars (``grouped_bar_x``)."""
+every figure function (``save_figure``), the x positions of grouped bars (``grouped_bar_x``) and the note on a panel
+with nothing to draw (``note_if_empty``)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,15 @@ def grouped_bar_x(slots: Sequence[float], n_series: int, index: int, width: floa
     slot position of ``slots``."""
     offset = (index - (n_series - 1) / 2) * width
     return [slot + offset for slot in slots]
+
+
+def note_if_empty(ax, values: Sequence, why: str = "no valid value to draw") -> None:
+    """Write ``why`` across ``ax`` when none of ``values`` is a number (a blank panel reads as a broken plot)."""
+    import math
+
+    import textwrap
+
+    if not any(isinstance(v, (int, float)) and not math.isnan(v) for v in values):
+        inches = ax.get_position().width * ax.figure.get_figwidth()
+        ax.text(0.5, 0.5, textwrap.fill(why, max(12, int(inches * 11))), transform=ax.transAxes, ha="center",
+                va="center", fontsize=9, color="#555555")

@@ -144,8 +144,8 @@ class _HealthColumn(ProgressColumn):
 
 def progress_bar(console: Console, backend: Backend | None = None) -> Progress:
     """The run's progress bar: count, rate, elapsed, eta and (with ``backend``) what is going wrong."""
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-                    _RateColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+    return Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
+                    TaskProgressColumn(), _RateColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                     _HealthColumn(backend), console=console, disable=not console.is_terminal, transient=False)
 
 

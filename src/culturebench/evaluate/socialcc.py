@@ -25,6 +25,7 @@ swaps 1 and 2, see ``facts/socialcc.json`` ``behaviour_scale_note``), at tempera
 
     {"judge": {"model": "gpt-4o", "backend": "openai", "base_url": "http://..."},   # or "judge": "gpt-4o"
      "antagonist": {...},          # default: the judge model
+     "stop": "paper",              # or "tolerant": also "Goodbye" / "good-bye" ends a dialogue (socialcc_prompts)
      "max_rounds": 20, "agent_temperature": 1.0, "agent_max_tokens": 256,
      "judge_temperature": 0.0, "judge_max_tokens": 512,
      "zones": "country_iw_zones.csv",   # Country,Cultural_Region (relative to the config file)
@@ -72,6 +73,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate import socialcc_prompts as prompts
+from culturebench.evaluate.limit import coverage, spread_positions
 from culturebench.release import load_manifest
 
 BENCHMARK = "socialcc"
@@ -81,8 +83,8 @@ ZONE_COLUMNS = ("iw_zone", "cultural_zone", "zone")
 TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
 UNKNOWN = "unknown"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
-CONFIG_KEYS = {"judge", "antagonist", "max_rounds", "agent_temperature", "agent_max_tokens", "judge_temperature",
-               "judge_max_tokens", "zones", "dialogue_setup", "event_stand_ins", "fig5_country"}
+CONFIG_KEYS = {"judge", "antagonist", "stop", "max_rounds", "agent_temperature", "agent_max_tokens",
+               "judge_temperature", "judge_max_tokens", "zones", "dialogue_setup", "event_stand_ins", "fig5_country"}
 FIG5_GROUPINGS = {
     "commonsense": "the country of the scenario's commonsense item (Cultural Atlas): Fig. 5 plots cultural awareness "
                    "and commonsense knowledge, which are about that item (Steps 1-2 of Sec. 3.3), and Sec. 5.1 "
@@ -127,6 +129,7 @@ class Config:
     judge: ModelSpec | None = None
     antagonist: ModelSpec | None = None
     max_rounds: int = prompts.MAX_ROUNDS
+    stop: str = "paper"
     agent_temperature: float = prompts.AGENT_TEMPERATURE
     agent_max_tokens: int = prompts.AGENT_MAX_TOKENS
     judge_temperature: float = prompts.JUDGE_TEMPERATURE
@@ -140,7 +143,8 @@ class Config:
     def as_dict(self) -> dict:
         spec = lambda s: None if s is None else s.__dict__
         return {"judge": spec(self.judge), "antagonist": spec(self.antagonist), "max_rounds": self.max_rounds,
-                "agent_temperature": self.agent_temperature, "agent_max_tokens": self.agent_max_tokens,
+                "stop": self.stop, "agent_temperature": self.agent_temperature,
+                "agent_max_tokens": self.agent_max_tokens,
                 "judge_temperature": self.judge_temperature, "judge_max_tokens": self.judge_max_tokens,
                 "n_zones": len(self.zones), "dialogue_setup": self.dialogue_setup,
                 "event_stand_ins": self.event_stand_ins, "fig5_country": self.fig5_country, "source": self.source}
@@ -183,6 +187,10 @@ def load_config(path: Path | str | None = None) -> Config:
         config.judge = _spec(raw["judge"], "judge", path)
     if raw.get("antagonist") is not None:
         config.antagonist = _spec(raw["antagonist"], "antagonist", path)
+    if raw.get("stop", "paper") not in prompts.STOP_RULES:
+        raise InputError(f"stop must be one of {', '.join(prompts.STOP_RULES)}, got {raw['stop']!r}", file=path,
+                         column="stop")
+    config.stop = raw.get("stop", "paper")
     for key in ("max_rounds", "agent_max_tokens", "judge_max_tokens"):
         if key in raw:
             if not isinstance(raw[key], int) or isinstance(raw[key], bool) or raw[key] < 1:
@@ -312,8 +320,11 @@ class OverallProgress:
     def __exit__(self, *exc):
         return self.bar.__exit__(*exc)
 
-    def advance(self, n: int = 1) -> None:
-        self.bar.advance(self.task, n)
+    def done(self, result) -> None:
+        """A batch answered: what was asked counts as work done, what the cache (or a repeat) answered leaves the
+        total, so that the rate and the eta count only requests that go to a model."""
+        self.bar.advance(self.task, result.stats.n_queried)
+        self.drop(result.stats.n_requests - result.stats.n_queried)
 
     def drop(self, n: int) -> None:
         self.bar.update(self.task, total=self.bar.tasks[0].total - n)
@@ -321,7 +332,7 @@ class OverallProgress:
 
 def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_backend, cache, *,
              max_rounds: int = prompts.MAX_ROUNDS, temperature: float = prompts.AGENT_TEMPERATURE,
-             max_tokens: int = prompts.AGENT_MAX_TOKENS, seed: int | None = 0,
+             max_tokens: int = prompts.AGENT_MAX_TOKENS, seed: int | None = 0, stop: str = "paper",
              progress: OverallProgress | None = None,
              setup: str = prompts.DIALOGUE_SETUPS[0]) -> tuple[list[Dialogue], list]:
     """Play every dialogue to its end: one batch of turns per step (protagonist = Character 2, antagonist =
@@ -350,17 +361,17 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
         result = run_requests(backend, requests, cache, description=f"socialcc turn {step + 1} ({role})",
                               console=progress.quiet if progress else None)
         results.append(result)
+        if progress:
+            progress.done(result)
         for d, response in zip(active, result.responses):
             d.turns.append({"speaker": d.scenario.names[role], "role": role, "text": response.text,
                             "round": step // 2 + 1, "generated": True})
-            if prompts.ends_dialogue(response.text):
+            if prompts.ends_dialogue(response.text, stop):
                 d.ended_by = "good_bye"
             elif role == "antagonist" and step // 2 + 1 >= max_rounds:
                 d.ended_by = "max_rounds"
-            if progress:
-                progress.advance()
-                if d.ended_by:
-                    progress.drop(2 * max_rounds - step - 1)
+            if progress and d.ended_by:
+                progress.drop(2 * max_rounds - step - 1)
     for d in dialogues:  # max_rounds == 0 or loop exhausted
         if d.ended_by is None:
             d.ended_by = "max_rounds"
@@ -381,7 +392,7 @@ def judge_transcripts(transcripts: Sequence[dict], judge_backend, cache, *,
     result = run_requests(judge_backend, requests, cache, description="socialcc judges",
                           console=progress.quiet if progress else None)
     if progress:
-        progress.advance(len(planned))
+        progress.done(result)
     model = str(getattr(judge_backend, "model", "judge"))
     for (t, judge), response in zip(planned, result.responses):
         parsed = prompts.parse_score(response.text, judge)
@@ -575,7 +586,8 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
             "table2": score_block(mine, bootstrap, distribution_ci=True),
             "parse_status": status,
             "dialogue": {"mean_rounds": _mean(rounds), "max_rounds": max(rounds) if rounds else None,
-                         "share_good_bye": _mean([1.0 if r.get("ended_by") == "good_bye" else 0.0 for r in mine])},
+                         "share_good_bye": _mean([1.0 if r.get("ended_by") == "good_bye" else 0.0 for r in mine]),
+                         "n_turn_limit": sum(r.get("ended_by") == "max_rounds" for r in mine)},
             "by_country": _by(mine, lambda r: fig5_country(r, fig5_grouping)),
             "fig5_countries": top_countries(counts),
             "country_breakdown": country_breakdown(mine, bootstrap, fig5_grouping),
@@ -657,7 +669,10 @@ def table2_png(metrics: dict, path: Path) -> None:
                         [t.get(f"{j}_ci") for j in judges], model)
         ax.set_xticks(range(len(judges)))
         ax.set_xticklabels([prompts.JUDGE_NAMES[j] for j in judges], fontsize=8)
+        ax.set_xlim(-0.5, len(judges) - 0.5)
         ax.set_ylim(0, prompts.JUDGE_SCALES[judges[0]][1] * 1.05)
+        plots.note_if_empty(ax, [metrics["per_model"][m]["table2"][j] for m in models for j in judges],
+                            "no valid judgement (see parse_status in metrics.json)")
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("mean score (0-1)")
     axes[1].set_ylabel("mean score (0-3)")
@@ -701,8 +716,12 @@ def by_country_png(metrics: dict, path: Path) -> None:
                         ["//" if r.get("small") else "" for r in found])
         ax.set_xticks(range(len(countries)))
         ax.set_xticklabels(countries, rotation=30, ha="right", fontsize=7)
+        ax.set_xlim(-0.5, len(countries) - 0.5)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("mean score")
+        plots.note_if_empty(ax, [r.get("estimate") for m in models for r in
+                                 (metrics["per_model"][m].get("country_breakdown") or {}).get(judge, [])],
+                            "no valid judgement (see parse_status in metrics.json)")
         ax.set_title(f"{prompts.JUDGE_NAMES[judge]} per {fig5_label(metrics)} (hatched: fewer than "
                      f"{uncertainty.MIN_GROUP_SIZE} judged dialogues)", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
@@ -728,6 +747,12 @@ def by_value_topic_zone_png(metrics: dict, path: Path) -> None:
         ax.set_xticklabels(zones, rotation=30, ha="right", fontsize=7)
         ax.set_yticks(range(len(topics)))
         ax.set_yticklabels(topics, fontsize=7)
+        for i, row in enumerate(cells):  # the value in each cell: the colour alone is hard to read
+            for j, value in enumerate(row):
+                if value is not None:
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                            color="black" if value > 0.6 else "white")
+        plots.note_if_empty(ax, [v for row in cells for v in row], "no valid value-knowledge judgement")
         ax.set_title(f"{model}: value knowledge by value topic x cultural group", fontsize=9)
         fig.colorbar(image, ax=ax, fraction=0.04)
     plots.save_figure(fig, path)
@@ -752,6 +777,8 @@ def aware_without_knowledge_png(metrics: dict, path: Path) -> None:
             ax.set_ylim(0, 101)
             ax.set_ylabel("% of aware-without-knowledge dialogues")
             ax.set_title(f"{model}: aware without knowledge (n = {found['n']}) by {what}", fontsize=9)
+            plots.note_if_empty(ax, [found[key][t] for t in topics], "no dialogue judged aware without commonsense "
+                                "knowledge (or no valid judgement)")
     plots.save_figure(fig, path)
 
 
@@ -813,11 +840,11 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None, split: str | None = None,
              antagonist_backend=None, judge_backend=None, args: dict | None = None, console=None,
              bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> EvaluateResult:
-    """Play every scenario (the first ``limit``) with ``backend`` as Character 2 (the protagonist), judge the
-    transcripts, score; writes transcripts.jsonl, metrics.json, the plots and run.json into ``out``. The judge is
-    the config's (or ``judge_backend``, tests); with neither, an InputError before any model call. The antagonist is
-    ``antagonist_backend``, else the config's, else the judge. Re-running into the same folder replays every turn
-    already answered from the cache."""
+    """Play every scenario (``limit`` spread over the value countries: ``limit.spread_positions``) with ``backend``
+    as Character 2 (the protagonist), judge the transcripts, score; writes transcripts.jsonl, metrics.json, the
+    plots and run.json into ``out``. The judge is the config's (or ``judge_backend``, tests); with neither, an
+    InputError before any model call. The antagonist is ``antagonist_backend``, else the config's, else the judge.
+    Re-running into the same folder replays every turn already answered from the cache."""
     from culturebench.evaluate.cache import ResponseCache
 
     started = datetime.now(UTC)
@@ -828,7 +855,10 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     tables = check_inputs(release, limit, split, None, max_tokens)
     manifest = load_manifest(release)
     scenarios = scenarios_from(tables, config)
-    scenarios = scenarios if limit is None else scenarios[:limit]
+    countries = [(s.country,) for s in scenarios]
+    kept = spread_positions(countries, limit, seed)
+    scenarios = [scenarios[i] for i in kept]
+    covers = coverage([countries[i] for i in kept], countries, limit, seed, item="scenarios", columns=["countries"])
     temperature = config.agent_temperature if temperature is None else temperature
     max_tokens = config.agent_max_tokens if max_tokens is None else max_tokens
     model = str(getattr(backend, "model", "model"))
@@ -843,8 +873,8 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     total = len(scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
     with ResponseCache(out / runs.CACHE_FILE) as cache, OverallProgress(console, total, backend) as progress:
         dialogues, results = simulate(scenarios, backend, antagonist_backend, cache, max_rounds=config.max_rounds,
-                                      temperature=temperature, max_tokens=max_tokens, seed=seed, progress=progress,
-                                      setup=config.dialogue_setup)
+                                      temperature=temperature, max_tokens=max_tokens, seed=seed, stop=config.stop,
+                                      progress=progress, setup=config.dialogue_setup)
         transcripts = [transcript_record(d, model, antagonist_model, config.dialogue_setup) for d in dialogues]
         jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
                                     max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
@@ -852,6 +882,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     path = runs.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
     metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)],
                         bootstrap=bootstrap, fig5_grouping=config.fig5_country)
+    metrics["covers"] = [covers.as_dict()]
     written = runs.write_run_record(
         out, [path, *write_run(metrics, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
@@ -956,6 +987,9 @@ def summary(metrics: dict) -> str:
         invalid = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
         lines.append(f"socialcc {model}: {t['n']:,} dialogues (mean {d['mean_rounds'] or 0:.1f} rounds); {parts}; "
                      f"behaviour 0/1/2/3 {dist}; {invalid} invalid judgements")
+        if d.get("n_turn_limit"):
+            lines.append(f"socialcc {model}: {d['n_turn_limit']:,} of {t['n']:,} dialogues ran to the turn limit "
+                         "without a GOOD BYE (config max_rounds; stop: tolerant also ends on 'Goodbye')")
     if metrics.get("judge_note"):
         lines.append(f"judge: {metrics['judge_note']}")
     return "\n".join(lines)

@@ -78,8 +78,14 @@ SOURCED_FIELDS = ("Event 1", "Event 2", "Cultural Commonsense", "Cultural Value"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9 ]+)\}")
 
 
-def ends_dialogue(text: str | None) -> bool:
-    return bool(text) and _END.search(text) is not None
+STOP_RULES = {"paper": _END, "tolerant": re.compile(r"\bgood[\s-]*bye\b", re.IGNORECASE)}
+"""How a turn ends the dialogue. ``paper`` (default): the printed "GOOD BYE" (Tables 6A-7A), any case and spacing.
+``tolerant`` (ours): also "Goodbye" / "good-bye", which small models say instead and which otherwise lets a dialogue
+run to the turn limit."""
+
+
+def ends_dialogue(text: str | None, stop: str = "paper") -> bool:
+    return bool(text) and STOP_RULES[stop].search(text) is not None
 
 
 def fill(template: str, fields: dict) -> str:

@@ -34,6 +34,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, metrics, plots, runs, uncertainty
+from culturebench.evaluate.limit import Coverage, counted, limit_frame
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
@@ -267,16 +268,43 @@ def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0
           bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
           drop_out_of_scale: bool = False) -> ScoreResult:
     """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group (the
-    model is named after the file)."""
-    inputs = read_responses(responses)
-    result = score_answers(inputs, release, runs.source_info(responses), majority=majority,
-                           model=Path(responses).stem, bootstrap=bootstrap, drop_out_of_scale=drop_out_of_scale)
+    model is named after the file). A ``.jsonl`` file is ``evaluate wvb``'s responses.jsonl (with the metrics.json
+    beside it when it was asked without demographics); anything else the paper's QUESTION_ID, PARTICIPANT_ID, SCORE."""
+    responses = Path(responses)
+    if responses.suffix.lower() == ".jsonl":
+        beside = responses.parent / runs.METRICS_FILE
+        run_metrics = compare.read_json_object(beside) if beside.is_file() else {}
+        inputs = evaluate_answers(responses, release, run_metrics)
+        model = (run_metrics.get("models") or [responses.parent.name])[0]
+    else:
+        inputs, model = read_responses(responses), responses.stem
+    result = score_answers(inputs, release, runs.source_info(responses), majority=majority, model=model,
+                           bootstrap=bootstrap, drop_out_of_scale=drop_out_of_scale)
     m = result.metrics
     if m["n_covered"] == 0:  # metrics of nothing would be a file of n/a: the responses belong to another release
         raise InputError(f"no response matches the release {release}: {m['n_unknown_question']:,} of "
                          f"{m['n_rows']:,} rows name a question it lacks, the rest a participant it lacks "
                          "(another release, seed or split?)", file=responses)
     return result
+
+
+def evaluate_answers(path: Path, release: Path, run_metrics: dict) -> pl.DataFrame:
+    """``evaluate wvb``'s responses.jsonl as ``score_answers`` input, paired with the evaluated rows as ``evaluate``
+    paired them. Asked without demographics (records without participant), the rows come from the run's metrics
+    (split, rows evaluated and the ``--limit`` spread recorded under ``covers``)."""
+    records = [r for _, r in runs.jsonl_records(path, ("participant_id", "question_id", "sample_index", "answer"))]
+    if not records:
+        raise InputError("responses file has no records", file=path)
+    demographics = records[0]["participant_id"] is not None
+    if demographics:
+        return answers_frame(None, records, True)
+    if run_metrics.get("mode") != "without_demographics":
+        raise InputError(f"records without participant need the run's {runs.METRICS_FILE} beside them (it names "
+                         "the split and rows that were asked)", file=path, row=1, column="participant_id")
+    covers = (run_metrics.get("covers") or [{}])[0]
+    rows = evaluation_rows(release, run_metrics.get("split") or "probe",
+                           covers.get("limit", run_metrics.get("n_evaluated_rows")), covers.get("seed", 0))
+    return answers_frame(rows, records, False)
 
 
 def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: str = MAJORITY_DEFINITIONS[0],
@@ -675,7 +703,8 @@ def threshold_curve_png(metrics: dict, path: Path) -> None:
         bx, by = _curve(baseline["threshold_curve"])
         ax.plot(bx, by, linestyle="--", linewidth=1.5, label=f"{name} baseline (mean W1 {_fmt(baseline.get('mean'))})")
     _threshold_axes(ax)
-    ax.set_title(f"WorldValuesBench: {metrics.get('n_questions', 0)} questions, coverage {_fmt(metrics.get('coverage'))}")
+    ax.set_title(f"WorldValuesBench: {counted(metrics.get('n_questions', 0), 'questions')}, coverage "
+                 f"{_fmt(metrics.get('coverage'))}")
     plots.save_figure(fig, path)
 
 
@@ -700,13 +729,17 @@ def histograms_png(rows: pl.DataFrame, path: Path, questions: list[str] | None =
         width = 0.4
         for i, (values, label) in enumerate(((human, "human"), (model, "model"))):
             shares = np.array([(values == p).sum() for p in points], dtype=float) / max(len(values), 1)
-            ax.bar(plots.grouped_bar_x(points, 2, i, width), shares, width=width, label=f"{label} (n={len(values)})")
+            ax.bar(plots.grouped_bar_x(points, 2, i, width), shares, width=width, color=f"C{i}", label=label)
         ax.set_xticks(points)
-        ax.set_title(question)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{question} (answers: {len(human)} human, {len(model)} model)", fontsize=10)
         ax.set_xlabel("answer")
         ax.set_ylabel("share")
-        ax.legend(fontsize=7)
-    plots.save_figure(fig, path)
+    if chosen:  # one legend for the figure, above the panels, never on the bars
+        fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="upper center", ncol=2, fontsize=9,
+                   bbox_to_anchor=(0.5, 1.0))
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+    plots.save_figure(fig, path, tight=not chosen)
 
 
 def _fmt(value) -> str:
@@ -782,9 +815,17 @@ def check_inputs(release: Path, split: str = "probe", limit: int | None = None) 
     return manifest
 
 
-def evaluation_rows(release: Path, split: str = "probe", limit: int | None = None) -> pl.DataFrame:
+def evaluation_rows(release: Path, split: str = "probe", limit: int | None = None,
+                    seed: int | None = 0) -> pl.DataFrame:
     """The evaluated rows, in release order: participant_id, question_id, human (the participant's answer). The
-    probe config for ``probe`` (question-major), else the split's examples; the first ``limit`` rows when given."""
+    probe config for ``probe`` (question-major), else the split's examples; ``limit`` rows spread over the questions
+    when given (``limit.spread_positions`` with ``seed``)."""
+    return limited_rows(release, split, limit, seed)[0]
+
+
+def limited_rows(release: Path, split: str = "probe", limit: int | None = None,
+                 seed: int | None = 0) -> tuple[pl.DataFrame, Coverage]:
+    """``evaluation_rows`` and what they cover (questions asked, rows per question)."""
     release = Path(release)
     manifest = check_inputs(release, split, limit)
     if split == "probe":
@@ -793,12 +834,10 @@ def evaluation_rows(release: Path, split: str = "probe", limit: int | None = Non
         frame = _scan(release, manifest, "examples").filter(pl.col("split").cast(pl.String) == split)
     frame = frame.select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
                          pl.col("answer").cast(pl.Int64).alias("human"))
-    if limit is not None:
-        frame = frame.head(limit)
     rows = _collect(frame, release, split)
     if rows.height == 0:
         raise InputError(f"the release has no {split} rows", file=release)
-    return rows
+    return limit_frame(rows, ["question_id"], limit, seed, item="rows", columns=["questions"])
 
 
 def prompt_tables(release: Path, participant_ids: pl.Series | None) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -950,7 +989,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     started = datetime.now(timezone.utc)
     release, out = Path(release), Path(out)
     manifest = load_manifest(release)
-    rows = evaluation_rows(release, split, limit)
+    rows, covers = limited_rows(release, split, limit, seed)
     questions, participants = prompt_tables(release, rows["participant_id"] if demographics else None)
     family = prompts.DEFAULT_FAMILY if family is None else family
     planned = plan_requests(rows, questions, participants, demographics=demographics, samples=samples,
@@ -975,6 +1014,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
         "n_parsed": n_parsed,
         "n_unparsed": len(records) - n_parsed,
         "parse_status": parse_status,
+        "covers": [covers.as_dict()],
     })
     stats = runs.runner_stats(result)
     written = runs.write_run_record(
@@ -1056,11 +1096,7 @@ def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame,
     with the evaluated rows again as ``evaluate`` paired them), else the responses file a ``score`` run names."""
     own = folder.path / runs.RESPONSES_FILE
     if own.is_file():
-        records = [r for _, r in runs.jsonl_records(own, ("participant_id", "question_id", "sample_index", "answer"))]
-        demographics = folder.metrics.get("mode") != "without_demographics"
-        rows = None if demographics else evaluation_rows(release, folder.metrics.get("split") or "probe",
-                                                         folder.metrics.get("n_evaluated_rows"))
-        return answers_frame(rows, records, demographics), runs.source_info(own)
+        return evaluate_answers(own, release, folder.metrics), runs.source_info(own)
     source = folder.metrics.get("responses")
     path = source.get("path") if isinstance(source, dict) else None
     if not path:

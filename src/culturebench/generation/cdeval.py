@@ -31,6 +31,7 @@ from culturebench.generation.common import (
     NearDuplicates,
     check_options,
     json_items,
+    junk_reason,
     only_filter,
     request,
     similar,
@@ -191,7 +192,7 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
                     if similar(o1, o2) is not None:
                         reason = "options (near) identical"
                     else:
-                        reason = seen[key].match(q)
+                        reason = seen[key].match(q) or junk_reason(q, req)
                     if reason is None and len(accepted) >= need:
                         reason = "beyond the number asked"
                 if reason is None:

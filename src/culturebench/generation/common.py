@@ -187,6 +187,27 @@ def split_prompts(text: str, separator: str = ",,") -> list[str]:
     return items
 
 
+REFUSAL = re.compile(r"^\W*(?:i'?m sorry|i am sorry|sorry,|i apologi[sz]e|i cannot|i can'?t|i can not|i'?m unable|"
+                     r"i am unable|i'?m not able|i am not able|i won'?t|as an ai\b|as a language model|"
+                     r"unfortunately,? i\b)", re.IGNORECASE)
+"""The start of a refusal or apology, which is no item (ours)."""
+
+
+def junk_reason(item: str, sent: ChatRequest) -> str | None:
+    """Why a generated item is junk, or None: ``empty``, ``refusal`` (``REFUSAL``), or ``template text`` (the item
+    is a piece of the messages ``sent``: an echoed instruction, rubric line or example). Ours: the papers have their
+    items checked by people (LLM-GLOBE Sec. 3.1.2: three reviewers; CDEval Sec. 3.1 step 3 and App. A.2) before
+    use; this drops what no reviewer would keep, and every generator counts each reason in its summary."""
+    if not item.strip():
+        return "empty"
+    if REFUSAL.match(item):
+        return "refusal"
+    key = normal_key(item)
+    if key and f" {key} " in f" {normal_key(' '.join(text for _, text in sent.messages))} ":
+        return "template text"
+    return None
+
+
 def normal_key(text: str) -> str:
     """Casefolded letters and digits only (NFKC), single spaces: what exact duplicates are compared on."""
     text = unicodedata.normalize("NFKC", text).casefold()

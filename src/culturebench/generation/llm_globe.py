@@ -34,6 +34,7 @@ from culturebench.generation.common import (
     check_options,
     clean_translation,
     has_cjk,
+    junk_reason,
     only_filter,
     request,
     split_prompts,
@@ -163,7 +164,7 @@ def generate(backend, raw_dir: Path, *, source: Path, seed: int = 0, limit: int 
                 elif len(item.split()) < MIN_WORDS:
                     reason = f"fewer than {MIN_WORDS} words"
                 else:
-                    reason = seen[d].match(item)
+                    reason = seen[d].match(item) or junk_reason(item, req)
                 if reason is None and len(accepted) >= need:
                     reason = "beyond the number asked"
                 if reason is None:

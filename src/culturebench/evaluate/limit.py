@@ -1,0 +1,155 @@
+"""``evaluate --limit N``: which N items a small run asks, spread over the benchmark's design, and what they cover.
+
+The rule (ours; the papers evaluate everything), the same for every benchmark:
+
+1. The items are grouped by the benchmark's design cell (wvb: question; cdeval: dimension x domain; normad: country;
+   llm_globe: dimension, per part; socialcc: value country).
+2. A generator seeded with the run's ``--seed`` (``numpy.random.default_rng``) draws one order of the groups and,
+   group by group in that order, one order of each group's items. With two design columns the group order then
+   takes turns over the first column's values (a stable sort by each cell's place among its first-column value's
+   cells), so that a small N covers every dimension before a second domain of any.
+3. Items are taken round-robin: the first item of every group in the drawn order, then the second of every group,
+   ... until N are taken. So N >= the number of groups covers every group, with the groups' counts differing by at
+   most one (a group with fewer items gives its share to the others).
+4. The kept items keep their release order.
+
+Without ``--limit`` (or N >= the items) everything is asked. ``Coverage`` says what a run covers ("36/36
+questions, 1-2 rows each") and warns where a group holds fewer than ``MIN_GROUP_SIZE`` items, the size under which
+the bootstrap breakdowns flag a group ``small`` (``uncertainty.MIN_GROUP_SIZE``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import polars as pl
+
+from culturebench.evaluate.uncertainty import MIN_GROUP_SIZE
+
+
+def singular(plural: str) -> str:
+    """"questions" -> "question", "stories" -> "story", "countries" -> "country"."""
+    return plural[:-3] + "y" if plural.endswith("ies") else plural[:-1]
+
+
+def plural(noun: str) -> str:
+    """"story" -> "stories", "question" -> "questions" (the nouns of the reports)."""
+    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+
+
+def counted(n: int, plural: str) -> str:
+    """``1 story``, ``2 stories``."""
+    return f"{n:,} {singular(plural) if n == 1 else plural}"
+
+
+def spread_positions(keys: Sequence[tuple], limit: int | None, seed: int | None) -> list[int]:
+    """Positions (ascending) of the ``limit`` items to ask, items grouped by ``keys`` (one tuple of design values per
+    item); the module docstring gives the rule. All positions without ``limit`` or when ``limit`` >= len(keys)."""
+    n = len(keys)
+    if limit is None or limit >= n:
+        return list(range(n))
+    members: dict[tuple, list[int]] = {}
+    for position, key in enumerate(keys):
+        members.setdefault(key, []).append(position)
+    rng = np.random.default_rng(0 if seed is None else seed)
+    groups = list(members)
+    drawn = [groups[i] for i in rng.permutation(len(groups))]
+    seen: Counter = Counter()
+    turn = {}
+    for group in drawn:  # with several design columns, cells take turns over the first column's values
+        turn[group] = seen[group[0]]
+        seen[group[0]] += 1
+    order = sorted(drawn, key=turn.__getitem__)
+    queues = [[members[g][i] for i in rng.permutation(len(members[g]))] for g in order]
+    taken: list[int] = []
+    depth = 0
+    while len(taken) < limit:
+        for queue in queues:
+            if depth < len(queue) and len(taken) < limit:
+                taken.append(queue[depth])
+        depth += 1
+    return sorted(taken)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a (limited) run covers: per design column the groups asked out of the release's, and items per cell."""
+
+    item: str
+    """What one item is, plural ("rows", "questions", "stories", "prompts", "scenarios")."""
+    columns: tuple[str, ...]
+    """The design columns, plural ("questions"; "dimensions", "domains")."""
+    covered: tuple[int, ...]
+    """Per column: distinct values asked."""
+    total: tuple[int, ...]
+    """Per column: distinct values in the release (the evaluated split)."""
+    cells: tuple[int, int]
+    """Cells (one value of every column) asked, and in the release."""
+    per_cell: tuple[int, int]
+    """Fewest and most items asked in a covered cell."""
+    asked: int
+    available: int
+    limit: int | None
+    seed: int | None
+    part: str | None = None
+
+    def text(self) -> str:
+        """e.g. ``covers 36/36 questions, 1-2 rows each (50 of 8,640 rows: --limit spread by seed 0)``."""
+        low, high = self.per_cell
+        each = counted(low, self.item) if low == high else f"{low:,}-{high:,} {self.item}"
+        cell = " x ".join(singular(c) for c in self.columns)
+        parts = ", ".join(f"{c}/{t} {name}" for name, c, t in zip(self.columns, self.covered, self.total))
+        if len(self.columns) > 1:
+            parts += f", {self.cells[0]}/{self.cells[1]} {cell} cells"
+        how = (f"{self.asked:,} of {self.available:,} {self.item}: --limit spread by seed {self.seed}"
+               if self.asked < self.available else f"all {self.available:,} {self.item}")
+        prefix = f"{self.part}: " if self.part else ""
+        return f"{prefix}covers {parts}, {each} per {cell} ({how})"
+
+    def warnings(self) -> list[str]:
+        """Where a plot or metric has too little to mean much: groups left out, or cells under MIN_GROUP_SIZE."""
+        prefix = f"{self.part}: " if self.part else ""
+        out = []
+        for name, covered, total in zip(self.columns, self.covered, self.total):
+            if covered < total:
+                out.append(f"{prefix}only {covered} of {total} {name} asked: per-{singular(name)} results and plots "
+                           f"leave {total - covered} out (raise --limit to at least {total} to cover them all)")
+        if self.per_cell[0] < MIN_GROUP_SIZE:
+            cell = " x ".join(singular(c) for c in self.columns)
+            out.append(f"{prefix}{counted(self.per_cell[0], self.item)} in the smallest {cell}: per-{cell} values "
+                       f"rest on too few to mean much (under {MIN_GROUP_SIZE}, where the breakdowns flag a group "
+                       "small)")
+        return out
+
+    def as_dict(self) -> dict:
+        """metrics.json's ``covers`` entry: the numbers, the sentence and the warnings."""
+        return {"part": self.part, "item": self.item, "columns": list(self.columns), "covered": list(self.covered),
+                "total": list(self.total), "cells": list(self.cells), "per_cell": list(self.per_cell),
+                "asked": self.asked,
+                "available": self.available, "limit": self.limit, "seed": self.seed, "text": self.text(),
+                "warnings": self.warnings()}
+
+
+def limit_frame(frame: pl.DataFrame, by: Sequence[str], limit: int | None, seed: int | None, *, item: str,
+                columns: Sequence[str], part: str | None = None) -> tuple[pl.DataFrame, Coverage]:
+    """The rows of ``frame`` that ``--limit`` keeps (``spread_positions`` over the design columns ``by``, named
+    ``columns`` in the report), and what they cover."""
+    keys = list(frame.select(list(by)).iter_rows())
+    positions = spread_positions(keys, limit, seed)
+    return frame[positions], coverage([keys[p] for p in positions], keys, limit, seed, item=item, columns=columns,
+                                      part=part)
+
+
+def coverage(asked: Sequence[tuple], available: Sequence[tuple], limit: int | None, seed: int | None, *, item: str,
+             columns: Sequence[str], part: str | None = None) -> Coverage:
+    """The ``Coverage`` of the items with design keys ``asked`` (tuples, one value per column) out of ``available``."""
+    width = len(columns)
+    cells = Counter(asked)
+    return Coverage(item=item, columns=tuple(columns),
+                    covered=tuple(len({k[i] for k in asked}) for i in range(width)),
+                    total=tuple(len({k[i] for k in available}) for i in range(width)),
+                    cells=(len(cells), len(set(available))),
+                    per_cell=(min(cells.values(), default=0), max(cells.values(), default=0)),
+                    asked=len(asked), available=len(available), limit=limit, seed=seed, part=part)

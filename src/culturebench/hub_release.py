@@ -1,0 +1,86 @@
+"""A release published on the Hugging Face Hub, used where a release folder is expected (``--release`` of
+``evaluate`` and ``score``; the RELEASE argument of ``validate``, ``audit`` and ``info``).
+
+``ORG/NAME`` or ``ORG/NAME@REVISION`` that is not a local folder is fetched with ``huggingface_hub.snapshot_download``
+into huggingface-hub's own cache (``HF_HUB_CACHE``; a later call reuses it) and verified against the release's
+``manifest.json`` before use: every file the upload holds must have the manifest's sha256. The upload lacks, by
+design, the configs ``culturebench publish`` withheld (named in its card's YAML ``culturebench`` block), and its
+README.md is the card rewritten for the Hub; a config uploaded without some columns (``withheld_columns``) differs
+from the manifest on purpose. Without network (or ``HF_HUB_OFFLINE=1``) the cached snapshot is used, and when there
+is none the error says what is missing and where it was looked for.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from culturebench.errors import InputError
+
+HUB_REPO = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
+"""``ORG/NAME[@revision]``."""
+
+
+def release_folder(value: str | Path) -> Path:
+    """``value`` as a local release folder: itself when it exists on disk or is no Hub repo id, else the verified
+    local snapshot of the Hub dataset repo it names."""
+    path = Path(value)
+    found = HUB_REPO.match(str(value))
+    if path.exists() or found is None:
+        return path
+    folder = fetch(found["repo"], found["revision"])
+    verify(folder, str(value))
+    return folder
+
+
+def fetch(repo_id: str, revision: str | None) -> Path:
+    """The snapshot of a Hub dataset repo in huggingface-hub's cache (downloaded when the Hub can be reached)."""
+    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub.errors import (HfHubHTTPError, LocalEntryNotFoundError, RepositoryNotFoundError,
+                                        RevisionNotFoundError)
+
+    where = f"{repo_id}@{revision or 'main'} (no local folder of that name)"
+    try:
+        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+    except RevisionNotFoundError:
+        raise InputError(f"{where}: the dataset repo has no revision {revision!r}") from None
+    except RepositoryNotFoundError:
+        raise InputError(f"{where}: no such dataset repo on the Hub (or not readable with this token)") from None
+    except LocalEntryNotFoundError:
+        raise InputError(f"{where}: the Hub cannot be reached and the release is not in the local cache "
+                         f"({constants.HF_HUB_CACHE}); run the command once with network to fetch it") from None
+    except HfHubHTTPError as exc:
+        raise InputError(f"{where}: Hub request failed: {str(exc).splitlines()[0]}") from None
+
+
+def card_block(folder: Path) -> dict:
+    """The ``culturebench`` block of the uploaded card's YAML ({} without one)."""
+    readme = folder / "README.md"
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    if not text.startswith("---\n") or "\n---\n" not in text[4:]:
+        return {}
+    header = yaml.safe_load(text[4:text.index("\n---\n", 4)]) or {}
+    block = header.get("culturebench")
+    return block if isinstance(block, dict) else {}
+
+
+def by_design(folder: Path) -> set[str]:
+    """The manifest's paths in which a Hub upload differs from its release on purpose: README.md (the card rewritten
+    for the Hub), the files of withheld configs and of configs uploaded without some columns."""
+    from culturebench.release import load_manifest
+
+    block = card_block(folder)
+    skipped = set(block.get("withheld_configs") or []) | set((block.get("withheld_columns") or {}).keys())
+    return {"README.md"} | {o["path"] for o in load_manifest(folder)["outputs"]
+                            if (o.get("config") or o["path"].split("/", 1)[0]) in skipped}
+
+
+def verify(folder: Path, name: str) -> None:
+    """Every file of the snapshot that manifest.json lists has its sha256, less what the upload differs in by design
+    (``by_design``: a file of a config publish withheld is absent). An InputError naming the first file that fails."""
+    from culturebench.release import verify_release
+
+    verify_release(folder, exempt=by_design(folder), remedy=f"{name} on the Hub is not the release its manifest "
+                   "describes (not withheld by publish); re-publish it, or delete its cached snapshot and fetch again")

@@ -1,0 +1,77 @@
+"""``--limit N`` spreads the N items over the design (evaluate/limit.py), the same rule for every benchmark."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import polars as pl
+import pytest
+
+from culturebench.evaluate.limit import counted, limit_frame, spread_positions
+
+
+def keys_of(sizes: dict[str, int]) -> list[tuple]:
+    """Items in release order, group by group: {"a": 2, "b": 1} -> [("a",), ("a",), ("b",)]."""
+    return [(group,) for group, size in sizes.items() for _ in range(size)]
+
+
+def test_no_limit_or_a_large_one_keeps_everything():
+    keys = keys_of({"a": 3, "b": 2})
+    assert spread_positions(keys, None, 0) == [0, 1, 2, 3, 4]
+    assert spread_positions(keys, 5, 0) == [0, 1, 2, 3, 4]
+    assert spread_positions(keys, 50, 7) == [0, 1, 2, 3, 4]
+
+
+def test_every_group_before_a_second_item_of_any():
+    keys = keys_of({"q1": 100, "q2": 100, "q3": 100, "q4": 100})
+    for seed in range(5):
+        kept = spread_positions(keys, 6, seed)
+        counts = Counter(keys[p][0] for p in kept)
+        assert set(counts) == {"q1", "q2", "q3", "q4"}  # the first 6 rows would all be q1's
+        assert sorted(counts.values()) == [1, 1, 2, 2]
+        assert kept == sorted(kept) and len(set(kept)) == 6
+
+
+def test_a_small_group_gives_its_share_to_the_others():
+    keys = keys_of({"a": 5, "b": 5, "c": 2})
+    counts = Counter(keys[p][0] for p in spread_positions(keys, 9, 0))
+    assert counts["c"] == 2 and counts["a"] + counts["b"] == 7 and abs(counts["a"] - counts["b"]) == 1
+
+
+def test_fewer_items_than_groups_takes_one_from_each_of_n_groups():
+    keys = keys_of({g: 3 for g in "abcde"})
+    counts = Counter(keys[p][0] for p in spread_positions(keys, 3, 0))
+    assert len(counts) == 3 and set(counts.values()) == {1}
+
+
+def test_seeded_same_seed_same_items_other_seeds_other_items():
+    keys = keys_of({"a": 20, "b": 20})
+    assert spread_positions(keys, 4, 11) == spread_positions(keys, 4, 11)
+    assert len({tuple(spread_positions(keys, 4, seed)) for seed in range(10)}) > 1  # items within a group drawn
+
+
+def test_two_columns_cover_the_first_column_first():
+    keys = [(dimension, domain) for dimension in ("PDI", "IDV", "UAI") for domain in ("d1", "d2", "d3", "d4")
+            for _ in range(2)]
+    for seed in range(5):
+        kept = spread_positions(keys, 3, seed)
+        assert {keys[p][0] for p in kept} == {"PDI", "IDV", "UAI"}
+
+
+def test_coverage_says_what_was_asked_and_warns():
+    frame = pl.DataFrame({"country": ["X"] * 4 + ["Y"] * 4 + ["Z"] * 1, "story": list("abcdefghi")})
+    kept, covers = limit_frame(frame, ["country"], 2, 0, item="stories", columns=["countries"])
+    assert kept.height == 2 and kept["country"].n_unique() == 2
+    assert covers.text() == "covers 2/3 countries, 1 story per country (2 of 9 stories: --limit spread by seed 0)"
+    warnings = covers.warnings()
+    assert warnings[0].startswith("only 2 of 3 countries asked: per-country results and plots leave 1 out")
+    assert warnings[1].startswith("1 story in the smallest country")
+    _, everything = limit_frame(frame, ["country"], None, 0, item="stories", columns=["countries"])
+    assert everything.text() == "covers 3/3 countries, 1-4 stories per country (all 9 stories)"
+
+
+@pytest.mark.parametrize("n, plural, expected", [(1, "stories", "1 story"), (2, "stories", "2 stories"),
+                                                 (1, "questions", "1 question"), (1, "countries", "1 country"),
+                                                 (1_200, "rows", "1,200 rows")])
+def test_counted(n, plural, expected):
+    assert counted(n, plural) == expected
