@@ -33,7 +33,7 @@ REPLIES = {
 }
 OUTPUT = {"socialcc": "transcripts.jsonl"}
 EVALUATE_ONLY = {"covers", "mode", "prompt_family", "split", "n_evaluated_rows", "n_requests", "n_parsed",
-                 "n_unparsed", "parse_status", "judge_note"}
+                 "n_unparsed", "parse_status", "judge_note", "truncated_answers"}
 """metrics.json keys only ``evaluate`` knows: what it asked and how (score sees the answers, not the requests)."""
 
 
