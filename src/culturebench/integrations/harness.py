@@ -1,0 +1,194 @@
+"""What the inspect tasks and the lm-eval export share: the requests ``culturebench evaluate`` would send for a task,
+and the metrics ``culturebench evaluate`` computes from a harness's answers to them.
+
+Neither re-implements a prompt, a parser or a metric. ``planned_requests`` runs the benchmark's own ``cli_evaluate``
+with a backend that records the requests handed to it and stops there (``PlanningBackend``), so the prompts,
+sampling settings and sample counts are exactly those of ``culturebench evaluate``. ``score_answers`` runs the same
+``cli_evaluate`` again with a backend that answers each request with the harness's answer (``ReplayBackend``) into
+a scratch run folder and reads its metrics.json: parsing, metrics and bootstrap are culturebench's, so a harness
+gives the numbers ``culturebench evaluate`` gives on the same answers. ``headline`` picks each paper's headline
+numbers out of metrics.json.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from culturebench.errors import InputError
+from culturebench.evaluate.backends import ChatRequest, ChatResponse, SamplingParams
+from culturebench.evaluate.runs import release_manifest_sha256
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One harness task: a benchmark and the ``culturebench evaluate`` options that make its variant."""
+
+    name: str
+    benchmark: str
+    description: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in (
+    TaskSpec("cdeval", "cdeval", "CDEval: the six Table 8 prompts per question; orientation likelihood per "
+             "Hofstede dimension (Eq. 3, Fig. 3)"),
+    TaskSpec("wvb", "wvb", "WorldValuesBench with demographics (Figs. 5-8, temperature 0); mean W1 (Table 2)",
+             {"demographics": True}),
+    TaskSpec("wvb_no_demographics", "wvb", "WorldValuesBench without demographics (Figs. 9-10, temperature 0.7, "
+             "oversampled); mean W1 (Table 2)", {"demographics": False}),
+    *(TaskSpec(f"normad_{context}", "normad", f"NormAd, context {context} (App. A.3 Fig. 9); accuracy (Fig. 3) and "
+               "macro F1 (Table A.4)", {"contexts": (context,)})
+      for context in ("country", "value", "rot", "none", "country_value")),
+    TaskSpec("llm_globe_closed", "llm_globe", "LLM-GLOBE closed-ended prompts, three answers each at temperature 1; "
+             "mean per GLOBE dimension (Tables 2-3)", {"split": "closed"}),
+)}
+"""The single-turn tasks, by name (``culturebench/<name>`` in inspect, ``culturebench_<name>`` in lm-eval)."""
+
+
+def task_spec(name: str) -> TaskSpec:
+    if name not in TASKS:
+        raise InputError(f"unknown task {name!r}; choose from {', '.join(TASKS)}")
+    return TASKS[name]
+
+
+def evaluate_options(spec: TaskSpec, release: Path, out: Path, *, limit: int | None = None,
+                     samples: int | None = None, seed: int = 0) -> dict:
+    """The ``options`` dict ``culturebench evaluate`` hands a benchmark's ``cli_evaluate``, for ``spec``'s variant
+    (the command's defaults otherwise)."""
+    options = {"release": Path(release), "out": Path(out), "split": None, "limit": limit, "samples": samples,
+               "temperature": None, "demographics": True, "seed": seed, "max_tokens": None, "config": None}
+    options.update({k: v for k, v in spec.options.items() if k in options})
+    return options
+
+
+class _Planned(Exception):
+    def __init__(self, requests: Sequence[ChatRequest]) -> None:
+        super().__init__(f"{len(requests)} requests planned")
+        self.requests = list(requests)
+
+
+class PlanningBackend:
+    """A backend that records the requests ``culturebench evaluate`` sends and stops the run there."""
+
+    name = "planning"
+
+    def __init__(self, model: str = "model") -> None:
+        self.model = model
+
+    def cache_params(self) -> dict:
+        return {"backend": self.name, "model": self.model}
+
+    def generate(self, requests: Sequence[ChatRequest], on_response: Callable[[int, ChatResponse], None]) -> None:
+        raise _Planned(requests)
+
+
+class ReplayBackend:
+    """A backend that answers each request with a harness's answer to it (``answers``: request -> text); a request
+    the harness did not answer is an InputError naming it."""
+
+    name = "replay"
+
+    def __init__(self, model: str, answers: Mapping[ChatRequest, str]) -> None:
+        self.model = model
+        self.answers = answers
+
+    def cache_params(self) -> dict:
+        return {"backend": self.name, "model": self.model}
+
+    def generate(self, requests: Sequence[ChatRequest], on_response: Callable[[int, ChatResponse], None]) -> None:
+        for index, request in enumerate(requests):
+            if request not in self.answers:
+                raise InputError(f"no answer to request {index} (sample {request.sample_index}): "
+                                 f"{request.messages[-1][1][:80]!r}")
+            on_response(index, ChatResponse(text=self.answers[request]))
+
+
+def request_from_dict(data: Mapping[str, Any]) -> ChatRequest:
+    """The ``ChatRequest`` whose ``as_dict()`` is ``data`` (a harness carries its requests as JSON)."""
+    sampling = dict(data["sampling"])
+    sampling["stop"] = tuple(sampling.get("stop") or ())
+    return ChatRequest(messages=tuple((m["role"], m["content"]) for m in data["messages"]),
+                       sampling=SamplingParams(**sampling), sample_index=int(data["sample_index"]))
+
+
+def _quiet() -> Console:
+    return Console(stderr=True, quiet=True)
+
+
+def planned_requests(spec: TaskSpec, release: Path, *, limit: int | None = None, samples: int | None = None,
+                     seed: int = 0) -> list[ChatRequest]:
+    """The distinct requests ``culturebench evaluate <benchmark>`` sends for ``spec`` on ``release``, in its
+    order (identical requests, asked once by the runner, appear once)."""
+    module = import_module(f"culturebench.evaluate.{spec.benchmark}")
+    with tempfile.TemporaryDirectory(prefix="culturebench-plan-") as scratch:
+        options = evaluate_options(spec, release, Path(scratch), limit=limit, samples=samples, seed=seed)
+        module.cli_check(options)
+        try:
+            _run(module, spec, PlanningBackend(), options)
+        except _Planned as planned:
+            return planned.requests
+    raise InputError(f"{spec.name}: the release gives no requests", file=release)
+
+
+def _run(module, spec: TaskSpec, backend, options: dict) -> tuple[str, list[Path]]:
+    if spec.benchmark == "normad":  # the per-context tasks: normad.evaluate takes the contexts, cli_evaluate all
+        result = module.evaluate(backend, options["release"], options["out"], contexts=spec.options["contexts"],
+                                 samples=options["samples"], seed=options["seed"], limit=options["limit"],
+                                 console=_quiet())
+        return module.summary(result.metrics), result.written
+    return module.cli_evaluate(backend, options, {"benchmark": spec.benchmark}, _quiet())
+
+
+def score_answers(spec: TaskSpec, release: Path, answers: Mapping[ChatRequest, str], *, model: str = "model",
+                  limit: int | None = None, samples: int | None = None, seed: int = 0,
+                  out: Path | None = None) -> dict:
+    """metrics.json of ``culturebench evaluate`` for ``spec`` when the model's answers are ``answers``: the
+    benchmark's own run, its backend replaced by the answers (into ``out``, else a scratch folder)."""
+    module = import_module(f"culturebench.evaluate.{spec.benchmark}")
+    with tempfile.TemporaryDirectory(prefix="culturebench-score-") as scratch:
+        folder = Path(out) if out is not None else Path(scratch)
+        options = evaluate_options(spec, release, folder, limit=limit, samples=samples, seed=seed)
+        _run(module, spec, ReplayBackend(model, answers), options)
+        return json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+
+
+def _only_model(metrics: Mapping) -> dict:
+    models = metrics.get("models") or list(metrics.get("per_model", {}))
+    if len(models) != 1:
+        raise ValueError(f"expected the metrics of one model, found {models}")
+    return metrics["per_model"][models[0]]
+
+
+def headline(spec: TaskSpec, metrics: Mapping) -> dict[str, float]:
+    """The paper's headline numbers of one model's metrics.json, flat (name -> value; None values left out):
+    CDEval the orientation likelihood per dimension (Fig. 3); WVB mean and std of W1 (Table 2); NormAd accuracy
+    (Fig. 3) and macro F1 (Table A.4) of the context; LLM-GLOBE closed the mean per dimension (Tables 2-3)."""
+    if spec.benchmark == "cdeval":
+        values = {f"likelihood_{d}": v for d, v in _only_model(metrics)["dimension_likelihood"].items()}
+    elif spec.benchmark == "wvb":
+        values = {"mean_w1": metrics["mean"], "std_w1": metrics["std"]}
+    elif spec.benchmark == "normad":
+        (context,) = spec.options["contexts"]
+        m = _only_model(metrics)
+        values = {"accuracy": m["accuracy"][context], "macro_f1": m["macro_f1"][context]}
+    elif spec.benchmark == "llm_globe":
+        (cells,) = metrics["closed"]["mean_sd"].values()
+        values = {f"mean_{d}": cell["mean"] for d, cell in cells.items()}
+    else:
+        raise ValueError(f"no headline for {spec.benchmark}")
+    return {k: float(v) for k, v in values.items() if v is not None}
+
+
+def task_metadata(spec: TaskSpec, release: Path) -> dict:
+    """What a harness's log records about the task: culturebench's task name, benchmark, release path and the
+    sha256 of its manifest.json (which pins every data file)."""
+    return {"culturebench_task": spec.name, "benchmark": spec.benchmark, "release": str(release),
+            "release_manifest_sha256": release_manifest_sha256(release)}

@@ -1,0 +1,94 @@
+"""culturebench's single-turn benchmarks as inspect tasks (``pip install 'culturebench[inspect]'``).
+
+Registered through the ``inspect_ai`` entry point of pyproject.toml, so that with culturebench installed::
+
+    inspect eval culturebench/cdeval --model openai/gpt-4o-mini -T release=releases/cdeval -T limit=100
+
+runs. One task per ``harness.TASKS`` entry (cdeval, wvb, wvb_no_demographics, normad_<context>,
+llm_globe_closed). Task parameters: ``release`` (a built release folder, default ``releases/<benchmark>``),
+``limit`` (culturebench's ``--limit``: the first N questions / rows / stories / prompts, not inspect's sample
+limit), ``samples`` (culturebench's ``--samples``) and ``seed``.
+
+The samples are the requests ``culturebench evaluate`` sends (``harness.planned_requests``: same prompts, same
+repeats), the generate config is their sampling settings (temperature, max tokens, stop sequences, seed). The
+scorer keeps each answer with its request; the ``culturebench`` metric hands all answers to culturebench's own
+evaluation (``harness.score_answers``) and reports the paper's headline numbers (``harness.headline``), so they
+equal ``culturebench evaluate``'s on the same answers. The eval log's task metadata carries the release's manifest
+sha256. Run with one epoch (the repeats a paper asks for are already samples).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import TaskState, generate
+
+from culturebench.integrations import harness
+
+_MESSAGES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+
+
+@metric(name="culturebench")
+def culturebench_metric(task_name: str, release: str, n_requests: int, limit: int | None = None,
+                        samples: int | None = None, seed: int = 0) -> Metric:
+    """The paper's headline numbers from culturebench's evaluation of all ``n_requests`` answers
+    (``harness.headline``); nothing while inspect shows running totals of a part of them."""
+    spec = harness.task_spec(task_name)
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        if len(scores) < n_requests:
+            return {}
+        answers = {harness.request_from_dict(s.score.metadata["request"]): s.score.answer or "" for s in scores}
+        metrics = harness.score_answers(spec, Path(release), answers, limit=limit, samples=samples, seed=seed)
+        return harness.headline(spec, metrics)
+
+    return compute
+
+
+@scorer(metrics=[])
+def culturebench_scorer() -> Scorer:
+    """Keeps the model's answer with the culturebench request it answers; the value is 1 when the model answered
+    (non-empty output), 0 otherwise. Parsing happens in the ``culturebench`` metric, on all answers at once."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        text = state.output.completion or ""
+        return Score(value=1.0 if text.strip() else 0.0, answer=text,
+                     metadata={"request": state.metadata["request"]})
+
+    return score
+
+
+def culturebench_task(task_name: str, release: str | None = None, limit: int | None = None,
+                      samples: int | None = None, seed: int = 0) -> Task:
+    """The inspect ``Task`` of ``harness.TASKS[task_name]`` on ``release``."""
+    spec = harness.task_spec(task_name)
+    folder = Path(release) if release is not None else Path("releases") / spec.benchmark
+    requests = harness.planned_requests(spec, folder, limit=limit, samples=samples, seed=seed)
+    sampling = requests[0].sampling
+    dataset = MemoryDataset([
+        Sample(id=index, input=[_MESSAGES[role](content=content) for role, content in request.messages],
+               metadata={"request": request.as_dict()})
+        for index, request in enumerate(requests)], name=f"culturebench_{task_name}")
+    config = GenerateConfig(temperature=sampling.temperature, max_tokens=sampling.max_tokens, top_p=sampling.top_p,
+                            seed=sampling.seed, stop_seqs=list(sampling.stop) or None)
+    return Task(dataset=dataset, solver=generate(), scorer=culturebench_scorer(),
+                metrics=[culturebench_metric(task_name, str(folder), len(requests), limit, samples, seed)], config=config,
+                epochs=1, metadata=harness.task_metadata(spec, folder), description=spec.description)
+
+
+def _register(task_name: str):
+    def make(release: str | None = None, limit: int | None = None, samples: int | None = None,
+             seed: int = 0) -> Task:
+        return culturebench_task(task_name, release, limit, samples, seed)
+
+    make.__name__ = make.__qualname__ = task_name
+    make.__doc__ = harness.TASKS[task_name].description
+    return task(name=task_name)(make)
+
+
+for _name in harness.TASKS:
+    globals()[_name] = _register(_name)
