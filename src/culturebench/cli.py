@@ -451,6 +451,35 @@ def generate(
         console.print(f"  wrote {path}", highlight=False, markup=False)
 
 
+# --- export: a release as another harness's tasks (culturebench.integrations)
+export_app = typer.Typer(help="Export a release as another evaluation harness's tasks.", no_args_is_help=True)
+app.add_typer(export_app, name="export", short_help="Export a release as lm-evaluation-harness tasks.")
+
+
+@export_app.command("lm-eval")
+def export_lm_eval(
+    release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/cdeval (cdeval, wvb, normad, llm_globe).")],
+    out: Annotated[Path, typer.Option(help="Task folder to write, for lm_eval --include_path.")],
+    limit: Annotated[int, typer.Option(help="As evaluate's --limit: only the first N questions / rows / stories / prompts.")] = None,
+    samples: Annotated[int, typer.Option(help="As evaluate's --samples (default per benchmark, the paper's).")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed of the planned requests.")] = 0,
+    task: Annotated[list[str], typer.Option(help="Only these tasks (repeatable; default every task of the benchmark: cdeval; wvb, wvb_no_demographics; normad_country, normad_value, normad_rot, normad_none, normad_country_value; llm_globe_closed).")] = None,
+) -> None:
+    """Write an lm-evaluation-harness task folder for RELEASE: a YAML and the docs per task (the requests
+    `culturebench evaluate` sends), and a utils.py whose aggregations are culturebench's metrics. Run it with
+    `lm_eval --include_path OUT --tasks culturebench_cdeval --model local-chat-completions --apply_chat_template ...`
+    (pip install 'culturebench[lm-eval]')."""
+    from culturebench.integrations.lm_eval_export import export
+
+    with user_errors():
+        output_folder(out)
+        written = export(release, out, limit=limit, samples=samples, seed=seed, tasks=task or None)
+    say(f"lm-eval tasks for {release} in {out}: "
+        + ", ".join(p.stem for p in written if p.suffix == ".yaml"))
+    for path in written:
+        say(f"  wrote {path}")
+
+
 def main() -> None:  # pragma: no cover - console-script entry point
     app()
 

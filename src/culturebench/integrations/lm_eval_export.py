@@ -6,9 +6,10 @@ The folder holds, per task of the release's benchmark (``harness.TASKS``):
   sends (``harness.planned_requests``), with their sampling settings as ``generation_kwargs``;
 - ``culturebench_<task>.jsonl``: those docs (the request as JSON and the prompt);
 
-and once: ``utils.py`` (loads the docs, keeps each answer with its request, and aggregates through culturebench's
-own evaluation, ``harness.score_answers`` + ``harness.headline``) and ``culturebench_tasks.json`` (release path,
-limit, samples, seed). Run with::
+and for the folder: ``utils.py`` (loads the docs, keeps each answer with its request, and aggregates through
+culturebench's own evaluation, ``harness.score_answers`` + ``harness.headline``) and ``culturebench_tasks.json``
+(per task: release path and manifest sha256, limit, samples, seed). Exports of several releases into one folder
+add up. Run with::
 
     lm_eval --include_path DIR --tasks culturebench_cdeval --model local-chat-completions \\
         --model_args model=M,base_url=http://127.0.0.1:8000/v1/chat/completions --apply_chat_template
@@ -119,7 +120,7 @@ def export(release: Path, out: Path, *, limit: int | None = None, samples: int |
                          f"{', '.join(sorted({s.benchmark for s in harness.TASKS.values()}))})", file=release)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    written, functions = [], []
+    written = []
     for name in names:
         spec = harness.task_spec(name)
         if spec.benchmark != benchmark:
@@ -141,10 +142,13 @@ def export(release: Path, out: Path, *, limit: int | None = None, samples: int |
         path = out / f"{PREFIX}{name}.yaml"
         path.write_text(_yaml_text(task_yaml(name), generation), encoding="utf-8")
         written += [path, docs]
-        functions += [(name, metric) for metric in headline_names(spec.benchmark)]
-    settings = {"release": str(release), "release_manifest_sha256": harness.task_metadata(harness.task_spec(
-        names[0]), release)["release_manifest_sha256"], "limit": limit, "samples": samples, "seed": seed}
-    (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    settings_path = out / SETTINGS_FILE
+    settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
+    sha256 = harness.task_metadata(harness.task_spec(names[0]), release)["release_manifest_sha256"]
+    settings.update({name: {"release": str(release), "release_manifest_sha256": sha256, "limit": limit,
+                            "samples": samples, "seed": seed} for name in names})
+    settings_path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    functions = [(t, m) for t in sorted(settings) for m in headline_names(harness.task_spec(t).benchmark)]
     utils = UTILS + "".join(f"{function_name(t, m)} = aggregation(HERE, {t!r}, {m!r})\n" for t, m in functions)
     (out / "utils.py").write_text(utils, encoding="utf-8")
     return [*written, out / SETTINGS_FILE, out / "utils.py"]
@@ -174,7 +178,7 @@ def process_results(doc: dict, results: list[str]) -> dict:
 
 @lru_cache(maxsize=8)
 def _headline(folder: str, task: str, items: tuple[tuple[str, str, str], ...]) -> dict[str, float]:
-    settings = json.loads((Path(folder) / SETTINGS_FILE).read_text(encoding="utf-8"))
+    settings = json.loads((Path(folder) / SETTINGS_FILE).read_text(encoding="utf-8"))[task]
     spec = harness.task_spec(task)
     answers = {harness.request_from_dict(json.loads(request)): text or "" for _, request, text in items}
     metrics = harness.score_answers(spec, Path(settings["release"]), answers, limit=settings["limit"],
