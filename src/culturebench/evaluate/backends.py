@@ -52,6 +52,10 @@ class ChatResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None
+    logprobs: tuple | None = None
+    """Asked for with ``OpenAIBackend(top_logprobs=k)`` and returned by the endpoint: per generated token
+    ``(token, logprob, ((alternative, logprob), ...))`` with the k most probable alternatives; else None (never
+    cached: ``--scoring logprobs`` keeps them in its own file)."""
 
 
 OnResponse = Callable[[int, ChatResponse], None]
@@ -211,6 +215,16 @@ class _AdaptiveLimit:
             self._free.notify_all()
 
 
+def _token_logprobs(logprobs: dict | None) -> tuple | None:
+    """A choice's ``logprobs.content`` (OpenAI's chat format, also vLLM's) as ``ChatResponse.logprobs``."""
+    content = (logprobs or {}).get("content")
+    if not content:
+        return None
+    return tuple((str(t["token"]), float(t["logprob"]),
+                  tuple((str(a["token"]), float(a["logprob"])) for a in t.get("top_logprobs") or ()))
+                 for t in content)
+
+
 class OpenAIBackend:
     """Any OpenAI-compatible chat endpoint (``POST {base_url}/chat/completions``) through ``aiohttp``.
 
@@ -237,7 +251,8 @@ class OpenAIBackend:
 
     def __init__(self, model: str, base_url: str | None = None, concurrency: int = 16, timeout: float = 60.0,
                  max_retries: int = 6, price_per_million: tuple[float, float] | None = None, *,
-                 backoff_base: float = 0.5, backoff_max: float = 60.0, refused_backoff_max: float = 0.5) -> None:
+                 backoff_base: float = 0.5, backoff_max: float = 60.0, refused_backoff_max: float = 0.5,
+                 top_logprobs: int | None = None) -> None:
         if concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {concurrency}")
         if max_retries < 0:
@@ -257,6 +272,7 @@ class OpenAIBackend:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.refused_backoff_max = refused_backoff_max
+        self.top_logprobs = top_logprobs  # ask for logprobs with this many alternatives per token (--scoring logprobs)
         self.stats = BackendStats(cost=0.0 if price_per_million else None)
         self.limiter: _AdaptiveLimit | None = None  # of the running ``generate`` (the progress bar shows its limit)
         self._rng = random.Random()
@@ -265,7 +281,9 @@ class OpenAIBackend:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
 
     def cache_params(self) -> dict:
-        return {"backend": "openai", "model": self.model}
+        if self.top_logprobs is None:  # only when set, so that runs without logprobs keep their keys
+            return {"backend": "openai", "model": self.model}
+        return {"backend": "openai", "model": self.model, "top_logprobs": self.top_logprobs}
 
     def run_info(self) -> dict:
         """What run.json records about this backend beyond its cache parameters (no secrets)."""
@@ -303,6 +321,8 @@ class OpenAIBackend:
             body["seed"] = s.seed + request.sample_index
         if s.stop:
             body["stop"] = list(s.stop)
+        if self.top_logprobs is not None:
+            body["logprobs"], body["top_logprobs"] = True, self.top_logprobs
         return json.dumps(body, ensure_ascii=False).encode()
 
     # --- one request ---
@@ -349,7 +369,7 @@ class OpenAIBackend:
             usage = body.get("usage") or {}
             return ChatResponse(text=text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
                                 completion_tokens=int(usage.get("completion_tokens") or 0),
-                                finish_reason=finish_reason)
+                                finish_reason=finish_reason, logprobs=_token_logprobs(choice.get("logprobs")))
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
             raise _Retryable("malformed", "malformed reply: no choices") from None
 

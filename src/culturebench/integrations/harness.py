@@ -123,41 +123,55 @@ def _quiet() -> Console:
     return Console(stderr=True, quiet=True)
 
 
-def planned_requests(spec: TaskSpec, release: Path, *, limit: int | None = None, samples: int | None = None,
-                     seed: int = 0) -> list[ChatRequest]:
-    """The distinct requests ``culturebench evaluate <benchmark>`` sends for ``spec`` on ``release``, in its
-    order (identical requests, asked once by the runner, appear once)."""
-    module = import_module(f"culturebench.evaluate.{spec.benchmark}")
+def plan(benchmark: str, options: Mapping[str, Any], contexts: Sequence[str] | None = None) -> list[ChatRequest]:
+    """The distinct requests ``culturebench evaluate <benchmark>`` sends with ``options`` (its ``cli_evaluate``
+    options; NormAd: only ``contexts`` when given), in its order (identical requests, asked once by the runner,
+    appear once). The run goes to an empty scratch folder (a cache would hide the requests it answers) and stops at
+    its first model call."""
+    module = import_module(f"culturebench.evaluate.{benchmark}")
     with tempfile.TemporaryDirectory(prefix="culturebench-plan-") as scratch:
-        options = evaluate_options(spec, release, Path(scratch), limit=limit, samples=samples, seed=seed)
+        options = {**options, "out": Path(scratch)}
         module.cli_check(options)
         try:
-            _run(module, spec, PlanningBackend(), options)
+            _run(module, benchmark, PlanningBackend(), options, contexts)
         except _Planned as planned:
             return planned.requests
-    raise InputError(f"{spec.name}: the release gives no requests", file=release)
+    raise InputError(f"{benchmark}: the release gives no requests", file=options["release"])
 
 
-def _run(module, spec: TaskSpec, backend, options: dict) -> tuple[str, list[Path]]:
-    if spec.benchmark == "normad":  # the per-context tasks: normad.evaluate takes the contexts, cli_evaluate all
-        result = module.evaluate(backend, options["release"], options["out"], contexts=spec.options["contexts"],
-                                 samples=options["samples"], seed=options["seed"], limit=options["limit"],
-                                 console=_quiet())
+def replay(benchmark: str, options: Mapping[str, Any], answers: Mapping[ChatRequest, str], *,
+           model: str = "model", contexts: Sequence[str] | None = None) -> dict:
+    """metrics.json of ``culturebench evaluate <benchmark>`` with ``options`` when the model's answers are
+    ``answers``: the benchmark's own run into ``options["out"]``, its backend replaced by the answers."""
+    module = import_module(f"culturebench.evaluate.{benchmark}")
+    _run(module, benchmark, ReplayBackend(model, answers), dict(options), contexts)
+    return json.loads((Path(options["out"]) / "metrics.json").read_text(encoding="utf-8"))
+
+
+def _run(module, benchmark: str, backend, options: dict, contexts: Sequence[str] | None) -> tuple[str, list[Path]]:
+    if benchmark == "normad" and contexts is not None:  # normad.evaluate takes the contexts, cli_evaluate all
+        result = module.evaluate(backend, options["release"], options["out"], contexts=contexts,
+                                 samples=options["samples"], temperature=options["temperature"],
+                                 seed=options["seed"], limit=options["limit"], split=options["split"],
+                                 console=_quiet(), **({} if options["max_tokens"] is None else
+                                                      {"max_tokens": options["max_tokens"]}))
         return module.summary(result.metrics), result.written
-    return module.cli_evaluate(backend, options, {"benchmark": spec.benchmark}, _quiet())
+    return module.cli_evaluate(backend, options, {"benchmark": benchmark}, _quiet())
+
+
+def planned_requests(spec: TaskSpec, release: Path, *, limit: int | None = None, samples: int | None = None,
+                     seed: int = 0) -> list[ChatRequest]:
+    """``plan`` for a harness task on ``release``."""
+    options = evaluate_options(spec, release, Path("unused"), limit=limit, samples=samples, seed=seed)
+    return plan(spec.benchmark, options, spec.options.get("contexts"))
 
 
 def score_answers(spec: TaskSpec, release: Path, answers: Mapping[ChatRequest, str], *, model: str = "model",
-                  limit: int | None = None, samples: int | None = None, seed: int = 0,
-                  out: Path | None = None) -> dict:
-    """metrics.json of ``culturebench evaluate`` for ``spec`` when the model's answers are ``answers``: the
-    benchmark's own run, its backend replaced by the answers (into ``out``, else a scratch folder)."""
-    module = import_module(f"culturebench.evaluate.{spec.benchmark}")
+                  limit: int | None = None, samples: int | None = None, seed: int = 0) -> dict:
+    """``replay`` for a harness task on ``release``, into a scratch folder."""
     with tempfile.TemporaryDirectory(prefix="culturebench-score-") as scratch:
-        folder = Path(out) if out is not None else Path(scratch)
-        options = evaluate_options(spec, release, folder, limit=limit, samples=samples, seed=seed)
-        _run(module, spec, ReplayBackend(model, answers), options)
-        return json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        options = evaluate_options(spec, release, Path(scratch), limit=limit, samples=samples, seed=seed)
+        return replay(spec.benchmark, options, answers, model=model, contexts=spec.options.get("contexts"))
 
 
 def _only_model(metrics: Mapping) -> dict:
