@@ -262,6 +262,7 @@ def evaluate(
     ray_address: Annotated[str, typer.Option(help="ray backend: the cluster to join (e.g. 10.0.0.1:6379 or auto); default: start a local Ray on this machine.")] = None,
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb: JSON/YAML options (llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, max_rounds, temperatures, max tokens, zones; wvb: prompt_family, majority).")] = None,
+    scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (cdeval, wvb, normad, llm_globe closed; openai backend): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
@@ -273,19 +274,31 @@ def evaluate(
             "split": split, "limit": limit, "samples": samples, "temperature": temperature,
             "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
-            "replicas": replicas, "out": str(out), "config": None if config is None else str(config)}
+            "replicas": replicas, "out": str(out), "config": None if config is None else str(config),
+            "scoring": scoring}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config}
     with user_errors():
         output_folder(out)
         benchmark = _evaluation(name, "evaluate")
         benchmark.cli_check(options)
+        from culturebench.evaluate import option_probability
+
+        option_probability.check_scoring(name, scoring, backend, split)
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
                                       tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
                                       replicas=replicas)
         kept_before = _cached_answers(out)
         try:
+            if scoring == "logprobs":  # ask for top_logprobs, record them, check the endpoint returns them
+                model_backend.top_logprobs = option_probability.TOP_LOGPROBS
+                model_backend = option_probability.LogprobRecorder(model_backend,
+                                                                   out / option_probability.LOGPROBS_FILE)
+                option_probability.check_endpoint(model_backend, name, options, console)
             line, written = benchmark.cli_evaluate(model_backend, options, args, console)
+            if scoring == "logprobs":
+                more, more_written = option_probability.score(name, model_backend, options)
+                line, written = f"{line}\n{more}", [*written, *more_written]
         except KeyboardInterrupt:
             kept = _cached_answers(out) - kept_before
             say(f"interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command to "
