@@ -157,6 +157,25 @@ def test_inspect_tasks_give_evaluate_headline(releases, reference, tmp_path, mon
             spec, releases[spec.benchmark])["release_manifest_sha256"]
 
 
+def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
+    """``inspect eval FILE@TASK -T release=... -T limit=...`` in a separate process (installed, the task is
+    ``culturebench/normad_rot`` through the entry point)."""
+    pytest.importorskip("inspect_ai", reason="pip install 'culturebench[inspect]'")
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    with ScriptedServer(reply=fixed_answer) as server:
+        run = subprocess.run(
+            ["inspect", "eval", f"{REPO}/src/culturebench/integrations/inspect_tasks.py@normad_rot", "-T",
+             f"release={releases['normad']}", "-T", f"limit={LIMIT}", "--model", "openai-api/scripted/scripted-model",
+             "--model-base-url", server.base_url, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
+            capture_output=True, text=True, timeout=600,
+            env={**os.environ, "PYTHONPATH": str(REPO / "src"), "SCRIPTED_API_KEY": "sk-test-integrations"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    (info,) = list_eval_logs(str(tmp_path / "logs"))
+    (score,) = read_eval_log(info).results.scores
+    assert close({k: m.value for k, m in score.metrics.items()}, reference["normad_rot"][0])
+
+
 def test_inspect_registers_the_tasks():
     pytest.importorskip("inspect_ai", reason="pip install 'culturebench[inspect]'")
     from culturebench.integrations import inspect_tasks

@@ -76,19 +76,71 @@ def culturebench_task(task_name: str, release: str | None = None, limit: int | N
     config = GenerateConfig(temperature=sampling.temperature, max_tokens=sampling.max_tokens, top_p=sampling.top_p,
                             seed=sampling.seed, stop_seqs=list(sampling.stop) or None)
     return Task(dataset=dataset, solver=generate(), scorer=culturebench_scorer(),
-                metrics=[culturebench_metric(task_name, str(folder), len(requests), limit, samples, seed)], config=config,
-                epochs=1, metadata=harness.task_metadata(spec, folder), description=spec.description)
+                metrics=[culturebench_metric(task_name, str(folder), len(requests), limit, samples, seed)],
+                config=config, epochs=1, metadata=harness.task_metadata(spec, folder), description=spec.description)
 
 
-def _register(task_name: str):
-    def make(release: str | None = None, limit: int | None = None, samples: int | None = None,
-             seed: int = 0) -> Task:
-        return culturebench_task(task_name, release, limit, samples, seed)
-
-    make.__name__ = make.__qualname__ = task_name
-    make.__doc__ = harness.TASKS[task_name].description
-    return task(name=task_name)(make)
+# One decorated function per harness.TASKS entry (inspect finds tasks by their @task definitions).
 
 
-for _name in harness.TASKS:
-    globals()[_name] = _register(_name)
+@task
+def cdeval(release: str | None = None, limit: int | None = None, samples: int | None = None,
+           seed: int = 0) -> Task:
+    """CDEval: the six Table 8 prompts per question."""
+    return culturebench_task("cdeval", release, limit, samples, seed)
+
+
+@task
+def wvb(release: str | None = None, limit: int | None = None, samples: int | None = None,
+        seed: int = 0) -> Task:
+    """WorldValuesBench with demographics (Figs. 5-8, temperature 0)."""
+    return culturebench_task("wvb", release, limit, samples, seed)
+
+
+@task
+def wvb_no_demographics(release: str | None = None, limit: int | None = None, samples: int | None = None,
+                        seed: int = 0) -> Task:
+    """WorldValuesBench without demographics (Figs. 9-10, temperature 0.7, oversampled)."""
+    return culturebench_task("wvb_no_demographics", release, limit, samples, seed)
+
+
+@task
+def normad_country(release: str | None = None, limit: int | None = None, samples: int | None = None,
+                   seed: int = 0) -> Task:
+    """NormAd, context country (App. A.3 Fig. 9)."""
+    return culturebench_task("normad_country", release, limit, samples, seed)
+
+
+@task
+def normad_value(release: str | None = None, limit: int | None = None, samples: int | None = None,
+                 seed: int = 0) -> Task:
+    """NormAd, context value (App. A.3 Fig. 9)."""
+    return culturebench_task("normad_value", release, limit, samples, seed)
+
+
+@task
+def normad_rot(release: str | None = None, limit: int | None = None, samples: int | None = None,
+               seed: int = 0) -> Task:
+    """NormAd, context rot (App. A.3 Fig. 9)."""
+    return culturebench_task("normad_rot", release, limit, samples, seed)
+
+
+@task
+def normad_none(release: str | None = None, limit: int | None = None, samples: int | None = None,
+                seed: int = 0) -> Task:
+    """NormAd, context none (App. A.3 Fig. 9)."""
+    return culturebench_task("normad_none", release, limit, samples, seed)
+
+
+@task
+def normad_country_value(release: str | None = None, limit: int | None = None, samples: int | None = None,
+                         seed: int = 0) -> Task:
+    """NormAd, context country_value (App. A.3 Fig. 9)."""
+    return culturebench_task("normad_country_value", release, limit, samples, seed)
+
+
+@task
+def llm_globe_closed(release: str | None = None, limit: int | None = None, samples: int | None = None,
+                     seed: int = 0) -> Task:
+    """LLM-GLOBE closed-ended prompts, three answers each at temperature 1."""
+    return culturebench_task("llm_globe_closed", release, limit, samples, seed)
