@@ -199,7 +199,7 @@ def lm_eval_results(folder: Path, tasks: list[str], server: ScriptedServer) -> d
         tasks=[f"culturebench_{t}" for t in tasks], task_manager=TaskManager(include_path=str(folder),
                                                                                include_defaults=False),
         apply_chat_template=True, bootstrap_iters=0, log_samples=False)
-    return results["results"]
+    return results
 
 
 def test_lm_eval_tasks_give_evaluate_headline(releases, reference, tmp_path):
@@ -212,8 +212,12 @@ def test_lm_eval_tasks_give_evaluate_headline(releases, reference, tmp_path):
         assert result.exit_code == 0, result.output
     for name in harness.TASKS:
         with ScriptedServer(reply=fixed_answer) as server:
-            results = lm_eval_results(folder, [name], server)[f"culturebench_{name}"]
+            output = lm_eval_results(folder, [name], server)
             requests = sent(server)
+        results = output["results"][f"culturebench_{name}"]
+        spec = harness.TASKS[name]
+        assert output["configs"][f"culturebench_{name}"]["metadata"]["release_manifest_sha256"] == \
+            harness.task_metadata(spec, releases[spec.benchmark])["release_manifest_sha256"]
         assert same_requests(name, requests, reference), name
         got = {key.removesuffix(",none"): value for key, value in results.items()
                if key.endswith(",none") and "_stderr" not in key and not math.isnan(value)}

@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from culturebench.errors import InputError
+from culturebench.evaluate import runs
 from culturebench.integrations import harness
 from culturebench.release import load_manifest
 
@@ -57,7 +58,9 @@ def function_name(task: str, metric: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in f"{task}__{metric}")
 
 
-def task_yaml(task: str) -> dict:
+def task_yaml(task: str, release: Path) -> dict:
+    """A task's YAML; its metadata (which lm-eval copies into its results) names the release and its manifest
+    sha256."""
     spec = harness.task_spec(task)
     return {
         "task": f"{PREFIX}{task}",
@@ -71,7 +74,7 @@ def task_yaml(task: str) -> dict:
         "metric_list": [{"metric": name, "aggregation": Function(f"utils.{function_name(task, name)}"),
                          "higher_is_better": name not in LOWER_IS_BETTER}
                         for name in headline_names(spec.benchmark)],
-        "metadata": {"version": 1, "description": spec.description},
+        "metadata": {"version": 1, "description": spec.description, **harness.task_metadata(spec, release)},
     }
 
 
@@ -140,13 +143,12 @@ def export(release: Path, out: Path, *, limit: int | None = None, samples: int |
                       "temperature": sampling.temperature, "top_p": sampling.top_p,
                       "do_sample": sampling.temperature > 0}
         path = out / f"{PREFIX}{name}.yaml"
-        path.write_text(_yaml_text(task_yaml(name), generation), encoding="utf-8")
+        path.write_text(_yaml_text(task_yaml(name, release), generation), encoding="utf-8")
         written += [path, docs]
     settings_path = out / SETTINGS_FILE
     settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
-    sha256 = harness.task_metadata(harness.task_spec(names[0]), release)["release_manifest_sha256"]
-    settings.update({name: {"release": str(release), "release_manifest_sha256": sha256, "limit": limit,
-                            "samples": samples, "seed": seed} for name in names})
+    settings.update({name: {"release": str(release), "limit": limit, "samples": samples, "seed": seed,
+                            "release_manifest_sha256": runs.release_manifest_sha256(release)} for name in names})
     settings_path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     functions = [(t, m) for t in sorted(settings) for m in headline_names(harness.task_spec(t).benchmark)]
     utils = UTILS + "".join(f"{function_name(t, m)} = aggregation(HERE, {t!r}, {m!r})\n" for t, m in functions)
