@@ -6,6 +6,7 @@ inspect and lm-eval parts skip when their extra is absent (``pip install 'cultur
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -23,6 +24,10 @@ from culturebench.evaluate import normad
 from culturebench.evaluate.scripted_server import ScriptedServer, last_user_message
 
 REPO = Path(__file__).resolve().parents[1]
+needs_inspect = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None,
+                                   reason="pip install 'culturebench[inspect]'")
+needs_lm_eval = pytest.mark.skipif(importlib.util.find_spec("lm_eval") is None,
+                                   reason="pip install 'culturebench[lm-eval]'")
 LIMIT = 3
 SAMPLES = {"cdeval": 2, "llm_globe": 2}
 """Small runs: --limit 3 everywhere; CDEval two samples per prompt, LLM-GLOBE two answers per closed prompt."""
@@ -134,8 +139,8 @@ def test_unknown_task_and_wrong_release_are_one_line_errors(releases, tmp_path):
 # ------------------------------------------------------------------------------------------------------- inspect
 
 
+@needs_inspect
 def test_inspect_tasks_give_evaluate_headline(releases, reference, tmp_path, monkeypatch):
-    pytest.importorskip("inspect_ai", reason="pip install 'culturebench[inspect]'")
     from inspect_ai import eval as inspect_eval
 
     from culturebench.integrations import inspect_tasks
@@ -157,10 +162,10 @@ def test_inspect_tasks_give_evaluate_headline(releases, reference, tmp_path, mon
             spec, releases[spec.benchmark])["release_manifest_sha256"]
 
 
+@needs_inspect
 def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
     """``inspect eval FILE@TASK -T release=... -T limit=...`` in a separate process (installed, the task is
     ``culturebench/normad_rot`` through the entry point)."""
-    pytest.importorskip("inspect_ai", reason="pip install 'culturebench[inspect]'")
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     with ScriptedServer(reply=fixed_answer) as server:
@@ -176,8 +181,8 @@ def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
     assert close({k: m.value for k, m in score.metrics.items()}, reference["normad_rot"][0])
 
 
+@needs_inspect
 def test_inspect_registers_the_tasks():
-    pytest.importorskip("inspect_ai", reason="pip install 'culturebench[inspect]'")
     from culturebench.integrations import inspect_tasks
 
     assert all(callable(getattr(inspect_tasks, name)) for name in harness.TASKS)
@@ -202,8 +207,8 @@ def lm_eval_results(folder: Path, tasks: list[str], server: ScriptedServer) -> d
     return results
 
 
+@needs_lm_eval
 def test_lm_eval_tasks_give_evaluate_headline(releases, reference, tmp_path):
-    pytest.importorskip("lm_eval", reason="pip install 'culturebench[lm-eval]'")
     folder = tmp_path / "tasks"
     for benchmark, release in releases.items():
         flags = ["--samples", str(SAMPLES[benchmark])] if benchmark in SAMPLES else []
@@ -224,10 +229,10 @@ def test_lm_eval_tasks_give_evaluate_headline(releases, reference, tmp_path):
         assert close(got, reference[name][0]), (name, got, reference[name][0])
 
 
+@needs_lm_eval
 def test_lm_eval_command_line_runs_the_export(releases, reference, tmp_path):
     """The README's command: ``lm_eval --include_path DIR --tasks culturebench_cdeval --model
     local-chat-completions ...`` in a separate process."""
-    pytest.importorskip("lm_eval", reason="pip install 'culturebench[lm-eval]'")
     folder = tmp_path / "tasks"
     result = CliRunner().invoke(app, ["export", "lm-eval", str(releases["normad"]), "--out", str(folder),
                                       "--limit", str(LIMIT), "--task", "normad_rot"])
