@@ -40,8 +40,28 @@ def fixed_answer(text: str, body: dict) -> str:
     return ANSWERS[zlib.crc32(text.encode()) % len(ANSWERS)]
 
 
-def cli_flags(spec: harness.TaskSpec) -> list[str]:
+def juror_rating(text: str, body: dict) -> str:
+    return str(1 + zlib.crc32(text.encode()) % 7)
+
+
+@pytest.fixture(scope="module")
+def jury(tmp_path_factory):
+    """A config naming one juror, served by a scripted server that rates 1-7 by a hash of the juror prompt
+    (LLM-GLOBE's open task)."""
+    with ScriptedServer(reply=juror_rating, model="juror-model") as server:
+        path = tmp_path_factory.mktemp("jury") / "llm_globe.json"
+        path.write_text(json.dumps({"jurors": [{"model": "juror-model", "base_url": server.base_url}]}))
+        yield path
+
+
+def config_for(spec: harness.TaskSpec, jury: Path) -> str | None:
+    return str(jury) if spec.options.get("needs_config") else None
+
+
+def cli_flags(spec: harness.TaskSpec, jury: Path) -> list[str]:
     flags = ["--limit", str(LIMIT)]
+    if config_for(spec, jury):
+        flags += ["--config", config_for(spec, jury)]
     if spec.benchmark in SAMPLES:
         flags += ["--samples", str(SAMPLES[spec.benchmark])]
     if spec.options.get("demographics") is False:
@@ -63,19 +83,20 @@ def releases(bundled_release):
 
 
 @pytest.fixture(scope="module")
-def reference(releases, tmp_path_factory):
+def reference(releases, jury, tmp_path_factory):
     """Per task: the headline metrics of ``culturebench evaluate`` on the fixed answers, and what it sent (NormAd:
     one run asks all five contexts, each task's headline is its context's)."""
     out, runs = {}, {}
     for name, spec in harness.TASKS.items():
-        command = (spec.benchmark, *cli_flags(spec))
+        command = (spec.benchmark, *cli_flags(spec, jury))
         if command not in runs:
             folder = tmp_path_factory.mktemp(f"evaluate-{name}")
             with ScriptedServer(reply=fixed_answer) as server:
                 result = CliRunner().invoke(app, ["evaluate", spec.benchmark, "--model", "scripted-model",
                                                   "--base-url", server.base_url, "--release",
                                                   str(releases[spec.benchmark]), "--out", str(folder),
-                                                  *cli_flags(spec)], env={"OPENAI_API_KEY": "sk-test-integrations"})
+                                                  *cli_flags(spec, jury)],
+                                            env={"OPENAI_API_KEY": "sk-test-integrations"})
                 assert result.exit_code == 0, result.output
                 runs[command] = (json.loads((folder / "metrics.json").read_text()), sent(server))
         metrics, requests = runs[command]
@@ -95,11 +116,11 @@ def close(got: dict, expected: dict) -> bool:
                                                  for k in expected)
 
 
-def test_planned_requests_are_those_evaluate_sends(releases, reference):
+def test_planned_requests_are_those_evaluate_sends(releases, reference, jury):
     normad = set()
     for name, spec in harness.TASKS.items():
         requests = harness.planned_requests(spec, releases[spec.benchmark], limit=LIMIT,
-                                            samples=SAMPLES.get(spec.benchmark))
+                                            samples=SAMPLES.get(spec.benchmark), config=config_for(spec, jury))
         planned = [(r.messages[-1][1], r.sampling.temperature, r.sampling.max_tokens, r.sampling.stop)
                    for r in requests]
         assert same_requests(name, planned, reference), name
@@ -126,6 +147,15 @@ def test_task_metadata_pins_the_release(releases):
         (releases["cdeval"] / "manifest.json").read_bytes()).hexdigest()
 
 
+def test_open_task_needs_the_jurors(releases, tmp_path):
+    result = CliRunner().invoke(app, ["export", "lm-eval", str(releases["llm_globe"]), "--out", str(tmp_path / "x"),
+                                      "--task", "llm_globe_open"])
+    assert result.exit_code == 2, result.output
+    assert "llm_globe_open needs a config naming the jurors" in result.output
+    result = CliRunner().invoke(app, ["export", "lm-eval", str(releases["llm_globe"]), "--out", str(tmp_path / "y")])
+    assert result.exit_code == 0 and not (tmp_path / "y" / "culturebench_llm_globe_open.yaml").exists()
+
+
 def test_unknown_task_and_wrong_release_are_one_line_errors(releases, tmp_path):
     result = CliRunner().invoke(app, ["export", "lm-eval", str(releases["cdeval"]), "--out", str(tmp_path / "x"),
                                       "--task", "normad_country"])
@@ -140,7 +170,7 @@ def test_unknown_task_and_wrong_release_are_one_line_errors(releases, tmp_path):
 
 
 @needs_inspect
-def test_inspect_tasks_give_evaluate_headline(releases, reference, tmp_path, monkeypatch):
+def test_inspect_tasks_give_evaluate_headline(releases, reference, jury, tmp_path, monkeypatch):
     from inspect_ai import eval as inspect_eval
 
     from culturebench.integrations import inspect_tasks
@@ -148,7 +178,7 @@ def test_inspect_tasks_give_evaluate_headline(releases, reference, tmp_path, mon
     monkeypatch.setenv("SCRIPTED_API_KEY", "sk-test-integrations")
     for name, spec in harness.TASKS.items():
         task = inspect_tasks.culturebench_task(name, str(releases[spec.benchmark]), limit=LIMIT,
-                                               samples=SAMPLES.get(spec.benchmark))
+                                               samples=SAMPLES.get(spec.benchmark), config_file=config_for(spec, jury))
         with ScriptedServer(reply=fixed_answer) as server:
             (log,) = inspect_eval(task, model="openai-api/scripted/scripted-model", model_base_url=server.base_url,
                                   log_dir=str(tmp_path / "logs"), display="none", log_samples=False)
@@ -208,10 +238,11 @@ def lm_eval_results(folder: Path, tasks: list[str], server: ScriptedServer) -> d
 
 
 @needs_lm_eval
-def test_lm_eval_tasks_give_evaluate_headline(releases, reference, tmp_path):
+def test_lm_eval_tasks_give_evaluate_headline(releases, reference, jury, tmp_path):
     folder = tmp_path / "tasks"
     for benchmark, release in releases.items():
         flags = ["--samples", str(SAMPLES[benchmark])] if benchmark in SAMPLES else []
+        flags += ["--config", str(jury)] if benchmark == "llm_globe" else []
         result = CliRunner().invoke(app, ["export", "lm-eval", str(release), "--out", str(folder),
                                           "--limit", str(LIMIT), *flags])
         assert result.exit_code == 0, result.output

@@ -476,7 +476,8 @@ def export_lm_eval(
     limit: Annotated[int, typer.Option(help="As evaluate's --limit: only the first N questions / rows / stories / prompts.")] = None,
     samples: Annotated[int, typer.Option(help="As evaluate's --samples (default per benchmark, the paper's).")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed of the planned requests.")] = 0,
-    task: Annotated[list[str], typer.Option(help="Only these tasks (repeatable; default every task of the benchmark: cdeval; wvb, wvb_no_demographics; normad_country, normad_value, normad_rot, normad_none, normad_country_value; llm_globe_closed).")] = None,
+    task: Annotated[list[str], typer.Option(help="Only these tasks (repeatable; default every task of the benchmark: cdeval; wvb, wvb_no_demographics; normad_country, normad_value, normad_rot, normad_none, normad_country_value; llm_globe_closed, and llm_globe_open with --config).")] = None,
+    config: Annotated[Path, typer.Option(help="As evaluate's --config; llm_globe_open needs one naming the jurors (culturebench asks them when lm-eval aggregates).")] = None,
 ) -> None:
     """Write an lm-evaluation-harness task folder for RELEASE: a YAML and the docs per task (the requests
     `culturebench evaluate` sends), and a utils.py whose aggregations are culturebench's metrics. Run it with
@@ -486,7 +487,7 @@ def export_lm_eval(
 
     with user_errors():
         output_folder(out)
-        written = export(release, out, limit=limit, samples=samples, seed=seed, tasks=task or None)
+        written = export(release, out, limit=limit, samples=samples, seed=seed, tasks=task or None, config=config)
     say(f"lm-eval tasks for {release} in {out}: "
         + ", ".join(p.stem for p in written if p.suffix == ".yaml"))
     for path in written:

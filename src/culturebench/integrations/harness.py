@@ -49,8 +49,12 @@ TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in (
       for context in ("country", "value", "rot", "none", "country_value")),
     TaskSpec("llm_globe_closed", "llm_globe", "LLM-GLOBE closed-ended prompts, three answers each at temperature 1; "
              "mean per GLOBE dimension (Tables 2-3)", {"split": "closed"}),
+    TaskSpec("llm_globe_open", "llm_globe", "LLM-GLOBE open-ended prompts rated by the LLM jury its config names "
+             "(App. B); jury-scored mean per GLOBE dimension (Tables 4-5)", {"split": "open", "needs_config": True}),
 )}
-"""The single-turn tasks, by name (``culturebench/<name>`` in inspect, ``culturebench_<name>`` in lm-eval)."""
+"""The single-turn tasks, by name (``culturebench/<name>`` in inspect, ``culturebench_<name>`` in lm-eval).
+``llm_globe_open`` needs a config naming the jurors (``evaluate --config``): culturebench asks them itself when the
+harness's answers are scored."""
 
 
 def task_spec(name: str) -> TaskSpec:
@@ -59,12 +63,15 @@ def task_spec(name: str) -> TaskSpec:
     return TASKS[name]
 
 
-def evaluate_options(spec: TaskSpec, release: Path, out: Path, *, limit: int | None = None,
-                     samples: int | None = None, seed: int = 0) -> dict:
+def evaluate_options(spec: TaskSpec, release: Path, out: Path | None = None, *, limit: int | None = None,
+                     samples: int | None = None, seed: int = 0, config: Path | str | None = None) -> dict:
     """The ``options`` dict ``culturebench evaluate`` hands a benchmark's ``cli_evaluate``, for ``spec``'s variant
     (the command's defaults otherwise)."""
-    options = {"release": Path(release), "out": Path(out), "split": None, "limit": limit, "samples": samples,
-               "temperature": None, "demographics": True, "seed": seed, "max_tokens": None, "config": None}
+    if spec.options.get("needs_config") and config is None:
+        raise InputError(f"task {spec.name} needs a config naming the jurors (as evaluate's --config)")
+    options = {"release": Path(release), "out": None if out is None else Path(out), "split": None, "limit": limit,
+               "samples": samples, "temperature": None, "demographics": True, "seed": seed, "max_tokens": None,
+               "config": None if config is None else Path(config)}
     options.update({k: v for k, v in spec.options.items() if k in options})
     return options
 
@@ -160,17 +167,20 @@ def _run(module, benchmark: str, backend, options: dict, contexts: Sequence[str]
 
 
 def planned_requests(spec: TaskSpec, release: Path, *, limit: int | None = None, samples: int | None = None,
-                     seed: int = 0) -> list[ChatRequest]:
+                     seed: int = 0, config: Path | str | None = None) -> list[ChatRequest]:
     """``plan`` for a harness task on ``release``."""
-    options = evaluate_options(spec, release, Path("unused"), limit=limit, samples=samples, seed=seed)
+    options = evaluate_options(spec, release, limit=limit, samples=samples, seed=seed, config=config)
     return plan(spec.benchmark, options, spec.options.get("contexts"))
 
 
 def score_answers(spec: TaskSpec, release: Path, answers: Mapping[ChatRequest, str], *, model: str = "model",
-                  limit: int | None = None, samples: int | None = None, seed: int = 0) -> dict:
-    """``replay`` for a harness task on ``release``, into a scratch folder."""
+                  limit: int | None = None, samples: int | None = None, seed: int = 0,
+                  config: Path | str | None = None) -> dict:
+    """``replay`` for a harness task on ``release``, into a scratch folder (LLM-GLOBE open: the config's jurors
+    are asked here)."""
     with tempfile.TemporaryDirectory(prefix="culturebench-score-") as scratch:
-        options = evaluate_options(spec, release, Path(scratch), limit=limit, samples=samples, seed=seed)
+        options = evaluate_options(spec, release, Path(scratch), limit=limit, samples=samples, seed=seed,
+                                   config=config)
         return replay(spec.benchmark, options, answers, model=model, contexts=spec.options.get("contexts"))
 
 
@@ -184,7 +194,8 @@ def _only_model(metrics: Mapping) -> dict:
 def headline(spec: TaskSpec, metrics: Mapping) -> dict[str, float]:
     """The paper's headline numbers of one model's metrics.json, flat (name -> value; None values left out):
     CDEval the orientation likelihood per dimension (Fig. 3); WVB mean and std of W1 (Table 2); NormAd accuracy
-    (Fig. 3) and macro F1 (Table A.4) of the context; LLM-GLOBE closed the mean per dimension (Tables 2-3)."""
+    (Fig. 3) and macro F1 (Table A.4) of the context; LLM-GLOBE the closed (Tables 2-3) or jury-scored open
+    (Tables 4-5) mean per dimension."""
     if spec.benchmark == "cdeval":
         values = {f"likelihood_{d}": v for d, v in _only_model(metrics)["dimension_likelihood"].items()}
     elif spec.benchmark == "wvb":
@@ -194,7 +205,7 @@ def headline(spec: TaskSpec, metrics: Mapping) -> dict[str, float]:
         m = _only_model(metrics)
         values = {"accuracy": m["accuracy"][context], "macro_f1": m["macro_f1"][context]}
     elif spec.benchmark == "llm_globe":
-        (cells,) = metrics["closed"]["mean_sd"].values()
+        (cells,) = metrics[spec.options["split"]]["mean_sd"].values()
         values = {f"mean_{d}": cell["mean"] for d, cell in cells.items()}
     else:
         raise ValueError(f"no headline for {spec.benchmark}")

@@ -5,9 +5,10 @@ Registered through the ``inspect_ai`` entry point of pyproject.toml, so that wit
     inspect eval culturebench/cdeval --model openai/gpt-4o-mini -T release=releases/cdeval -T limit=100
 
 runs. One task per ``harness.TASKS`` entry (cdeval, wvb, wvb_no_demographics, normad_<context>,
-llm_globe_closed). Task parameters: ``release`` (a built release folder, default ``releases/<benchmark>``),
-``limit`` (culturebench's ``--limit``: the first N questions / rows / stories / prompts, not inspect's sample
-limit), ``samples`` (culturebench's ``--samples``) and ``seed``.
+llm_globe_closed, llm_globe_open). Task parameters: ``release`` (a built release folder, default
+``releases/<benchmark>``), ``limit`` (culturebench's ``--limit``: the first N questions / rows / stories / prompts,
+not inspect's sample limit), ``samples`` (culturebench's ``--samples``), ``seed``, and for llm_globe_open
+``config_file`` (evaluate's ``--config``, naming the jurors, whom culturebench asks when the answers are scored).
 
 The samples are the requests ``culturebench evaluate`` sends (``harness.planned_requests``: same prompts, same
 repeats), the generate config is their sampling settings (temperature, max tokens, stop sequences, seed). The
@@ -34,7 +35,7 @@ _MESSAGES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": 
 
 @metric(name="culturebench")
 def culturebench_metric(task_name: str, release: str, n_requests: int, limit: int | None = None,
-                        samples: int | None = None, seed: int = 0) -> Metric:
+                        samples: int | None = None, seed: int = 0, config_file: str | None = None) -> Metric:
     """The paper's headline numbers from culturebench's evaluation of all ``n_requests`` answers
     (``harness.headline``); nothing while inspect shows running totals of a part of them."""
     spec = harness.task_spec(task_name)
@@ -43,7 +44,8 @@ def culturebench_metric(task_name: str, release: str, n_requests: int, limit: in
         if len(scores) < n_requests:
             return {}
         answers = {harness.request_from_dict(s.score.metadata["request"]): s.score.answer or "" for s in scores}
-        metrics = harness.score_answers(spec, Path(release), answers, limit=limit, samples=samples, seed=seed)
+        metrics = harness.score_answers(spec, Path(release), answers, limit=limit, samples=samples, seed=seed,
+                                        config=config_file)
         return harness.headline(spec, metrics)
 
     return compute
@@ -63,11 +65,12 @@ def culturebench_scorer() -> Scorer:
 
 
 def culturebench_task(task_name: str, release: str | None = None, limit: int | None = None,
-                      samples: int | None = None, seed: int = 0) -> Task:
-    """The inspect ``Task`` of ``harness.TASKS[task_name]`` on ``release``."""
+                      samples: int | None = None, seed: int = 0, config_file: str | None = None) -> Task:
+    """The inspect ``Task`` of ``harness.TASKS[task_name]`` on ``release`` (``config_file``: as evaluate's
+    ``--config``; llm_globe_open needs one naming the jurors)."""
     spec = harness.task_spec(task_name)
     folder = Path(release) if release is not None else Path("releases") / spec.benchmark
-    requests = harness.planned_requests(spec, folder, limit=limit, samples=samples, seed=seed)
+    requests = harness.planned_requests(spec, folder, limit=limit, samples=samples, seed=seed, config=config_file)
     sampling = requests[0].sampling
     dataset = MemoryDataset([
         Sample(id=index, input=[_MESSAGES[role](content=content) for role, content in request.messages],
@@ -76,7 +79,8 @@ def culturebench_task(task_name: str, release: str | None = None, limit: int | N
     config = GenerateConfig(temperature=sampling.temperature, max_tokens=sampling.max_tokens, top_p=sampling.top_p,
                             seed=sampling.seed, stop_seqs=list(sampling.stop) or None)
     return Task(dataset=dataset, solver=generate(), scorer=culturebench_scorer(),
-                metrics=[culturebench_metric(task_name, str(folder), len(requests), limit, samples, seed)],
+                metrics=[culturebench_metric(task_name, str(folder), len(requests), limit, samples, seed,
+                                             config_file)],
                 config=config, epochs=1, metadata=harness.task_metadata(spec, folder), description=spec.description)
 
 
@@ -144,3 +148,10 @@ def llm_globe_closed(release: str | None = None, limit: int | None = None, sampl
                      seed: int = 0) -> Task:
     """LLM-GLOBE closed-ended prompts, three answers each at temperature 1."""
     return culturebench_task("llm_globe_closed", release, limit, samples, seed)
+
+
+@task
+def llm_globe_open(release: str | None = None, config_file: str | None = None, limit: int | None = None,
+                   samples: int | None = None, seed: int = 0) -> Task:
+    """LLM-GLOBE open-ended prompts, rated by the jurors ``config_file`` names (culturebench asks them)."""
+    return culturebench_task("llm_globe_open", release, limit, samples, seed, config_file)

@@ -8,8 +8,9 @@ The folder holds, per task of the release's benchmark (``harness.TASKS``):
 
 and for the folder: ``utils.py`` (loads the docs, keeps each answer with its request, and aggregates through
 culturebench's own evaluation, ``harness.score_answers`` + ``harness.headline``) and ``culturebench_tasks.json``
-(per task: release path and manifest sha256, limit, samples, seed). Exports of several releases into one folder
-add up. Run with::
+(per task: release path and manifest sha256, limit, samples, seed, config). LLM-GLOBE's open task is written when
+a ``--config`` names the jurors; culturebench asks them when lm-eval aggregates. Exports of several releases into
+one folder add up. Run with::
 
     lm_eval --include_path DIR --tasks culturebench_cdeval --model local-chat-completions \\
         --model_args model=M,base_url=http://127.0.0.1:8000/v1/chat/completions --apply_chat_template
@@ -112,12 +113,15 @@ def load_docs(task, **metadata):
 
 
 def export(release: Path, out: Path, *, limit: int | None = None, samples: int | None = None,
-           seed: int = 0, tasks: Sequence[str] | None = None) -> list[Path]:
-    """Write the task folder of ``release`` (every task of its benchmark, or ``tasks``) into ``out``; returns the
-    paths written."""
+           seed: int = 0, tasks: Sequence[str] | None = None, config: Path | None = None) -> list[Path]:
+    """Write the task folder of ``release`` (every task of its benchmark, or ``tasks``; llm_globe_open only with a
+    ``config`` naming the jurors) into ``out``; returns the paths written."""
     release = Path(release).resolve()
+    config = None if config is None else Path(config).resolve()
     benchmark = load_manifest(release).get("benchmark")
-    names = [n for n, s in harness.TASKS.items() if s.benchmark == benchmark] if tasks is None else list(tasks)
+    names = list(tasks) if tasks is not None else [
+        n for n, s in harness.TASKS.items()
+        if s.benchmark == benchmark and (config is not None or not s.options.get("needs_config"))]
     if not names:
         raise InputError(f"no lm-eval task for benchmark {benchmark!r} (tasks exist for "
                          f"{', '.join(sorted({s.benchmark for s in harness.TASKS.values()}))})", file=release)
@@ -128,7 +132,7 @@ def export(release: Path, out: Path, *, limit: int | None = None, samples: int |
         spec = harness.task_spec(name)
         if spec.benchmark != benchmark:
             raise InputError(f"task {name!r} is for {spec.benchmark}, the release is {benchmark}", file=release)
-        requests = harness.planned_requests(spec, release, limit=limit, samples=samples, seed=seed)
+        requests = harness.planned_requests(spec, release, limit=limit, samples=samples, seed=seed, config=config)
         roles = {tuple(role for role, _ in r.messages) for r in requests}
         if roles != {("user",)}:
             raise InputError(f"task {name!r}: lm-eval tasks take one user message per request, found {roles}")
@@ -148,6 +152,7 @@ def export(release: Path, out: Path, *, limit: int | None = None, samples: int |
     settings_path = out / SETTINGS_FILE
     settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
     settings.update({name: {"release": str(release), "limit": limit, "samples": samples, "seed": seed,
+                            "config": None if config is None else str(config),
                             "release_manifest_sha256": runs.release_manifest_sha256(release)} for name in names})
     settings_path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     functions = [(t, m) for t in sorted(settings) for m in headline_names(harness.task_spec(t).benchmark)]
@@ -184,7 +189,7 @@ def _headline(folder: str, task: str, items: tuple[tuple[str, str, str], ...]) -
     spec = harness.task_spec(task)
     answers = {harness.request_from_dict(json.loads(request)): text or "" for _, request, text in items}
     metrics = harness.score_answers(spec, Path(settings["release"]), answers, limit=settings["limit"],
-                                    samples=settings["samples"], seed=settings["seed"])
+                                    samples=settings["samples"], seed=settings["seed"], config=settings["config"])
     return harness.headline(spec, metrics)
 
 
