@@ -31,9 +31,11 @@ def test_word_options_at_the_first_option_token():
     assert option_distribution("cdeval", [("a", 0.0, [("a", 0.0)])]) is None
     assert option_distribution("cdeval", [("yes", LOG(0.7), [("yes", LOG(0.7)), ("No", LOG(0.2)), ("A", LOG(0.1))])]
                                ) == pytest.approx({"Yes": 0.7 / 0.9, "No": 0.2 / 0.9})
-    assert option_distribution("normad", [("Neither", LOG(0.5), [("Neither", LOG(0.5)), ("Yes", LOG(0.25)),
-                                                                  ("no", LOG(0.25))])]) == pytest.approx(
-        {"Neither": 0.5, "Yes": 0.25, "No": 0.25})
+    # NormAd: the words and the option numbers of its prompt ("1) Yes 2) No 3) Neither") add up
+    assert option_distribution("normad", [("Neither", LOG(0.4), [("Neither", LOG(0.4)), ("Yes", LOG(0.2)),
+                                                                  ("no", LOG(0.2)), ("3", LOG(0.1)), ("1", LOG(0.05)),
+                                                                  ("The", LOG(0.05))])]) == pytest.approx(
+        {"Neither": 0.5 / 0.95, "Yes": 0.25 / 0.95, "No": 0.2 / 0.95})
 
 
 def test_integer_options_after_json_tokens():
@@ -105,3 +107,21 @@ def test_scoring_options_checked_before_any_call(bundled_release, tmp_path):
         line = one_line_error(evaluate(server, bundled_release("normad"), tmp_path / "b", "--scoring", "probability"))
         assert "unknown --scoring 'probability'" in line
         assert server.request_count == 0
+
+
+@pytest.mark.model
+def test_real_model_returns_option_probabilities(real_model, bundled_release, tmp_path):
+    """llama.cpp's server returns top_logprobs: every NormAd answer gets an option distribution and is compared.
+    (Greedy decoding, NormAd's temperature 0, generates the most probable token, but not always the most probable
+    option: "3" adds to "Neither"; measured 9 of 10 agreeing on these stories.)"""
+    model, base_url = real_model
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["evaluate", "normad", "--model", model, "--base-url", base_url, "--release",
+                                      str(bundled_release("normad")), "--out", str(out), "--limit", "2",
+                                      "--scoring", "logprobs", "--concurrency", "1"])
+    assert result.exit_code == 0, result.output
+    table = json.loads((out / "agreement.json").read_text())["overall"]
+    assert table["n_answers"] == table["n_compared"] == 10 and table["n_without_option_answer"] == 0
+    for line in (out / "logprobs.jsonl").read_text().splitlines():
+        token, logprob, alternatives = json.loads(line)["logprobs"][0]
+        assert max(lp for _, lp in alternatives) == logprob  # greedy: the generated token is the top alternative

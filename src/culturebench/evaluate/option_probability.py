@@ -6,7 +6,8 @@ None of the papers scores this way (all four parse the generated text); it answe
 with the endpoint asked for ``top_logprobs`` (OpenAI-compatible servers, vLLM); then:
 
 - each answer's option distribution (``option_distribution``): at the first generated token that is an answer
-  option (A / B and Yes / No for CDEval, Yes / No / Neither for NormAd, an integer for WVB and LLM-GLOBE), the
+  option (A / B and Yes / No for CDEval, Yes / No / Neither or its option number 1-3 for NormAd, an integer for WVB
+  and LLM-GLOBE), the
   probabilities of the options among that token's alternatives, renormalised to sum to 1. CDEval's Repeat prompts
   are answered with an option's text, so they have no option token and stay without one.
 - metrics by option probability: the same benchmark run again with every answer replaced by its most probable
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import normad_prompts, runs
 from culturebench.evaluate.backends import ChatRequest, ChatResponse
 from culturebench.evaluate.cache import cache_key
 from culturebench.integrations import harness
@@ -46,12 +47,13 @@ LOGPROBS_FILE = "logprobs.jsonl"
 FOLDER = "option_probability"
 AGREEMENT_FILE = "agreement.json"
 
-OPTION_GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "cdeval": (("A", "B"), ("Yes", "No")),
-    "normad": (("Yes", "No", "Neither"),),
-}
-"""Word options per benchmark; a token matches an option of its group (A / B exactly, the words in any case).
-WVB and LLM-GLOBE answer with an integer: any integer token is an option."""
+OPTION_GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {"cdeval": (("A", "B"), ("Yes", "No"))}
+"""CDEval's options: a token matches an option of its group (A / B exactly, Yes / No in any case). NormAd's are
+the words and option numbers its parser reads (``normad_prompts.OPTION_WORDS``, ``OPTION_NUMBERS``: "3" and
+"neither" are both Neither). WVB and LLM-GLOBE answer with an integer: any integer token is an option."""
+NORMAD_GROUP = ("Yes", "No", "Neither")
+NORMAD_OPTION = {"yes": "Yes", "no": "No", "neutral": "Neither"}
+"""NormAd's labels as the option text the replay answers with (its parser reads "Neither" as neutral)."""
 NUMBER_BENCHMARKS = ("wvb", "llm_globe")
 PARSED_FIELD = {"cdeval": "shown", "normad": "answer", "wvb": "answer", "llm_globe": "answer"}
 """The responses.jsonl field holding the parsed answer compared by the agreement table."""
@@ -82,6 +84,9 @@ def _option(benchmark: str, token: str) -> tuple[str, tuple[str, ...] | None] | 
     text = _EDGES.sub("", token)
     if benchmark in NUMBER_BENCHMARKS:
         return (str(int(text)), None) if _INTEGER.match(text) else None
+    if benchmark == "normad":
+        label = normad_prompts.OPTION_WORDS.get(text.lower()) or normad_prompts.OPTION_NUMBERS.get(text)
+        return None if label is None else (NORMAD_OPTION[label], NORMAD_GROUP)
     for group in OPTION_GROUPS[benchmark]:
         for option in group:
             if text == option or (len(option) > 1 and text.lower() == option.lower()):
