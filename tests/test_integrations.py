@@ -280,3 +280,19 @@ def test_lm_eval_command_line_runs_the_export(releases, reference, tmp_path):
     got = json.loads(path.read_text())["results"]["culturebench_normad_rot"]
     expected = reference["normad_rot"][0]
     assert all(math.isclose(got[f"{k},none"], v, abs_tol=1e-9) for k, v in expected.items()), (got, expected)
+
+
+def test_lm_eval_aggregation_of_a_part_of_the_answers_says_why(releases, tmp_path):
+    """lm_eval --limit answers a part of the docs: the aggregation names the task and the fix, no wrong numbers."""
+    from culturebench.errors import InputError
+    from culturebench.integrations import lm_eval_export
+
+    folder = tmp_path / "tasks"
+    lm_eval_export.export(releases["normad"], folder, limit=LIMIT, tasks=["normad_value"])
+    docs = [json.loads(line) for line in (folder / "culturebench_normad_value.jsonl").read_text().splitlines()]
+    items = [lm_eval_export.process_results(doc, ["Yes"])["accuracy"] for doc in docs]
+    aggregate = lm_eval_export.aggregation(folder, "normad_value", "accuracy")
+    golds = normad.release_tables(releases["normad"])["stories"]["gold_label"].head(LIMIT).to_list()
+    assert aggregate(items) == pytest.approx(golds.count("yes") / LIMIT)
+    with pytest.raises(InputError, match="culturebench_normad_value: no answer to request .* not lm_eval --limit"):
+        aggregate(items[:-1])

@@ -188,8 +188,12 @@ def _headline(folder: str, task: str, items: tuple[tuple[str, str, str], ...]) -
     settings = json.loads((Path(folder) / SETTINGS_FILE).read_text(encoding="utf-8"))[task]
     spec = harness.task_spec(task)
     answers = {harness.request_from_dict(json.loads(request)): text or "" for _, request, text in items}
-    metrics = harness.score_answers(spec, Path(settings["release"]), answers, limit=settings["limit"],
-                                    samples=settings["samples"], seed=settings["seed"], config=settings["config"])
+    try:
+        metrics = harness.score_answers(spec, Path(settings["release"]), answers, limit=settings["limit"],
+                                        samples=settings["samples"], seed=settings["seed"], config=settings["config"])
+    except InputError as exc:
+        raise InputError(f"{PREFIX}{task}: {exc}; culturebench's metrics need an answer to every request (limit "
+                         "the export with culturebench export lm-eval --limit, not lm_eval --limit)") from None
     return harness.headline(spec, metrics)
 
 
