@@ -1,13 +1,14 @@
 """What the inspect tasks and the lm-eval export share: the requests ``culturebench evaluate`` would send for a task,
 and the metrics ``culturebench evaluate`` computes from a harness's answers to them.
 
-Neither re-implements a prompt, a parser or a metric. ``planned_requests`` runs the benchmark's own ``cli_evaluate``
-with a backend that records the requests handed to it and stops there (``PlanningBackend``), so the prompts,
-sampling settings and sample counts are exactly those of ``culturebench evaluate``. ``score_answers`` runs the same
-``cli_evaluate`` again with a backend that answers each request with the harness's answer (``ReplayBackend``) into
-a scratch run folder and reads its metrics.json: parsing, metrics and bootstrap are culturebench's, so a harness
-gives the numbers ``culturebench evaluate`` gives on the same answers. ``headline`` picks each paper's headline
-numbers out of metrics.json.
+Neither re-implements a prompt, a parser or a metric. ``plan`` runs the benchmark's own ``cli_evaluate`` (NormAd's
+per-context tasks: its ``evaluate`` with the one context) with a backend that records the requests handed to it and
+stops there (``PlanningBackend``), so the prompts, sampling settings and sample counts are exactly those of
+``culturebench evaluate``. ``replay`` runs it again with a backend that answers each request with the harness's
+answer (``ReplayBackend``) and reads the metrics.json it writes: parsing, metrics and bootstrap are culturebench's,
+so a harness gives the numbers ``culturebench evaluate`` gives on the same answers (``--scoring logprobs`` replays
+the most probable options the same way). ``planned_requests`` and ``score_answers`` do both for a harness task
+(``TASKS``); ``headline`` picks each paper's headline numbers out of metrics.json.
 """
 
 from __future__ import annotations
