@@ -296,3 +296,40 @@ def test_lm_eval_aggregation_of_a_part_of_the_answers_says_why(releases, tmp_pat
     assert aggregate(items) == pytest.approx(golds.count("yes") / LIMIT)
     with pytest.raises(InputError, match="culturebench_normad_value: no answer to request .* not lm_eval --limit"):
         aggregate(items[:-1])
+
+
+@needs_inspect
+def test_inspect_socialcc_with_model_roles_gives_evaluate_table2(bundled_release, tmp_path, monkeypatch):
+    """SocialCC in inspect: the task's model plays Character 2, ``--model-role judge`` judges and plays the
+    antagonist; Table 2 equals ``culturebench evaluate socialcc`` with the same scripted servers."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from culturebench.integrations import inspect_tasks
+    from test_socialcc_evaluate import judge_reply, protagonist_reply
+
+    release = bundled_release("socialcc")
+    monkeypatch.setenv("SCRIPTED_API_KEY", "sk-test-integrations")
+    monkeypatch.setenv("JUDGE_API_KEY", "sk-test-integrations")
+    with ScriptedServer(reply=protagonist_reply, model="evaluated") as model, \
+            ScriptedServer(reply=judge_reply, model="judge-model") as judge:
+        config = tmp_path / "socialcc.json"
+        config.write_text(json.dumps({"judge": {"model": "judge-model", "base_url": judge.base_url}}))
+        result = CliRunner().invoke(app, ["evaluate", "socialcc", "--model", "evaluated", "--base-url",
+                                          model.base_url, "--release", str(release), "--out", str(tmp_path / "run"),
+                                          "--limit", "2", "--config", str(config)],
+                                    env={"OPENAI_API_KEY": "sk-test-integrations"})
+        assert result.exit_code == 0, result.output
+        table2 = json.loads((tmp_path / "run" / "metrics.json").read_text())["per_model"]["evaluated"]["table2"]
+        expected = {j: table2[j] for j in inspect_tasks.SOCIALCC_JUDGES if table2[j] is not None}
+        asked = (model.request_count, judge.request_count)
+        model.reset_counts(), judge.reset_counts()
+        (log,) = inspect_eval(inspect_tasks.socialcc(str(release), limit=2),
+                              model="openai-api/scripted/evaluated", model_base_url=model.base_url,
+                              model_roles={"judge": get_model("openai-api/judge/judge-model",
+                                                              base_url=judge.base_url)},
+                              log_dir=str(tmp_path / "logs"), display="none")
+        assert (model.request_count, judge.request_count) == asked
+    assert log.status == "success", log.error
+    (score,) = log.results.scores
+    assert expected and close({k: m.value for k, m in score.metrics.items()}, expected)

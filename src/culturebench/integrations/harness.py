@@ -127,7 +127,7 @@ def request_from_dict(data: Mapping[str, Any]) -> ChatRequest:
                        sampling=SamplingParams(**sampling), sample_index=int(data["sample_index"]))
 
 
-def _quiet() -> Console:
+def quiet_console() -> Console:
     return Console(stderr=True, quiet=True)
 
 
@@ -161,10 +161,10 @@ def _run(module, benchmark: str, backend, options: dict, contexts: Sequence[str]
         result = module.evaluate(backend, options["release"], options["out"], contexts=contexts,
                                  samples=options["samples"], temperature=options["temperature"],
                                  seed=options["seed"], limit=options["limit"], split=options["split"],
-                                 console=_quiet(), **({} if options["max_tokens"] is None else
+                                 console=quiet_console(), **({} if options["max_tokens"] is None else
                                                       {"max_tokens": options["max_tokens"]}))
         return module.summary(result.metrics), result.written
-    return module.cli_evaluate(backend, options, {"benchmark": benchmark}, _quiet())
+    return module.cli_evaluate(backend, options, {"benchmark": benchmark}, quiet_console())
 
 
 def planned_requests(spec: TaskSpec, release: Path, *, limit: int | None = None, samples: int | None = None,

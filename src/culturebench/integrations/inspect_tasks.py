@@ -5,7 +5,7 @@ Registered through the ``inspect_ai`` entry point of pyproject.toml, so that wit
     inspect eval culturebench/cdeval --model openai/gpt-4o-mini -T release=releases/cdeval -T limit=100
 
 runs. One task per ``harness.TASKS`` entry (cdeval, wvb, wvb_no_demographics, normad_<context>,
-llm_globe_closed, llm_globe_open). Task parameters: ``release`` (a built release folder, default
+llm_globe_closed, llm_globe_open), and ``socialcc`` (its dialogues with inspect's model roles, below). Task parameters: ``release`` (a built release folder, default
 ``releases/<benchmark>``), ``limit`` (culturebench's ``--limit``: the first N questions / rows / stories / prompts,
 not inspect's sample limit), ``samples`` (culturebench's ``--samples``), ``seed``, and for llm_globe_open
 ``config_file`` (evaluate's ``--config``, naming the jurors, whom culturebench asks when the answers are scored).
@@ -22,12 +22,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import tempfile
+from collections.abc import Callable, Sequence
+
+import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
+from culturebench.evaluate.backends import ChatRequest, ChatResponse
 from culturebench.integrations import harness
 
 _MESSAGES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
@@ -155,3 +160,105 @@ def llm_globe_open(release: str | None = None, config_file: str | None = None, l
                    samples: int | None = None, seed: int = 0) -> Task:
     """LLM-GLOBE open-ended prompts, rated by the jurors ``config_file`` names (culturebench asks them)."""
     return culturebench_task("llm_globe_open", release, limit, samples, seed, config_file)
+
+
+# --------------------------------------------------------------------------------------------------- SocialCC
+
+
+class InspectModelBackend:
+    """A culturebench backend whose model calls go to an inspect ``Model`` (the evaluated model or a model role),
+    from the worker thread culturebench's evaluation runs in (``anyio.from_thread``)."""
+
+    name = "inspect"
+
+    def __init__(self, model: Model) -> None:
+        self.inspect_model = model
+        self.model = str(model.name)
+
+    def cache_params(self) -> dict:
+        return {"backend": self.name, "model": str(self.inspect_model)}
+
+    def generate(self, requests: Sequence[ChatRequest], on_response: Callable[[int, ChatResponse], None]) -> None:
+        anyio.from_thread.run(self._generate, list(requests), on_response)
+
+    async def _generate(self, requests: list[ChatRequest], on_response) -> None:
+        async def one(index: int, request: ChatRequest) -> None:
+            s = request.sampling
+            output = await self.inspect_model.generate(
+                [_MESSAGES[role](content=content) for role, content in request.messages],
+                config=GenerateConfig(temperature=s.temperature, max_tokens=s.max_tokens, top_p=s.top_p,
+                                      seed=None if s.seed is None else s.seed + request.sample_index,
+                                      stop_seqs=list(s.stop) or None))
+            usage = output.usage
+            on_response(index, ChatResponse(text=output.completion, finish_reason=output.stop_reason,
+                                            prompt_tokens=usage.input_tokens if usage else 0,
+                                            completion_tokens=usage.output_tokens if usage else 0))
+
+        async with anyio.create_task_group() as group:
+            for index, request in enumerate(requests):
+                group.start_soon(one, index, request)
+
+
+SOCIALCC_JUDGES = ("awareness", "commonsense", "value", "behaviour")
+
+
+@solver
+def socialcc_dialogues(release: str, config_file: str | None, limit: int | None, split: str | None,
+                       out: str | None) -> Solver:
+    """Runs culturebench's SocialCC evaluation (``socialcc.evaluate``: dialogues, Tables 6A-11A, judges) with the
+    task's model as Character 2, the ``judge`` model role as the four judges and the ``antagonist`` role (default:
+    the judge) as Character 1; the Table 2 means go to the sample's metadata."""
+    from culturebench.evaluate import socialcc
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        judge = get_model(role="judge")
+        backends = {"backend": InspectModelBackend(get_model()), "judge_backend": InspectModelBackend(judge),
+                    "antagonist_backend": InspectModelBackend(get_model(role="antagonist", default=judge))}
+        config = socialcc.load_config(config_file)
+        with tempfile.TemporaryDirectory(prefix="culturebench-socialcc-") as scratch:
+            folder = Path(out) if out is not None else Path(scratch)
+            result = await anyio.to_thread.run_sync(lambda: socialcc.evaluate(
+                backends["backend"], Path(release), folder, config, limit=limit, split=split,
+                antagonist_backend=backends["antagonist_backend"], judge_backend=backends["judge_backend"],
+                console=harness.quiet_console()))
+        (table,) = [m["table2"] for m in result.metrics["per_model"].values()]
+        state.metadata["table2"] = {j: float(table[j]) for j in SOCIALCC_JUDGES if table[j] is not None}
+        state.output.completion = socialcc.summary(result.metrics)
+        return state
+
+    return solve
+
+
+@metric(name="table2")
+def socialcc_table2() -> Metric:
+    """SocialCC Table 2: the mean of each judge's scores over the dialogues (the one sample's values)."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        (only,) = scores
+        return dict(only.score.value)
+
+    return compute
+
+
+@scorer(metrics=[socialcc_table2()])
+def socialcc_scorer() -> Scorer:
+    """The Table 2 means the solver computed (culturebench's judges and metrics)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value=state.metadata["table2"], answer=state.output.completion)
+
+    return score
+
+
+@task
+def socialcc(release: str | None = None, config_file: str | None = None, limit: int | None = None,
+             split: str | None = None, out: str | None = None) -> Task:
+    """SocialCC (Tables 6A-11A): dialogues with an antagonist, four judges; ``--model-role judge=...`` (required)
+    and ``--model-role antagonist=...`` (default: the judge). One sample runs every scenario (the dialogues advance
+    together, as in ``culturebench evaluate``); ``out`` keeps its run folder (transcripts, metrics, plots)."""
+    folder = Path(release) if release is not None else Path("releases") / "socialcc"
+    spec = harness.TaskSpec("socialcc", "socialcc", "SocialCC dialogues and judges; Table 2 means")
+    return Task(dataset=MemoryDataset([Sample(id="socialcc", input="SocialCC: every scenario of the release")],
+                                      name="culturebench_socialcc"),
+                solver=socialcc_dialogues(str(folder), config_file, limit, split, out), scorer=socialcc_scorer(),
+                epochs=1, metadata=harness.task_metadata(spec, folder), description=spec.description)
