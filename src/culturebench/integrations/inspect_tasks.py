@@ -5,10 +5,11 @@ Registered through the ``inspect_ai`` entry point of pyproject.toml, so that wit
     inspect eval culturebench/cdeval --model openai/gpt-4o-mini -T release=releases/cdeval -T limit=100
 
 runs. One task per ``harness.TASKS`` entry (cdeval, wvb, wvb_no_demographics, normad_<context>,
-llm_globe_closed, llm_globe_open), and ``socialcc`` (its dialogues with inspect's model roles, below). Task parameters: ``release`` (a built release folder, default
-``releases/<benchmark>``), ``limit`` (culturebench's ``--limit``: the first N questions / rows / stories / prompts,
-not inspect's sample limit), ``samples`` (culturebench's ``--samples``), ``seed``, and for llm_globe_open
-``config_file`` (evaluate's ``--config``, naming the jurors, whom culturebench asks when the answers are scored).
+llm_globe_closed, llm_globe_open), and ``socialcc`` (its dialogues with inspect's model roles, below). Task
+parameters: ``release`` (a built release folder, default ``releases/<benchmark>``), ``limit`` (culturebench's
+``--limit``: the first N questions / rows / stories / prompts, not inspect's sample limit), ``samples``
+(culturebench's ``--samples``), ``seed``, and for llm_globe_open ``config_file`` (evaluate's ``--config``, naming
+the jurors, whom culturebench asks when the answers are scored).
 
 The samples are the requests ``culturebench evaluate`` sends (``harness.planned_requests``: same prompts, same
 repeats), the generate config is their sampling settings (temperature, max tokens, stop sequences, seed). The
