@@ -482,7 +482,7 @@ def export_lm_eval(
     """Write an lm-evaluation-harness task folder for RELEASE: a YAML and the docs per task (the requests
     `culturebench evaluate` sends), and a utils.py whose aggregations are culturebench's metrics. Run it with
     `lm_eval --include_path OUT --tasks culturebench_cdeval --model local-chat-completions --apply_chat_template ...`
-    (pip install 'culturebench[lm-eval]')."""
+    (pip install 'culturebench\\[lm-eval]')."""
     from culturebench.integrations.lm_eval_export import export
 
     with user_errors():
