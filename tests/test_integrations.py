@@ -330,6 +330,10 @@ def test_inspect_socialcc_with_model_roles_gives_evaluate_table2(bundled_release
                                                               base_url=judge.base_url)},
                               log_dir=str(tmp_path / "logs"), display="none")
         assert (model.request_count, judge.request_count) == asked
+        (unjudged,) = inspect_eval(inspect_tasks.socialcc(str(release), limit=2),
+                                   model="openai-api/scripted/evaluated", model_base_url=model.base_url,
+                                   log_dir=str(tmp_path / "logs"), display="none")
+    assert unjudged.status == "error" and "judge" in unjudged.error.message
     assert log.status == "success", log.error
     (score,) = log.results.scores
     assert expected and close({k: m.value for k, m in score.metrics.items()}, expected)

@@ -212,7 +212,7 @@ def socialcc_dialogues(release: str, config_file: str | None, limit: int | None,
     from culturebench.evaluate import socialcc
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        judge = get_model(role="judge")
+        judge = get_model(role="judge", required=True)
         backends = {"backend": InspectModelBackend(get_model()), "judge_backend": InspectModelBackend(judge),
                     "antagonist_backend": InspectModelBackend(get_model(role="antagonist", default=judge))}
         config = socialcc.load_config(config_file)
