@@ -125,3 +125,36 @@ def test_real_model_returns_option_probabilities(real_model, bundled_release, tm
     for line in (out / "logprobs.jsonl").read_text().splitlines():
         token, logprob, alternatives = json.loads(line)["logprobs"][0]
         assert max(lp for _, lp in alternatives) == logprob  # greedy: the generated token is the top alternative
+
+
+def five_but_two(text: str, body: dict, reply: str) -> list[dict[str, float]]:
+    """Every answer says "5" (after a leading space token); for prompts of even hash most of the mass is on "2"."""
+    return [{" ": 0.0}, {"5": LOG(0.3), "2": LOG(0.7)} if story_hash(text) else {"5": LOG(0.8), "2": LOG(0.2)}]
+
+
+def test_llm_globe_integer_options(bundled_release, tmp_path):
+    """LLM-GLOBE closed, first four prompts (one dimension, none reverse-worded in the sample), one answer each:
+    by text every rating is 5; by option probability 2 where the script puts most mass on "2", else 5."""
+    release = bundled_release("llm_globe")
+    out = tmp_path / "run"
+    with ScriptedServer(reply=" 5", logprobs=five_but_two) as server:
+        result = CliRunner().invoke(app, ["evaluate", "llm_globe", "--model", "scripted-model", "--base-url",
+                                          server.base_url, "--release", str(release), "--out", str(out),
+                                          "--limit", "4", "--samples", "1", "--scoring", "logprobs"],
+                                    env={"OPENAI_API_KEY": "sk-test-logprobs"})
+        assert result.exit_code == 0, result.output
+        prompts = [b["messages"][-1]["content"] for b in server.bodies]  # the probe is one of them (cached)
+    assert len(prompts) == 4
+    expected = sum(2 if story_hash(p) else 5 for p in prompts) / 4
+    assert 2 < expected < 5  # the script moves some ratings, not all
+
+    def mean(path):
+        (cells,) = json.loads(path.read_text())["closed"]["mean_sd"].values()
+        (cell,) = cells.values()
+        return cell["mean"]
+
+    assert mean(out / "metrics.json") == 5
+    assert mean(out / "option_probability" / "metrics.json") == pytest.approx(expected)
+    table = json.loads((out / "agreement.json").read_text())
+    assert table["overall"]["agreement"] == pytest.approx(sum(not story_hash(p) for p in prompts) / 4)
+    assert list(table["by_dimension"]) == ["Performance Orientation"]
