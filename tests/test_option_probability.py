@@ -127,9 +127,14 @@ def test_real_model_returns_option_probabilities(real_model, bundled_release, tm
         assert max(lp for _, lp in alternatives) == logprob  # greedy: the generated token is the top alternative
 
 
+def moved(text: str) -> bool:
+    return zlib.crc32(text.encode()) % 3 == 0
+
+
 def five_but_two(text: str, body: dict, reply: str) -> list[dict[str, float]]:
-    """Every answer says "5" (after a leading space token); for prompts of even hash most of the mass is on "2"."""
-    return [{" ": 0.0}, {"5": LOG(0.3), "2": LOG(0.7)} if story_hash(text) else {"5": LOG(0.8), "2": LOG(0.2)}]
+    """Every answer says "5" (after a leading space token); for prompts whose hash is a multiple of 3 most of the
+    mass is on "2"."""
+    return [{" ": 0.0}, {"5": LOG(0.3), "2": LOG(0.7)} if moved(text) else {"5": LOG(0.8), "2": LOG(0.2)}]
 
 
 def test_llm_globe_integer_options(bundled_release, tmp_path):
@@ -145,7 +150,7 @@ def test_llm_globe_integer_options(bundled_release, tmp_path):
         assert result.exit_code == 0, result.output
         prompts = [b["messages"][-1]["content"] for b in server.bodies]  # the probe is one of them (cached)
     assert len(prompts) == 4
-    expected = sum(2 if story_hash(p) else 5 for p in prompts) / 4
+    expected = sum(2 if moved(p) else 5 for p in prompts) / 4
     assert 2 < expected < 5  # the script moves some ratings, not all
 
     def mean(path):
@@ -156,5 +161,5 @@ def test_llm_globe_integer_options(bundled_release, tmp_path):
     assert mean(out / "metrics.json") == 5
     assert mean(out / "option_probability" / "metrics.json") == pytest.approx(expected)
     table = json.loads((out / "agreement.json").read_text())
-    assert table["overall"]["agreement"] == pytest.approx(sum(not story_hash(p) for p in prompts) / 4)
+    assert table["overall"]["agreement"] == pytest.approx(sum(not moved(p) for p in prompts) / 4)
     assert list(table["by_dimension"]) == ["Performance Orientation"]
