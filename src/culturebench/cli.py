@@ -311,6 +311,7 @@ def evaluate(
     price_in: Annotated[float, typer.Option(help="Price per 1M prompt tokens (cost in run.json, --dry-run, --max-cost).")] = None,
     price_out: Annotated[float, typer.Option(help="Price per 1M completion tokens.")] = None,
     max_cost: Annotated[float, typer.Option(help="Stop cleanly once the spent cost passes this (needs --price-in/--price-out); answers kept, re-run to resume. Exit code 3.")] = None,
+    scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (cdeval, wvb, normad, llm_globe closed; openai backend): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
@@ -330,7 +331,8 @@ def evaluate(
             "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale,
             "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
             "request_shape": request_shape, "allow_modified_release": allow_modified_release,
-            "price_in": price_in, "price_out": price_out, "max_cost": max_cost}
+            "price_in": price_in, "price_out": price_out, "max_cost": max_cost,
+            "scoring": scoring}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
                "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
@@ -340,6 +342,9 @@ def evaluate(
         benchmark = _evaluation(name, "evaluate")
         benchmark.cli_check(options)
         _check_run_folder(out, name)
+        from culturebench.evaluate import option_probability
+
+        option_probability.check_scoring(name, scoring, backend, split)
         client = _client_options(model, header, api_version, request_shape, price_in, price_out, max_cost)
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
                                       tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
@@ -350,7 +355,15 @@ def evaluate(
             model_backend.dry_run = True
         kept_before = _cached_answers(out)
         try:
+            if scoring == "logprobs":  # ask for top_logprobs, record them, check the endpoint returns them
+                model_backend.top_logprobs = option_probability.TOP_LOGPROBS
+                model_backend = option_probability.LogprobRecorder(model_backend,
+                                                                   out / option_probability.LOGPROBS_FILE)
+                option_probability.check_endpoint(model_backend, name, options, console)
             line, written = benchmark.cli_evaluate(model_backend, options, args, console)
+            if scoring == "logprobs":
+                more, more_written = option_probability.score(name, model_backend, options)
+                line, written = f"{line}\n{more}", [*written, *more_written]
         except DryRun as stop:
             say(stop.line())
             return
@@ -590,6 +603,36 @@ def generate(
         backend = OpenAIBackend(model, base_url=base_url, concurrency=concurrency)
         line, written = generator.cli_generate(backend, options, console)
     say_written(line, written)
+
+
+# --- export: a release as another harness's tasks (culturebench.integrations)
+export_app = typer.Typer(help="Export a release as another evaluation harness's tasks.", no_args_is_help=True)
+app.add_typer(export_app, name="export", short_help="Export a release as lm-evaluation-harness tasks.")
+
+
+@export_app.command("lm-eval")
+def export_lm_eval(
+    release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/cdeval (cdeval, wvb, normad, llm_globe).")],
+    out: Annotated[Path, typer.Option(help="Task folder to write, for lm_eval --include_path.")],
+    limit: Annotated[int, typer.Option(help="As evaluate's --limit: only the first N questions / rows / stories / prompts.")] = None,
+    samples: Annotated[int, typer.Option(help="As evaluate's --samples (default per benchmark, the paper's).")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed of the planned requests.")] = 0,
+    task: Annotated[list[str], typer.Option(help="Only these tasks (repeatable; default every task of the benchmark: cdeval; wvb, wvb_no_demographics; normad_country, normad_value, normad_rot, normad_none, normad_country_value; llm_globe_closed, and llm_globe_open with --config).")] = None,
+    config: Annotated[Path, typer.Option(help="As evaluate's --config; llm_globe_open needs one naming the jurors (culturebench asks them when lm-eval aggregates).")] = None,
+) -> None:
+    """Write an lm-evaluation-harness task folder for RELEASE: a YAML and the docs per task (the requests
+    `culturebench evaluate` sends), and a utils.py whose aggregations are culturebench's metrics. Run it with
+    `lm_eval --include_path OUT --tasks culturebench_cdeval --model local-chat-completions --apply_chat_template ...`
+    (pip install 'culturebench\\[lm-eval]')."""
+    from culturebench.integrations.lm_eval_export import export
+
+    with user_errors():
+        output_folder(out)
+        written = export(release, out, limit=limit, samples=samples, seed=seed, tasks=task or None, config=config)
+    say(f"lm-eval tasks for {release} in {out}: "
+        + ", ".join(p.stem for p in written if p.suffix == ".yaml"))
+    for path in written:
+        say(f"  wrote {path}")
 
 
 def main() -> None:  # pragma: no cover - console-script entry point

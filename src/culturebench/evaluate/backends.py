@@ -55,6 +55,10 @@ class ChatResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None
+    logprobs: tuple | None = None
+    """Asked for with ``OpenAIBackend(top_logprobs=k)`` and returned by the endpoint: per generated token
+    ``(token, logprob, ((alternative, logprob), ...))`` with the k most probable alternatives; else None (never
+    cached: ``--scoring logprobs`` keeps them in its own file)."""
 
 
 OnResponse = Callable[[int, ChatResponse], None]
@@ -420,6 +424,16 @@ class _AdaptiveLimit:
             self._free.notify_all()
 
 
+def _token_logprobs(logprobs: dict | None) -> tuple | None:
+    """A choice's ``logprobs.content`` (OpenAI's chat format, also vLLM's) as ``ChatResponse.logprobs``."""
+    content = (logprobs or {}).get("content")
+    if not content:
+        return None
+    return tuple((str(t["token"]), float(t["logprob"]),
+                  tuple((str(a["token"]), float(a["logprob"])) for a in t.get("top_logprobs") or ()))
+                 for t in content)
+
+
 class OpenAIBackend:
     """Any OpenAI-compatible chat endpoint (``POST {base_url}/chat/completions``) through ``aiohttp``.
 
@@ -458,7 +472,8 @@ class OpenAIBackend:
                  max_retries: int = 6, price_per_million: tuple[float, float] | None = None, *,
                  backoff_base: float = 0.5, backoff_max: float = 60.0, refused_backoff_max: float = 0.5,
                  headers: Mapping[str, str] | None = None, request_shape: RequestShape | Mapping | None = None,
-                 budget: CostBudget | None = None, request_shapes: Mapping[str, RequestShape] | None = None) -> None:
+                 budget: CostBudget | None = None, request_shapes: Mapping[str, RequestShape] | None = None,
+                 top_logprobs: int | None = None) -> None:
         if concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {concurrency}")
         if max_retries < 0:
@@ -489,6 +504,7 @@ class OpenAIBackend:
         self.budget = budget or CostBudget()
         if self.budget.limit is not None and not price_per_million:
             raise InputError("--max-cost needs prices: --price-in and --price-out (per 1M tokens)")
+        self.top_logprobs = top_logprobs  # ask for logprobs with this many alternatives per token (--scoring logprobs)
         self.stats = BackendStats(cost=0.0 if price_per_million else None)
         self.limiter: _AdaptiveLimit | None = None  # of the running ``generate`` (the progress bar shows its limit)
         self.dry_run = False  # evaluate --dry-run: the runner stops before sending (runner.DryRun)
@@ -508,7 +524,9 @@ class OpenAIBackend:
                 f"concurrency={self.concurrency})")
 
     def cache_params(self) -> dict:
-        return {"backend": "openai", "model": self.model}
+        if self.top_logprobs is None:  # only when set, so that runs without logprobs keep their keys
+            return {"backend": "openai", "model": self.model}
+        return {"backend": "openai", "model": self.model, "top_logprobs": self.top_logprobs}
 
     def run_info(self) -> dict:
         """What run.json records about this backend beyond its cache parameters (no secrets: header names only)."""
@@ -570,6 +588,8 @@ class OpenAIBackend:
                             ("stop", list(s.stop) or None)):
             if value is not None and name not in shape.omit:
                 body[name] = value
+        if self.top_logprobs is not None:
+            body["logprobs"], body["top_logprobs"] = True, self.top_logprobs
         return json.dumps(body, ensure_ascii=False).encode()
 
     # --- one request ---
@@ -644,12 +664,14 @@ class OpenAIBackend:
                 text = message.get("refusal") or ""
             if not isinstance(text, str):
                 raise _Retryable("malformed", "malformed reply: message content is not text")
+            logprobs = _token_logprobs(choice.get("logprobs"))
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
             raise _Retryable("malformed", "malformed reply: no choices") from None
         usage = body.get("usage")
         return ChatResponse(text=text, prompt_tokens=_token_count(usage, "prompt_tokens"),
                             completion_tokens=_token_count(usage, "completion_tokens"),
-                            finish_reason=finish_reason if isinstance(finish_reason, str) else None)
+                            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+                            logprobs=logprobs)
 
     def _fatal(self, status: int, content: bytes) -> BackendError:
         message = _one_line(_error_message(content))

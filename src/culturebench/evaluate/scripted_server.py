@@ -6,6 +6,10 @@ Standard library only: a ``ThreadingHTTPServer`` in a background thread on 127.0
   same reply to everything), a callable ``(last_user_message, body) -> str``, or a dict whose keys are exact
   messages or compiled regular expressions (searched in order); no match answers 400. ``n`` choices are returned
   when asked (``reply`` called once per choice for callables). ``usage`` counts whitespace-separated words.
+- ``logprobs``: ``callable(last_user_message, body, reply) -> [{token: logprob, ...}, ...]`` (one dict per generated
+  position, its first key the token generated there) answers requests that ask for ``logprobs``: each choice gets
+  ``logprobs.content`` in OpenAI's format, with the ``top_logprobs`` most probable alternatives of each position.
+  Without it (the default), ``logprobs`` is null, as from a server that does not return them.
 - ``GET /v1/models``: the model.
 - ``tls``: a server-side ``ssl.SSLContext``: serve https (a self-signed certificate, for TLS faults).
 - ``latency``: seconds every answer waits (a number or ``callable(body) -> float``).
@@ -226,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
             "model": scripted.model,
             "choices": [{"index": i, "message": {"role": "assistant", "content": r},
                          "finish_reason": "length" if fault == "length" else "stop",
-                         "logprobs": None} for i, r in enumerate(replies)],
+                         "logprobs": scripted._logprobs(text, body, r)} for i, r in enumerate(replies)],
             "usage": usage,
         })
 
@@ -254,8 +258,10 @@ class ScriptedServer:
     def __init__(self, reply: Reply = echo, *, latency: float | Callable[[dict], float] = 0.0,
                  faults: Iterable[Fault] | Callable[[int, dict], Fault] | None = None, slow_seconds: float = 5.0,
                  model: str = "scripted-model", strict_model: bool = False, host: str = "127.0.0.1",
-                 port: int = 0, parallel: int | None = None, reasoning: bool = False, tls=None) -> None:
+                 port: int = 0, parallel: int | None = None, reasoning: bool = False, tls=None,
+                 logprobs: Callable[[str, dict, str], list[dict[str, float]]] | None = None) -> None:
         self.reply = reply
+        self.logprobs = logprobs
         self.reasoning = reasoning
         self.tls = tls  # an ssl.SSLContext (server side): serve https
         self.proxied = 0
@@ -335,6 +341,20 @@ class ScriptedServer:
     def _leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
+
+    def _logprobs(self, text: str, body: dict, reply: str) -> dict | None:
+        """A choice's ``logprobs`` (OpenAI's chat format) when the request asks for them and a script gives them."""
+        if self.logprobs is None or not body.get("logprobs"):
+            return None
+        top = int(body.get("top_logprobs") or 0)
+        content = []
+        for position in self.logprobs(text, body, reply):
+            token, logprob = next(iter(position.items()))
+            ranked = sorted(position.items(), key=lambda item: -item[1])[:top]
+            content.append({"token": token, "logprob": logprob, "bytes": list(token.encode()),
+                            "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
+                                             for t, lp in ranked]})
+        return {"content": content}
 
     def _reply(self, text: str, body: dict) -> str:
         reply = self.reply
