@@ -22,6 +22,7 @@ from pathlib import Path
 from culturebench.builders import wvb
 
 OUT = Path("raw/wvs")
+AUTHORS_OUT = Path("raw") / wvb.AUTHORS_FOLDER
 SEED = 7
 COUNTRIES = {  # ISO numeric -> respondents; six continents so that the probe has every continent
     32: 70, 76: 60, 124: 60, 156: 70, 231: 50, 276: 60, 392: 60, 404: 50, 484: 60, 554: 50, 566: 50, 702: 60,
@@ -192,9 +193,10 @@ def main() -> None:
     half = len(countries) // 2
     write_csv(OUT / "SYNTHETIC_WVS_Cross-National_Wave_7_csv_v6_0_part1.csv", header, [r for c in countries[:half] for r in rows[c]])
     write_csv(OUT / "SYNTHETIC_WVS_Cross-National_Wave_7_csv_v6_0_part2.csv.gz", header, [r for c in countries[half:] for r in rows[c]])
-    (OUT / wvb.QUESTION_METADATA).write_text(json.dumps(question_metadata(book), indent=4) + "\n", encoding="utf-8")
+    AUTHORS_OUT.mkdir(parents=True, exist_ok=True)
+    (AUTHORS_OUT / wvb.QUESTION_METADATA).write_text(json.dumps(question_metadata(book), indent=4) + "\n", encoding="utf-8")
     samples = probe_samples(rows, random.Random(SEED + 1))
-    (OUT / wvb.PROBE_SAMPLES).write_text("\n".join("\t".join(r) for r in [list(wvb.PROBE_SAMPLE_COLUMNS), *samples])
+    (AUTHORS_OUT / wvb.PROBE_SAMPLES).write_text("\n".join("\t".join(r) for r in [list(wvb.PROBE_SAMPLE_COLUMNS), *samples])
                                          + "\n", encoding="utf-8")
     (OUT / "README.md").write_text(
         "# Synthetic WVS-7 sample (culturebench)\n\n"
@@ -202,12 +204,19 @@ def main() -> None:
         "from the World Values Survey, and `codebook.json` has the real variable names and answer scales but\n"
         "placeholder wording. The files use the official WVS-7 CSV layout so that the WorldValuesBench builder runs\n"
         "offline. For the real benchmark, put the official WVS-7 respondent files (CSV/.csv.gz/.zip/.sav/.dta) and the\n"
-        "Codebook Variables report PDF in a folder `wvs/` and pass its parent as `--raw`.\n\n"
+        "Codebook Variables report PDF in a folder `wvs/` and pass its parent as `--raw`. The authors' own files\n"
+        "(question text, probe) go in `wvb/` beside it.\n",
+        encoding="utf-8",
+    )
+    (AUTHORS_OUT / "README.md").write_text(
+        "# WorldValuesBench authors'-format files (culturebench sample)\n\n"
         "`question_metadata.json` and `samples.tsv` have the layout of WorldValuesBench's released files of the same\n"
-        "names but are ours: our wording, and a probe of the synthetic respondents (up to 3 per question and group, plus a\n"
-        "row for an absent participant, one for the shared ID and one for a missing answer). With the authors' real\n"
-        "files (`dataset_construction/question_metadata.json`, `WorldValuesBench/probe/samples.tsv`) in `wvs/`, the\n"
-        "build uses their question text and probe; without them, codebook sentences and our own probe draw.\n",
+        "names but are ours, written by `scripts/make_sample_wvs.py`: our wording, and a probe of the synthetic\n"
+        "respondents in `../wvs/` (up to 3 per question and group, plus a row for an absent participant, one for the\n"
+        "shared ID and one for a missing answer). With the authors' real files\n"
+        "(`dataset_construction/question_metadata.json`, `WorldValuesBench/probe/samples.tsv`; no licence, so never\n"
+        "shipped) in `RAW/wvb/`, the build uses their question text and probe; without them, codebook sentences and\n"
+        "our own probe draw.\n",
         encoding="utf-8",
     )
 

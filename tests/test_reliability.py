@@ -39,7 +39,7 @@ NEEDS = {
     "normad": ("cultural_atlas", "normad", "inglehart_welzel"),
     "llm_globe": ("globe", "gics", "llm_globe"),
     "socialcc": ("wvs", "cultural_atlas", "socialcc"),
-    "wvb": ("wvs",),
+    "wvb": ("wvs", "wvb"),
 }
 
 

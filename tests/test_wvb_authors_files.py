@@ -23,6 +23,7 @@ from culturebench.evaluate.wvb import score
 from culturebench.release import build_release
 
 WVS = SAMPLE_RAW / "wvs"
+AUTHORS = SAMPLE_RAW / wvb.AUTHORS_FOLDER
 NOOP = lambda stage: None  # noqa: E731
 
 
@@ -34,7 +35,7 @@ def manifest_of(release: Path) -> dict:
     return json.loads((release / "manifest.json").read_text(encoding="utf-8"))
 
 
-def sample_tsv_rows(path: Path = WVS / "samples.tsv") -> list[dict]:
+def sample_tsv_rows(path: Path = AUTHORS / "samples.tsv") -> list[dict]:
     with open(path, encoding="utf-8", newline="") as handle:
         return list(csv.DictReader(handle, delimiter="\t"))
 
@@ -46,7 +47,8 @@ def raw_rows(folder: Path = WVS) -> list[dict]:
 
 def copy_raw(tmp_path: Path, without: tuple[str, ...] = ()) -> Path:
     raw = tmp_path / "raw"
-    shutil.copytree(WVS, raw / "wvs", ignore=shutil.ignore_patterns(*without) if without else None)
+    shutil.copytree(WVS, raw / "wvs")
+    shutil.copytree(AUTHORS, raw / wvb.AUTHORS_FOLDER, ignore=shutil.ignore_patterns(*without) if without else None)
     return raw
 
 
@@ -64,7 +66,7 @@ def codebook_release(tmp_path_factory) -> Path:
 
 
 def test_questions_use_question_metadata_text_and_scales(sample_release):
-    metadata = json.loads((WVS / "question_metadata.json").read_text(encoding="utf-8"))
+    metadata = json.loads((AUTHORS / "question_metadata.json").read_text(encoding="utf-8"))
     questions = read_config(sample_release, "questions")
     assert questions.height == 281
     for row in questions.iter_rows(named=True):
@@ -180,6 +182,14 @@ def build_error(raw: Path, tmp_path: Path) -> str:
     return one_line_error(result)
 
 
+@pytest.mark.parametrize("name", [wvb.QUESTION_METADATA, wvb.PROBE_SAMPLES])
+def test_authors_file_left_beside_the_wvs_files_is_one_line(tmp_path, name):
+    raw = copy_raw(tmp_path)
+    (raw / wvb.AUTHORS_FOLDER / name).rename(raw / "wvs" / name)
+    line = build_error(raw, tmp_path)
+    assert str(raw / "wvs" / name) in line and f"{raw / wvb.AUTHORS_FOLDER}/" in line, line
+
+
 @pytest.mark.parametrize("change, words", [
     (lambda d: d.pop("Q46"), ["question_metadata.json", "Q46", "no entry"]),
     (lambda d: d["Q2"].update(answer_scale_max=""), ["question_metadata.json", "Q2", "answer_scale_min"]),
@@ -187,7 +197,7 @@ def build_error(raw: Path, tmp_path: Path) -> str:
 ])
 def test_bad_question_metadata_is_one_line(tmp_path, change, words):
     raw = copy_raw(tmp_path)
-    edit_json(raw / "wvs" / wvb.QUESTION_METADATA, change)
+    edit_json(raw / wvb.AUTHORS_FOLDER / wvb.QUESTION_METADATA, change)
     line = build_error(raw, tmp_path)
     assert all(word in line for word in words), line
 
@@ -203,7 +213,7 @@ def test_bad_question_metadata_is_one_line(tmp_path, change, words):
 ])
 def test_bad_samples_tsv_is_one_line(tmp_path, edit, words):
     raw = copy_raw(tmp_path)
-    path = raw / "wvs" / wvb.PROBE_SAMPLES
+    path = raw / wvb.AUTHORS_FOLDER / wvb.PROBE_SAMPLES
     path.write_text("\n".join(edit(path.read_text(encoding="utf-8").rstrip("\n").split("\n"))) + "\n", encoding="utf-8")
     line = build_error(raw, tmp_path)
     assert all(word in line for word in words), line

@@ -291,8 +291,7 @@ def drawn_release(tmp_path_factory) -> Path:
     """The bundled sample without the authors'-format files (question_metadata.json, samples.tsv): the codebook
     question text and our probe draw."""
     raw = tmp_path_factory.mktemp("drawn") / "raw"
-    shutil.copytree(SAMPLE_RAW / "wvs", raw / "wvs",
-                    ignore=shutil.ignore_patterns(wvb.QUESTION_METADATA, wvb.PROBE_SAMPLES))
+    shutil.copytree(SAMPLE_RAW / "wvs", raw / "wvs")
     release, verdict = build_release("wvb", raw, raw.parent / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return release

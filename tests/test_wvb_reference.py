@@ -154,7 +154,7 @@ def test_country_table_agrees_with_the_wvs_files():
 
 
 # ------------------------------------------------------------------ the authors' released files (issue #26)
-# question_metadata.json and samples.tsv in RAW/wvs beside the 56 public v5.0 country files (only the rows of the
+# question_metadata.json and samples.tsv in RAW/wvb, the 56 public v5.0 country files (only the rows of the
 # probe's participants, written to tmp_path), and the eight published model outputs scored against that release.
 # Expectations come from the authors' files and the raw rows (csv/gzip/json), with W1 written out from Sec. 3.2.
 
@@ -194,8 +194,10 @@ def authors_release(tmp_path_factory):
         writer = csv.DictWriter(handle, fieldnames=common, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         writer.writerows(kept)
-    for path in [PDF, METADATA, SAMPLES]:
-        (wvs / path.name).symlink_to(path)
+    (wvs / PDF.name).symlink_to(PDF)
+    (tmp / "raw" / wvb.AUTHORS_FOLDER).mkdir()
+    for path in [METADATA, SAMPLES]:
+        (tmp / "raw" / wvb.AUTHORS_FOLDER / path.name).symlink_to(path)
     release, verdict = build_release("wvb", tmp / "raw", tmp / "out", seed=0, progress=lambda stage: None)
     assert verdict["failed"] == 0, verdict
     return release, {as_code(row["D_INTERVIEW"]): row for row in kept}, counts

@@ -3,7 +3,7 @@
 raw/wvs/*.{csv,csv.gz,zip,sav,dta} + codebook  ->  participants, questions, examples (long), probe.
 
 Two of the authors' released files (Demon702/WorldValuesBench; no licence, so never shipped) are used when they
-are in raw/wvs/ beside the respondent files, each a route the manifest (``provenance.routes``), the card, ``info``
+are in raw/wvb/ (as ``AUTHORS_FOLDER``), each a route the manifest (``provenance.routes``), the card, ``info``
 and every evaluation's run.json name (``ROUTES``):
 
 - ``question_metadata.json`` (their ``dataset_construction/``): the question text of the ``questions`` config and of
@@ -38,6 +38,8 @@ from culturebench.validation.checks import CheckResult, check
 
 NAME = "wvb"
 RAW_FOLDER = "wvs"
+AUTHORS_FOLDER = "wvb"
+"""RAW/wvb/: the authors' released files (question_metadata.json, samples.tsv), kept apart from the WVS files."""
 QUESTION_METADATA = "question_metadata.json"
 PROBE_SAMPLES = "samples.tsv"
 PROBE_SAMPLE_COLUMNS = {"Question": "question_id", "Question Category": "category", "Continent": "continent",
@@ -116,12 +118,12 @@ CREATION_ROUTES = {
         "question wording of the authors' released file, as the paper's prompts (Figs. 5-10) do, and its value "
         "scales (a scale that differs from `facts/wvb.json` is listed in the manifest, "
         "`provenance.scale_differences`). "
-        "The file has no licence: culturebench reads it from `RAW/wvs/`, never ships it."),
+        "The file has no licence: culturebench reads it from `RAW/wvb/`, never ships it."),
     ("question_text", "codebook"): (
         f"**Question text: made from the codebook, NOT the paper's wording** (`{QUESTION_METADATA}` was not in "
-        "`RAW/wvs/`). Each value question is a rating sentence built from the codebook (\"On a scale of 1 to 4, 1 "
+        "`RAW/wvb/`). Each value question is a rating sentence built from the codebook (\"On a scale of 1 to 4, 1 "
         "meaning 'Very important' and 4 meaning 'Not at all important', ...\"); prompts built from it are not the "
-        "paper's, so results are not comparable with Table 2. Put the authors' file in `RAW/wvs/` for their wording."),
+        "paper's, so results are not comparable with Table 2. Put the authors' file in `RAW/wvb/` for their wording."),
     ("probe", "authors"): (
         f"**Probe: the authors' released probe (`{PROBE_SAMPLES}`).** The `probe` config is exactly its rows whose "
         "participant is in the input files and answered the question, in the file's order, with the file's "
@@ -129,7 +131,7 @@ CREATION_ROUTES = {
         "recodes). Rows left out are counted per reason and country in the manifest (`provenance.probe_left_out`). "
         "The authors drew it from their validation split; `split` says where each participant is in this release."),
     ("probe", "drawn"): (
-        f"**Probe: drawn by culturebench, NOT the authors' probe** (`{PROBE_SAMPLES}` was not in `RAW/wvs/`). Per "
+        f"**Probe: drawn by culturebench, NOT the authors' probe** (`{PROBE_SAMPLES}` was not in `RAW/wvb/`). Per "
         "question and demographic group, 5 participants of the **validation** split, chosen by a seeded hash of "
         "(question, participant): the paper's text says test, but its released probe IDs and repository use the "
         "validation split, and we follow the released data."),
@@ -196,6 +198,18 @@ def raw_present(raw: Path) -> bool:
     return (raw / RAW_FOLDER).is_dir()
 
 
+def authors_files(raw: Path) -> tuple[Path, Path]:
+    """Where the authors' question_metadata.json and samples.tsv are read (RAW/wvb/); one found in RAW/wvs/
+    instead is an error that says where it goes, never silently ignored."""
+    authors = raw / AUTHORS_FOLDER
+    for name in (QUESTION_METADATA, PROBE_SAMPLES):
+        misplaced = raw / RAW_FOLDER / name
+        if misplaced.is_file() and not (authors / name).is_file():
+            raise InputError(f"{misplaced}: the authors' files go in {authors}/, not beside the WVS respondent files; "
+                             f"move {name} there")
+    return authors / QUESTION_METADATA, authors / PROBE_SAMPLES
+
+
 def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     folder = raw / RAW_FOLDER
     progress("read")
@@ -204,7 +218,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     codebook = load_codebook(codebook_path, cache_dir=Path.home() / ".cache" / "culturebench")
     columns = [key_column(), *demographic_variables(), *value_variables()]
     table, inputs = read_respondents(files, columns, root=raw)
-    metadata_path, samples_path = folder / QUESTION_METADATA, folder / PROBE_SAMPLES
+    metadata_path, samples_path = authors_files(raw)
     metadata = read_question_metadata(metadata_path) if metadata_path.is_file() else None
     samples = read_probe_samples(samples_path) if samples_path.is_file() else None
     check_codes_in_codebook(table, codebook, value_variables())
