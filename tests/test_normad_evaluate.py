@@ -363,9 +363,13 @@ def test_limit_samples_and_unparsed_answers(release, tmp_path):
         assert {b["max_tokens"] for b in server.bodies} == {20}
     metrics = json.loads((out / "metrics.json").read_text())
     m = metrics["per_model"]["refuser"]
-    # every refusal read as Neither; the first three golds of the small release are yes, yes, no
+    # every refusal read as Neither: right exactly where the asked story's gold is neutral
     assert metrics["unparsed_rule"]["rule"] == "neutral" and "read as Neither" in result.output
-    assert set(m["accuracy"].values()) == {0.0}
+    records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    golds = {str(row["id"]): prompts.normalise_label(row["gold_label"]) for row in small_stories().iter_rows(named=True)}
+    asked = {r["story_id"] for r in records}
+    assert len(asked) == 3
+    assert set(m["accuracy"].values()) == {sum(golds[story] == "neutral" for story in asked) / 3}
     assert m["per_context"]["rot"]["parse_status"]["refusal"] == 6
     assert m["per_context"]["rot"]["accuracy_parsed"] is None and m["per_context"]["rot"]["unparsed_share"] == 1.0
     assert m["per_context"]["rot"]["predicted_distribution"] == {"yes": 0, "no": 0, "neutral": 6, "unparsed": 0}

@@ -138,8 +138,9 @@ def five_but_two(text: str, body: dict, reply: str) -> list[dict[str, float]]:
 
 
 def test_llm_globe_integer_options(bundled_release, tmp_path):
-    """LLM-GLOBE closed, first four prompts (one dimension, none reverse-worded in the sample), one answer each:
-    by text every rating is 5; by option probability 2 where the script puts most mass on "2", else 5."""
+    """LLM-GLOBE closed, four prompts (the limit spreads them over four dimensions; none reverse-worded in the
+    sample), one answer each: by text every rating is 5; by option probability 2 where the script puts most mass on
+    "2", else 5."""
     release = bundled_release("llm_globe")
     out = tmp_path / "run"
     with ScriptedServer(reply=" 5", logprobs=five_but_two) as server:
@@ -150,16 +151,18 @@ def test_llm_globe_integer_options(bundled_release, tmp_path):
         assert result.exit_code == 0, result.output
         prompts = [b["messages"][-1]["content"] for b in server.bodies]  # the probe is one of them (cached)
     assert len(prompts) == 4
-    expected = sum(2 if moved(p) else 5 for p in prompts) / 4
-    assert 2 < expected < 5  # the script moves some ratings, not all
+    expected = sorted(2 if moved(p) else 5 for p in prompts)
+    assert 2 in expected and 5 in expected  # the script moves some ratings, not all
+    records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    assert len({r["dimension"] for r in records}) == 4 and not any(r["reverse"] for r in records)
 
-    def mean(path):
+    def means(path):
         (cells,) = json.loads(path.read_text())["closed"]["mean_sd"].values()
-        (cell,) = cells.values()
-        return cell["mean"]
+        assert {cell["n"] for cell in cells.values()} == {1}
+        return sorted(cell["mean"] for cell in cells.values())
 
-    assert mean(out / "metrics.json") == 5
-    assert mean(out / "option_probability" / "metrics.json") == pytest.approx(expected)
+    assert means(out / "metrics.json") == [5, 5, 5, 5]
+    assert means(out / "option_probability" / "metrics.json") == expected
     table = json.loads((out / "agreement.json").read_text())
     assert table["overall"]["agreement"] == pytest.approx(sum(not moved(p) for p in prompts) / 4)
-    assert list(table["by_dimension"]) == ["Performance Orientation"]
+    assert set(table["by_dimension"]) == {r["dimension"] for r in records}
