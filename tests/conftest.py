@@ -162,6 +162,11 @@ def read_wvs_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
+EVALUATE_ONLY = {"covers", "mode", "prompt_family", "split", "n_evaluated_rows", "n_requests", "n_parsed",
+                 "n_unparsed", "parse_status", "judge_note", "truncated_answers"}
+"""metrics.json keys only ``evaluate`` knows: what it asked and how (score sees the answers, not the requests)."""
+
+
 @pytest.fixture
 def make_raw(tmp_path: Path):
     """Factory: ``make_raw(n=20, seed=0, name=..., rows=None)`` -> a fresh RawFolder with the bundled codebook."""

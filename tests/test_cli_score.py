@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import EVALUATE_ONLY
 from culturebench.cli import app
 from culturebench.evaluate.scripted_server import ScriptedServer
 from culturebench.release import load_manifest, read_tables
@@ -32,9 +33,6 @@ REPLIES = {
     "socialcc": "Score: 1. GOOD BYE",  # every judge's scale holds 1; every dialogue ends at its first turn
 }
 OUTPUT = {"socialcc": "transcripts.jsonl"}
-EVALUATE_ONLY = {"covers", "mode", "prompt_family", "split", "n_evaluated_rows", "n_requests", "n_parsed",
-                 "n_unparsed", "parse_status", "judge_note", "truncated_answers"}
-"""metrics.json keys only ``evaluate`` knows: what it asked and how (score sees the answers, not the requests)."""
 
 
 def evaluate(name: str, release: Path, out: Path, url: str, *extra: str):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import EVALUATE_ONLY
 from culturebench.cli import app
 
 pytestmark = pytest.mark.model
@@ -81,5 +82,6 @@ def test_evaluate_slice_with_real_model_resumes_and_rescores(real_model, name, t
 
 
 def _comparable(metrics: dict) -> dict:
-    """metrics.json without where its inputs were read from (SocialCC: "re-aggregated from saved judgements")."""
-    return {k: v for k, v in metrics.items() if k not in ("sources", "inputs", "judge_note")}
+    """metrics.json without where its inputs were read from (SocialCC: "re-aggregated from saved judgements") and
+    what only evaluate knows (how it asked)."""
+    return {k: v for k, v in metrics.items() if k not in {"sources", "inputs", *EVALUATE_ONLY}}
