@@ -14,7 +14,6 @@ from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.equations import country_vectors, human_vector, prompt_likelihood
 from culturebench.evaluate.cdeval.items import BETA, DIMENSIONS, DOMAINS, INSTABILITY_SCALE
 
-
 BOOTSTRAP_NOTE = {
     "statistic": "the whole chain recomputed on each resample of questions: Eq. 6 instabilities and Eq. 7 template "
                  "weights from the resampled questions, Eq. 1-2 per question, then the means per dimension and "

@@ -11,7 +11,6 @@ import polars as pl
 from culturebench.evaluate import uncertainty
 from culturebench.evaluate.llm_globe.config import DIMENSIONS
 
-
 BOOTSTRAP_NOTE = {
     "statistic": "every mean recomputed from the values of the resampled prompts: a prompt drawn twice counts twice, "
                  "with all its samples, languages and (open, per group) models; the open jury's weights are held "

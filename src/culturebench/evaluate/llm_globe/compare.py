@@ -19,7 +19,6 @@ from culturebench.evaluate.llm_globe.parsing import read_responses
 from culturebench.evaluate.llm_globe.plots import draw_radar, wilcoxon_png
 from culturebench.evaluate.llm_globe.scoring import apply_jury, jury_table, score_closed
 
-
 PART_VALUES = {"closed": ("score", "Tables 2-3: closed-ended mean per dimension (1-7, 7 = high)"),
                "open": ("jury_score", "Tables 4-5: open-generation jury score per dimension")}
 """Per part: the column scored and the title of its table on the compare page."""

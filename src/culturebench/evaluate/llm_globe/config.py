@@ -10,11 +10,9 @@ from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.llm_globe import prompts
 
-
 BENCHMARK = "llm_globe"
 DIMENSIONS = prompts.DIMENSIONS
 PARTS = ("closed", "open", "both")
-
 
 CONFIG_KEYS = {"part", "language", "samples", "open_samples", "open_max_tokens", "jurors", "juror_temperature",
                "juror_max_tokens", "human_ratings", "jury_weights", "split_seed", "test_fraction", "groups", "compare",

@@ -15,7 +15,6 @@ from culturebench.evaluate import runs
 from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Juror
 
-
 CLOSED_COLUMNS = ("id", "dimension", "reverse", "prompt_en", "prompt_zh")
 OPEN_COLUMNS = ("id", "dimension", "prompt_en", "prompt_zh")
 RUBRIC_COLUMNS = ("dimension", "scale_en", "characteristics_en", "scale_zh", "characteristics_zh")

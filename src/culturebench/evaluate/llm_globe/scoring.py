@@ -12,7 +12,6 @@ from culturebench.errors import InputError
 from culturebench.evaluate import stats
 from culturebench.evaluate.llm_globe import prompts
 
-
 LANGUAGE_FEATURE = "language_zh"
 """Name of L(x) in the jury regression (1 for zh-CN answers)."""
 

@@ -11,7 +11,6 @@ import polars as pl
 from culturebench.evaluate import uncertainty
 from culturebench.evaluate.normad import prompts
 
-
 BOOTSTRAP_NOTE = {
     "statistic": "per model and context, accuracy (Sec. 4, Fig. 3), accuracy over parsed answers and per-label / "
                  "macro precision, recall and F1 (Table A.4) recomputed from the answer counts of the resampled "

@@ -11,7 +11,6 @@ from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.normad import prompts
 
-
 RESPONSE_FIELDS = ("model", "story_id", "context", "response")
 UNPARSED_RULES = {
     "neutral": "an answer that is not one clear Yes / No / Neither is read as Neither (the gold label neutral): the "

@@ -12,9 +12,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.socialcc import prompts
 
-
 BENCHMARK = "socialcc"
-
 
 CONFIG_KEYS = {"judge", "antagonist", "stop", "max_rounds", "agent_temperature", "agent_max_tokens",
                "judge_temperature", "judge_max_tokens", "zones", "dialogue_setup", "event_stand_ins", "fig5_country"}
@@ -26,7 +24,6 @@ FIG5_GROUPINGS = {
     "value": "the country of the scenario's value item (ours, the earlier grouping; Table 3A's countries)",
 }
 """``fig5_country``: what Fig. 5 groups dialogues by (default ``commonsense``)."""
-
 
 NO_JUDGE = ("socialcc needs a named judge model (the paper's is GPT-4o): give --config with "
             "{\"judge\": \"MODEL\"} or {\"judge\": {\"model\", \"backend\", \"base_url\"}}")

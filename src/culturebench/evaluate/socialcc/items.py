@@ -12,11 +12,9 @@ from culturebench.evaluate import runs
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.socialcc.config import BENCHMARK, Config
 
-
 SCENARIO_COLUMNS = ("id", "scenario", "events", "characters", "commonsense_country", "commonsense_topic",
                     "commonsense_item", "value_item", "value_country", "value_topic")
 ZONE_COLUMNS = ("iw_zone", "cultural_zone", "zone")
-
 
 UNKNOWN = "unknown"
 TRANSCRIPTS_FILE = "transcripts.jsonl"

@@ -16,9 +16,7 @@ from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.socialcc.config import BENCHMARK, FIG5_GROUPINGS
 from culturebench.evaluate.socialcc.items import UNKNOWN
 
-
 TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
-
 
 NO_COMMONSENSE_COUNTRY = "(no commonsense country)"
 """Fig. 5's group of a dialogue whose scenario has no commonsense item (CC-Mediation's records): never one of the
