@@ -13,9 +13,10 @@ from culturebench.evaluate import compare, plots, uncertainty
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.bootstrap import BOOTSTRAP_NOTE
 from culturebench.evaluate.cdeval.items import DIMENSIONS, DOMAINS, release_tables
-from culturebench.evaluate.cdeval.metrics import ScoreResult, score_responses
+from culturebench.evaluate.cdeval.metrics import score_responses
 from culturebench.evaluate.cdeval.parsing import read_responses
 from culturebench.evaluate.cdeval.plots import pca_png
+from culturebench.evaluate.scores import ScoreResult
 
 
 def comparison_release(folders: Sequence[compare.RunFolder], release: Path | None) -> tuple[dict[str, pl.DataFrame], Path]:

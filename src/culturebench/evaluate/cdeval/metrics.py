@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -19,14 +18,7 @@ from culturebench.evaluate.cdeval.equations import (
 from culturebench.evaluate.cdeval.items import (
     BETA, DIMENSIONS, DOMAINS, INSTABILITY_SCALE, REPEAT_RULE_SOURCE, release_tables)
 from culturebench.evaluate.cdeval.parsing import read_responses, score_answers
-
-
-@dataclass
-class ScoreResult:
-    metrics: dict
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    """scored, prompt_likelihood, instability, template_weights, orientation_likelihood, domain_likelihood,
-    dimension_likelihood, country_similarity, countries_left_out, group_similarity, model_similarity, pca_points."""
+from culturebench.evaluate.scores import ScoreResult
 
 
 def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *, sources: list[dict] | None = None,
@@ -37,7 +29,9 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     tables (questions, hofstede); the point estimates are the paper's, each with a ``bootstrap`` interval
     (``bootstrap_scores``) beside it: ``<metric>_ci`` = [low, high] in metrics.json, ``<value>_low``/``_high``
     columns in the tables, the settings under ``uncertainty``, and the paired model differences under
-    ``model_differences``."""
+    ``model_differences``. Tables: scored, prompt_likelihood, instability, template_weights, orientation_likelihood,
+    domain_likelihood, dimension_likelihood, country_similarity, countries_left_out, group_similarity,
+    model_similarity, pca_points."""
     if responses.height == 0:
         raise InputError("no responses to score")
     hofstede = tables["hofstede"]

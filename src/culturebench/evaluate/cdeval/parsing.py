@@ -11,6 +11,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.items import RESPONSE_FIELDS, RESPONSE_KEY
+from culturebench.evaluate.scores import join_release
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 
 
@@ -49,13 +50,8 @@ def score_answers(responses: pl.DataFrame, questions: pl.DataFrame, repeat_rule:
     """Each answer read (App. A.3.1, ``prompts.score_answer``; ``repeat_rule``: ``prompts.REPEAT_RULES``):
     adds dimension, domain, template, order, parse_status, shown (displayed option picked) and score (toward the
     target orientation)."""
-    joined = responses.join(questions.select("question_id", "dimension", "domain", "option_1", "option_2"),
-                            on="question_id", how="left")
-    unknown = joined.filter(pl.col("option_1").is_null())
-    if unknown.height:
-        first = unknown.row(0, named=True)
-        raise InputError(f"question id {first['question_id']!r} is not in the release",
-                         file=first.get("source"), row=first.get("row"), column="question_id")
+    joined = join_release(responses, questions.select("question_id", "dimension", "domain", "option_1", "option_2"),
+                          "question_id", "option_1", "question id")
     scores, statuses, shown = [], [], []
     for row in joined.select("prompt", "response", "option_1", "option_2").iter_rows():
         s, status, picked = prompts.score_answer(*row, repeat_rule)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from culturebench.evaluate import plots, runs
 from culturebench.evaluate.cdeval.items import DIMENSIONS
-from culturebench.evaluate.cdeval.metrics import ScoreResult
+from culturebench.evaluate.scores import ScoreResult
 
 
 def dimensions_png(metrics: dict, path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +18,7 @@ from culturebench.evaluate.llm_globe.groups import (
 from culturebench.evaluate.llm_globe.items import release_tables
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
 from culturebench.evaluate.llm_globe.scoring import apply_jury, fit_jury, jury_table, score_closed
-
-
-@dataclass
-class ScoreResult:
-    metrics: dict
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
+from culturebench.evaluate.scores import ScoreResult
 
 
 def part_metrics(frame: pl.DataFrame, value: str, part: str, groups: dict[str, list[str]], tables: dict,

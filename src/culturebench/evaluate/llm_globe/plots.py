@@ -9,7 +9,7 @@ import numpy as np
 
 from culturebench.evaluate import plots, runs
 from culturebench.evaluate.llm_globe.config import DIMENSIONS
-from culturebench.evaluate.llm_globe.metrics import ScoreResult
+from culturebench.evaluate.scores import ScoreResult
 
 
 def draw_radar(ax, series: dict[str, dict[str, dict]], title: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -15,13 +14,7 @@ from culturebench.evaluate.normad.bootstrap import BOOTSTRAP_NOTE, add_intervals
 from culturebench.evaluate.normad.items import release_tables
 from culturebench.evaluate.normad.measures import context_metrics
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, UNPARSED_RULES, read_responses, score_answers
-
-
-@dataclass
-class ScoreResult:
-    metrics: dict
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    """scored: one row per answer with gold label, country, zone, subaxis, predicted label, parse_status, correct."""
+from culturebench.evaluate.scores import ScoreResult
 
 
 def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: list[dict] | None = None,
@@ -30,7 +23,9 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
                     unparsed: str = DEFAULT_UNPARSED) -> ScoreResult:
     """Every metric from answers (model, story_id, context, response) and the release's stories; the point
     estimates are the paper's, each with a ``bootstrap`` interval over stories beside it (``<key>_ci``; BOOTSTRAP_NOTE),
-    the settings under ``uncertainty`` and the paired model differences per context under ``model_differences``."""
+    the settings under ``uncertainty`` and the paired model differences per context under ``model_differences``.
+    Tables: scored (one row per answer with gold label, country, zone, subaxis, predicted label, parse_status,
+    correct) and model_differences."""
     if responses.height == 0:
         raise InputError("no responses to score")
     scored = score_answers(responses, stories, unparsed)

@@ -10,6 +10,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.normad import prompts
+from culturebench.evaluate.scores import join_release
 
 RESPONSE_FIELDS = ("model", "story_id", "context", "response")
 UNPARSED_RULES = {
@@ -36,13 +37,8 @@ def scored_label(answer: prompts.Answer, unparsed: str = DEFAULT_UNPARSED) -> st
 def score_answers(responses: pl.DataFrame, stories: pl.DataFrame, unparsed: str = DEFAULT_UNPARSED) -> pl.DataFrame:
     """Each answer parsed and joined to its story: adds country, gold_label, iw_zone, subaxis, predicted (under the
     ``unparsed`` rule), parse_status, correct."""
-    joined = responses.join(stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis"),
-                            on="story_id", how="left")
-    unknown = joined.filter(pl.col("gold_label").is_null())
-    if unknown.height:
-        first = unknown.row(0, named=True)
-        raise InputError(f"story id {first['story_id']!r} is not in the release", file=first.get("source"),
-                         row=first.get("row"), column="story_id")
+    joined = join_release(responses, stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis"),
+                          "story_id", "gold_label", "story id")
     answers = [prompts.parse_answer(text) for text in joined["response"].to_list()]
     return joined.with_columns(pl.Series("predicted", [scored_label(a, unparsed) for a in answers], dtype=pl.String),
                                pl.Series("parse_status", [a.status for a in answers], dtype=pl.String)).with_columns(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from culturebench.evaluate import plots, runs
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate.normad.metrics import ScoreResult
+from culturebench.evaluate.scores import ScoreResult
 
 
 def error_bars(values: Sequence[float | None], intervals: Sequence[Sequence[float | None] | None]) -> list[list[float]]:
