@@ -102,8 +102,6 @@ def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl
     country_code), group_similarity (model, group), model_similarity (model_a, model_b, both orders),
     pairwise_baseline (one row), differences (model_a < model_b, dimension: difference, low, high, pvalue,
     pvalue_holm, significant, n_common: questions both answered)."""
-    from culturebench.evaluate.stats import holm
-
     answered = set(scored["question_id"].unique().to_list())
     release_order = questions.filter(pl.col("question_id").is_in(answered)).unique("question_id", keep="first",
                                                                                    maintain_order=True)
@@ -182,16 +180,13 @@ def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl
         rows["model_similarity"] += [{"model_a": a, "model_b": b, **bounds(i)}, {"model_a": b, "model_b": a, **bounds(i)}]
     if pairs:
         rows["pairwise_baseline"].append(bounds(take(1)[0]))
-    alpha = 1 - settings.confidence_level
     for a, b in diff_pairs:
         common = int((has[a] & has[b]).sum())
         for d, i in zip(DIMENSIONS, take(len(DIMENSIONS))):
             rows["differences"].append({"model_a": a, "model_b": b, "dimension": d,
                                         "difference": uncertainty.finite_or_none(result.estimate[i]), **bounds(i),
                                         "pvalue": result.pvalue(i), "n_common": common})
-    for row, adjusted in zip(rows["differences"], holm([r["pvalue"] for r in rows["differences"]])):
-        row["pvalue_holm"] = adjusted
-        row["significant"] = adjusted is not None and adjusted < alpha
+    uncertainty.holm_significance(rows["differences"], settings)
     schemas = {"low": pl.Float64, "high": pl.Float64}
     keys = {"dimension_likelihood": ("model", "dimension"), "domain_likelihood": ("model", "dimension", "domain"),
             "template_weights": ("model", "template"), "country_similarity": ("model", "country_code"),

@@ -81,8 +81,6 @@ def bootstrap_scores(scored: pl.DataFrame, units: Sequence[str],
     {precision, recall, f1: [low, high]}, "per_label": {label: {precision, recall, f1: [low, high]}}}``, and the
     paired differences (context, model_a < model_b: accuracy_a and accuracy_b on the n_common stories both
     answered, difference, low, high, pvalue, pvalue_holm, significant)."""
-    from culturebench.evaluate.stats import holm
-
     models = sorted(scored["model"].unique().to_list())
     present = set(zip(scored["model"], scored["context"]))
     cells = [(m, c) for m in models for c in prompts.CONTEXTS if (m, c) in present]
@@ -123,10 +121,7 @@ def bootstrap_scores(scored: pl.DataFrame, units: Sequence[str],
                      "accuracy_b": full[p, 2] / full[p, 3] if full[p, 3] else None,
                      "difference": uncertainty.finite_or_none(result.estimate[first + p]), "low": low, "high": high,
                      "pvalue": result.pvalue(first + p), "n_common": int(common[:, p].sum())})
-    alpha = 1 - settings.confidence_level
-    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
-        row["pvalue_holm"] = adjusted
-        row["significant"] = adjusted is not None and adjusted < alpha
+    uncertainty.holm_significance(rows, settings)
     differences = pl.DataFrame(rows, schema={
         "context": pl.String, "model_a": pl.String, "model_b": pl.String, "accuracy_a": pl.Float64,
         "accuracy_b": pl.Float64, "difference": pl.Float64, "low": pl.Float64, "high": pl.Float64,

@@ -142,8 +142,6 @@ def model_differences(records: Sequence[dict], models: Sequence[str], settings: 
     over scenarios (one resample of scenario ids shared by every pair), the two-sided p-value of difference = 0
     (``uncertainty.bootstrap_pvalue``), Holm-adjusted over all pairs x judges, and ``significant`` (adjusted p below
     1 - confidence level). A model with several dialogues of one scenario counts their mean."""
-    from culturebench.evaluate.stats import holm
-
     pairs = list(combinations(models, 2))
     if not pairs:
         return []
@@ -173,11 +171,7 @@ def model_differences(records: Sequence[dict], models: Sequence[str], settings: 
         rows.append({"model_a": a, "model_b": b, "dimension": judge, "n_common": int(common[:, i].sum()),
                      "difference": uncertainty.finite_or_none(result.estimate[i]), "low": low, "high": high,
                      "pvalue": result.pvalue(i)})
-    alpha = 1 - settings.confidence_level
-    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
-        row["pvalue_holm"] = adjusted
-        row["significant"] = adjusted is not None and adjusted < alpha
-    return rows
+    return uncertainty.holm_significance(rows, settings)
 
 
 def prompt_field_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
