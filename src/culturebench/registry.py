@@ -26,7 +26,8 @@ class Benchmark:
     evaluation: bool = True
     """Has ``culturebench.evaluate.<name>`` (``evaluate``, ``score``, ``compare``)."""
     generators: tuple[str, ...] = ()
-    """Tasks of ``culturebench generate`` that re-create its synthetic items (modules of ``culturebench.generation``)."""
+    """Tasks of ``culturebench generate`` that re-create its synthetic items (modules of
+    ``culturebench.generation``)."""
 
 
 REGISTRY = (

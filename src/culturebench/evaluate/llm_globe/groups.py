@@ -23,7 +23,7 @@ def mean_sd_table(frame: pl.DataFrame, value: str) -> dict[str, dict[str, dict]]
     return out
 
 
-def _groups(models: Sequence[str], config: Config) -> dict[str, list[str]]:
+def model_groups(models: Sequence[str], config: Config) -> dict[str, list[str]]:
     """The configured groups (their models that are present), else one group per model."""
     if config.groups:
         return {g: [m for m in ms if m in models] for g, ms in config.groups.items()}

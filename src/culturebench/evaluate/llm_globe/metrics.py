@@ -14,7 +14,7 @@ from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.llm_globe.bootstrap import BOOTSTRAP_NOTE, model_differences, prompt_bootstrap
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, DIMENSIONS
 from culturebench.evaluate.llm_globe.groups import (
-    GROUP_TTEST_NOTE, _groups, globe_ttests, group_means, group_ttests, mean_sd_table, model_tests, unit_values)
+    GROUP_TTEST_NOTE, globe_ttests, group_means, group_ttests, mean_sd_table, model_groups, model_tests, unit_values)
 from culturebench.evaluate.llm_globe.items import release_tables
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
 from culturebench.evaluate.llm_globe.scoring import apply_jury, fit_jury, jury_table, score_closed
@@ -77,7 +77,7 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
     tables_out: dict[str, pl.DataFrame] = {}
     models = sorted({str(r["model"]) for r in closed_recs + open_recs})
     metrics["models"] = models
-    groups = _groups(models, config)
+    groups = model_groups(models, config)
     metrics["groups"] = groups
 
     if closed_recs:
