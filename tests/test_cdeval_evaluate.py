@@ -18,7 +18,7 @@ from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import cdeval, runs
-from culturebench.evaluate import cdeval_prompts as prompts
+from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.scripted_server import ScriptedServer
 
 SECRET = "sk-cdeval-secret"
@@ -153,7 +153,7 @@ def test_extract_repeat_by_edit_distance(text, shown, status):
 
 
 def test_repeat_rule_similar_only_is_a_named_option():
-    """Ours, not the paper's (cdeval_prompts.REPEAT_RULES): an answer far from both options is neutral; an answer
+    """Ours, not the paper's (prompts.REPEAT_RULES): an answer far from both options is neutral; an answer
     near one is still read."""
     assert prompts.extract_repeat("family", O1, O2, "similar_only") == prompts.Extraction(None, "unparsed")
     assert prompts.extract_repeat("i keep the tradition of my famly", O1, O2, "similar_only") == \

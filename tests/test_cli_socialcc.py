@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.evaluate import socialcc
-from culturebench.evaluate import socialcc_prompts as prompts
+from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.scripted_server import ScriptedServer
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page, write_release
 from culturebench.cli import app
 from culturebench.evaluate import cdeval
-from culturebench.evaluate import cdeval_prompts as prompts
+from culturebench.evaluate.cdeval import prompts
 
 runner = CliRunner()
 RESAMPLES = ["--n-resamples", "300"]

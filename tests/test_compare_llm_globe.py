@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from conftest import assert_report_renders, browser_test, parse_report_page, write_release
 from culturebench.cli import app
 from culturebench.evaluate import llm_globe, uncertainty
-from culturebench.evaluate import llm_globe_prompts as prompts
+from culturebench.evaluate.llm_globe import prompts
 
 runner = CliRunner()
 RESAMPLES = ["--n-resamples", "300"]

@@ -22,7 +22,7 @@ from conftest import assert_report_renders, browser_test, parse_report_page, wri
 from culturebench.builders.socialcc import SCENARIO_SCHEMA
 from culturebench.cli import app
 from culturebench.evaluate import socialcc, uncertainty
-from culturebench.evaluate import socialcc_prompts as prompts
+from culturebench.evaluate.socialcc import prompts
 
 runner = CliRunner()
 RESAMPLES = 300

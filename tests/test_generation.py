@@ -15,7 +15,8 @@ import pytest
 
 from culturebench.evaluate.backends import OpenAIBackend
 from culturebench.evaluate.scripted_server import ScriptedServer
-from culturebench.generation import GENERATORS, cdeval, llm_globe
+from culturebench.generation import cdeval, llm_globe
+from culturebench.registry import GENERATORS
 from culturebench.generation.common import json_items, split_prompts
 from culturebench.release import build_release
 

@@ -17,7 +17,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate.backends import BackendError, OpenAIBackend
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.scripted_server import ScriptedServer
-from culturebench.generation import GENERATORS
+from culturebench.registry import GENERATORS
 from culturebench.generation import normad as gen
 from culturebench.generation import normad_prompts as prompts
 from culturebench.raw.normad import STORY_COLUMNS

@@ -632,7 +632,7 @@ def test_chinese_dimension_names_are_the_released_rubrics():
     """facts name_zh (the Chinese juror prompt's dimension names) as the authors' zh-CN rubrics write them: each
     name is in most of its own rubric's seven scale points ("...倾向于低<name>特征"; In-group Collectivism's rubric
     writes 群体内 in four and 内群体 in three)."""
-    from culturebench.evaluate import llm_globe_prompts as prompts
+    from culturebench.evaluate.llm_globe import prompts
 
     for row in read_csv_rows(REAL_RUBRICS):
         name = prompts.DIMENSIONS_ZH[row["Dimension"].strip()]

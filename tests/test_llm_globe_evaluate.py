@@ -19,7 +19,7 @@ from conftest import write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import llm_globe, runs, stats
-from culturebench.evaluate import llm_globe_prompts as prompts
+from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.backends import OpenAIBackend
 from culturebench.evaluate.scripted_server import ScriptedServer
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from conftest import write_release
 from culturebench.cli import app
 from culturebench.evaluate import llm_globe
-from culturebench.evaluate import llm_globe_prompts as prompts
+from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.scripted_server import ScriptedServer
 
 DIMS = prompts.DIMENSIONS

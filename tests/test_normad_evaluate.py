@@ -19,7 +19,7 @@ from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import normad, runs
-from culturebench.evaluate import normad_prompts as prompts
+from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.scripted_server import ScriptedServer
 
 SECRET = "sk-normad-secret"

@@ -405,7 +405,7 @@ def test_authors_cc_mediation_records_fill_every_prompt_field_they_carry():
     atlas, no shares: only structural rules apply); each prompt carries what its record carries: the scenario text,
     agent_2_value under Cultural Knowledge, each agent's goals, Character 2's goals as the events, the agents'
     parsed fields in the portfolios. Checked against the file read with the json module."""
-    from culturebench.evaluate import socialcc_prompts as prompts
+    from culturebench.evaluate.socialcc import prompts
 
     if not CC_MEDIATION.is_file():
         pytest.skip("CC-Mediation reference records absent")

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from culturebench.evaluate import cdeval, uncertainty
-from culturebench.evaluate import cdeval_prompts as prompts
+from culturebench.evaluate.cdeval import prompts
 
 FEW = uncertainty.Bootstrap(n_resamples=500, seed=3)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import sys
 from contextlib import contextmanager
-from importlib import import_module
 from pathlib import Path
 from typing import Annotated, Iterator
 
@@ -15,12 +14,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from culturebench import registry
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.hub_release import by_design, release_folder
 from culturebench.io import output_folder
-
-BENCHMARKS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
-"""Benchmarks that have a builder, in build order."""
+from culturebench.registry import BUILDERS, EVALUATIONS, GENERATORS, module_name
 
 app = typer.Typer(help="Rebuild, validate, evaluate and score cultural-values benchmark releases.", no_args_is_help=True,
                   pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -33,11 +31,6 @@ console = Console(stderr=True)
 
 RELEASE_HELP = ("A release folder (e.g. releases/wvb), or a published one: a Hub dataset repo ORG/NAME[@revision], "
                 "fetched into the huggingface-hub cache and checked against its manifest.json (offline: the cache).")
-
-
-def module_name(benchmark: str) -> str:
-    """Benchmarks are modules, so `llm-globe` on the command line is `llm_globe`."""
-    return benchmark.replace("-", "_")
 
 
 def bundled_raw() -> Path:
@@ -111,7 +104,7 @@ def user_errors() -> Iterator[None]:
 
 @app.command(short_help="Build release folders (parquet, dataset card, validation report, manifest) from raw files.")
 def build(
-    name: Annotated[str, typer.Argument(help=f"Benchmark to build: {', '.join(BENCHMARKS)}, or 'all' (every benchmark whose raw inputs are present).")],
+    name: Annotated[str, typer.Argument(help=f"Benchmark to build: {', '.join(BUILDERS)}, or 'all' (every benchmark whose raw inputs are present).")],
     raw: Annotated[Path, typer.Option(help="Folder of raw inputs (one sub-folder per source). Default: the bundled sample raw/.")] = None,
     out: Annotated[Path, typer.Option(help="Folder that receives one release folder per benchmark.")] = Path("releases"),
     seed: Annotated[int, typer.Option(help="Seed for splits and samples; same inputs + seed give byte-identical parquet.")] = 0,
@@ -123,13 +116,12 @@ def build(
     with user_errors():
         output_folder(out)
         if name == "all":
-            names = [n for n in BENCHMARKS if import_module(f"culturebench.builders.{n}").raw_present(raw)]
+            names = [n for n in BUILDERS if registry.builder(n).raw_present(raw)]
             if not names:
-                raise InputError(f"no raw inputs for any benchmark ({', '.join(BENCHMARKS)})", file=raw)
-        elif name in BENCHMARKS:
-            names = [name]
+                raise InputError(f"no raw inputs for any benchmark ({', '.join(BUILDERS)})", file=raw)
         else:
-            raise InputError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)} or 'all'")
+            registry.builder(name, extra=" or 'all'")
+            names = [name]
         if len(names) == 1:
             folder, verdict = _build_one(names[0], raw, out, seed)
             say(f"{names[0]}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)", style="green")
@@ -156,7 +148,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
     """Build one release with a progress bar that disappears when done (so an error stays the only line)."""
     from culturebench.release import WRITE_STAGES, build_release
 
-    stages = [*import_module(f"culturebench.builders.{benchmark}").STAGES, *WRITE_STAGES]
+    stages = [*registry.builder(benchmark).STAGES, *WRITE_STAGES]
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                   TextColumn("{task.fields[stage]}", markup=False),
                   TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
@@ -233,20 +225,13 @@ def plain_console() -> Console:
     return terminal if terminal.is_terminal else Console(width=100_000, soft_wrap=True)
 
 
-# --- evaluate / score: each benchmark's evaluate module exposes cli_check(options), cli_evaluate(backend, options,
-# args, console) and cli_score(responses, release, out); the last two return (summary line, paths written).
-EVALUATIONS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
-"""Benchmarks that ``evaluate`` and ``score`` know (modules culturebench.evaluate.<name>)."""
+# --- evaluate / score: each benchmark's evaluate package (registry.evaluation) exposes cli_check(options),
+# cli_evaluate(backend, options, args, console) and cli_score(responses, release, out); the last two return
+# (summary line, paths written).
 
 
 DROP_OUT_OF_SCALE_HELP = ("wvb only: a whole-number answer off the question's scale is invalid (left out). Default: "
                           "scored as given, rescaled like any other, as the authors' evaluate.py does.")
-
-
-def _evaluation(name: str, command: str):
-    if name not in EVALUATIONS:
-        raise InputError(f"unknown benchmark {name!r} for {command}; choose from {', '.join(EVALUATIONS)}")
-    return import_module(f"culturebench.evaluate.{name}")
 
 
 @app.command(short_help="Score saved model answers against a release with the paper's metrics and plots.")
@@ -273,7 +258,7 @@ def score(
                 raise InputError(f"--{flag.replace('_', '-')} is a {owner} option")
         output_folder(out)
         release = _checked_release(release, allow_modified_release)
-        line, written = _evaluation(name, "score").cli_score(
+        line, written = registry.evaluation(name, "score").cli_score(
             responses, release, out, **({"config": config} if config is not None else {}),
             **{flag: True for flag, given in flags.items() if given})
     say_written(line, written)
@@ -339,7 +324,7 @@ def evaluate(
     with user_errors():
         output_folder(out)
         options["release"] = _checked_release(release, allow_modified_release, hub=given)
-        benchmark = _evaluation(name, "evaluate")
+        benchmark = registry.evaluation(name, "evaluate")
         benchmark.cli_check(options)
         _check_run_folder(out, name)
         from culturebench.evaluate import option_probability
@@ -493,7 +478,7 @@ def _cached_answers(out: Path) -> int:
 
 @app.command("compare", short_help="Compare models on one benchmark: tables with intervals, figures, significant differences.")
 def compare_runs(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders of `evaluate` or `score` (all of one benchmark: wvb, cdeval, normad, llm_globe or socialcc).")],
+    run_dirs: Annotated[list[Path], typer.Argument(help=f"Run folders of `evaluate` or `score` (all of one benchmark: {', '.join(EVALUATIONS)}).")],
     out: Annotated[Path, typer.Option(help="REPORT_DIR: report.html (self-contained), the figures as PNG, every table as CSV, comparison.json.")],
     allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Compare runs of different releases (different manifest hashes).")] = False,
     release: Annotated[Path, typer.Option(help="The release folder, when the one the runs name has moved.")] = None,
@@ -577,7 +562,7 @@ def audit(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
 
 @app.command()
 def generate(
-    task: Annotated[str, typer.Argument(help="What to generate: a task in culturebench.generation.GENERATORS (llm_globe, cdeval, ...).")],
+    task: Annotated[str, typer.Argument(help=f"What to generate: {', '.join(GENERATORS)}.")],
     model: Annotated[str, typer.Option(help="Model name (the server's model id).")],
     out: Annotated[Path, typer.Option(help="RAW_DIR: receives the raw file the task's builder reads, and .generation/ (cache.sqlite, log, summary). Re-running the same command resumes.")],
     base_url: Annotated[str, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1.")] = None,
@@ -589,17 +574,13 @@ def generate(
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
 ) -> None:
     """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires and their translations, NormAd stories) into RAW_DIR."""
-    from culturebench.generation import GENERATORS
-
     task = module_name(task)
     options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language}
     with user_errors():
         output_folder(out)
-        if task not in GENERATORS:
-            raise InputError(f"unknown generation task {task!r}; choose from {', '.join(GENERATORS)}")
+        generator = registry.generator(task)
         from culturebench.evaluate.backends import OpenAIBackend
 
-        generator = import_module(f"culturebench.generation.{task}")
         backend = OpenAIBackend(model, base_url=base_url, concurrency=concurrency)
         line, written = generator.cli_generate(backend, options, console)
     say_written(line, written)

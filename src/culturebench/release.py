@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from culturebench import __version__
+from culturebench import __version__, registry
 from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
 from culturebench.checkout import is_bundled_sample, source_commit
@@ -52,7 +52,7 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
 
     An InputError names its file relative to ``raw``. When a check fails, ``out/name`` is left as it was and
     ChecksFailed is raised; the failed build is kept in ``out/.failed/name/`` (report in ``validation/``)."""
-    builder = import_module(f"culturebench.builders.{name}")
+    builder = registry.builder(name)
     if not Path(raw).is_dir():
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
     with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:

@@ -610,7 +610,7 @@ def scenarios_table(rows: list[ScenarioRow], items: list[AtlasItem], shares: pl.
 def absent_fields(rows: list[ScenarioRow]) -> dict[str, dict[str, int]]:
     """Per layout, how many records read lack each field that Tables 6A-11A fill in (events, the commonsense item,
     a third character) or that the value's country comes from (cultural_value_country); ``evaluate`` names what
-    stands in for each (``socialcc_prompts.STAND_INS``)."""
+    stands in for each (``culturebench.evaluate.socialcc.prompts.STAND_INS``)."""
     out: dict[str, Counter] = defaultdict(Counter)
     for row in rows:
         out[row.layout]["records"] += 1

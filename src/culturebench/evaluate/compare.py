@@ -25,11 +25,11 @@ import html
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
 import polars as pl
 
+from culturebench import registry
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.limit import plural
@@ -221,12 +221,10 @@ class BenchmarkSpec:
 
 
 def spec_for(benchmark: str) -> BenchmarkSpec:
-    """The ``COMPARE`` of ``culturebench.evaluate.<benchmark>``; an InputError when it has none yet."""
-    try:
-        module = import_module(f"culturebench.evaluate.{benchmark}")
-    except ImportError:
-        module = None
-    spec = getattr(module, "COMPARE", None)
+    """The ``COMPARE`` of the benchmark's evaluate package (``registry.evaluation``); an InputError when it has none
+    yet."""
+    known = benchmark in registry.EVALUATIONS
+    spec = getattr(registry.evaluation(benchmark, "compare"), "COMPARE", None) if known else None
     if spec is None:
         raise InputError(f"compare does not know benchmark {benchmark!r} yet")
     return spec

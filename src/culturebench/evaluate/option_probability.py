@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import InputError
-from culturebench.evaluate import normad_prompts, runs
+from culturebench.evaluate import runs
 from culturebench.evaluate.backends import ChatRequest, ChatResponse
 from culturebench.evaluate.cache import cache_key
+from culturebench.evaluate.normad import prompts as normad_prompts
 from culturebench.integrations import harness
 
 SCORINGS = ("text", "logprobs")

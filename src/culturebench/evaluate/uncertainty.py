@@ -155,6 +155,18 @@ def bootstrap_pvalue(distribution: Sequence[float], estimate: float, null: float
     return float(2 * norm.sf(abs(estimate - null) / se))
 
 
+def holm_significance(rows: list[dict], settings: Bootstrap) -> list[dict]:
+    """Each row's ``pvalue`` Holm-adjusted over all ``rows`` (``pvalue_holm``) and ``significant``: the adjusted
+    p-value below 1 - the confidence level (a row without a p-value is not significant); returns ``rows``."""
+    from culturebench.evaluate.stats import holm
+
+    alpha = 1 - settings.confidence_level
+    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
+        row["pvalue_holm"] = adjusted
+        row["significant"] = adjusted is not None and adjusted < alpha
+    return rows
+
+
 def group_breakdown(values: Sequence[float | None], groups: Sequence[str | None], settings: Bootstrap, *,
                     minimum: int = MIN_GROUP_SIZE) -> list[dict]:
     """Per group (None groups left out): group, n, estimate (the mean), low, high (``mean_interval``), small

@@ -17,12 +17,12 @@ import json
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from culturebench import registry
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.runs import release_manifest_sha256
@@ -136,7 +136,7 @@ def plan(benchmark: str, options: Mapping[str, Any], contexts: Sequence[str] | N
     options; NormAd: only ``contexts`` when given), in its order (identical requests, asked once by the runner,
     appear once). The run goes to an empty scratch folder (a cache would hide the requests it answers) and stops at
     its first model call."""
-    module = import_module(f"culturebench.evaluate.{benchmark}")
+    module = registry.evaluation(benchmark)
     with tempfile.TemporaryDirectory(prefix="culturebench-plan-") as scratch:
         options = {**options, "out": Path(scratch)}
         module.cli_check(options)
@@ -151,7 +151,7 @@ def replay(benchmark: str, options: Mapping[str, Any], answers: Mapping[ChatRequ
            model: str = "model", contexts: Sequence[str] | None = None) -> dict:
     """metrics.json of ``culturebench evaluate <benchmark>`` with ``options`` when the model's answers are
     ``answers``: the benchmark's own run into ``options["out"]``, its backend replaced by the answers."""
-    module = import_module(f"culturebench.evaluate.{benchmark}")
+    module = registry.evaluation(benchmark)
     _run(module, benchmark, ReplayBackend(model, answers), dict(options), contexts)
     return json.loads((Path(options["out"]) / "metrics.json").read_text(encoding="utf-8"))
 

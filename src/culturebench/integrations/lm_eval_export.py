@@ -42,13 +42,13 @@ HEADLINE_NAMES = {
     "normad": ("accuracy", "macro_f1"),
 }
 """The metrics each benchmark's lm-eval task reports (``harness.headline``'s names; LLM-GLOBE: one mean per
-dimension, from ``llm_globe_prompts.DIMENSIONS``). A name without a value (a dimension the release lacks) is NaN."""
+dimension, from ``llm_globe.prompts.DIMENSIONS``). A name without a value (a dimension the release lacks) is NaN."""
 LOWER_IS_BETTER = {"mean_w1", "std_w1"}
 
 
 def headline_names(benchmark: str) -> tuple[str, ...]:
     if benchmark == "llm_globe":
-        from culturebench.evaluate.llm_globe_prompts import DIMENSIONS
+        from culturebench.evaluate.llm_globe.prompts import DIMENSIONS
 
         return tuple(f"mean_{d}" for d in DIMENSIONS)
     return HEADLINE_NAMES[benchmark]

@@ -1,0 +1,137 @@
+"""LLM-GLOBE's release tables (closed and open prompts, rubrics, GLOBE scores) and the requests planned from
+them: closed answers, open answers and the jurors' ratings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from culturebench.errors import InputError
+from culturebench.evaluate import runs
+from culturebench.evaluate.llm_globe import prompts
+from culturebench.evaluate.llm_globe.config import BENCHMARK, Juror
+
+CLOSED_COLUMNS = ("id", "dimension", "reverse", "prompt_en", "prompt_zh")
+OPEN_COLUMNS = ("id", "dimension", "prompt_en", "prompt_zh")
+RUBRIC_COLUMNS = ("dimension", "scale_en", "characteristics_en", "scale_zh", "characteristics_zh")
+GLOBE_COLUMNS = ("country", "dimension", "practices", "values")
+GLOBE_MEASURES = ("values", "practices")
+
+
+def _dimension_column(frame: pl.DataFrame, config: str, release: Path) -> pl.DataFrame:
+    values = frame["dimension"].cast(pl.String).to_list()
+    mapped = [prompts.canonical_dimension(v) for v in values]
+    for value, canonical in zip(values, mapped):
+        if canonical is None:
+            raise InputError(f"{config} config has unknown dimension {value!r}", file=release, column="dimension")
+    return frame.with_columns(pl.Series("dimension", mapped, dtype=pl.String))
+
+
+def release_tables(release: Path) -> dict[str, pl.DataFrame | None]:
+    """The release's ``closed``, ``open``, ``rubrics`` and ``globe_2004`` tables (all splits concatenated; None
+    when the release lacks the config), ids as text and dimensions under the paper's names."""
+    release = Path(release)
+    tables = runs.release_configs(release, BENCHMARK, "an LLM-GLOBE release")
+    out: dict[str, pl.DataFrame | None] = {}
+    closed = runs.release_config(tables, "closed", release, columns=CLOSED_COLUMNS, required=False)
+    if closed is not None:
+        closed = _dimension_column(closed, "closed", release).with_columns(
+            pl.col("id").cast(pl.String), pl.col("reverse").cast(pl.Boolean))
+        if "item_id" not in closed.columns:
+            closed = closed.with_columns(pl.lit(None, pl.String).alias("item_id"))
+        for column, default in (("scale_min", prompts.SCALE_MIN), ("scale_max", prompts.SCALE_MAX)):
+            if column not in closed.columns:
+                closed = closed.with_columns(pl.lit(default, pl.Int64).alias(column))
+    out["closed"] = closed
+    opened = runs.release_config(tables, "open", release, columns=OPEN_COLUMNS, required=False)
+    if opened is not None:
+        opened = _dimension_column(opened, "open", release).with_columns(pl.col("id").cast(pl.String))
+    out["open"] = opened
+    rubrics = runs.release_config(tables, "rubrics", release, columns=RUBRIC_COLUMNS, required=False)
+    if rubrics is not None:
+        rubrics = _dimension_column(rubrics, "rubrics", release)
+    out["rubrics"] = rubrics
+    globe = runs.release_config(tables, "globe_2004", release, columns=GLOBE_COLUMNS, required=False)
+    if globe is not None:
+        globe = _dimension_column(globe, "globe_2004", release).with_columns(
+            pl.col("country").cast(pl.String), pl.col("practices").cast(pl.Float64, strict=False),
+            pl.col("values").cast(pl.Float64, strict=False))
+    out["globe_2004"] = globe
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    part: str  # closed | open | juror
+    info: dict
+    request: Any  # backends.ChatRequest
+
+
+def plan_closed(closed: pl.DataFrame, languages: Sequence[str], *, samples: int, temperature: float,
+                max_tokens: int, seed: int | None) -> list[PlannedRequest]:
+    """Every closed prompt x language x sample, in release order."""
+    from culturebench.evaluate.backends import ChatRequest, SamplingParams
+
+    sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    planned = []
+    for row in closed.iter_rows(named=True):
+        for language in languages:
+            text = row[f"prompt_{language}"]
+            if text is None or not str(text).strip():
+                continue
+            for r in range(samples):
+                info = {"id": row["id"], "item_id": row["item_id"], "dimension": row["dimension"],
+                        "reverse": bool(row["reverse"]), "language": language, "sample_index": r}
+                planned.append(PlannedRequest("closed", info, ChatRequest(prompts.messages(text), sampling, r)))
+    return planned
+
+
+def response_id(model: str, prompt_id: str, language: str, sample_index: int) -> str:
+    """The id of one open answer (what a human-ratings file refers to)."""
+    return f"{model}|{prompt_id}|{language}|{sample_index}"
+
+
+def plan_open(opened: pl.DataFrame, languages: Sequence[str], model: str, *, samples: int, temperature: float,
+              max_tokens: int, seed: int | None) -> list[PlannedRequest]:
+    from culturebench.evaluate.backends import ChatRequest, SamplingParams
+
+    sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    planned = []
+    for row in opened.iter_rows(named=True):
+        for language in languages:
+            text = row[f"prompt_{language}"]
+            if text is None or not str(text).strip():
+                continue
+            for r in range(samples):
+                info = {"id": row["id"], "dimension": row["dimension"], "language": language, "sample_index": r,
+                        "response_id": response_id(model, row["id"], language, r), "prompt": text}
+                planned.append(PlannedRequest("open", info, ChatRequest(prompts.messages(text), sampling, r)))
+    return planned
+
+
+def plan_jurors(answers: Sequence[dict], rubrics: pl.DataFrame, juror: Juror, *, temperature: float,
+                max_tokens: int) -> list[PlannedRequest]:
+    """One juror request per open answer (``answers``: records with dimension, prompt, response, response_id)."""
+    from culturebench.evaluate.backends import ChatRequest, SamplingParams
+
+    rubric = {r["dimension"]: r for r in rubrics.iter_rows(named=True)}
+    sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=None)
+    lang = juror.language
+    planned = []
+    for answer in answers:
+        r = rubric.get(answer["dimension"])
+        if r is None:
+            raise InputError(f"rubrics config has no rubric for {answer['dimension']!r}", column="dimension")
+        text = prompts.juror_prompt(answer["dimension"], r[f"scale_{lang}"], r[f"characteristics_{lang}"],
+                                    answer["prompt"], answer["response"], lang)
+        info = {"response_id": answer["response_id"], "juror": juror.name, "juror_model": juror.model,
+                "juror_language": lang}
+        planned.append(PlannedRequest("juror", info, ChatRequest(prompts.messages(text), sampling, 0)))
+    return planned

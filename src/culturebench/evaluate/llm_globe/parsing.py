@@ -1,0 +1,63 @@
+"""LLM-GLOBE's saved answers read: responses.jsonl files and human ratings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from culturebench.errors import InputError
+from culturebench.evaluate import runs
+
+
+def read_responses(paths: Sequence[Path]) -> list[dict]:
+    """The records of responses.jsonl files (evaluate's output), each with ``source`` and ``row``."""
+    records = []
+    for path in map(Path, paths):
+        n = 0
+        for number, record in runs.jsonl_records(path):
+            part = record.get("part")
+            needed = {"closed": ("model", "id", "language", "sample_index", "response"),
+                      "open": ("model", "id", "language", "sample_index", "response_id", "response"),
+                      "juror": ("response_id", "juror", "juror_language", "rating_text")}.get(part)
+            if needed is None:
+                raise InputError(f"unknown part {part!r}", file=path, row=number, column="part")
+            for name in needed:
+                if name not in record:
+                    raise InputError(f"record lacks field {name!r}", file=path, row=number, column=name)
+            records.append({**record, "source": str(path), "row": number})
+            n += 1
+        if not n:
+            raise InputError("responses file has no records", file=path)
+    return records
+
+
+def read_human_ratings(path: Path) -> pl.DataFrame:
+    """response_id, human_score (mean over raters of the same response) from a CSV/TSV (delimiter sniffed) or
+    JSONL file with columns response_id and human_score (or score)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("human ratings file not found", file=path)
+    try:
+        if path.suffix.lower() in (".jsonl", ".json"):
+            frame = pl.read_ndjson(path)
+        else:
+            head = path.read_text(encoding="utf-8").split("\n", 1)[0]
+            separator = "\t" if head.count("\t") > head.count(",") else ","
+            frame = pl.read_csv(path, separator=separator, infer_schema_length=0)
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"human ratings do not parse ({str(exc).splitlines()[0]})", file=path) from None
+    score_column = next((c for c in ("human_score", "score", "rating") if c in frame.columns), None)
+    if "response_id" not in frame.columns or score_column is None:
+        raise InputError("human ratings need columns response_id and human_score", file=path)
+    values = frame[score_column].cast(pl.String).to_list()
+    scores = []
+    for number, value in enumerate(values, start=1):
+        try:
+            scores.append(float(value))
+        except (TypeError, ValueError):
+            raise InputError(f"human score {value!r} is not a number", file=path, row=number,
+                             column=score_column) from None
+    return (frame.select(pl.col("response_id").cast(pl.String)).with_columns(pl.Series("human_score", scores))
+            .group_by("response_id", maintain_order=True).agg(pl.col("human_score").mean()))

@@ -1,0 +1,78 @@
+"""NormAd's release (config ``stories``) and the requests planned from it (one per story x context x sample)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from culturebench.errors import InputError
+from culturebench.evaluate import runs
+from culturebench.evaluate.normad import prompts
+
+if TYPE_CHECKING:
+    from culturebench.evaluate.backends import ChatRequest
+
+
+CONFIG = "stories"
+REQUIRED_COLUMNS = ("id", "country", "value", "rule_of_thumb", "story", "gold_label")
+OPTIONAL_COLUMNS = ("axis", "subaxis", "iw_zone")
+UNKNOWN = "unknown"
+"""Zone / subaxis of a story whose release value is missing."""
+
+
+def release_tables(release: Path, split: str | None = None) -> dict[str, pl.DataFrame]:
+    """The release's ``stories`` (story_id as text, gold_label in LABELS, zone and subaxis filled with "unknown"),
+    all splits concatenated in release order, or only ``split``."""
+    release = Path(release)
+    tables = runs.release_configs(release, "normad", "a NormAd release")
+    stories = runs.release_config(tables, CONFIG, release, columns=REQUIRED_COLUMNS, split=split)
+    for column in OPTIONAL_COLUMNS:
+        if column not in stories.columns:
+            stories = stories.with_columns(pl.lit(None, dtype=pl.String).alias(column))
+    gold = [prompts.normalise_label(v) for v in stories["gold_label"].to_list()]
+    bad = next((i for i, g in enumerate(gold) if g is None), None)
+    if bad is not None:
+        raise InputError(f"unknown gold label {stories['gold_label'][bad]!r} (expected yes, no or neutral)",
+                         file=release, row=bad + 1, column="gold_label")
+    stories = stories.with_columns(
+        pl.col("id").cast(pl.String).alias("story_id"),
+        pl.Series("gold_label", gold, dtype=pl.String),
+        *(pl.col(c).cast(pl.String).fill_null(UNKNOWN).replace("", UNKNOWN).alias(c) for c in ("subaxis", "iw_zone")),
+        *(pl.col(c).cast(pl.String) for c in ("country", "value", "rule_of_thumb", "story")))
+    duplicated = stories.filter(pl.col("story_id").is_duplicated())
+    if duplicated.height:
+        raise InputError(f"story id {duplicated['story_id'][0]!r} occurs more than once", file=release, column="id")
+    return {"stories": stories}
+
+
+# ---------------------------------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    story_id: str
+    context: str  # one of prompts.CONTEXTS
+    sample_index: int
+    prompt: str
+    request: ChatRequest
+
+
+def plan_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CONTEXTS,
+                  samples: int = prompts.DEFAULT_SAMPLES, temperature: float = prompts.TEMPERATURE,
+                  max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0) -> list[PlannedRequest]:
+    """One request per story, context and sample, in story order then context order."""
+    from culturebench.evaluate.backends import ChatRequest, SamplingParams
+
+    sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    planned = []
+    for row in stories.select("story_id", "story", "country", "value", "rule_of_thumb").iter_rows(named=True):
+        for context in contexts:
+            text = prompts.prompt_text(context, row["story"], row["country"], row["value"], row["rule_of_thumb"])
+            for r in range(samples):
+                planned.append(PlannedRequest(row["story_id"], context, r, text,
+                                              ChatRequest(prompts.messages(text), sampling, sample_index=r)))
+    return planned

@@ -1,0 +1,83 @@
+"""NormAd's metrics.json: every metric per model and context from answers and the release's stories."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from culturebench.errors import InputError
+from culturebench.evaluate import runs, uncertainty
+from culturebench.evaluate.normad import prompts
+from culturebench.evaluate.normad.bootstrap import BOOTSTRAP_NOTE, add_intervals, bootstrap_scores
+from culturebench.evaluate.normad.items import release_tables
+from culturebench.evaluate.normad.measures import context_metrics
+from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, UNPARSED_RULES, read_responses, score_answers
+from culturebench.evaluate.scores import ScoreResult
+
+
+def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: list[dict] | None = None,
+                    release: Path | str | None = None,
+                    bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap(),
+                    unparsed: str = DEFAULT_UNPARSED) -> ScoreResult:
+    """Every metric from answers (model, story_id, context, response) and the release's stories; the point
+    estimates are the paper's, each with a ``bootstrap`` interval over stories beside it (``<key>_ci``; BOOTSTRAP_NOTE),
+    the settings under ``uncertainty`` and the paired model differences per context under ``model_differences``.
+    Tables: scored (one row per answer with gold label, country, zone, subaxis, predicted label, parse_status,
+    correct) and model_differences."""
+    if responses.height == 0:
+        raise InputError("no responses to score")
+    scored = score_answers(responses, stories, unparsed)
+    answered = set(scored["story_id"].unique().to_list())
+    units = [s for s in stories["story_id"].to_list() if s in answered]  # release order
+    intervals, differences = bootstrap_scores(scored, units, bootstrap)
+    models = sorted(scored["model"].unique().to_list())
+    per_model = {}
+    for model in models:
+        mine = scored.filter(pl.col("model") == model)
+        contexts = [c for c in prompts.CONTEXTS if (mine["context"] == c).any()]
+        per_context = {}
+        for c in contexts:
+            frame = mine.filter(pl.col("context") == c)
+            per_context[c] = context_metrics(frame)
+            add_intervals(per_context[c], frame, intervals[(model, c)], bootstrap)
+        per_model[model] = {
+            "n_responses": mine.height,
+            "n_stories": mine["story_id"].n_unique(),
+            "contexts": contexts,
+            "accuracy": {c: per_context[c]["accuracy"] for c in contexts},
+            "accuracy_ci": {c: per_context[c]["accuracy_ci"] for c in contexts},
+            "macro_f1": {c: per_context[c]["macro"]["f1"] for c in contexts},
+            "macro_f1_ci": {c: per_context[c]["macro_ci"]["f1"] for c in contexts},
+            "per_context": per_context,
+        }
+    gold_counts = stories.group_by("gold_label").len()
+    metrics = {
+        "benchmark": "normad",
+        "release": None if release is None else str(release),
+        "release_manifest_sha256": runs.release_manifest_sha256(release),
+        "responses": sources or [],
+        "models": models,
+        "labels": list(prompts.LABELS),
+        "contexts": list(prompts.CONTEXTS),
+        "context_names": dict(prompts.CONTEXT_NAMES),
+        "constants": {"temperature": prompts.TEMPERATURE, "max_tokens": prompts.MAX_TOKENS,
+                      "prompt_source": prompts.PROMPT_SOURCE},
+        "unparsed_rule": {"rule": unparsed, "meaning": UNPARSED_RULES[unparsed]},
+        "release_gold_distribution": {row[0]: row[1] for row in gold_counts.sort("gold_label").iter_rows()},
+        "per_model": per_model,
+        "model_differences": differences.to_dicts(),
+        "uncertainty": bootstrap.record(unit="story", strata=None, n_units=len(units), **BOOTSTRAP_NOTE),
+    }
+    return ScoreResult(metrics=runs.json_safe(metrics, none_key="unparsed"),
+                       tables={"scored": scored, "model_differences": differences})
+
+
+def score(responses: Sequence[Path], release: Path, unparsed: str = DEFAULT_UNPARSED) -> ScoreResult:
+    """``culturebench score normad``: every metric from saved responses.jsonl files against a NormAd release."""
+    release = Path(release)
+    stories = release_tables(release)["stories"]
+    frame = read_responses(responses)
+    return score_responses(frame, stories, sources=[runs.source_info(p) for p in responses], release=release,
+                           unparsed=unparsed)

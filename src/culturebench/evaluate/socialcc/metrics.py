@@ -1,0 +1,252 @@
+"""SocialCC's metrics.json: Table 2's judge means and behaviour distribution, Fig. 5 per country, Fig. 6 per
+value topic x zone, Fig. 7 aware without knowledge, each with its bootstrap interval; paired model differences."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from culturebench.errors import InputError
+from culturebench.evaluate import runs, uncertainty
+from culturebench.evaluate.socialcc import prompts
+from culturebench.evaluate.socialcc.config import BENCHMARK, FIG5_GROUPINGS
+from culturebench.evaluate.socialcc.items import UNKNOWN
+
+TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
+
+NO_COMMONSENSE_COUNTRY = "(no commonsense country)"
+"""Fig. 5's group of a dialogue whose scenario has no commonsense item (CC-Mediation's records): never one of the
+21 countries plotted."""
+BOOTSTRAP_NOTE = {
+    "statistic": "each mean of Table 2 (and of every group: country, zone, value topic, value topic x zone) over "
+                 "the dialogues judged valid, the behaviour score percentages and Fig. 7's shares, each with "
+                 "scipy.stats.bootstrap of its dialogues (one dialogue per scenario and model)",
+    "paired": "differences between models are means over the scenarios both models were judged on, with one "
+              "resample of scenario ids shared by every pair of models",
+    "significance": "difference of a Table 2 dimension between two models: two-sided p-value of difference = 0 "
+                    "with the standard error of the paired bootstrap distribution over scenarios (normal "
+                    "approximation, uncertainty.bootstrap_pvalue), Holm-adjusted over all model pairs x the four "
+                    "dimensions; significant when the adjusted p < 1 - confidence level",
+}
+"""How SocialCC's intervals are computed (recorded in metrics.json under ``uncertainty``; issue #18). None of the
+paper's numbers has an interval; the point estimates are unchanged."""
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _score(record: dict, judge: str) -> int | None:
+    return (record.get("judgements") or {}).get(judge, {}).get("score")
+
+
+def _interval(values: Sequence[float], settings: uncertainty.Bootstrap) -> list[float | None]:
+    """[low, high] of the mean of ``values`` over dialogues (``uncertainty.mean_interval``)."""
+    found = uncertainty.mean_interval(values, settings)
+    return [found["low"], found["high"]]
+
+
+def score_block(records: Sequence[dict], settings: uncertainty.Bootstrap | None = None, *,
+                distribution_ci: bool = False) -> dict:
+    """Table 2's numbers for a group of transcripts: mean of each judge over valid judgements, the behaviour
+    distribution in %, counts of invalid judgements; with ``settings``, each mean's bootstrap interval over the
+    dialogues (one per scenario) beside it as ``<key>_ci``, and with ``distribution_ci`` each percentage's too."""
+    out: dict[str, Any] = {"n": len(records)}
+    for judge in prompts.JUDGES:
+        scores = [_score(r, judge) for r in records if _score(r, judge) is not None]
+        out[judge] = _mean(scores)
+        if settings is not None:
+            out[f"{judge}_ci"] = _interval(scores, settings)
+        out[f"n_valid_{judge}"] = len(scores)
+        out[f"n_invalid_{judge}"] = len(records) - len(scores)
+    behaviour = [_score(r, "behaviour") for r in records if _score(r, "behaviour") is not None]
+    low, high = prompts.JUDGE_SCALES["behaviour"]
+    out["behaviour_distribution_pct"] = {str(s): (100 * behaviour.count(s) / len(behaviour) if behaviour else None)
+                                         for s in range(low, high + 1)}
+    if settings is not None and distribution_ci:
+        out["behaviour_distribution_pct_ci"] = {str(s): _interval([100.0 * (b == s) for b in behaviour], settings)
+                                                for s in range(low, high + 1)}
+    return out
+
+
+def _by(records: Sequence[dict], key, settings: uncertainty.Bootstrap | None = None) -> dict[str, dict]:
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        groups.setdefault(key(r), []).append(r)
+    return {k: score_block(groups[k], settings) for k in sorted(groups)}
+
+
+def fig5_country(record: dict, grouping: str = "commonsense") -> str:
+    """Fig. 5's country of a dialogue (FIG5_GROUPINGS): its commonsense item's country (NO_COMMONSENSE_COUNTRY
+    where the scenario has none), or with ``grouping`` "value" its value item's."""
+    if grouping == "value":
+        return str(record.get("country") or UNKNOWN)
+    return str(record.get("commonsense_country") or NO_COMMONSENSE_COUNTRY)
+
+
+def top_countries(counts: dict[str, int]) -> list[str]:
+    """Fig. 5's countries: the TOP_COUNTRIES with the most dialogues (ties by name), never NO_COMMONSENSE_COUNTRY."""
+    return sorted((c for c in counts if c != NO_COMMONSENSE_COUNTRY), key=lambda c: (-counts[c], c))[:TOP_COUNTRIES]
+
+
+def country_breakdown(records: Sequence[dict], settings: uncertainty.Bootstrap,
+                      grouping: str = "commonsense") -> dict[str, list[dict]]:
+    """Fig. 5 with sizes (issue #18): per judge, per country (``fig5_country``) its valid judgements (n), mean,
+    interval, and rank, countries under ``uncertainty.MIN_GROUP_SIZE`` dialogues flagged ``small`` and not ranked
+    (``uncertainty.group_breakdown``)."""
+    countries = [fig5_country(r, grouping) for r in records]
+    return {judge: uncertainty.group_breakdown([_score(r, judge) for r in records], countries, settings)
+            for judge in prompts.JUDGES}
+
+
+def aware_without_knowledge(records: Sequence[dict], settings: uncertainty.Bootstrap | None = None) -> dict:
+    """Fig. 7: the dialogues judged aware (awareness 1) without commonsense knowledge (commonsense 0), their share
+    of all dialogues with both judgements, and how they split (%) by commonsense topic and by value topic; with
+    ``settings``, the bootstrap interval of the share and of each percentage (``_ci``)."""
+    judged = [r for r in records if _score(r, "awareness") is not None and _score(r, "commonsense") is not None]
+    hit = [_score(r, "awareness") == 1 and _score(r, "commonsense") == 0 for r in judged]
+    found = [r for r, h in zip(judged, hit) if h]
+
+    def topic(r: dict, key: str) -> str:
+        return str(r.get(key) or UNKNOWN)
+
+    def split(key: str) -> dict[str, float]:
+        counts: dict[str, int] = {}
+        for r in found:
+            counts[topic(r, key)] = counts.get(topic(r, key), 0) + 1
+        return {k: 100 * v / len(found) for k, v in sorted(counts.items())}
+
+    out = {"n": len(found), "n_judged": len(judged), "share": len(found) / len(judged) if judged else None,
+           "by_topic_pct": split("topic"), "by_value_topic_pct": split("value_topic")}
+    if settings is not None:
+        out["share_ci"] = _interval([float(h) for h in hit], settings)
+        for name, key in (("by_topic_pct", "topic"), ("by_value_topic_pct", "value_topic")):
+            out[f"{name}_ci"] = {t: _interval([100.0 * (topic(r, key) == t) for r in found], settings)
+                                 for t in out[name]}
+    return out
+
+
+def unit_of(record: dict, index: int) -> str:
+    """The bootstrap unit of a dialogue: its scenario (a record without a scenario id is a unit of its own)."""
+    scenario = record.get("scenario_id")
+    return f"scenario {scenario}" if scenario is not None else f"record {index}"
+
+
+def model_differences(records: Sequence[dict], models: Sequence[str], settings: uncertainty.Bootstrap) -> list[dict]:
+    """Paired differences of Table 2's four dimensions between every two models: per pair (model_a < model_b) and
+    judge, the mean over the scenarios both were judged on (n_common) of score_a - score_b, its bootstrap interval
+    over scenarios (one resample of scenario ids shared by every pair), the two-sided p-value of difference = 0
+    (``uncertainty.bootstrap_pvalue``), Holm-adjusted over all pairs x judges, and ``significant`` (adjusted p below
+    1 - confidence level). A model with several dialogues of one scenario counts their mean."""
+    pairs = list(combinations(models, 2))
+    if not pairs:
+        return []
+    units = {unit_of(r, i): None for i, r in enumerate(records)}
+    position = {u: i for i, u in enumerate(units)}
+    sums = {m: np.zeros((len(units), len(prompts.JUDGES))) for m in models}
+    counts = {m: np.zeros((len(units), len(prompts.JUDGES))) for m in models}
+    for i, r in enumerate(records):
+        for j, judge in enumerate(prompts.JUDGES):
+            if _score(r, judge) is not None:
+                sums[str(r["model"])][position[unit_of(r, i)], j] += _score(r, judge)
+                counts[str(r["model"])][position[unit_of(r, i)], j] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_unit = {m: sums[m] / counts[m] for m in models}  # NaN where a model has no valid judgement
+    blocks = [per_unit[a] - per_unit[b] for a, b in pairs]
+    common = np.concatenate([np.isfinite(d) for d in blocks], axis=1)  # units x (pairs x judges)
+    differences = np.where(common, np.concatenate(blocks, axis=1), 0.0)
+
+    def statistic(positions: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return differences[positions].sum(axis=0) / common[positions].sum(axis=0)
+
+    result = uncertainty.resample_units([range(len(units))], statistic, settings)
+    rows = []
+    for i, ((a, b), judge) in enumerate((pair, judge) for pair in pairs for judge in prompts.JUDGES):
+        low, high = result.interval(i)
+        rows.append({"model_a": a, "model_b": b, "dimension": judge, "n_common": int(common[:, i].sum()),
+                     "difference": uncertainty.finite_or_none(result.estimate[i]), "low": low, "high": high,
+                     "pvalue": result.pvalue(i)})
+    return uncertainty.holm_significance(rows, settings)
+
+
+def prompt_field_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
+    """Per field of ``prompts.SOURCED_FIELDS``, how many dialogues' prompts had it from the record, from a
+    stand-in (named) or not at all (transcripts written before fields recorded their sources: "not recorded")."""
+    out: dict[str, dict[str, int]] = {}
+    for name in prompts.SOURCED_FIELDS:
+        for r in records:
+            source = ((r.get("fields") or {}).get("field_sources") or {}).get(name, "not recorded")
+            out.setdefault(name, {})[source] = out.get(name, {}).get(source, 0) + 1
+    return {name: dict(sorted(counts.items())) for name, counts in out.items()}
+
+
+def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sources: list | None = None,
+              judge_note: str | None = None, bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap(),
+              fig5_grouping: str = "commonsense") -> dict:
+    """metrics.json from transcripts (each with model, country, commonsense_country, zone, topic, value_topic,
+    turns, ended_by, judgements). The point estimates are the paper's; beside each a ``bootstrap`` interval over
+    scenarios (``<key>_ci``; BOOTSTRAP_NOTE), per Fig. 5 country (``fig5_grouping``, FIG5_GROUPINGS) the sizes and
+    ranks (``country_breakdown``), the paired differences between models (``model_differences``) and where each
+    prompt field came from (``prompt_fields``)."""
+    if not records:
+        raise InputError("no transcripts to score")
+    models = sorted({str(r["model"]) for r in records})
+    per_model = {}
+    for model in models:
+        mine = [r for r in records if str(r["model"]) == model]
+        status = {j: {s: 0 for s in prompts.STATUSES} for j in prompts.JUDGES}
+        for r in mine:
+            for j in prompts.JUDGES:
+                s = (r.get("judgements") or {}).get(j, {}).get("parse_status", "empty")
+                status[j][s] = status[j].get(s, 0) + 1
+        rounds = [int(r.get("n_rounds") or 0) for r in mine]
+        counts: dict[str, int] = {}
+        for r in mine:
+            counts[fig5_country(r, fig5_grouping)] = counts.get(fig5_country(r, fig5_grouping), 0) + 1
+        per_model[model] = {
+            "table2": score_block(mine, bootstrap, distribution_ci=True),
+            "parse_status": status,
+            "dialogue": {"mean_rounds": _mean(rounds), "max_rounds": max(rounds) if rounds else None,
+                         "share_good_bye": _mean([1.0 if r.get("ended_by") == "good_bye" else 0.0 for r in mine]),
+                         "n_turn_limit": sum(r.get("ended_by") == "max_rounds" for r in mine)},
+            "by_country": _by(mine, lambda r: fig5_country(r, fig5_grouping)),
+            "fig5_countries": top_countries(counts),
+            "country_breakdown": country_breakdown(mine, bootstrap, fig5_grouping),
+            "dialogue_setups": sorted({str(r.get("dialogue_setup") or "not recorded") for r in mine}),
+            "by_zone": _by(mine, lambda r: str(r.get("zone") or UNKNOWN), bootstrap),
+            "by_value_topic": _by(mine, lambda r: str(r.get("value_topic") or UNKNOWN), bootstrap),
+            "by_value_topic_zone": _by(mine, lambda r: f"{r.get('value_topic') or UNKNOWN} | "
+                                                       f"{r.get('zone') or UNKNOWN}", bootstrap),
+            "aware_without_knowledge": aware_without_knowledge(mine, bootstrap),
+            "judge_models": sorted({j.get("judge_model") or "?" for r in mine
+                                    for j in (r.get("judgements") or {}).values()}),
+            "antagonist_models": sorted({str(r.get("antagonist_model")) for r in mine}),
+        }
+    metrics = {
+        "benchmark": BENCHMARK, "release": None if release is None else str(release),
+        "release_manifest_sha256": runs.release_manifest_sha256(release), "transcripts": sources or [],
+        "models": models, "judges": list(prompts.JUDGES), "judge_names": dict(prompts.JUDGE_NAMES),
+        "judge_scales": {k: list(v) for k, v in prompts.JUDGE_SCALES.items()},
+        "constants": {"max_rounds": prompts.MAX_ROUNDS, "opening": prompts.OPENING, "end_marker": prompts.END_MARKER,
+                      "agent_temperature": prompts.AGENT_TEMPERATURE,
+                      "judge_temperature": prompts.JUDGE_TEMPERATURE, "prompt_source": prompts.PROMPT_SOURCE,
+                      "prompt_tables": dict(prompts.PROMPT_SOURCES),
+                      "dialogue_setups": prompts.DIALOGUE_SETUPS_NOTE,
+                      "behaviour_scale": prompts.BEHAVIOUR_SCALE_NOTE},
+        "judge_note": judge_note,
+        "fig5": {"grouped_by": fig5_grouping, "why": FIG5_GROUPINGS[fig5_grouping],
+                 "countries_plotted": TOP_COUNTRIES, "group_without_country": NO_COMMONSENSE_COUNTRY},
+        "prompt_fields": {"sources": prompt_field_counts(records),
+                          "stand_ins": {name: label for name, (label, _, _) in prompts.STAND_INS.items()},
+                          "without_stand_in": list(prompts.WITHOUT_STAND_IN)},
+        "per_model": per_model,
+        "model_differences": model_differences(records, models, bootstrap),
+        "uncertainty": bootstrap.record(unit="scenario", min_group_size=uncertainty.MIN_GROUP_SIZE,
+                                        **BOOTSTRAP_NOTE),
+    }
+    return runs.json_safe(metrics)

@@ -1,0 +1,194 @@
+"""SocialCC's plots: Table 2, Fig. 5, Fig. 6, Fig. 7 and the behaviour score distribution."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from culturebench.evaluate import plots, runs, uncertainty
+from culturebench.evaluate.socialcc import prompts
+from culturebench.evaluate.socialcc.metrics import top_countries
+
+
+def _bar_series(ax, slots: Sequence[float], n_series: int, index: int, values: Sequence[float | None],
+                intervals: Sequence[Sequence[float | None] | None], label: str, hatches: Sequence[str] = (),
+                colour: int | None = None) -> None:
+    """Series ``index`` of ``n_series`` side by side at ``slots``: a bar per value (None left out) with its
+    interval as an error bar (none where the interval is missing), colour tab10[``colour``, default ``index``]."""
+    width = 0.8 / max(1, n_series)
+    xs = plots.grouped_bar_x(slots, n_series, index, width)
+    shown = [k for k, v in enumerate(values) if v is not None]
+    err = [[0.0] * len(shown), [0.0] * len(shown)]
+    for e, k in enumerate(shown):
+        low, high = (intervals[k] or [None, None])
+        err[0][e] = max(0.0, values[k] - low) if low is not None else 0.0
+        err[1][e] = max(0.0, high - values[k]) if high is not None else 0.0
+    tab10 = plots.pyplot().get_cmap("tab10")
+    bars = ax.bar([xs[k] for k in shown], [values[k] for k in shown], width, yerr=err, capsize=2, label=label,
+                  color=tab10((index if colour is None else colour) % 10), error_kw={"linewidth": 0.8})
+    for bar, k in zip(bars, shown):
+        if k < len(hatches) and hatches[k]:
+            bar.set_hatch(hatches[k])
+
+
+def _level(metrics: dict) -> str:
+    level = (metrics.get("uncertainty") or {}).get("confidence_level")
+    return f" ({level:.0%} bootstrap intervals over scenarios)" if level else ""
+
+
+def table2_png(metrics: dict, path: Path) -> None:
+    """Table 2 as bars: awareness, commonsense and value knowledge (0-1, left) and cultural behaviour (0-3, right),
+    one series per model, each with its bootstrap interval."""
+    plt = plots.pyplot()
+    models = metrics["models"]
+    fig, axes = plt.subplots(1, 2, figsize=(max(9.0, 3 + 1.2 * len(models)), 4.5), dpi=100,
+                             gridspec_kw={"width_ratios": [3, 1]})
+    for ax, judges in ((axes[0], prompts.JUDGES[:3]), (axes[1], prompts.JUDGES[3:])):
+        for i, model in enumerate(models):
+            t = metrics["per_model"][model]["table2"]
+            _bar_series(ax, range(len(judges)), len(models), i, [t[j] for j in judges],
+                        [t.get(f"{j}_ci") for j in judges], model)
+        ax.set_xticks(range(len(judges)))
+        ax.set_xticklabels([prompts.JUDGE_NAMES[j] for j in judges], fontsize=8)
+        ax.set_xlim(-0.5, len(judges) - 0.5)
+        ax.set_ylim(0, prompts.JUDGE_SCALES[judges[0]][1] * 1.05)
+        plots.note_if_empty(ax, [metrics["per_model"][m]["table2"][j] for m in models for j in judges],
+                            "no valid judgement (see parse_status in metrics.json)")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("mean score (0-1)")
+    axes[1].set_ylabel("mean score (0-3)")
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle("SocialCC Table 2: cultural competence per model" + _level(metrics), fontsize=10)
+    plots.save_figure(fig, path)
+
+
+def fig5_countries(metrics: dict) -> list[str]:
+    """Fig. 5's countries across the models: the 21 with the most dialogues of all models together (``top_countries``);
+    for one model its own ``fig5_countries``."""
+    counts: dict[str, int] = {}
+    for model in metrics["models"]:
+        for country, block in metrics["per_model"][model]["by_country"].items():
+            counts[country] = counts.get(country, 0) + block["n"]
+    return top_countries(counts)
+
+
+def fig5_label(metrics: dict) -> str:
+    """What Fig. 5's countries are, for titles: "commonsense country" or "value country" (metrics ``fig5``)."""
+    return f"{(metrics.get('fig5') or {}).get('grouped_by', 'value')} country"
+
+
+def by_country_png(metrics: dict, path: Path) -> None:
+    """Fig. 5: cultural awareness and the two kinds of cultural knowledge per country (``fig5_country``: by default
+    the commonsense item's; the 21 countries with the most scenarios), one series per model with bootstrap
+    intervals; hatched bars are countries with fewer than ``uncertainty.MIN_GROUP_SIZE`` valid judgements (flagged
+    small, not ranked)."""
+    plt = plots.pyplot()
+    models = metrics["models"]
+    countries = fig5_countries(metrics)
+    judges = prompts.JUDGES[:3]
+    fig, axes = plt.subplots(len(judges), 1, figsize=(max(10.0, 0.5 * len(countries) * max(1, len(models)) / 2 + 4),
+                                                      3.2 * len(judges)), dpi=100, squeeze=False)
+    for ax, judge in zip(axes[:, 0], judges):
+        for i, model in enumerate(models):
+            rows = {r["group"]: r for r in (metrics["per_model"][model].get("country_breakdown") or {}).get(judge, [])}
+            found = [rows.get(c) or {} for c in countries]
+            _bar_series(ax, range(len(countries)), len(models), i, [r.get("estimate") for r in found],
+                        [[r.get("low"), r.get("high")] for r in found], model,
+                        ["//" if r.get("small") else "" for r in found])
+        ax.set_xticks(range(len(countries)))
+        ax.set_xticklabels(countries, rotation=30, ha="right", fontsize=7)
+        ax.set_xlim(-0.5, len(countries) - 0.5)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("mean score")
+        plots.note_if_empty(ax, [r.get("estimate") for m in models for r in
+                                 (metrics["per_model"][m].get("country_breakdown") or {}).get(judge, [])],
+                            "no valid judgement (see parse_status in metrics.json)")
+        ax.set_title(f"{prompts.JUDGE_NAMES[judge]} per {fig5_label(metrics)} (hatched: fewer than "
+                     f"{uncertainty.MIN_GROUP_SIZE} judged dialogues)", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(f"SocialCC Fig. 5: per {fig5_label(metrics)}" + _level(metrics), fontsize=10)
+    plots.save_figure(fig, path)
+
+
+def by_value_topic_zone_png(metrics: dict, path: Path) -> None:
+    """Fig. 6: per model, the mean value-knowledge score per Table 4A value topic (rows) and Inglehart-Welzel
+    group of the value country (columns); blank where no dialogue."""
+    plt = plots.pyplot()
+    models = metrics["models"]
+    fig, axes = plt.subplots(1, len(models), figsize=(7 * len(models), 5), dpi=100, squeeze=False)
+    for ax, model in zip(axes[0], models):
+        m = metrics["per_model"][model]
+        topics = sorted(m["by_value_topic"])
+        zones = sorted(m["by_zone"])
+        cells = [[(m["by_value_topic_zone"].get(f"{t} | {z}") or {}).get("value") for z in zones] for t in topics]
+        image = ax.imshow([[float("nan") if v is None else v for v in row] for row in cells], vmin=0, vmax=1,
+                          cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(zones)))
+        ax.set_xticklabels(zones, rotation=30, ha="right", fontsize=7)
+        ax.set_yticks(range(len(topics)))
+        ax.set_yticklabels(topics, fontsize=7)
+        for i, row in enumerate(cells):  # the value in each cell: the colour alone is hard to read
+            for j, value in enumerate(row):
+                if value is not None:
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                            color="black" if value > 0.6 else "white")
+        plots.note_if_empty(ax, [v for row in cells for v in row], "no valid value-knowledge judgement")
+        ax.set_title(f"{model}: value knowledge by value topic x cultural group", fontsize=9)
+        fig.colorbar(image, ax=ax, fraction=0.04)
+    plots.save_figure(fig, path)
+
+
+def aware_without_knowledge_png(metrics: dict, path: Path) -> None:
+    """Fig. 7: of the dialogues judged aware without commonsense knowledge, the % per commonsense topic and per
+    value topic, per model, with bootstrap intervals."""
+    plt = plots.pyplot()
+    models = metrics["models"]
+    fig, axes = plt.subplots(len(models), 2, figsize=(12, 3.5 * len(models)), dpi=100, squeeze=False)
+    for row, model in zip(axes, models):
+        found = metrics["per_model"][model]["aware_without_knowledge"]
+        for ax, key, what in ((row[0], "by_topic_pct", "commonsense topic"),
+                              (row[1], "by_value_topic_pct", "value topic")):
+            topics = list(found[key])
+            intervals = found.get(f"{key}_ci") or {}
+            _bar_series(ax, range(len(topics)), 1, 0, [found[key][t] for t in topics],
+                        [intervals.get(t) for t in topics], model, colour=4)
+            ax.set_xticks(range(len(topics)))
+            ax.set_xticklabels(topics, rotation=30, ha="right", fontsize=7)
+            ax.set_ylim(0, 101)
+            ax.set_ylabel("% of aware-without-knowledge dialogues")
+            ax.set_title(f"{model}: aware without knowledge (n = {found['n']}) by {what}", fontsize=9)
+            plots.note_if_empty(ax, [found[key][t] for t in topics], "no dialogue judged aware without commonsense "
+                                "knowledge (or no valid judgement)")
+    plots.save_figure(fig, path)
+
+
+def behaviour_distribution_png(metrics: dict, path: Path) -> None:
+    """Table 2's behaviour distribution: % of dialogues scored 0, 1, 2, 3, one series per model with bootstrap
+    intervals."""
+    plt = plots.pyplot()
+    models = metrics["models"]
+    scores = [str(s) for s in range(prompts.JUDGE_SCALES["behaviour"][0], prompts.JUDGE_SCALES["behaviour"][1] + 1)]
+    fig, ax = plt.subplots(figsize=(max(6.0, 2 + len(models)), 4), dpi=100)
+    for i, model in enumerate(models):
+        t = metrics["per_model"][model]["table2"]
+        intervals = t.get("behaviour_distribution_pct_ci") or {}
+        _bar_series(ax, range(len(scores)), len(models), i, [t["behaviour_distribution_pct"].get(s) for s in scores],
+                    [intervals.get(s) for s in scores], model)
+    ax.set_xticks(range(len(scores)))
+    ax.set_xticklabels([f"score {s}" for s in scores])
+    ax.set_ylabel("% of dialogues")
+    ax.set_ylim(0, 101)
+    ax.set_title("SocialCC Table 2: behaviour scores" + _level(metrics), fontsize=9)
+    ax.legend(fontsize=7)
+    plots.save_figure(fig, path)
+
+
+PLOTS = {"table2.png": table2_png, "by_country.png": by_country_png,
+         "by_value_topic_zone.png": by_value_topic_zone_png, "aware_without_knowledge.png": aware_without_knowledge_png,
+         "behaviour_distribution.png": behaviour_distribution_png}
+
+
+def write_run(metrics: dict, out: Path) -> list[Path]:
+    """``RUN_DIR/metrics.json`` and the PLOTS; returns the paths written."""
+    return runs.write_metrics_and_plots(metrics, out, PLOTS)
