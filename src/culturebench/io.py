@@ -157,6 +157,13 @@ def missing_field_column(header: list[str], fields: int, needed: list[str] | Non
     return next((c for c in header[fields:] if needed is None or c in needed), header[fields])
 
 
+def child_python_env() -> dict[str, str]:
+    """The environment for a ``python -m culturebench...`` child process: this culturebench first on PYTHONPATH (so
+    that the child imports the same code as its parent, installed or not)."""
+    package_root = str(Path(__file__).resolve().parents[1])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+
+
 FIELD_COUNT_CHUNK = 16 << 20
 """Bytes of CSV whose commas are counted at once (cut at a newline)."""
 
