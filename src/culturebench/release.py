@@ -290,10 +290,11 @@ def read_dtypes(name: str) -> dict[str, dict[str, pl.DataType]]:
     return getattr(import_module(f"culturebench.schemas.{name}"), "READ_DTYPES", {})
 
 
-def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, pl.DataType]] | None = None
-                ) -> dict[str, dict[str, pl.DataFrame]]:
+def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, pl.DataType]] | None = None,
+                columns: dict[str, set[str]] | None = None) -> dict[str, dict[str, pl.DataFrame]]:
     """The release's tables read back from parquet, per config and split (shards in order), with the columns in
-    ``dtypes[config]`` cast (non-strictly: a value that does not fit becomes null) while reading."""
+    ``dtypes[config]`` cast (non-strictly: a value that does not fit becomes null) while reading; with
+    ``columns[config]`` (non-empty), only those of its columns (in file order)."""
     shards: dict[str, dict[str, list[Path]]] = {}
     for output in outputs:
         if "config" in output:
@@ -303,10 +304,15 @@ def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, 
             shards.setdefault(output["config"], {}).setdefault(output["split"], []).append(path)
     tables: dict[str, dict[str, pl.DataFrame]] = {}
     for config, splits in shards.items():
-        casts = [pl.col(column).cast(dtype, strict=False) for column, dtype in (dtypes or {}).get(config, {}).items()]
+        wanted = (columns or {}).get(config)
+        casts = [pl.col(column).cast(dtype, strict=False) for column, dtype in (dtypes or {}).get(config, {}).items()
+                 if not wanted or column in wanted]
         for split, paths in splits.items():
             try:
-                tables.setdefault(config, {})[split] = pl.scan_parquet(paths).with_columns(casts).collect()
+                frame = pl.scan_parquet(paths)
+                if wanted:
+                    frame = frame.select(c for c in frame.collect_schema().names() if c in wanted)
+                tables.setdefault(config, {})[split] = frame.with_columns(casts).collect()
             except pl.exceptions.PolarsError as exc:
                 raise InputError(f"parquet file cannot be read ({str(exc).splitlines()[0]})", file=paths[0]) from None
     return tables
