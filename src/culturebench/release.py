@@ -149,7 +149,8 @@ def keep_failed_report(folder: Path, out: Path, name: str, results: list) -> Che
 
 
 def write_tables(folder: Path, tables: dict[str, dict[str, pl.DataFrame]]) -> list[dict]:
-    """Write every config/split as parquet shards of at most SHARD_ROWS rows (in parallel: pyarrow drops the GIL)."""
+    """Write every config/split as parquet shards of at most SHARD_ROWS rows, each hashed as soon as written (in
+    parallel: pyarrow and hashlib drop the GIL)."""
     jobs = []
     for config, splits in tables.items():
         for split, frame in splits.items():
@@ -157,10 +158,14 @@ def write_tables(folder: Path, tables: dict[str, dict[str, pl.DataFrame]]) -> li
             for index in range(shards):
                 jobs.append((f"data/{config}/{split}-{index:05d}-of-{shards:05d}.parquet", config, split,
                              frame.slice(index * SHARD_ROWS, SHARD_ROWS)))
+    def write(path: str, part: pl.DataFrame) -> str:
+        write_parquet(part, folder / path)
+        return sha256_file(folder / path)
+
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        list(pool.map(lambda job: write_parquet(job[3], folder / job[0]), jobs))
-    return [{"path": path, "config": config, "split": split, "rows": part.height, "sha256": sha256_file(folder / path)}
-            for path, config, split, part in jobs]
+        digests = list(pool.map(write, [job[0] for job in jobs], [job[3] for job in jobs]))
+    return [{"path": path, "config": config, "split": split, "rows": part.height, "sha256": digest}
+            for (path, config, split, part), digest in zip(jobs, digests)]
 
 
 def write_quarantine(folder: Path, quarantine: dict[str, pl.DataFrame]) -> list[dict]:
