@@ -158,6 +158,7 @@ def write_tables(folder: Path, tables: dict[str, dict[str, pl.DataFrame]]) -> li
             for index in range(shards):
                 jobs.append((f"data/{config}/{split}-{index:05d}-of-{shards:05d}.parquet", config, split,
                              frame.slice(index * SHARD_ROWS, SHARD_ROWS)))
+
     def write(path: str, part: pl.DataFrame) -> str:
         write_parquet(part, folder / path)
         return sha256_file(folder / path)
@@ -299,7 +300,7 @@ def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, 
                 columns: dict[str, set[str]] | None = None) -> dict[str, dict[str, pl.DataFrame]]:
     """The release's tables read back from parquet, per config and split (shards in order), with the columns in
     ``dtypes[config]`` cast (non-strictly: a value that does not fit becomes null) while reading; with
-    ``columns[config]`` (non-empty), only those of its columns (in file order)."""
+    ``columns[config]``, only those of its columns (in file order; all of them when the file has none of those)."""
     shards: dict[str, dict[str, list[Path]]] = {}
     for output in outputs:
         if "config" in output:
@@ -309,14 +310,14 @@ def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, 
             shards.setdefault(output["config"], {}).setdefault(output["split"], []).append(path)
     tables: dict[str, dict[str, pl.DataFrame]] = {}
     for config, splits in shards.items():
-        wanted = (columns or {}).get(config)
-        casts = [pl.col(column).cast(dtype, strict=False) for column, dtype in (dtypes or {}).get(config, {}).items()
-                 if not wanted or column in wanted]
+        wanted = (columns or {}).get(config) or ()
         for split, paths in splits.items():
             try:
                 frame = pl.scan_parquet(paths)
-                if wanted:
-                    frame = frame.select(c for c in frame.collect_schema().names() if c in wanted)
+                if kept := [c for c in (frame.collect_schema().names() if wanted else []) if c in wanted]:
+                    frame = frame.select(kept)
+                casts = [pl.col(column).cast(dtype, strict=False)
+                         for column, dtype in (dtypes or {}).get(config, {}).items() if not kept or column in kept]
                 tables.setdefault(config, {})[split] = frame.with_columns(casts).collect()
             except pl.exceptions.PolarsError as exc:
                 raise InputError(f"parquet file cannot be read ({str(exc).splitlines()[0]})", file=paths[0]) from None
