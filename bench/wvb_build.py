@@ -1,10 +1,16 @@
-"""WorldValuesBench build side by side with the paper's own pipeline: whole-process wall time and peak memory.
+"""WorldValuesBench build side by side with the paper's own pipeline at 1x and 4x: wall, CPU and peak memory.
 
-    python bench/wvb_build.py [--runs N] [--seed N] [--skip-reference] [--keep DIR]
+    python bench/wvb_build.py [--runs N] [--seed N] [--scales 1,4] [--skip-reference] [--keep DIR]
 
-Both programs get the same input, one CSV of the 56 real WVS-7 v5.0 country files (72,184 x 607, ~145 MB),
-made in a temp folder from ../shared/reference/WVS7 (never copied into the repository), and run as separate
-processes, alternating, ``--runs`` times each:
+Both programs get the same input, one CSV per scale made in a temp folder from the 56 real WVS-7 v5.0 country
+files in ../shared/reference/WVS7 (never copied into the repository):
+
+- 1x: the 56 files as one CSV (72,184 x 607, ~145 MB);
+- 4x: the same rows written four times, copy k (0-3) with D_INTERVIEW shifted by k * 200,000 (the WVS country
+  code is D_INTERVIEW // 1,000,000 and every wave-7 suffix is below 80,000, so each copy keeps its country and
+  gets new, unique IDs): about the size of the WVS 1981-2022 time series (issue #31).
+
+Per scale the two programs run as separate processes, alternating, ``--runs`` times each:
 
 - reference: the paper's ``data_preparation.py`` (pandas + scikit-learn), run from a temp copy of its folder
   ../shared/reference/WorldValuesBench/dataset_construction (it writes ../WorldValuesBench beside itself);
@@ -15,9 +21,10 @@ processes, alternating, ``--runs`` times each:
 Per run it prints wall seconds (fork to wait4), user+system CPU seconds and peak memory two ways: ``max RSS``,
 the largest single process as /usr/bin/time reports it (wait4's ru_maxrss covers the process and its waited-for
 children), and ``tree RSS``, the largest sum of the RSS of the process and all its descendants, sampled from
-/proc every 10 ms (culturebench runs Great Expectations in a second process; that one counts too). Then the
-ratios reference / culturebench of the medians. The temp folder is removed at the end unless ``--keep``.
-The machine's other load makes single runs noisy: compare only numbers from one invocation.
+/proc every 10 ms (culturebench runs Great Expectations in a second process; that one counts too), and for
+culturebench a sha256 over the release's parquet files (equal across runs of one scale = byte-identical output).
+Then per scale the ratios reference / culturebench of the medians. The temp folder is removed at the end unless
+``--keep``. The machine's other load makes single runs noisy: compare only numbers from one invocation.
 """
 
 from __future__ import annotations
@@ -42,18 +49,31 @@ REFERENCE_SCRIPT_DIR = SHARED / "WorldValuesBench" / "dataset_construction"
 CSV_NAME = "WVS_Cross-National_Wave_7_csv_v5_0.csv"
 
 
-def one_csv(files: list[Path], target: Path) -> int:
-    """Concatenate gzip'd CSVs with the same header into one CSV (header once); returns the data rows."""
+COPY_ID_SHIFT = 200_000  # added to D_INTERVIEW per copy; stays below the 1,000,000 that separates countries
+
+
+def one_csv(files: list[Path], target: Path, copies: int = 1) -> int:
+    """Concatenate gzip'd CSVs with the same header into one CSV (header once), ``copies`` times, copy k with
+    D_INTERVIEW + k * COPY_ID_SHIFT; returns the data rows."""
     rows = 0
     with target.open("wb") as out:
-        for index, path in enumerate(files):
-            with gzip.open(path, "rb") as handle:
-                header = handle.readline()
-                if index == 0:
-                    out.write(header)
-                for line in handle:
-                    out.write(line)
-                    rows += 1
+        for copy in range(copies):
+            for index, path in enumerate(files):
+                with gzip.open(path, "rb") as handle:
+                    header = handle.readline()
+                    if copy == 0 and index == 0:
+                        out.write(header)
+                    column = header.rstrip(b"\r\n").split(b",").index(b"D_INTERVIEW")
+                    for line in handle:
+                        if copy:
+                            fields = line.split(b",", column + 1)
+                            interview = int(fields[column])
+                            if interview % 1_000_000 >= COPY_ID_SHIFT:
+                                sys.exit(f"{path.name}: D_INTERVIEW {interview} leaves no room for shifted copies")
+                            fields[column] = str(interview + copy * COPY_ID_SHIFT).encode()
+                            line = b",".join(fields)
+                        out.write(line)
+                        rows += 1
     return rows
 
 
@@ -72,10 +92,10 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
-def measure(command: list[str], cwd: Path) -> dict:
+def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict:
     """Run ``command`` to completion: wall s, CPU s, max RSS MB (wait4) and sampled peak tree RSS MB."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = [0]
     done = threading.Event()
 
@@ -97,6 +117,13 @@ def measure(command: list[str], cwd: Path) -> dict:
             "tree_rss": peak[0] / 1024}
 
 
+def checkout_env() -> dict[str, str]:
+    """The environment with this checkout's src/ first on PYTHONPATH (absolute: the build runs in the temp folder,
+    where a relative ``PYTHONPATH=src`` would silently import another installed culturebench)."""
+    source = str(Path(__file__).resolve().parents[1] / "src")
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")])))
+
+
 def culturebench_command() -> list[str]:
     script = Path(sys.executable).with_name("culturebench")
     if script.is_file():
@@ -114,6 +141,7 @@ def parquet_digest(release: Path) -> str:
 
 
 def warm_codebook_cache(pdf: Path) -> None:
+    sys.path.insert(0, checkout_env()["PYTHONPATH"].split(os.pathsep)[0])  # this checkout's culturebench
     from culturebench.raw.codebook import load_codebook
 
     load_codebook(pdf, cache_dir=Path.home() / ".cache" / "culturebench")
@@ -124,52 +152,73 @@ def main() -> None:
                                      epilog="See the module docstring (head -30 bench/wvb_build.py) for what is measured.")
     parser.add_argument("--runs", type=int, default=1, help="runs of each program, alternating (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="culturebench build --seed (default 0)")
+    parser.add_argument("--scales", default="1,4",
+                        help="comma-separated copies of the 56 files to measure (default 1,4)")
     parser.add_argument("--skip-reference", action="store_true", help="time culturebench only (no ratio)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep the last culturebench release in DIR (default: everything is removed)")
     args = parser.parse_args()
+    scales = sorted({int(scale) for scale in args.scales.split(",")})
     files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
     if not files or not CODEBOOK_PDF.is_file() or not (REFERENCE_SCRIPT_DIR / "data_preparation.py").is_file():
         sys.exit(f"the real WVS-7 files, codebook PDF or reference script are missing under {SHARED}")
 
     tmp = Path(tempfile.mkdtemp(prefix="wvb-bench-"))
     try:
-        wvs = tmp / "raw" / "wvs"
-        wvs.mkdir(parents=True)
-        rows = one_csv(files, wvs / CSV_NAME)
-        (wvs / CODEBOOK_PDF.name).symlink_to(CODEBOOK_PDF)
         warm_codebook_cache(CODEBOOK_PDF)
-        reference = tmp / "reference" / "dataset_construction"
-        shutil.copytree(REFERENCE_SCRIPT_DIR, reference)
-        programs = {"culturebench": (culturebench_command() + ["build", "wvb", "--raw", str(tmp / "raw"),
-                                                              "--out", str(tmp / "releases"), "--seed", str(args.seed)],
-                                     tmp)}
-        if not args.skip_reference:
-            programs["reference"] = ([sys.executable, "data_preparation.py", "--raw-dataset-path", str(wvs / CSV_NAME)],
-                                     reference)
-        print(f"input: one CSV of {len(files)} country files, {rows:,} rows, "
-              f"{(wvs / CSV_NAME).stat().st_size / 1e6:.0f} MB; {os.cpu_count()} CPUs; load average "
-              f"{os.getloadavg()[0]:.1f}")
-        print(f"{'run':<5}{'program':<14}{'wall s':>8}{'CPU s':>8}{'max RSS MB':>12}{'tree RSS MB':>13}")
-        results: dict[str, list[dict]] = {name: [] for name in programs}
-        for run in range(1, args.runs + 1):
-            order = list(programs) if run % 2 else list(reversed(programs))
-            for name in order:
-                command, cwd = programs[name]
-                result = measure(command, cwd)
-                results[name].append(result)
-                print(f"{run:<5}{name:<14}{result['wall']:>8.2f}{result['cpu']:>8.2f}{result['max_rss']:>12.0f}"
-                      f"{result['tree_rss']:>13.0f}", flush=True)
-        print(f"culturebench parquet digest: {parquet_digest(tmp / 'releases' / 'wvb')}")
-        median = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0]} for name, runs in results.items()}
-        if "reference" in median:
-            ours, ref = median["culturebench"], median["reference"]
-            print(f"medians over {args.runs} run(s): reference / culturebench = wall {ref['wall'] / ours['wall']:.1f}x, "
-                  f"CPU {ref['cpu'] / ours['cpu']:.1f}x; memory culturebench / reference = max RSS "
-                  f"{ours['max_rss'] / ref['max_rss']:.2f}, tree RSS {ours['tree_rss'] / ref['tree_rss']:.2f}")
-        if args.keep:
-            shutil.rmtree(args.keep, ignore_errors=True)
-            shutil.copytree(tmp / "releases" / "wvb", args.keep)
+        print(f"{os.cpu_count()} CPUs; load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"{'scale':<6}{'run':<5}{'program':<14}{'wall s':>8}{'CPU s':>8}{'max RSS MB':>12}{'tree RSS MB':>13}"
+              f"{'load':>6}  parquet sha256")
+        results: dict[int, dict[str, list[dict]]] = {}
+        for scale in scales:
+            wvs = tmp / f"{scale}x" / "raw" / "wvs"
+            wvs.mkdir(parents=True)
+            rows = one_csv(files, wvs / CSV_NAME, copies=scale)
+            (wvs / CODEBOOK_PDF.name).symlink_to(CODEBOOK_PDF)
+            print(f"{scale}x input: one CSV of {scale} x {len(files)} country files, {rows:,} rows, "
+                  f"{(wvs / CSV_NAME).stat().st_size / 1e6:.0f} MB", flush=True)
+            reference = tmp / f"{scale}x" / "reference" / "dataset_construction"
+            shutil.copytree(REFERENCE_SCRIPT_DIR, reference)
+            releases = tmp / f"{scale}x" / "releases"
+            build = ["build", "wvb", "--raw", str(wvs.parent), "--out", str(releases), "--seed", str(args.seed)]
+            programs = {"culturebench": (culturebench_command() + build, tmp, checkout_env())}
+            if not args.skip_reference:
+                programs["reference"] = ([sys.executable, "data_preparation.py", "--raw-dataset-path",
+                                          str(wvs / CSV_NAME)], reference, None)
+            results[scale] = {name: [] for name in programs}
+            for run in range(1, args.runs + 1):
+                order = list(programs) if run % 2 else list(reversed(programs))
+                for name in order:
+                    result = measure(*programs[name])
+                    digest = parquet_digest(releases / "wvb") if name == "culturebench" else ""
+                    result["digest"] = digest
+                    results[scale][name].append(result)
+                    print(f"{scale}x{'':<4}{run:<5}{name:<14}{result['wall']:>8.2f}{result['cpu']:>8.2f}"
+                          f"{result['max_rss']:>12.0f}{result['tree_rss']:>13.0f}{os.getloadavg()[0]:>6.2f}  "
+                          f"{digest[:16]}", flush=True)
+            if args.keep and scale == scales[-1]:
+                shutil.rmtree(args.keep, ignore_errors=True)
+                shutil.copytree(releases / "wvb", args.keep)
+            shutil.rmtree(tmp / f"{scale}x", ignore_errors=True)
+        print(f"medians over {args.runs} run(s); ratio = reference / culturebench (wall, CPU) and "
+              "culturebench / reference (memory)")
+        for scale, programs_results in results.items():
+            median = {name: {key: statistics.median(r[key] for r in runs) for key in ("wall", "cpu", "max_rss",
+                                                                                       "tree_rss")}
+                      for name, runs in programs_results.items()}
+            digests = {r["digest"] for r in programs_results["culturebench"]}
+            runs = len(programs_results["culturebench"])
+            identical = ("one run, nothing to compare (--runs 2 or more)" if runs == 1 else
+                         f"byte-identical over {runs} runs" if len(digests) == 1 else f"DIFFERENT ({len(digests)} digests)")
+            line = (f"{scale}x: culturebench wall {median['culturebench']['wall']:.2f} s, "
+                    f"tree RSS {median['culturebench']['tree_rss']:.0f} MB; parquet {identical}")
+            if "reference" in median:
+                ours, ref = median["culturebench"], median["reference"]
+                line += (f"; reference wall {ref['wall']:.2f} s, tree RSS {ref['tree_rss']:.0f} MB; "
+                         f"wall {ref['wall'] / ours['wall']:.1f}x, CPU {ref['cpu'] / ours['cpu']:.1f}x, "
+                         f"max RSS {ours['max_rss'] / ref['max_rss']:.2f}, tree RSS {ours['tree_rss'] / ref['tree_rss']:.2f}")
+            print(line)
+        print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -351,6 +351,20 @@ def test_a_codebook_pdf_written_by_the_test_parses_to_what_it_says(tmp_path: Pat
     assert pages["Q10"] < max(pages.values())  # the wrapped choice label really ran over a page break
 
 
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_pages_read_by_worker_processes_give_what_the_test_laid_out(tmp_path: Path, monkeypatch, workers: int) -> None:
+    """Pages after the first SEARCH_PAGES go to PAGE_WORKERS processes (here from page 2 on, in runs of one or two
+    pages): the variables, their pages and the choices running over a page break are what the test wrote."""
+    path = tmp_path / "F00000000-Synthetic_Codebook_Variables_report.pdf"
+    pages = _write_codebook_pdf(path)
+    monkeypatch.setattr(codebook_pdf, "SEARCH_PAGES", 1)
+    monkeypatch.setattr(codebook_pdf, "PAGE_WORKERS", workers)
+    codebook = codebook_pdf.parse_codebook_pdf(path)
+    assert max(pages.values()) >= 3  # more runs than workers: each worker reads pages far apart
+    assert codebook.variables == {name: Variable(v.name, v.title, v.question, v.choices, pages[name])
+                                  for name, v in _synthetic_variables().items()}
+
+
 def test_load_codebook_parses_a_pdf_once_and_then_reads_the_cache(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "codebook.pdf"
     _write_codebook_pdf(path)

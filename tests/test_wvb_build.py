@@ -572,3 +572,22 @@ def test_stray_examples_are_counted_including_a_null_participant(sample_release)
     tables["examples"]["test"] = pl.concat([test, extra])
     by_name = {r.name: r for r in wvb.checks(tables)}
     assert by_name["every example's participant exists, in the same split"].observed == 2
+
+
+def test_read_tables_keeps_only_the_named_columns_that_the_files_have(sample_release):
+    """What the GX worker reads: the suites' columns in file order (with the Enum casts of those read), every column
+    of a config whose files have none of the named ones, and every column of a config not named."""
+    from culturebench.release import read_dtypes, read_tables
+
+    outputs = manifest_of(sample_release)["outputs"]
+    everything = read_tables(sample_release, outputs, read_dtypes("wvb"))
+    some = read_tables(sample_release, outputs, read_dtypes("wvb"),
+                       {"participants": {"split", "participant_id", "no_such_column"}, "examples": {"question_id"},
+                        "questions": {"no_such_column"}})
+    assert some["participants"]["train"].columns == ["participant_id", "split"]
+    assert some["examples"]["test"].columns == ["question_id"]
+    assert some["examples"]["test"]["question_id"].dtype == read_dtypes("wvb")["examples"]["question_id"]
+    assert some["examples"]["test"]["question_id"].equals(everything["examples"]["test"]["question_id"])
+    for config in ("questions", "probe"):
+        assert some[config]["full" if config == "questions" else "validation"].equals(
+            everything[config]["full" if config == "questions" else "validation"])

@@ -149,7 +149,8 @@ def keep_failed_report(folder: Path, out: Path, name: str, results: list) -> Che
 
 
 def write_tables(folder: Path, tables: dict[str, dict[str, pl.DataFrame]]) -> list[dict]:
-    """Write every config/split as parquet shards of at most SHARD_ROWS rows (in parallel: pyarrow drops the GIL)."""
+    """Write every config/split as parquet shards of at most SHARD_ROWS rows, each hashed as soon as written (in
+    parallel: pyarrow and hashlib drop the GIL)."""
     jobs = []
     for config, splits in tables.items():
         for split, frame in splits.items():
@@ -157,10 +158,15 @@ def write_tables(folder: Path, tables: dict[str, dict[str, pl.DataFrame]]) -> li
             for index in range(shards):
                 jobs.append((f"data/{config}/{split}-{index:05d}-of-{shards:05d}.parquet", config, split,
                              frame.slice(index * SHARD_ROWS, SHARD_ROWS)))
+
+    def write(path: str, part: pl.DataFrame) -> str:
+        write_parquet(part, folder / path)
+        return sha256_file(folder / path)
+
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        list(pool.map(lambda job: write_parquet(job[3], folder / job[0]), jobs))
-    return [{"path": path, "config": config, "split": split, "rows": part.height, "sha256": sha256_file(folder / path)}
-            for path, config, split, part in jobs]
+        digests = list(pool.map(write, [job[0] for job in jobs], [job[3] for job in jobs]))
+    return [{"path": path, "config": config, "split": split, "rows": part.height, "sha256": digest}
+            for (path, config, split, part), digest in zip(jobs, digests)]
 
 
 def write_quarantine(folder: Path, quarantine: dict[str, pl.DataFrame]) -> list[dict]:
@@ -290,10 +296,11 @@ def read_dtypes(name: str) -> dict[str, dict[str, pl.DataType]]:
     return getattr(import_module(f"culturebench.schemas.{name}"), "READ_DTYPES", {})
 
 
-def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, pl.DataType]] | None = None
-                ) -> dict[str, dict[str, pl.DataFrame]]:
+def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, pl.DataType]] | None = None,
+                columns: dict[str, set[str]] | None = None) -> dict[str, dict[str, pl.DataFrame]]:
     """The release's tables read back from parquet, per config and split (shards in order), with the columns in
-    ``dtypes[config]`` cast (non-strictly: a value that does not fit becomes null) while reading."""
+    ``dtypes[config]`` cast (non-strictly: a value that does not fit becomes null) while reading; with
+    ``columns[config]``, only those of its columns (in file order; all of them when the file has none of those)."""
     shards: dict[str, dict[str, list[Path]]] = {}
     for output in outputs:
         if "config" in output:
@@ -303,10 +310,15 @@ def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, 
             shards.setdefault(output["config"], {}).setdefault(output["split"], []).append(path)
     tables: dict[str, dict[str, pl.DataFrame]] = {}
     for config, splits in shards.items():
-        casts = [pl.col(column).cast(dtype, strict=False) for column, dtype in (dtypes or {}).get(config, {}).items()]
+        wanted = (columns or {}).get(config) or ()
         for split, paths in splits.items():
             try:
-                tables.setdefault(config, {})[split] = pl.scan_parquet(paths).with_columns(casts).collect()
+                frame = pl.scan_parquet(paths)
+                if kept := [c for c in (frame.collect_schema().names() if wanted else []) if c in wanted]:
+                    frame = frame.select(kept)
+                casts = [pl.col(column).cast(dtype, strict=False)
+                         for column, dtype in (dtypes or {}).get(config, {}).items() if not kept or column in kept]
+                tables.setdefault(config, {})[split] = frame.with_columns(casts).collect()
             except pl.exceptions.PolarsError as exc:
                 raise InputError(f"parquet file cannot be read ({str(exc).splitlines()[0]})", file=paths[0]) from None
     return tables

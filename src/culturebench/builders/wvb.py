@@ -223,14 +223,17 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     samples = read_probe_samples(samples_path) if samples_path.is_file() else None
     check_codes_in_codebook(table, codebook, value_variables())
     rows_read = table.height
-    kept, quarantined = quarantine_duplicate_ids(table)
-    del table  # the raw table is ~0.2 GB on the full survey: keep only what survives
+    unique, quarantined = quarantine_duplicate_ids(table)
+    # the kept rows' demographic columns, and their answers as Int8 made before filtering: the wide raw table
+    # (~0.2 GB on the full survey, Int64 codes) is never copied whole
+    kept = table.select(key_column(), *demographic_variables(), SOURCE_FILE, SOURCE_ROW).filter(unique)
+    answers = recoded_answers(table, unique)
+    del table
     progress("participants")
     participants = participants_table(kept, codebook, seed)
     progress("questions")
     questions = questions_table(codebook, metadata, source=str(metadata_path))
     progress("examples")
-    answers = recoded_answers(kept)
     groups = probe_groups(kept) if samples is None else None
     del kept
     examples = {split: examples_table(answers, participants, split) for split in SPLIT_NAMES}
@@ -392,14 +395,15 @@ def check_codes_in_codebook(table: pl.DataFrame, codebook: Codebook, variables: 
             )
 
 
-def quarantine_duplicate_ids(table: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Drop every row whose participant key occurs more than once (WVB Sec. 3.1); the dropped rows get a reason."""
+def quarantine_duplicate_ids(table: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
+    """Drop every row whose participant key occurs more than once (WVB Sec. 3.1): the mask of the rows kept, and
+    the dropped rows with a reason."""
     key = key_column()
     rows_with_key = table.select(pl.len().over(key)).to_series()
     quarantined = table.filter(rows_with_key > 1)
     reason = (pl.lit(f"{key} ") + pl.col(key).cast(pl.String) + pl.lit(" is shared by ")
               + pl.len().over(key).cast(pl.String) + pl.lit(" rows"))
-    return table.filter(rows_with_key == 1), quarantined.with_columns(reason.alias("reason"))
+    return rows_with_key == 1, quarantined.with_columns(reason.alias("reason"))
 
 
 def participants_table(kept: pl.DataFrame, codebook: Codebook, seed: int) -> pl.DataFrame:
@@ -500,8 +504,9 @@ def rating_question(variable, low: int, high: int, choices: dict[int, str]) -> s
     return f"On a scale of {low} to {high}, {low} meaning '{choices[low]}' and {high} meaning '{choices[high]}', {stem}"
 
 
-def recoded_answers(kept: pl.DataFrame) -> pl.DataFrame:
-    """Participant id plus the value answers after the paper's recodes; negative codes and recodes to missing -> null."""
+def recoded_answers(table: pl.DataFrame, kept: pl.Series) -> pl.DataFrame:
+    """Participant id plus the value answers after the paper's recodes, of the rows of ``table`` where ``kept``;
+    negative codes and recodes to missing -> null."""
     expressions = []
     for entry in facts()["value"]:
         column = pl.col(entry["variable"])
@@ -509,7 +514,8 @@ def recoded_answers(kept: pl.DataFrame) -> pl.DataFrame:
         if recode:
             column = column.replace_strict(recode, default=column, return_dtype=pl.Int64)
         expressions.append(pl.when(pl.col(entry["variable"]) >= 0).then(column).otherwise(None).cast(pl.Int8).alias(entry["variable"]))
-    return kept.select(pl.col(key_column()).alias("participant_id"), *expressions).sort("participant_id")
+    return (table.select(pl.col(key_column()).alias("participant_id"), *expressions).filter(kept)
+            .sort("participant_id"))
 
 
 def examples_table(answers: pl.DataFrame, participants: pl.DataFrame, split: str) -> pl.DataFrame:
@@ -569,9 +575,9 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
         check("every value question has a scale and labels for both ends", "questions",
               values.filter(pl.col("scale_min").is_null() | (pl.col("choices").list.len() < 2)).height, 0),
     ]
-    per_question = (
-        pl.concat(frame.group_by("question_id").agg(pl.len().alias("rows"), pl.col("answer").min().alias("low"),
-                                                    pl.col("answer").max().alias("high"))
+    per_question = (  # streaming: no per-group row indices of ~16M rows
+        pl.concat(frame.lazy().group_by("question_id").agg(pl.len().alias("rows"), pl.col("answer").min().alias("low"),
+                                                           pl.col("answer").max().alias("high")).collect(engine="streaming")
                   for frame in tables["examples"].values())
         .with_columns(pl.col("question_id").cast(pl.String))
         .join(values.select("question_id", "scale_min", "scale_max"), on="question_id", how="left")
@@ -596,7 +602,9 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
     asked = probe.select("participant_id", "question_id", "answer", pl.col("split").cast(pl.String))
     held = pl.concat([frame.filter(pl.col("participant_id").is_in(asked["participant_id"].implode()))
                       .select("participant_id", pl.col("question_id").cast(pl.String), pl.col("answer").alias("human"),
-                              pl.col("split").cast(pl.String)) for frame in tables["examples"].values()])
+                              pl.col("split").cast(pl.String))
+                      .filter(pl.col("question_id").is_in(asked["question_id"].unique().implode()))  # a small join
+                      for frame in tables["examples"].values()])
     design = facts()["probe"]
     group = ["question_id", "continent", "urban_rural", "education_level"]
     largest = probe.group_by(group).len()["len"].max() if probe.height else 0

@@ -8,12 +8,20 @@ technical variables list their codes as tables (``8 - Albania   422 - Lebanon``)
 long country-specific code lists, each under a heading naming its variables (``Political parties list
 (Q223)``); these are merged into the named variables' choices.
 
-Only one pass over each page's words is made (reading a page's characters is what costs the time).
+Only one pass over each page's words is made (reading a page's characters is what costs the time): the first
+SEARCH_PAGES pages in this process (a PDF that is not a codebook fails there, as soon as before), the rest in
+parallel, one process per CPU (``PAGE_WORKERS``, ``python -m culturebench.raw.codebook_pdf``), each reading
+runs of pages; the lines are fed in page order.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import pickle
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +30,7 @@ from typing import Any
 import pdfplumber
 
 from culturebench.errors import InputError
+from culturebench.io import child_python_env
 from culturebench.raw.codebook import Codebook, Variable
 
 Word = dict[str, Any]  # one pdfplumber word: text, x0, x1, top, bottom, fontname
@@ -33,6 +42,9 @@ LINE_TOLERANCE = 3.0  # words whose tops differ by less belong to the same line
 CELL_GAP = 8.0  # a horizontal gap wider than this separates columns (ordinary word spaces are under 5 pt)
 COLUMN_SLACK = 3.0  # how far left of the title column a word may start and still belong to it
 SEARCH_PAGES = 10  # a codebook has variable headers within its first pages
+PAGE_WORKERS = os.cpu_count() or 1
+"""Processes reading the pages after the first SEARCH_PAGES (1: all in this process)."""
+PAGE_RUNS_PER_WORKER = 4  # runs of pages per worker: a slow run (dense tables) does not leave a worker idle
 MIN_VARIABLES = 50
 
 CHOICE = re.compile(r"(-?\d+)(?:-\d+)?-?\.-\s*(.*)")  # "1.- Very happy", "-1-.- Don´t know", "7-89.- 7 or more"
@@ -177,25 +189,83 @@ def parse_codebook_pdf(path: Path) -> Codebook:
 
 
 def _page_lines(path: Path) -> Iterator[tuple[int, list[list[Word]]]]:
-    """Yield (1-based page number, body lines) per page; pdfplumber/pdfminer failures become InputError."""
+    """Yield (1-based page number, body lines) per page, in order; pdfplumber/pdfminer failures become InputError.
+    Pages after the first SEARCH_PAGES are read by PAGE_WORKERS processes, each taking every PAGE_WORKERS-th run."""
+    first = (1, SEARCH_PAGES + 1)
+    total, pages = _read_pages(str(path), [first])
+    yield from _checked(path, pages)
+    if total < first[1]:
+        return
+    workers = max(1, min(PAGE_WORKERS, total - SEARCH_PAGES))
+    size = -(-(total - SEARCH_PAGES) // (workers * PAGE_RUNS_PER_WORKER))
+    runs = [(start, min(start + size, total + 1)) for start in range(first[1], total + 1, size)]
+    if workers == 1:
+        yield from _checked(path, _read_pages(str(path), runs)[1])
+        return
+    yield from _checked(path, sorted(_read_pages_in_workers(path, [runs[k::workers] for k in range(workers)]),
+                                     key=lambda page: page[0]))
+
+
+def _read_pages_in_workers(path: Path, shares: list[list[tuple[int, int]]]) -> list[tuple[int, list | str]]:
+    """:func:`_read_pages` of each share of runs in a process of its own (``python -m`` this module: unlike a
+    multiprocessing worker it never re-imports the caller's main module, and forks nothing of its threads)."""
+    command = [sys.executable, "-m", "culturebench.raw.codebook_pdf"]
+    processes = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_python_env())
+                 for _ in shares]
+    pages: list[tuple[int, list | str]] = []
+    try:
+        for process, share in zip(processes, shares):
+            process.stdin.write(json.dumps({"path": str(path), "runs": share}).encode())
+            process.stdin.close()
+        for process in processes:
+            answer = process.stdout.read()
+            if process.wait() != 0:
+                raise InputError(f"PDF pages cannot be read (a page reader exited with {process.returncode})",
+                                 file=path)
+            pages += pickle.loads(answer)[1]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            process.stdout.close()
+    return pages
+
+
+def _checked(path: Path, pages: list[tuple[int, list[list[Word]] | str]]) -> Iterator[tuple[int, list[list[Word]]]]:
+    """The pages of :func:`_read_pages`, raising the first failure as an InputError (page 0: the file)."""
+    for number, lines in pages:
+        if isinstance(lines, str):
+            if number == 0:
+                raise InputError(f"not a readable PDF ({lines})", file=path)
+            raise InputError(f"PDF page cannot be read ({lines})", file=path, page=number)
+        yield number, lines
+
+
+def _read_pages(path: str, runs: list[tuple[int, int]]) -> tuple[int, list[tuple[int, list[list[Word]] | str]]]:
+    """The PDF's page count and (page number, body lines) for the pages of ``runs`` ([start, stop) each); a
+    failure ends the list with (page number, its description), page 0 when the file itself cannot be read."""
+    out: list[tuple[int, list[list[Word]] | str]] = []
     try:
         pdf = pdfplumber.open(path)
     except Exception as exc:  # pdfminer raises many kinds of exceptions for damaged or non-PDF input
-        raise InputError(f"not a readable PDF ({_describe(exc)})", file=path) from None
+        return 0, [(0, _describe(exc))]
     with pdf:
         try:
             pages = pdf.pages
         except Exception as exc:
-            raise InputError(f"not a readable PDF ({_describe(exc)})", file=path) from None
-        for number, page in enumerate(pages, 1):
-            try:
-                words = page.extract_words(extra_attrs=["fontname"])
-            except Exception as exc:
-                raise InputError(f"PDF page cannot be read ({_describe(exc)})", file=path, page=number) from None
-            finally:
-                page.close()
-            body = [w for w in words if HEADER_MARGIN <= w["top"] < page.height - FOOTER_MARGIN]
-            yield number, _group_lines(body)
+            return 0, [(0, _describe(exc))]
+        for start, stop in runs:
+            for number, page in enumerate(pages[start - 1:stop - 1], start):
+                try:
+                    words = page.extract_words(extra_attrs=["fontname"])
+                except Exception as exc:
+                    return len(pages), [*out, (number, _describe(exc))]
+                finally:
+                    page.close()
+                body = [w for w in words if HEADER_MARGIN <= w["top"] < page.height - FOOTER_MARGIN]
+                out.append((number, _group_lines(body)))
+        return len(pages), out
 
 
 def _group_lines(words: list[Word]) -> list[list[Word]]:
@@ -287,3 +357,8 @@ def _describe(exc: Exception) -> str:
     """A one-line description of a library exception."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+if __name__ == "__main__":  # a page reader of _read_pages_in_workers: JSON {path, runs} in, pickle out
+    request = json.loads(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(pickle.dumps(_read_pages(request["path"], [tuple(run) for run in request["runs"]])))

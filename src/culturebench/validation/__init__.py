@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -16,6 +15,7 @@ from typing import Iterator
 
 import polars as pl
 
+from culturebench.io import child_python_env
 from culturebench.validation.checks import CheckResult, check, run_great_expectations, run_pandera
 
 GX_MAX_ROWS = 2_000_000
@@ -62,11 +62,10 @@ class GreatExpectationsProcess:
     are sent (it reads them back as written)."""
 
     def __init__(self, preload: tuple[str, ...] = ()) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])  # the child imports this same culturebench
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
         self._stderr = tempfile.TemporaryFile()
         self._process = subprocess.Popen([sys.executable, "-m", "culturebench.validation.gx_worker", *preload],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                         env=child_python_env())
 
     def alive(self) -> bool:
         return self._process.poll() is None

@@ -91,8 +91,7 @@ def run_great_expectations(frame: pl.DataFrame, expectations: list, config: str)
     context.variables.progress_bars = ProgressBarsConfig(globally=False)  # GX's tqdm bars; ours are rich
     source = context.data_sources.add_pandas(name=f"culturebench_{config}")
     asset = source.add_dataframe_asset(name=config)
-    used = {c for e in expectations for key in ("column", "column_A", "column_B") if (c := getattr(e, key, None))}
-    used |= {c for e in expectations for c in (getattr(e, "column_list", None) or [])}
+    used = suite_columns(expectations)
     columns = [c for c in frame.columns if c in used] or frame.columns
     batch = asset.add_batch_definition_whole_dataframe(config).get_batch(
         batch_parameters={"dataframe": frame.select(columns).to_pandas()}
@@ -121,6 +120,12 @@ def run_great_expectations(frame: pl.DataFrame, expectations: list, config: str)
             column=kwargs.get("column") if isinstance(kwargs.get("column"), str) else None,
         ))
     return results
+
+
+def suite_columns(expectations: list) -> set[str]:
+    """The columns a Great Expectations suite names (only those are handed to pandas; none: every column)."""
+    used = {c for e in expectations for key in ("column", "column_A", "column_B") if (c := getattr(e, key, None))}
+    return used | {c for e in expectations for c in (getattr(e, "column_list", None) or [])}
 
 
 def _short(value: Any) -> str:

@@ -5,7 +5,7 @@ pydantic) and the suites of the NAMEd benchmarks overlaps a build instead of fol
 Started by :class:`culturebench.validation.GreatExpectationsProcess`: it imports GX at once, then answers each JSON
 line on stdin ``{"benchmark": NAME, "release": DIR, "outputs": [manifest outputs]}`` with one JSON line of check
 results on stdout: it reads those parquet files back as the build wrote them and runs the benchmark's suites on
-them. It ends at EOF on stdin, or with a traceback on stderr and exit 1 on any error. A plain ``-m`` module: unlike
+them (only the columns the suites name). It ends at EOF on stdin, or with a traceback on stderr and exit 1 on any error. A plain ``-m`` module: unlike
 a multiprocessing "spawn" worker it never re-imports the caller's main module.
 """
 
@@ -24,6 +24,7 @@ def main(preload: list[str]) -> None:
 
     from culturebench.release import read_dtypes, read_tables
     from culturebench.validation import run_suites
+    from culturebench.validation.checks import suite_columns
 
     for name in preload:
         import_module(f"culturebench.schemas.{name}").expectations()
@@ -31,7 +32,9 @@ def main(preload: list[str]) -> None:
     for line in sys.stdin:
         request = json.loads(line)
         name = request["benchmark"]
-        tables = read_tables(Path(request["release"]), request["outputs"], read_dtypes(name))
+        columns = {config: suite_columns(suite)
+                   for config, suite in import_module(f"culturebench.schemas.{name}").expectations().items()}
+        tables = read_tables(Path(request["release"]), request["outputs"], read_dtypes(name), columns)
         results = run_suites(name, {config: pl.concat(list(splits.values())) for config, splits in tables.items()})
         sys.stdout.write(json.dumps([r.as_dict() for r in results]) + "\n")
         sys.stdout.flush()
