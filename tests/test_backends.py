@@ -341,8 +341,10 @@ def test_a_server_answering_one_at_a_time_slows_the_run_down_instead_of_failing(
         backend = fast(server, concurrency=8, timeout=0.45, max_retries=3)
         responses = collect(backend, [ask(f"q{i}") for i in range(16)])
     assert [r.text for r in responses] == [f"echo: q{i}" for i in range(16)]
-    assert backend.stats.transient.get("timeout", 0) >= 1 and backend.limiter.limit < 8
-    assert server.max_in_flight <= 8
+    timeouts = backend.stats.transient.get("timeout", 0)
+    assert timeouts >= 1 and backend.limiter.limit < 8
+    # the server holds at most the 8 the client has in flight plus the abandoned requests it still works on
+    assert server.max_in_flight <= 8 + timeouts
 
 
 def test_the_in_flight_limit_halves_on_timeouts_and_climbs_back():
