@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import polars as pl
@@ -268,14 +268,16 @@ def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0
           bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
           drop_out_of_scale: bool = False) -> ScoreResult:
     """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group (the
-    model is named after the file). A ``.jsonl`` file is ``evaluate wvb``'s responses.jsonl (with the metrics.json
-    beside it when it was asked without demographics); anything else the paper's QUESTION_ID, PARTICIPANT_ID, SCORE."""
+    model is named after the file). A ``.jsonl`` file is ``evaluate wvb``'s responses.jsonl, a folder or ``.parquet``
+    file the parquet shards of a large run (``runs.ResponsesWriter``), both with the metrics.json beside them when
+    asked without demographics; anything else the paper's QUESTION_ID, PARTICIPANT_ID, SCORE."""
     responses = Path(responses)
-    if responses.suffix.lower() == ".jsonl":
-        beside = responses.parent / runs.METRICS_FILE
+    if responses.is_dir() or responses.suffix.lower() in (".jsonl", ".parquet"):
+        run_folder = responses.parent.parent if responses.suffix.lower() == ".parquet" else responses.parent
+        beside = run_folder / runs.METRICS_FILE
         run_metrics = compare.read_json_object(beside) if beside.is_file() else {}
         inputs = evaluate_answers(responses, release, run_metrics)
-        model = (run_metrics.get("models") or [responses.parent.name])[0]
+        model = (run_metrics.get("models") or [run_folder.name])[0]
     else:
         inputs, model = read_responses(responses), responses.stem
     result = score_answers(inputs, release, runs.source_info(responses), majority=majority, model=model,
@@ -289,22 +291,20 @@ def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0
 
 
 def evaluate_answers(path: Path, release: Path, run_metrics: dict) -> pl.DataFrame:
-    """``evaluate wvb``'s responses.jsonl as ``score_answers`` input, paired with the evaluated rows as ``evaluate``
-    paired them. Asked without demographics (records without participant), the rows come from the run's metrics
-    (split, rows evaluated and the ``--limit`` spread recorded under ``covers``)."""
-    records = [r for _, r in runs.jsonl_records(path, ("participant_id", "question_id", "sample_index", "answer"))]
-    if not records:
-        raise InputError("responses file has no records", file=path)
-    demographics = records[0]["participant_id"] is not None
-    if demographics:
-        return answers_frame(None, records, True)
+    """``evaluate wvb``'s responses (responses.jsonl or the parquet shards of a large run) as ``score_answers``
+    input, paired with the evaluated rows as ``evaluate`` paired them. Asked without demographics (records without
+    participant), the rows come from the run's metrics (split, rows evaluated and the ``--limit`` spread recorded
+    under ``covers``)."""
+    answers = read_answers(path)
+    if answers["participant_id"][0] is not None:
+        return answers_frame(None, answers, True)
     if run_metrics.get("mode") != "without_demographics":
         raise InputError(f"records without participant need the run's {runs.METRICS_FILE} beside them (it names "
                          "the split and rows that were asked)", file=path, row=1, column="participant_id")
     covers = (run_metrics.get("covers") or [{}])[0]
     rows = evaluation_rows(release, run_metrics.get("split") or "probe",
                            covers.get("limit", run_metrics.get("n_evaluated_rows")), covers.get("seed", 0))
-    return answers_frame(rows, records, False)
+    return answers_frame(rows, answers, False)
 
 
 def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: str = MAJORITY_DEFINITIONS[0],
@@ -860,52 +860,88 @@ def prompt_tables(release: Path, participant_ids: pl.Series | None) -> tuple[pl.
     return questions, participants
 
 
-def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.DataFrame, *, demographics: bool = True,
-                  samples: int | None = None, temperature: float | None = None, max_tokens: int | None = None,
-                  seed: int | None = 0, family: str | None = None) -> list[PlannedRequest]:
-    """The model calls of a run (Sec. 3.5, App. B), with ``family``'s prompts (default DEFAULT_FAMILY).
+def request_sampling(demographics: bool = True, temperature: float | None = None, max_tokens: int | None = None,
+                     seed: int | None = 0):
+    """The sampling of every request of a run (Sec. 3.5, App. B): temperature 0 with demographics, 0.7 without
+    (``temperature`` overrides), App. B's token limit and "\\n\\n" stop."""
+    from culturebench.evaluate.backends import SamplingParams
+    from culturebench.evaluate import wvb_prompts as prompts
+
+    if temperature is None:
+        temperature = prompts.TEMPERATURE_WITH_DEMOGRAPHICS if demographics else prompts.TEMPERATURE_WITHOUT_DEMOGRAPHICS
+    return SamplingParams(temperature=float(temperature), max_tokens=prompts.MAX_TOKENS if max_tokens is None
+                          else max_tokens, seed=seed, stop=prompts.STOP)
+
+
+def request_count(rows: pl.DataFrame, demographics: bool = True, samples: int | None = None) -> int:
+    """How many requests ``iter_requests`` yields for ``rows``, without building them (the progress bar's total and
+    the responses file's layout)."""
+    if demographics or samples is None:
+        return rows.height * (samples or 1) if demographics else rows.height
+    return rows["question_id"].n_unique() * samples
+
+
+def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.DataFrame, *,
+                  demographics: bool = True, samples: int | None = None, temperature: float | None = None,
+                  max_tokens: int | None = None, seed: int | None = 0,
+                  family: str | None = None) -> Iterator[PlannedRequest]:
+    """The model calls of a run (Sec. 3.5, App. B), with ``family``'s prompts (default DEFAULT_FAMILY), one at a
+    time (a generator: a run of millions is never a list); the options are checked before the first is made.
 
     With demographics: one request per evaluated (participant, question) row (``samples`` per row when given),
     prompt Figs. 5-8, temperature 0. Without: per question, as many samples of the one prompt as the question has
     human answers among the rows (``samples`` overrides), ``sample_index`` 0..K-1, prompt Figs. 9-10, temperature
     0.7. Every request stops at "\\n\\n" (App. B). The seed is the same for every request (the backends vary it
     per sample_index)."""
-    from culturebench.evaluate.backends import ChatRequest, SamplingParams
     from culturebench.evaluate import wvb_prompts as prompts
 
     runs.check_at_least_one({"--samples": samples, "--max-tokens": max_tokens})
     family = prompts.DEFAULT_FAMILY if family is None else family
     if family not in prompts.FAMILIES:
         raise InputError(f"unknown prompt_family {family!r}; choose from {', '.join(prompts.FAMILIES)}")
-    if temperature is None:
-        temperature = prompts.TEMPERATURE_WITH_DEMOGRAPHICS if demographics else prompts.TEMPERATURE_WITHOUT_DEMOGRAPHICS
-    sampling = SamplingParams(temperature=float(temperature),
-                              max_tokens=prompts.MAX_TOKENS if max_tokens is None else max_tokens, seed=seed,
-                              stop=prompts.STOP)
+    sampling = request_sampling(demographics, temperature, max_tokens, seed)
     text = dict(zip(questions["question_id"], questions["text"]))
     unknown = sorted(set(rows["question_id"]) - {q for q, k in zip(questions["question_id"], questions["kind"]) if k == "value"})
     if unknown:
         raise InputError(f"questions {', '.join(unknown[:5])} are not value questions of the release's questions config")
-    planned: list[PlannedRequest] = []
     if demographics:
-        wording = dict(zip(questions["question_id"], questions["text"]))
-        demographic_questions = [wording.get(v) or v for v in prompts.DEMOGRAPHIC_VARIABLES]
-        people = {r["participant_id"]: r for r in participants.iter_rows(named=True)}
-        for participant_id, question_id in rows.select("participant_id", "question_id").iter_rows():
-            person = people.get(participant_id, {})
-            pairs = [(q, person.get(v)) for q, v in zip(demographic_questions, prompts.DEMOGRAPHIC_VARIABLES)]
-            message = prompts.messages(prompts.with_demographics_prompt(pairs, text[question_id], family))
-            for index in range(samples or 1):
-                planned.append(PlannedRequest(participant_id, question_id, index,
-                                              ChatRequest(messages=message, sampling=sampling, sample_index=index)))
-    else:
-        counts = rows.group_by("question_id", maintain_order=True).len()
-        for question_id, n_human in counts.iter_rows():
-            message = prompts.messages(prompts.without_demographics_prompt(text[question_id], family))
-            for index in range(samples or n_human):
-                planned.append(PlannedRequest(None, question_id, index,
-                                              ChatRequest(messages=message, sampling=sampling, sample_index=index)))
-    return planned
+        demographic_questions = [text.get(v) or v for v in prompts.DEMOGRAPHIC_VARIABLES]
+        people = {r[0]: list(zip(demographic_questions, r[1:])) for r in
+                  participants.select("participant_id", *prompts.DEMOGRAPHIC_VARIABLES).iter_rows()}
+        blank = [(q, None) for q in demographic_questions]
+        return _with_demographics(rows, people, blank, text, family, sampling, samples or 1)
+    return _without_demographics(rows, text, family, sampling, samples)
+
+
+def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict, family: str, sampling,
+                       samples: int) -> Iterator[PlannedRequest]:
+    from culturebench.evaluate.backends import ChatRequest
+    from culturebench.evaluate import wvb_prompts as prompts
+
+    for participant_id, question_id in rows.select("participant_id", "question_id").iter_rows():
+        message = prompts.messages(prompts.with_demographics_prompt(people.get(participant_id, blank),
+                                                                    text[question_id], family))
+        for index in range(samples):
+            yield PlannedRequest(participant_id, question_id, index,
+                                 ChatRequest(messages=message, sampling=sampling, sample_index=index))
+
+
+def _without_demographics(rows: pl.DataFrame, text: dict, family: str, sampling,
+                          samples: int | None) -> Iterator[PlannedRequest]:
+    from culturebench.evaluate.backends import ChatRequest
+    from culturebench.evaluate import wvb_prompts as prompts
+
+    for question_id, n_human in rows.group_by("question_id", maintain_order=True).len().iter_rows():
+        message = prompts.messages(prompts.without_demographics_prompt(text[question_id], family))
+        for index in range(samples or n_human):
+            yield PlannedRequest(None, question_id, index,
+                                 ChatRequest(messages=message, sampling=sampling, sample_index=index))
+
+
+def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.DataFrame,
+                  **options) -> list[PlannedRequest]:
+    """``iter_requests`` as a list (for a look at a few rows' requests; a run streams them)."""
+    return list(iter_requests(rows, questions, participants, **options))
 
 
 def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.DataFrame) -> list[dict]:
@@ -936,40 +972,76 @@ def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.
     return records
 
 
-def answers_frame(rows: pl.DataFrame, records: list[dict], demographics: bool) -> pl.DataFrame:
-    """The parsed answers as ``score_answers`` input (row, question_id, participant_id, score, has_model).
+def response_schema():
+    """The ``pyarrow`` schema of responses.jsonl's records (``parse_records``), for the parquet shards of a large
+    run (``runs.ResponsesWriter``)."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("participant_id", pa.int64()), ("question_id", pa.string()), ("sample_index", pa.int64()),
+        ("messages", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
+        ("sampling", pa.struct([("temperature", pa.float64()), ("max_tokens", pa.int64()), ("top_p", pa.float64()),
+                                ("seed", pa.int64()), ("stop", pa.list_(pa.string()))])),
+        ("output", pa.string()), ("answer", pa.int64()), ("parse_status", pa.string()),
+        ("finish_reason", pa.string()), ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64())])
+
+
+ANSWER_COLUMNS = ("participant_id", "question_id", "sample_index", "answer")
+"""The fields of a responses record that scoring reads."""
+
+
+def read_answers(path: Path) -> pl.DataFrame:
+    """The answers of ``evaluate wvb``'s responses, in file order: participant_id, question_id, sample_index and
+    ``score`` (the parsed answer as text, null when none). ``path``: responses.jsonl (every line checked, one-line
+    errors naming the line and field) or the parquet shards of a large run (a folder or one .parquet file; only
+    these columns are read)."""
+    path = Path(path)
+    schema = {"participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64, "score": pl.String}
+    if path.is_dir() or path.suffix.lower() == ".parquet":
+        try:
+            frame = pl.scan_parquet(runs.shard_paths(path)).select(
+                pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
+                pl.col("sample_index").cast(pl.Int64), pl.col("answer").cast(pl.String).alias("score")).collect()
+        except pl.exceptions.PolarsError as exc:
+            raise InputError(f"responses shards cannot be read ({str(exc).splitlines()[0]})", file=path) from None
+    else:
+        columns: dict[str, list] = {name: [] for name in schema}
+        for _, record in runs.jsonl_records(path, ANSWER_COLUMNS):
+            for name in ANSWER_COLUMNS[:3]:
+                columns[name].append(record[name])
+            columns["score"].append(None if record["answer"] is None else str(record["answer"]))
+        frame = pl.DataFrame(columns, schema=schema)
+    if frame.height == 0:
+        raise InputError("responses file has no records", file=path)
+    return frame
+
+
+def answers_frame(rows: pl.DataFrame | None, answers: pl.DataFrame, demographics: bool) -> pl.DataFrame:
+    """The parsed answers (``read_answers``) as ``score_answers`` input (row, question_id, participant_id, score,
+    has_model).
 
     With demographics every record is its row's answer (several per row with --samples: each row's human answer then
-    counts once per sample, which leaves W1 unchanged). Without, sample j of a question is paired with the
-    question's j-th evaluated row; with the default oversampling (K = human answers) every row gets exactly one
-    sample. With K != H, the extra samples get no participant (they still join the question's model answers) and
-    the rows without a sample get a padding row (has_model false, not counted as invalid); per-group metrics then
-    use only the paired samples."""
-    def text(answer):
-        return None if answer is None else str(answer)
-
-    out: list[tuple] = []
+    counts once per sample, which leaves W1 unchanged). Without, sample j of a question (in sample_index order) is
+    paired with the question's j-th evaluated row; with the default oversampling (K = human answers) every row gets
+    exactly one sample. With K != H, the extra samples get no participant (they still join the question's model
+    answers) and the rows without a sample get a padding row (has_model false, not counted as invalid); per-group
+    metrics then use only the paired samples. Questions in the order of the rows, samples of a question not among
+    the rows left out."""
     if demographics:
-        out = [(r["question_id"], r["participant_id"], text(r["answer"]), True) for r in records]
+        paired = answers.select("question_id", "participant_id", "score", pl.lit(True).alias("has_model"))
     else:
-        by_question: dict[str, list[dict]] = {}
-        for record in records:
-            by_question.setdefault(record["question_id"], []).append(record)
-        participants: dict[str, list[int]] = {}
-        for participant_id, question_id in rows.select("participant_id", "question_id").iter_rows():
-            participants.setdefault(question_id, []).append(participant_id)
-        for question_id, people in participants.items():
-            samples = sorted(by_question.get(question_id, []), key=lambda r: r["sample_index"])
-            for j in range(max(len(people), len(samples))):
-                person = people[j] if j < len(people) else None
-                if j < len(samples):
-                    out.append((question_id, person, text(samples[j]["answer"]), True))
-                else:
-                    out.append((question_id, person, None, False))
-    frame = pl.DataFrame(out, schema={"question_id": pl.String, "participant_id": pl.Int64, "score": pl.String,
-                                      "has_model": pl.Boolean}, orient="row")
-    return frame.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("row")).select(
-        "row", "question_id", "participant_id", "score", "has_model")
+        position = pl.int_range(pl.len()).over("question_id").alias("position")
+        people = rows.select("participant_id", "question_id").with_columns(position)
+        samples = (answers.with_row_index("line").sort("sample_index", "line")
+                   .select("question_id", "score", position, pl.lit(True).alias("has_model")))
+        order = rows.select("question_id").unique(maintain_order=True).with_row_index("question_order")
+        paired = (people.join(samples, on=["question_id", "position"], how="full", coalesce=True)
+                  .join(order, on="question_id", how="inner")
+                  .sort("question_order", "position")
+                  .select("question_id", "participant_id", "score", pl.col("has_model").fill_null(False)))
+    return paired.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("row")).select(
+        "row", "question_id", pl.col("participant_id").cast(pl.Int64), pl.col("score").cast(pl.String),
+        pl.col("has_model").cast(pl.Boolean))
 
 
 def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: int | None = None,
@@ -977,10 +1049,15 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
              seed: int | None = 0, max_tokens: int | None = None, family: str | None = None,
              majority: str = MAJORITY_DEFINITIONS[0], drop_out_of_scale: bool = False, args: dict | None = None,
              console=None) -> runs.EvaluateResult:
-    """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl, metrics.json, the plots
-    and run.json. ``family``: whose App. B prompts (wvb_prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
+    """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl (above
+    ``runs.SHARD_THRESHOLD`` requests: responses/, parquet shards), metrics.json, the plots and run.json.
+    ``family``: whose App. B prompts (wvb_prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
     ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored as given, as the authors').
-    Re-running into the same folder answers every request already made from the cache."""
+    Re-running into the same folder answers every request already made from the cache.
+
+    Streamed: the requests come from a generator (``iter_requests``) in the runner's batches, each batch's parsed
+    records are appended to the responses file as it is answered, and the metrics read back the few columns they
+    need (``read_answers``), so memory does not grow with the prompts of a run."""
     from culturebench.evaluate import wvb_prompts as prompts
     from datetime import datetime, timezone
 
@@ -992,45 +1069,55 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     rows, covers = limited_rows(release, split, limit, seed)
     questions, participants = prompt_tables(release, rows["participant_id"] if demographics else None)
     family = prompts.DEFAULT_FAMILY if family is None else family
-    planned = plan_requests(rows, questions, participants, demographics=demographics, samples=samples,
+    planned = iter_requests(rows, questions, participants, demographics=demographics, samples=samples,
                             temperature=temperature, max_tokens=max_tokens, seed=seed, family=family)
+    sampling = request_sampling(demographics, temperature, max_tokens, seed)
+    n_requests = request_count(rows, demographics, samples)
     mode = "with demographics" if demographics else "without demographics"
-    result = runs.ask(backend, [p.request for p in planned], out, f"wvb {split} ({mode})", console)
-    records = parse_records(planned, result.responses, questions)
-    responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
     parse_status = {status: 0 for status in STATUSES}
-    for record in records:
-        parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
+    n_parsed = 0
+    with runs.ResponsesWriter(out, n_requests, response_schema()) as writer:
+        def on_batch(items: list[PlannedRequest], responses: list) -> None:
+            nonlocal n_parsed
+            records = parse_records(items, responses, questions)
+            for record in records:
+                parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
+                n_parsed += record["answer"] is not None
+            writer.write(records)
+
+        stats = runs.stream(backend, planned, out, f"wvb {split} ({mode})", on_batch, total=n_requests,
+                            request_of=lambda item: item.request, console=console)
+        responses_path = writer.close()
     label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
-    scored = score_answers(answers_frame(rows, records, demographics), release, runs.source_info(responses_path),
-                           majority=majority, model=label, drop_out_of_scale=drop_out_of_scale)
-    n_parsed = sum(r["answer"] is not None for r in records)
+    scored = score_answers(answers_frame(rows, read_answers(responses_path), demographics), release,
+                           runs.source_info(responses_path), majority=majority, model=label,
+                           drop_out_of_scale=drop_out_of_scale)
+    n_records = writer.n_records
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
         "prompt_family": family,
         "split": split,
         "n_evaluated_rows": rows.height,
-        "n_requests": len(records),
+        "n_requests": n_records,
         "n_parsed": n_parsed,
-        "n_unparsed": len(records) - n_parsed,
+        "n_unparsed": n_records - n_parsed,
         "parse_status": parse_status,
         "covers": [covers.as_dict()],
     })
-    stats = runs.runner_stats(result)
+    stats = runs.runner_stats(stats)
     written = runs.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": family, "split": split,
-                              "n_evaluated_rows": rows.height, "n_requests": len(records),
-                              "temperature": planned[0].request.sampling.temperature,
-                              "max_tokens": planned[0].request.sampling.max_tokens,
-                              "stop": list(planned[0].request.sampling.stop), "seed": seed, "samples": samples,
+                              "n_evaluated_rows": rows.height, "n_requests": n_records,
+                              "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
+                              "stop": list(sampling.stop), "seed": seed, "samples": samples,
                               "majority": majority, "out_of_scale_answers": "dropped" if drop_out_of_scale else "kept"},
                "release_routes": scored.metrics["release_routes"],
                "parse_status": parse_status,
                "metrics": {"mean": scored.metrics["mean"], "std": scored.metrics["std"],
                            "n_questions": scored.metrics["n_questions"], "n_invalid": scored.metrics["n_invalid"]}})
-    return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=stats, written=written, score=scored)
+    return runs.EvaluateResult(metrics=scored.metrics, records=[], stats=stats, written=written, score=scored)
 
 
 # --------------------------------------------------------------------------------------------- command line
@@ -1092,10 +1179,10 @@ def cli_score(responses: Path, release: Path, out: Path, config: Path | None = N
 
 
 def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame, dict]:
-    """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses.jsonl (paired
+    """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses (paired
     with the evaluated rows again as ``evaluate`` paired them), else the responses file a ``score`` run names."""
-    own = folder.path / runs.RESPONSES_FILE
-    if own.is_file():
+    own = runs.responses_path(folder.path)
+    if own is not None:
         return evaluate_answers(own, release, folder.metrics), runs.source_info(own)
     source = folder.metrics.get("responses")
     path = source.get("path") if isinstance(source, dict) else None
