@@ -366,7 +366,8 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     rows = covered.select("question_id", "participant_id", "human", "model", "scale_min", "scale_max",
                           *(["has_model"] if "has_model" in covered.columns else []), *GROUP_COLUMNS.values())
     scored = ScoreResult(metrics=runs.json_safe(result), rows=rows)
-    if bootstrap is not None and covered.height:  # nothing covered: no interval (``score`` refuses such a file)
+    del inputs, tables, joined, known, covered, probe_rows  # the bootstrap needs only ``rows``: memory for it
+    if bootstrap is not None and rows.height:  # nothing covered: no interval (``score`` refuses such a file)
         add_intervals(scored, bootstrap)
         scored.metrics = runs.json_safe(scored.metrics)
     return scored
@@ -480,16 +481,19 @@ class W1Bootstrap:
         data, n_q, p = self.data[model], len(self.questions), self.points
         rows = data.take(units)
         q = data.question[rows]
-        cell, offset = [q], n_q
-        for k, kind in enumerate(GROUP_COLUMNS):
-            g = data.groups[rows, k]
-            cell.append(np.where(g >= 0, offset + g * n_q + q, -1))
-            offset += len(self.groups[kind]) * n_q
-        cell = np.concatenate(cell)
-        counts = []
-        for answer in (np.tile(data.human[rows], len(GROUP_COLUMNS) + 1), np.tile(data.model[rows], len(GROUP_COLUMNS) + 1)):
-            ok = (cell >= 0) & (answer >= 0)
-            counts.append(np.bincount(cell[ok] * p + answer[ok], minlength=offset * p).reshape(offset, p).astype(float))
+        human, answers = data.human[rows], data.model[rows]
+        n_cells = n_q * (1 + sum(len(self.groups[kind]) for kind in GROUP_COLUMNS))
+        counts = [np.zeros(n_cells * p, dtype=np.int64), np.zeros(n_cells * p, dtype=np.int64)]
+        cell, offset = q, n_q  # the questions' cells, then each kind's (group x question), one kind at a time
+        for k, kind in enumerate([None, *GROUP_COLUMNS]):
+            if kind is not None:
+                g = data.groups[rows, k - 1]
+                cell = np.where(g >= 0, offset + g * n_q + q, -1)
+                offset += len(self.groups[kind]) * n_q
+            for answer, count in ((human, counts[0]), (answers, counts[1])):
+                ok = (cell >= 0) & (answer >= 0)
+                count += np.bincount(cell[ok] * p + answer[ok], minlength=n_cells * p)
+        counts = [c.reshape(n_cells, p).astype(float) for c in counts]
         return metrics.w1_from_counts(counts[0], counts[1], self.cell_steps), counts[0][:n_q]
 
     def per_model(self, model: str, units: np.ndarray) -> dict[str, np.ndarray]:
