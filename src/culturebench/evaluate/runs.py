@@ -50,7 +50,10 @@ SHARD_THRESHOLD = 50_000
 as responses.jsonl: about 3 KB a request as JSON (the prompt is repeated on every line), a tenth of that in parquet,
 and a scorer reads the few columns it needs from parquet without parsing the rest."""
 SHARD_ROWS = 262_144
-"""Records per parquet shard (each batch of the runner is one row group of it)."""
+"""Records per parquet shard."""
+ROW_GROUP_ROWS = 1024
+"""Records per row group of a shard: converted to Arrow this many at a time, which bounds the memory of writing
+(a runner batch at once cost four times as much)."""
 RUN_FILE = "run.json"
 
 LIBRARIES = ("aiohttp", "ray", "vllm", "torch", "transformers", "polars", "pyarrow", "numpy", "scipy", "matplotlib",
@@ -166,8 +169,8 @@ def write_jsonl(path: Path, records: Iterable[Mapping]) -> Path:
 class ResponsesWriter:
     """The responses file of a run, appended to batch by batch as the answers arrive (``write(records)``): for
     ``total`` requests up to SHARD_THRESHOLD, RUN_DIR/responses.jsonl (one JSON line per record, as ``write_jsonl``);
-    above it, RUN_DIR/responses/part-NNNNN.parquet (zstd, SHARD_ROWS records each, one row group per ``write``,
-    columns typed by ``schema``, a ``pyarrow.Schema`` of the records). Written under a hidden name beside it and
+    above it, RUN_DIR/responses/part-NNNNN.parquet (zstd, SHARD_ROWS records each,
+    ROW_GROUP_ROWS records a row group, columns typed by ``schema``, a ``pyarrow.Schema`` of the records). Written under a hidden name beside it and
     moved into place by ``close()`` (which removes the other layout of an earlier run), so an interrupted run leaves
     no half file that looks whole; the response cache is what resumes. A context manager: on an exception the hidden
     file is removed."""
@@ -213,7 +216,7 @@ class ResponsesWriter:
             if self._writer is None:
                 self._writer = pq.ParquetWriter(self._partial / f"part-{self._shard:05d}.parquet", self.schema,
                                                 compression="zstd")
-            part = records[start:start + self.shard_rows - self._in_shard]
+            part = records[start:start + min(ROW_GROUP_ROWS, self.shard_rows - self._in_shard)]
             self._writer.write_table(pa.Table.from_pylist(list(part), schema=self.schema))
             start += len(part)
             self._in_shard += len(part)
