@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from culturebench.evaluate import runs, wvb
-from culturebench.evaluate.backends import ChatRequest, OpenAIBackend, SamplingParams
+from culturebench.evaluate.backends import ChatRequest, ChatResponse, OpenAIBackend, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import DryRun, stream_requests
 from culturebench.evaluate.scripted_server import ScriptedServer
@@ -206,3 +206,24 @@ def test_an_interrupted_run_leaves_no_responses_file_and_resumes(tmp_path, sampl
         assert server.request_count == result.stats["n_queried"] < result.stats["n_requests"]
         assert result.stats["n_cached"] >= kept
     assert len(runs.read_jsonl(out / runs.RESPONSES_FILE)) == result.stats["n_requests"]
+
+
+class WholeRunBackend:
+    """A backend that takes the whole run as one batch (as the integrations' planning backend does) and echoes."""
+
+    name = "whole-run"
+    batch_size = 1000
+
+    def cache_params(self) -> dict:
+        return {"backend": self.name}
+
+    def generate(self, requests, on_response) -> None:
+        for index, request in enumerate(requests):
+            on_response(index, ChatResponse(request.messages[-1][1]))
+
+
+def test_a_backend_may_set_the_batch_size():
+    sizes: list[int] = []
+    stats = stream_requests(WholeRunBackend(), requests(25, []), None,
+                            lambda items, responses: sizes.append(len(items)), batch_size=10)
+    assert sizes == [25] and stats.n_queried == 25
