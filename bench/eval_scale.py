@@ -9,7 +9,8 @@ repeated with fresh participant ids (participants copied with them) until it hol
 command line), with a fresh run folder, against the echo server of ``culturebench.evaluate.scripted_server`` with no
 latency (the model answers at once: what is measured is the harness). Every measurement runs in a process of its
 own, started from this one, so its peak RSS (wait4's ``ru_maxrss``) is its own: interpreter, imports, release
-reading, requests, cache, responses file and metrics (with the bootstrap intervals) included. The floor sends N
+reading, requests, cache, responses file and metrics (with the bootstrap intervals) included; ``wall s`` is the
+whole ``evaluate`` (scoring and plots too), ``runner s`` and ``req/s`` the runner's part (the requests). The floor sends N
 copies of the run's first request bodies (cycled) through ``floor_run(client="asyncio")``: one keep-alive HTTP/1.1
 connection per slot, nothing else. The machine is shared: compare only figures of one invocation.
 """
@@ -78,7 +79,7 @@ def child_evaluate(release: Path, out: Path, url: str, limit: int, concurrency: 
     result = wvb.evaluate(backend, release, out, split="test", limit=limit, console=None)
     wall = time.perf_counter() - started
     return {"requests": result.stats["n_requests"], "queried": result.stats["n_queried"], "wall_s": wall,
-            "mean_w1": result.metrics["mean"]}
+            "runner_s": result.stats["wall_s"], "mean_w1": result.metrics["mean"]}
 
 
 def child_floor(release: Path, url: str, n: int, concurrency: int) -> dict:
@@ -126,7 +127,7 @@ def main() -> None:
         release = synthetic_release(work, max(args.sizes))
         print(f"synthetic release {release} ({time.perf_counter() - started:.0f} s to make); "
               f"concurrency {args.concurrency}; load {os.getloadavg()[0]:.2f}")
-        print(f"{'requests':>9} {'wall s':>8} {'req/s':>7} {'peak RSS MiB':>12} {'responses MB':>12} "
+        print(f"{'requests':>9} {'wall s':>8} {'runner s':>8} {'req/s':>7} {'peak RSS MiB':>12} {'responses MB':>12} "
               f"{'cache MB':>9} {'| floor wall s':>14} {'floor req/s':>11} {'floor RSS MiB':>13} {'load':>5}")
         with server_process(0.0) as url:
             peaks = {}
@@ -139,7 +140,8 @@ def main() -> None:
                                              "--concurrency", str(args.concurrency)])
                 sizes = folder_bytes(out)
                 peaks[size] = rss
-                print(f"{run['requests']:>9,} {run['wall_s']:>8.1f} {run['requests'] / run['wall_s']:>7.0f} "
+                print(f"{run['requests']:>9,} {run['wall_s']:>8.1f} {run['runner_s']:>8.1f} "
+                      f"{run['requests'] / run['runner_s']:>7.0f} "
                       f"{rss:>12.0f} {sizes['responses'] / 1e6:>12.1f} {sizes['cache'] / 1e6:>9.1f} "
                       f"| {floor['wall_s']:>12.1f} {floor['requests'] / floor['wall_s']:>11.0f} {floor_rss:>13.0f} "
                       f"{os.getloadavg()[0]:>5.2f}", flush=True)

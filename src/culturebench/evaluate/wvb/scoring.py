@@ -101,9 +101,11 @@ def _n_invalid(rows: pl.DataFrame) -> int:
 
 
 def _by_group(rows: pl.DataFrame, columns: list[str], majority: str) -> dict[str, dict]:
+    """``evaluate_rows`` of each group of ``columns`` (groups in sorted order), one group's rows at a time."""
     keyed = rows.drop_nulls(columns)
     out = {}
-    for key, part in sorted(keyed.partition_by(columns, as_dict=True, maintain_order=True).items()):
+    for key in sorted(keyed.select(columns).unique().iter_rows()):
+        part = keyed.filter(pl.all_horizontal(pl.col(c) == value for c, value in zip(columns, key)))
         out[" / ".join(str(k) for k in key)] = evaluate_rows(part, majority)
     return out
 
@@ -156,9 +158,11 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
               .join(tables["examples"], on=["participant_id", "question_id"], how="left")
               .join(values.select("question_id", "scale_min", "scale_max"), on="question_id", how="left")
               .with_columns(_score_columns(drop_out_of_scale)))
-    known = joined.filter(pl.col("scale_min").is_not_null())
+    n_rows, known = joined.height, joined.filter(pl.col("scale_min").is_not_null())
+    n_known, n_invalid = known.height, _n_invalid(known)
     covered = joined.filter((pl.col("human").is_not_null() | pl.col("participant_id").is_null())
                             & pl.col("scale_min").is_not_null())
+    del known, joined  # only the covered rows from here on: memory for a run of millions
     covered = (covered
                .join(tables["participants"], on="participant_id", how="left")
                .join(tables["probe"].rename({"continent": "probe_continent", "urban_rural": "probe_urban_rural"}),
@@ -167,7 +171,6 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
                                            separator=" / ").alias("majority_group"))
                .sort("row"))
     result = evaluate_rows(covered, majority)
-    n_rows = joined.height
     probe_rows = covered.filter(pl.col("education_level").is_not_null()).drop("continent", "urban_rural").rename(
         {"probe_continent": "continent", "probe_urban_rural": "urban_rural"})
     result.update({
@@ -179,8 +182,8 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
         "n_rows": n_rows,
         "n_covered": covered.height,
         "coverage": covered.height / n_rows,
-        "n_unknown_question": joined.height - known.height,
-        "n_invalid": _n_invalid(known),
+        "n_unknown_question": n_rows - n_known,
+        "n_invalid": n_invalid,
         "n_invalid_covered": _n_invalid(covered),
         "out_of_scale": out_of_scale_report(covered, drop_out_of_scale),
         "release_routes": release_routes(release),
@@ -194,7 +197,7 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     rows = covered.select("question_id", "participant_id", "human", "model", "scale_min", "scale_max",
                           *(["has_model"] if "has_model" in covered.columns else []), *GROUP_COLUMNS.values())
     scored = ScoreResult(metrics=runs.json_safe(result), rows=rows)
-    del inputs, tables, joined, known, covered, probe_rows  # the bootstrap needs only ``rows``: memory for it
+    del inputs, tables, covered, probe_rows  # the bootstrap needs only ``rows``: memory for it
     if bootstrap is not None and rows.height:  # nothing covered: no interval (``score`` refuses such a file)
         add_intervals(scored, bootstrap)
         scored.metrics = runs.json_safe(scored.metrics)
