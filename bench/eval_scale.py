@@ -4,13 +4,15 @@ floor of ``bench/eval_overhead.py`` (its ``floor_run``) sending as many requests
     python bench/eval_scale.py [--sizes 20000 100000 600000] [--concurrency 64] [--keep DIR]
 
 A synthetic WVB release is made in a temp folder: the bundled sample (REPO/raw) is built, then its test split is
-repeated with fresh participant ids (participants copied with them) until it holds the largest size; each size is
+repeated with fresh participant ids (participants copied with them, each copy's country text marked so that its
+prompts are its own) until it holds the largest size; each size is
 ``evaluate(split="test", limit=N)`` with demographics (``--limit`` spreads N rows over the questions, as on the
 command line), with a fresh run folder, against the echo server of ``culturebench.evaluate.scripted_server`` with no
 latency (the model answers at once: what is measured is the harness). Every measurement runs in a process of its
 own, started from this one, so its peak RSS (wait4's ``ru_maxrss``) is its own: interpreter, imports, release
 reading, requests, cache, responses file and metrics (with the bootstrap intervals) included; ``wall s`` is the
-whole ``evaluate`` (scoring and plots too), ``runner s`` and ``req/s`` the runner's part (the requests). The floor sends N
+whole ``evaluate`` (scoring and plots too), ``runner s`` and ``req/s`` the runner's part (the requests; ``queried``:
+those sent, the others repeats of an identical prompt). The floor sends N
 copies of the run's first request bodies (cycled) through ``floor_run(client="asyncio")``: one keep-alive HTTP/1.1
 connection per slot, nothing else. The machine is shared: compare only figures of one invocation.
 """
@@ -51,9 +53,22 @@ def synthetic_release(folder: Path, rows: int) -> Path:
     copies = -(-rows // examples.height)
     for path, frame in ((TEST_SPLIT, examples), (TEST_PARTICIPANTS, participants)):
         dtype = frame.schema["participant_id"]
-        pl.concat([frame.with_columns((pl.col("participant_id").cast(pl.Int64) + k * ID_STRIDE).cast(dtype))
+        marked = frame.columns if path == TEST_PARTICIPANTS else []
+        pl.concat([frame.with_columns((pl.col("participant_id").cast(pl.Int64) + k * ID_STRIDE).cast(dtype),
+                                      *([_marked(k)] if marked and k else []))
                    for k in range(copies)]).write_parquet(release / path)
     return release
+
+
+def _marked(copy: int):
+    """The country of copy ``copy`` with " #copy" appended, so that its prompts differ from the sample's (identical
+    prompts would be asked once and the rest answered from the cache)."""
+    import polars as pl
+
+    from culturebench.evaluate.wvb_prompts import DEMOGRAPHIC_VARIABLES
+
+    country = DEMOGRAPHIC_VARIABLES[0]
+    return pl.concat_str([pl.col(country).fill_null("unknown"), pl.lit(f" #{copy}")]).alias(country)
 
 
 def folder_bytes(folder: Path) -> dict[str, int]:
@@ -127,7 +142,7 @@ def main() -> None:
         release = synthetic_release(work, max(args.sizes))
         print(f"synthetic release {release} ({time.perf_counter() - started:.0f} s to make); "
               f"concurrency {args.concurrency}; load {os.getloadavg()[0]:.2f}")
-        print(f"{'requests':>9} {'wall s':>8} {'runner s':>8} {'req/s':>7} {'peak RSS MiB':>12} {'responses MB':>12} "
+        print(f"{'requests':>9} {'queried':>9} {'wall s':>8} {'runner s':>8} {'req/s':>7} {'peak RSS MiB':>12} {'responses MB':>12} "
               f"{'cache MB':>9} {'| floor wall s':>14} {'floor req/s':>11} {'floor RSS MiB':>13} {'load':>5}")
         with server_process(0.0) as url:
             peaks = {}
@@ -140,7 +155,7 @@ def main() -> None:
                                              "--concurrency", str(args.concurrency)])
                 sizes = folder_bytes(out)
                 peaks[size] = rss
-                print(f"{run['requests']:>9,} {run['wall_s']:>8.1f} {run['runner_s']:>8.1f} "
+                print(f"{run['requests']:>9,} {run['queried']:>9,} {run['wall_s']:>8.1f} {run['runner_s']:>8.1f} "
                       f"{run['requests'] / run['runner_s']:>7.0f} "
                       f"{rss:>12.0f} {sizes['responses'] / 1e6:>12.1f} {sizes['cache'] / 1e6:>9.1f} "
                       f"| {floor['wall_s']:>12.1f} {floor['requests'] / floor['wall_s']:>11.0f} {floor_rss:>13.0f} "

@@ -14,8 +14,8 @@ every key and header value a backend sends (``--header``; replies are redacted a
 the cache never hold them either).
 
 Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
-(``ask``; ``stream`` for a run written out batch by batch) and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
-(``write_metrics_and_plots``), run.json (``write_run_record``), the result (``EvaluateResult``), the backends of
+(``ask``; ``stream`` for a run written out batch by batch, into ``ResponsesWriter``) and their totals
+(``total_stats``), the scored files (``source_info``), metrics.json and the plots (``write_metrics_and_plots``), run.json (``write_run_record``), the result (``EvaluateResult``), the backends of
 judges and jurors (``companion_backend``) and the command-line bits (``request_counts``, ``split_paths``).
 """
 
@@ -169,9 +169,9 @@ def write_jsonl(path: Path, records: Iterable[Mapping]) -> Path:
 class ResponsesWriter:
     """The responses file of a run, appended to batch by batch as the answers arrive (``write(records)``): for
     ``total`` requests up to SHARD_THRESHOLD, RUN_DIR/responses.jsonl (one JSON line per record, as ``write_jsonl``);
-    above it, RUN_DIR/responses/part-NNNNN.parquet (zstd, SHARD_ROWS records each,
-    ROW_GROUP_ROWS records a row group, columns typed by ``schema``, a ``pyarrow.Schema`` of the records). Written under a hidden name beside it and
-    moved into place by ``close()`` (which removes the other layout of an earlier run), so an interrupted run leaves
+    above it, RUN_DIR/responses/part-NNNNN.parquet (zstd, SHARD_ROWS records each, ROW_GROUP_ROWS records a row
+    group, columns typed by ``schema``, a ``pyarrow.Schema`` of the records). Written under a hidden name beside it
+    and moved into place by ``close()`` (which removes the other layout of an earlier run), so an interrupted run leaves
     no half file that looks whole; the response cache is what resumes. A context manager: on an exception the hidden
     file is removed."""
 
