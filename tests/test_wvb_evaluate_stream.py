@@ -114,6 +114,7 @@ def test_large_runs_write_parquet_shards_that_score_reads(tmp_path, sample_relea
 
     assert pq.ParquetFile(shards[0]).metadata.row_group(0).column(0).compression == "ZSTD"
     assert pl.read_parquet(shards).to_dicts() == runs.read_jsonl(jsonl_run / runs.RESPONSES_FILE)
+    assert runs.read_records(shard_run) == runs.read_records(jsonl_run) == runs.read_jsonl(jsonl_run / runs.RESPONSES_FILE)
 
     by_jsonl = json.loads((jsonl_run / runs.METRICS_FILE).read_text())
     by_shards = json.loads((shard_run / runs.METRICS_FILE).read_text())

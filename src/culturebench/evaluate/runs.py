@@ -276,6 +276,17 @@ def read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def read_records(folder: Path) -> list[dict]:
+    """Every record of a run folder's responses (``responses_path``: responses.jsonl or its parquet shards) as a
+    list, for the steps that take a run as a whole (``--scoring logprobs``); an InputError when it has none."""
+    path = responses_path(folder)
+    if path is None:
+        raise InputError(f"run folder has no {RESPONSES_FILE} or {RESPONSES_DIR}/", file=folder)
+    if path.is_dir():
+        return pl.read_parquet(shard_paths(path)).to_dicts()
+    return read_jsonl(path)
+
+
 def run_record(*, benchmark: str, command: str, args: Mapping[str, Any], release: Mapping, backend: Any,
                stats: Mapping, extra: Mapping | None = None, started_at: datetime | None = None) -> dict:
     """The content of run.json (scrubbed of secrets)."""
