@@ -100,19 +100,24 @@ class W1Bootstrap:
                  .with_columns(pl.col("question_id").replace_strict(position, return_dtype=pl.Int64).alias("q"))
                  .sort("q", "unit").with_row_index("index"))
         self.strata = [part["index"].to_numpy() for part in units.partition_by("q", maintain_order=True)]
+        del everything, offsets
         self.data = {}
         for model, rows in keyed.items():
-            rows = (rows.join(units.select("question_id", "unit", "index", "q"), on=["question_id", "unit"])
+            # answers and group codes as int32 before the join: the join and sort then carry no text
+            rows = (rows.select("question_id", "unit", *(
+                        (pl.col(answer) - pl.col("scale_min") + self.shift).fill_null(-1).cast(pl.Int32).alias(answer)
+                        for answer in ("human", "model")), *(
+                        pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
+                                                      return_dtype=pl.Int32).fill_null(-1).alias(kind)
+                        for kind, column in GROUP_COLUMNS.items()))
+                    .join(units.select("question_id", "unit", "index", "q"), on=["question_id", "unit"])
                     .sort("index", maintain_order=True))
             count = np.bincount(rows["index"].to_numpy(), minlength=units.height)
-            codes = [rows[column].replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
-                                                 return_dtype=pl.Int64).fill_null(-1).to_numpy()
-                     for kind, column in GROUP_COLUMNS.items()]
             self.data[model] = UnitRows(  # per row int32 (half of int64's memory; every value is small)
                 start=np.cumsum(count) - count, count=count, question=rows["q"].to_numpy().astype(np.int32),
-                human=(rows["human"] - rows["scale_min"] + self.shift).fill_null(-1).to_numpy().astype(np.int32),
-                model=(rows["model"] - rows["scale_min"] + self.shift).fill_null(-1).to_numpy().astype(np.int32),
-                groups=(np.stack(codes, axis=1) if codes else np.empty((rows.height, 0))).astype(np.int32))
+                human=rows["human"].to_numpy(), model=rows["model"].to_numpy(),
+                groups=(rows.select(*GROUP_COLUMNS).to_numpy() if GROUP_COLUMNS
+                        else np.empty((rows.height, 0))).astype(np.int32))
         n_cells = 1 + sum(len(g) for g in self.groups.values())
         self.cell_steps = np.tile(self.steps, n_cells)
         grid = np.arange(self.points) - self.shift
