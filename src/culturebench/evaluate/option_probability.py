@@ -214,8 +214,7 @@ def score(benchmark: str, recorder: LogprobRecorder, options: Mapping) -> tuple[
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     harness.replay(benchmark, {**options, "out": folder}, answers, model=str(recorder.backend.model))
-    table = agreement(benchmark, runs.read_jsonl(out / runs.RESPONSES_FILE),
-                      runs.read_jsonl(folder / runs.RESPONSES_FILE))
+    table = agreement(benchmark, runs.read_records(out), runs.read_records(folder))
     path = out / AGREEMENT_FILE
     path.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     o = table["overall"]

@@ -1,14 +1,19 @@
 """The one place where model calls happen: cache lookup, the missing requests to the backend, each response
 written to the cache as it arrives, a progress bar with rate and ETA.
 
-Every benchmark builds its ``ChatRequest`` list and calls ``run_requests(backend, requests, cache)``.
+``stream_requests(backend, items, cache, on_batch)`` takes any iterable (a generator: the run is never a list in
+memory) in batches of ``BATCH_SIZE`` and hands each batch's responses, in order, to ``on_batch`` as soon as the
+batch is answered, so a caller writes them out and forgets them. ``run_requests(backend, requests, cache)`` is the
+same for a run small enough to keep: its responses as one list (one batch, so identical requests anywhere in it are
+sent once).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -81,12 +86,12 @@ def estimated_tokens(request: ChatRequest) -> int:
 class DryRun(Exception):
     """``evaluate --dry-run`` stops at the first requests it would send: what they are and what they would cost."""
 
-    def __init__(self, description: str, n_requests: int, n_cached: int, to_send: Sequence[ChatRequest],
-                 prices: tuple[float, float] | None) -> None:
+    def __init__(self, description: str, n_requests: int, n_cached: int, n_to_send: int, prompt_tokens: int,
+                 completion_tokens: int, prices: tuple[float, float] | None) -> None:
+        """``prompt_tokens``: ``estimated_tokens`` of the requests to send; ``completion_tokens``: their
+        ``max_tokens`` (at most)."""
         self.description, self.n_requests, self.n_cached = description, n_requests, n_cached
-        self.n_to_send = len(to_send)
-        self.prompt_tokens = sum(estimated_tokens(r) for r in to_send)
-        self.completion_tokens = sum(r.sampling.max_tokens for r in to_send)  # at most
+        self.n_to_send, self.prompt_tokens, self.completion_tokens = n_to_send, prompt_tokens, completion_tokens
         self.cost = None if prices is None else (self.prompt_tokens * prices[0]
                                                   + self.completion_tokens * prices[1]) / 1e6
         super().__init__(self.line())
@@ -149,45 +154,68 @@ def progress_bar(console: Console, backend: Backend | None = None) -> Progress:
                     _HealthColumn(backend), console=console, disable=not console.is_terminal, transient=False)
 
 
-def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: ResponseCache | None,
-                 description: str = "model calls", console: Console | None = None) -> RunResult:
-    """Responses to ``requests`` in order: from ``cache`` where present, from ``backend`` for the rest (each one
-    cached as it arrives, so an interrupted run resumes where it stopped). Identical requests are sent once."""
+BATCH_SIZE = 4096
+"""Requests taken from the iterable at a time by ``stream_requests``: the memory of a run is this many requests
+and answers, whatever its length; large enough that the backend's requests in flight rarely drain between
+batches (the last requests of a batch finish before the next batch starts)."""
+
+
+def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | None,
+                    on_batch: Callable[[list, list[ChatResponse]], None], *,
+                    request_of: Callable[[object], ChatRequest] = lambda item: item, total: int | None = None,
+                    batch_size: int = BATCH_SIZE, description: str = "model calls",
+                    console: Console | None = None) -> RunStats:
+    """Responses to ``items`` (``request_of(item)`` is the request of one), ``batch_size`` items at a time: each
+    batch from ``cache`` where present, from ``backend`` for the rest (each one cached as it arrives, so an
+    interrupted run resumes where it stopped), then ``on_batch(items, responses)`` in item order. Identical
+    requests of one batch are sent once; a later batch finds an earlier batch's answer in the cache. ``total``
+    (a cheap count of the items) is the progress bar's. A backend's ``dry_run`` goes through every batch without
+    sending anything, then raises ``DryRun``. A backend with a ``batch_size`` attribute sets the batches (the
+    integrations' planning backend takes the whole run as one, to see every request before it stops the run)."""
     started = time.perf_counter()
+    batch_size = getattr(backend, "batch_size", None) or batch_size
     console = console or Console(stderr=True)
     params = backend.cache_params()
-    n = len(requests)
-
-    # key -> (canonical request JSON, the positions asking for it)
-    groups: dict[str, tuple[str, list[int]]] = {}
-    for position, request in enumerate(requests):
-        material = canonical_json(key_material(params, request))
-        key = hashlib.sha256(material.encode()).hexdigest()
-        entry = groups.get(key)
-        if entry is None:
-            groups[key] = (material, [position])
-        else:
-            entry[1].append(position)
-
-    responses: list[ChatResponse | None] = [None] * n
-    hits = cache.get_many(groups) if cache is not None else {}
-    n_cached = 0
-    for key, response in hits.items():
-        for position in groups[key][1]:
-            responses[position] = response
-            n_cached += 1
-    missing = [key for key in groups if key not in hits]
-    to_send = [requests[groups[key][1][0]] for key in missing]
-
-    if getattr(backend, "dry_run", False):
-        raise DryRun(description, n, n_cached, to_send, getattr(backend, "price_per_million", None))
+    dry_run = bool(getattr(backend, "dry_run", False))
     stats_before = backend.stats.copy() if isinstance(getattr(backend, "stats", None), BackendStats) else None
-    stats = RunStats(n_requests=n, n_cached=n_cached, n_queried=len(to_send),
-                     n_repeats=n - n_cached - len(to_send))
+    stats = RunStats()
+    planned_tokens = [0, 0]  # a dry run's estimate: prompt tokens and at most completion tokens of what it would send
+    bar: Progress | None = None
+    task = None
+    iterator = iter(items)
     try:
-        if to_send:
-            with progress_bar(console, backend) as bar:
-                task = bar.add_task(description, total=n, completed=n_cached)
+        while batch := list(itertools.islice(iterator, batch_size)):
+            requests = [request_of(item) for item in batch]
+            # key -> (canonical request JSON, the positions asking for it)
+            groups: dict[str, tuple[str, list[int]]] = {}
+            for position, request in enumerate(requests):
+                material = canonical_json(key_material(params, request))
+                key = hashlib.sha256(material.encode()).hexdigest()
+                entry = groups.get(key)
+                if entry is None:
+                    groups[key] = (material, [position])
+                else:
+                    entry[1].append(position)
+            responses: list[ChatResponse | None] = [None] * len(batch)
+            hits = cache.get_many(groups) if cache is not None else {}
+            for key, response in hits.items():
+                for position in groups[key][1]:
+                    responses[position] = response
+                    stats.n_cached += 1
+            missing = [key for key in groups if key not in hits]
+            to_send = [requests[groups[key][1][0]] for key in missing]
+            stats.n_requests += len(batch)
+            stats.n_queried += len(to_send)
+            if dry_run:
+                planned_tokens[0] += sum(estimated_tokens(r) for r in to_send)
+                planned_tokens[1] += sum(r.sampling.max_tokens for r in to_send)
+                continue
+            if to_send:
+                if bar is None:
+                    bar = progress_bar(console, backend)
+                    bar.start()
+                    task = bar.add_task(description, total=total, completed=stats.n_requests - len(batch))
+                bar.advance(task, len(batch) - sum(len(groups[key][1]) for key in missing))  # the cached ones
 
                 def on_response(index: int, response: ChatResponse) -> None:
                     key = missing[index]
@@ -199,7 +227,21 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: Respo
                     bar.advance(task, len(positions))
 
                 backend.generate(to_send, on_response)
+            elif bar is not None:
+                bar.advance(task, len(batch))
+            absent = sum(r is None for r in responses)
+            if absent:
+                raise BackendError(f"{backend.name} backend returned no response for {absent} of {len(batch)} "
+                                   "requests")
+            if stats_before is None:  # a backend without running totals: count what came back
+                queried = [responses[groups[key][1][0]] for key in missing]
+                stats.prompt_tokens += sum(r.prompt_tokens for r in queried)
+                stats.completion_tokens += sum(r.completion_tokens for r in queried)
+            stats.truncated += sum(r.finish_reason == "length" for r in responses)  # type: ignore[union-attr]
+            on_batch(batch, responses)  # type: ignore[arg-type]
     finally:
+        if bar is not None:
+            bar.stop()
         if cache is not None:
             cache.flush()  # whatever happened, every answer received is committed when this returns or raises
         if stats_before is not None:
@@ -208,16 +250,22 @@ def run_requests(backend: Backend, requests: Sequence[ChatRequest], cache: Respo
             stats.prompt_tokens, stats.completion_tokens, stats.cost = (delta.prompt_tokens, delta.completion_tokens,
                                                                        delta.cost)
         stats.wall_s = time.perf_counter() - started
-
-    absent = sum(r is None for r in responses)
-    if absent:
-        raise BackendError(f"{backend.name} backend returned no response for {absent} of {n} requests")
-    if stats_before is None:  # a backend without running totals: count what came back
-        queried = [responses[groups[key][1][0]] for key in missing]
-        stats.prompt_tokens = sum(r.prompt_tokens for r in queried)
-        stats.completion_tokens = sum(r.completion_tokens for r in queried)
-    stats.truncated = sum(r.finish_reason == "length" for r in responses)  # type: ignore[union-attr]
-    warning = truncation_warning(stats.truncated, n, description)
+    stats.n_repeats = stats.n_requests - stats.n_cached - stats.n_queried
+    if dry_run:
+        raise DryRun(description, stats.n_requests, stats.n_cached, stats.n_queried, *planned_tokens,
+                     getattr(backend, "price_per_million", None))
+    warning = truncation_warning(stats.truncated, stats.n_requests, description)
     if warning:
         console.print(Text(warning, style="yellow"), highlight=False, soft_wrap=True)
-    return RunResult(responses=responses, stats=stats)  # type: ignore[arg-type]
+    return stats
+
+
+def run_requests(backend: Backend, requests: Iterable[ChatRequest], cache: ResponseCache | None,
+                 description: str = "model calls", console: Console | None = None) -> RunResult:
+    """Responses to ``requests`` in order, kept as one list (``stream_requests`` with the whole run as one batch:
+    identical requests anywhere in it are sent once); for a run too long to keep, ``stream_requests``."""
+    requests = list(requests)
+    responses: list[ChatResponse] = []
+    stats = stream_requests(backend, requests, cache, lambda _, batch: responses.extend(batch), total=len(requests),
+                            batch_size=max(1, len(requests)), description=description, console=console)
+    return RunResult(responses=responses, stats=stats)

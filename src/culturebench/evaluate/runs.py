@@ -1,7 +1,9 @@
 """The run folder of ``culturebench evaluate <benchmark>``, the same for every benchmark:
 
     RUN_DIR/cache.sqlite        response cache (re-running the same command resumes: nothing answered is re-queried)
-    RUN_DIR/responses.jsonl     one JSON line per request, in request order (the benchmark decides the fields)
+    RUN_DIR/responses.jsonl     one JSON line per request, in request order (the benchmark decides the fields);
+                                a run of more than SHARD_THRESHOLD requests writes RUN_DIR/responses/ instead:
+                                zstd parquet shards part-00000.parquet, ... of the same records (``ResponsesWriter``)
     RUN_DIR/run.json            what was run and how: versions, release manifest hash, arguments without secrets,
                                 backend cache parameters, runner totals (tokens, cost, retries, cached/queried, time)
     RUN_DIR/metrics.json, *.png the benchmark's metrics and plots
@@ -12,13 +14,14 @@ every key and header value a backend sends (``--header``; replies are redacted a
 the cache never hold them either).
 
 Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
-(``ask``) and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
-(``write_metrics_and_plots``), run.json (``write_run_record``), the result (``EvaluateResult``), the backends of
+(``ask``; ``stream`` for a run written out batch by batch, into ``ResponsesWriter``) and their totals
+(``total_stats``), the scored files (``source_info``), metrics.json and the plots (``write_metrics_and_plots``), run.json (``write_run_record``), the result (``EvaluateResult``), the backends of
 judges and jurors (``companion_backend``) and the command-line bits (``request_counts``, ``split_paths``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -41,6 +44,16 @@ from culturebench.release import load_manifest, read_tables
 
 CACHE_FILE = "cache.sqlite"
 RESPONSES_FILE = "responses.jsonl"
+RESPONSES_DIR = "responses"
+SHARD_THRESHOLD = 50_000
+"""Runs of more requests than this write their responses as zstd parquet shards (RUN_DIR/responses/), smaller ones
+as responses.jsonl: about 3 KB a request as JSON (the prompt is repeated on every line), a tenth of that in parquet,
+and a scorer reads the few columns it needs from parquet without parsing the rest."""
+SHARD_ROWS = 262_144
+"""Records per parquet shard."""
+ROW_GROUP_ROWS = 1024
+"""Records per row group of a shard: converted to Arrow this many at a time, which bounds the memory of writing
+(a runner batch at once cost four times as much)."""
 RUN_FILE = "run.json"
 
 LIBRARIES = ("aiohttp", "ray", "vllm", "torch", "transformers", "polars", "pyarrow", "numpy", "scipy", "matplotlib",
@@ -153,9 +166,125 @@ def write_jsonl(path: Path, records: Iterable[Mapping]) -> Path:
     return path
 
 
+class ResponsesWriter:
+    """The responses file of a run, appended to batch by batch as the answers arrive (``write(records)``): for
+    ``total`` requests up to SHARD_THRESHOLD, RUN_DIR/responses.jsonl (one JSON line per record, as ``write_jsonl``);
+    above it, RUN_DIR/responses/part-NNNNN.parquet (zstd, SHARD_ROWS records each, ROW_GROUP_ROWS records a row
+    group, columns typed by ``schema``, a ``pyarrow.Schema`` of the records). Written under a hidden name beside it
+    and moved into place by ``close()`` (which removes the other layout of an earlier run), so an interrupted run leaves
+    no half file that looks whole; the response cache is what resumes. A context manager: on an exception the hidden
+    file is removed."""
+
+    def __init__(self, out: Path, total: int, schema: Any = None, *, threshold: int | None = None,
+                 shard_rows: int | None = None) -> None:
+        self.out = Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.sharded = total > (SHARD_THRESHOLD if threshold is None else threshold)
+        if self.sharded and schema is None:
+            raise ValueError("a sharded responses file needs the records' schema")
+        self.schema, self.shard_rows = schema, SHARD_ROWS if shard_rows is None else shard_rows
+        self.path = self.out / (RESPONSES_DIR if self.sharded else RESPONSES_FILE)
+        self._partial = self.out / f".{self.path.name}.partial"
+        self._remove(self._partial)
+        if self.sharded:
+            self._partial.mkdir()
+            self._writer, self._shard, self._in_shard = None, 0, 0
+        else:
+            self._handle = open(self._partial, "w", encoding="utf-8")
+        self.n_records = 0
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        if path.is_dir():
+            for child in path.iterdir():
+                child.unlink()
+            path.rmdir()
+        else:
+            path.unlink(missing_ok=True)
+
+    def write(self, records: Sequence[Mapping]) -> None:
+        """Append ``records`` (in request order)."""
+        self.n_records += len(records)
+        if not self.sharded:
+            self._handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        start = 0
+        while start < len(records):
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(self._partial / f"part-{self._shard:05d}.parquet", self.schema,
+                                                compression="zstd")
+            part = records[start:start + min(ROW_GROUP_ROWS, self.shard_rows - self._in_shard)]
+            self._writer.write_table(pa.Table.from_pylist(list(part), schema=self.schema))
+            start += len(part)
+            self._in_shard += len(part)
+            if self._in_shard >= self.shard_rows:
+                self._close_shard()
+
+    def _close_shard(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer, self._shard, self._in_shard = None, self._shard + 1, 0
+
+    def close(self) -> Path:
+        """Finish the file and move it into place; its path."""
+        if self.sharded:
+            self._close_shard()
+        else:
+            self._handle.close()
+        for layout in (self.out / RESPONSES_FILE, self.out / RESPONSES_DIR):
+            self._remove(layout)
+        os.replace(self._partial, self.path)
+        return self.path
+
+    def __enter__(self) -> "ResponsesWriter":
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if kind is not None:
+            if self.sharded:
+                if self._writer is not None:
+                    self._writer.close()
+            else:
+                self._handle.close()
+            self._remove(self._partial)
+
+
+def responses_path(folder: Path) -> Path | None:
+    """The responses of an ``evaluate`` run folder: RUN_DIR/responses.jsonl or its parquet shards RUN_DIR/responses/
+    (``ResponsesWriter``); None when it has neither."""
+    for name in (RESPONSES_FILE, RESPONSES_DIR):
+        if (Path(folder) / name).exists():
+            return Path(folder) / name
+    return None
+
+
+def shard_paths(path: Path) -> list[Path]:
+    """The parquet files of a sharded responses folder (or the one file ``path``), in order; an InputError naming
+    the folder when it holds none."""
+    path = Path(path)
+    shards = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    if not shards:
+        raise InputError("responses folder holds no parquet shards", file=path)
+    return shards
+
+
 def read_jsonl(path: Path) -> list[dict]:
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def read_records(folder: Path) -> list[dict]:
+    """Every record of a run folder's responses (``responses_path``: responses.jsonl or its parquet shards) as a
+    list, for the steps that take a run as a whole (``--scoring logprobs``); an InputError when it has none."""
+    path = responses_path(folder)
+    if path is None:
+        raise InputError(f"run folder has no {RESPONSES_FILE} or {RESPONSES_DIR}/", file=folder)
+    if path.is_dir():
+        return pl.read_parquet(shard_paths(path)).to_dicts()
+    return read_jsonl(path)
 
 
 def run_record(*, benchmark: str, command: str, args: Mapping[str, Any], release: Mapping, backend: Any,
@@ -233,8 +362,13 @@ def release_config(tables: Mapping[str, dict], config: str, release: Path, *, co
 
 
 def source_info(path: Path) -> dict:
-    """A scored file as metrics.json records it: its path and sha256."""
-    return {"path": str(path), "sha256": sha256_file(Path(path))}
+    """A scored file as metrics.json records it: its path and sha256 (a folder of parquet shards: the sha256 of
+    its shards' names and sha256s, one ``name sha256`` line each, in order)."""
+    path = Path(path)
+    if not path.is_dir():
+        return {"path": str(path), "sha256": sha256_file(path)}
+    lines = "".join(f"{shard.name} {sha256_file(shard)}\n" for shard in shard_paths(path))
+    return {"path": str(path), "sha256": hashlib.sha256(lines.encode()).hexdigest()}
 
 
 def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file", *,
@@ -329,7 +463,8 @@ class EvaluateResult:
     metrics: dict
     """metrics.json."""
     records: list[dict]
-    """The lines of responses.jsonl (SocialCC: transcripts.jsonl)."""
+    """The lines of responses.jsonl (SocialCC: transcripts.jsonl); empty where ``evaluate`` streams them to the
+    file (WVB) instead of keeping them."""
     stats: dict
     """The runner's totals, as in run.json."""
     written: list[Path]
@@ -352,6 +487,18 @@ def ask(backend: Any, requests: Sequence, out: Path, description: str, console: 
 
     with ResponseCache(Path(out) / CACHE_FILE) as cache:
         return run_requests(backend, requests, cache, description=description, console=console)
+
+
+def stream(backend: Any, items: Iterable, out: Path, description: str, on_batch: Callable, *, total: int,
+           request_of: Callable = lambda item: item, console: Any = None) -> Any:
+    """``runner.stream_requests`` through the run folder's response cache (``out``/cache.sqlite): ``on_batch(items,
+    responses)`` gets each batch as it is answered; returns the runner's totals (``RunStats``)."""
+    from culturebench.evaluate.cache import ResponseCache
+    from culturebench.evaluate.runner import stream_requests
+
+    with ResponseCache(Path(out) / CACHE_FILE) as cache:
+        return stream_requests(backend, items, cache, on_batch, request_of=request_of, total=total,
+                               description=description, console=console)
 
 
 def total_stats(parts: Iterable[Mapping]) -> dict:

@@ -14,6 +14,7 @@ the most probable options the same way). ``planned_requests`` and ``score_answer
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,7 @@ class PlanningBackend:
     """A backend that records the requests ``culturebench evaluate`` sends and stops the run there."""
 
     name = "planning"
+    batch_size = sys.maxsize  # the runner's batches (runner.stream_requests): the whole run at once, every request seen
 
     def __init__(self, model: str = "model") -> None:
         self.model = model

@@ -1,0 +1,195 @@
+"""``culturebench compare`` for WorldValuesBench (``COMPARE``): every run's answers re-scored against its release
+and bootstrapped together (paired), Table 2's rows, Fig. 3's curves with bands, per-group tables and bars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from culturebench.errors import InputError
+from culturebench.evaluate import compare, metrics, plots, runs, uncertainty
+from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, bootstrap_intervals
+from culturebench.evaluate.wvb.items import question_order
+from culturebench.evaluate.wvb.parsing import evaluate_answers, read_responses
+from culturebench.evaluate.wvb.plots import _threshold_axes
+from culturebench.evaluate.wvb.scoring import MAJORITY_DEFINITIONS, ScoreResult, score_answers
+
+def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame, dict]:
+    """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses (paired
+    with the evaluated rows again as ``evaluate`` paired them), else the responses file a ``score`` run names."""
+    own = runs.responses_path(folder.path)
+    if own is not None:
+        return evaluate_answers(own, release, folder.metrics), runs.source_info(own)
+    source = folder.metrics.get("responses")
+    path = source.get("path") if isinstance(source, dict) else None
+    if not path:
+        raise InputError("run folder has no responses.jsonl and its metrics.json names no responses file",
+                         file=folder.path)
+    return read_responses(Path(path)), runs.source_info(Path(path))
+
+
+def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
+                 release: Path | None) -> compare.Comparison:
+    """Every run's answers re-scored against its release (or ``release``) with the majority reading and the
+    out-of-scale rule it used, then one bootstrap of participants within questions over all of them (paired), as
+    the report's tables."""
+    scored: dict[str, ScoreResult] = {}
+    for folder, mapping in zip(folders, labels):
+        path = Path(release) if release is not None else folder.release
+        if path is None or not (path / "manifest.json").is_file():
+            raise InputError("release folder of the run not found; pass --release", file=path or folder.path)
+        name = mapping[folder.models[0]] if folder.models else folder.path.name
+        majority = ((folder.metrics.get("baselines") or {}).get("majority") or {}).get("definition",
+                                                                                         MAJORITY_DEFINITIONS[0])
+        dropped = (folder.metrics.get("out_of_scale") or {}).get("answers") == "dropped"
+        inputs, source = run_answers(folder, path)
+        scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None,
+                                     drop_out_of_scale=dropped)
+    intervals = bootstrap_intervals(scored, settings)
+    tables = comparison_tables(scored, intervals)
+    notes = [f"Baselines (uniform, majority) are those of the human answers {next(iter(scored))} was scored on."]
+    summary = {m: {k: s.metrics.get(k) for k in ("mode", "n_questions", "coverage", "n_invalid", "mean", "std")}
+               | {k: intervals["models"][m][k] for k in ("mean_ci", "std_ci")} for m, s in scored.items()}
+    return compare.Comparison(models=list(scored), tables=tables, notes=notes, metrics={
+        "uncertainty": settings.record(unit="participant", strata="question", **BOOTSTRAP_NOTE),
+        "per_model": summary, "differences": intervals["differences"]})
+
+
+REPORT_THRESHOLDS = ("0.10", "0.20")
+"""The thresholds Sec. 4 quotes (share of questions with W1 below 0.1 and 0.2), columns of the main table."""
+GROUP_TABLES = {"continent": "continent", "probe_education_level": "education level"}
+
+
+def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[str, pl.DataFrame]:
+    """The report's tables: main (Table 2's Mean row per model and baseline, with std and Sec. 4's shares under
+    0.1 and 0.2), per_question (Table 2's model columns), threshold_curve (Fig. 3), continent and
+    education_level (group sizes, mean W1, small, rank), differences (paired)."""
+    first = next(iter(scored.values())).metrics
+    main = []
+    for model, result in scored.items():
+        m, ci = result.metrics, intervals["models"][model]
+        main.append({"model": model, "mode": m.get("mode") or "scored file", "n_questions": m["n_questions"],
+                     "coverage": m["coverage"], **compare.with_interval("mean W1", m["mean"], ci["mean_ci"]),
+                     **compare.with_interval("std", m["std"], ci["std_ci"]),
+                     **{k: v for t in REPORT_THRESHOLDS for k, v in compare.with_interval(
+                         f"share W1<={t}", m["threshold_curve"][t], ci["threshold_curve_ci"][t]).items()}})
+    first_ci = intervals["models"][next(iter(scored))]["baselines"]
+    for name, baseline in first["baselines"].items():
+        label = f"{name} baseline" + (f" ({baseline['definition']})" if "definition" in baseline else "")
+        main.append({"model": label, "mode": "baseline", "n_questions": baseline["n_questions"], "coverage": None,
+                     **compare.with_interval("mean W1", baseline["mean"], first_ci[name]),
+                     **compare.with_interval("std", baseline["std"], None),
+                     **{k: v for t in REPORT_THRESHOLDS for k, v in compare.with_interval(
+                         f"share W1<={t}", baseline["threshold_curve"][t], None).items()}})
+    questions = sorted({q for r in scored.values() for q in r.metrics["per_question"]}, key=question_order)
+    per_question = [{"question_id": q, **{k: v for model, r in scored.items() for k, v in compare.with_interval(
+        model, r.metrics["per_question"].get(q), intervals["models"][model]["per_question_ci"].get(q)).items()},
+        "uniform baseline": first["baselines"]["uniform"]["per_question"].get(q),
+        "majority baseline": first["baselines"]["majority"]["per_question"].get(q)} for q in questions]
+    curve = [{"threshold": key, **{k: v for model, r in scored.items() for k, v in compare.with_interval(
+        model, r.metrics["threshold_curve"][key], intervals["models"][model]["threshold_curve_ci"][key]).items()},
+        **{f"{name} baseline": baseline["threshold_curve"][key] for name, baseline in first["baselines"].items()}}
+        for key, _ in metrics.threshold_grid()]
+    tables = {"main": pl.DataFrame(main, infer_schema_length=None),
+              "per_question": pl.DataFrame(per_question, infer_schema_length=None),
+              "threshold_curve": pl.DataFrame(curve, infer_schema_length=None)}
+    for kind, title in GROUP_TABLES.items():
+        rows = [{"model": model, title: r["group"], "rank": r["rank"], "n_rows": r["n_rows"],
+                 "n_participants": r["n_participants"], "answers_per_question": r["answers_per_question"],
+                 **compare.with_interval("mean W1", r["estimate"], [r["low"], r["high"]]), "small": r["small"]}
+                for model in scored for r in intervals["models"][model]["group_breakdown"][kind]]
+        tables[title.replace(" ", "_")] = pl.DataFrame(rows, schema={
+            "model": pl.String, title: pl.String, "rank": pl.Int64, "n_rows": pl.Int64, "n_participants": pl.Int64,
+            "answers_per_question": pl.Float64, "mean W1": pl.Float64, "mean W1_low": pl.Float64,
+            "mean W1_high": pl.Float64, "small": pl.Boolean})
+    tables["differences"] = pl.DataFrame(
+        [{k: r[k] for k in ("model_a", "model_b", "kind", "group")}
+         | compare.with_interval("difference", r["difference"], [r["low"], r["high"]])
+         | {k: r[k] for k in ("pvalue", "pvalue_holm", "significant", "n_common_questions")}
+         for r in intervals["differences"]],
+        schema={"model_a": pl.String, "model_b": pl.String, "kind": pl.String, "group": pl.String,
+                "difference": pl.Float64, "difference_low": pl.Float64, "difference_high": pl.Float64,
+                "pvalue": pl.Float64, "pvalue_holm": pl.Float64, "significant": pl.Boolean,
+                "n_common_questions": pl.Int64})
+    return tables
+
+
+def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
+    """Fig. 3 with one solid line per model and its bootstrap band, and the baselines dashed."""
+    plt = plots.pyplot()
+    frame = comparison.tables["threshold_curve"]
+    x = [float(t) for t in frame["threshold"]]
+    fig, ax = plt.subplots(figsize=(7.5, 5), dpi=100)
+    for model in comparison.models:
+        line, = ax.plot(x, frame[model].to_list(), marker="o", markersize=3, linewidth=2, label=model)
+        ax.fill_between(x, [v if v is not None else np.nan for v in frame[f"{model}_low"]],
+                        [v if v is not None else np.nan for v in frame[f"{model}_high"]], color=line.get_color(),
+                        alpha=0.2, linewidth=0)
+    for column in (c for c in frame.columns if c.endswith(" baseline")):
+        ax.plot(x, frame[column].to_list(), linestyle="--", linewidth=1.2, color="grey" if "uniform" in column
+                else "black", label=column)
+    _threshold_axes(ax)
+    ax.set_title("WorldValuesBench: threshold curves (bands: bootstrap intervals)")
+    plots.save_figure(fig, path)
+
+
+def groups_png(comparison: compare.Comparison, path: Path) -> None:
+    """Mean W1 per continent and per education level, one bar per model with its bootstrap interval; groups
+    flagged small are hatched and marked in the axis label."""
+    plt = plots.pyplot()
+    fig, axes = plt.subplots(1, len(GROUP_TABLES), figsize=(13, 4.8), dpi=100, squeeze=False)
+    models = comparison.models
+    width = 0.8 / max(1, len(models))
+    for ax, title in zip(axes[0], GROUP_TABLES.values()):
+        frame = comparison.tables[title.replace(" ", "_")]
+        groups = sorted(set(frame[title].to_list()))
+        small = set(frame.filter(pl.col("small"))[title].to_list())
+        for i, model in enumerate(models):
+            mine = {r[title]: r for r in frame.filter(pl.col("model") == model).iter_rows(named=True)}
+            xs = plots.grouped_bar_x(range(len(groups)), len(models), i, width)
+            for x, group in zip(xs, groups):
+                row = mine.get(group)
+                if row is None or row["mean W1"] is None:
+                    continue
+                value, low, high = row["mean W1"], row["mean W1_low"], row["mean W1_high"]
+                err = None if low is None else [[max(0.0, value - low)], [max(0.0, high - value)]]
+                ax.bar([x], [value], width, yerr=err, capsize=2, color=f"C{i}", hatch="//" if row["small"] else None,
+                       alpha=0.5 if row["small"] else 1.0, label=model if group == groups[0] else None)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([f"{g}\n(small)" if g in small else g for g in groups], rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("mean W1 (lower is better)")
+        ax.set_title(f"per {title}")
+    axes[0][0].legend(fontsize=8)
+    plots.save_figure(fig, path)
+
+
+COMPARE = compare.BenchmarkSpec(
+    benchmark="wvb",
+    title="WorldValuesBench (Zhao et al. 2024, LREC-COLING 2024)",
+    build=compare_runs,
+    tables=(
+        compare.Table("main", "Table 2 (Mean row): mean and std of the per-question W1, and Sec. 4's shares of "
+                              "questions with W1 <= 0.1 and 0.2",
+                      "Lower is better. Baselines: Sec. 3.3's oracles (their std and shares have no interval)."),
+        compare.Table("per_question", "Table 2: W1 per question and model",
+                      "Baseline columns are point values (not bootstrapped)."),
+        compare.Table("threshold_curve", "Fig. 3: share of questions with W1 <= t",
+                      "Baseline columns are point values (not bootstrapped)."),
+        compare.Table("continent", "Mean W1 per continent (lower is better)",
+                      "Small: fewer than 30 answers per question in the group; listed with their size, not ranked."),
+        compare.Table("education_level", "Mean W1 per education level (probe participants; lower is better)",
+                      "Small: fewer than 30 answers per question in the group; listed with their size, not ranked."),
+        compare.Table("differences", "Paired differences of mean W1 between models",
+                      "difference = mean over the questions both have a W1 of W1_a - W1_b (negative: model_a closer "
+                      "to the humans); pvalue_holm over all rows."),
+    ),
+    figures=(
+        compare.Figure("threshold_curves.png", "Fig. 3: threshold curves, one per model, with bootstrap bands",
+                       threshold_curves_png),
+        compare.Figure("groups.png", "Mean W1 per continent and per education level", groups_png),
+    ),
+    significance=BOOTSTRAP_NOTE["significance"] + ".",
+)
+"""``culturebench compare`` for WorldValuesBench: every run's answers re-scored together against the release."""

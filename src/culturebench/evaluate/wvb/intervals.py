@@ -1,0 +1,314 @@
+"""WorldValuesBench intervals (issue #18): a seeded bootstrap over participants within each question recomputes
+every W1 statistic (``W1Bootstrap``); ``add_intervals`` writes them into metrics.json, ``bootstrap_intervals``
+serves ``compare`` (paired differences)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from culturebench.evaluate import metrics, uncertainty
+from culturebench.evaluate.wvb.items import question_order
+
+if TYPE_CHECKING:
+    from culturebench.evaluate.wvb.scoring import ScoreResult
+
+# ------------------------------------------------------------------------------------------------ uncertainty
+# Issue #18: intervals by a seeded bootstrap over participants within each question (the unit of sampling of
+# Sec. 3.1's probe: 5 answers per demographic group and question). One resample of (question, participant) units
+# serves every model scored together, so their differences are paired.
+
+GROUP_COLUMNS = {"continent": "continent", "urban_rural": "urban_rural", "probe_education_level": "education_level"}
+"""Breakdowns of metrics.json ``groups`` that get intervals -> the column of the covered rows holding the group."""
+
+BOOTSTRAP_NOTE = {
+    "statistic": "per question, W1 (Sec. 3.2) between the resampled participants' human answers and their model "
+                 "answers, recomputed on every resample; then Table 2's mean and std over questions, Fig. 3's "
+                 "threshold curve, the uniform and pooled majority baselines' means, and per group (continent, "
+                 "urban/rural, education level) the mean over questions of the W1 of the group's resampled "
+                 "participants",
+    "paired": "one resample of (question, participant) units serves every model, so differences are paired",
+    "bias": "W1 between two samples is biased upward by sampling noise where it is near 0, and the std over "
+            "questions by the noise of each question's W1, so resampled values run above these estimates and a "
+            "percentile interval may sit just above them (mean_bootstrap_bias and std_bootstrap_bias: mean of the "
+            "resamples minus the estimate)",
+    "significance": "difference of mean W1 between two models over the questions both have a W1 (overall and per "
+                    "continent / education level, groups small for either model left out): two-sided p-value of "
+                    "difference = 0 with the standard error of the paired bootstrap distribution (normal "
+                    "approximation, uncertainty.bootstrap_pvalue), Holm-adjusted over all rows; significant when "
+                    "the adjusted p < 1 - confidence level",
+}
+"""How WVB's intervals are computed (recorded in metrics.json under ``uncertainty``)."""
+DIFFERENCE_KINDS = ("continent", "probe_education_level")
+"""Breakdowns whose per-group differences between models are tested (besides the overall mean)."""
+
+
+@dataclass
+class UnitRows:
+    """One model's covered rows as arrays, sorted by bootstrap unit ((question, participant); a model sample
+    without a participant is a unit of its own): per unit its first row and row count; per row the question's
+    position, the human and model answers as offsets from scale_min (-1: none) and the group code of each of
+    GROUP_COLUMNS (-1: none)."""
+
+    start: np.ndarray
+    count: np.ndarray
+    question: np.ndarray
+    human: np.ndarray  # offsets from scale_min plus W1Bootstrap.shift (so that answers below the scale are >= 0)
+    model: np.ndarray
+    groups: np.ndarray  # rows x len(GROUP_COLUMNS)
+
+    def take(self, units: np.ndarray) -> np.ndarray:
+        """The row positions of ``units`` (a unit drawn twice gives its rows twice)."""
+        counts = self.count[units]
+        ends = np.cumsum(counts)
+        return np.repeat(self.start[units] - ends + counts, counts) + np.arange(int(ends[-1]) if ends.size else 0)
+
+
+def _with_unit_key(rows: pl.DataFrame) -> pl.DataFrame:
+    """``unit``: the participant id, or for a model sample without a participant minus its order among those of
+    its question."""
+    extra = pl.col("participant_id").is_null().cast(pl.Int64).cum_sum().over("question_id")
+    return rows.with_columns(pl.when(pl.col("participant_id").is_null()).then(-extra)
+                             .otherwise(pl.col("participant_id")).alias("unit"))
+
+
+class W1Bootstrap:
+    """The bootstrap of every model's W1 statistics over the same units (``resample_units`` with one stratum per
+    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows)."""
+
+    def __init__(self, scored: dict[str, pl.DataFrame]):
+        self.models = list(scored)
+        keyed = {m: _with_unit_key(rows) for m, rows in scored.items()}
+        everything = pl.concat([r.select("question_id", "unit", "scale_min", "scale_max", *GROUP_COLUMNS.values())
+                                for r in keyed.values()], how="vertical_relaxed")
+        self.questions = sorted(everything["question_id"].unique().to_list(), key=question_order)
+        position = {q: i for i, q in enumerate(self.questions)}
+        scales = everything.unique("question_id", keep="first").select("question_id", "scale_min", "scale_max")
+        lows = dict(zip(scales["question_id"], scales["scale_min"]))
+        self.steps = np.asarray([dict(zip(scales["question_id"], scales["scale_max"]))[q] - lows[q]
+                                 for q in self.questions], dtype=float)
+        offsets = pl.concat([r.select((pl.col("model") - pl.col("scale_min")).alias("offset")) for r in keyed.values()])
+        # answers kept off the scale (score_answers) widen the grid: point k is answer scale_min + k - shift
+        self.shift = max(0, -int(offsets["offset"].min() or 0))
+        self.points = self.shift + max(int(self.steps.max()), int(offsets["offset"].max() or 0)) + 1
+        self.groups = {kind: sorted(everything[column].drop_nulls().unique().to_list())
+                       for kind, column in GROUP_COLUMNS.items()}
+        units = (everything.select("question_id", "unit").unique()
+                 .with_columns(pl.col("question_id").replace_strict(position, return_dtype=pl.Int64).alias("q"))
+                 .sort("q", "unit").with_row_index("index"))
+        self.strata = [part["index"].to_numpy() for part in units.partition_by("q", maintain_order=True)]
+        del everything, offsets
+        self.data = {}
+        for model, rows in keyed.items():
+            # answers and group codes as int32 before the join: the join and sort then carry no text
+            rows = (rows.select("question_id", "unit", *(
+                        (pl.col(answer) - pl.col("scale_min") + self.shift).fill_null(-1).cast(pl.Int32).alias(answer)
+                        for answer in ("human", "model")), *(
+                        pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
+                                                      return_dtype=pl.Int32).fill_null(-1).alias(kind)
+                        for kind, column in GROUP_COLUMNS.items()))
+                    .join(units.select("question_id", "unit", "index", "q"), on=["question_id", "unit"])
+                    .sort("index", maintain_order=True))
+            count = np.bincount(rows["index"].to_numpy(), minlength=units.height)
+            self.data[model] = UnitRows(  # per row int32 (half of int64's memory; every value is small)
+                start=np.cumsum(count) - count, count=count, question=rows["q"].to_numpy().astype(np.int32),
+                human=rows["human"].to_numpy(), model=rows["model"].to_numpy(),
+                groups=(rows.select(*GROUP_COLUMNS).to_numpy() if GROUP_COLUMNS
+                        else np.empty((rows.height, 0))).astype(np.int32))
+        n_cells = 1 + sum(len(g) for g in self.groups.values())
+        self.cell_steps = np.tile(self.steps, n_cells)
+        grid = np.arange(self.points) - self.shift
+        self.uniform = ((grid >= 0) & (grid <= self.steps[:, None])).astype(float)
+
+    def cells(self, model: str, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """W1 per cell for the rows of ``units``: the questions, then each group of each kind (group x question);
+        NaN where a cell has no human or no valid model answer. Also the questions' human answer counts."""
+        data, n_q, p = self.data[model], len(self.questions), self.points
+        rows = data.take(units)
+        q = data.question[rows]
+        human, answers = data.human[rows], data.model[rows]
+        n_cells = n_q * (1 + sum(len(self.groups[kind]) for kind in GROUP_COLUMNS))
+        counts = [np.zeros(n_cells * p, dtype=np.int64), np.zeros(n_cells * p, dtype=np.int64)]
+        cell, offset = q, n_q  # the questions' cells, then each kind's (group x question), one kind at a time
+        for k, kind in enumerate([None, *GROUP_COLUMNS]):
+            if kind is not None:
+                g = data.groups[rows, k - 1]
+                cell = np.where(g >= 0, offset + g * n_q + q, -1)
+                offset += len(self.groups[kind]) * n_q
+            for answer, count in ((human, counts[0]), (answers, counts[1])):
+                ok = (cell >= 0) & (answer >= 0)
+                count += np.bincount(cell[ok] * p + answer[ok], minlength=n_cells * p)
+        counts = [c.reshape(n_cells, p).astype(float) for c in counts]
+        return metrics.w1_from_counts(counts[0], counts[1], self.cell_steps), counts[0][:n_q]
+
+    def per_model(self, model: str, units: np.ndarray) -> dict[str, np.ndarray]:
+        """Every statistic of one model on the rows of ``units``."""
+        w1, human = self.cells(model, units)
+        n_q = len(self.questions)
+        out = {"per_question": w1[:n_q]}
+        out["mean"], out["std"] = _nan_mean_std(w1[:n_q])
+        values = w1[:n_q][np.isfinite(w1[:n_q])]
+        out["curve"] = (np.asarray([np.mean(values <= t + metrics.EPSILON) for _, t in metrics.threshold_grid()])
+                        if values.size else np.full(metrics.THRESHOLD_STEPS + 1, np.nan))
+        majority = np.zeros_like(human)
+        majority[np.arange(n_q), human.argmax(axis=1)] = 1.0  # argmax: the first, i.e. smallest, most frequent answer
+        answered = human.sum(axis=1) > 0
+        out["uniform"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, self.uniform, self.steps), np.nan))[0]
+        out["majority"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, majority, self.steps), np.nan))[0]
+        offset = n_q
+        for kind, names in self.groups.items():
+            out[kind] = w1[offset:offset + len(names) * n_q].reshape(len(names), n_q)
+            offset += len(names) * n_q
+        return out
+
+    def run(self, settings: uncertainty.Bootstrap, pairs: list[tuple[str, str, str | None, str | None]]
+            ) -> tuple[uncertainty.Resampled, dict]:
+        """The bootstrap; ``pairs``: (model a, model b, kind or None for all questions, group) whose difference of
+        mean W1 (over the questions both have a W1) is tested. Returns the result and where each statistic sits
+        in its vector: (model, name) -> slice, ("difference", i) -> index of pairs[i]."""
+        layout: dict = {}
+
+        def statistic(units: np.ndarray) -> np.ndarray:
+            values = {m: self.per_model(m, units) for m in self.models}
+            blocks = []
+            for m in self.models:
+                v = values[m]
+                group_means = {kind: _nan_mean_std(v[kind])[0] for kind in self.groups}
+                for name, block in (("per_question", v["per_question"]), ("mean", v["mean"]), ("std", v["std"]),
+                                    ("curve", v["curve"]), ("uniform", v["uniform"]), ("majority", v["majority"]),
+                                    *group_means.items()):
+                    block = np.atleast_1d(block)
+                    start = sum(b.size for b in blocks)
+                    layout[(m, name)] = slice(start, start + block.size)
+                    blocks.append(block)
+            for i, (a, b, kind, group) in enumerate(pairs):
+                if kind is None:
+                    x, y = values[a]["per_question"], values[b]["per_question"]
+                else:
+                    g = self.groups[kind].index(group)
+                    x, y = values[a][kind][g], values[b][kind][g]
+                layout[("difference", i)] = sum(b.size for b in blocks)
+                blocks.append(np.atleast_1d(_nan_mean_std(x - y)[0]))
+            return np.concatenate(blocks)
+
+        return uncertainty.resample_units(self.strata, statistic, settings), layout
+
+
+def _nan_mean_std(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and population std over the last axis of the finite values (NaN where there are none), as
+    ``metrics.mean_std`` leaves out questions without a W1."""
+    ok = np.isfinite(values)
+    n = ok.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(ok, values, 0.0).sum(axis=-1) / np.where(n, n, np.nan)
+        spread = np.where(ok, (values - np.expand_dims(mean, -1)) ** 2, 0.0).sum(axis=-1) / np.where(n, n, np.nan)
+    return mean, np.sqrt(spread)
+
+
+def group_sizes(rows: pl.DataFrame, kind: str) -> list[dict]:
+    """Per group of ``kind``: n_rows (covered rows), n_participants, n_questions and answers_per_question (the
+    median over its questions of its human answers: the sample behind each of its W1s)."""
+    column = GROUP_COLUMNS[kind]
+    keyed = rows.filter(pl.col(column).is_not_null())
+    per_question = (keyed.filter(pl.col("human").is_not_null()).group_by(column, "question_id").len()
+                    .group_by(column).agg(pl.col("len").median().alias("answers_per_question"),
+                                          pl.len().alias("n_questions")))
+    sizes = keyed.group_by(column).agg(pl.len().alias("n_rows"), pl.col("participant_id").n_unique().alias("n_participants"))
+    joined = sizes.join(per_question, on=column, how="left").sort(column)
+    return [{"group": r[column], "n_rows": r["n_rows"], "n_participants": r["n_participants"],
+             "n_questions": r["n_questions"] or 0, "answers_per_question": r["answers_per_question"] or 0}
+            for r in joined.iter_rows(named=True)]
+
+
+def bootstrap_intervals(scored: dict[str, ScoreResult], settings: uncertainty.Bootstrap,
+                        minimum: int = uncertainty.MIN_GROUP_SIZE) -> dict:
+    """Intervals of every model's metrics and the paired differences between models, from one ``W1Bootstrap``:
+    per model {per_question_ci, mean_ci, std_ci, threshold_curve_ci, baselines: {uniform, majority} mean_ci (the
+    pooled majority only; None for per_group), group_breakdown: kind -> rows (sizes, mean W1 and interval, small,
+    rank; small: fewer than ``minimum`` answers per question)}, and ``differences`` (model_a, model_b, kind,
+    group, difference, low, high, pvalue, pvalue_holm, significant, n_common_questions)."""
+    from culturebench.evaluate.stats import holm
+
+    boot = W1Bootstrap({m: s.rows for m, s in scored.items()})
+    breakdowns = {m: {kind: group_sizes(s.rows, kind) for kind in GROUP_COLUMNS} for m, s in scored.items()}
+    small = {m: {kind: {r["group"] for r in rows if r["answers_per_question"] < minimum}
+                 for kind, rows in kinds.items()} for m, kinds in breakdowns.items()}
+    models = list(scored)
+    pairs = [(a, b, None, None) for i, a in enumerate(models) for b in models[i + 1:]]
+    pairs += [(a, b, kind, g) for i, a in enumerate(models) for b in models[i + 1:] for kind in DIFFERENCE_KINDS
+              for g in boot.groups[kind] if g not in small[a][kind] | small[b][kind]
+              and any(r["group"] == g for r in breakdowns[a][kind]) and any(r["group"] == g for r in breakdowns[b][kind])]
+    result, layout = boot.run(settings, pairs)
+
+    def span(model: str, name: str) -> list[list[float | None]]:
+        return [result.interval(i) for i in range(*layout[(model, name)].indices(result.estimate.size))]
+
+    out: dict = {"models": {}}
+    for model in models:
+        group_ci = {kind: dict(zip(boot.groups[kind], span(model, kind))) for kind in GROUP_COLUMNS}
+        majority = scored[model].metrics["baselines"]["majority"]["definition"] == "pooled"
+        tables = {}
+        for kind, rows in breakdowns[model].items():
+            for row in rows:
+                mean = scored[model].metrics["groups"][kind].get(row["group"], {}).get("mean")
+                low, high = group_ci[kind][row["group"]]
+                row.update({"estimate": mean, "low": low, "high": high})
+            tables[kind] = uncertainty.rank_groups(rows, minimum=minimum, size="answers_per_question",
+                                                   lower_is_better=True)
+        out["models"][model] = {
+            "per_question_ci": dict(zip(boot.questions, span(model, "per_question"))),
+            "mean_ci": span(model, "mean")[0], "std_ci": span(model, "std")[0],
+            **{f"{name}_bootstrap_bias": _bias(result, layout[(model, name)].start) for name in ("mean", "std")},
+            "threshold_curve_ci": dict(zip((k for k, _ in metrics.threshold_grid()), span(model, "curve"))),
+            "baselines": {"uniform": span(model, "uniform")[0], "majority": span(model, "majority")[0] if majority else None},
+            "groups_ci": group_ci, "group_breakdown": tables}
+    rows = []
+    for i, (a, b, kind, group) in enumerate(pairs):
+        at = layout[("difference", i)]
+        both = (np.isfinite(_per_question(scored[a], kind, group, boot.questions))
+                & np.isfinite(_per_question(scored[b], kind, group, boot.questions)))
+        low, high = result.interval(at)
+        rows.append({"model_a": a, "model_b": b, "kind": kind or "all", "group": group or "all",
+                     "difference": uncertainty.finite_or_none(result.estimate[at]), "low": low, "high": high,
+                     "pvalue": result.pvalue(at), "n_common_questions": int(both.sum())})
+    alpha = 1 - settings.confidence_level
+    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
+        row["pvalue_holm"] = adjusted
+        row["significant"] = adjusted is not None and adjusted < alpha
+    out["differences"] = rows
+    return out
+
+
+def _bias(result: uncertainty.Resampled, i: int) -> float | None:
+    """Mean of the bootstrap distribution minus the estimate (BOOTSTRAP_NOTE "bias")."""
+    values = result.distribution[i][np.isfinite(result.distribution[i])]
+    return uncertainty.finite_or_none(values.mean() - result.estimate[i]) if values.size else None
+
+
+def _per_question(result: ScoreResult, kind: str | None, group: str | None, questions: list[str]) -> np.ndarray:
+    values = (result.metrics if kind is None else result.metrics["groups"][kind].get(group, {})).get("per_question") or {}
+    return np.asarray([np.nan if values.get(q) is None else values[q] for q in questions], dtype=float)
+
+
+def add_intervals(result: ScoreResult, settings: uncertainty.Bootstrap) -> None:
+    """Write one run's intervals into its metrics beside the values (``<key>_ci``), the group breakdowns, and
+    how they were computed (``uncertainty``)."""
+    m = result.metrics
+    model = (m.get("models") or ["model"])[0]
+    mine = bootstrap_intervals({model: result}, settings)["models"][model]
+    m["per_question_ci"] = {q: mine["per_question_ci"].get(q) for q in m["per_question"]}
+    m["mean_ci"], m["std_ci"], m["threshold_curve_ci"] = mine["mean_ci"], mine["std_ci"], mine["threshold_curve_ci"]
+    m["mean_bootstrap_bias"], m["std_bootstrap_bias"] = mine["mean_bootstrap_bias"], mine["std_bootstrap_bias"]
+    for name, ci in mine["baselines"].items():
+        m["baselines"][name]["mean_ci"] = ci
+    for kind, cis in mine["groups_ci"].items():
+        for group, ci in cis.items():
+            if group in m["groups"][kind]:
+                m["groups"][kind][group]["mean_ci"] = ci
+    m["group_breakdown"] = mine["group_breakdown"]
+    m["uncertainty"] = settings.record(unit="participant", strata="question",
+                                       small_group="fewer than {} answers per question".format(uncertainty.MIN_GROUP_SIZE),
+                                       statistic=BOOTSTRAP_NOTE["statistic"], bias=BOOTSTRAP_NOTE["bias"])
