@@ -65,7 +65,7 @@ def _marked(copy: int):
     prompts would be asked once and the rest answered from the cache)."""
     import polars as pl
 
-    from culturebench.evaluate.wvb_prompts import DEMOGRAPHIC_VARIABLES
+    from culturebench.evaluate.wvb.prompts import DEMOGRAPHIC_VARIABLES
 
     country = DEMOGRAPHIC_VARIABLES[0]
     return pl.concat_str([pl.col(country).fill_null("unknown"), pl.lit(f" #{copy}")]).alias(country)

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import metrics, runs, wvb
-from culturebench.evaluate import wvb_prompts as prompts
+from culturebench.evaluate.wvb import prompts
 from culturebench.evaluate.scripted_server import ScriptedServer
-from culturebench.evaluate.wvb_prompts import parse_answer
+from culturebench.evaluate.wvb.prompts import parse_answer
 from culturebench.release import load_manifest, read_tables
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ Majority column; ``per_group`` predicts each participant the most frequent answe
 urban/rural x education level), as Sec. 3.3's text says, and is 0.18 off Table 2 on average. Choose with
 ``--config`` (``{"majority": "per_group"}``); metrics.json names the one used (``baselines.majority.definition``).
 
-``culturebench evaluate wvb`` (``run``): builds the App. B prompts (``wvb_prompts``) for the probe or a split one at a
+``culturebench evaluate wvb`` (``run``): builds the App. B prompts (``prompts``) for the probe or a split one at a
 time (``requests.iter_requests``), runs them through ``runner.stream_requests`` in bounded batches with a response
 cache in the run folder, appends each batch's parsed records to the responses file (responses.jsonl, or parquet shards
 for a large run) and scores them from it with the same code (``score_answers``), writing run.json (``runs``).

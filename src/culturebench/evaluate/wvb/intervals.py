@@ -230,7 +230,6 @@ def bootstrap_intervals(scored: dict[str, ScoreResult], settings: uncertainty.Bo
     pooled majority only; None for per_group), group_breakdown: kind -> rows (sizes, mean W1 and interval, small,
     rank; small: fewer than ``minimum`` answers per question)}, and ``differences`` (model_a, model_b, kind,
     group, difference, low, high, pvalue, pvalue_holm, significant, n_common_questions)."""
-    from culturebench.evaluate.stats import holm
 
     boot = W1Bootstrap({m: s.rows for m, s in scored.items()})
     breakdowns = {m: {kind: group_sizes(s.rows, kind) for kind in GROUP_COLUMNS} for m, s in scored.items()}
@@ -274,11 +273,7 @@ def bootstrap_intervals(scored: dict[str, ScoreResult], settings: uncertainty.Bo
         rows.append({"model_a": a, "model_b": b, "kind": kind or "all", "group": group or "all",
                      "difference": uncertainty.finite_or_none(result.estimate[at]), "low": low, "high": high,
                      "pvalue": result.pvalue(at), "n_common_questions": int(both.sum())})
-    alpha = 1 - settings.confidence_level
-    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
-        row["pvalue_holm"] = adjusted
-        row["significant"] = adjusted is not None and adjusted < alpha
-    out["differences"] = rows
+    out["differences"] = uncertainty.holm_significance(rows, settings)
     return out
 
 

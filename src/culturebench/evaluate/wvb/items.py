@@ -121,7 +121,7 @@ def limited_rows(release: Path, split: str = "probe", limit: int | None = None,
 def prompt_tables(release: Path, participant_ids: pl.Series | None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The questions config (question_id, kind, text, scale_min, scale_max) and the demographics of the given
     participants (participant_id + DEMOGRAPHIC_VARIABLES, codebook text) from a WVB release."""
-    from culturebench.evaluate.wvb_prompts import DEMOGRAPHIC_VARIABLES
+    from culturebench.evaluate.wvb.prompts import DEMOGRAPHIC_VARIABLES
 
     release = Path(release)
     manifest = load_manifest(release)

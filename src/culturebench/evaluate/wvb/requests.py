@@ -33,7 +33,7 @@ def request_sampling(demographics: bool = True, temperature: float | None = None
     """The sampling of every request of a run (Sec. 3.5, App. B): temperature 0 with demographics, 0.7 without
     (``temperature`` overrides), App. B's token limit and "\\n\\n" stop."""
     from culturebench.evaluate.backends import SamplingParams
-    from culturebench.evaluate import wvb_prompts as prompts
+    from culturebench.evaluate.wvb import prompts
 
     if temperature is None:
         temperature = prompts.TEMPERATURE_WITH_DEMOGRAPHICS if demographics else prompts.TEMPERATURE_WITHOUT_DEMOGRAPHICS
@@ -61,7 +61,7 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
     human answers among the rows (``samples`` overrides), ``sample_index`` 0..K-1, prompt Figs. 9-10, temperature
     0.7. Every request stops at "\\n\\n" (App. B). The seed is the same for every request (the backends vary it
     per sample_index)."""
-    from culturebench.evaluate import wvb_prompts as prompts
+    from culturebench.evaluate.wvb import prompts
 
     runs.check_at_least_one({"--samples": samples, "--max-tokens": max_tokens})
     family = prompts.DEFAULT_FAMILY if family is None else family
@@ -84,7 +84,7 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
 def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict, family: str, sampling,
                        samples: int) -> Iterator[PlannedRequest]:
     from culturebench.evaluate.backends import ChatRequest
-    from culturebench.evaluate import wvb_prompts as prompts
+    from culturebench.evaluate.wvb import prompts
 
     for participant_id, question_id in rows.select("participant_id", "question_id").iter_rows():
         message = prompts.messages(prompts.with_demographics_prompt(people.get(participant_id, blank),
@@ -97,7 +97,7 @@ def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict
 def _without_demographics(rows: pl.DataFrame, text: dict, family: str, sampling,
                           samples: int | None) -> Iterator[PlannedRequest]:
     from culturebench.evaluate.backends import ChatRequest
-    from culturebench.evaluate import wvb_prompts as prompts
+    from culturebench.evaluate.wvb import prompts
 
     for question_id, n_human in rows.group_by("question_id", maintain_order=True).len().iter_rows():
         message = prompts.messages(prompts.without_demographics_prompt(text[question_id], family))
@@ -115,7 +115,7 @@ def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
 def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.DataFrame) -> list[dict]:
     """responses.jsonl lines: participant_id, question_id, sample_index, messages, raw output, parsed answer and
     parse status, plus finish reason and token counts."""
-    from culturebench.evaluate.wvb_prompts import parse_answer
+    from culturebench.evaluate.wvb.prompts import parse_answer
 
     scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
     records = []

@@ -32,17 +32,17 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
              console=None) -> runs.EvaluateResult:
     """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl (above
     ``runs.SHARD_THRESHOLD`` requests: responses/, parquet shards), metrics.json, the plots and run.json.
-    ``family``: whose App. B prompts (wvb_prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
+    ``family``: whose App. B prompts (prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
     ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored as given, as the authors').
     Re-running into the same folder answers every request already made from the cache.
 
     Streamed: the requests come from a generator (``iter_requests``) in the runner's batches, each batch's parsed
     records are appended to the responses file as it is answered, and the metrics read back the few columns they
     need (``read_answers``), so memory does not grow with the prompts of a run."""
-    from culturebench.evaluate import wvb_prompts as prompts
+    from culturebench.evaluate.wvb import prompts
     from datetime import datetime, timezone
 
-    from culturebench.evaluate.wvb_prompts import STATUSES
+    from culturebench.evaluate.wvb.prompts import STATUSES
 
     started = datetime.now(timezone.utc)
     release, out = Path(release), Path(out)
@@ -106,7 +106,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
 
 def read_config(path: Path | None) -> dict:
     """The ``--config`` options (CONFIG_KEYS), checked; {} without a file."""
-    from culturebench.evaluate import wvb_prompts as prompts
+    from culturebench.evaluate.wvb import prompts
 
     if path is None:
         return {}
