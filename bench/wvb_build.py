@@ -78,15 +78,19 @@ def one_csv(files: list[Path], target: Path, copies: int = 1) -> int:
 
 
 def tree_rss_kb(root: int) -> int:
-    """Sum of VmRSS of ``root`` and all its descendants (0 for a process that is gone)."""
-    total, stack = 0, [root]
+    """Sum of VmRSS of ``root`` and all its descendants (0 for a process that is gone). A child whose command line
+    is still its parent's has been forked but has not yet exec'd its program (``subprocess`` forks the 350 MB build
+    to start ``git`` or a worker): it shares the parent's memory and is not counted twice."""
+    total, stack = 0, [(root, b"")]
     while stack:
-        pid = stack.pop()
+        pid, parent_command = stack.pop()
         try:
-            status = Path(f"/proc/{pid}/status").read_text()
-            total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if command != parent_command:
+                status = Path(f"/proc/{pid}/status").read_text()
+                total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
             for task in Path(f"/proc/{pid}/task").iterdir():
-                stack += [int(child) for child in (task / "children").read_text().split()]
+                stack += [(int(child), command) for child in (task / "children").read_text().split()]
         except (OSError, ValueError):
             continue
     return total

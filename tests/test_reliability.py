@@ -28,6 +28,7 @@ from conftest import SAMPLE_RAW, csv_bytes, make_rows, one_line_error, wvs_heade
 from culturebench.cli import app
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import FALLBACK_ENCODING, decode_text, read_csv_rows
+from culturebench.registry import BUILD_IMPORTS
 from culturebench.release import build_release
 from culturebench.validation.checks import check
 
@@ -182,6 +183,27 @@ def test_build_all_builds_every_good_benchmark_and_names_the_bad_one(tmp_path):
     assert lines[0].startswith("cdeval: NOT written") and "hofstede/" in lines[0], lines
     assert lines[1].startswith("normad: wrote"), lines
     assert sorted(p.name for p in out.iterdir()) == ["normad"]
+
+
+@pytest.mark.parametrize("name", [name for name, modules in BUILD_IMPORTS.items() if modules])
+def test_the_imports_build_all_starts_early_are_what_the_build_itself_imports(name):
+    """registry's ``build_imports`` (``build all`` imports them in a thread from its start) must be modules that the
+    build imports and that importing the builder does not: otherwise the early import loads nothing the build needs.
+    In a fresh interpreter, so that no other test has imported them."""
+    probe = ("import json, sys\n"
+             "from pathlib import Path\n"
+             "from culturebench import registry\n"
+             f"builder = registry.builder({name!r})\n"
+             f"wanted = registry.BUILD_IMPORTS[{name!r}]\n"
+             "before = [m in sys.modules for m in wanted]\n"
+             f"builder.build(Path({str(SAMPLE_RAW)!r}), 0, lambda stage: None)\n"
+             "print(json.dumps({'before': before, 'after': [m in sys.modules for m in wanted]}))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.splitlines()[-1])
+    assert not any(seen["before"]), f"{name}: already imported with the builder module: {seen}"
+    assert all(seen["after"]), f"{name}: not imported by the build: {seen}"
 
 
 # ----------------------------------------------------------------------------------------------------- readers

@@ -111,11 +111,14 @@ def build(
 ) -> None:
     """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
     checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
+    from culturebench.validation import start_great_expectations
+
     raw = raw or bundled_raw()
     name = module_name(name)
     with user_errors():
         output_folder(out)
         if name == "all":
+            start_great_expectations(BUILDERS)  # GX imports in its process while the builders import and read
             names = [n for n in BUILDERS if registry.builder(n).raw_present(raw)]
             if not names:
                 raise InputError(f"no raw inputs for any benchmark ({', '.join(BUILDERS)})", file=raw)
@@ -127,6 +130,9 @@ def build(
             say(f"{names[0]}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)", style="green")
             return
     # build all: every benchmark is built (a bad one does not stop the others), then one line per benchmark
+    from culturebench.release import import_in_background
+
+    import_in_background(*(module for benchmark in names for module in registry.BUILD_IMPORTS[benchmark]))
     lines, code = [], 0
     for benchmark in names:
         with user_errors():

@@ -28,11 +28,15 @@ class Benchmark:
     generators: tuple[str, ...] = ()
     """Tasks of ``culturebench generate`` that re-create its synthetic items (modules of
     ``culturebench.generation``)."""
+    build_imports: tuple[str, ...] = ()
+    """Modules its build imports that take a second or more: ``build all`` imports them in a thread from the start,
+    so that they load while the earlier builds wait on the Great Expectations worker (issue #31)."""
 
 
 REGISTRY = (
     Benchmark("wvb"),
-    Benchmark("cdeval", generators=("cdeval", "cdeval_translate")),
+    Benchmark("cdeval", generators=("cdeval", "cdeval_translate"),
+              build_imports=("nltk.tokenize", "nltk.translate.bleu_score")),  # ~1 s: nltk imports scipy.stats, sklearn
     Benchmark("normad", generators=("normad",)),
     Benchmark("llm_globe", generators=("llm_globe",)),
     Benchmark("socialcc"),
@@ -42,6 +46,7 @@ REGISTRY = (
 BUILDERS = tuple(b.name for b in REGISTRY if b.builder)
 EVALUATIONS = tuple(b.name for b in REGISTRY if b.evaluation)
 GENERATORS = tuple(task for b in REGISTRY for task in b.generators)
+BUILD_IMPORTS = {b.name: b.build_imports for b in REGISTRY if b.builder}
 
 
 def module_name(benchmark: str) -> str:

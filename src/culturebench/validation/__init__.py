@@ -101,14 +101,21 @@ class GreatExpectationsProcess:
 _worker: GreatExpectationsProcess | None = None
 
 
+def start_great_expectations(preload: tuple[str, ...]) -> None:
+    """Start this process's GX worker now (preloading the suites of the benchmarks in ``preload``) unless it runs:
+    ``build all`` calls this before it imports the builders, so that GX imports while they import and read."""
+    global _worker
+    if _worker is None or not _worker.alive():
+        _worker = GreatExpectationsProcess(preload=preload)
+
+
 @contextmanager
 def great_expectations_process(name: str) -> Iterator[GreatExpectationsProcess]:
     """This process's GX worker, started on first use (preloading benchmark ``name``'s suites) and kept for the next
     build (``build all`` imports GX once); an error or Ctrl-C inside the block ends it (its answer would be
     pending), and so does interpreter exit."""
     global _worker
-    if _worker is None or not _worker.alive():
-        _worker = GreatExpectationsProcess(preload=(name,))
+    start_great_expectations((name,))
     try:
         yield _worker
     except BaseException:
