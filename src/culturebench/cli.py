@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
+# Before polars is imported: its allocator (jemalloc) keeps freed pages for 10 s by default, and a build frees its
+# raw table early but peaks later, writing parquet. Return them within 200 ms: at the 1x WVB build ~140 MB less peak
+# RSS, wall unchanged (issue #31, bench/wvb_build.py). A value the user set is kept; children inherit it.
+os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0")
+
 import signal
 import sys
 from contextlib import contextmanager
