@@ -21,14 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from wvb_build import measure, parquet_digest
+from wvb_build import checkout_env, measure, parquet_digest
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-
-
-def source_env(source: Path) -> dict[str, str]:
-    """The environment with ``source`` (a checkout's ``src/``, absolute) first on PYTHONPATH."""
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")])))
 
 
 def main() -> None:
@@ -38,11 +33,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="culturebench-build-all-") as temp:
         temp = Path(temp)
-        programs = {"this checkout": source_env(CHECKOUT / "src")}
+        programs = {"this checkout": checkout_env(CHECKOUT / "src")}
         if args.against:
             subprocess.run(["git", "-C", str(CHECKOUT), "worktree", "add", "--quiet", "--detach", str(temp / "ref"),
                             args.against], check=True)
-            programs[args.against] = source_env(temp / "ref" / "src")
+            programs[args.against] = checkout_env(temp / "ref" / "src")
         try:
             print(f"{os.cpu_count()} CPUs; load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
             print(f"{'run':<5}{'program':<16}{'wall s':>8}{'CPU s':>8}{'max RSS MB':>12}{'tree RSS MB':>13}  parquet")

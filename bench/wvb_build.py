@@ -121,11 +121,10 @@ def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) ->
             "tree_rss": peak[0] / 1024}
 
 
-def checkout_env() -> dict[str, str]:
-    """The environment with this checkout's src/ first on PYTHONPATH (absolute: the build runs in the temp folder,
-    where a relative ``PYTHONPATH=src`` would silently import another installed culturebench)."""
-    source = str(Path(__file__).resolve().parents[1] / "src")
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")])))
+def checkout_env(source: Path = Path(__file__).resolve().parents[1] / "src") -> dict[str, str]:
+    """The environment with ``source`` (default: this checkout's src/) first on PYTHONPATH (absolute: the build runs
+    in the temp folder, where a relative ``PYTHONPATH=src`` would silently import another installed culturebench)."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")])))
 
 
 def culturebench_command() -> list[str]:

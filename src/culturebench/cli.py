@@ -118,13 +118,13 @@ def build(
 ) -> None:
     """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
     checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
-    from culturebench.validation import start_great_expectations
-
     raw = raw or bundled_raw()
     name = module_name(name)
     with user_errors():
         output_folder(out)
         if name == "all":
+            from culturebench.validation import start_great_expectations
+
             start_great_expectations(BUILDERS)  # GX imports in its process while the builders import and read
             names = [n for n in BUILDERS if registry.builder(n).raw_present(raw)]
             if not names:
