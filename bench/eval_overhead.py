@@ -33,9 +33,9 @@ from pathlib import Path
 
 
 @contextmanager
-def server_process(latency: float):
-    proc = subprocess.Popen([sys.executable, "-m", "culturebench.evaluate.scripted_server", "--latency", str(latency)],
-                            stdout=subprocess.PIPE, text=True)
+def server_process(latency: float, reply: str = "echo"):
+    proc = subprocess.Popen([sys.executable, "-m", "culturebench.evaluate.scripted_server", "--latency", str(latency),
+                             "--reply", reply], stdout=subprocess.PIPE, text=True)
     try:
         yield proc.stdout.readline().strip()
     finally:

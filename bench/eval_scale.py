@@ -7,9 +7,11 @@ A synthetic WVB release is made in a temp folder: the bundled sample (REPO/raw) 
 repeated with fresh participant ids (participants copied with them, each copy's country text marked so that its
 prompts are its own) until it holds the largest size; each size is
 ``evaluate(split="test", limit=N)`` with demographics (``--limit`` spreads N rows over the questions, as on the
-command line), with a fresh run folder, against the echo server of ``culturebench.evaluate.scripted_server`` with no
-latency (the model answers at once: what is measured is the harness). Every measurement runs in a process of its
-own, started from this one, so its peak RSS (wait4's ``ru_maxrss``) is its own: interpreter, imports, release
+command line), with a fresh run folder, against the asyncio server of ``culturebench.evaluate.scripted_server`` with
+no latency, answering a number 1-4 drawn from each prompt (``--reply digit``: the answers parse, so the W1 metrics
+and their bootstrap have rows to work on; the model answers at once: what is measured is the harness). Every
+measurement runs in a process of its own, started from this one (importing ``culturebench.cli`` first, as the
+command line does: it sets polars' allocator), so its peak RSS (wait4's ``ru_maxrss``) is its own: interpreter, imports, release
 reading, requests, cache, responses file and metrics (with the bootstrap intervals) included; ``wall s`` is the
 whole ``evaluate`` (scoring and plots too), ``runner s`` and ``req/s`` the runner's part (the requests; ``queried``:
 those sent, the others repeats of an identical prompt). The floor sends N
@@ -38,7 +40,7 @@ from eval_overhead import floor_run, server_process  # noqa: E402  (the floor is
 
 TEST_SPLIT = "data/examples/test-00000-of-00001.parquet"
 TEST_PARTICIPANTS = "data/participants/test-00000-of-00001.parquet"
-ID_STRIDE = 10_000_000  # participant ids of copy k: the sample's id + k * ID_STRIDE
+ID_STRIDE = 10_000_000_000  # participant ids of copy k: the sample's id + k * ID_STRIDE (above any id)
 
 
 def synthetic_release(folder: Path, rows: int) -> Path:
@@ -86,6 +88,7 @@ def folder_bytes(folder: Path) -> dict[str, int]:
 
 
 def child_evaluate(release: Path, out: Path, url: str, limit: int, concurrency: int) -> dict:
+    import culturebench.cli  # noqa: F401  (first, as on the command line: it sets polars' allocator before polars loads)
     from culturebench.evaluate import wvb
     from culturebench.evaluate.backends import OpenAIBackend
 
@@ -144,7 +147,7 @@ def main() -> None:
               f"concurrency {args.concurrency}; load {os.getloadavg()[0]:.2f}")
         print(f"{'requests':>9} {'queried':>9} {'wall s':>8} {'runner s':>8} {'req/s':>7} {'peak RSS MiB':>12} {'responses MB':>12} "
               f"{'cache MB':>9} {'| floor wall s':>14} {'floor req/s':>11} {'floor RSS MiB':>13} {'load':>5}")
-        with server_process(0.0) as url:
+        with server_process(0.0, reply="digit") as url:
             peaks = {}
             for size in args.sizes:
                 out = work / f"run-{size}"

@@ -15,17 +15,24 @@ def keys_of(sizes: dict[str, int]) -> list[tuple]:
     return [(group,) for group, size in sizes.items() for _ in range(size)]
 
 
+def spread(keys: list[tuple], limit: int | None, seed: int | None) -> list[int]:
+    """``spread_positions`` of items with these design keys (one column per tuple place), every position when None."""
+    frame = pl.DataFrame({f"column{i}": [key[i] for key in keys] for i in range(len(keys[0]))})
+    kept = spread_positions(frame, frame.columns, limit, seed)
+    return list(range(len(keys))) if kept is None else kept.tolist()
+
+
 def test_no_limit_or_a_large_one_keeps_everything():
     keys = keys_of({"a": 3, "b": 2})
-    assert spread_positions(keys, None, 0) == [0, 1, 2, 3, 4]
-    assert spread_positions(keys, 5, 0) == [0, 1, 2, 3, 4]
-    assert spread_positions(keys, 50, 7) == [0, 1, 2, 3, 4]
+    frame = pl.DataFrame({"group": [key[0] for key in keys]})
+    assert spread_positions(frame, ["group"], None, 0) is None and spread_positions(frame, ["group"], 5, 0) is None
+    assert spread(keys, 50, 7) == [0, 1, 2, 3, 4]
 
 
 def test_every_group_before_a_second_item_of_any():
     keys = keys_of({"q1": 100, "q2": 100, "q3": 100, "q4": 100})
     for seed in range(5):
-        kept = spread_positions(keys, 6, seed)
+        kept = spread(keys, 6, seed)
         counts = Counter(keys[p][0] for p in kept)
         assert set(counts) == {"q1", "q2", "q3", "q4"}  # the first 6 rows would all be q1's
         assert sorted(counts.values()) == [1, 1, 2, 2]
@@ -34,27 +41,27 @@ def test_every_group_before_a_second_item_of_any():
 
 def test_a_small_group_gives_its_share_to_the_others():
     keys = keys_of({"a": 5, "b": 5, "c": 2})
-    counts = Counter(keys[p][0] for p in spread_positions(keys, 9, 0))
+    counts = Counter(keys[p][0] for p in spread(keys, 9, 0))
     assert counts["c"] == 2 and counts["a"] + counts["b"] == 7 and abs(counts["a"] - counts["b"]) == 1
 
 
 def test_fewer_items_than_groups_takes_one_from_each_of_n_groups():
     keys = keys_of({g: 3 for g in "abcde"})
-    counts = Counter(keys[p][0] for p in spread_positions(keys, 3, 0))
+    counts = Counter(keys[p][0] for p in spread(keys, 3, 0))
     assert len(counts) == 3 and set(counts.values()) == {1}
 
 
 def test_seeded_same_seed_same_items_other_seeds_other_items():
     keys = keys_of({"a": 20, "b": 20})
-    assert spread_positions(keys, 4, 11) == spread_positions(keys, 4, 11)
-    assert len({tuple(spread_positions(keys, 4, seed)) for seed in range(10)}) > 1  # items within a group drawn
+    assert spread(keys, 4, 11) == spread(keys, 4, 11)
+    assert len({tuple(spread(keys, 4, seed)) for seed in range(10)}) > 1  # items within a group drawn
 
 
 def test_two_columns_cover_the_first_column_first():
     keys = [(dimension, domain) for dimension in ("PDI", "IDV", "UAI") for domain in ("d1", "d2", "d3", "d4")
             for _ in range(2)]
     for seed in range(5):
-        kept = spread_positions(keys, 3, seed)
+        kept = spread(keys, 3, seed)
         assert {keys[p][0] for p in kept} == {"PDI", "IDV", "UAI"}
 
 

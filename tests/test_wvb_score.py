@@ -211,6 +211,23 @@ def test_invalid_scores_are_counted_off_scale_answers_kept_or_dropped_and_csv_is
     assert score(write_responses(tmp_path / "float.tsv", rows2), release).metrics["n_invalid"] == 0
 
 
+def test_an_answer_far_off_the_scale_is_scored_on_the_line_with_intervals(tmp_path, release, probe):
+    """A model that answers 10**9 once: W1 is Sec. 3.2's integral on the line (the axis holds one point per
+    distinct answer, not one per integer up to 10**9, which no memory holds), and the bootstrap still runs."""
+    rows = perfect_rows(probe)
+    q = rows[0][0]
+    rows[0] = (q, rows[0][1], str(10**9))
+    questions = pl.concat(read_tables(release, load_manifest(release)["outputs"])["questions"].values())
+    low, high = questions.filter(pl.col("question_id") == q).select("scale_min", "scale_max").row(0)
+    humans = [int(r[2]) for r in perfect_rows(probe) if r[0] == q]
+    model = [int(r[2]) for r in rows if r[0] == q]
+    m = score(write_responses(tmp_path / "far.tsv", rows), release).metrics
+    assert m["out_of_scale"]["n"] == 1
+    assert m["per_question"][q] == pytest.approx(w1_on_the_line(humans, model, low, high), rel=1e-9)
+    assert m["per_question"][q] > 1e6
+    assert m["per_question_ci"][q][0] is not None and m["mean_ci"][1] >= m["mean_ci"][0]
+
+
 def test_input_errors(tmp_path, release, probe):
     with pytest.raises(InputError, match="not found"):
         score(tmp_path / "absent.tsv", release)

@@ -44,33 +44,32 @@ def counted(n: int, plural: str) -> str:
     return f"{n:,} {singular(plural) if n == 1 else plural}"
 
 
-def spread_positions(keys: Sequence[tuple], limit: int | None, seed: int | None) -> list[int]:
-    """Positions (ascending) of the ``limit`` items to ask, items grouped by ``keys`` (one tuple of design values per
-    item); the module docstring gives the rule. All positions without ``limit`` or when ``limit`` >= len(keys)."""
-    n = len(keys)
-    if limit is None or limit >= n:
-        return list(range(n))
-    members: dict[tuple, list[int]] = {}
-    for position, key in enumerate(keys):
-        members.setdefault(key, []).append(position)
+def spread_positions(frame: pl.DataFrame, by: Sequence[str], limit: int | None,
+                     seed: int | None) -> np.ndarray | None:
+    """Positions (ascending) of the ``limit`` rows of ``frame`` to ask, rows grouped by the design columns ``by``
+    (groups in order of first appearance); the module docstring gives the rule. None (every row) without ``limit``
+    or when ``limit`` >= the rows. Arrays, not Python objects, per row: a split of millions costs a few int64
+    arrays."""
+    if limit is None or limit >= frame.height:
+        return None
+    groups = (frame.select(by).with_row_index("position")
+              .group_by(list(by), maintain_order=True).agg(pl.col("position")))
+    sizes = groups["position"].list.len().to_numpy()
+    members = np.split(groups["position"].explode().to_numpy().astype(np.int64), np.cumsum(sizes)[:-1])
+    first = groups[by[0]].to_list()
     rng = np.random.default_rng(0 if seed is None else seed)
-    groups = list(members)
-    drawn = [groups[i] for i in rng.permutation(len(groups))]
+    drawn = rng.permutation(len(members))
     seen: Counter = Counter()
-    turn = {}
+    turn = []
     for group in drawn:  # with several design columns, cells take turns over the first column's values
-        turn[group] = seen[group[0]]
-        seen[group[0]] += 1
-    order = sorted(drawn, key=turn.__getitem__)
-    queues = [[members[g][i] for i in rng.permutation(len(members[g]))] for g in order]
-    taken: list[int] = []
-    depth = 0
-    while len(taken) < limit:
-        for queue in queues:
-            if depth < len(queue) and len(taken) < limit:
-                taken.append(queue[depth])
-        depth += 1
-    return sorted(taken)
+        turn.append(seen[first[group]])
+        seen[first[group]] += 1
+    order = drawn[np.argsort(np.asarray(turn, dtype=np.int64), kind="stable")]
+    queues = [members[g][rng.permutation(members[g].size)] for g in order]
+    depth = np.concatenate([np.arange(queue.size) for queue in queues])
+    queue = np.repeat(np.arange(len(queues)), [queue.size for queue in queues])
+    # round robin: the first item of every queue in order, then the second, ... until ``limit`` are taken
+    return np.sort(np.concatenate(queues)[np.lexsort((queue, depth))[:limit]])
 
 
 @dataclass(frozen=True)
@@ -136,20 +135,18 @@ def limit_frame(frame: pl.DataFrame, by: Sequence[str], limit: int | None, seed:
                 columns: Sequence[str], part: str | None = None) -> tuple[pl.DataFrame, Coverage]:
     """The rows of ``frame`` that ``--limit`` keeps (``spread_positions`` over the design columns ``by``, named
     ``columns`` in the report), and what they cover."""
-    keys = list(frame.select(list(by)).iter_rows())
-    positions = spread_positions(keys, limit, seed)
-    return frame[positions], coverage([keys[p] for p in positions], keys, limit, seed, item=item, columns=columns,
-                                      part=part)
+    positions = spread_positions(frame, by, limit, seed)
+    kept = frame if positions is None else frame[positions]
+    return kept, coverage(kept.select(by), frame.select(by), limit, seed, item=item, columns=columns, part=part)
 
 
-def coverage(asked: Sequence[tuple], available: Sequence[tuple], limit: int | None, seed: int | None, *, item: str,
+def coverage(asked: pl.DataFrame, available: pl.DataFrame, limit: int | None, seed: int | None, *, item: str,
              columns: Sequence[str], part: str | None = None) -> Coverage:
-    """The ``Coverage`` of the items with design keys ``asked`` (tuples, one value per column) out of ``available``."""
-    width = len(columns)
-    cells = Counter(asked)
+    """The ``Coverage`` of the items asked out of those available (both: the design columns, a row per item)."""
+    cells = asked.group_by(asked.columns).len()
     return Coverage(item=item, columns=tuple(columns),
-                    covered=tuple(len({k[i] for k in asked}) for i in range(width)),
-                    total=tuple(len({k[i] for k in available}) for i in range(width)),
-                    cells=(len(cells), len(set(available))),
-                    per_cell=(min(cells.values(), default=0), max(cells.values(), default=0)),
-                    asked=len(asked), available=len(available), limit=limit, seed=seed, part=part)
+                    covered=tuple(asked[c].n_unique() for c in asked.columns),
+                    total=tuple(available[c].n_unique() for c in available.columns),
+                    cells=(cells.height, available.unique().height),
+                    per_cell=(int(cells["len"].min() or 0), int(cells["len"].max() or 0)),
+                    asked=asked.height, available=available.height, limit=limit, seed=seed, part=part)

@@ -37,16 +37,28 @@ def w1(human: Sequence[int], model: Sequence[int], scale_min: int, scale_max: in
     return float(wasserstein_distance(rescale(human, scale_min, scale_max), rescale(model, scale_min, scale_max)))
 
 
-def w1_from_counts(human: np.ndarray, model: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    """``w1`` of many pairs of answer distributions at once, from answer counts (cells x points; consecutive
-    points are consecutive integer answers, which may reach beyond the scale) and each cell's ``steps`` =
-    scale_max - scale_min. Both CDFs are steps at the points, so Sec. 3.2's integral of |U - V| over the rescaled
-    axis is sum_k |U(k) - V(k)| / steps. NaN for a cell without human or without model answers. Used by the
-    bootstrap, which recomputes W1 on thousands of resamples."""
+def w1_from_counts(human: np.ndarray, model: np.ndarray, steps: np.ndarray,
+                   gaps: np.ndarray | None = None) -> np.ndarray:
+    """``w1`` of many pairs of answer distributions at once, from answer counts (cells x points) and each cell's
+    ``steps`` = scale_max - scale_min. The points are answers in increasing order and ``gaps`` the distance from
+    each to the next (``support_points``; None: consecutive integers, gaps of 1). Both CDFs are steps at the
+    points, so Sec. 3.2's integral of |U - V| over the rescaled axis is sum_k |U(k) - V(k)| * gap_k / steps. NaN for
+    a cell without human or without model answers. Used by the scoring and by the bootstrap, which recomputes W1
+    on thousands of resamples."""
     with np.errstate(invalid="ignore", divide="ignore"):
         u = np.cumsum(human, axis=-1) / human.sum(axis=-1, keepdims=True)
         v = np.cumsum(model, axis=-1) / model.sum(axis=-1, keepdims=True)
-        return np.abs(u - v).sum(axis=-1) / steps
+        distance = np.abs(u - v) if gaps is None else np.abs(u - v) * gaps
+        return distance.sum(axis=-1) / steps
+
+
+def support_points(offsets: np.ndarray, max_steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The points of ``w1_from_counts`` for answers given as offsets from their question's scale_min: every scale
+    point 0..max_steps and every other offset answered (a whole-number answer off the scale, however far), sorted;
+    and the gap from each point to the next (0 after the last). As many points as distinct answers, not as the
+    range they span: an answer of 10**9 adds one point."""
+    points = np.union1d(np.arange(max_steps + 1, dtype=np.int64), np.asarray(offsets, dtype=np.int64))
+    return points, np.append(np.diff(points), 0)
 
 
 def uniform_w1(human: Sequence[int], scale_min: int, scale_max: int) -> float:

@@ -64,6 +64,14 @@ def echo(text: str, body: dict) -> str:
     return f"echo: {text}"
 
 
+def digit(text: str, body: dict) -> str:
+    """A number 1-4 that depends on the last user message only (crc32): a model whose answers parse and vary, so
+    that a benchmark's scoring has something to score (``bench/eval_scale.py``)."""
+    import zlib
+
+    return str(zlib.crc32(text.encode("utf-8")) % 4 + 1)
+
+
 def last_user_message(body: dict) -> str:
     for message in reversed(body.get("messages") or []):
         if message.get("role") == "user":
@@ -370,8 +378,9 @@ class ScriptedServer:
         raise _NoScriptedReply(text)
 
 
-async def serve_echo(latency: float, port: int = 0, model: str = "scripted-model", ready=None) -> None:
-    """The benchmark's server: echo replies after ``latency`` seconds, on ``aiohttp.web`` (asyncio: thousands of
+async def serve_echo(latency: float, port: int = 0, model: str = "scripted-model", ready=None,
+                     reply: Callable[[str, dict], str] = echo) -> None:
+    """The benchmark's server: ``reply`` (``echo`` or ``digit``) after ``latency`` seconds, on ``aiohttp.web`` (asyncio: thousands of
     requests in flight on one core, where the threaded server above spends a thread per connection); calls
     ``ready(base_url)`` once listening, then serves until cancelled."""
     import asyncio
@@ -381,7 +390,7 @@ async def serve_echo(latency: float, port: int = 0, model: str = "scripted-model
     async def chat(request: web.Request) -> web.Response:
         body = await request.json()
         await asyncio.sleep(latency)
-        text = echo(last_user_message(body), body)
+        text = reply(last_user_message(body), body)
         prompt_tokens = sum(count_words(str(m.get("content", ""))) for m in body.get("messages") or [])
         return web.json_response({
             "id": "chatcmpl-echo", "object": "chat.completion", "created": int(time.time()), "model": model,
@@ -413,9 +422,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--model", default="scripted-model")
+    parser.add_argument("--reply", choices=("echo", "digit"), default="echo",
+                        help="echo the prompt, or answer a number 1-4 drawn from it")
     args = parser.parse_args(argv)
     try:
-        asyncio.run(serve_echo(args.latency, args.port, args.model, ready=lambda url: print(url, flush=True)))
+        asyncio.run(serve_echo(args.latency, args.port, args.model, ready=lambda url: print(url, flush=True),
+                               reply={"echo": echo, "digit": digit}[args.reply]))
     except KeyboardInterrupt:
         pass
 

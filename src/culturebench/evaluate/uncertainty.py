@@ -32,9 +32,12 @@ import numpy as np
 DEFAULT_RESAMPLES = 2000
 """Bootstrap resamples of the intervals metrics.json reports (``culturebench compare --n-resamples`` changes it)."""
 CONFIDENCE_LEVEL = 0.95
-MAX_RESAMPLED_POSITIONS = 20_000_000
+MAX_RESAMPLED_POSITIONS = 4_000_000
 """Resampled unit positions scipy holds at once (its ``batch``): all resamples at once for CDEval's few hundred
-questions, batches for WVB's thousands of participant answers (memory stays near 20M x 8 bytes per array)."""
+questions, batches for WVB's thousands of participant answers. scipy holds about three arrays of this many int64
+at once, ~100 MB; at 20M (before issue #28) they were the largest part of an evaluate's peak RSS. The batch sets
+how scipy interleaves its draws across strata, so a run above this size gets other (equally valid) resamples
+than with another batch."""
 MIN_GROUP_SIZE = 30
 """Groups with fewer units than this are reported with their size and interval but flagged ``small`` and not
 ranked (a 10-story country's accuracy is not comparable to a 300-story one)."""

@@ -12,7 +12,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import runs, uncertainty
-from culturebench.evaluate.limit import coverage, spread_positions
+from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.socialcc.config import BENCHMARK, Config, NO_JUDGE, load_config, make_backend
 from culturebench.evaluate.socialcc.dialogue import Dialogue, OverallProgress, judge_transcripts, simulate
@@ -62,10 +62,9 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     tables = check_inputs(release, limit, split, None, max_tokens)
     manifest = load_manifest(release)
     scenarios = scenarios_from(tables, config)
-    countries = [(s.country,) for s in scenarios]
-    kept = spread_positions(countries, limit, seed)
-    scenarios = [scenarios[i] for i in kept]
-    covers = coverage([countries[i] for i in kept], countries, limit, seed, item="scenarios", columns=["countries"])
+    kept, covers = limit_frame(pl.DataFrame({"country": [s.country for s in scenarios]}).with_row_index("scenario"),
+                               ["country"], limit, seed, item="scenarios", columns=["countries"])
+    scenarios = [scenarios[i] for i in kept["scenario"]]
     temperature = config.agent_temperature if temperature is None else temperature
     max_tokens = config.agent_max_tokens if max_tokens is None else max_tokens
     model = str(getattr(backend, "model", "model"))

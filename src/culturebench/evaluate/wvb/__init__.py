@@ -56,7 +56,7 @@ from culturebench.evaluate.wvb.parsing import (  # noqa: F401
     COLUMNS,
     DELIMITERS,
     evaluate_answers,
-    read_answers,
+    scan_answers,
     read_responses,
     sniff_delimiter,
 )
@@ -73,7 +73,6 @@ from culturebench.evaluate.wvb.intervals import (  # noqa: F401
 )
 
 from culturebench.evaluate.wvb.scoring import (  # noqa: F401
-    evaluate_rows,
     MAJORITY_DEFINITIONS,
     out_of_scale_report,
     score,

@@ -50,13 +50,13 @@ DIFFERENCE_KINDS = ("continent", "probe_education_level")
 class UnitRows:
     """One model's covered rows as arrays, sorted by bootstrap unit ((question, participant); a model sample
     without a participant is a unit of its own): per unit its first row and row count; per row the question's
-    position, the human and model answers as offsets from scale_min (-1: none) and the group code of each of
-    GROUP_COLUMNS (-1: none)."""
+    position, the human and model answers as positions on the axis of ``metrics.support_points`` (-1: none) and
+    the group code of each of GROUP_COLUMNS (-1: none)."""
 
     start: np.ndarray
     count: np.ndarray
     question: np.ndarray
-    human: np.ndarray  # offsets from scale_min plus W1Bootstrap.shift (so that answers below the scale are >= 0)
+    human: np.ndarray  # positions on W1Bootstrap's axis of answers (``metrics.support_points``)
     model: np.ndarray
     groups: np.ndarray  # rows x len(GROUP_COLUMNS)
 
@@ -81,47 +81,47 @@ class W1Bootstrap:
 
     def __init__(self, scored: dict[str, pl.DataFrame]):
         self.models = list(scored)
-        keyed = {m: _with_unit_key(rows) for m, rows in scored.items()}
-        everything = pl.concat([r.select("question_id", "unit", "scale_min", "scale_max", *GROUP_COLUMNS.values())
-                                for r in keyed.values()], how="vertical_relaxed")
-        self.questions = sorted(everything["question_id"].unique().to_list(), key=question_order)
+        # what the units and the axis need, from each model's distinct values (small), not from its rows
+        scales = pl.concat([r.select("question_id", "scale_min", "scale_max").unique("question_id", maintain_order=True)
+                            for r in scored.values()], how="vertical_relaxed").unique("question_id", keep="first")
+        self.questions = sorted(scales["question_id"].to_list(), key=question_order)
         position = {q: i for i, q in enumerate(self.questions)}
-        scales = everything.unique("question_id", keep="first").select("question_id", "scale_min", "scale_max")
         lows = dict(zip(scales["question_id"], scales["scale_min"]))
         self.steps = np.asarray([dict(zip(scales["question_id"], scales["scale_max"]))[q] - lows[q]
                                  for q in self.questions], dtype=float)
-        offsets = pl.concat([r.select((pl.col("model") - pl.col("scale_min")).alias("offset")) for r in keyed.values()])
-        # answers kept off the scale (score_answers) widen the grid: point k is answer scale_min + k - shift
-        self.shift = max(0, -int(offsets["offset"].min() or 0))
-        self.points = self.shift + max(int(self.steps.max()), int(offsets["offset"].max() or 0)) + 1
-        self.groups = {kind: sorted(everything[column].drop_nulls().unique().to_list())
+        offsets = pl.concat([r.select((pl.col(answer) - pl.col("scale_min")).unique().alias("offset"))
+                             for r in scored.values() for answer in ("human", "model")])
+        # answers kept off the scale (score_answers) add points to the axis, one per distinct answer
+        support, self.gaps = metrics.support_points(offsets["offset"].drop_nulls().to_numpy(), int(self.steps.max()))
+        self.points = support.size
+        self.groups = {kind: sorted(pl.concat([r[column].drop_nulls().unique() for r in scored.values()])
+                                    .unique().to_list())
                        for kind, column in GROUP_COLUMNS.items()}
-        units = (everything.select("question_id", "unit").unique()
-                 .with_columns(pl.col("question_id").replace_strict(position, return_dtype=pl.Int64).alias("q"))
+        # every row as integers first (question position, unit, answers' points, group codes): the unique, join
+        # and sort below then carry no text
+        coded = {model: _with_unit_key(rows).select(
+                     pl.col("question_id").replace_strict(position, return_dtype=pl.Int32).alias("q"), "unit", *(
+                         _point_index(pl.col(answer) - pl.col("scale_min"), support).alias(answer)
+                         for answer in ("human", "model")), *(
+                         pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
+                                                       return_dtype=pl.Int32).fill_null(-1).alias(kind)
+                         for kind, column in GROUP_COLUMNS.items()))
+                 for model, rows in scored.items()}
+        units = (pl.concat([rows.select("q", "unit") for rows in coded.values()]).unique()
                  .sort("q", "unit").with_row_index("index"))
         self.strata = [part["index"].to_numpy() for part in units.partition_by("q", maintain_order=True)]
-        del everything, offsets
         self.data = {}
-        for model, rows in keyed.items():
-            # answers and group codes as int32 before the join: the join and sort then carry no text
-            rows = (rows.select("question_id", "unit", *(
-                        (pl.col(answer) - pl.col("scale_min") + self.shift).fill_null(-1).cast(pl.Int32).alias(answer)
-                        for answer in ("human", "model")), *(
-                        pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
-                                                      return_dtype=pl.Int32).fill_null(-1).alias(kind)
-                        for kind, column in GROUP_COLUMNS.items()))
-                    .join(units.select("question_id", "unit", "index", "q"), on=["question_id", "unit"])
-                    .sort("index", maintain_order=True))
+        for model in self.models:
+            rows = coded.pop(model).join(units, on=["q", "unit"]).sort("index", maintain_order=True)
             count = np.bincount(rows["index"].to_numpy(), minlength=units.height)
             self.data[model] = UnitRows(  # per row int32 (half of int64's memory; every value is small)
-                start=np.cumsum(count) - count, count=count, question=rows["q"].to_numpy().astype(np.int32),
+                start=np.cumsum(count) - count, count=count, question=rows["q"].to_numpy(),
                 human=rows["human"].to_numpy(), model=rows["model"].to_numpy(),
                 groups=(rows.select(*GROUP_COLUMNS).to_numpy() if GROUP_COLUMNS
                         else np.empty((rows.height, 0))).astype(np.int32))
         n_cells = 1 + sum(len(g) for g in self.groups.values())
         self.cell_steps = np.tile(self.steps, n_cells)
-        grid = np.arange(self.points) - self.shift
-        self.uniform = ((grid >= 0) & (grid <= self.steps[:, None])).astype(float)
+        self.uniform = ((support >= 0) & (support <= self.steps[:, None])).astype(float)
 
     def cells(self, model: str, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """W1 per cell for the rows of ``units``: the questions, then each group of each kind (group x question);
@@ -142,7 +142,7 @@ class W1Bootstrap:
                 ok = (cell >= 0) & (answer >= 0)
                 count += np.bincount(cell[ok] * p + answer[ok], minlength=n_cells * p)
         counts = [c.reshape(n_cells, p).astype(float) for c in counts]
-        return metrics.w1_from_counts(counts[0], counts[1], self.cell_steps), counts[0][:n_q]
+        return metrics.w1_from_counts(counts[0], counts[1], self.cell_steps, self.gaps), counts[0][:n_q]
 
     def per_model(self, model: str, units: np.ndarray) -> dict[str, np.ndarray]:
         """Every statistic of one model on the rows of ``units``."""
@@ -156,8 +156,8 @@ class W1Bootstrap:
         majority = np.zeros_like(human)
         majority[np.arange(n_q), human.argmax(axis=1)] = 1.0  # argmax: the first, i.e. smallest, most frequent answer
         answered = human.sum(axis=1) > 0
-        out["uniform"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, self.uniform, self.steps), np.nan))[0]
-        out["majority"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, majority, self.steps), np.nan))[0]
+        out["uniform"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, self.uniform, self.steps, self.gaps), np.nan))[0]
+        out["majority"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, majority, self.steps, self.gaps), np.nan))[0]
         offset = n_q
         for kind, names in self.groups.items():
             out[kind] = w1[offset:offset + len(names) * n_q].reshape(len(names), n_q)
@@ -195,6 +195,12 @@ class W1Bootstrap:
             return np.concatenate(blocks)
 
         return uncertainty.resample_units(self.strata, statistic, settings), layout
+
+
+def _point_index(offset: pl.Expr, support: np.ndarray) -> pl.Expr:
+    """Int32 position of each answer offset among the sorted ``support`` points (-1: no answer)."""
+    return offset.replace_strict(pl.Series(support), pl.Series(np.arange(support.size, dtype=np.int32)), default=-1,
+                                 return_dtype=pl.Int32).fill_null(-1)
 
 
 def _nan_mean_std(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

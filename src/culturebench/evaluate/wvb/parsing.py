@@ -78,18 +78,19 @@ ANSWER_COLUMNS = ("participant_id", "question_id", "sample_index", "answer")
 """The fields of a responses record that scoring reads."""
 
 
-def read_answers(path: Path) -> pl.DataFrame:
-    """The answers of ``evaluate wvb``'s responses, in file order: participant_id, question_id, sample_index and
-    ``score`` (the parsed answer as text, null when none). ``path``: responses.jsonl (every line checked, one-line
-    errors naming the line and field) or the parquet shards of a large run (a folder or one .parquet file; only
-    these columns are read)."""
+def scan_answers(path: Path) -> pl.LazyFrame:
+    """The answers of ``evaluate wvb``'s responses, in file order, as a lazy query: participant_id, question_id,
+    sample_index and ``score`` (the parsed answer, null when none: a number from the parquet shards of a large run,
+    text from responses.jsonl). ``path``: responses.jsonl (every line checked, one-line errors naming the line and
+    field) or the shards (a folder or one .parquet file; only these columns are read, when the query runs)."""
     path = Path(path)
     schema = {"participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64, "score": pl.String}
     if path.is_dir() or path.suffix.lower() == ".parquet":
         try:
             frame = pl.scan_parquet(runs.shard_paths(path)).select(
                 pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
-                pl.col("sample_index").cast(pl.Int64), pl.col("answer").cast(pl.String).alias("score")).collect()
+                pl.col("sample_index").cast(pl.Int64), pl.col("answer").cast(pl.Float64).alias("score"))
+            n_records = frame.select(pl.len()).collect().item()
         except pl.exceptions.PolarsError as exc:
             raise InputError(f"responses shards cannot be read ({str(exc).splitlines()[0]})", file=path) from None
     else:
@@ -98,15 +99,15 @@ def read_answers(path: Path) -> pl.DataFrame:
             for name in ANSWER_COLUMNS[:3]:
                 columns[name].append(record[name])
             columns["score"].append(None if record["answer"] is None else str(record["answer"]))
-        frame = pl.DataFrame(columns, schema=schema)
-    if frame.height == 0:
+        n_records, frame = len(columns["score"]), pl.DataFrame(columns, schema=schema).lazy()
+    if n_records == 0:
         raise InputError("responses file has no records", file=path)
     return frame
 
 
-def answers_frame(rows: pl.DataFrame | None, answers: pl.DataFrame, demographics: bool) -> pl.DataFrame:
-    """The parsed answers (``read_answers``) as ``score_answers`` input (row, question_id, participant_id, score,
-    has_model).
+def answers_frame(rows: pl.DataFrame | None, answers: pl.LazyFrame, demographics: bool) -> pl.LazyFrame:
+    """The parsed answers (``scan_answers``) as ``score_answers`` input (question_id, participant_id, score,
+    has_model), a lazy query.
 
     With demographics every record is its row's answer (several per row with --samples: each row's human answer then
     counts once per sample, which leaves W1 unchanged). Without, sample j of a question (in sample_index order) is
@@ -119,17 +120,16 @@ def answers_frame(rows: pl.DataFrame | None, answers: pl.DataFrame, demographics
         paired = answers.select("question_id", "participant_id", "score", pl.lit(True).alias("has_model"))
     else:
         position = pl.int_range(pl.len()).over("question_id").alias("position")
-        people = rows.select("participant_id", "question_id").with_columns(position)
+        people = rows.lazy().select("participant_id", "question_id").with_columns(position)
         samples = (answers.with_row_index("line").sort("sample_index", "line")
                    .select("question_id", "score", position, pl.lit(True).alias("has_model")))
-        order = rows.select("question_id").unique(maintain_order=True).with_row_index("question_order")
+        order = rows.lazy().select("question_id").unique(maintain_order=True).with_row_index("question_order")
         paired = (people.join(samples, on=["question_id", "position"], how="full", coalesce=True)
                   .join(order, on="question_id", how="inner")
                   .sort("question_order", "position")
                   .select("question_id", "participant_id", "score", pl.col("has_model").fill_null(False)))
-    return paired.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("row")).select(
-        "row", "question_id", pl.col("participant_id").cast(pl.Int64), pl.col("score").cast(pl.String),
-        pl.col("has_model").cast(pl.Boolean))
+    return paired.select("question_id", pl.col("participant_id").cast(pl.Int64), "score",
+                         pl.col("has_model").cast(pl.Boolean))
 
 
 
@@ -138,8 +138,8 @@ def evaluate_answers(path: Path, release: Path, run_metrics: dict) -> pl.DataFra
     input, paired with the evaluated rows as ``evaluate`` paired them. Asked without demographics (records without
     participant), the rows come from the run's metrics (split, rows evaluated and the ``--limit`` spread recorded
     under ``covers``)."""
-    answers = read_answers(path)
-    if answers["participant_id"][0] is not None:
+    answers = scan_answers(path)
+    if answers.select(pl.col("participant_id").first()).collect().item() is not None:
         return answers_frame(None, answers, True)
     if run_metrics.get("mode") != "without_demographics":
         raise InputError(f"records without participant need the run's {runs.METRICS_FILE} beside them (it names "

@@ -8,7 +8,7 @@ from pathlib import Path
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.wvb.items import check_inputs, limited_rows, prompt_tables
-from culturebench.evaluate.wvb.parsing import answers_frame, read_answers
+from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.requests import (
     PlannedRequest,
@@ -38,7 +38,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
 
     Streamed: the requests come from a generator (``iter_requests``) in the runner's batches, each batch's parsed
     records are appended to the responses file as it is answered, and the metrics read back the few columns they
-    need (``read_answers``), so memory does not grow with the prompts of a run."""
+    need (``scan_answers``), so memory does not grow with the prompts of a run."""
     from culturebench.evaluate.wvb import prompts
     from datetime import datetime, timezone
 
@@ -70,7 +70,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
                             request_of=lambda item: item.request, console=console)
         responses_path = writer.close()
     label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
-    scored = score_answers(answers_frame(rows, read_answers(responses_path), demographics), release,
+    scored = score_answers(answers_frame(rows, scan_answers(responses_path), demographics), release,
                            runs.source_info(responses_path), majority=majority, model=label,
                            drop_out_of_scale=drop_out_of_scale)
     n_records = writer.n_records

@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, metrics, runs, uncertainty
 from culturebench.evaluate.wvb.intervals import GROUP_COLUMNS, add_intervals
-from culturebench.evaluate.wvb.items import PROBE_DIMENSIONS, question_order, release_routes, release_rows
+from culturebench.evaluate.wvb.items import question_order, release_routes, release_rows
 from culturebench.evaluate.wvb.parsing import evaluate_answers, read_responses
 
 MAJORITY_DEFINITIONS = ("pooled", "per_group")
@@ -43,71 +44,128 @@ def out_of_scale_report(covered: pl.DataFrame, drop_out_of_scale: bool) -> dict:
     """metrics.json ``out_of_scale``: whether whole-number answers off the question's scale were kept (the
     authors' evaluate.py) or dropped (``--drop-out-of-scale``), their count, and per question their share of the
     question's model answers (padding rows without a model sample not counted)."""
-    answered = covered.filter(pl.col("has_model")) if "has_model" in covered.columns else covered
-    per_question = answered.group_by("question_id").agg(pl.col("out_of_scale").mean().alias("share"))
-    shares = dict(sorted(per_question.iter_rows(), key=lambda item: question_order(item[0])))
-    return {"answers": "dropped" if drop_out_of_scale else "kept", "n": int(answered["out_of_scale"].sum()),
+    per_question = (covered.filter(pl.col("has_model")).group_by("question_id")
+                    .agg(pl.col("out_of_scale").sum().alias("n"), pl.col("out_of_scale").mean().alias("share")))
+    shares = dict(sorted(per_question.select("question_id", "share").iter_rows(),
+                         key=lambda item: question_order(item[0])))
+    return {"answers": "dropped" if drop_out_of_scale else "kept", "n": int(per_question["n"].sum()),
             "share_per_question": shares}
 
 
-def _group_answers(rows: pl.DataFrame) -> dict[str, list[list[int]]]:
-    """Per question, the human answers of each probe group (``majority_group``; rows outside the probe left out)."""
-    if "majority_group" not in rows.columns:
-        return {}
-    keyed = rows.filter(pl.col("majority_group").is_not_null() & pl.col("human").is_not_null())
-    grouped = keyed.group_by("question_id", "majority_group", maintain_order=True).agg(pl.col("human"))
-    out: dict[str, list[list[int]]] = {}
-    for question, _group, human in grouped.sort("question_id", "majority_group").iter_rows():
-        out.setdefault(question, []).append(human)
+CELL_COLUMNS = ("question_id", "continent", "urban_rural", "probe_continent", "probe_urban_rural", "education_level")
+"""The finest cell the covered rows are counted in: every breakdown of metrics.json sums these counts."""
+PROBE_GROUP = ("probe_continent", "probe_urban_rural", "education_level")
+"""A participant's probe group (Sec. 3.1): the unit of the per-group majority baseline."""
+BREAKDOWNS = {"continent": ("continent",), "urban_rural": ("urban_rural",), "probe_group": PROBE_GROUP,
+              "probe_education_level": ("education_level",)}
+"""metrics.json ``groups``: breakdown -> the columns whose values name a group (rows with a null left out)."""
+
+
+@dataclass
+class AnswerCounts:
+    """Covered rows counted per cell (CELL_COLUMNS): ``human`` by human answer (null: a model sample without a
+    participant), ``model`` by model answer and has_model (null: invalid, or a padding row when has_model is
+    false); each with ``n``. ``scales``: question_id, scale_min, scale_max. ``points``/``gaps``: the answers'
+    offsets from scale_min on one axis (``metrics.support_points``). Small: cells x answers, whatever the rows."""
+
+    human: pl.DataFrame
+    model: pl.DataFrame
+    scales: pl.DataFrame
+    points: np.ndarray
+    gaps: np.ndarray
+
+    @classmethod
+    def of(cls, covered: pl.DataFrame, profiles: pl.DataFrame) -> AnswerCounts:
+        """Counts of the covered rows, whose ``profile`` numbers a row of ``profiles`` (its CELL_COLUMNS but the
+        question: a participant's groups, coded once per participant so that the rows are grouped by integers)."""
+        human, model = pl.collect_all(  # the streaming engine: half the peak memory of the in-memory group_by
+            [covered.lazy().group_by("question_id", "profile", *answer).len("n")
+             .join(profiles.lazy(), on="profile", how="left").drop("profile")
+             for answer in (["human"], ["model", "has_model"])], engine="streaming")
+        scales = covered.select("question_id", "scale_min", "scale_max").unique("question_id")
+        offsets = pl.concat([
+            human.join(scales, on="question_id").select((pl.col("human") - pl.col("scale_min")).alias("offset")),
+            model.join(scales, on="question_id").select((pl.col("model") - pl.col("scale_min")).alias("offset"))])
+        steps = (scales["scale_max"] - scales["scale_min"]).max()
+        points, gaps = metrics.support_points(offsets["offset"].drop_nulls().to_numpy(), int(steps or 0))
+        return cls(human, model, scales, points, gaps)
+
+    def histograms(self, frame: pl.DataFrame, answer: str, cells: pl.DataFrame, keys: list[str]) -> np.ndarray:
+        """Counts of ``answer`` (non-null) per row of ``cells`` (its ``cell`` column numbers them) x point."""
+        known = (frame.filter(pl.col(answer).is_not_null())
+                 .join(cells, on=keys).join(self.scales, on="question_id")
+                 .select("cell", (pl.col(answer) - pl.col("scale_min")).alias("offset"), "n"))
+        at = np.searchsorted(self.points, known["offset"].to_numpy())
+        flat = np.bincount(known["cell"].to_numpy() * self.points.size + at, weights=known["n"].to_numpy(),
+                           minlength=cells.height * self.points.size)
+        return flat.reshape(cells.height, self.points.size)
+
+
+def _by_group(counts: AnswerCounts, by: tuple[str, ...], majority: str) -> dict[tuple, dict]:
+    """Per group of ``by`` (() for all rows; rows with a null in ``by`` left out) the metrics of its rows:
+    per-question W1 of the model and of the uniform and majority baselines, their mean, std and threshold curves
+    (``metrics.summary``), n_rows and n_invalid. A question whose model answers are all invalid gets W1 None (left
+    out of the mean and the curve); with ``majority="per_group"`` a question without probe rows gets a majority W1
+    of None. Groups in sorted order, questions in natural order."""
+    keys = [*by, "question_id"]
+    human = counts.human.drop_nulls(list(by))
+    model = counts.model.drop_nulls(list(by))
+    cells = human.group_by(keys).agg(pl.col("n").sum().alias("n_rows"))
+    order = sorted(range(cells.height), key=lambda i: (tuple(cells[c][i] for c in by),
+                                                          question_order(cells["question_id"][i])))
+    cells = cells[order].with_row_index("cell")
+    steps = (cells.join(counts.scales, on="question_id", maintain_order="left")
+             .select(pl.col("scale_max") - pl.col("scale_min")).to_series().to_numpy().astype(float))
+    human_counts = counts.histograms(human, "human", cells, keys)
+    w1 = metrics.w1_from_counts(human_counts, counts.histograms(model, "model", cells, keys), steps, counts.gaps)
+    uniform = ((counts.points >= 0) & (counts.points <= steps[:, None])).astype(float)
+    answered = human_counts.sum(axis=1) > 0
+    baselines = {"uniform": np.where(answered, metrics.w1_from_counts(human_counts, uniform, steps, counts.gaps), np.nan)}
+    if majority == "pooled":
+        predicted = np.zeros_like(human_counts)
+        predicted[np.arange(cells.height), human_counts.argmax(axis=1)] = 1.0  # ties: the smallest answer
+        baselines["majority"] = np.where(answered, metrics.w1_from_counts(human_counts, predicted, steps, counts.gaps),
+                                         np.nan)
+    else:
+        baselines["majority"] = _per_group_majority(counts, human, cells, keys, steps)
+    invalid_rows = model.filter(pl.col("has_model") & pl.col("model").is_null())
+    invalid = ({tuple(row[:-1]): row[-1] for row in invalid_rows.group_by(list(by)).agg(pl.col("n").sum()).iter_rows()}
+               if by else {(): invalid_rows["n"].sum()})
+    out: dict[tuple, dict] = {}
+    for key, part in (cells.group_by(list(by), maintain_order=True) if by else [((), cells)]):
+        at = part["cell"].to_numpy()
+        questions = part["question_id"].to_list()
+        result = metrics.summary({q: _finite(w1[i]) for q, i in zip(questions, at)})
+        result["n_rows"] = int(part["n_rows"].sum())
+        result["n_invalid"] = int(invalid.get(tuple(key), 0))
+        result["baselines"] = {
+            "uniform": metrics.summary({q: _finite(baselines["uniform"][i]) for q, i in zip(questions, at)}),
+            "majority": {"definition": majority,
+                         **metrics.summary({q: _finite(baselines["majority"][i]) for q, i in zip(questions, at)})}}
+        out[tuple(key)] = result
     return out
 
 
-def evaluate_rows(rows: pl.DataFrame, majority: str = MAJORITY_DEFINITIONS[0]) -> dict:
-    """Metrics of covered rows (question_id, human, model, scale_min, scale_max; ``majority_group`` for the
-    per-group majority): per-question W1 of the model and of the uniform and majority baselines, their mean, std
-    and threshold curves. A question whose model answers are all invalid gets W1 None (and is left out of the mean
-    and the curve); with ``majority="per_group"`` a question without probe rows gets a majority W1 of None."""
-    if majority not in MAJORITY_DEFINITIONS:
-        raise InputError(f"unknown majority baseline {majority!r}; choose from {', '.join(MAJORITY_DEFINITIONS)}")
-    per_question: dict[str, float | None] = {}
-    uniform: dict[str, float] = {}
-    majority_w1: dict[str, float | None] = {}
-    by_group = _group_answers(rows) if majority == "per_group" else {}
-    grouped = rows.group_by("question_id").agg(
-        pl.col("human").drop_nulls(), pl.col("model").drop_nulls(), pl.col("scale_min").first(),
-        pl.col("scale_max").first())
-    for row in sorted(grouped.iter_rows(named=True), key=lambda r: question_order(r["question_id"])):
-        q, human, low, high = row["question_id"], row["human"], row["scale_min"], row["scale_max"]
-        per_question[q] = metrics.w1(human, row["model"], low, high) if row["model"] else None
-        uniform[q] = metrics.uniform_w1(human, low, high)
-        if majority == "pooled":
-            majority_w1[q] = metrics.majority_w1(human, low, high)
-        else:
-            majority_w1[q] = metrics.per_group_majority_w1(by_group[q], low, high) if q in by_group else None
-    result = metrics.summary(per_question)
-    result["n_rows"] = rows.height
-    result["n_invalid"] = _n_invalid(rows)
-    result["baselines"] = {"uniform": metrics.summary(uniform),
-                           "majority": {"definition": majority, **metrics.summary(majority_w1)}}
-    return result
+def _per_group_majority(counts: AnswerCounts, human: pl.DataFrame, cells: pl.DataFrame, keys: list[str],
+                        steps: np.ndarray) -> np.ndarray:
+    """Sec. 3.3 (2) read per demographic group, per cell: W1 between the human answers of the cell's probe rows and
+    a prediction per answer of its probe group's majority answer (ties: the smallest); NaN without probe rows."""
+    probe = human.drop_nulls([*PROBE_GROUP, "human"])
+    group_keys = list(dict.fromkeys([*keys, *PROBE_GROUP]))  # ``keys`` may hold the probe group already
+    groups = (probe.select(group_keys).unique(maintain_order=True)
+              .join(cells.select(*keys, pl.col("cell").alias("owner")), on=keys).with_row_index("cell"))
+    per_group = counts.histograms(probe, "human", groups.drop("owner"), group_keys)
+    owner = groups["owner"].to_numpy()
+    human_counts = np.zeros((cells.height, counts.points.size))
+    np.add.at(human_counts, owner, per_group)
+    predicted = np.zeros_like(human_counts)
+    np.add.at(predicted, (owner, per_group.argmax(axis=1)), per_group.sum(axis=1))
+    return np.where(human_counts.sum(axis=1) > 0,
+                    metrics.w1_from_counts(human_counts, predicted, steps, counts.gaps), np.nan)
 
 
-def _n_invalid(rows: pl.DataFrame) -> int:
-    """Rows whose model answer is invalid; padding rows (``has_model`` false: a human answer without a model sample,
-    see :func:`answers_frame`) do not count."""
-    if "has_model" in rows.columns:
-        rows = rows.filter(pl.col("has_model"))
-    return rows["model"].null_count()
-
-
-def _by_group(rows: pl.DataFrame, columns: list[str], majority: str) -> dict[str, dict]:
-    """``evaluate_rows`` of each group of ``columns`` (groups in sorted order), one group's rows at a time."""
-    keyed = rows.drop_nulls(columns)
-    out = {}
-    for key in sorted(keyed.select(columns).unique().iter_rows()):
-        part = keyed.filter(pl.all_horizontal(pl.col(c) == value for c, value in zip(columns, key)))
-        out[" / ".join(str(k) for k in key)] = evaluate_rows(part, majority)
-    return out
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
 
 
 def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0],
@@ -141,7 +199,8 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
                   model: str | None = None,
                   bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
                   drop_out_of_scale: bool = False) -> ScoreResult:
-    """Score model answers (``row``, question_id, participant_id, score as text) against a WVB release; ``source``
+    """Score model answers (question_id, participant_id, score: text or a number; a frame or a lazy query, rows in
+    file order) against a WVB release; ``source``
     is recorded as ``responses`` in the metrics, ``model`` as ``models``. The point estimates are the paper's;
     ``bootstrap`` adds their intervals (``add_intervals``; None: none, for ``compare``, which bootstraps all its
     runs together).
@@ -152,27 +211,41 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     (``has_model`` false: not counted as invalid). A whole-number answer off the question's scale is scored as given
     (the authors' evaluate.py rescales it like any other) unless ``drop_out_of_scale`` (then it is invalid);
     metrics.json ``out_of_scale`` says which, with the share per question."""
-    tables = release_rows(release, inputs["participant_id"].drop_nulls())
+    if majority not in MAJORITY_DEFINITIONS:
+        raise InputError(f"unknown majority baseline {majority!r}; choose from {', '.join(MAJORITY_DEFINITIONS)}")
+    inputs = inputs.lazy()
+    if "has_model" not in inputs.collect_schema():  # the paper's files: every row is a model answer
+        inputs = inputs.with_columns(pl.lit(True).alias("has_model"))
+    inputs = inputs.select("question_id", "participant_id", "score", "has_model")
+    tables = release_rows(release, inputs.select(pl.col("participant_id").drop_nulls()).collect().to_series())
     values = tables["questions"].filter(pl.col("scale_min").is_not_null() & pl.col("scale_max").is_not_null())
     joined = (inputs
-              .join(tables["examples"], on=["participant_id", "question_id"], how="left")
-              .join(values.select("question_id", "scale_min", "scale_max"), on="question_id", how="left")
+              .join(tables["examples"].lazy(), on=["participant_id", "question_id"], how="left",
+                    maintain_order="left")
+              .join(values.lazy().select("question_id", "scale_min", "scale_max"), on="question_id", how="left",
+                    maintain_order="left")
               .with_columns(_score_columns(drop_out_of_scale)))
-    n_rows, known = joined.height, joined.filter(pl.col("scale_min").is_not_null())
-    n_known, n_invalid = known.height, _n_invalid(known)
-    covered = joined.filter((pl.col("human").is_not_null() | pl.col("participant_id").is_null())
-                            & pl.col("scale_min").is_not_null())
-    del known, joined  # only the covered rows from here on: memory for a run of millions
-    covered = (covered
-               .join(tables["participants"], on="participant_id", how="left")
-               .join(tables["probe"].rename({"continent": "probe_continent", "urban_rural": "probe_urban_rural"}),
-                     on="participant_id", how="left")
-               .with_columns(pl.concat_str("probe_continent", "probe_urban_rural", "education_level",
-                                           separator=" / ").alias("majority_group"))
-               .sort("row"))
-    result = evaluate_rows(covered, majority)
-    probe_rows = covered.filter(pl.col("education_level").is_not_null()).drop("continent", "urban_rural").rename(
-        {"probe_continent": "continent", "probe_urban_rural": "urban_rural"})
+    known, invalid = pl.col("scale_min").is_not_null(), pl.col("has_model") & pl.col("model").is_null()
+    tallies = joined.select(pl.len().alias("n_rows"), known.sum().alias("n_known"),
+                            (known & invalid).sum().alias("n_invalid"))
+    people = tables["participants"].join(
+        tables["probe"].rename({"continent": "probe_continent", "urban_rural": "probe_urban_rural"}),
+        on="participant_id", how="left")
+    profiles = people.select(CELL_COLUMNS[1:]).unique(maintain_order=True).with_row_index("profile")
+    people = people.join(profiles, on=list(CELL_COLUMNS[1:]), how="left", nulls_equal=True)
+    covered = (joined.filter((pl.col("human").is_not_null() | pl.col("participant_id").is_null()) & known)
+               .join(people.lazy().select("participant_id", "profile"), on="participant_id", how="left",
+                     maintain_order="left")
+               .select("question_id", "participant_id", "human", "model", "scale_min", "scale_max", "has_model",
+                       "out_of_scale", "profile"))
+    try:
+        tallies, covered = pl.collect_all([tallies, covered], engine="streaming")
+    except pl.exceptions.PolarsError as exc:  # a responses shard that cannot be read to its end
+        raise InputError(f"responses cannot be scored ({str(exc).splitlines()[0]})", file=source.get("path")) from None
+    del inputs, tables, joined, people  # only the covered rows from here on: memory for a run of millions
+    n_rows, n_known, n_invalid = tallies.row(0)
+    counts = AnswerCounts.of(covered, profiles)
+    result = _by_group(counts, (), majority)[()]
     result.update({
         "benchmark": "wvb",
         "models": [model or "model"],
@@ -184,20 +257,19 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
         "coverage": covered.height / n_rows,
         "n_unknown_question": n_rows - n_known,
         "n_invalid": n_invalid,
-        "n_invalid_covered": _n_invalid(covered),
+        "n_invalid_covered": int(covered.select(invalid.sum()).item()),
         "out_of_scale": out_of_scale_report(covered, drop_out_of_scale),
         "release_routes": release_routes(release),
-        "groups": {
-            "continent": _by_group(covered, ["continent"], majority),
-            "urban_rural": _by_group(covered, ["urban_rural"], majority),
-            "probe_group": _by_group(probe_rows, list(PROBE_DIMENSIONS), majority),
-            "probe_education_level": _by_group(probe_rows, ["education_level"], majority),
-        },
+        "groups": {kind: {" / ".join(str(k) for k in key): part
+                          for key, part in sorted(_by_group(counts, columns, majority).items())}
+                   for kind, columns in BREAKDOWNS.items()},
     })
-    rows = covered.select("question_id", "participant_id", "human", "model", "scale_min", "scale_max",
-                          *(["has_model"] if "has_model" in covered.columns else []), *GROUP_COLUMNS.values())
+    rows = (covered.join(profiles.select("profile", *GROUP_COLUMNS.values()), on="profile", how="left",
+                         maintain_order="left")
+            .select("question_id", "participant_id", "human", "model", "scale_min", "scale_max", "has_model",
+                    *GROUP_COLUMNS.values()))
     scored = ScoreResult(metrics=runs.json_safe(result), rows=rows)
-    del inputs, tables, covered, probe_rows  # the bootstrap needs only ``rows``: memory for it
+    del covered  # the bootstrap needs only ``rows``: memory for it
     if bootstrap is not None and rows.height:  # nothing covered: no interval (``score`` refuses such a file)
         add_intervals(scored, bootstrap)
         scored.metrics = runs.json_safe(scored.metrics)
