@@ -42,6 +42,8 @@ BOOTSTRAP_NOTE = {
                     "the adjusted p < 1 - confidence level",
 }
 """How WVB's intervals are computed (recorded in metrics.json under ``uncertainty``)."""
+UNIT_CHUNK = 262_144
+"""Units whose rows ``W1Bootstrap.cells`` counts at once (a resample of millions is counted in chunks)."""
 DIFFERENCE_KINDS = ("continent", "probe_education_level")
 """Breakdowns whose per-group differences between models are tested (besides the overall mean)."""
 
@@ -67,12 +69,11 @@ class UnitRows:
         return np.repeat(self.start[units] - ends + counts, counts) + np.arange(int(ends[-1]) if ends.size else 0)
 
 
-def _with_unit_key(rows: pl.DataFrame) -> pl.DataFrame:
+def _unit_key() -> pl.Expr:
     """``unit``: the participant id, or for a model sample without a participant minus its order among those of
     its question."""
     extra = pl.col("participant_id").is_null().cast(pl.Int64).cum_sum().over("question_id")
-    return rows.with_columns(pl.when(pl.col("participant_id").is_null()).then(-extra)
-                             .otherwise(pl.col("participant_id")).alias("unit"))
+    return pl.when(pl.col("participant_id").is_null()).then(-extra).otherwise(pl.col("participant_id")).alias("unit")
 
 
 class W1Bootstrap:
@@ -97,28 +98,32 @@ class W1Bootstrap:
         self.groups = {kind: sorted(pl.concat([r[column].drop_nulls().unique() for r in scored.values()])
                                     .unique().to_list())
                        for kind, column in GROUP_COLUMNS.items()}
-        # every row as integers first (question position, unit, answers' points, group codes): the unique, join
-        # and sort below then carry no text
-        coded = {model: _with_unit_key(rows).select(
-                     pl.col("question_id").replace_strict(position, return_dtype=pl.Int32).alias("q"), "unit", *(
-                         _point_index(pl.col(answer) - pl.col("scale_min"), support).alias(answer)
-                         for answer in ("human", "model")), *(
-                         pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
-                                                       return_dtype=pl.Int32).fill_null(-1).alias(kind)
-                         for kind, column in GROUP_COLUMNS.items()))
-                 for model, rows in scored.items()}
-        units = (pl.concat([rows.select("q", "unit") for rows in coded.values()]).unique()
-                 .sort("q", "unit").with_row_index("index"))
-        self.strata = [part["index"].to_numpy() for part in units.partition_by("q", maintain_order=True)]
+        # every row as integers (question position, unit, answers' points, group codes), all models' rows in one
+        # frame sorted by (question, unit): a unit's number is then how many units start up to its row, with no
+        # hashing of units; the same numbering as sorting the distinct units
+        starts = ((pl.col("q") != pl.col("q").shift()) | (pl.col("unit") != pl.col("unit").shift())).fill_null(True)
+        coded = pl.concat([rows.lazy().select(
+                               pl.col("question_id").replace_strict(position, return_dtype=pl.Int32).alias("q"),
+                               _unit_key(), *(_point_index(pl.col(answer) - pl.col("scale_min"), support).alias(answer)
+                                              for answer in ("human", "model")), *(
+                               pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])},
+                                                             default=-1, return_dtype=pl.Int32).fill_null(-1).alias(kind)
+                               for kind, column in GROUP_COLUMNS.items()), pl.lit(m, dtype=pl.Int32).alias("of_model"))
+                           for m, rows in enumerate(scored.values())]).sort("q", "unit", maintain_order=True).with_columns(
+            starts.alias("starts")).with_columns((pl.col("starts").cum_sum() - 1).cast(pl.Int64).alias("index")).collect()
+        unit_question = coded.filter(pl.col("starts"))["q"].to_numpy()
+        n_units = unit_question.size
+        self.strata = np.split(np.arange(n_units), np.flatnonzero(np.diff(unit_question)) + 1)
         self.data = {}
-        for model in self.models:
-            rows = coded.pop(model).join(units, on=["q", "unit"]).sort("index", maintain_order=True)
-            count = np.bincount(rows["index"].to_numpy(), minlength=units.height)
+        for m, model in enumerate(self.models):
+            rows = coded if len(self.models) == 1 else coded.filter(pl.col("of_model") == m)
+            count = np.bincount(rows["index"].to_numpy(), minlength=n_units)
             self.data[model] = UnitRows(  # per row int32 (half of int64's memory; every value is small)
                 start=np.cumsum(count) - count, count=count, question=rows["q"].to_numpy(),
                 human=rows["human"].to_numpy(), model=rows["model"].to_numpy(),
                 groups=(rows.select(*GROUP_COLUMNS).to_numpy() if GROUP_COLUMNS
                         else np.empty((rows.height, 0))).astype(np.int32))
+        del coded
         n_cells = 1 + sum(len(g) for g in self.groups.values())
         self.cell_steps = np.tile(self.steps, n_cells)
         self.uniform = ((support >= 0) & (support <= self.steps[:, None])).astype(float)
@@ -127,20 +132,21 @@ class W1Bootstrap:
         """W1 per cell for the rows of ``units``: the questions, then each group of each kind (group x question);
         NaN where a cell has no human or no valid model answer. Also the questions' human answer counts."""
         data, n_q, p = self.data[model], len(self.questions), self.points
-        rows = data.take(units)
-        q = data.question[rows]
-        human, answers = data.human[rows], data.model[rows]
         n_cells = n_q * (1 + sum(len(self.groups[kind]) for kind in GROUP_COLUMNS))
         counts = [np.zeros(n_cells * p, dtype=np.int64), np.zeros(n_cells * p, dtype=np.int64)]
-        cell, offset = q, n_q  # the questions' cells, then each kind's (group x question), one kind at a time
-        for k, kind in enumerate([None, *GROUP_COLUMNS]):
-            if kind is not None:
-                g = data.groups[rows, k - 1]
-                cell = np.where(g >= 0, offset + g * n_q + q, -1)
-                offset += len(self.groups[kind]) * n_q
-            for answer, count in ((human, counts[0]), (answers, counts[1])):
-                ok = (cell >= 0) & (answer >= 0)
-                count += np.bincount(cell[ok] * p + answer[ok], minlength=n_cells * p)
+        for first in range(0, units.size, UNIT_CHUNK):  # a chunk at a time: the per-row arrays stay small
+            rows = data.take(units[first:first + UNIT_CHUNK])
+            q = data.question[rows]
+            human, answers = data.human[rows], data.model[rows]
+            cell, offset = q, n_q  # the questions' cells, then each kind's (group x question), one kind at a time
+            for k, kind in enumerate([None, *GROUP_COLUMNS]):
+                if kind is not None:
+                    g = data.groups[rows, k - 1]
+                    cell = np.where(g >= 0, offset + g * n_q + q, -1)
+                    offset += len(self.groups[kind]) * n_q
+                for answer, count in ((human, counts[0]), (answers, counts[1])):
+                    ok = (cell >= 0) & (answer >= 0)
+                    count += np.bincount(cell[ok] * p + answer[ok], minlength=n_cells * p)
         counts = [c.reshape(n_cells, p).astype(float) for c in counts]
         return metrics.w1_from_counts(counts[0], counts[1], self.cell_steps, self.gaps), counts[0][:n_q]
 
@@ -218,12 +224,13 @@ def group_sizes(rows: pl.DataFrame, kind: str) -> list[dict]:
     """Per group of ``kind``: n_rows (covered rows), n_participants, n_questions and answers_per_question (the
     median over its questions of its human answers: the sample behind each of its W1s)."""
     column = GROUP_COLUMNS[kind]
-    keyed = rows.filter(pl.col(column).is_not_null())
+    keyed = rows.lazy().filter(pl.col(column).is_not_null())
     per_question = (keyed.filter(pl.col("human").is_not_null()).group_by(column, "question_id").len()
                     .group_by(column).agg(pl.col("len").median().alias("answers_per_question"),
                                           pl.len().alias("n_questions")))
     sizes = keyed.group_by(column).agg(pl.len().alias("n_rows"), pl.col("participant_id").n_unique().alias("n_participants"))
-    joined = sizes.join(per_question, on=column, how="left").sort(column)
+    joined = (sizes.join(per_question, on=column, how="left").with_columns(pl.col(column).cast(pl.String))
+              .sort(column).collect(engine="streaming"))  # the streaming engine: a fraction of the memory
     return [{"group": r[column], "n_rows": r["n_rows"], "n_participants": r["n_participants"],
              "n_questions": r["n_questions"] or 0, "answers_per_question": r["answers_per_question"] or 0}
             for r in joined.iter_rows(named=True)]

@@ -24,8 +24,9 @@ MAJORITY_DEFINITIONS = ("pooled", "per_group")
 class ScoreResult:
     metrics: dict
     rows: pl.DataFrame
-    """Covered rows: question_id, participant_id, human, model (null when invalid), scale_min, scale_max, the
-    groups of GROUP_COLUMNS (continent, urban_rural, education_level; null when unknown)."""
+    """Covered rows: question_id, participant_id, human, model (null when invalid), scale_min, scale_max, has_model,
+    the groups of GROUP_COLUMNS (continent, urban_rural, education_level; null when unknown). Text columns are
+    categorical (4 bytes a row): a run of millions keeps these rows for the bootstrap and the plots."""
 
 
 def _score_columns(drop_out_of_scale: bool = False) -> list[pl.Expr]:
@@ -232,11 +233,12 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
         tables["probe"].rename({"continent": "probe_continent", "urban_rural": "probe_urban_rural"}),
         on="participant_id", how="left")
     profiles = people.select(CELL_COLUMNS[1:]).unique(maintain_order=True).with_row_index("profile")
-    people = people.join(profiles, on=list(CELL_COLUMNS[1:]), how="left", nulls_equal=True)
+    people = people.join(profiles, on=list(CELL_COLUMNS[1:]), how="left", nulls_equal=True).select(
+        "participant_id", "profile", *(pl.col(column).cast(pl.Categorical) for column in GROUP_COLUMNS.values()))
     covered = (joined.filter((pl.col("human").is_not_null() | pl.col("participant_id").is_null()) & known)
-               .join(people.lazy().select("participant_id", "profile"), on="participant_id", how="left",
-                     maintain_order="left")
-               .select("question_id", "participant_id", "human", "model", "scale_min", "scale_max", "has_model",
+               .join(people.lazy(), on="participant_id", how="left", maintain_order="left")
+               .select(pl.col("question_id").cast(pl.Categorical), "participant_id", "human", "model",
+                       pl.col("scale_min", "scale_max").cast(pl.Int32), "has_model", *GROUP_COLUMNS.values(),
                        "out_of_scale", "profile"))
     try:
         tallies, covered = pl.collect_all([tallies, covered], engine="streaming")
@@ -264,12 +266,9 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
                           for key, part in sorted(_by_group(counts, columns, majority).items())}
                    for kind, columns in BREAKDOWNS.items()},
     })
-    rows = (covered.join(profiles.select("profile", *GROUP_COLUMNS.values()), on="profile", how="left",
-                         maintain_order="left")
-            .select("question_id", "participant_id", "human", "model", "scale_min", "scale_max", "has_model",
-                    *GROUP_COLUMNS.values()))
+    rows = covered.drop("out_of_scale", "profile")  # the same columns, not a copy
     scored = ScoreResult(metrics=runs.json_safe(result), rows=rows)
-    del covered  # the bootstrap needs only ``rows``: memory for it
+    del covered
     if bootstrap is not None and rows.height:  # nothing covered: no interval (``score`` refuses such a file)
         add_intervals(scored, bootstrap)
         scored.metrics = runs.json_safe(scored.metrics)
