@@ -6,15 +6,18 @@ per request (for ``ray``: the driver's plus the endpoint actors'). Beside it, in
 server, bare loops that send the same request bodies and do nothing else (no cache, progress, retries or limits):
 ``aiohttp`` (the client library alone), the ``openai`` package on its aiohttp transport (``DefaultAioHttpClient``,
 ``with_raw_response``, its retries off: issue #27's candidate to replace the hand-written client; needs
-``pip install 'openai[aiohttp]'``) and a minimal keep-alive HTTP/1.1 client on asyncio streams (no client library at
-all); ``--floors`` picks them, ``--no-floors`` skips them. The servers run in
+``pip install 'openai[aiohttp]'``), a minimal keep-alive HTTP/1.1 client on asyncio streams (no client library at
+all), and issue #28's alternatives: aiohttp tuned (no auto headers, no decompression), aiohttp and the raw client on
+uvloop's event loop, curl_cffi's ``AsyncSession`` and pyreqwest (Rust's reqwest); ``pip install
+'culturebench[bench]'`` brings the optional ones, ``--floors`` picks them, ``--no-floors`` skips them. The servers run in
 separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's
 own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs``
 times and the median is reported (with the spread).
 
     python bench/eval_overhead.py [--requests 1000] [--latency 0.2] [--concurrency 64 256] [--backend openai|ray]
                                   [--endpoints 1] [--runs 3] [--server-url URL ...]
-                                  [--floors aiohttp openai asyncio | --no-floors]
+                                  [--floors aiohttp openai asyncio aiohttp-tuned aiohttp-uvloop asyncio-uvloop
+                                   curl_cffi pyreqwest | --no-floors]
 """
 
 from __future__ import annotations
@@ -82,7 +85,13 @@ def one_run(backend, requests, concurrency: int) -> tuple[float, float]:
 
 
 FLOOR_LABELS = {"aiohttp": "bare aiohttp loop", "openai": "bare openai package loop (aiohttp transport, raw)",
-                "asyncio": "raw HTTP/1.1 on asyncio streams"}
+                "asyncio": "raw HTTP/1.1 on asyncio streams",
+                "aiohttp-tuned": "bare aiohttp loop, tuned (no auto headers, no decompression, no cleanup timers)",
+                "aiohttp-uvloop": "bare aiohttp loop on uvloop", "asyncio-uvloop": "raw HTTP/1.1 on uvloop streams",
+                "curl_cffi": "bare curl_cffi AsyncSession loop", "pyreqwest": "bare pyreqwest (Rust reqwest) loop"}
+FLOOR_MODULES = {"openai": "openai", "aiohttp-uvloop": "uvloop", "asyncio-uvloop": "uvloop", "curl_cffi": "curl_cffi",
+                 "pyreqwest": "pyreqwest"}
+"""The package each optional floor needs (``pip install 'culturebench[bench]'`` brings them all)."""
 
 
 def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> tuple[float, float]:
@@ -100,13 +109,47 @@ def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> t
     async def run() -> None:
         pending = iter(bodies)
         target = urlsplit(f"{url}/chat/completions")
-        if client == "aiohttp":
+        if client in ("aiohttp", "aiohttp-uvloop"):
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency, ssl=False)) as session:
                 async def slot() -> None:
                     for body in pending:
                         async with session.post(target.geturl(), data=body,
                                                 headers={"Content-Type": "application/json"}) as reply:
                             json.loads(await reply.read())
+                await asyncio.gather(*(slot() for _ in range(concurrency)))
+            return
+        if client == "aiohttp-tuned":
+            connector = aiohttp.TCPConnector(limit=concurrency, ssl=False, enable_cleanup_closed=False,
+                                             ttl_dns_cache=None)
+            async with aiohttp.ClientSession(connector=connector, auto_decompress=False,
+                                             skip_auto_headers=("User-Agent", "Accept-Encoding")) as session:
+                async def slot() -> None:
+                    for body in pending:
+                        async with session.post(target.geturl(), data=body,
+                                                headers={"Content-Type": "application/json"}) as reply:
+                            json.loads(await reply.read())
+                await asyncio.gather(*(slot() for _ in range(concurrency)))
+            return
+        if client == "curl_cffi":
+            from curl_cffi.requests import AsyncSession
+
+            async with AsyncSession(max_clients=concurrency) as session:
+                async def slot() -> None:
+                    for body in pending:
+                        reply = await session.post(target.geturl(), data=body,
+                                                   headers={"Content-Type": "application/json"})
+                        json.loads(reply.content)
+                await asyncio.gather(*(slot() for _ in range(concurrency)))
+            return
+        if client == "pyreqwest":
+            from pyreqwest.client import ClientBuilder
+
+            async with ClientBuilder().max_connections(concurrency).build() as session:
+                async def slot() -> None:
+                    for body in pending:
+                        reply = await (session.post(target.geturl()).header("Content-Type", "application/json")
+                                       .body_bytes(body).build().send())
+                        json.loads(bytes(await reply.bytes()))
                 await asyncio.gather(*(slot() for _ in range(concurrency)))
             return
         if client == "openai":
@@ -135,7 +178,13 @@ def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> t
         await asyncio.gather(*(slot() for _ in range(concurrency)))
 
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    asyncio.run(run())
+    if client.endswith("-uvloop"):
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(run())
+    else:
+        asyncio.run(run())
     return time.perf_counter() - wall0, time.process_time() - cpu0
 
 
@@ -151,7 +200,8 @@ def main() -> None:
     parser.add_argument("--server-url", action="append", help="use running servers instead of starting them")
     parser.add_argument("--no-floors", action="store_true", help="skip the bare-client loops")
     parser.add_argument("--floors", nargs="+", choices=tuple(FLOOR_LABELS),
-                        default=[c for c in FLOOR_LABELS if c != "openai" or importlib.util.find_spec("openai")],
+                        default=[c for c in FLOOR_LABELS
+                                 if c not in FLOOR_MODULES or importlib.util.find_spec(FLOOR_MODULES[c])],
                         help="which bare-client loops to run beside the harness (default: those installed)")
     args = parser.parse_args()
 

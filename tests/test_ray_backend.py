@@ -15,7 +15,7 @@ from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.runner import run_requests
+from culturebench.evaluate.runner import FAILED, run_requests
 from culturebench.evaluate.scripted_server import ScriptedServer
 
 ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'culturebench[ray]'")
@@ -98,12 +98,41 @@ def test_interrupted_half_way_resumes_asking_only_the_rest(tmp_path):
     assert result.texts == [f"echo: q{i}" for i in range(60)]
 
 
-def test_a_request_failing_for_good_stops_the_run_with_one_line():
-    with ScriptedServer(faults=lambda number, body: 400 if "poison" in str(body) else None) as server:
+def poison_fails(number: int, body: dict):
+    """HTTP 400 (not retried) for every request whose prompt says "poison"."""
+    return 400 if "poison" in str(body) else None
+
+
+def test_a_request_failing_for_good_is_answered_empty_the_rest_go_on_and_a_rerun_asks_only_it(tmp_path):
+    requests = [ask("a"), ask("poison"), ask("b"), ask("c")]
+    path = tmp_path / "cache.sqlite"
+    with ScriptedServer(faults=poison_fails) as server:
         backend = RayBackend("scripted-model", [server.base_url], concurrency=2)
+        with ResponseCache(path) as cache:
+            result = run_requests(backend, requests, cache)
+        backend.close()
+    assert result.texts == ["echo: a", "", "echo: b", "echo: c"]
+    assert result.responses[1].finish_reason == FAILED and result.stats.failed == 1
+    assert "HTTP 400" in backend.failed[0]
+    with ScriptedServer() as healthy:  # the endpoint mended: only the failed request is asked again
+        backend = RayBackend("scripted-model", [healthy.base_url], concurrency=2)
+        with ResponseCache(path) as cache:
+            again = run_requests(backend, requests, cache)
+        backend.close()
+    assert healthy.request_count == 1 and again.stats.failed == 0
+    assert again.texts == ["echo: a", "echo: poison", "echo: b", "echo: c"]
+
+
+def test_more_failed_requests_than_allowed_stop_the_run_with_one_line():
+    with ScriptedServer(faults=poison_fails) as server:
+        backend = RayBackend("scripted-model", [server.base_url], concurrency=1, max_failed_rows=1)
+        got = {}
         with pytest.raises(InputError) as info:
-            backend.generate([ask("a"), ask("poison"), ask("b")], lambda i, r: None)
-    assert "HTTP 400" in str(info.value) and "\n" not in str(info.value)
+            backend.generate([ask("poison 1"), ask("poison 2"), ask("poison 3")], got.__setitem__)
+        backend.close()
+    message = str(info.value)
+    assert "stopped after 2 requests failed for good (more than 1)" in message and "HTTP 400" in message
+    assert "\n" not in message and len(got) == 1  # the first one was answered empty before the limit was passed
 
 
 def test_vllm_engine_without_gpus_says_what_it_needs():
@@ -141,23 +170,28 @@ def test_vllm_engine_path_with_a_stand_in_engine(monkeypatch):
             built["config"] = kwargs
 
     def engine(row: dict) -> dict:
+        if "poison" in row["messages"][-1]["content"]:  # Ray's engine stage with should_continue_on_error
+            return {**row, "__inference_error__": "ValueError: bad input"}
         text = row["messages"][-1]["content"].upper()
         return {**row, "generated_text": text, "num_input_tokens": sum(len(m["content"].split())
                                                                        for m in row["messages"]),
                 "num_generated_tokens": len(text.split())}
 
-    def build_processor(config, preprocess, postprocess):
-        return lambda dataset: dataset.map(preprocess).map(engine).map(postprocess)
+    def build_processor(config, preprocess, postprocess):  # error rows skip the postprocess, as in Ray's stages
+        return lambda dataset: dataset.map(preprocess).map(engine).map(
+            lambda row: row if row.get("__inference_error__") else postprocess(row))
 
     monkeypatch.setattr(llm, "vLLMEngineProcessorConfig", Config)
     monkeypatch.setattr(llm, "build_processor", build_processor)
     monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0, "GPU": 4.0})
     backend = RayBackend("some/model", replicas=2, tensor_parallel_size=2, batch_size=16)
     got: dict[int, ChatResponse] = {}
-    backend.generate([ask("one two"), ask("three"), ask("four five six")], lambda i, r: got.__setitem__(i, r))
+    backend.generate([ask("one two"), ask("three"), ask("four five six"), ask("poison")],
+                     lambda i, r: got.__setitem__(i, r))
     assert built["config"] == {"model_source": "some/model", "concurrency": 2, "batch_size": 16,
-                               "engine_kwargs": {"tensor_parallel_size": 2}}
-    assert {i: r.text for i, r in got.items()} == {0: "ONE TWO", 1: "THREE", 2: "FOUR FIVE SIX"}
+                               "engine_kwargs": {"tensor_parallel_size": 2}, "should_continue_on_error": True}
+    assert {i: r.text for i, r in got.items()} == {0: "ONE TWO", 1: "THREE", 2: "FOUR FIVE SIX", 3: ""}
+    assert got[3].finish_reason == FAILED and backend.failed == ["ValueError: bad input"]
     assert [got[i].prompt_tokens for i in range(3)] == [2, 1, 3] and backend.stats.completion_tokens == 2 + 1 + 3
 
 

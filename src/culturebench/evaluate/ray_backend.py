@@ -13,6 +13,9 @@ Two engines, chosen by the options:
   with ``Dataset.iter_rows`` and are cached as they come. Each repeated sample is its own row with seed
   ``seed + sample_index`` (as the ``openai`` backend sends it).
 
+A request that fails for good (after the client's retries; vLLM: a row with ``__inference_error__``) is answered
+empty with ``finish_reason`` ``runner.FAILED`` and the job goes on (``MAX_FAILED_ROWS``).
+
 The driver only ever sends what the cache lacks (``runner.run_requests``), so a killed run resumes with nothing
 re-asked. ``address`` connects to a running cluster (``ray start --head`` on one node, ``ray start --address`` on
 the others); without it a local Ray is started on this machine (``num_cpus`` CPUs, default all).
@@ -35,9 +38,16 @@ from culturebench.evaluate.backends import (
     OpenAIBackend,
     _AdaptiveLimit,
 )
+from culturebench.evaluate.runner import FAILED
 
 CHUNKS_IN_FLIGHT = 2
 """Chunks handed to each HTTP actor at once (one being drained while the next is queued)."""
+MAX_FAILED_ROWS = 20
+"""Requests that may fail for good (after every retry) before a run stops. Up to this many, each is answered with
+an empty text and ``finish_reason`` ``runner.FAILED`` and the run goes on (vLLM: Ray Data's
+``should_continue_on_error``): one bad row (a prompt an endpoint's filter refuses, an engine error on one input)
+does not end a job of millions; the benchmark scores it as unanswered, the cache does not keep it, and a rerun asks
+it again. A setting that fails every row (a wrong key) stops the run after this many."""
 
 
 def _import_ray():
@@ -67,7 +77,8 @@ class EndpointClient:
     async def run(self, items: list[tuple[int, ChatRequest]]):
         """Yield ``(results, stats)`` as items complete (a Ray streaming generator): ``results`` lists ``(index,
         response or None, error or None)`` for every item done since the last yield (one Ray object per batch, not
-        per answer: at 256 in flight that halves the CPU per request); stops after a request fails for good."""
+        per answer: at 256 in flight that halves the CPU per request). A request that fails for good is a result
+        with its error, and the others go on."""
         import asyncio
 
         if self.http is None:
@@ -79,7 +90,7 @@ class EndpointClient:
             try:
                 response = await self.backend._complete(self.http, index, request, self.limiter)
                 await done.put((index, response, None))
-            except BackendError as exc:
+            except InputError as exc:  # BackendError included: this row failed for good
                 await done.put((index, None, str(exc)))
 
         tasks = [asyncio.create_task(one(index, request)) for index, request in items]
@@ -91,8 +102,6 @@ class EndpointClient:
                     results.append(done.get_nowait())
                 left -= len(results)
                 yield results, self.backend.stats.copy()
-                if any(error is not None for _, _, error in results):
-                    return
         finally:
             for task in tasks:
                 task.cancel()
@@ -128,7 +137,8 @@ class RayBackend:
 
     def __init__(self, model: str, base_urls: Sequence[str] = (), *, address: str | None = None, replicas: int = 1,
                  tensor_parallel_size: int = 1, concurrency: int = 16, timeout: float = 60.0, max_retries: int = 6,
-                 num_cpus: int | None = None, batch_size: int = 64, **client_options: Any) -> None:
+                 num_cpus: int | None = None, batch_size: int = 64, max_failed_rows: int = MAX_FAILED_ROWS,
+                 **client_options: Any) -> None:
         for option, value in (("replicas", replicas), ("tensor-parallel-size", tensor_parallel_size),
                               ("concurrency", concurrency)):
             if value < 1:
@@ -143,6 +153,9 @@ class RayBackend:
         self.concurrency = concurrency
         self.num_cpus = num_cpus
         self.batch_size = batch_size
+        self.max_failed_rows = max_failed_rows
+        self.failed: list[str] = []
+        """The errors of the requests that failed for good so far, in order (one line each)."""
         # One client per endpoint, built here so that bad settings fail before Ray starts.
         self.endpoints = [OpenAIBackend(model, base_url=url, concurrency=concurrency, timeout=timeout,
                                         max_retries=max_retries, **client_options) for url in self.base_urls]
@@ -225,6 +238,16 @@ class RayBackend:
         else:
             self._generate_vllm(requests, on_response)
 
+    def _row_failed(self, index: int, error: str, on_response: OnResponse) -> None:
+        """A request that failed for good: answered empty (``runner.FAILED``) and the run goes on, until more than
+        ``max_failed_rows`` have failed in this backend's life; then the run stops with the first error."""
+        self.failed.append(" ".join(str(error).split())[:300])
+        if len(self.failed) > self.max_failed_rows:
+            raise BackendError(f"ray backend: stopped after {len(self.failed)} requests failed for good (more than "
+                               f"{self.max_failed_rows}); the first: {self.failed[0]}; every answer received is "
+                               "cached: run the same command again to ask only the rest")
+        on_response(index, ChatResponse(text="", finish_reason=FAILED))
+
     def _start_actors(self) -> list[tuple[int, Any]]:
         if self._actors is None:
             ray = self._ray
@@ -276,7 +299,8 @@ class RayBackend:
                             self._refresh_stats()
                             for index, response, error in results:
                                 if error is not None:
-                                    raise BackendError(f"ray backend: {error}")
+                                    self._row_failed(index, error, on_response)
+                                    continue
                                 self.stats.requests += 1
                                 self.stats.prompt_tokens += response.prompt_tokens
                                 self.stats.completion_tokens += response.completion_tokens
@@ -323,11 +347,15 @@ class RayBackend:
         except (ImportError, AttributeError) as exc:
             raise InputError(f"ray.data.llm is not usable ({exc}): pip install 'culturebench[ray,vllm]'") from None
         config = config_class(model_source=self.model, concurrency=self.replicas, batch_size=self.batch_size,
-                              engine_kwargs={"tensor_parallel_size": self.tensor_parallel_size})
+                              engine_kwargs={"tensor_parallel_size": self.tensor_parallel_size},
+                              should_continue_on_error=True)  # a failed row comes back with __inference_error__
         processor = build(config, preprocess=vllm_preprocess, postprocess=vllm_postprocess)
         ray.data.DataContext.get_current().enable_progress_bars = False  # the runner shows its own
         dataset = ray.data.from_items([vllm_row(index, request) for index, request in enumerate(requests)])
         for row in processor(dataset).iter_rows():
+            if row.get("__inference_error__"):  # such rows skip the postprocess
+                self._row_failed(int(row["index"]), row["__inference_error__"], on_response)
+                continue
             response = ChatResponse(text=row["text"], prompt_tokens=int(row["prompt_tokens"]),
                                     completion_tokens=int(row["completion_tokens"]))
             self.stats.requests += 1

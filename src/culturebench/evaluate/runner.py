@@ -53,6 +53,7 @@ class RunStats:
     transient: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
     truncated: int = 0  # answers cut off by the token limit (finish_reason "length"), cached ones included
+    failed: int = 0  # requests a backend gave up on and went past (FAILED): empty answers, not cached
 
     def summary(self) -> str:
         cost = f", cost {self.cost:.4f}" if self.cost is not None else ""
@@ -67,6 +68,20 @@ class RunStats:
 TRUNCATED_WARNING_SHARE = 0.02
 """Above this share of answers cut off by the token limit (``finish_reason: length``) a run warns on the terminal:
 such answers are usually unparsed, and the metrics then describe the limit more than the model."""
+
+
+FAILED = "error"
+"""``finish_reason`` of the empty answer a backend that goes on past a failed request gives it (``--backend ray``,
+``ray_backend.MAX_FAILED_ROWS``): the benchmark parses it as unanswered, the cache does not keep it (a rerun asks
+it again) and the run says how many there were."""
+
+
+def failed_warning(failed: int, n: int, description: str) -> str | None:
+    """The terminal warning when requests failed for good and were scored as unanswered, else None."""
+    if failed:
+        return (f"warning: {description}: {failed:,} of {n:,} requests failed for good and count as unanswered; "
+                "they are not cached: run the same command again to ask them again")
+    return None
 
 
 def truncation_warning(truncated: int, n: int, description: str) -> str | None:
@@ -220,7 +235,7 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
                 def on_response(index: int, response: ChatResponse) -> None:
                     key = missing[index]
                     material, positions = groups[key]
-                    if cache is not None:
+                    if cache is not None and response.finish_reason != FAILED:
                         cache.put(key, material, response)
                     for position in positions:
                         responses[position] = response
@@ -238,6 +253,7 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
                 stats.prompt_tokens += sum(r.prompt_tokens for r in queried)
                 stats.completion_tokens += sum(r.completion_tokens for r in queried)
             stats.truncated += sum(r.finish_reason == "length" for r in responses)  # type: ignore[union-attr]
+            stats.failed += sum(r.finish_reason == FAILED for r in responses)  # type: ignore[union-attr]
             on_batch(batch, responses)  # type: ignore[arg-type]
     finally:
         if bar is not None:
@@ -254,9 +270,10 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
     if dry_run:
         raise DryRun(description, stats.n_requests, stats.n_cached, stats.n_queried, *planned_tokens,
                      getattr(backend, "price_per_million", None))
-    warning = truncation_warning(stats.truncated, stats.n_requests, description)
-    if warning:
-        console.print(Text(warning, style="yellow"), highlight=False, soft_wrap=True)
+    for warning in (truncation_warning(stats.truncated, stats.n_requests, description),
+                    failed_warning(stats.failed, stats.n_requests, description)):
+        if warning:
+            console.print(Text(warning, style="yellow"), highlight=False, soft_wrap=True)
     return stats
 
 

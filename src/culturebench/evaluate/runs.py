@@ -67,7 +67,7 @@ SECRET_ENV = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE
 """Environment-variable names whose values are treated as secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
 REDACTED = "<redacted>"
 RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
-                "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated")
+                "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated", "failed")
 """The runner fields of run.json, the same for every benchmark (``runner.RunStats``; ``total_stats`` of several)."""
 
 

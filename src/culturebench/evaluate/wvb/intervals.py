@@ -108,9 +108,10 @@ class W1Bootstrap:
                                               for answer in ("human", "model")), *(
                                pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])},
                                                              default=-1, return_dtype=pl.Int32).fill_null(-1).alias(kind)
-                               for kind, column in GROUP_COLUMNS.items()), pl.lit(m, dtype=pl.Int32).alias("of_model"))
+                               for kind, column in GROUP_COLUMNS.items()),
+                               *([pl.lit(m, dtype=pl.Int16).alias("of_model")] if len(scored) > 1 else []))
                            for m, rows in enumerate(scored.values())]).sort("q", "unit", maintain_order=True).with_columns(
-            starts.alias("starts")).with_columns((pl.col("starts").cum_sum() - 1).cast(pl.Int64).alias("index")).collect()
+            starts.alias("starts")).with_columns((pl.col("starts").cum_sum() - 1).cast(pl.Int32).alias("index")).collect()
         unit_question = coded.filter(pl.col("starts"))["q"].to_numpy()
         n_units = unit_question.size
         self.strata = np.split(np.arange(n_units), np.flatnonzero(np.diff(unit_question)) + 1)

@@ -70,7 +70,10 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
                             request_of=lambda item: item.request, console=console)
         responses_path = writer.close()
     label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
-    scored = score_answers(answers_frame(rows, scan_answers(responses_path), demographics), release,
+    n_rows = rows.height
+    answers = answers_frame(None if demographics else rows, scan_answers(responses_path), demographics)
+    del rows, planned  # with demographics the scoring needs none of the evaluated rows: memory for a run of millions
+    scored = score_answers(answers, release,
                            runs.source_info(responses_path), majority=majority, model=label,
                            drop_out_of_scale=drop_out_of_scale)
     n_records = writer.n_records
@@ -78,7 +81,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
         "mode": "with_demographics" if demographics else "without_demographics",
         "prompt_family": family,
         "split": split,
-        "n_evaluated_rows": rows.height,
+        "n_evaluated_rows": n_rows,
         "n_requests": n_records,
         "n_parsed": n_parsed,
         "n_unparsed": n_records - n_parsed,
@@ -90,7 +93,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
         out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": family, "split": split,
-                              "n_evaluated_rows": rows.height, "n_requests": n_records,
+                              "n_evaluated_rows": n_rows, "n_requests": n_records,
                               "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
                               "stop": list(sampling.stop), "seed": seed, "samples": samples,
                               "majority": majority, "out_of_scale_answers": "dropped" if drop_out_of_scale else "kept"},
