@@ -57,7 +57,7 @@ def release_rows(release: Path, participant_ids: pl.Series) -> dict[str, pl.Data
         "question_id", "kind", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)), release, "questions")
     examples = _collect(_scan(release, manifest, "examples")
                         .filter(pl.col("participant_id").is_in(ids))
-                        .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
+                        .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.Categorical),
                                 pl.col("answer").cast(pl.Int64).alias("human")), release, "examples")
     participants = _collect(_scan(release, manifest, "participants")
                             .filter(pl.col("participant_id").is_in(ids))

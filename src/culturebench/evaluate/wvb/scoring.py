@@ -217,13 +217,14 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     inputs = inputs.lazy()
     if "has_model" not in inputs.collect_schema():  # the paper's files: every row is a model answer
         inputs = inputs.with_columns(pl.lit(True).alias("has_model"))
-    inputs = inputs.select("question_id", "participant_id", "score", "has_model")
+    inputs = inputs.select(pl.col("question_id").cast(pl.Categorical), "participant_id", "score", "has_model")
     tables = release_rows(release, inputs.select(pl.col("participant_id").drop_nulls()).collect().to_series())
     values = tables["questions"].filter(pl.col("scale_min").is_not_null() & pl.col("scale_max").is_not_null())
     joined = (inputs
               .join(tables["examples"].lazy(), on=["participant_id", "question_id"], how="left",
                     maintain_order="left")
-              .join(values.lazy().select("question_id", "scale_min", "scale_max"), on="question_id", how="left",
+              .join(values.lazy().select(pl.col("question_id").cast(pl.Categorical), "scale_min", "scale_max"),
+                    on="question_id", how="left",
                     maintain_order="left")
               .with_columns(_score_columns(drop_out_of_scale)))
     known, invalid = pl.col("scale_min").is_not_null(), pl.col("has_model") & pl.col("model").is_null()
