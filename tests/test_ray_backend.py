@@ -236,3 +236,30 @@ def test_cli_ray_backend_gives_the_openai_backends_metrics(tmp_path):
     plain_run = json.loads((tmp_path / "openai" / "run.json").read_text())
     assert set(run["runner"]) == set(plain_run["runner"])  # the same runner fields whatever the backend
     assert "30 requests (0 cached, 30 queried)" in spread.output
+
+
+def test_cli_ray_backend_passes_logprobs_through(bundled_release, tmp_path):
+    """--scoring logprobs over the ray backend's HTTP engine: every endpoint is asked for top_logprobs, and the
+    option-probability metrics and agreement equal the openai backend's on the same answers."""
+    from test_option_probability import yes_but_no
+
+    release = bundled_release("normad")
+    common = ["evaluate", "normad", "--model", "scripted-model", "--release", str(release), "--limit", "4",
+              "--scoring", "logprobs"]
+    with ScriptedServer(reply="Yes", logprobs=yes_but_no) as single, \
+            ScriptedServer(reply="Yes", logprobs=yes_but_no) as one, ScriptedServer(reply="Yes", logprobs=yes_but_no) as two:
+        plain = CliRunner().invoke(app, [*common, "--base-url", single.base_url, "--out", str(tmp_path / "openai")])
+        assert plain.exit_code == 0, plain.output
+        spread = CliRunner().invoke(app, [*common, "--backend", "ray", "--base-url", one.base_url, "--base-url",
+                                          two.base_url, "--out", str(tmp_path / "ray")])
+        assert spread.exit_code == 0, spread.output
+        assert all(b["logprobs"] is True and b["top_logprobs"] == 20 for b in one.bodies + two.bodies)
+        assert one.request_count + two.request_count == single.request_count
+    for name in ("option_probability/metrics.json", "agreement.json"):
+        found = {run: json.loads((tmp_path / run / name).read_text()) for run in ("openai", "ray")}
+        for m in found.values():  # the scored files' paths differ (their run folders)
+            m.pop("responses", None)
+        assert found["ray"] == found["openai"], name
+    vllm = CliRunner().invoke(app, [*common[:-2], "--backend", "ray", "--scoring", "logprobs",
+                                    "--out", str(tmp_path / "vllm")])
+    assert vllm.exit_code == 2 and "needs --base-url" in vllm.output

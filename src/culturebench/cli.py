@@ -309,7 +309,7 @@ def evaluate(
     price_in: Annotated[float, typer.Option(help="Price per 1M prompt tokens (cost in run.json, --dry-run, --max-cost).")] = None,
     price_out: Annotated[float, typer.Option(help="Price per 1M completion tokens.")] = None,
     max_cost: Annotated[float, typer.Option(help="Stop cleanly once the spent cost passes this (needs --price-in/--price-out); answers kept, re-run to resume. Exit code 3.")] = None,
-    scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (cdeval, wvb, normad, llm_globe closed; openai backend): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
+    scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (cdeval, wvb, normad, llm_globe closed; openai backend, or ray with --base-url): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""

@@ -67,7 +67,7 @@ _INTEGER = re.compile(r"^\d{1,3}$")
 
 def check_scoring(benchmark: str, scoring: str, backend: str, split: str | None) -> None:
     """``--scoring`` before anything is asked: a known mode; logprobs only for the closed-form benchmarks and the
-    openai backend."""
+    openai or ray backend (ray: its HTTP engine, which the backend itself checks)."""
     if scoring not in SCORINGS:
         raise InputError(f"unknown --scoring {scoring!r}; choose from {', '.join(SCORINGS)}")
     if scoring == "text":
@@ -75,8 +75,8 @@ def check_scoring(benchmark: str, scoring: str, backend: str, split: str | None)
     if benchmark not in PARSED_FIELD or (benchmark == "llm_globe" and (split or "closed") != "closed"):
         raise InputError("--scoring logprobs is for the closed-form tasks: cdeval, wvb, normad, llm_globe "
                          "(--split closed)")
-    if backend != "openai":
-        raise InputError(f"--scoring logprobs needs --backend openai (an OpenAI-compatible endpoint that returns "
+    if backend not in ("openai", "ray"):
+        raise InputError(f"--scoring logprobs needs --backend openai or ray (OpenAI-compatible endpoints that return "
                          f"logprobs), not {backend}")
 
 

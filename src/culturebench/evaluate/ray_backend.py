@@ -170,6 +170,19 @@ class RayBackend:
     def __repr__(self) -> str:
         return f"RayBackend(model={self.model!r}, engine={self.engine!r}, replicas={self.replicas})"
 
+    @property
+    def top_logprobs(self) -> int | None:
+        """``--scoring logprobs``: asked of every endpoint (the HTTP engine), returned with each answer."""
+        return self.endpoints[0].top_logprobs if self.endpoints else None
+
+    @top_logprobs.setter
+    def top_logprobs(self, value: int | None) -> None:
+        if value is not None and self.engine == "vllm":
+            raise InputError("--scoring logprobs with --backend ray needs --base-url (the HTTP engine): the vLLM "
+                             "engine path does not return logprobs")
+        for endpoint in self.endpoints:
+            endpoint.top_logprobs = value
+
     def cache_params(self) -> dict:
         if self.engine == "http":
             return self.endpoints[0].cache_params()
@@ -255,9 +268,10 @@ class RayBackend:
             key = os.environ.get("OPENAI_API_KEY")
             actors = []
             for number, endpoint in enumerate(self.endpoints):
-                share = max(1, endpoint.concurrency // self.replicas)
-                actors += [(number, remote.remote(endpoint.like(endpoint.model, endpoint.base_url, concurrency=share),
-                                                  key)) for _ in range(self.replicas)]
+                client = endpoint.like(endpoint.model, endpoint.base_url,
+                                       concurrency=max(1, endpoint.concurrency // self.replicas))
+                client.top_logprobs = endpoint.top_logprobs
+                actors += [(number, remote.remote(client, key)) for _ in range(self.replicas)]
             self._actors = actors
         return self._actors
 
