@@ -109,20 +109,12 @@ def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> t
     async def run() -> None:
         pending = iter(bodies)
         target = urlsplit(f"{url}/chat/completions")
-        if client in ("aiohttp", "aiohttp-uvloop"):
-            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency, ssl=False)) as session:
-                async def slot() -> None:
-                    for body in pending:
-                        async with session.post(target.geturl(), data=body,
-                                                headers={"Content-Type": "application/json"}) as reply:
-                            json.loads(await reply.read())
-                await asyncio.gather(*(slot() for _ in range(concurrency)))
-            return
-        if client == "aiohttp-tuned":
-            connector = aiohttp.TCPConnector(limit=concurrency, ssl=False, enable_cleanup_closed=False,
-                                             ttl_dns_cache=None)
-            async with aiohttp.ClientSession(connector=connector, auto_decompress=False,
-                                             skip_auto_headers=("User-Agent", "Accept-Encoding")) as session:
+        if client.startswith("aiohttp"):
+            tuned = client == "aiohttp-tuned"
+            connector = aiohttp.TCPConnector(limit=concurrency, ssl=False,
+                                             **({"enable_cleanup_closed": False, "ttl_dns_cache": None} if tuned else {}))
+            options = {"auto_decompress": False, "skip_auto_headers": ("User-Agent", "Accept-Encoding")} if tuned else {}
+            async with aiohttp.ClientSession(connector=connector, **options) as session:
                 async def slot() -> None:
                     for body in pending:
                         async with session.post(target.geturl(), data=body,
