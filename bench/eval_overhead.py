@@ -9,10 +9,10 @@ server, bare loops that send the same request bodies and do nothing else (no cac
 ``pip install 'openai[aiohttp]'``), a minimal keep-alive HTTP/1.1 client on asyncio streams (no client library at
 all), and issue #28's alternatives: aiohttp tuned (no auto headers, no decompression), aiohttp and the raw client on
 uvloop's event loop, curl_cffi's ``AsyncSession`` and pyreqwest (Rust's reqwest); ``pip install
-'culturebench[bench]'`` brings the optional ones, ``--floors`` picks them, ``--no-floors`` skips them. The servers run in
-separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the CPU time is the harness's
-own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each setting runs ``--runs``
-times and the median is reported (with the spread).
+'culturebench[bench]'`` brings the optional ones, ``--floors`` picks them, ``--no-floors`` skips them. The
+servers run in separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the
+CPU time is the harness's own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each
+setting runs ``--runs`` times and the median is reported (with the spread).
 
     python bench/eval_overhead.py [--requests 1000] [--latency 0.2] [--concurrency 64 256] [--backend openai|ray]
                                   [--endpoints 1] [--runs 3] [--server-url URL ...]
@@ -111,9 +111,10 @@ def floor_run(url: str, bodies: list[bytes], concurrency: int, client: str) -> t
         target = urlsplit(f"{url}/chat/completions")
         if client.startswith("aiohttp"):
             tuned = client == "aiohttp-tuned"
-            connector = aiohttp.TCPConnector(limit=concurrency, ssl=False,
-                                             **({"enable_cleanup_closed": False, "ttl_dns_cache": None} if tuned else {}))
-            options = {"auto_decompress": False, "skip_auto_headers": ("User-Agent", "Accept-Encoding")} if tuned else {}
+            tuning = {"enable_cleanup_closed": False, "ttl_dns_cache": None} if tuned else {}
+            options = ({"auto_decompress": False, "skip_auto_headers": ("User-Agent", "Accept-Encoding")}
+                       if tuned else {})
+            connector = aiohttp.TCPConnector(limit=concurrency, ssl=False, **tuning)
             async with aiohttp.ClientSession(connector=connector, **options) as session:
                 async def slot() -> None:
                     for body in pending:

@@ -11,11 +11,11 @@ command line), with a fresh run folder, against the asyncio server of ``cultureb
 no latency, answering a number 1-4 drawn from each prompt (``--reply digit``: the answers parse, so the W1 metrics
 and their bootstrap have rows to work on; the model answers at once: what is measured is the harness). Every
 measurement runs in a process of its own, started from this one (importing ``culturebench.cli`` first, as the
-command line does: it sets polars' allocator), so its peak RSS (wait4's ``ru_maxrss``) is its own: interpreter, imports, release
-reading, requests, cache, responses file and metrics (with the bootstrap intervals) included; ``wall s`` is the
-whole ``evaluate`` (scoring and plots too), ``runner s`` and ``req/s`` the runner's part (the requests; ``queried``:
-those sent, the others repeats of an identical prompt). The floor sends N
-copies of the run's first request bodies (cycled) through ``floor_run(client="asyncio")``: one keep-alive HTTP/1.1
+command line does: it sets polars' allocator), so its peak RSS (wait4's ``ru_maxrss``) is its own: interpreter,
+imports, release reading, requests, cache, responses file and metrics (with the bootstrap intervals) included;
+``wall s`` is the whole ``evaluate`` (scoring and plots too), ``runner s`` and ``req/s`` the runner's part (the
+requests; ``queried``: those sent, the others repeats of an identical prompt). The floor sends N copies of the
+run's first request bodies (cycled) through ``floor_run(client="asyncio")``: one keep-alive HTTP/1.1
 connection per slot, nothing else. The machine is shared: compare only figures of one invocation.
 """
 
@@ -88,7 +88,7 @@ def folder_bytes(folder: Path) -> dict[str, int]:
 
 
 def child_evaluate(release: Path, out: Path, url: str, limit: int, concurrency: int) -> dict:
-    import culturebench.cli  # noqa: F401  (first, as on the command line: it sets polars' allocator before polars loads)
+    import culturebench.cli  # noqa: F401  (first, as on the command line: it sets polars' allocator)
     from culturebench.evaluate import wvb
     from culturebench.evaluate.backends import OpenAIBackend
 

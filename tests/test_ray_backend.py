@@ -247,7 +247,8 @@ def test_cli_ray_backend_passes_logprobs_through(bundled_release, tmp_path):
     common = ["evaluate", "normad", "--model", "scripted-model", "--release", str(release), "--limit", "4",
               "--scoring", "logprobs"]
     with ScriptedServer(reply="Yes", logprobs=yes_but_no) as single, \
-            ScriptedServer(reply="Yes", logprobs=yes_but_no) as one, ScriptedServer(reply="Yes", logprobs=yes_but_no) as two:
+            ScriptedServer(reply="Yes", logprobs=yes_but_no) as one, \
+            ScriptedServer(reply="Yes", logprobs=yes_but_no) as two:
         plain = CliRunner().invoke(app, [*common, "--base-url", single.base_url, "--out", str(tmp_path / "openai")])
         assert plain.exit_code == 0, plain.output
         spread = CliRunner().invoke(app, [*common, "--backend", "ray", "--base-url", one.base_url, "--base-url",

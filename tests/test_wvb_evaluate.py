@@ -10,11 +10,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from scipy.stats import wasserstein_distance
 from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import metrics, runs, wvb
+from culturebench.evaluate import runs, wvb
 from culturebench.evaluate.wvb import prompts
 from culturebench.evaluate.scripted_server import ScriptedServer
 from culturebench.evaluate.wvb.prompts import parse_answer
@@ -27,6 +28,11 @@ SCORE_KEYS = {"per_question", "mean", "std", "threshold_curve", "n_questions", "
               "benchmark", "responses", "release", "n_covered", "coverage", "n_unknown_question", "n_invalid_covered",
               "groups"}
 SCALE = re.compile(r"Question: On a scale of (-?\d+) to (-?\d+)")
+
+
+def scipy_w1(human: list[int], model: list[int], low: int, high: int) -> float:
+    """Sec. 3.2 by scipy, independently of culturebench: W1 of the answers rescaled to [0, 1]."""
+    return wasserstein_distance([(h - low) / (high - low) for h in human], [(a - low) / (high - low) for a in model])
 
 
 @pytest.fixture(scope="module")
@@ -273,7 +279,8 @@ def test_evaluate_end_to_end_and_resume(tmp_path, release, tables, monkeypatch):
         for question, part in rows.group_by("question_id"):
             q = question[0]
             high = tables["questions"].filter(pl.col("question_id") == q)["scale_max"][0]
-            assert m["per_question"][q] == pytest.approx(metrics.w1(part["human"].to_list(), [scales[q]], scales[q], high))
+            expected = scipy_w1(part["human"].to_list(), [scales[q]], scales[q], high)
+            assert m["per_question"][q] == pytest.approx(expected)
         for png in ("threshold_curve.png", "histograms.png"):
             assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -385,8 +392,9 @@ def test_without_demographics_end_to_end(tmp_path, release, tables, samples):
     for q, human in humans.items():
         model = [r["answer"] for r in records if r["question_id"] == q]
         assert len(model) == (samples or len(human))
-        assert m["per_question"][q] == pytest.approx(metrics.w1(human, model, *scales[q]))
-        assert m["baselines"]["uniform"]["per_question"][q] == pytest.approx(metrics.uniform_w1(human, *scales[q]))
+        assert m["per_question"][q] == pytest.approx(scipy_w1(human, model, *scales[q]))
+        assert m["baselines"]["uniform"]["per_question"][q] == pytest.approx(
+            scipy_w1(human, list(range(scales[q][0], scales[q][1] + 1)), *scales[q]))
     assert (tmp_path / "run" / "histograms.png").is_file()
 
 

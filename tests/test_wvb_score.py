@@ -8,6 +8,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from typer.testing import CliRunner
@@ -31,14 +32,41 @@ KEYS = [f"{k / 20:.2f}" for k in range(21)]
 # ------------------------------------------------------------------------------------------------------ metrics
 
 
+def counts_of(answers: list[int], points: np.ndarray, low: int) -> np.ndarray:
+    return np.bincount(np.searchsorted(points, np.asarray(answers, dtype=np.int64) - low),
+                       minlength=points.size).astype(float)[None]
+
+
+def axis(human: list[int], model: list[int], low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The axis ``metrics.support_points`` gives these answers, and the one cell's steps."""
+    points, gaps = metrics.support_points(np.asarray(human + model, dtype=np.int64) - low, high - low)
+    return points, gaps, np.asarray([high - low], dtype=float)
+
+
+def w1(human: list[int], model: list[int], low: int, high: int) -> float:
+    """``metrics.w1_from_counts`` of two lists of answers (one cell), as the scoring calls it."""
+    points, gaps, steps = axis(human, model, low, high)
+    return float(metrics.w1_from_counts(counts_of(human, points, low), counts_of(model, points, low), steps, gaps)[0])
+
+
+def uniform_w1(human: list[int], low: int, high: int) -> float:
+    points, gaps, steps = axis(human, [], low, high)
+    return float(metrics.uniform_w1_from_counts(counts_of(human, points, low), points, steps, gaps)[0])
+
+
+def majority_w1(human: list[int], low: int, high: int) -> float:
+    points, gaps, steps = axis(human, [], low, high)
+    return float(metrics.majority_w1_from_counts(counts_of(human, points, low), steps, gaps)[0])
+
+
 def test_identical_distributions_have_distance_zero():
-    assert metrics.w1([1, 2, 2, 3, 4], [4, 3, 2, 2, 1], 1, 4) == 0.0
-    assert metrics.w1([5], [5, 5, 5], 1, 10) == 0.0
+    assert w1([1, 2, 2, 3, 4], [4, 3, 2, 2, 1], 1, 4) == 0.0
+    assert w1([5], [5, 5, 5], 1, 10) == 0.0
 
 
 def test_opposite_ends_of_the_scale_have_distance_one():
-    assert metrics.w1([1, 1, 1], [4, 4], 1, 4) == pytest.approx(1.0)
-    assert metrics.w1([10] * 4, [1], 1, 10) == pytest.approx(1.0)
+    assert w1([1, 1, 1], [4, 4], 1, 4) == pytest.approx(1.0)
+    assert w1([10] * 4, [1], 1, 10) == pytest.approx(1.0)
 
 
 def hand_w1_equal_sizes(human, model, low, high) -> Fraction:
@@ -51,38 +79,41 @@ def test_w1_against_hand_computation():
     # 1-5 scale: rescaled human {0, 0, 1/4, 3/4}, model {1/4, 1/4, 1/2, 1/2}: every sorted pair differs by 1/4.
     human, model = [1, 1, 2, 4], [2, 2, 3, 3]
     assert hand_w1_equal_sizes(human, model, 1, 5) == Fraction(1, 4)
-    assert metrics.w1(human, model, 1, 5) == pytest.approx(0.25)
+    assert w1(human, model, 1, 5) == pytest.approx(0.25)
     # 1-4 scale: {0, 1/3} vs {1/3, 1} -> (1/3 + 2/3) / 2 = 1/2.
-    assert metrics.w1([1, 2], [2, 4], 1, 4) == pytest.approx(float(Fraction(1, 2)))
+    assert w1([1, 2], [2, 4], 1, 4) == pytest.approx(float(Fraction(1, 2)))
     # Unequal sizes, 1-3 scale: {0, 1/2, 1} vs point mass at 1 -> mean |h - 1| = (1 + 1/2 + 0) / 3 = 1/2.
-    assert metrics.w1([1, 2, 3], [3], 1, 3) == pytest.approx(0.5)
+    assert w1([1, 2, 3], [3], 1, 3) == pytest.approx(0.5)
     # 1-10 scale: {1, 4} vs {2, 10} -> (1 + 6) / 2 / 9 = 7/18.
-    assert metrics.w1([1, 4], [2, 10], 1, 10) == pytest.approx(float(Fraction(7, 18)))
+    assert w1([1, 4], [2, 10], 1, 10) == pytest.approx(float(Fraction(7, 18)))
+    # off the scale, far: {1, 2} vs {10**6} on 1-4 -> mean |h - 10**6| / 3
+    assert w1([1, 2], [10**6], 1, 4) == pytest.approx((10**6 - 1 + 10**6 - 2) / 2 / 3)
 
 
-def test_rescale_and_bad_scale():
-    assert metrics.rescale([1, 2.5, 4], 1, 4).tolist() == pytest.approx([0, 0.5, 1])
-    with pytest.raises(ValueError):
-        metrics.rescale([1], 3, 3)
-    with pytest.raises(ValueError):
-        metrics.w1([], [1], 1, 4)
+def test_the_axis_holds_the_scale_and_each_answer_off_it_once():
+    points, gaps = metrics.support_points(np.asarray([0, 5, 10**9, 5]), 3)
+    assert points.tolist() == [0, 1, 2, 3, 5, 10**9]
+    assert gaps.tolist() == [1, 1, 1, 2, 10**9 - 5, 0]
+    assert np.isnan(metrics.w1_from_counts(np.zeros((1, 4)), np.ones((1, 4)), np.asarray([3.0]), np.ones(4))[0])
 
 
 def test_uniform_baseline_against_hand_computation():
     # All answers 1 on 1-4: uniform over {0, 1/3, 2/3, 1} -> mean distance to 0 = 1/2.
-    assert metrics.uniform_w1([1, 1, 1], 1, 4) == pytest.approx(0.5)
+    assert uniform_w1([1, 1, 1], 1, 4) == pytest.approx(0.5)
     # Answers {2, 3} on 1-4: |F - G| = 1/4 on [0, 1/3), 0 on [1/3, 2/3), 1/4 on [2/3, 1) -> 1/12 + 1/12 = 1/6.
-    assert metrics.uniform_w1([2, 3], 1, 4) == pytest.approx(1 / 6)
+    assert uniform_w1([2, 3], 1, 4) == pytest.approx(1 / 6)
     # A human distribution that is itself uniform over the scale.
-    assert metrics.uniform_w1([1, 2, 3, 4, 5], 1, 5) == pytest.approx(0.0, abs=1e-12)
+    assert uniform_w1([1, 2, 3, 4, 5], 1, 5) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_majority_baseline():
-    assert metrics.majority_answer([1, 1, 2, 4]) == 1
-    assert metrics.majority_answer([3, 2, 3, 2]) == 2  # tie -> smallest
+    assert metrics.majority_counts(np.asarray([[2.0, 1.0, 0.0, 1.0]])).tolist() == [[1, 0, 0, 0]]
+    assert metrics.majority_counts(np.asarray([[0.0, 2.0, 2.0, 0.0]])).tolist() == [[0, 1, 0, 0]]  # tie: smallest
     # majority 1 on 1-4: mean |h - 1| / 3 = (0 + 0 + 1 + 3) / 4 / 3 = 1/3.
-    assert metrics.majority_w1([1, 1, 2, 4], 1, 4) == pytest.approx(1 / 3)
-    assert metrics.majority_w1([2, 2, 2], 1, 4) == 0.0
+    assert majority_w1([1, 1, 2, 4], 1, 4) == pytest.approx(1 / 3)
+    assert majority_w1([2, 2, 2], 1, 4) == 0.0
+    # majority 4 of [1, 1, 4, 3, 4, 4] on 1-4: mean |h - 4| / 3 = (3 + 3 + 1 + 0 + 0 + 0) / 6 / 3
+    assert majority_w1([1, 1, 4, 3, 4, 4], 1, 4) == pytest.approx(7 / 18)
 
 
 def test_threshold_curve_on_constructed_set():
@@ -316,15 +347,6 @@ def most_frequent(answers: list[int]) -> int:
     return min(a for a in counts if counts[a] == max(counts.values()))
 
 
-def test_per_group_majority_by_hand():
-    # groups [1, 1, 4] (majority 1) and [3, 4, 4] (majority 4) on 1-4: predictions 1, 1, 1, 4, 4, 4;
-    # humans sorted 1, 1, 3, 4, 4, 4 against 1, 1, 1, 4, 4, 4: CDFs 2/6 vs 3/6 on [1, 2) and [2, 3), equal on
-    # [3, 4) -> (1/6 + 1/6) / 3 on the rescaled axis
-    assert metrics.per_group_majority_w1([[1, 1, 4], [3, 4, 4]], 1, 4) == pytest.approx(1 / 9)
-    # pooled majority of the same six answers is 4: mean |h - 4| / 3 = (3 + 3 + 1 + 0 + 0 + 0) / 6 / 3
-    assert metrics.majority_w1([1, 1, 4, 3, 4, 4], 1, 4) == pytest.approx(7 / 18)
-
-
 def test_cli_score_on_hand_written_answers_matches_the_paper_calculation(tmp_path, release, probe):
     """Two probe questions answered by hand (question A: always the scale minimum; question B: minimum and maximum
     alternately); W1 per question, Table 2's mean and std, and both majority baselines recomputed here from the
@@ -403,9 +425,10 @@ def test_reference_pooled_majority_reproduces_table_2():
     for q in questions:
         part = rows.filter(pl.col("Question") == q)
         low, high = scales[q]
-        pooled.append(abs(metrics.majority_w1(part["answer"].to_list(), low, high) - TABLE2_MAJORITY[q]))
+        pooled.append(abs(majority_w1(part["answer"].to_list(), low, high) - TABLE2_MAJORITY[q]))
         groups = [g["answer"].to_list() for _, g in part.group_by(["Continent", "Urban / Rural", "Education"])]
-        per_group.append(abs(metrics.per_group_majority_w1(groups, low, high) - TABLE2_MAJORITY[q]))
+        predicted = [most_frequent(g) for g in groups for _ in g]  # each answer: its own group's majority
+        per_group.append(abs(w1([a for g in groups for a in g], predicted, low, high) - TABLE2_MAJORITY[q]))
     print(f"\n{rows.height} of {probe.height} probe rows found; mean |diff| to Table 2 Majority: pooled "
           f"{sum(pooled) / 36:.4f}, per group {sum(per_group) / 36:.4f}")
     assert sum(pooled) / 36 < 0.02

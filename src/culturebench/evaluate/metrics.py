@@ -1,19 +1,18 @@
-"""WorldValuesBench metrics (Zhao et al. 2024, Sec. 3.2-3.5), as pure functions on plain sequences.
+"""WorldValuesBench metrics (Zhao et al. 2024, Sec. 3.2-3.5), as pure functions on answer counts.
 
 Answers of one question are rescaled to [0, 1] by ``(x - scale_min) / (scale_max - scale_min)`` so that questions
 with different scales are comparable, and the human and model answer distributions of the question are compared
-with the Wasserstein-1 (earth mover's) distance. A question is "solved" at threshold ``t`` when its W1 <= t; the
-threshold curve is the share of questions solved for t = 0, 0.05, ..., 1.0 (Fig. 3).
+with the Wasserstein-1 (earth mover's) distance. Distributions are given as counts per answer on one axis of points
+(``support_points``), many cells (question, or question x group) at once. A question is "solved" at threshold ``t``
+when its W1 <= t; the threshold curve is the share of questions solved for t = 0, 0.05, ..., 1.0 (Fig. 3).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import numpy as np
-from scipy.stats import wasserstein_distance
 
 THRESHOLD_STEPS = 20
 """The threshold grid is k / THRESHOLD_STEPS for k = 0..THRESHOLD_STEPS (0.00, 0.05, ..., 1.00)."""
@@ -21,77 +20,45 @@ EPSILON = 1e-9
 """Tolerance of ``W1 <= t``: a distance computed as 0.30000000000000004 counts as within 0.30."""
 
 
-def rescale(values: Iterable[float], scale_min: int, scale_max: int) -> np.ndarray:
-    """Answers mapped to [0, 1] by (x - scale_min) / (scale_max - scale_min) (Sec. 3.2)."""
-    if scale_max <= scale_min:
-        raise ValueError(f"scale_max ({scale_max}) must exceed scale_min ({scale_min})")
-    return (np.asarray(list(values), dtype=float) - scale_min) / (scale_max - scale_min)
-
-
-def w1(human: Sequence[int], model: Sequence[int], scale_min: int, scale_max: int) -> float:
-    """Wasserstein-1 distance between the rescaled human and model answers of one question (Sec. 3.2, Table 2).
-
-    0 for identical distributions, 1 for all answers at opposite ends of the scale."""
-    if len(human) == 0 or len(model) == 0:
-        raise ValueError("W1 needs at least one human and one model answer")
-    return float(wasserstein_distance(rescale(human, scale_min, scale_max), rescale(model, scale_min, scale_max)))
-
-
-def w1_from_counts(human: np.ndarray, model: np.ndarray, steps: np.ndarray,
-                   gaps: np.ndarray | None = None) -> np.ndarray:
-    """``w1`` of many pairs of answer distributions at once, from answer counts (cells x points) and each cell's
-    ``steps`` = scale_max - scale_min. The points are answers in increasing order and ``gaps`` the distance from
-    each to the next (``support_points``; None: consecutive integers, gaps of 1). Both CDFs are steps at the
-    points, so Sec. 3.2's integral of |U - V| over the rescaled axis is sum_k |U(k) - V(k)| * gap_k / steps. NaN for
-    a cell without human or without model answers. Used by the scoring and by the bootstrap, which recomputes W1
-    on thousands of resamples."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        u = np.cumsum(human, axis=-1) / human.sum(axis=-1, keepdims=True)
-        v = np.cumsum(model, axis=-1) / model.sum(axis=-1, keepdims=True)
-        distance = np.abs(u - v) if gaps is None else np.abs(u - v) * gaps
-        return distance.sum(axis=-1) / steps
-
-
 def support_points(offsets: np.ndarray, max_steps: int) -> tuple[np.ndarray, np.ndarray]:
-    """The points of ``w1_from_counts`` for answers given as offsets from their question's scale_min: every scale
-    point 0..max_steps and every other offset answered (a whole-number answer off the scale, however far), sorted;
-    and the gap from each point to the next (0 after the last). As many points as distinct answers, not as the
-    range they span: an answer of 10**9 adds one point."""
+    """The axis of the counts, for answers given as offsets from their question's scale_min: every scale point
+    0..max_steps and every other offset answered (a whole-number answer off the scale, however far), sorted; and
+    the gap from each point to the next (0 after the last). As many points as distinct answers, not as the range
+    they span: an answer of 10**9 adds one point."""
     points = np.union1d(np.arange(max_steps + 1, dtype=np.int64), np.asarray(offsets, dtype=np.int64))
     return points, np.append(np.diff(points), 0)
 
 
-def uniform_w1(human: Sequence[int], scale_min: int, scale_max: int) -> float:
-    """Oracle baseline "uniform": W1 between the human answers and the uniform distribution over the integer scale
-    points scale_min..scale_max (exact, with weights; no sampling)."""
-    if len(human) == 0:
-        raise ValueError("W1 needs at least one human answer")
-    points = np.arange(scale_min, scale_max + 1)
-    return float(wasserstein_distance(rescale(human, scale_min, scale_max), rescale(points, scale_min, scale_max),
-                                      v_weights=np.ones(len(points))))
+def w1_from_counts(human: np.ndarray, model: np.ndarray, steps: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """Sec. 3.2's W1 between the human and the model answers of each cell (rows of the counts, cells x points on
+    the axis of ``support_points`` with its ``gaps``; ``steps``: each cell's scale_max - scale_min). Both CDFs are
+    steps at the points, so the integral of |U - V| over the rescaled axis is sum_k |U(k) - V(k)| * gap_k / steps.
+    NaN for a cell without human or without model answers."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = np.cumsum(human, axis=-1) / human.sum(axis=-1, keepdims=True)
+        v = np.cumsum(model, axis=-1) / model.sum(axis=-1, keepdims=True)
+        return (np.abs(u - v) * gaps).sum(axis=-1) / steps
 
 
-def majority_answer(human: Sequence[int]) -> int:
-    """The most frequent human answer; ties go to the smallest answer (deterministic)."""
-    if len(human) == 0:
-        raise ValueError("no human answers")
-    counts = Counter(int(h) for h in human)
-    top = max(counts.values())
-    return min(answer for answer, count in counts.items() if count == top)
+def uniform_w1_from_counts(human: np.ndarray, points: np.ndarray, steps: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """Oracle baseline (1) of Sec. 3.3: W1 between each cell's human answers and the uniform distribution over its
+    scale's points (offsets 0..steps); NaN for a cell without human answers."""
+    uniform = ((points >= 0) & (points <= steps[:, None])).astype(float)
+    return np.where(human.sum(axis=-1) > 0, w1_from_counts(human, uniform, steps, gaps), np.nan)
 
 
-def majority_w1(human: Sequence[int], scale_min: int, scale_max: int) -> float:
-    """Oracle baseline "majority": W1 between the human answers and a model that always gives the group's majority
-    human answer (= mean |h - majority| on the rescaled scale)."""
-    return w1(human, [majority_answer(human)], scale_min, scale_max)
+def majority_counts(human: np.ndarray) -> np.ndarray:
+    """One prediction per cell at its most frequent human answer (Sec. 3.3 (2)); ties go to the smallest answer
+    (the first point: ``argmax`` takes the first maximum)."""
+    predicted = np.zeros_like(human, dtype=float)
+    predicted[np.arange(human.shape[0]), human.argmax(axis=1)] = 1.0
+    return predicted
 
 
-def per_group_majority_w1(groups: Sequence[Sequence[int]], scale_min: int, scale_max: int) -> float:
-    """WVB Sec. 3.3 (2) read per demographic group: every participant is predicted the majority answer of their own
-    group; W1 between all groups' human answers and all those predictions (one per human answer)."""
-    human = [int(h) for group in groups for h in group]
-    predicted = [majority_answer(group) for group in groups for _ in group]
-    return w1(human, predicted, scale_min, scale_max)
+def majority_w1_from_counts(human: np.ndarray, steps: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """Oracle baseline (2) of Sec. 3.3: W1 between each cell's human answers and a model that always gives the cell's
+    majority answer (``majority_counts``); NaN for a cell without human answers."""
+    return np.where(human.sum(axis=-1) > 0, w1_from_counts(human, majority_counts(human), steps, gaps), np.nan)
 
 
 def threshold_grid() -> list[tuple[str, float]]:

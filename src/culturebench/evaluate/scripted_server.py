@@ -380,9 +380,9 @@ class ScriptedServer:
 
 async def serve_echo(latency: float, port: int = 0, model: str = "scripted-model", ready=None,
                      reply: Callable[[str, dict], str] = echo) -> None:
-    """The benchmark's server: ``reply`` (``echo`` or ``digit``) after ``latency`` seconds, on ``aiohttp.web`` (asyncio: thousands of
-    requests in flight on one core, where the threaded server above spends a thread per connection); calls
-    ``ready(base_url)`` once listening, then serves until cancelled."""
+    """The benchmark's server: ``reply`` (``echo`` or ``digit``) after ``latency`` seconds, on ``aiohttp.web``
+    (asyncio: thousands of requests in flight on one core, where the threaded server above spends a thread per
+    connection); calls ``ready(base_url)`` once listening, then serves until cancelled."""
     import asyncio
 
     from aiohttp import web

@@ -83,8 +83,8 @@ class W1Bootstrap:
     def __init__(self, scored: dict[str, pl.DataFrame]):
         self.models = list(scored)
         # what the units and the axis need, from each model's distinct values (small), not from its rows
-        scales = pl.concat([r.select("question_id", "scale_min", "scale_max").unique("question_id", maintain_order=True)
-                            for r in scored.values()], how="vertical_relaxed").unique("question_id", keep="first")
+        scales = pl.concat([rows.select("question_id", "scale_min", "scale_max").unique("question_id")
+                            for rows in scored.values()], how="vertical_relaxed").unique("question_id", keep="first")
         self.questions = sorted(scales["question_id"].to_list(), key=question_order)
         position = {q: i for i, q in enumerate(self.questions)}
         lows = dict(zip(scales["question_id"], scales["scale_min"]))
@@ -93,8 +93,9 @@ class W1Bootstrap:
         offsets = pl.concat([r.select((pl.col(answer) - pl.col("scale_min")).unique().alias("offset"))
                              for r in scored.values() for answer in ("human", "model")])
         # answers kept off the scale (score_answers) add points to the axis, one per distinct answer
-        support, self.gaps = metrics.support_points(offsets["offset"].drop_nulls().to_numpy(), int(self.steps.max()))
-        self.points = support.size
+        self.support, self.gaps = metrics.support_points(offsets["offset"].drop_nulls().to_numpy(),
+                                                         int(self.steps.max()))
+        self.points = self.support.size
         self.groups = {kind: sorted(pl.concat([r[column].drop_nulls().unique() for r in scored.values()])
                                     .unique().to_list())
                        for kind, column in GROUP_COLUMNS.items()}
@@ -102,16 +103,12 @@ class W1Bootstrap:
         # frame sorted by (question, unit): a unit's number is then how many units start up to its row, with no
         # hashing of units; the same numbering as sorting the distinct units
         starts = ((pl.col("q") != pl.col("q").shift()) | (pl.col("unit") != pl.col("unit").shift())).fill_null(True)
-        coded = pl.concat([rows.lazy().select(
-                               pl.col("question_id").replace_strict(position, return_dtype=pl.Int32).alias("q"),
-                               _unit_key(), *(_point_index(pl.col(answer) - pl.col("scale_min"), support).alias(answer)
-                                              for answer in ("human", "model")), *(
-                               pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])},
-                                                             default=-1, return_dtype=pl.Int32).fill_null(-1).alias(kind)
-                               for kind, column in GROUP_COLUMNS.items()),
-                               *([pl.lit(m, dtype=pl.Int16).alias("of_model")] if len(scored) > 1 else []))
-                           for m, rows in enumerate(scored.values())]).sort("q", "unit", maintain_order=True).with_columns(
-            starts.alias("starts")).with_columns((pl.col("starts").cum_sum() - 1).cast(pl.Int32).alias("index")).collect()
+        coded = (pl.concat([self._coded(rows, position, m if len(scored) > 1 else None)
+                            for m, rows in enumerate(scored.values())])
+                 .sort("q", "unit", maintain_order=True)
+                 .with_columns(starts.alias("starts"))
+                 .with_columns((pl.col("starts").cum_sum() - 1).cast(pl.Int32).alias("index"))
+                 .collect())
         unit_question = coded.filter(pl.col("starts"))["q"].to_numpy()
         n_units = unit_question.size
         self.strata = np.split(np.arange(n_units), np.flatnonzero(np.diff(unit_question)) + 1)
@@ -127,7 +124,18 @@ class W1Bootstrap:
         del coded
         n_cells = 1 + sum(len(g) for g in self.groups.values())
         self.cell_steps = np.tile(self.steps, n_cells)
-        self.uniform = ((support >= 0) & (support <= self.steps[:, None])).astype(float)
+
+    def _coded(self, rows: pl.DataFrame, position: dict[str, int], model: int | None) -> pl.LazyFrame:
+        """One model's covered rows as integers: q (question position), unit, human and model (positions on the
+        axis, -1: none), a code per group kind (-1: none), and of_model (its number, when there are several)."""
+        groups = (pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
+                                                return_dtype=pl.Int32).fill_null(-1).alias(kind)
+                  for kind, column in GROUP_COLUMNS.items())
+        answers = (_point_index(pl.col(answer) - pl.col("scale_min"), self.support).alias(answer)
+                   for answer in ("human", "model"))
+        return rows.lazy().select(pl.col("question_id").replace_strict(position, return_dtype=pl.Int32).alias("q"),
+                                  _unit_key(), *answers, *groups,
+                                  *([] if model is None else [pl.lit(model, dtype=pl.Int16).alias("of_model")]))
 
     def cells(self, model: str, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """W1 per cell for the rows of ``units``: the questions, then each group of each kind (group x question);
@@ -160,11 +168,8 @@ class W1Bootstrap:
         values = w1[:n_q][np.isfinite(w1[:n_q])]
         out["curve"] = (np.asarray([np.mean(values <= t + metrics.EPSILON) for _, t in metrics.threshold_grid()])
                         if values.size else np.full(metrics.THRESHOLD_STEPS + 1, np.nan))
-        majority = np.zeros_like(human)
-        majority[np.arange(n_q), human.argmax(axis=1)] = 1.0  # argmax: the first, i.e. smallest, most frequent answer
-        answered = human.sum(axis=1) > 0
-        out["uniform"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, self.uniform, self.steps, self.gaps), np.nan))[0]
-        out["majority"] = _nan_mean_std(np.where(answered, metrics.w1_from_counts(human, majority, self.steps, self.gaps), np.nan))[0]
+        out["uniform"] = _nan_mean_std(metrics.uniform_w1_from_counts(human, self.support, self.steps, self.gaps))[0]
+        out["majority"] = _nan_mean_std(metrics.majority_w1_from_counts(human, self.steps, self.gaps))[0]
         offset = n_q
         for kind, names in self.groups.items():
             out[kind] = w1[offset:offset + len(names) * n_q].reshape(len(names), n_q)

@@ -1,5 +1,5 @@
 """WorldValuesBench answers read back: the paper's QUESTION_ID, PARTICIPANT_ID, SCORE files (``read_responses``) and
-``evaluate wvb``'s responses (responses.jsonl or parquet shards: ``read_answers``), paired with the evaluated rows
+``evaluate wvb``'s responses (responses.jsonl or parquet shards: ``scan_answers``), paired with the evaluated rows
 (``answers_frame``) as ``score_answers`` input."""
 
 from __future__ import annotations

@@ -66,8 +66,9 @@ BREAKDOWNS = {"continent": ("continent",), "urban_rural": ("urban_rural",), "pro
 class AnswerCounts:
     """Covered rows counted per cell (CELL_COLUMNS): ``human`` by human answer (null: a model sample without a
     participant), ``model`` by model answer and has_model (null: invalid, or a padding row when has_model is
-    false); each with ``n``. ``scales``: question_id, scale_min, scale_max. ``points``/``gaps``: the answers'
-    offsets from scale_min on one axis (``metrics.support_points``). Small: cells x answers, whatever the rows."""
+    false); each with ``n``. ``scales``: question_id, scale_min, scale_max (the release's). ``points``/``gaps``: the
+    answers' offsets from scale_min on one axis (``metrics.support_points``). Small: cells x answers, whatever the
+    rows."""
 
     human: pl.DataFrame
     model: pl.DataFrame
@@ -76,14 +77,13 @@ class AnswerCounts:
     gaps: np.ndarray
 
     @classmethod
-    def of(cls, covered: pl.DataFrame, profiles: pl.DataFrame) -> AnswerCounts:
+    def of(cls, covered: pl.DataFrame, profiles: pl.DataFrame, scales: pl.DataFrame) -> AnswerCounts:
         """Counts of the covered rows, whose ``profile`` numbers a row of ``profiles`` (its CELL_COLUMNS but the
         question: a participant's groups, coded once per participant so that the rows are grouped by integers)."""
         human, model = pl.collect_all(  # the streaming engine: half the peak memory of the in-memory group_by
             [covered.lazy().group_by("question_id", "profile", *answer).len("n")
              .join(profiles.lazy(), on="profile", how="left").drop("profile")
              for answer in (["human"], ["model", "has_model"])], engine="streaming")
-        scales = covered.select("question_id", "scale_min", "scale_max").unique("question_id")
         offsets = pl.concat([
             human.join(scales, on="question_id").select((pl.col("human") - pl.col("scale_min")).alias("offset")),
             model.join(scales, on="question_id").select((pl.col("model") - pl.col("scale_min")).alias("offset"))])
@@ -112,23 +112,16 @@ def _by_group(counts: AnswerCounts, by: tuple[str, ...], majority: str) -> dict[
     human = counts.human.drop_nulls(list(by))
     model = counts.model.drop_nulls(list(by))
     cells = human.group_by(keys).agg(pl.col("n").sum().alias("n_rows"))
-    order = sorted(range(cells.height), key=lambda i: (tuple(cells[c][i] for c in by),
-                                                          question_order(cells["question_id"][i])))
-    cells = cells[order].with_row_index("cell")
+    names = cells.select(keys).rows()
+    cells = cells[sorted(range(cells.height), key=lambda i: (names[i][:-1], question_order(names[i][-1])))]
+    cells = cells.with_row_index("cell")
     steps = (cells.join(counts.scales, on="question_id", maintain_order="left")
              .select(pl.col("scale_max") - pl.col("scale_min")).to_series().to_numpy().astype(float))
     human_counts = counts.histograms(human, "human", cells, keys)
     w1 = metrics.w1_from_counts(human_counts, counts.histograms(model, "model", cells, keys), steps, counts.gaps)
-    uniform = ((counts.points >= 0) & (counts.points <= steps[:, None])).astype(float)
-    answered = human_counts.sum(axis=1) > 0
-    baselines = {"uniform": np.where(answered, metrics.w1_from_counts(human_counts, uniform, steps, counts.gaps), np.nan)}
-    if majority == "pooled":
-        predicted = np.zeros_like(human_counts)
-        predicted[np.arange(cells.height), human_counts.argmax(axis=1)] = 1.0  # ties: the smallest answer
-        baselines["majority"] = np.where(answered, metrics.w1_from_counts(human_counts, predicted, steps, counts.gaps),
-                                         np.nan)
-    else:
-        baselines["majority"] = _per_group_majority(counts, human, cells, keys, steps)
+    baselines = {"uniform": metrics.uniform_w1_from_counts(human_counts, counts.points, steps, counts.gaps),
+                 "majority": (metrics.majority_w1_from_counts(human_counts, steps, counts.gaps) if majority == "pooled"
+                              else _per_group_majority(counts, human, cells, keys, steps))}
     invalid_rows = model.filter(pl.col("has_model") & pl.col("model").is_null())
     invalid = ({tuple(row[:-1]): row[-1] for row in invalid_rows.group_by(list(by)).agg(pl.col("n").sum()).iter_rows()}
                if by else {(): invalid_rows["n"].sum()})
@@ -160,7 +153,7 @@ def _per_group_majority(counts: AnswerCounts, human: pl.DataFrame, cells: pl.Dat
     human_counts = np.zeros((cells.height, counts.points.size))
     np.add.at(human_counts, owner, per_group)
     predicted = np.zeros_like(human_counts)
-    np.add.at(predicted, (owner, per_group.argmax(axis=1)), per_group.sum(axis=1))
+    np.add.at(predicted, owner, metrics.majority_counts(per_group) * per_group.sum(axis=1, keepdims=True))
     return np.where(human_counts.sum(axis=1) > 0,
                     metrics.w1_from_counts(human_counts, predicted, steps, counts.gaps), np.nan)
 
@@ -219,13 +212,12 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
         inputs = inputs.with_columns(pl.lit(True).alias("has_model"))
     inputs = inputs.select(pl.col("question_id").cast(pl.Categorical), "participant_id", "score", "has_model")
     tables = release_rows(release, inputs.select(pl.col("participant_id").drop_nulls()).collect().to_series())
-    values = tables["questions"].filter(pl.col("scale_min").is_not_null() & pl.col("scale_max").is_not_null())
+    scales = (tables["questions"].filter(pl.col("scale_min").is_not_null() & pl.col("scale_max").is_not_null())
+              .select(pl.col("question_id").cast(pl.Categorical), "scale_min", "scale_max"))
     joined = (inputs
               .join(tables["examples"].lazy(), on=["participant_id", "question_id"], how="left",
                     maintain_order="left")
-              .join(values.lazy().select(pl.col("question_id").cast(pl.Categorical), "scale_min", "scale_max"),
-                    on="question_id", how="left",
-                    maintain_order="left")
+              .join(scales.lazy(), on="question_id", how="left", maintain_order="left")
               .with_columns(_score_columns(drop_out_of_scale)))
     known, invalid = pl.col("scale_min").is_not_null(), pl.col("has_model") & pl.col("model").is_null()
     tallies = joined.select(pl.len().alias("n_rows"), known.sum().alias("n_known"),
@@ -247,7 +239,7 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
         raise InputError(f"responses cannot be scored ({str(exc).splitlines()[0]})", file=source.get("path")) from None
     del inputs, tables, joined, people  # only the covered rows from here on: memory for a run of millions
     n_rows, n_known, n_invalid = tallies.row(0)
-    counts = AnswerCounts.of(covered, profiles)
+    counts = AnswerCounts.of(covered, profiles, scales)
     result = _by_group(counts, (), majority)[()]
     result.update({
         "benchmark": "wvb",
