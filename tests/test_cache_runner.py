@@ -299,3 +299,32 @@ def test_grouped_commits_reach_other_readers(tmp_path):
         cache.put_request(PARAMS, ask("c"), ChatResponse("C"))
         cache.put_request(PARAMS, ask("d"), ChatResponse("D"))
     assert rows(path) == 4  # closing commits the rest
+
+
+def test_a_cache_made_before_the_rowid_table_is_read_and_extended(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, request TEXT NOT NULL, text TEXT NOT NULL, "
+                "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, finish_reason TEXT, "
+                "created_at TEXT NOT NULL) WITHOUT ROWID")
+    old.execute("INSERT INTO responses VALUES (?, '{}', 'old answer', 3, 4, 'stop', '2026-01-01T00:00:00Z')",
+                (cache_key(PARAMS, ask("old")),))
+    old.commit()
+    old.close()
+    with ResponseCache(path) as cache:
+        assert cache.get(cache_key(PARAMS, ask("old"))) == ChatResponse("old answer", 3, 4, "stop")
+        cache.put_request(PARAMS, ask("new"), ChatResponse("new answer"))
+        cache.put_request(PARAMS, ask("old"), ChatResponse("replaced"))
+    with ResponseCache(path) as cache:
+        assert cache.get(cache_key(PARAMS, ask("new"))).text == "new answer"
+        assert cache.get(cache_key(PARAMS, ask("old"))).text == "replaced"
+        assert len(cache) == 2
+
+
+def test_a_new_cache_keeps_one_row_per_key(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    with ResponseCache(path) as cache:
+        for text in ("first", "second"):
+            cache.put_request(PARAMS, ask("q"), ChatResponse(text))
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT text FROM responses").fetchall() == [("second",)]

@@ -6,6 +6,12 @@ the requests in flight and at most the last 0.1 s of answers, and the next run a
 only. One commit per answer cost more CPU than the whole HTTP client at 256 requests in flight
 (bench/eval_overhead.py). Several processes may open the same file one after another (and
 even at once: SQLite locks, writers wait up to ``busy_timeout``).
+
+The table is an ordinary rowid table with a unique index on the key: rows are appended in arrival order and only the
+64-character key goes into a random place of a B-tree. Before issue #28 it was a ``WITHOUT ROWID`` table, which
+keeps whole rows (about 2 KB with the request JSON) in key order: each insert landed at a random place among them,
+which took 2-4x the time and left pages half empty (4.7 KB on disk per answer). Files made that way are read and
+written as before.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER NOT NULL,
     finish_reason TEXT,
     created_at TEXT NOT NULL
-) WITHOUT ROWID
+)
 """
 _COLUMNS = ("key", "request", "text", "prompt_tokens", "completion_tokens", "finish_reason", "created_at")
 _LOOKUP_CHUNK = 500  # keys per SELECT ... IN (...) (below SQLite's variable limit)
