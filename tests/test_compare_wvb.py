@@ -93,6 +93,27 @@ def test_bootstrap_of_a_constant_answer_is_scipys_bootstrap_of_the_mean():
     assert result.interval(at) == [pytest.approx(expected.low), pytest.approx(expected.high)]
 
 
+def test_bootstrap_of_participants_with_two_answers_each_is_scipys_bootstrap_of_their_rows():
+    # two samples per participant (two rows of one unit, both drawn together): scipy's own bootstrap over the
+    # participants, with a statistic that gathers each drawn participant's two rows and asks scipy for the W1
+    human = [1, 4, 2, 2, 3, 4, 1, 1, 3, 2, 4, 4]
+    first, second = [2, 2, 3, 1, 4, 4, 1, 2, 3, 3, 1, 4], [1, 3, 3, 2, 4, 2, 2, 2, None, 1, 4, 4]
+    boot = wvb.W1Bootstrap({"model": pl.concat([rows_frame("Q1", human, first, 1, 4),
+                                                rows_frame("Q1", human, second, 1, 4)])})
+    result, layout = boot.run(FEW, [])
+
+    def w1(participants: np.ndarray) -> float:
+        humans = [human[i] for i in participants for _ in range(2)]
+        models = [a for i in participants for a in (first[i], second[i]) if a is not None]
+        return stats.wasserstein_distance(humans, models) / 3
+
+    expected = stats.bootstrap((np.arange(len(human)),), w1, n_resamples=300, method="percentile",
+                               vectorized=False, rng=np.random.default_rng(5)).confidence_interval
+    at = layout[("model", "mean")].start
+    assert result.estimate[at] == pytest.approx(w1(np.arange(len(human))))
+    assert result.interval(at) == [pytest.approx(expected.low), pytest.approx(expected.high)]
+
+
 def test_bootstrap_estimate_with_answers_off_the_scale_is_the_w1_by_hand():
     # answers kept off the scale (the authors' evaluate.py): humans {1, 2, 3, 4} on 1-4 against models {0, 2, 3, 6}
     # (Q1) and, for a second question on 1-2, humans {1, 2} against {-1, 2}. On the rescaled axis the sorted

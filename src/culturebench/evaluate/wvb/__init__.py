@@ -68,7 +68,7 @@ from culturebench.evaluate.wvb.intervals import (  # noqa: F401
     DIFFERENCE_KINDS,
     GROUP_COLUMNS,
     group_sizes,
-    UnitRows,
+    PatternRows,
     W1Bootstrap,
 )
 

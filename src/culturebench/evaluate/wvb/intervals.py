@@ -4,6 +4,7 @@ serves ``compare`` (paired differences)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -42,31 +43,31 @@ BOOTSTRAP_NOTE = {
                     "the adjusted p < 1 - confidence level",
 }
 """How WVB's intervals are computed (recorded in metrics.json under ``uncertainty``)."""
-UNIT_CHUNK = 262_144
-"""Units whose rows ``W1Bootstrap.cells`` counts at once (a resample of millions is counted in chunks)."""
 DIFFERENCE_KINDS = ("continent", "probe_education_level")
 """Breakdowns whose per-group differences between models are tested (besides the overall mean)."""
 
 
 @dataclass
-class UnitRows:
-    """One model's covered rows as arrays, sorted by bootstrap unit ((question, participant); a model sample
-    without a participant is a unit of its own): per unit its first row and row count; per row the question's
-    position, the human and model answers as positions on the axis of ``metrics.support_points`` (-1: none) and
-    the group code of each of GROUP_COLUMNS (-1: none)."""
+class PatternRows:
+    """The rows of every distinct unit pattern of one model (a pattern: a question and the multiset of its rows'
+    answers and groups, every model's; units of one pattern are interchangeable in a resample), each row's cells
+    already located: ``pattern`` (int32) the pattern of each row, ``human`` and ``model`` (int64) its index
+    ``cell * points + point`` among W1Bootstrap's cells (-1: no answer, or no group of that kind), one column per
+    cell kind (the question, then each of GROUP_COLUMNS)."""
 
-    start: np.ndarray
-    count: np.ndarray
-    question: np.ndarray
-    human: np.ndarray  # positions on W1Bootstrap's axis of answers (``metrics.support_points``)
+    pattern: np.ndarray
+    human: np.ndarray  # rows x (1 + len(GROUP_COLUMNS))
     model: np.ndarray
-    groups: np.ndarray  # rows x len(GROUP_COLUMNS)
 
-    def take(self, units: np.ndarray) -> np.ndarray:
-        """The row positions of ``units`` (a unit drawn twice gives its rows twice)."""
-        counts = self.count[units]
-        ends = np.cumsum(counts)
-        return np.repeat(self.start[units] - ends + counts, counts) + np.arange(int(ends[-1]) if ends.size else 0)
+    def counts(self, weights: np.ndarray, size: int) -> list[np.ndarray]:
+        """Human and model answer counts per (cell, point), ``size`` of them, when pattern ``p`` is drawn
+        ``weights[p]`` times."""
+        w = np.repeat(weights[self.pattern], self.human.shape[1])
+        out = []
+        for index in (self.human.ravel(), self.model.ravel()):
+            ok = index >= 0
+            out.append(np.bincount(index[ok], weights=w[ok], minlength=size))
+        return out
 
 
 def _unit_key() -> pl.Expr:
@@ -78,7 +79,12 @@ def _unit_key() -> pl.Expr:
 
 class W1Bootstrap:
     """The bootstrap of every model's W1 statistics over the same units (``resample_units`` with one stratum per
-    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows)."""
+    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows).
+
+    A resample is a count per unit pattern (``unit_pattern``: the pattern of each unit, 4 bytes a unit), from which
+    the answer counts of every cell follow through the patterns' rows (``PatternRows``): the memory is the
+    distinct patterns', not the rows'. The units, their numbering and scipy's draws are the same as resampling
+    the rows themselves, so are the intervals."""
 
     def __init__(self, scored: dict[str, pl.DataFrame]):
         self.models = list(scored)
@@ -99,69 +105,69 @@ class W1Bootstrap:
         self.groups = {kind: sorted(pl.concat([r[column].drop_nulls().unique() for r in scored.values()])
                                     .unique().to_list())
                        for kind, column in GROUP_COLUMNS.items()}
-        # every row as integers (question position, unit, answers' points, group codes), all models' rows in one
-        # frame sorted by (question, unit): a unit's number is then how many units start up to its row, with no
-        # hashing of units; the same numbering as sorting the distinct units
-        starts = ((pl.col("q") != pl.col("q").shift()) | (pl.col("unit") != pl.col("unit").shift())).fill_null(True)
-        coded = (pl.concat([self._coded(rows, position, m if len(scored) > 1 else None)
-                            for m, rows in enumerate(scored.values())])
-                 .sort("q", "unit", maintain_order=True)
-                 .with_columns(starts.alias("starts"))
-                 .with_columns((pl.col("starts").cum_sum() - 1).cast(pl.Int32).alias("index"))
-                 .collect())
-        unit_question = coded.filter(pl.col("starts"))["q"].to_numpy()
-        n_units = unit_question.size
-        self.strata = np.split(np.arange(n_units), np.flatnonzero(np.diff(unit_question)) + 1)
-        self.data = {}
-        for m, model in enumerate(self.models):
-            rows = coded if len(self.models) == 1 else coded.filter(pl.col("of_model") == m)
-            count = np.bincount(rows["index"].to_numpy(), minlength=n_units)
-            self.data[model] = UnitRows(  # per row int32 (half of int64's memory; every value is small)
-                start=np.cumsum(count) - count, count=count, question=rows["q"].to_numpy(),
-                human=rows["human"].to_numpy(), model=rows["model"].to_numpy(),
-                groups=(rows.select(*GROUP_COLUMNS).to_numpy() if GROUP_COLUMNS
-                        else np.empty((rows.height, 0))).astype(np.int32))
-        del coded
-        n_cells = 1 + sum(len(g) for g in self.groups.values())
-        self.cell_steps = np.tile(self.steps, n_cells)
+        n_q = len(self.questions)
+        self.n_cells = n_q * (1 + sum(len(g) for g in self.groups.values()))
+        self.cell_steps = np.tile(self.steps, self.n_cells // n_q)
+        # each row as one integer (its question, model, answers and groups in mixed radix); a unit's pattern is the
+        # sorted list of its rows' codes; units numbered in (question, unit) order, as the distinct units sorted
+        self.radices = [n_q, len(self.models), self.points + 1, self.points + 1,
+                        *(len(self.groups[kind]) + 1 for kind in GROUP_COLUMNS)]
+        if math.prod(self.radices) >= 2 ** 63:
+            raise ValueError(f"too many distinct answers ({self.points}) to code the bootstrap's rows")
+        coded = [self._coded(rows, position, m) for m, rows in enumerate(scored.values())]
+        q, codes, first = unit_runs(pl.concat(coded).collect(engine="streaming"))
+        self.strata = np.split(np.arange(first.size), np.flatnonzero(np.diff(q[first])) + 1)
+        self.unit_pattern, rows, pattern = unit_patterns(codes, first)
+        self.n_patterns = int(self.unit_pattern.max()) + 1 if self.unit_pattern.size else 0
+        codes = codes[rows]
+        model = self._digit(codes, 1)
+        self.data = {name: self._pattern_rows(pattern[model == m], codes[model == m])
+                     for m, name in enumerate(self.models)}
 
-    def _coded(self, rows: pl.DataFrame, position: dict[str, int], model: int | None) -> pl.LazyFrame:
-        """One model's covered rows as integers: q (question position), unit, human and model (positions on the
-        axis, -1: none), a code per group kind (-1: none), and of_model (its number, when there are several)."""
-        groups = (pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
-                                                return_dtype=pl.Int32).fill_null(-1).alias(kind)
-                  for kind, column in GROUP_COLUMNS.items())
-        answers = (_point_index(pl.col(answer) - pl.col("scale_min"), self.support).alias(answer)
-                   for answer in ("human", "model"))
+    def _digit(self, codes: np.ndarray, i: int) -> np.ndarray:
+        """Digit ``i`` of rows' codes (``self.radices``)."""
+        return (codes // math.prod(self.radices[i + 1:])) % self.radices[i]
+
+    def _pattern_rows(self, pattern: np.ndarray, codes: np.ndarray) -> PatternRows:
+        """One model's rows of the patterns (their pattern and code) with their cells located (``PatternRows``)."""
+        n_q, p = len(self.questions), self.points
+        q = self._digit(codes, 0)
+        cells, offset = [q], n_q  # the question's cell, then each kind's (group x question)
+        for k, kind in enumerate(GROUP_COLUMNS):
+            g = self._digit(codes, 4 + k) - 1
+            cells.append(np.where(g >= 0, offset + g * n_q + q, -1))
+            offset += len(self.groups[kind]) * n_q
+        located = [np.stack([np.where((cell >= 0) & (point >= 0), cell * p + point, -1) for cell in cells], axis=1)
+                   for point in (self._digit(codes, 2) - 1, self._digit(codes, 3) - 1)]
+        return PatternRows(pattern=pattern, human=located[0], model=located[1])
+
+    def _coded(self, rows: pl.DataFrame, position: dict[str, int], model: int) -> pl.LazyFrame:
+        """One model's covered rows as q (question position), unit and code: the row's question, model, human
+        and model answers (positions on the axis + 1, 0: none) and a group code per kind (+ 1, 0: none) in the
+        mixed radix of ``self.radices``."""
+        digits = [pl.col("question_id").replace_strict(position, return_dtype=pl.Int64), pl.lit(model, pl.Int64),
+                  *(_point_index(pl.col(answer) - pl.col("scale_min"), self.support).cast(pl.Int64) + 1
+                    for answer in ("human", "model")),
+                  *(pl.col(column).replace_strict({g: i for i, g in enumerate(self.groups[kind])}, default=-1,
+                                                  return_dtype=pl.Int64).fill_null(-1) + 1
+                    for kind, column in GROUP_COLUMNS.items())]
+        code = digits[0]
+        for digit, radix in zip(digits[1:], self.radices[1:]):
+            code = code * radix + digit
         return rows.lazy().select(pl.col("question_id").replace_strict(position, return_dtype=pl.Int32).alias("q"),
-                                  _unit_key(), *answers, *groups,
-                                  *([] if model is None else [pl.lit(model, dtype=pl.Int16).alias("of_model")]))
+                                  _unit_key(), code.alias("code"))
 
-    def cells(self, model: str, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """W1 per cell for the rows of ``units``: the questions, then each group of each kind (group x question);
-        NaN where a cell has no human or no valid model answer. Also the questions' human answer counts."""
-        data, n_q, p = self.data[model], len(self.questions), self.points
-        n_cells = n_q * (1 + sum(len(self.groups[kind]) for kind in GROUP_COLUMNS))
-        counts = [np.zeros(n_cells * p, dtype=np.int64), np.zeros(n_cells * p, dtype=np.int64)]
-        for first in range(0, units.size, UNIT_CHUNK):  # a chunk at a time: the per-row arrays stay small
-            rows = data.take(units[first:first + UNIT_CHUNK])
-            q = data.question[rows]
-            human, answers = data.human[rows], data.model[rows]
-            cell, offset = q, n_q  # the questions' cells, then each kind's (group x question), one kind at a time
-            for k, kind in enumerate([None, *GROUP_COLUMNS]):
-                if kind is not None:
-                    g = data.groups[rows, k - 1]
-                    cell = np.where(g >= 0, offset + g * n_q + q, -1)
-                    offset += len(self.groups[kind]) * n_q
-                for answer, count in ((human, counts[0]), (answers, counts[1])):
-                    ok = (cell >= 0) & (answer >= 0)
-                    count += np.bincount(cell[ok] * p + answer[ok], minlength=n_cells * p)
-        counts = [c.reshape(n_cells, p).astype(float) for c in counts]
-        return metrics.w1_from_counts(counts[0], counts[1], self.cell_steps, self.gaps), counts[0][:n_q]
+    def cells(self, model: str, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """W1 per cell when pattern ``p`` is drawn ``weights[p]`` times: the questions, then each group of each kind
+        (group x question); NaN where a cell has no human or no valid model answer. Also the questions' human
+        answer counts."""
+        human, answers = (c.reshape(self.n_cells, self.points)
+                          for c in self.data[model].counts(weights, self.n_cells * self.points))
+        return metrics.w1_from_counts(human, answers, self.cell_steps, self.gaps), human[:len(self.questions)]
 
-    def per_model(self, model: str, units: np.ndarray) -> dict[str, np.ndarray]:
-        """Every statistic of one model on the rows of ``units``."""
-        w1, human = self.cells(model, units)
+    def per_model(self, model: str, weights: np.ndarray) -> dict[str, np.ndarray]:
+        """Every statistic of one model when pattern ``p`` is drawn ``weights[p]`` times."""
+        w1, human = self.cells(model, weights)
         n_q = len(self.questions)
         out = {"per_question": w1[:n_q]}
         out["mean"], out["std"] = _nan_mean_std(w1[:n_q])
@@ -184,7 +190,8 @@ class W1Bootstrap:
         layout: dict = {}
 
         def statistic(units: np.ndarray) -> np.ndarray:
-            values = {m: self.per_model(m, units) for m in self.models}
+            weights = np.bincount(self.unit_pattern[units], minlength=self.n_patterns).astype(float)
+            values = {m: self.per_model(m, weights) for m in self.models}
             blocks = []
             for m in self.models:
                 v = values[m]
@@ -207,6 +214,37 @@ class W1Bootstrap:
             return np.concatenate(blocks)
 
         return uncertainty.resample_units(self.strata, statistic, settings), layout
+
+
+def unit_runs(coded: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of ``coded`` (q, unit, code) as runs, one per unit: their q and code sorted by (q, unit, code), and
+    the position of each unit's first row (units in (question, unit) order: the distinct units sorted)."""
+    q, unit, codes = (coded[column].to_numpy() for column in ("q", "unit", "code"))
+    order = np.lexsort((codes, unit, q))
+    q, unit, codes = q[order], unit[order], codes[order]
+    starts = np.ones(q.size, dtype=bool)
+    starts[1:] = (q[1:] != q[:-1]) | (unit[1:] != unit[:-1])
+    return q, codes, np.flatnonzero(starts)
+
+
+def unit_patterns(codes: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pattern of each unit (int32, dense from 0), and the rows of one unit of each pattern: their positions
+    in ``codes`` and their pattern. The units
+    are the runs of ``codes`` that start at ``first``, each run sorted: two units have one pattern when their runs
+    are equal. Column j of the units' runs is folded into the pattern at a time (one np.unique per row a unit
+    can have), so nothing but a few integers per unit is held."""
+    sizes = np.diff(np.append(first, codes.size))
+    key = np.zeros(first.size, dtype=np.int64)
+    for j in range(int(sizes.max()) if first.size else 0):
+        column = np.full(first.size, -1, dtype=np.int64)
+        column[sizes > j] = codes[first[sizes > j] + j]
+        pairs = np.column_stack([key, column]) if j else column
+        key = np.unique(pairs, axis=0 if j else None, return_inverse=True)[1].ravel()
+    _, representative = np.unique(key, return_index=True)
+    counts = sizes[representative]
+    ends = np.cumsum(counts)
+    rows = np.repeat(first[representative] - ends + counts, counts) + np.arange(ends[-1] if ends.size else 0)
+    return key.astype(np.int32), rows, np.repeat(np.arange(representative.size, dtype=np.int32), counts)
 
 
 def _point_index(offset: pl.Expr, support: np.ndarray) -> pl.Expr:
