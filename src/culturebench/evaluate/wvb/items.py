@@ -41,24 +41,28 @@ def _scan(release: Path, manifest: dict, config: str) -> pl.LazyFrame:
 
 def _collect(frame: pl.LazyFrame, release: Path, config: str) -> pl.DataFrame:
     try:
-        return frame.collect()
+        return frame.collect(engine="streaming")
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"{config} parquet files cannot be read ({str(exc).splitlines()[0]})", file=release) from None
 
 
-def release_rows(release: Path, participant_ids: pl.Series) -> dict[str, pl.DataFrame]:
-    """The release rows the scoring needs: questions (scales), examples / participants / probe of the given ids."""
+def release_rows(release: Path, answered: pl.LazyFrame) -> dict[str, pl.DataFrame]:
+    """The release rows the scoring needs: questions (scales), the examples of the ``answered`` (participant_id,
+    question_id) pairs (a semi-join: the rest of those participants' answers are never held), and the
+    participants and probe rows of their participants."""
     release = Path(release)
     manifest = load_manifest(release)
     if manifest.get("benchmark") != "wvb":
         raise InputError(f"not a WorldValuesBench release (benchmark {manifest.get('benchmark')!r})", file=release)
-    ids = participant_ids.unique().implode()
+    answered = answered.select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.Categorical))
+    ids = answered.select(pl.col("participant_id").drop_nulls().unique()).collect().to_series().implode()
     questions = _collect(_scan(release, manifest, "questions").select(
         "question_id", "kind", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)), release, "questions")
     examples = _collect(_scan(release, manifest, "examples")
-                        .filter(pl.col("participant_id").is_in(ids))
                         .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.Categorical),
-                                pl.col("answer").cast(pl.Int64).alias("human")), release, "examples")
+                                pl.col("answer").cast(pl.Int64).alias("human"))
+                        .join(answered.drop_nulls("participant_id").unique(), on=["participant_id", "question_id"],
+                              how="semi"), release, "examples")
     participants = _collect(_scan(release, manifest, "participants")
                             .filter(pl.col("participant_id").is_in(ids))
                             .select(pl.col("participant_id").cast(pl.Int64), pl.col("continent").cast(pl.String),

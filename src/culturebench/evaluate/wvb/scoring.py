@@ -211,7 +211,7 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     if "has_model" not in inputs.collect_schema():  # the paper's files: every row is a model answer
         inputs = inputs.with_columns(pl.lit(True).alias("has_model"))
     inputs = inputs.select(pl.col("question_id").cast(pl.Categorical), "participant_id", "score", "has_model")
-    tables = release_rows(release, inputs.select(pl.col("participant_id").drop_nulls()).collect().to_series())
+    tables = release_rows(release, inputs)
     scales = (tables["questions"].filter(pl.col("scale_min").is_not_null() & pl.col("scale_max").is_not_null())
               .select(pl.col("question_id").cast(pl.Categorical), "scale_min", "scale_max"))
     joined = (inputs
