@@ -763,17 +763,11 @@ class OpenAIBackend:
                 await deliver(index)
             others = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)) - 1)]
             workers.extend(others)
-            await worker()
+            await asyncio.gather(worker(), *others)  # raises the first failure of any worker at once
 
         workers = [asyncio.create_task(probe_then_work())]
         try:
-            while True:  # the first task starts the others: wait until all of them are done, or one fails
-                done, running = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-                for task in done:
-                    if task.exception() is not None:
-                        raise task.exception()
-                if not running and len(done) == len(workers):
-                    break
+            await workers[0]
         finally:
             for task in workers:
                 task.cancel()
