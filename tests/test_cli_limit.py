@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import polars as pl
 import pytest
 
-from culturebench.evaluate.limit import counted, limit_frame, spread_positions
+from culturebench.evaluate.limit import counted, limit_frame, limit_scan, round_robin, spread_positions
 
 
 def keys_of(sizes: dict[str, int]) -> list[tuple]:
@@ -82,3 +83,20 @@ def test_coverage_says_what_was_asked_and_warns():
                                                  (1_200, "rows", "1,200 rows")])
 def test_counted(n, plural, expected):
     assert counted(n, plural) == expected
+
+
+def test_round_robin_takes_every_queue_s_first_items_before_any_second():
+    queues = [np.asarray([1, 2, 3]), np.asarray([4]), np.asarray([5, 6]), np.asarray([7, 8, 9, 10])]
+    # in order: 1 4 5 7, then 2 6 8, then 3 9, then 10
+    for limit, expected in ((3, [1, 4, 5]), (6, [1, 4, 5, 7, 2, 6]), (9, [1, 4, 5, 7, 2, 6, 8, 3, 9])):
+        assert sorted(round_robin(queues, limit).tolist()) == sorted(expected)
+
+
+def test_a_limited_scan_keeps_the_rows_and_coverage_of_the_limited_frame():
+    frame = pl.DataFrame({"question": [f"Q{i % 7}" for i in range(500)], "row": list(range(500))})
+    for limit, seed in ((None, 0), (40, 0), (40, 3), (499, 1), (9, 2)):
+        kept, covers = limit_scan(frame.lazy(), ["question"], limit, seed, item="rows", columns=["questions"])
+        expected, expected_covers = limit_frame(frame, ["question"], limit, seed, item="rows", columns=["questions"])
+        assert kept.equals(expected)
+        assert covers == expected_covers
+

@@ -66,10 +66,21 @@ def spread_positions(frame: pl.DataFrame, by: Sequence[str], limit: int | None,
         seen[first[group]] += 1
     order = drawn[np.argsort(np.asarray(turn, dtype=np.int64), kind="stable")]
     queues = [members[g][rng.permutation(members[g].size)] for g in order]
-    depth = np.concatenate([np.arange(queue.size) for queue in queues])
-    queue = np.repeat(np.arange(len(queues)), [queue.size for queue in queues])
-    # round robin: the first item of every queue in order, then the second, ... until ``limit`` are taken
-    return np.sort(np.concatenate(queues)[np.lexsort((queue, depth))[:limit]])
+    return np.sort(round_robin(queues, limit))
+
+
+def round_robin(queues: Sequence[np.ndarray], limit: int) -> np.ndarray:
+    """The first ``limit`` items (fewer than the queues hold) taken round-robin: the first item of every queue in
+    order, then the second, ... Found by depth, not by ordering every item: the largest depth d whose first d
+    items of every queue fit in ``limit``, then one item at depth d from the first queues that reach it."""
+    sizes = np.asarray([queue.size for queue in queues])
+    low, high = 0, int(sizes.max())
+    while low < high:  # binary search: sum(min(sizes, d)) grows with d
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if np.minimum(sizes, middle).sum() <= limit else (low, middle - 1)
+    rest = limit - int(np.minimum(sizes, low).sum())
+    deeper = [queue[low:low + 1] for queue in queues if queue.size > low][:rest]
+    return np.concatenate([queue[:low] for queue in queues] + deeper)
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,21 @@ def limit_frame(frame: pl.DataFrame, by: Sequence[str], limit: int | None, seed:
     positions = spread_positions(frame, by, limit, seed)
     kept = frame if positions is None else frame[positions]
     return kept, coverage(kept.select(by), frame.select(by), limit, seed, item=item, columns=columns, part=part)
+
+
+def limit_scan(scan: pl.LazyFrame, by: Sequence[str], limit: int | None, seed: int | None, *, item: str,
+               columns: Sequence[str], collect=lambda query: query.collect(engine="streaming")
+               ) -> tuple[pl.DataFrame, Coverage]:
+    """``limit_frame`` for a lazy scan of millions of rows: only the design columns ``by`` are read whole (as
+    categoricals, 4 bytes a row), then only the kept rows (the same picks, ``spread_positions`` of the same
+    groups in the same order). ``collect`` runs a query (a benchmark's error mapping)."""
+    design = collect(scan.select(pl.col(c).cast(pl.String).cast(pl.Categorical) for c in by))
+    positions = spread_positions(design, by, limit, seed)
+    if positions is None:
+        return collect(scan), coverage(design, design, limit, seed, item=item, columns=columns)
+    kept = collect(scan.with_row_index("_position").filter(pl.col("_position").is_in(pl.Series(positions).implode()))
+                   .drop("_position"))
+    return kept, coverage(design[positions], design, limit, seed, item=item, columns=columns)
 
 
 def coverage(asked: pl.DataFrame, available: pl.DataFrame, limit: int | None, seed: int | None, *, item: str,

@@ -10,7 +10,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
-from culturebench.evaluate.limit import Coverage, limit_frame
+from culturebench.evaluate.limit import Coverage, limit_scan
 from culturebench.release import load_manifest
 
 PROBE_DIMENSIONS = ("continent", "urban_rural", "education_level")
@@ -116,10 +116,11 @@ def limited_rows(release: Path, split: str = "probe", limit: int | None = None,
         frame = _scan(release, manifest, "examples").filter(pl.col("split").cast(pl.String) == split)
     frame = frame.select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
                          pl.col("answer").cast(pl.Int64).alias("human"))
-    rows = _collect(frame, release, split)
-    if rows.height == 0:
+    rows, covers = limit_scan(frame, ["question_id"], limit, seed, item="rows", columns=["questions"],
+                              collect=lambda query: _collect(query, release, split))
+    if covers.available == 0:
         raise InputError(f"the release has no {split} rows", file=release)
-    return limit_frame(rows, ["question_id"], limit, seed, item="rows", columns=["questions"])
+    return rows, covers
 
 
 def prompt_tables(release: Path, participant_ids: pl.Series | None) -> tuple[pl.DataFrame, pl.DataFrame]:
