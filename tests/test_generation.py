@@ -296,7 +296,8 @@ def test_cdeval_translate_builds_a_release_that_evaluates_as_model_language(raw_
     with ScriptedServer(reply="A", model="always-a") as server:
         backend = OpenAIBackend("always-a", base_url=server.base_url, concurrency=4)
         result = cdeval_eval.evaluate(backend, folder, tmp_path / "run", samples=1, limit=2)
-    assert {r["language"] for r in result.records} == {"zh"}
+    records = [json.loads(line) for line in (tmp_path / "run" / "responses.jsonl").open(encoding="utf-8")]
+    assert {r["language"] for r in records} == {"zh"}
     assert result.metrics["models"] == ["always-a [zh]"]
     rescored = cdeval_eval.score([tmp_path / "run" / "responses.jsonl"], folder)
     assert rescored.metrics["models"] == ["always-a [zh]"]

@@ -489,16 +489,26 @@ def ask(backend: Any, requests: Sequence, out: Path, description: str, console: 
         return run_requests(backend, requests, cache, description=description, console=console)
 
 
-def stream(backend: Any, items: Iterable, out: Path, description: str, on_batch: Callable, *, total: int,
-           request_of: Callable = lambda item: item, console: Any = None) -> Any:
-    """``runner.stream_requests`` through the run folder's response cache (``out``/cache.sqlite): ``on_batch(items,
-    responses)`` gets each batch as it is answered; returns the runner's totals (``RunStats``)."""
+def stream_records(backend: Any, planned: Iterable, out: Path, description: str,
+                   records_of: Callable[[list, list], list[dict]], *, total: int, schema: Any = None,
+                   sharded: bool = True, console: Any = None) -> tuple[Path, int, Any]:
+    """A benchmark's one-step run, streamed: the planned items (each with its ``request``) go through
+    ``runner.stream_requests`` with the run folder's response cache (``out``/cache.sqlite), batch by batch; each
+    batch's answers become the responses file's records (``records_of(items, responses)``), appended as they come
+    (``ResponsesWriter``: parquet shards above SHARD_THRESHOLD when ``sharded``, with ``schema``; else
+    responses.jsonl at any size). Nothing of the run is kept; returns the file, its number of records and the
+    runner's totals."""
     from culturebench.evaluate.cache import ResponseCache
     from culturebench.evaluate.runner import stream_requests
 
-    with ResponseCache(Path(out) / CACHE_FILE) as cache:
-        return stream_requests(backend, items, cache, on_batch, request_of=request_of, total=total,
-                               description=description, console=console)
+    with (ResponsesWriter(out, total, schema, threshold=None if sharded else total) as writer,
+          ResponseCache(Path(out) / CACHE_FILE) as cache):
+        stats = stream_requests(backend, planned, cache,
+                                lambda items, responses: writer.write(records_of(items, responses)),
+                                request_of=lambda item: item.request, total=total, description=description,
+                                console=console)
+        path = writer.close()
+    return path, writer.n_records, stats
 
 
 def total_stats(parts: Iterable[Mapping]) -> dict:

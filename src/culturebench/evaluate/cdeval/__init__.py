@@ -2,9 +2,11 @@
 ``culturebench evaluate cdeval`` and ``culturebench score cdeval``.
 
 ``evaluate`` asks a model the six prompts of Table 8 (``prompts``) for every question of a CDEval release,
-``R`` samples each at temperature 1, through ``runner.run_requests`` with a response cache in the run folder, and
-writes responses.jsonl, metrics.json, the plots and run.json. ``score`` recomputes everything from one or more
-responses.jsonl files (several models, or language variants of one: the between-model similarities and the PCA).
+``R`` samples each at temperature 1, streamed from a generator through ``runs.stream_records``
+(``runner.stream_requests`` with a response cache in the run folder, each batch's records appended to
+responses.jsonl as it is answered), and writes responses.jsonl, metrics.json, the plots and run.json. ``score``
+recomputes everything from one or more responses.jsonl files (several models, or language variants of one: the
+between-model similarities and the PCA).
 
 The computation is a chain of pure functions from tables to tables (polars), one per equation of the paper:
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -94,18 +95,21 @@ class PlannedRequest:
     request: ChatRequest
 
 
-def plan_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAMPLES,
+def iter_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAMPLES,
                   temperature: float = prompts.TEMPERATURE, max_tokens: int = prompts.MAX_TOKENS,
-                  seed: int | None = 0) -> list[PlannedRequest]:
-    """Six prompts x ``samples`` per question, in question order."""
+                  seed: int | None = 0) -> Iterator[PlannedRequest]:
+    """Six prompts x ``samples`` per question, in question order (a generator: a run streams them)."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
-    planned = []
     for row in questions.select("question_id", "question", "option_1", "option_2").iter_rows(named=True):
         for name in prompts.PROMPTS:
             text = prompts.prompt_text(name, row["question"], row["option_1"], row["option_2"])
             for r in range(samples):
-                planned.append(PlannedRequest(row["question_id"], name, r,
-                                              ChatRequest(prompts.messages(text), sampling, sample_index=r)))
-    return planned
+                yield PlannedRequest(row["question_id"], name, r,
+                                     ChatRequest(prompts.messages(text), sampling, sample_index=r))
+
+
+def plan_requests(questions: pl.DataFrame, **options) -> list[PlannedRequest]:
+    """``iter_requests`` as a list (for a look at a few questions' requests; a run streams them)."""
+    return list(iter_requests(questions, **options))

@@ -11,7 +11,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.cdeval import prompts
-from culturebench.evaluate.cdeval.items import DIMENSIONS, RESPONSE_FIELDS, plan_requests, release_tables
+from culturebench.evaluate.cdeval.items import DIMENSIONS, RESPONSE_FIELDS, iter_requests, release_tables
 from culturebench.evaluate.cdeval.metrics import score, score_responses
 from culturebench.evaluate.cdeval.parsing import release_language, respondent
 from culturebench.evaluate.cdeval.plots import write_run
@@ -47,44 +47,48 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
     manifest = load_manifest(release)
     questions, covers = limit_frame(tables["questions"], ["dimension", "domain"], limit, seed, item="questions",
                                     columns=["dimensions", "domains"])
-    planned = plan_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
-    result = runs.ask(backend, [p.request for p in planned], out, "cdeval", console)
+    planned = iter_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed)
     model = str(getattr(backend, "model", "model"))
     language = release_language(manifest)
     tag = {} if language == DEFAULT_LANGUAGE else {"language": language}
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
-    records = []
-    for plan, response in zip(planned, result.responses):
-        q = info[plan.question_id]
-        s, status, shown = prompts.score_answer(plan.prompt, response.text, q["option_1"], q["option_2"],
-                                                repeat_rule)
-        template, order = plan.prompt.rsplit("_", 1)
-        records.append({"model": model, **tag, "question_id": plan.question_id, "dimension": q["dimension"],
-                        "domain": q["domain"], "prompt": plan.prompt, "template": template, "order": order,
-                        "sample_index": plan.sample_index, "response": response.text, "parse_status": status,
-                        "shown": shown, "score": s, "finish_reason": response.finish_reason})
-    responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
-    frame = pl.DataFrame([{**{k: r[k] for k in RESPONSE_FIELDS}, "model": respondent(model, tag.get("language"))}
-                          for r in records],
-                         schema={"model": pl.String, "question_id": pl.String, "prompt": pl.String,
-                                 "sample_index": pl.Int64, "response": pl.String})
+
+    def records_of(items: list, responses: list) -> list[dict]:
+        records = []
+        for plan, response in zip(items, responses, strict=True):
+            q = info[plan.question_id]
+            s, status, shown = prompts.score_answer(plan.prompt, response.text, q["option_1"], q["option_2"],
+                                                    repeat_rule)
+            template, order = plan.prompt.rsplit("_", 1)
+            records.append({"model": model, **tag, "question_id": plan.question_id, "dimension": q["dimension"],
+                            "domain": q["domain"], "prompt": plan.prompt, "template": template, "order": order,
+                            "sample_index": plan.sample_index, "response": response.text, "parse_status": status,
+                            "shown": shown, "score": s, "finish_reason": response.finish_reason})
+        return records
+
+    responses_path, n_records, run_stats = runs.stream_records(
+        backend, planned, out, "cdeval", records_of, total=questions.height * len(prompts.PROMPTS) * samples,
+        sharded=False, console=console)
+    frame = (pl.read_ndjson(responses_path, schema={"question_id": pl.String, "prompt": pl.String,
+                                                    "sample_index": pl.Int64, "response": pl.String})
+             .select(pl.lit(respondent(model, tag.get("language"))).alias("model"), *RESPONSE_FIELDS[1:]))
     scored = score_responses(frame, tables, release=release, sources=[runs.source_info(responses_path)],
                              repeat_rule=repeat_rule)
     scored.metrics["covers"] = [covers.as_dict()]
-    stats = runs.runner_stats(result)
+    stats = runs.runner_stats(run_stats)
     m = scored.metrics["per_model"][respondent(model, tag.get("language"))]
     written = runs.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="cdeval", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_questions": questions.height, "prompts": list(prompts.PROMPTS), "samples": samples,
-                              "n_requests": len(records), "temperature": temperature, "max_tokens": max_tokens,
+                              "n_requests": n_records, "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "repeat_rule": repeat_rule,
                               "questionnaire_language": language},
                "parse_status": m["parse_status"],
                "metrics": {"dimension_likelihood": m["dimension_likelihood"],
                            "template_weights": m["template_weights"]}})
-    return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=stats, written=written, score=scored)
+    return runs.EvaluateResult(metrics=scored.metrics, records=[], stats=stats, written=written, score=scored)
 
 
 def summary(metrics: dict) -> str:
@@ -144,7 +148,7 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
     result = evaluate(model_backend, options["release"], options["out"], samples=options["samples"],
                       temperature=options["temperature"], max_tokens=prompts.MAX_TOKENS if options["max_tokens"] is None else options["max_tokens"],
                       seed=options["seed"], limit=options["limit"], args=args, console=console, **config)
-    line = f"{summary(result.metrics)}\ncdeval: {runs.request_counts(len(result.records), result.stats)}"
+    line = f"{summary(result.metrics)}\ncdeval: {runs.request_counts(result.stats['n_requests'], result.stats)}"
     return line, result.written
 
 

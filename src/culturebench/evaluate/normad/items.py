@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,18 +61,22 @@ class PlannedRequest:
     request: ChatRequest
 
 
-def plan_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CONTEXTS,
+def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CONTEXTS,
                   samples: int = prompts.DEFAULT_SAMPLES, temperature: float = prompts.TEMPERATURE,
-                  max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0) -> list[PlannedRequest]:
-    """One request per story, context and sample, in story order then context order."""
+                  max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0) -> Iterator[PlannedRequest]:
+    """One request per story, context and sample, in story order then context order (a generator: a run streams
+    them)."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
-    planned = []
     for row in stories.select("story_id", "story", "country", "value", "rule_of_thumb").iter_rows(named=True):
         for context in contexts:
             text = prompts.prompt_text(context, row["story"], row["country"], row["value"], row["rule_of_thumb"])
             for r in range(samples):
-                planned.append(PlannedRequest(row["story_id"], context, r, text,
-                                              ChatRequest(prompts.messages(text), sampling, sample_index=r)))
-    return planned
+                yield PlannedRequest(row["story_id"], context, r, text,
+                                     ChatRequest(prompts.messages(text), sampling, sample_index=r))
+
+
+def plan_requests(stories: pl.DataFrame, **options) -> list[PlannedRequest]:
+    """``iter_requests`` as a list (for a look at a few stories' requests; a run streams them)."""
+    return list(iter_requests(stories, **options))

@@ -13,7 +13,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate.normad.items import plan_requests, release_tables
+from culturebench.evaluate.normad.items import iter_requests, release_tables
 from culturebench.evaluate.normad.metrics import score, score_responses
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, RESPONSE_FIELDS, scored_label
 from culturebench.evaluate.normad.plots import write_run
@@ -49,41 +49,45 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     release_stories = check_inputs(release, samples, limit, max_tokens, split)
     manifest = load_manifest(release)
     stories, covers = limit_frame(release_stories, ["country"], limit, seed, item="stories", columns=["countries"])
-    planned = plan_requests(stories, contexts=contexts, samples=samples, temperature=temperature,
+    planned = iter_requests(stories, contexts=contexts, samples=samples, temperature=temperature,
                             max_tokens=max_tokens, seed=seed)
-    result = runs.ask(backend, [p.request for p in planned], out, "normad", console)
     model = str(getattr(backend, "model", "model"))
     info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
             .iter_rows(named=True)}
-    records = []
-    for plan, response in zip(planned, result.responses):
-        story = info[plan.story_id]
-        answer = prompts.parse_answer(response.text)
-        label = scored_label(answer, unparsed)
-        records.append({"model": model, "story_id": plan.story_id, "country": story["country"],
-                        "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": plan.context,
-                        "sample_index": plan.sample_index, "prompt": plan.prompt, "response": response.text,
-                        "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
-                        "correct": label == story["gold_label"], "finish_reason": response.finish_reason})
-    responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
-    frame = pl.DataFrame([{k: r[k] for k in (*RESPONSE_FIELDS, "sample_index")} for r in records],
-                         schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
-                                 "response": pl.String, "sample_index": pl.Int64})
+
+    def records_of(items: list, responses: list) -> list[dict]:
+        records = []
+        for plan, response in zip(items, responses, strict=True):
+            story = info[plan.story_id]
+            answer = prompts.parse_answer(response.text)
+            label = scored_label(answer, unparsed)
+            records.append({"model": model, "story_id": plan.story_id, "country": story["country"],
+                            "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": plan.context,
+                            "sample_index": plan.sample_index, "prompt": plan.prompt, "response": response.text,
+                            "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
+                            "correct": label == story["gold_label"], "finish_reason": response.finish_reason})
+        return records
+
+    responses_path, n_records, run_stats = runs.stream_records(
+        backend, planned, out, "normad", records_of, total=stories.height * len(contexts) * samples, sharded=False,
+        console=console)
+    frame = pl.read_ndjson(responses_path, schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
+                                                   "response": pl.String, "sample_index": pl.Int64})
     scored = score_responses(frame, release_stories, release=release, sources=[runs.source_info(responses_path)],
                              unparsed=unparsed)
     scored.metrics["covers"] = [covers.as_dict()]
-    stats = runs.runner_stats(result)
+    stats = runs.runner_stats(run_stats)
     m = scored.metrics["per_model"][model]
     written = runs.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="normad", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_stories": stories.height, "contexts": list(contexts), "samples": samples,
-                              "n_requests": len(records), "temperature": temperature, "max_tokens": max_tokens,
+                              "n_requests": n_records, "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "split": split, "unparsed": unparsed,
                               "prompt_source": scored.metrics["constants"]["prompt_source"]},
                "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
                "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}})
-    return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=stats, written=written, score=scored)
+    return runs.EvaluateResult(metrics=scored.metrics, records=[], stats=stats, written=written, score=scored)
 
 
 def summary(metrics: dict) -> str:
@@ -123,7 +127,7 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
                       temperature=options["temperature"], max_tokens=_max_tokens(options), seed=options["seed"],
                       limit=options["limit"], split=_split(options), args=args, console=console,
                       unparsed=_unparsed(options.get("unparsed_wrong")))
-    line = f"{summary(result.metrics)}\nnormad: {runs.request_counts(len(result.records), result.stats)}"
+    line = f"{summary(result.metrics)}\nnormad: {runs.request_counts(result.stats['n_requests'], result.stats)}"
     return line, result.written
 
 

@@ -57,18 +57,17 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     mode = "with demographics" if demographics else "without demographics"
     parse_status = {status: 0 for status in STATUSES}
     n_parsed = 0
-    with runs.ResponsesWriter(out, n_requests, response_schema()) as writer:
-        def on_batch(items: list[PlannedRequest], responses: list) -> None:
-            nonlocal n_parsed
-            records = parse_records(items, responses, questions)
-            for record in records:
-                parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
-                n_parsed += record["answer"] is not None
-            writer.write(records)
+    def records_of(items: list[PlannedRequest], responses: list) -> list[dict]:
+        nonlocal n_parsed
+        records = parse_records(items, responses, questions)
+        for record in records:
+            parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
+            n_parsed += record["answer"] is not None
+        return records
 
-        stats = runs.stream(backend, planned, out, f"wvb {split} ({mode})", on_batch, total=n_requests,
-                            request_of=lambda item: item.request, console=console)
-        responses_path = writer.close()
+    responses_path, n_records, stats = runs.stream_records(backend, planned, out, f"wvb {split} ({mode})",
+                                                           records_of, total=n_requests, schema=response_schema(),
+                                                           console=console)
     label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
     n_rows = rows.height
     answers = answers_frame(None if demographics else rows, scan_answers(responses_path), demographics)
@@ -76,7 +75,6 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     scored = score_answers(answers, release,
                            runs.source_info(responses_path), majority=majority, model=label,
                            drop_out_of_scale=drop_out_of_scale)
-    n_records = writer.n_records
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
         "prompt_family": family,
