@@ -49,25 +49,20 @@ DIFFERENCE_KINDS = ("continent", "probe_education_level")
 
 @dataclass
 class PatternRows:
-    """The rows of every distinct unit pattern of one model (a pattern: a question and the multiset of its rows'
-    answers and groups, every model's; units of one pattern are interchangeable in a resample), each row's cells
-    already located: ``pattern`` (int32) the pattern of each row, ``human`` and ``model`` (int64) its index
-    ``cell * points + point`` among W1Bootstrap's cells (-1: no answer, or no group of that kind), one column per
-    cell kind (the question, then each of GROUP_COLUMNS)."""
+    """The answers in the rows of every distinct unit pattern of one model (a pattern: a question and the multiset
+    of its rows' answers and groups, every model's; units of one pattern are interchangeable in a resample), each
+    already located once: per answer kind (``human``, ``model``) the index ``cell * points + point`` of every answer
+    in every cell it counts in (the question's, then its group's of each of GROUP_COLUMNS) and the pattern it
+    belongs to."""
 
-    pattern: np.ndarray
-    human: np.ndarray  # rows x (1 + len(GROUP_COLUMNS))
-    model: np.ndarray
+    human: tuple[np.ndarray, np.ndarray]  # (cell-point index, pattern)
+    model: tuple[np.ndarray, np.ndarray]
 
     def counts(self, weights: np.ndarray, size: int) -> list[np.ndarray]:
         """Human and model answer counts per (cell, point), ``size`` of them, when pattern ``p`` is drawn
         ``weights[p]`` times."""
-        w = np.repeat(weights[self.pattern], self.human.shape[1])
-        out = []
-        for index in (self.human.ravel(), self.model.ravel()):
-            ok = index >= 0
-            out.append(np.bincount(index[ok], weights=w[ok], minlength=size))
-        return out
+        return [np.bincount(index, weights=weights[pattern], minlength=size)
+                for index, pattern in (self.human, self.model)]
 
 
 def _unit_key() -> pl.Expr:
@@ -137,9 +132,12 @@ class W1Bootstrap:
             g = self._digit(codes, 4 + k) - 1
             cells.append(np.where(g >= 0, offset + g * n_q + q, -1))
             offset += len(self.groups[kind]) * n_q
-        located = [np.stack([np.where((cell >= 0) & (point >= 0), cell * p + point, -1) for cell in cells], axis=1)
-                   for point in (self._digit(codes, 2) - 1, self._digit(codes, 3) - 1)]
-        return PatternRows(pattern=pattern, human=located[0], model=located[1])
+        located = []
+        for point in (self._digit(codes, 2) - 1, self._digit(codes, 3) - 1):
+            index = np.concatenate([np.where((cell >= 0) & (point >= 0), cell * p + point, -1) for cell in cells])
+            of = np.tile(pattern, len(cells))
+            located.append((index[index >= 0], of[index >= 0]))
+        return PatternRows(human=located[0], model=located[1])
 
     def _coded(self, rows: pl.DataFrame, position: dict[str, int], model: int) -> pl.LazyFrame:
         """One model's covered rows as q (question position), unit and code: the row's question, model, human
