@@ -54,12 +54,13 @@ def release_rows(release: Path, answered: pl.LazyFrame) -> dict[str, pl.DataFram
     manifest = load_manifest(release)
     if manifest.get("benchmark") != "wvb":
         raise InputError(f"not a WorldValuesBench release (benchmark {manifest.get('benchmark')!r})", file=release)
-    answered = answered.select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.Categorical))
-    ids = answered.select(pl.col("participant_id").drop_nulls().unique()).collect().to_series().implode()
+    answered = (answered.select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.Categorical))
+                .drop_nulls("participant_id").collect())  # the answers are read once, for both filters
+    ids = answered["participant_id"].unique().implode()
+    pair = pl.struct("participant_id", "question_id")
+    wanted = answered.select(pair.alias("pair"))["pair"].implode()
     questions = _collect(_scan(release, manifest, "questions").select(
         "question_id", "kind", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)), release, "questions")
-    pair = pl.struct("participant_id", "question_id")
-    wanted = answered.drop_nulls("participant_id").select(pair.alias("pair")).collect()["pair"].implode()
     examples = _collect(_scan(release, manifest, "examples")
                         .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.Categorical),
                                 pl.col("answer").cast(pl.Int64).alias("human"))
