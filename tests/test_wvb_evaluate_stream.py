@@ -228,3 +228,37 @@ def test_a_backend_may_set_the_batch_size():
     stats = stream_requests(WholeRunBackend(), requests(25, []), None,
                             lambda items, responses: sizes.append(len(items)), batch_size=10)
     assert sizes == [25] and stats.n_queried == 25
+
+
+@pytest.mark.parametrize(("shard", "words"), [(0, "responses shards cannot be read"),
+                                              (1, "responses cannot be scored")])
+def test_a_shard_damaged_past_its_footer_is_a_one_line_error(tmp_path, sample_release, shard, words):
+    # a shard whose footer reads but whose pages do not: the answers are read lazily, after the file was opened (the
+    # first shard's first row tells a run with demographics from one without; the rest is read by the scoring)
+    import struct
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from conftest import one_line_error
+    from culturebench.cli import app
+
+    rows = wvb.evaluation_rows(sample_release, "test")
+    folder = tmp_path / "run" / runs.RESPONSES_DIR
+    folder.mkdir(parents=True)
+    for i, part in enumerate((rows.head(rows.height // 2), rows.tail(rows.height - rows.height // 2))):
+        table = pa.table({"participant_id": part["participant_id"].to_list(),
+                          "question_id": part["question_id"].to_list(), "sample_index": [0] * part.height,
+                          "answer": [1] * part.height})
+        pq.write_table(table, folder / f"part-{i:05d}.parquet", compression="none")
+    damaged = folder / f"part-{shard:05d}.parquet"
+    data = bytearray(damaged.read_bytes())
+    footer = struct.unpack("<i", data[-8:-4])[0]
+    data[4:len(data) - 8 - footer] = b"\x07" * (len(data) - 12 - footer)  # every page, not the footer
+    damaged.write_bytes(bytes(data))
+    result = CliRunner().invoke(app, ["score", "wvb", "--responses", str(folder), "--release", str(sample_release),
+                                      "--out", str(tmp_path / "scored")])
+    line = one_line_error(result)
+    assert str(folder) in line and words in line
+    assert not (tmp_path / "scored" / runs.METRICS_FILE).exists()

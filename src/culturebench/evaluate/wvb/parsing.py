@@ -139,7 +139,11 @@ def evaluate_answers(path: Path, release: Path, run_metrics: dict) -> pl.DataFra
     participant), the rows come from the run's metrics (split, rows evaluated and the ``--limit`` spread recorded
     under ``covers``)."""
     answers = scan_answers(path)
-    if answers.select(pl.col("participant_id").first()).collect().item() is not None:
+    try:
+        first = answers.select(pl.col("participant_id").first()).collect().item()
+    except pl.exceptions.PolarsError as exc:  # a damaged page of the first shard
+        raise InputError(f"responses shards cannot be read ({str(exc).splitlines()[0]})", file=path) from None
+    if first is not None:
         return answers_frame(None, answers, True)
     if run_metrics.get("mode") != "without_demographics":
         raise InputError(f"records without participant need the run's {runs.METRICS_FILE} beside them (it names "

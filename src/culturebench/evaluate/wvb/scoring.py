@@ -158,6 +158,12 @@ def _per_group_majority(counts: AnswerCounts, human: pl.DataFrame, cells: pl.Dat
                     metrics.w1_from_counts(human_counts, predicted, steps, counts.gaps), np.nan)
 
 
+def _unreadable(exc: Exception, source: dict) -> InputError:
+    """The error of a responses file that cannot be read to its end (a damaged parquet shard: its footer is read
+    when the file is opened, its pages only when the answers are), naming the file."""
+    return InputError(f"responses cannot be scored ({str(exc).splitlines()[0]})", file=source.get("path"))
+
+
 def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
@@ -211,7 +217,10 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     if "has_model" not in inputs.collect_schema():  # the paper's files: every row is a model answer
         inputs = inputs.with_columns(pl.lit(True).alias("has_model"))
     inputs = inputs.select(pl.col("question_id").cast(pl.Categorical), "participant_id", "score", "has_model")
-    tables = release_rows(release, inputs)
+    try:  # the first read of the answers (a lazy query over the responses file)
+        tables = release_rows(release, inputs)
+    except pl.exceptions.PolarsError as exc:
+        raise _unreadable(exc, source) from None
     scales = (tables["questions"].filter(pl.col("scale_min").is_not_null() & pl.col("scale_max").is_not_null())
               .select(pl.col("question_id").cast(pl.Categorical), "scale_min", "scale_max"))
     joined = (inputs
@@ -235,8 +244,8 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
                        "out_of_scale", "profile"))
     try:
         tallies, covered = pl.collect_all([tallies, covered], engine="streaming")
-    except pl.exceptions.PolarsError as exc:  # a responses shard that cannot be read to its end
-        raise InputError(f"responses cannot be scored ({str(exc).splitlines()[0]})", file=source.get("path")) from None
+    except pl.exceptions.PolarsError as exc:
+        raise _unreadable(exc, source) from None
     del inputs, tables, joined, people  # only the covered rows from here on: memory for a run of millions
     n_rows, n_known, n_invalid = tallies.row(0)
     counts = AnswerCounts.of(covered, profiles, scales)
