@@ -185,6 +185,23 @@ def test_failure_stops_the_batch_but_keeps_what_arrived():
     assert server.request_count < len(requests)
 
 
+def test_a_failure_in_any_worker_ends_the_batch_at_once():
+    # the first worker is held by a slow request while the second one sends the poison: the batch ends then, not
+    # after the first worker has sent the rest of it
+    faults = lambda number, body: 400 if "poison" in str(body) else None
+    latency = lambda body: 1.0 if "slow" in str(body) else 0.02
+    with ScriptedServer(faults=faults, latency=latency) as server:
+        backend = fast(server, concurrency=2)
+        collect(backend, [ask("warm-up")])  # the first request of a model goes alone (RequestShape): done here
+        server.reset_counts()
+        requests = [ask("slow"), ask("poison"), *[ask(f"later {i}") for i in range(20)]]
+        started = time.perf_counter()
+        with pytest.raises(BackendError, match="HTTP 400"):
+            backend.generate(requests, lambda i, r: None)
+        assert time.perf_counter() - started < 0.9  # before the slow answer came
+    assert server.request_count <= 3
+
+
 # --- concurrency ---
 
 @pytest.mark.parametrize("concurrency", [16, 64])
