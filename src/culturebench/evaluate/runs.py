@@ -464,7 +464,7 @@ class EvaluateResult:
     """metrics.json."""
     records: list[dict]
     """The lines of responses.jsonl (SocialCC: transcripts.jsonl); empty where ``evaluate`` streams them to the
-    file (WVB) instead of keeping them."""
+    file (``stream_records``: WVB, CDEval, NormAd) instead of keeping them."""
     stats: dict
     """The runner's totals, as in run.json."""
     written: list[Path]
