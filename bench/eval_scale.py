@@ -11,8 +11,10 @@ command line), with a fresh run folder, against the asyncio server of ``cultureb
 no latency, answering a number 1-4 drawn from each prompt (``--reply digit``: the answers parse, so the W1 metrics
 and their bootstrap have rows to work on; the model answers at once: what is measured is the harness). Every
 measurement runs in a process of its own, started from this one (importing ``culturebench.cli`` first, as the
-command line does: it sets polars' allocator), so its peak RSS (wait4's ``ru_maxrss``) is its own: interpreter,
-imports, release reading, requests, cache, responses file and metrics (with the bootstrap intervals) included;
+command line does: it sets polars' allocator), and reports its own peak RSS (``VmHWM`` of /proc/self/status:
+interpreter, imports, release reading, requests, cache, responses file and metrics with the bootstrap intervals).
+Not wait4's ``ru_maxrss``: a child started by vfork + exec inherits its parent's high-water mark there, so every
+child would report at least this process's RSS after making the release (until 2026-11-27 the figures did);
 ``wall s`` is the whole ``evaluate`` (scoring and plots too), ``runner s`` and ``req/s`` the runner's part (the
 requests; ``queried``: those sent, the others repeats of an identical prompt). The floor sends N copies of the
 run's first request bodies (cycled) through ``floor_run(client="asyncio")``: one keep-alive HTTP/1.1
@@ -87,6 +89,13 @@ def folder_bytes(folder: Path) -> dict[str, int]:
     return sizes
 
 
+def own_peak_rss_mib() -> float:
+    """This process's peak RSS in MiB: VmHWM, the high-water mark of its own memory map (ru_maxrss would include
+    its parent's RSS at the vfork that started it)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+
+
 def child_evaluate(release: Path, out: Path, url: str, limit: int, concurrency: int) -> dict:
     import culturebench.cli  # noqa: F401  (first, as on the command line: it sets polars' allocator)
     from culturebench.evaluate import wvb
@@ -97,7 +106,7 @@ def child_evaluate(release: Path, out: Path, url: str, limit: int, concurrency: 
     result = wvb.evaluate(backend, release, out, split="test", limit=limit, console=None)
     wall = time.perf_counter() - started
     return {"requests": result.stats["n_requests"], "queried": result.stats["n_queried"], "wall_s": wall,
-            "runner_s": result.stats["wall_s"], "mean_w1": result.metrics["mean"]}
+            "runner_s": result.stats["wall_s"], "mean_w1": result.metrics["mean"], "peak_rss_mib": own_peak_rss_mib()}
 
 
 def child_floor(release: Path, url: str, n: int, concurrency: int) -> dict:
@@ -109,20 +118,19 @@ def child_floor(release: Path, url: str, n: int, concurrency: int) -> dict:
     backend = OpenAIBackend("scripted-model", base_url=url)
     bodies = [backend._request_body(p.request) for p in wvb.iter_requests(rows, questions, participants)]
     wall, _cpu = floor_run(url, itertools.islice(itertools.cycle(bodies), n), concurrency, "asyncio")
-    return {"requests": n, "wall_s": wall}
+    return {"requests": n, "wall_s": wall, "peak_rss_mib": own_peak_rss_mib()}
 
 
 def measured(argv: list[str]) -> tuple[dict, float]:
-    """Run this script as a child with ``argv``; its JSON line and its peak RSS in MiB (wait4)."""
+    """Run this script as a child with ``argv``; its JSON line and its own peak RSS in MiB (``own_peak_rss_mib``)."""
     proc = subprocess.Popen([sys.executable, __file__, *argv], stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(
                                 [str(REPO / "src"), os.environ.get("PYTHONPATH", "")])})
-    output = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    output, _ = proc.communicate()
     if proc.returncode:
         raise SystemExit(f"child {argv[:2]} failed with exit code {proc.returncode}")
-    return json.loads(output.strip().splitlines()[-1]), usage.ru_maxrss / 1024
+    found = json.loads(output.strip().splitlines()[-1])
+    return found, found["peak_rss_mib"]
 
 
 def main() -> None:
