@@ -170,7 +170,7 @@ class ResponsesWriter:
     """The responses file of a run, appended to batch by batch as the answers arrive (``write(records)``): for
     ``total`` requests up to SHARD_THRESHOLD, RUN_DIR/responses.jsonl (one JSON line per record, as ``write_jsonl``);
     above it, RUN_DIR/responses/part-NNNNN.parquet (zstd, SHARD_ROWS records each, ROW_GROUP_ROWS records a row
-    group, columns typed by ``schema``, a ``pyarrow.Schema`` of the records). Written under a hidden name beside it
+    group, columns typed by ``schema``, a ``polars.Schema`` of the records). Written under a hidden name beside it
     and moved into place by ``close()`` (which removes the other layout of an earlier run), so an interrupted run leaves
     no half file that looks whole; the response cache is what resumes. A context manager: on an exception the hidden
     file is removed."""
@@ -208,16 +208,18 @@ class ResponsesWriter:
         if not self.sharded:
             self._handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
             return
-        import pyarrow as pa
+        import polars as pl
         import pyarrow.parquet as pq
 
         start = 0
         while start < len(records):
-            if self._writer is None:
-                self._writer = pq.ParquetWriter(self._partial / f"part-{self._shard:05d}.parquet", self.schema,
-                                                compression="zstd")
             part = records[start:start + min(ROW_GROUP_ROWS, self.shard_rows - self._in_shard)]
-            self._writer.write_table(pa.Table.from_pylist(list(part), schema=self.schema))
+            # polars builds the row group (pyarrow's from_pylist costs ~50 MB of RSS the first time it runs)
+            table = pl.DataFrame(list(part), schema=self.schema).to_arrow()
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(self._partial / f"part-{self._shard:05d}.parquet", table.schema,
+                                                compression="zstd")
+            self._writer.write_table(table)
             start += len(part)
             self._in_shard += len(part)
             if self._in_shard >= self.shard_rows:

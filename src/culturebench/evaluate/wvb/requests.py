@@ -140,15 +140,13 @@ def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.
     return records
 
 
-def response_schema():
-    """The ``pyarrow`` schema of responses.jsonl's records (``parse_records``), for the parquet shards of a large
-    run (``runs.ResponsesWriter``)."""
-    import pyarrow as pa
-
-    return pa.schema([
-        ("participant_id", pa.int64()), ("question_id", pa.string()), ("sample_index", pa.int64()),
-        ("messages", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
-        ("sampling", pa.struct([("temperature", pa.float64()), ("max_tokens", pa.int64()), ("top_p", pa.float64()),
-                                ("seed", pa.int64()), ("stop", pa.list_(pa.string()))])),
-        ("output", pa.string()), ("answer", pa.int64()), ("parse_status", pa.string()),
-        ("finish_reason", pa.string()), ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64())])
+def response_schema() -> pl.Schema:
+    """The polars schema of responses.jsonl's records (``parse_records``), for the parquet shards of a large run
+    (``runs.ResponsesWriter``)."""
+    return pl.Schema({
+        "participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64,
+        "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String})),
+        "sampling": pl.Struct({"temperature": pl.Float64, "max_tokens": pl.Int64, "top_p": pl.Float64,
+                               "seed": pl.Int64, "stop": pl.List(pl.String)}),
+        "output": pl.String, "answer": pl.Int64, "parse_status": pl.String, "finish_reason": pl.String,
+        "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64})
