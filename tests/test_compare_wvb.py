@@ -193,6 +193,20 @@ def test_same_seed_same_interval_other_seed_other(minimum_run, release):
     assert other["mean_ci"] != result.metrics["mean_ci"]
 
 
+def test_a_bootstrapped_score_keeps_only_the_plotted_questions_rows(minimum_run, release, probe):
+    # the covered rows are dropped once the bootstrap is made from them (a run of millions does not hold them while
+    # it resamples); the histograms' questions, the first six in natural order (Q2 before Q10), keep theirs
+    path, result = minimum_run
+    plain = wvb.score(path, release, bootstrap=None)
+    assert result.rows is None and plain.rows.height == probe.height
+    questions = sorted(set(probe["question_id"]), key=lambda q: (len(q), q))[:6]
+    expected = probe.filter(pl.col("question_id").is_in(questions))
+    for scored in (result, plain):
+        assert sorted(scored.plotted["question_id"].cast(pl.String).unique()) == sorted(questions)
+        assert scored.plotted.height == expected.height
+        assert sorted(scored.plotted["human"].to_list()) == sorted(expected["answer"].to_list())
+
+
 def test_small_groups_flagged_not_ranked(minimum_run, probe):
     _, result = minimum_run
     rows = result.metrics["group_breakdown"]["probe_education_level"]

@@ -10,7 +10,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, metrics, plots, runs, uncertainty
-from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, bootstrap_intervals
+from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, W1Bootstrap, bootstrap_intervals
 from culturebench.evaluate.wvb.items import question_order
 from culturebench.evaluate.wvb.parsing import evaluate_answers, read_responses
 from culturebench.evaluate.wvb.plots import _threshold_axes
@@ -47,7 +47,8 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
         inputs, source = run_answers(folder, path)
         scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None,
                                      drop_out_of_scale=dropped)
-    intervals = bootstrap_intervals(scored, settings)
+    intervals = bootstrap_intervals(W1Bootstrap({m: s.rows for m, s in scored.items()}),
+                                    {m: s.metrics for m, s in scored.items()}, settings)
     tables = comparison_tables(scored, intervals)
     notes = [f"Baselines (uniform, majority) are those of the human answers {next(iter(scored))} was scored on."]
     summary = {m: {k: s.metrics.get(k) for k in ("mode", "n_questions", "coverage", "n_invalid", "mean", "std")}

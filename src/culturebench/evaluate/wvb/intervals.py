@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from culturebench.evaluate import metrics, uncertainty
 from culturebench.evaluate.wvb.items import question_order
-
-if TYPE_CHECKING:
-    from culturebench.evaluate.wvb.scoring import ScoreResult
 
 # ------------------------------------------------------------------------------------------------ uncertainty
 # Issue #18: intervals by a seeded bootstrap over participants within each question (the unit of sampling of
@@ -74,7 +70,7 @@ def _unit_key() -> pl.Expr:
 
 class W1Bootstrap:
     """The bootstrap of every model's W1 statistics over the same units (``resample_units`` with one stratum per
-    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows).
+    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows); nothing of them is kept.
 
     A resample is a count per unit pattern (``unit_pattern``: the pattern of each unit, 4 bytes a unit), from which
     the answer counts of every cell follow through the patterns' rows (``PatternRows``): the memory is the
@@ -83,6 +79,8 @@ class W1Bootstrap:
 
     def __init__(self, scored: dict[str, pl.DataFrame]):
         self.models = list(scored)
+        self.sizes = {m: {kind: group_sizes(rows, kind) for kind in GROUP_COLUMNS} for m, rows in scored.items()}
+        """model -> breakdown -> ``group_sizes``: what the group tables report beside the intervals."""
         # what the units and the axis need, from each model's distinct values (small), not from its rows
         scales = pl.concat([rows.select("question_id", "scale_min", "scale_max").unique("question_id")
                             for rows in scored.values()], how="vertical_relaxed").unique("question_id", keep="first")
@@ -278,16 +276,15 @@ def group_sizes(rows: pl.DataFrame, kind: str) -> list[dict]:
             for r in joined.iter_rows(named=True)]
 
 
-def bootstrap_intervals(scored: dict[str, ScoreResult], settings: uncertainty.Bootstrap,
+def bootstrap_intervals(boot: W1Bootstrap, scored: dict[str, dict], settings: uncertainty.Bootstrap,
                         minimum: int = uncertainty.MIN_GROUP_SIZE) -> dict:
-    """Intervals of every model's metrics and the paired differences between models, from one ``W1Bootstrap``:
+    """Intervals of every model's metrics (``scored``: model -> its metrics.json, in the order of ``boot``'s
+    models) and the paired differences between models, from the ``W1Bootstrap`` of their covered rows:
     per model {per_question_ci, mean_ci, std_ci, threshold_curve_ci, baselines: {uniform, majority} mean_ci (the
     pooled majority only; None for per_group), group_breakdown: kind -> rows (sizes, mean W1 and interval, small,
     rank; small: fewer than ``minimum`` answers per question)}, and ``differences`` (model_a, model_b, kind,
     group, difference, low, high, pvalue, pvalue_holm, significant, n_common_questions)."""
-
-    boot = W1Bootstrap({m: s.rows for m, s in scored.items()})
-    breakdowns = {m: {kind: group_sizes(s.rows, kind) for kind in GROUP_COLUMNS} for m, s in scored.items()}
+    breakdowns = boot.sizes
     small = {m: {kind: {r["group"] for r in rows if r["answers_per_question"] < minimum}
                  for kind, rows in kinds.items()} for m, kinds in breakdowns.items()}
     models = list(scored)
@@ -303,11 +300,11 @@ def bootstrap_intervals(scored: dict[str, ScoreResult], settings: uncertainty.Bo
     out: dict = {"models": {}}
     for model in models:
         group_ci = {kind: dict(zip(boot.groups[kind], span(model, kind))) for kind in GROUP_COLUMNS}
-        majority = scored[model].metrics["baselines"]["majority"]["definition"] == "pooled"
+        majority = scored[model]["baselines"]["majority"]["definition"] == "pooled"
         tables = {}
         for kind, rows in breakdowns[model].items():
             for row in rows:
-                mean = scored[model].metrics["groups"][kind].get(row["group"], {}).get("mean")
+                mean = scored[model]["groups"][kind].get(row["group"], {}).get("mean")
                 low, high = group_ci[kind][row["group"]]
                 row.update({"estimate": mean, "low": low, "high": high})
             tables[kind] = uncertainty.rank_groups(rows, minimum=minimum, size="answers_per_question",
@@ -338,17 +335,16 @@ def _bias(result: uncertainty.Resampled, i: int) -> float | None:
     return uncertainty.finite_or_none(values.mean() - result.estimate[i]) if values.size else None
 
 
-def _per_question(result: ScoreResult, kind: str | None, group: str | None, questions: list[str]) -> np.ndarray:
-    values = (result.metrics if kind is None else result.metrics["groups"][kind].get(group, {})).get("per_question") or {}
+def _per_question(metrics: dict, kind: str | None, group: str | None, questions: list[str]) -> np.ndarray:
+    values = (metrics if kind is None else metrics["groups"][kind].get(group, {})).get("per_question") or {}
     return np.asarray([np.nan if values.get(q) is None else values[q] for q in questions], dtype=float)
 
 
-def add_intervals(result: ScoreResult, settings: uncertainty.Bootstrap) -> None:
-    """Write one run's intervals into its metrics beside the values (``<key>_ci``), the group breakdowns, and
-    how they were computed (``uncertainty``)."""
-    m = result.metrics
-    model = (m.get("models") or ["model"])[0]
-    mine = bootstrap_intervals({model: result}, settings)["models"][model]
+def add_intervals(m: dict, boot: W1Bootstrap, settings: uncertainty.Bootstrap) -> None:
+    """Write one run's intervals into its metrics ``m`` beside the values (``<key>_ci``), the group breakdowns,
+    and how they were computed (``uncertainty``); ``boot``: the ``W1Bootstrap`` of its covered rows."""
+    model = boot.models[0]
+    mine = bootstrap_intervals(boot, {model: m}, settings)["models"][model]
     m["per_question_ci"] = {q: mine["per_question_ci"].get(q) for q in m["per_question"]}
     m["mean_ci"], m["std_ci"], m["threshold_curve_ci"] = mine["mean_ci"], mine["std_ci"], mine["threshold_curve_ci"]
     m["mean_bootstrap_bias"], m["std_bootstrap_bias"] = mine["mean_bootstrap_bias"], mine["std_bootstrap_bias"]

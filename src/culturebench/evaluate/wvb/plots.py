@@ -100,8 +100,14 @@ def write_run(result: ScoreResult, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json``, ``threshold_curve.png`` and ``histograms.png``; returns the paths written."""
     return runs.write_metrics_and_plots(result.metrics, out, {
         "threshold_curve.png": threshold_curve_png,
-        "histograms.png": lambda _metrics, path: histograms_png(_plot_rows(result.rows, MAX_HISTOGRAMS), path),
+        "histograms.png": lambda _metrics, path: histograms_png(_plot_rows(result.plotted, MAX_HISTOGRAMS), path),
     })
+
+
+def plotted_rows(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the questions ``histograms_png`` draws by default: the first MAX_HISTOGRAMS in natural order."""
+    chosen = sorted(rows["question_id"].unique().cast(pl.String).to_list(), key=question_order)[:MAX_HISTOGRAMS]
+    return rows.filter(pl.col("question_id").cast(pl.String).is_in(chosen))
 
 
 def _plot_rows(rows: pl.DataFrame, limit: int) -> pl.DataFrame:

@@ -12,9 +12,10 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, metrics, runs, uncertainty
-from culturebench.evaluate.wvb.intervals import GROUP_COLUMNS, add_intervals
+from culturebench.evaluate.wvb.intervals import GROUP_COLUMNS, W1Bootstrap, add_intervals
 from culturebench.evaluate.wvb.items import question_order, release_routes, release_rows
 from culturebench.evaluate.wvb.parsing import evaluate_answers, read_responses
+from culturebench.evaluate.wvb.plots import plotted_rows
 
 MAJORITY_DEFINITIONS = ("pooled", "per_group")
 """Readings of the majority baseline (see the module docstring); the first is the default."""
@@ -23,10 +24,14 @@ MAJORITY_DEFINITIONS = ("pooled", "per_group")
 @dataclass
 class ScoreResult:
     metrics: dict
-    rows: pl.DataFrame
+    plotted: pl.DataFrame
+    """The covered rows of the questions histograms.png draws (``plots.plotted_rows``)."""
+    rows: pl.DataFrame | None = None
     """Covered rows: question_id, participant_id, human, model (null when invalid), scale_min, scale_max, has_model,
-    the groups of GROUP_COLUMNS (continent, urban_rural, education_level; null when unknown). Text columns are
-    categorical (4 bytes a row): a run of millions keeps these rows for the bootstrap and the plots."""
+    the groups of GROUP_COLUMNS (continent, urban_rural, education_level; null when unknown); text columns
+    categorical. Kept only when no bootstrap was asked (``compare`` bootstraps its runs together from them); else
+    None: the run's bootstrap is made from them before it resamples, and a run of millions does not hold them
+    while it does."""
 
 
 def _score_columns(drop_out_of_scale: bool = False) -> list[pl.Expr]:
@@ -269,9 +274,12 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
                    for kind, columns in BREAKDOWNS.items()},
     })
     rows = covered.drop("out_of_scale", "profile")  # the same columns, not a copy
-    scored = ScoreResult(metrics=runs.json_safe(result), rows=rows)
     del covered
-    if bootstrap is not None and rows.height:  # nothing covered: no interval (``score`` refuses such a file)
-        add_intervals(scored, bootstrap)
+    # nothing covered: no interval (``score`` refuses such a file)
+    boot = W1Bootstrap({result["models"][0]: rows}) if bootstrap is not None and rows.height else None
+    scored = ScoreResult(metrics=runs.json_safe(result), plotted=plotted_rows(rows), rows=None if boot else rows)
+    del rows
+    if boot is not None:
+        add_intervals(scored.metrics, boot, bootstrap)
         scored.metrics = runs.json_safe(scored.metrics)
     return scored
