@@ -61,9 +61,11 @@ class PatternRows:
                 for index, pattern in (self.human, self.model)]
 
 
-def _unit_key() -> pl.Expr:
+def _unit_key(rows: pl.DataFrame) -> pl.Expr:
     """``unit``: the participant id, or for a model sample without a participant minus its order among those of
-    its question."""
+    its question (the window over questions only when ``rows`` has such samples: it holds a column per row)."""
+    if rows["participant_id"].null_count() == 0:
+        return pl.col("participant_id").alias("unit")
     extra = pl.col("participant_id").is_null().cast(pl.Int64).cum_sum().over("question_id")
     return pl.when(pl.col("participant_id").is_null()).then(-extra).otherwise(pl.col("participant_id")).alias("unit")
 
@@ -151,7 +153,7 @@ class W1Bootstrap:
         for digit, radix in zip(digits[1:], self.radices[1:]):
             code = code * radix + digit
         return rows.lazy().select(pl.col("question_id").replace_strict(position, return_dtype=pl.Int32).alias("q"),
-                                  _unit_key(), code.alias("code"))
+                                  _unit_key(rows), code.alias("code"))
 
     def cells(self, model: str, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """W1 per cell when pattern ``p`` is drawn ``weights[p]`` times: the questions, then each group of each kind
