@@ -96,18 +96,21 @@ def resample_units(strata: Sequence[Sequence[int]], statistic: Callable[[np.ndar
     resample (a group the resample missed) has NaN bounds: no interval."""
     from scipy import stats
 
-    strata = [np.asarray(s, dtype=np.int64) for s in strata if len(s)]
+    # int32 positions where they fit: scipy's resampled copies of them are its largest arrays, and its draws
+    # (indices into each stratum) do not depend on the data's type
+    dtype = np.int32 if sum(len(s) for s in strata) < 2 ** 31 else np.int64
+    strata = [np.asarray(s, dtype=dtype) for s in strata if len(s)]
     if not strata:
         raise ValueError("no units to resample")
     varying = [s for s in strata if s.size >= 2]
-    fixed = np.concatenate([s for s in strata if s.size < 2] or [np.empty(0, dtype=np.int64)])
+    fixed = np.concatenate([s for s in strata if s.size < 2] or [np.empty(0, dtype=dtype)])
     estimate = np.atleast_1d(np.asarray(statistic(np.concatenate(strata)), dtype=float))
     if not varying:  # nothing can vary: every resample is the data itself
         distribution = np.repeat(estimate[:, None], settings.n_resamples, axis=1)
         return Resampled(estimate, estimate.copy(), estimate.copy(), distribution)
 
     def on_resample(*samples: np.ndarray) -> np.ndarray:
-        positions = np.concatenate([np.asarray(s).astype(np.int64) for s in samples] + [fixed])
+        positions = np.concatenate([*samples, fixed]).astype(dtype, copy=False)
         return np.atleast_1d(np.asarray(statistic(positions), dtype=float))
 
     with warnings.catch_warnings():  # an output that is NaN in some resample gets no interval (None), silently
