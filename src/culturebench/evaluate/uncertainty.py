@@ -34,8 +34,9 @@ DEFAULT_RESAMPLES = 2000
 CONFIDENCE_LEVEL = 0.95
 MAX_RESAMPLED_POSITIONS = 4_000_000
 """Resampled unit positions scipy holds at once (its ``batch``): all resamples at once for CDEval's few hundred
-questions, batches for WVB's thousands of participant answers. scipy holds about three arrays of this many int64
-at once, ~100 MB; at 20M (before issue #28) they were the largest part of an evaluate's peak RSS. The batch sets
+questions, batches for WVB's thousands of participant answers. scipy holds its draws (int64) and two resampled
+copies of the positions (int32, ``resample_units``) at once, ~64 MB; at 20M int64 (before issue #28) they were the
+largest part of an evaluate's peak RSS. The batch sets
 how scipy interleaves its draws across strata, so a run above this size gets other (equally valid) resamples
 than with another batch."""
 MIN_GROUP_SIZE = 30
