@@ -37,6 +37,20 @@ def test_resample_units_of_a_mean_equals_scipys_bootstrap_on_the_values():
     assert got.interval(0) == [pytest.approx(expected.low), pytest.approx(expected.high)]
 
 
+def test_positions_beyond_int32_reach_the_statistic_unchanged():
+    # positions are narrowed to int32 only when every one fits (scipy's copies of them are its largest arrays);
+    # a caller's positions past 2**31 must arrive as given, in every resample
+    far = 2 ** 31 + 5
+    seen = set()
+
+    def statistic(pos: np.ndarray) -> np.ndarray:
+        seen.update(int(p) for p in pos)
+        return np.asarray([float(len(pos))])
+
+    uncertainty.resample_units([[far, far + 1, far + 2]], statistic, FEW)
+    assert seen == {far, far + 1, far + 2}
+
+
 def test_degenerate_cases_have_known_intervals():
     # every value equal: the interval is the value itself
     assert uncertainty.mean_interval([0.5] * 7, FEW) == {"n": 7, "estimate": 0.5, "low": 0.5, "high": 0.5}
