@@ -208,7 +208,6 @@ class ResponsesWriter:
         if not self.sharded:
             self._handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
             return
-        import polars as pl
         import pyarrow.parquet as pq
 
         start = 0

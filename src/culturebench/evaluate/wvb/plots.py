@@ -100,7 +100,7 @@ def write_run(result: ScoreResult, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json``, ``threshold_curve.png`` and ``histograms.png``; returns the paths written."""
     return runs.write_metrics_and_plots(result.metrics, out, {
         "threshold_curve.png": threshold_curve_png,
-        "histograms.png": lambda _metrics, path: histograms_png(_plot_rows(result.plotted, MAX_HISTOGRAMS), path),
+        "histograms.png": lambda _metrics, path: histograms_png(_plot_rows(result.plotted), path),
     })
 
 
@@ -110,16 +110,15 @@ def plotted_rows(rows: pl.DataFrame) -> pl.DataFrame:
     return rows.filter(pl.col("question_id").cast(pl.String).is_in(chosen))
 
 
-def _plot_rows(rows: pl.DataFrame, limit: int) -> pl.DataFrame:
-    """Rows for the histograms: as scored, unless padding rows left a question with null human answers (an
-    ``evaluate --no-demographics --samples K`` run with K != human answers); then that question's human and model
-    answers are crossed (each human answer once per model row, each model row once per human answer), which keeps
-    both shares exact. Only the first ``limit`` questions (the ones plotted) are kept."""
+def _plot_rows(rows: pl.DataFrame) -> pl.DataFrame:
+    """Rows for the histograms (``plotted_rows``): as scored, unless padding rows left a question with null human
+    answers (an ``evaluate --no-demographics --samples K`` run with K != human answers); then that question's human
+    and model answers are crossed (each human answer once per model row, each model row once per human answer),
+    which keeps both shares exact."""
     if rows.height == 0 or rows["human"].null_count() == 0:
         return rows
-    chosen = sorted(rows["question_id"].unique().to_list(), key=question_order)[:limit]
     parts = []
-    for question in chosen:
+    for question in sorted(rows["question_id"].unique().to_list(), key=question_order):
         part = rows.filter(pl.col("question_id") == question)
         if part["human"].null_count() == 0:
             parts.append(part.select("question_id", "human", "model", "scale_min", "scale_max"))
