@@ -439,13 +439,13 @@ def test_run_json_says_item_table_prompts_are_not_the_papers_and_which_prompts_l
     config = llm_globe.Config(part="both", languages=("en", "zh"), samples=1)
     with ScriptedServer(reply="4") as server:
         backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=4)
-        result = llm_globe.evaluate(backend, release, tmp_path / "run", config)
+        llm_globe.evaluate(backend, release, tmp_path / "run", config)
     notes = json.loads((tmp_path / "run" / "run.json").read_text())["release_notes"]
     assert notes["closed_source"] == "item_table" and notes["closed_comparable_with_tables_2_3"] is False
     assert "not comparable with Tables 2-3" in notes["closed_note"]
     assert notes["open_without_chinese"] == ["open-1-1"] and notes["closed_without_chinese"] == []
     languages: dict[str, set] = {}
-    for record in result.records:
+    for record in runs.read_jsonl(tmp_path / "run" / "responses.jsonl"):
         if record["part"] == "open":
             languages.setdefault(record["id"], set()).add(record["language"])
     assert len(languages) == len(rows) - 1  # every open prompt of the file asked

@@ -464,8 +464,8 @@ class EvaluateResult:
     metrics: dict
     """metrics.json."""
     records: list[dict]
-    """The lines of responses.jsonl (SocialCC: transcripts.jsonl); empty where ``evaluate`` streams them to the
-    file (``stream_records``: WVB, CDEval, NormAd) instead of keeping them."""
+    """The lines of transcripts.jsonl (SocialCC); empty where ``evaluate`` streams its records to the responses file
+    (``StreamedRun``: WVB, CDEval, NormAd, LLM-GLOBE) instead of keeping them."""
     stats: dict
     """The runner's totals, as in run.json."""
     written: list[Path]
@@ -490,26 +490,60 @@ def ask(backend: Any, requests: Sequence, out: Path, description: str, console: 
         return run_requests(backend, requests, cache, description=description, console=console)
 
 
+class StreamedRun:
+    """The response cache (``out``/cache.sqlite) and the responses file (``ResponsesWriter``) of one run, for its
+    steps: ``step`` streams planned items through the runner and appends their records as each batch is answered;
+    ``close()`` moves the file into place. A context manager: on an exception the partial file is removed and the
+    cache (what resumes the run) is kept. ``total``: the run's requests, which choose the layout (parquet shards
+    above SHARD_THRESHOLD, with ``schema``); None: responses.jsonl at any size. One step in ``stream_records``
+    (WVB, CDEval, NormAd); LLM-GLOBE's closed, open and juror steps share one file."""
+
+    def __init__(self, out: Path, total: int | None = None, schema: Any = None, console: Any = None) -> None:
+        self.out, self.total, self.schema, self.console = Path(out), total, schema, console
+
+    def __enter__(self) -> StreamedRun:
+        from contextlib import ExitStack
+
+        from culturebench.evaluate.cache import ResponseCache
+
+        with ExitStack() as stack:
+            self.writer = stack.enter_context(
+                ResponsesWriter(self.out, self.total or 0, self.schema, threshold=None if self.total else 0))
+            self.cache = stack.enter_context(ResponseCache(self.out / CACHE_FILE))
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.__exit__(*exc)
+
+    def step(self, backend: Any, planned: Iterable, description: str,
+             records_of: Callable[[list, list], list[dict]], *, total: int) -> Any:
+        """``planned`` (items, each with its ``request``; ``total`` of them, for the progress bar) through
+        ``runner.stream_requests``; each batch's answers become records (``records_of(items, responses)``) appended
+        to the file. Returns the runner's totals."""
+        from culturebench.evaluate.runner import stream_requests
+
+        return stream_requests(backend, planned, self.cache,
+                               lambda items, responses: self.writer.write(records_of(items, responses)),
+                               request_of=lambda item: item.request, total=total, description=description,
+                               console=self.console)
+
+    def close(self) -> Path:
+        """Finish the responses file and move it into place; its path."""
+        return self.writer.close()
+
+
 def stream_records(backend: Any, planned: Iterable, out: Path, description: str,
                    records_of: Callable[[list, list], list[dict]], *, total: int, schema: Any = None,
                    sharded: bool = True, console: Any = None) -> tuple[Path, int, Any]:
-    """A benchmark's one-step run, streamed: the planned items (each with its ``request``) go through
-    ``runner.stream_requests`` with the run folder's response cache (``out``/cache.sqlite), batch by batch; each
-    batch's answers become the responses file's records (``records_of(items, responses)``), appended as they come
-    (``ResponsesWriter``: parquet shards above SHARD_THRESHOLD when ``sharded``, with ``schema``; else
-    responses.jsonl at any size). Nothing of the run is kept; returns the file, its number of records and the
-    runner's totals."""
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import stream_requests
-
-    with (ResponsesWriter(out, total, schema, threshold=None if sharded else total) as writer,
-          ResponseCache(Path(out) / CACHE_FILE) as cache):
-        stats = stream_requests(backend, planned, cache,
-                                lambda items, responses: writer.write(records_of(items, responses)),
-                                request_of=lambda item: item.request, total=total, description=description,
-                                console=console)
-        path = writer.close()
-    return path, writer.n_records, stats
+    """A benchmark's one-step run, streamed (``StreamedRun``): the planned items go through the runner batch by
+    batch, each batch's records (``records_of(items, responses)``) appended to the responses file as they come
+    (parquet shards above SHARD_THRESHOLD when ``sharded``, with ``schema``; else responses.jsonl at any size).
+    Nothing of the run is kept; returns the file, its number of records and the runner's totals."""
+    with StreamedRun(out, total if sharded else None, schema, console) as run:
+        stats = run.step(backend, planned, description, records_of, total=total)
+        path = run.close()
+    return path, run.writer.n_records, stats
 
 
 def total_stats(parts: Iterable[Mapping]) -> dict:

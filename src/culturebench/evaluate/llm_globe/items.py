@@ -3,7 +3,7 @@ them: closed answers, open answers and the jurors' ratings."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,23 +74,32 @@ class PlannedRequest:
     request: Any  # backends.ChatRequest
 
 
-def plan_closed(closed: pl.DataFrame, languages: Sequence[str], *, samples: int, temperature: float,
-                max_tokens: int, seed: int | None) -> list[PlannedRequest]:
-    """Every closed prompt x language x sample, in release order."""
-    from culturebench.evaluate.backends import ChatRequest, SamplingParams
-
-    sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
-    planned = []
-    for row in closed.iter_rows(named=True):
+def _asked(prompts_frame: pl.DataFrame, languages: Sequence[str], samples: int) -> Iterator[tuple[dict, str, str, int]]:
+    """(row, language, text, sample index) of every prompt x language with text x sample, in release order."""
+    for row in prompts_frame.iter_rows(named=True):
         for language in languages:
             text = row[f"prompt_{language}"]
             if text is None or not str(text).strip():
                 continue
             for r in range(samples):
-                info = {"id": row["id"], "item_id": row["item_id"], "dimension": row["dimension"],
-                        "reverse": bool(row["reverse"]), "language": language, "sample_index": r}
-                planned.append(PlannedRequest("closed", info, ChatRequest(prompts.messages(text), sampling, r)))
-    return planned
+                yield row, language, text, r
+
+
+def asked_count(prompts_frame: pl.DataFrame, languages: Sequence[str], samples: int) -> int:
+    """How many requests ``_asked`` plans (the progress bar's total), without planning them."""
+    return samples * sum(1 for _ in _asked(prompts_frame, languages, 1))
+
+
+def plan_closed(closed: pl.DataFrame, languages: Sequence[str], *, samples: int, temperature: float,
+                max_tokens: int, seed: int | None) -> Iterator[PlannedRequest]:
+    """Every closed prompt x language x sample, in release order (a generator)."""
+    from culturebench.evaluate.backends import ChatRequest, SamplingParams
+
+    sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    for row, language, text, r in _asked(closed, languages, samples):
+        info = {"id": row["id"], "item_id": row["item_id"], "dimension": row["dimension"],
+                "reverse": bool(row["reverse"]), "language": language, "sample_index": r}
+        yield PlannedRequest("closed", info, ChatRequest(prompts.messages(text), sampling, r))
 
 
 def response_id(model: str, prompt_id: str, language: str, sample_index: int) -> str:
@@ -99,39 +108,37 @@ def response_id(model: str, prompt_id: str, language: str, sample_index: int) ->
 
 
 def plan_open(opened: pl.DataFrame, languages: Sequence[str], model: str, *, samples: int, temperature: float,
-              max_tokens: int, seed: int | None) -> list[PlannedRequest]:
+              max_tokens: int, seed: int | None) -> Iterator[PlannedRequest]:
+    """Every open prompt x language x sample, in release order (a generator)."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
-    planned = []
-    for row in opened.iter_rows(named=True):
-        for language in languages:
-            text = row[f"prompt_{language}"]
-            if text is None or not str(text).strip():
-                continue
-            for r in range(samples):
-                info = {"id": row["id"], "dimension": row["dimension"], "language": language, "sample_index": r,
-                        "response_id": response_id(model, row["id"], language, r), "prompt": text}
-                planned.append(PlannedRequest("open", info, ChatRequest(prompts.messages(text), sampling, r)))
-    return planned
+    for row, language, text, r in _asked(opened, languages, samples):
+        info = {"id": row["id"], "dimension": row["dimension"], "language": language, "sample_index": r,
+                "response_id": response_id(model, row["id"], language, r), "prompt": text}
+        yield PlannedRequest("open", info, ChatRequest(prompts.messages(text), sampling, r))
 
 
 def plan_jurors(answers: Sequence[dict], rubrics: pl.DataFrame, juror: Juror, *, temperature: float,
-                max_tokens: int) -> list[PlannedRequest]:
-    """One juror request per open answer (``answers``: records with dimension, prompt, response, response_id)."""
+                max_tokens: int) -> Iterator[PlannedRequest]:
+    """One juror request per open answer (``answers``: records with dimension, prompt, response, response_id), as a
+    generator; every answer's rubric is checked first."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
 
     rubric = {r["dimension"]: r for r in rubrics.iter_rows(named=True)}
+    for dimension in dict.fromkeys(answer["dimension"] for answer in answers):  # before any juror is asked
+        if dimension not in rubric:
+            raise InputError(f"rubrics config has no rubric for {dimension!r}", column="dimension")
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=None)
     lang = juror.language
-    planned = []
-    for answer in answers:
-        r = rubric.get(answer["dimension"])
-        if r is None:
-            raise InputError(f"rubrics config has no rubric for {answer['dimension']!r}", column="dimension")
-        text = prompts.juror_prompt(answer["dimension"], r[f"scale_{lang}"], r[f"characteristics_{lang}"],
-                                    answer["prompt"], answer["response"], lang)
-        info = {"response_id": answer["response_id"], "juror": juror.name, "juror_model": juror.model,
-                "juror_language": lang}
-        planned.append(PlannedRequest("juror", info, ChatRequest(prompts.messages(text), sampling, 0)))
-    return planned
+
+    def planned() -> Iterator[PlannedRequest]:
+        for answer in answers:
+            r = rubric[answer["dimension"]]
+            text = prompts.juror_prompt(answer["dimension"], r[f"scale_{lang}"], r[f"characteristics_{lang}"],
+                                        answer["prompt"], answer["response"], lang)
+            info = {"response_id": answer["response_id"], "juror": juror.name, "juror_model": juror.model,
+                    "juror_language": lang}
+            yield PlannedRequest("juror", info, ChatRequest(prompts.messages(text), sampling, 0))
+
+    return planned()

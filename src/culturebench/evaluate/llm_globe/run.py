@@ -4,6 +4,7 @@ line and the command line's entry points (``cli_check``, ``cli_evaluate``, ``cli
 from __future__ import annotations
 
 from datetime import UTC
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, Juror, load_config
 from culturebench.evaluate.llm_globe.groups import resolve_societies
-from culturebench.evaluate.llm_globe.items import plan_closed, plan_jurors, plan_open, release_tables
+from culturebench.evaluate.llm_globe.items import asked_count, plan_closed, plan_jurors, plan_open, release_tables
 from culturebench.evaluate.llm_globe.metrics import score, score_records
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
 from culturebench.evaluate.llm_globe.plots import write_run
@@ -76,6 +77,41 @@ def release_notes(manifest: dict, tables: dict, config: Config, limit: int | Non
     return notes
 
 
+def closed_records(model: str, items: list, responses: list) -> list[dict]:
+    """responses.jsonl's records of closed answers: the rating parsed (``prompts.parse_rating``) and reverse-scored
+    where the item is reversed (``prompts.reverse_score``)."""
+    records = []
+    for plan, response in zip(items, responses, strict=True):
+        value, status = prompts.parse_rating(response.text)
+        records.append({"part": "closed", "model": model, **plan.info, "response": response.text,
+                        "parse_status": status, "answer": value,
+                        "score": prompts.reverse_score(value, plan.info["reverse"]),
+                        "finish_reason": response.finish_reason})
+    return records
+
+
+def open_records(model: str, answers: list[dict], items: list, responses: list) -> list[dict]:
+    """responses.jsonl's records of open answers (without the prompt); each answer with its prompt also goes to
+    ``answers``, for the jurors."""
+    records = []
+    for plan, response in zip(items, responses, strict=True):
+        info = {k: v for k, v in plan.info.items() if k != "prompt"}
+        records.append({"part": "open", "model": model, **info, "response": response.text,
+                        "parse_status": prompts.open_status(response.text), "finish_reason": response.finish_reason})
+        answers.append({**plan.info, "response": response.text})
+    return records
+
+
+def juror_records(model: str, items: list, responses: list) -> list[dict]:
+    """responses.jsonl's records of the jurors' ratings of open answers, parsed."""
+    records = []
+    for plan, response in zip(items, responses, strict=True):
+        value, status = prompts.parse_rating(response.text)
+        records.append({"part": "juror", "model": model, **plan.info, "rating_text": response.text,
+                        "parse_status": status, "rating": value})
+    return records
+
+
 def evaluate(backend, release: Path, out: Path, config: Config | None = None, *, temperature: float | None = None,
              max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None,
              juror_backends: dict[str, Any] | None = None, args: dict | None = None,
@@ -94,49 +130,38 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     tables = check_inputs(release, config, limit)
     manifest = load_manifest(release)
     model = str(getattr(backend, "model", "model"))
-    records: list[dict] = []
     runner: dict[str, dict] = {}
     covers = []
-    if config.part in ("closed", "both"):
-        closed, part_covers = limit_frame(tables["closed"], ["dimension"], limit, seed, item="prompts",
-                                          columns=["dimensions"], part="closed")
-        covers.append(part_covers.as_dict())
-        planned = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
-                              max_tokens=max_tokens or prompts.CLOSED_MAX_TOKENS, seed=seed)
-        result = runs.ask(backend, [p.request for p in planned], out, "llm_globe closed", console)
-        runner["closed"] = runs.runner_stats(result)
-        for plan, response in zip(planned, result.responses):
-            value, status = prompts.parse_rating(response.text)
-            records.append({"part": "closed", "model": model, **plan.info, "response": response.text,
-                            "parse_status": status, "answer": value,
-                            "score": prompts.reverse_score(value, plan.info["reverse"]),
-                            "finish_reason": response.finish_reason})
-    if config.part in ("open", "both"):
-        opened, part_covers = limit_frame(tables["open"], ["dimension"], limit, seed, item="prompts",
-                                          columns=["dimensions"], part="open")
-        covers.append(part_covers.as_dict())
-        planned = plan_open(opened, config.languages, model, samples=config.open_samples,
-                            temperature=temperature, max_tokens=config.open_max_tokens, seed=seed)
-        result = runs.ask(backend, [p.request for p in planned], out, "llm_globe open", console)
-        runner["open"] = runs.runner_stats(result)
-        answers = []
-        for plan, response in zip(planned, result.responses):
-            info = {k: v for k, v in plan.info.items() if k != "prompt"}
-            records.append({"part": "open", "model": model, **info, "response": response.text,
-                            "parse_status": prompts.open_status(response.text),
-                            "finish_reason": response.finish_reason})
-            answers.append({**plan.info, "response": response.text})
-        for juror in config.jurors:
-            juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror, backend)
-            jplanned = plan_jurors(answers, tables["rubrics"], juror, temperature=config.juror_temperature,
-                                   max_tokens=config.juror_max_tokens)
-            jresult = runs.ask(juror_backend, [p.request for p in jplanned], out, f"juror {juror.name}", console)
-            runner[f"juror:{juror.name}"] = runs.runner_stats(jresult)
-            for plan, response in zip(jplanned, jresult.responses):
-                value, status = prompts.parse_rating(response.text)
-                records.append({"part": "juror", "model": model, **plan.info, "rating_text": response.text,
-                                "parse_status": status, "rating": value})
-    responses_path = runs.write_jsonl(out / runs.RESPONSES_FILE, records)
+    answers: list[dict] = []  # the open answers the jurors rate (the open prompts x languages x samples: small)
+
+    # one responses.jsonl for every step, appended batch by batch (runs.StreamedRun)
+    with runs.StreamedRun(out, console=console) as run:
+        if config.part in ("closed", "both"):
+            closed, part_covers = limit_frame(tables["closed"], ["dimension"], limit, seed, item="prompts",
+                                              columns=["dimensions"], part="closed")
+            covers.append(part_covers.as_dict())
+            planned = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
+                                  max_tokens=max_tokens or prompts.CLOSED_MAX_TOKENS, seed=seed)
+            runner["closed"] = runs.runner_stats(run.step(
+                backend, planned, "llm_globe closed", partial(closed_records, model),
+                total=asked_count(closed, config.languages, config.samples)))
+        if config.part in ("open", "both"):
+            opened, part_covers = limit_frame(tables["open"], ["dimension"], limit, seed, item="prompts",
+                                              columns=["dimensions"], part="open")
+            covers.append(part_covers.as_dict())
+            planned = plan_open(opened, config.languages, model, samples=config.open_samples,
+                                temperature=temperature, max_tokens=config.open_max_tokens, seed=seed)
+            runner["open"] = runs.runner_stats(run.step(
+                backend, planned, "llm_globe open", partial(open_records, model, answers),
+                total=asked_count(opened, config.languages, config.open_samples)))
+            for juror in config.jurors:
+                juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror, backend)
+                jplanned = plan_jurors(answers, tables["rubrics"], juror, temperature=config.juror_temperature,
+                                       max_tokens=config.juror_max_tokens)
+                runner[f"juror:{juror.name}"] = runs.runner_stats(run.step(
+                    juror_backend, jplanned, f"juror {juror.name}", partial(juror_records, model),
+                    total=len(answers)))
+        responses_path = run.close()
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
     scored = score_records(read_responses([responses_path]), tables, config, human=human, release=release,
                            sources=[runs.source_info(responses_path)])
@@ -146,14 +171,14 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
         out, [responses_path, *write_run(scored, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
         extra={"evaluation": {"config": config.as_dict(), "temperature": temperature, "max_tokens": max_tokens,
-                              "seed": seed, "limit": limit, "n_records": len(records)},
+                              "seed": seed, "limit": limit, "n_records": run.writer.n_records},
                "runner_by_part": runner,
                "release_notes": release_notes(manifest, tables, config, limit),
                "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
                           for j in config.jurors],
                "parse_status": {"closed": scored.metrics.get("closed", {}).get("parse_status"),
                                 "jurors": scored.metrics.get("open", {}).get("juror_parse_status")}})
-    return runs.EvaluateResult(metrics=scored.metrics, records=records, stats=totals, written=written, score=scored)
+    return runs.EvaluateResult(metrics=scored.metrics, records=[], stats=totals, written=written, score=scored)
 
 
 def summary(metrics: dict) -> str:
