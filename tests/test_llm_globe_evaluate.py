@@ -451,3 +451,17 @@ def test_run_json_says_item_table_prompts_are_not_the_papers_and_which_prompts_l
     assert len(languages) == len(rows) - 1  # every open prompt of the file asked
     assert {pid for pid, asked in languages.items() if asked != {"en", "zh"}} == {"open-1-1"}
     assert languages["open-1-1"] == {"en"}
+
+
+def test_closed_requests_come_from_a_generator_and_their_count_needs_no_plan():
+    from culturebench.evaluate.llm_globe.items import asked_count, plan_closed
+
+    closed = small_closed().with_columns(  # one prompt without Chinese text (blank): asked in English only
+        pl.when(pl.col("id") == "c0-0").then(pl.lit("  ")).otherwise(pl.col("prompt_zh")).alias("prompt_zh"))
+    planned = plan_closed(closed, ("en", "zh"), samples=3, temperature=1.0, max_tokens=8, seed=0)
+    assert not isinstance(planned, (list, tuple))
+    first = next(planned)
+    assert (first.info["id"], first.info["language"], first.info["sample_index"]) == ("c0-0", "en", 0)
+    n_planned = 1 + sum(1 for _ in planned)
+    assert n_planned == (2 * closed.height - 1) * 3
+    assert asked_count(closed, ("en", "zh"), 3) == n_planned
