@@ -24,9 +24,9 @@ from culturebench.evaluate.backends import (
     ChatResponse,
     OpenAIBackend,
     SamplingParams,
-    VLLMBackend,
 )
 from culturebench.evaluate.scripted_server import ScriptedServer
+from culturebench.evaluate.vllm_backend import VLLMBackend
 
 
 def ask(text: str, **sampling) -> ChatRequest:

@@ -25,8 +25,8 @@ from culturebench.evaluate.backends import (
     BackendError,
     ChatResponse,
     OpenAIBackend,
-    RequestShape,
 )
+from culturebench.evaluate.request_shape import RequestShape
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.local_model import free_port
 from culturebench.evaluate.scripted_server import ScriptedServer

@@ -61,7 +61,7 @@ def say_written(line: str, written: list[Path]) -> None:
 
 def error_line(exc: BaseException) -> None:
     """The one line of a user error: ``error: <file>, row <n>, column <c>: <message>``."""
-    from culturebench.evaluate.backends import redact
+    from culturebench.evaluate.redaction import redact
 
     console.print(Text.assemble(("error:", "bold red"), " ", redact(str(exc))), highlight=False, soft_wrap=True)
 
@@ -427,7 +427,8 @@ def _client_options(model: str, headers: list[str] | None, api_version: str | No
     """The HTTP client options of ``evaluate`` (headers, Azure API version, request shape, prices, cost budget)."""
     import json
 
-    from culturebench.evaluate.backends import CostBudget, RequestShape, parse_header
+    from culturebench.evaluate.backends import CostBudget, parse_header
+    from culturebench.evaluate.request_shape import RequestShape
 
     if (price_in is None) != (price_out is None):
         raise InputError("give both --price-in and --price-out (per 1M tokens), or neither")
@@ -469,7 +470,7 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
         return OpenAIBackend(model, base_url=base_urls[0] if base_urls else None, concurrency=concurrency,
                              timeout=timeout, **http)
     if backend == "vllm":
-        from culturebench.evaluate.backends import VLLMBackend
+        from culturebench.evaluate.vllm_backend import VLLMBackend
 
         return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed)
     raise InputError(f"unknown backend {backend!r}; choose from openai, azure, vllm, ray")

@@ -2,7 +2,10 @@
 
 - ``openai``: any OpenAI-compatible endpoint (OpenAI, vLLM's ``vllm serve``, llama.cpp's server) over ``aiohttp``,
   asynchronous with a bounded number of requests in flight; ``azure``: the same for Azure OpenAI's deployment route.
-- ``vllm``: offline ``vllm.LLM`` with batched ``LLM.chat`` (optional extra, imported only when used).
+- ``vllm``: offline ``vllm.LLM`` with batched ``LLM.chat`` (``vllm_backend.py``, an optional extra).
+
+A model's request shape (reasoning models) is ``request_shape.py``'s; the secrets every backend redacts,
+``redaction.py``'s.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ import email.utils
 import json
 import os
 import random
-import re
 import signal
 import threading
 import time
@@ -22,6 +24,14 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from culturebench.errors import InputError
+from culturebench.evaluate.redaction import (
+    check_header_value,
+    proxy_passwords,
+    redact,
+    redact_bytes,
+    register_secrets,
+)
+from culturebench.evaluate.request_shape import ADAPTABLE, RequestShape, rejected_param
 
 
 @dataclass(frozen=True)
@@ -129,39 +139,6 @@ class BackendStats:
         return out
 
 
-_SENT_SECRETS: set[str] = set()
-"""Every key and header value a backend of this process sends (registered when the backend is made)."""
-REDACTED = "<redacted>"
-
-
-def register_secrets(values) -> None:
-    """Remember values that must never be shown or stored (API keys, ``--header`` values, proxy passwords); values
-    shorter than 4 characters and the placeholder key ``EMPTY`` are not secrets."""
-    _SENT_SECRETS.update(v for v in values if v and len(v) >= 4 and v != "EMPTY")
-
-
-def sent_secrets() -> list[str]:
-    """The registered secrets, longest first (so that a secret containing another is replaced whole)."""
-    return sorted(_SENT_SECRETS, key=len, reverse=True)
-
-
-def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by ``<redacted>``: by value, whatever a server echoes back."""
-    for secret in sent_secrets():
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
-
-
-def _redact_bytes(content: bytes) -> bytes:
-    """A reply body with every registered secret replaced (before anything parses or shows it)."""
-    for secret in sent_secrets():
-        raw = secret.encode()
-        if raw in content:
-            content = content.replace(raw, REDACTED.encode())
-    return content
-
-
 def parse_header(value: str) -> tuple[str, str]:
     """``--header 'Name: value'`` as (name, value); anything else is an InputError."""
     name, sep, text = value.partition(":")
@@ -183,15 +160,6 @@ def check_base_url(base_url: str, option: str = "--base-url") -> str:
     if parts.path.rstrip("/").endswith("/chat/completions"):
         raise InputError(f"{option} {base_url!r}: give the base URL, without /chat/completions (it is added)")
     return base_url
-
-
-def check_header_value(value: str, what: str) -> str:
-    """A key or header value that can be sent: no line breaks or other control characters (said without the
-    value, which is a secret)."""
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise InputError(f"{what} contains a line break or another control character (a stray newline when it "
-                         "was pasted?)")
-    return value
 
 
 def _one_line(text: object, limit: int = 300) -> str:
@@ -291,95 +259,6 @@ def _run_coroutine(coro):
 
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-ADAPTABLE = ("temperature", "top_p", "stop", "seed")
-"""Sampling parameters a model may reject (reasoning models: OpenAI's o-series and gpt-5 family accept only the
-default temperature and top_p, some no ``stop``); they are then left out of its requests."""
-
-
-@dataclass
-class RequestShape:
-    """How one model's requests are written: the name of the token limit (``max_tokens``, or
-    ``max_completion_tokens`` for reasoning models) and the sampling parameters left out. Fixed in advance
-    (``--request-shape`` / a config's ``request_shape``), or learnt from the API's own "unsupported parameter" /
-    "unsupported value" error, once per model (``adapted`` lists each change and the message that caused it): the
-    first request of each kind (``probe_kind``: which sampling parameters it sets to other than their defaults)
-    goes alone, the others once it is answered, so a refusal is met once, not once per request in flight."""
-
-    @staticmethod
-    def probe_kind(sampling: SamplingParams) -> tuple[str, ...]:
-        """The parameters a request sets that a model may refuse: ``temperature`` / ``top_p`` other than 1,
-        ``stop``, ``seed``."""
-        return tuple(name for name, set_ in (("temperature", sampling.temperature != 1), ("top_p", sampling.top_p != 1),
-                                             ("stop", bool(sampling.stop)), ("seed", sampling.seed is not None))
-                     if set_)
-
-    token_limit: str = "max_tokens"
-    omit: list[str] = field(default_factory=list)
-    adapted: list[dict] = field(default_factory=list)
-    confirmed: set = field(default_factory=set)  # request kinds (``probe_kind``) answered in this shape
-
-    @classmethod
-    def from_options(cls, value) -> RequestShape:
-        """From ``{"token_limit": "max_completion_tokens", "omit": ["temperature"]}`` (keys optional)."""
-        if value is None:
-            return cls()
-        if not isinstance(value, Mapping) or set(value) - {"token_limit", "omit"}:
-            raise InputError("request_shape must be a mapping with token_limit and/or omit, e.g. "
-                             '{"token_limit": "max_completion_tokens", "omit": ["temperature", "top_p"]}')
-        token_limit = value.get("token_limit", "max_tokens")
-        omit = list(value.get("omit") or [])
-        if token_limit not in ("max_tokens", "max_completion_tokens"):
-            raise InputError(f"request_shape token_limit must be max_tokens or max_completion_tokens, "
-                             f"got {token_limit!r}")
-        unknown = [name for name in omit if name not in ADAPTABLE]
-        if unknown:
-            raise InputError(f"request_shape omit: {unknown[0]!r} cannot be left out; choose from "
-                             f"{', '.join(ADAPTABLE)}")
-        return cls(token_limit=token_limit, omit=omit)
-
-    @classmethod
-    def per_model(cls, value, model: str) -> dict[str, RequestShape]:
-        """``--request-shape``: one shape (for ``model``, the evaluated one) or ``{model name: shape}`` (any role
-        a model plays: evaluated model, judge, juror, antagonist) as {model name: RequestShape}."""
-        if isinstance(value, Mapping) and value and set(value) <= {"token_limit", "omit"}:
-            return {model: cls.from_options(value)}
-        if not isinstance(value, Mapping):
-            raise InputError("--request-shape must be a JSON object: a shape or {model name: shape}")
-        return {str(name): cls.from_options(shape) for name, shape in value.items()}
-
-    def as_dict(self) -> dict:
-        return {"token_limit": self.token_limit, "omit": list(self.omit), "adapted": list(self.adapted)}
-
-    def adapt(self, param: str | None, message: str) -> bool:
-        """Change the shape after the API rejected ``param``; False when nothing is left to change for it."""
-        if param in ("max_tokens", "max_completion_tokens") and param == self.token_limit:
-            self.token_limit = "max_completion_tokens" if param == "max_tokens" else "max_tokens"
-            change = f"{param} -> {self.token_limit}"
-        elif param in ADAPTABLE and param not in self.omit:
-            self.omit.append(param)
-            change = f"{param} left out"
-        else:
-            return False
-        self.adapted.append({"change": change, "error": message})
-        return True
-
-
-def _rejected_param(content: bytes) -> str | None:
-    """The parameter an HTTP 400 rejects as unsupported (OpenAI's ``error.code`` "unsupported_parameter" or
-    "unsupported_value" with ``error.param``), else None."""
-    try:
-        error = json.loads(content).get("error")
-    except (ValueError, AttributeError):
-        return None
-    if not isinstance(error, Mapping):
-        return None
-    if error.get("code") in ("unsupported_parameter", "unsupported_value") and isinstance(error.get("param"), str):
-        return error["param"]
-    # gateways that pass OpenAI's message on without its code and param
-    named = re.match(r"Unsupported (?:parameter|value): '(\w+)'", str(error.get("message") or ""))
-    return named.group(1) if named else None
-
 
 @dataclass(frozen=True)
 class _Http:
@@ -509,7 +388,7 @@ class OpenAIBackend:
         self.limiter: _AdaptiveLimit | None = None  # of the running ``generate`` (the progress bar shows its limit)
         self.dry_run = False  # evaluate --dry-run: the runner stops before sending (runner.DryRun)
         self._rng = random.Random()
-        register_secrets([os.environ.get(self.key_variable) or "", *self.extra_headers.values(), *_proxy_passwords()])
+        register_secrets([os.environ.get(self.key_variable) or "", *self.extra_headers.values(), *proxy_passwords()])
 
     def _default_base_url(self, base_url: str | None) -> str | None:
         option = "--base-url" if base_url else "OPENAI_BASE_URL"
@@ -599,7 +478,7 @@ class OpenAIBackend:
         try:
             async with http.session.post(http.url, data=self._request_body(request), headers=http.headers,
                                          timeout=http.timeout, proxy=http.proxy) as reply:
-                content = _redact_bytes(await reply.read())
+                content = redact_bytes(await reply.read())
                 status, headers = reply.status, reply.headers
         except TimeoutError:
             raise _Retryable("timeout", f"no reply within {self.timeout:g} s (--timeout)") from None
@@ -625,7 +504,7 @@ class OpenAIBackend:
         """An HTTP error reply: an unsupported parameter adapts the request shape (``_Adapted``: send again),
         429 / 408 / 409 / 5xx are retried, anything else fails at once."""
         if status == 400:
-            param = _rejected_param(content)
+            param = rejected_param(content)
             if param is not None:
                 if param in self.shape.omit or (param == "max_tokens" and self.shape.token_limit != param):
                     raise _Adapted()  # another request in flight already adapted the shape: send again
@@ -832,19 +711,6 @@ def _environment_proxy(url: str) -> str | None:
     return proxy
 
 
-def _proxy_passwords() -> list[str]:
-    """Passwords in the proxy URLs of the environment (``https://user:password@proxy:3128``)."""
-    found = []
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-        try:
-            password = urlsplit(os.environ.get(name) or "").password
-        except ValueError:
-            password = None
-        if password:
-            found.append(password)
-    return found
-
-
 def _error_message(content: bytes) -> str:
     """The ``error.message`` of an OpenAI-style error body, else the body's start."""
     try:
@@ -912,76 +778,3 @@ class AzureOpenAIBackend(OpenAIBackend):
 
     def _auth_headers(self) -> dict[str, str]:
         return {"api-key": os.environ.get(self.key_variable) or ""}
-
-
-class VLLMBackend:
-    """Offline ``vllm.LLM`` on the local GPU(s), batched ``LLM.chat``.
-
-    Requests that share messages and sampling (repeated samples) become one conversation with
-    ``SamplingParams(n=K)``; output ``k`` goes to the ``k``-th of them in ``sample_index`` order (greedy requests
-    are generated once and copied). ``batch_size`` conversations go to ``LLM.chat`` at a time, so responses reach
-    ``on_response`` (and the cache) batch by batch.
-    """
-
-    name = "vllm"
-
-    def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str = "auto",
-                 max_model_len: int | None = None, gpu_memory_utilization: float = 0.9, seed: int = 0, *,
-                 batch_size: int = 1024) -> None:
-        try:
-            import vllm
-        except ImportError:
-            raise InputError("vLLM is not installed: pip install 'culturebench[vllm]'") from None
-        try:
-            import torch
-
-            has_gpu = bool(torch.cuda.is_available())
-        except ImportError:
-            has_gpu = False
-        if not has_gpu:
-            raise InputError("the vllm backend needs a CUDA GPU and none is available "
-                             "(use the openai backend against a server instead)")
-        self.model = model
-        self.dtype = dtype
-        self.seed = seed
-        self.batch_size = batch_size
-        self.stats = BackendStats()
-        self._vllm = vllm
-        kwargs = {"model": model, "tensor_parallel_size": tensor_parallel_size, "dtype": dtype,
-                  "gpu_memory_utilization": gpu_memory_utilization, "seed": seed}
-        if max_model_len is not None:
-            kwargs["max_model_len"] = max_model_len
-        self.llm = vllm.LLM(**kwargs)
-
-    def cache_params(self) -> dict:
-        return {"backend": "vllm", "model": self.model, "dtype": self.dtype, "seed": self.seed}
-
-    def generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
-        groups: dict[tuple, list[int]] = {}
-        for index, request in enumerate(requests):
-            groups.setdefault((request.messages, request.sampling), []).append(index)
-        items = [(key, sorted(indices, key=lambda i: requests[i].sample_index)) for key, indices in groups.items()]
-        for start in range(0, len(items), self.batch_size):
-            batch = items[start:start + self.batch_size]
-            conversations, params = [], []
-            for (messages, sampling), indices in batch:
-                conversations.append([{"role": role, "content": content} for role, content in messages])
-                n = 1 if sampling.temperature == 0 else len(indices)
-                stop = {"stop": list(sampling.stop)} if sampling.stop else {}
-                params.append(self._vllm.SamplingParams(n=n, temperature=sampling.temperature,
-                                                        max_tokens=sampling.max_tokens, top_p=sampling.top_p,
-                                                        seed=sampling.seed, **stop))
-            outputs = self.llm.chat(conversations, sampling_params=params, use_tqdm=False)
-            if len(outputs) != len(batch):
-                raise BackendError(f"vllm returned {len(outputs)} outputs for {len(batch)} conversations")
-            for (_, indices), output in zip(batch, outputs):
-                prompt_tokens = len(getattr(output, "prompt_token_ids", None) or [])
-                for k, index in enumerate(indices):
-                    sample = output.outputs[k if len(output.outputs) > 1 else 0]
-                    response = ChatResponse(text=sample.text, prompt_tokens=prompt_tokens,
-                                            completion_tokens=len(sample.token_ids or []),
-                                            finish_reason=sample.finish_reason)
-                    self.stats.requests += 1
-                    self.stats.prompt_tokens += response.prompt_tokens
-                    self.stats.completion_tokens += response.completion_tokens
-                    on_response(index, response)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rich.console import Console

@@ -106,8 +106,8 @@ def release_info(release: Path, manifest: Mapping) -> dict:
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose name looks like a secret (at least 6 characters long) and every key,
-    header value and proxy password a backend of this process sends (``backends.sent_secrets``)."""
-    from culturebench.evaluate.backends import sent_secrets
+    header value and proxy password a backend of this process sends (``redaction.sent_secrets``)."""
+    from culturebench.evaluate.redaction import sent_secrets
 
     environ = os.environ if environ is None else environ
     found = {v for k, v in environ.items() if SECRET_ENV.search(k) and len(v) >= 6} | set(sent_secrets())
@@ -574,7 +574,7 @@ def companion_backend(model: str, base_url: str | None, kind: str = "openai", li
     evaluated backend's client settings (``like``: its ``--concurrency``, ``--timeout``, retries, headers, prices)
     when it has them, and the role's ``request_shape`` (``request_shape_option``) when the config fixes one."""
     if kind == "vllm":
-        from culturebench.evaluate.backends import VLLMBackend
+        from culturebench.evaluate.vllm_backend import VLLMBackend
 
         return VLLMBackend(model)
     if hasattr(like, "like"):
@@ -586,9 +586,9 @@ def companion_backend(model: str, base_url: str | None, kind: str = "openai", li
 
 def request_shape_option(value: Any, file: Path | None, column: str) -> dict | None:
     """A role's ``request_shape`` in a config file (``{"token_limit": "max_completion_tokens", "omit": [...]}``),
-    checked (``backends.RequestShape.from_options``) and kept as that mapping (run.json records the config as
+    checked (``request_shape.RequestShape.from_options``) and kept as that mapping (run.json records the config as
     JSON); None when not given; anything else is an InputError naming the file and the key."""
-    from culturebench.evaluate.backends import RequestShape
+    from culturebench.evaluate.request_shape import RequestShape
 
     if value is None:
         return None
