@@ -31,7 +31,7 @@ import polars as pl
 
 from culturebench import registry
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import run_json, runs
 from culturebench.evaluate.limit import plural
 from culturebench.evaluate.uncertainty import Bootstrap
 from culturebench.io import write_json
@@ -79,7 +79,7 @@ def read_run(path: Path | str) -> RunFolder:
     if not metrics_path.is_file():
         raise InputError("not a run folder (no metrics.json)", file=path)
     metrics = read_json_object(metrics_path)
-    run_path = path / runs.RUN_FILE
+    run_path = path / run_json.RUN_FILE
     run = read_json_object(run_path) if run_path.is_file() else None
     release_record = (run or {}).get("release") or {}
     release = release_record.get("path") or metrics.get("release")

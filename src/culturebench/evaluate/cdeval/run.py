@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import run_json, runs
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.items import DIMENSIONS, RESPONSE_FIELDS, iter_requests, release_tables
 from culturebench.evaluate.cdeval.metrics import score, score_responses
@@ -78,7 +78,7 @@ def evaluate(backend, release: Path, out: Path, *, samples: int | None = None, t
     scored.metrics["covers"] = [covers.as_dict()]
     stats = runs.runner_stats(run_stats)
     m = scored.metrics["per_model"][respondent(model, tag.get("language"))]
-    written = runs.write_run_record(
+    written = run_json.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="cdeval", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_questions": questions.height, "prompts": list(prompts.PROMPTS), "samples": samples,

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import run_json, runs
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, Juror, load_config
@@ -167,7 +167,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
                            sources=[runs.source_info(responses_path)])
     scored.metrics["covers"] = covers
     totals = runs.total_stats(runner.values())
-    written = runs.write_run_record(
+    written = run_json.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
         extra={"evaluation": {"config": config.as_dict(), "temperature": temperature, "max_tokens": max_tokens,

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import run_json, runs
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.normad.items import iter_requests, release_tables
@@ -78,7 +78,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     scored.metrics["covers"] = [covers.as_dict()]
     stats = runs.runner_stats(run_stats)
     m = scored.metrics["per_model"][model]
-    written = runs.write_run_record(
+    written = run_json.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="normad", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_stories": stories.height, "contexts": list(contexts), "samples": samples,

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs, uncertainty
+from culturebench.evaluate import run_json, runs, uncertainty
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.socialcc.config import BENCHMARK, Config, NO_JUDGE, load_config, make_backend
@@ -89,7 +89,7 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)],
                         bootstrap=bootstrap, fig5_grouping=config.fig5_country)
     metrics["covers"] = [covers.as_dict()]
-    written = runs.write_run_record(
+    written = run_json.write_run_record(
         out, [path, *write_run(metrics, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
         extra={"evaluation": {"n_scenarios": len(scenarios), "temperature": temperature, "max_tokens": max_tokens,

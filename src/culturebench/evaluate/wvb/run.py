@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import run_json, runs
 from culturebench.evaluate.wvb.items import check_inputs, limited_rows, prompt_tables
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
@@ -87,7 +87,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
         "covers": [covers.as_dict()],
     })
     stats = runs.runner_stats(stats)
-    written = runs.write_run_record(
+    written = run_json.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": family, "split": split,
