@@ -1,7 +1,7 @@
 """``evaluate wvb`` at scale: requests, wall time, peak RSS and bytes written at several sizes, beside the raw asyncio
 floor of ``bench/eval_overhead.py`` (its ``floor_run``) sending as many requests of the same size.
 
-    python bench/eval_scale.py [--sizes 20000 100000 600000] [--concurrency 64] [--keep DIR]
+    python bench/eval_scale.py [--sizes 20000 100000 600000] [--runs 1] [--concurrency 64] [--keep DIR]
 
 A synthetic WVB release is made in a temp folder: the bundled sample (REPO/raw) is built, then its test split is
 repeated with fresh participant ids (participants copied with them, each copy's country text marked so that its
@@ -19,6 +19,11 @@ child would report at least this process's RSS after making the release (until 2
 requests; ``queried``: those sent, the others repeats of an identical prompt). The floor sends N copies of the
 run's first request bodies (cycled) through ``floor_run(client="asyncio")``: one keep-alive HTTP/1.1
 connection per slot, nothing else. The machine is shared: compare only figures of one invocation.
+
+A run's peak RSS varies from run to run by tens of MiB (polars' allocator returns freed pages on a timer, so what a
+phase finds still held depends on timing): ``--runs N`` runs each size's ``evaluate`` N times, alternating the
+sizes, and prints each run's figures, then per size the median peak (with the range), which the last line
+compares.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import itertools
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -137,6 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000, 600_000])
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=1, help="evaluate runs per size (medians compared)")
     parser.add_argument("--keep", type=Path, help="keep the synthetic release and run folders here")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -156,26 +163,31 @@ def main() -> None:
         print(f"{'requests':>9} {'queried':>9} {'wall s':>8} {'runner s':>8} {'req/s':>7} {'peak RSS MiB':>12} {'responses MB':>12} "
               f"{'cache MB':>9} {'| floor wall s':>14} {'floor req/s':>11} {'floor RSS MiB':>13} {'load':>5}")
         with server_process(0.0, reply="digit") as url:
-            peaks = {}
-            for size in args.sizes:
-                out = work / f"run-{size}"
-                shutil.rmtree(out, ignore_errors=True)
-                run, rss = measured(["--child", "evaluate", str(release), url, str(size), str(out),
-                                     "--concurrency", str(args.concurrency)])
-                floor, floor_rss = measured(["--child", "floor", str(release), url, str(run["requests"]),
-                                             "--concurrency", str(args.concurrency)])
-                sizes = folder_bytes(out)
-                peaks[size] = rss
-                print(f"{run['requests']:>9,} {run['queried']:>9,} {run['wall_s']:>8.1f} {run['runner_s']:>8.1f} "
-                      f"{run['requests'] / run['runner_s']:>7.0f} "
-                      f"{rss:>12.0f} {sizes['responses'] / 1e6:>12.1f} {sizes['cache'] / 1e6:>9.1f} "
-                      f"| {floor['wall_s']:>12.1f} {floor['requests'] / floor['wall_s']:>11.0f} {floor_rss:>13.0f} "
-                      f"{os.getloadavg()[0]:>5.2f}", flush=True)
-                if args.keep is None:
+            peaks: dict[int, list[float]] = {size: [] for size in args.sizes}
+            for _ in range(args.runs):
+                for size in args.sizes:
+                    out = work / f"run-{size}"
                     shutil.rmtree(out, ignore_errors=True)
-        smallest, largest = min(peaks), max(peaks)
-        print(f"peak RSS at {largest:,} requests is {(peaks[largest] / peaks[smallest] - 1) * 100:+.1f}% of the "
-              f"peak at {smallest:,}")
+                    run, rss = measured(["--child", "evaluate", str(release), url, str(size), str(out),
+                                         "--concurrency", str(args.concurrency)])
+                    floor, floor_rss = measured(["--child", "floor", str(release), url, str(run["requests"]),
+                                                 "--concurrency", str(args.concurrency)])
+                    sizes = folder_bytes(out)
+                    peaks[size].append(rss)
+                    print(f"{run['requests']:>9,} {run['queried']:>9,} {run['wall_s']:>8.1f} {run['runner_s']:>8.1f} "
+                          f"{run['requests'] / run['runner_s']:>7.0f} "
+                          f"{rss:>12.0f} {sizes['responses'] / 1e6:>12.1f} {sizes['cache'] / 1e6:>9.1f} "
+                          f"| {floor['wall_s']:>12.1f} {floor['requests'] / floor['wall_s']:>11.0f} {floor_rss:>13.0f} "
+                          f"{os.getloadavg()[0]:>5.2f}", flush=True)
+                    if args.keep is None:
+                        shutil.rmtree(out, ignore_errors=True)
+        median = {size: statistics.median(values) for size, values in peaks.items()}
+        for size, values in peaks.items():
+            print(f"{size:>9,} requests: peak RSS median {median[size]:.0f} MiB over {len(values)} run(s) "
+                  f"(range {min(values):.0f}-{max(values):.0f})")
+        smallest, largest = min(median), max(median)
+        print(f"median peak RSS at {largest:,} requests is {(median[largest] / median[smallest] - 1) * 100:+.1f}% of "
+              f"the median at {smallest:,}")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
