@@ -12,9 +12,10 @@ Secrets never reach the folder: run.json is written scrubbed of them (``run_json
 they arrive (``redaction``), so responses and the cache never hold them either.
 
 Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
-(``ask``; ``stream_records`` and ``StreamedRun`` for a run written out batch by batch, into ``ResponsesWriter``) and their totals
-(``total_stats``), the scored files (``source_info``), metrics.json and the plots (``write_metrics_and_plots``), the result (``EvaluateResult``), the backends of
-judges and jurors (``companion_backend``) and the command-line bits (``request_counts``, ``split_paths``).
+(``ask``; ``stream_records`` and ``StreamedRun`` for a run written out batch by batch, into ``ResponsesWriter``)
+and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
+(``write_metrics_and_plots``), the result (``EvaluateResult``), the backends of judges and jurors
+(``companion_backend``) and the command-line bits (``request_counts``, ``split_paths``); run.json is ``run_json``'s.
 """
 
 from __future__ import annotations
@@ -46,8 +47,6 @@ SHARD_ROWS = 262_144
 ROW_GROUP_ROWS = 1024
 """Records per row group of a shard: converted to Arrow this many at a time, which bounds the memory of writing
 (a runner batch at once cost four times as much)."""
-
-
 RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
                 "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated", "failed")
 """The runner fields of run.json, the same for every benchmark (``runner.RunStats``; ``total_stats`` of several)."""
