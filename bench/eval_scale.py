@@ -46,6 +46,12 @@ sys.path.insert(0, str(BENCH))
 
 from eval_overhead import floor_run, server_process  # noqa: E402  (the floor is measured the same way as there)
 
+ENVIRONMENT = dict(os.environ)
+"""The environment this script started with, which every child gets: importing polars here (to make the synthetic
+release) sets ``_RJEM_MALLOC_CONF`` in ``os.environ`` to polars' own allocator defaults, and a child inheriting that
+would keep them instead of the command line's setting (``culturebench.cli``), as no user's run does (until
+2026-11-27 the children inherited it)."""
+
 TEST_SPLIT = "data/examples/test-00000-of-00001.parquet"
 TEST_PARTICIPANTS = "data/participants/test-00000-of-00001.parquet"
 ID_STRIDE = 10_000_000_000  # participant ids of copy k: the sample's id + k * ID_STRIDE (above any id)
@@ -130,8 +136,8 @@ def child_floor(release: Path, url: str, n: int, concurrency: int) -> dict:
 def measured(argv: list[str]) -> tuple[dict, float]:
     """Run this script as a child with ``argv``; its JSON line and its own peak RSS in MiB (``own_peak_rss_mib``)."""
     proc = subprocess.Popen([sys.executable, __file__, *argv], stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                                [str(REPO / "src"), os.environ.get("PYTHONPATH", "")])})
+                            env={**ENVIRONMENT, "PYTHONPATH": os.pathsep.join(
+                                [str(REPO / "src"), ENVIRONMENT.get("PYTHONPATH", "")])})
     output, _ = proc.communicate()
     if proc.returncode:
         raise SystemExit(f"child {argv[:2]} failed with exit code {proc.returncode}")
