@@ -234,12 +234,13 @@ def unit_patterns(codes: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.
     can have), so nothing but a few integers per unit is held."""
     sizes = np.diff(np.append(first, codes.size))
     key = np.zeros(first.size, dtype=np.int64)
+    representative = np.zeros(0, dtype=np.intp)  # the first unit of each pattern (none without units)
     for j in range(int(sizes.max()) if first.size else 0):
         column = np.full(first.size, -1, dtype=np.int64)
         column[sizes > j] = codes[first[sizes > j] + j]
         pairs = np.column_stack([key, column]) if j else column
-        key = np.unique(pairs, axis=0 if j else None, return_inverse=True)[1].ravel()
-    _, representative = np.unique(key, return_index=True)
+        _, representative, key = np.unique(pairs, axis=0 if j else None, return_index=True, return_inverse=True)
+        key = key.ravel()
     counts = sizes[representative]
     ends = np.cumsum(counts)
     rows = np.repeat(first[representative] - ends + counts, counts) + np.arange(ends[-1] if ends.size else 0)
