@@ -260,6 +260,7 @@ def _run_coroutine(coro):
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
+
 @dataclass(frozen=True)
 class _Http:
     session: object  # aiohttp.ClientSession

@@ -31,6 +31,8 @@ SECRET_NAME = re.compile(r"api[_-]?key|secret|passw|credential|authorization|bea
 """Argument / JSON key names treated as secrets (``api_key``, ``hf_token``; not ``prompt_tokens``)."""
 SECRET_ENV = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
 """Environment-variable names whose values are treated as secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
+
+
 def library_versions(names: Iterable[str] = LIBRARIES) -> dict[str, str | None]:
     out = {}
     for name in names:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import BackendError, BackendStats, ChatRequest, ChatResponse, OnResponse
 
+
 class VLLMBackend:
     """Offline ``vllm.LLM`` on the local GPU(s), batched ``LLM.chat``.
 
