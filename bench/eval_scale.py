@@ -21,9 +21,9 @@ run's first request bodies (cycled) through ``floor_run(client="asyncio")``: one
 connection per slot, nothing else. The machine is shared: compare only figures of one invocation.
 
 A run's peak RSS varies from run to run by tens of MiB (polars' allocator returns freed pages on a timer, so what a
-phase finds still held depends on timing): ``--runs N`` runs each size's ``evaluate`` N times, alternating the
-sizes, and prints each run's figures, then per size the median peak (with the range), which the last line
-compares.
+phase finds still held depends on timing): ``--runs N`` runs each size's ``evaluate`` (and its floor) N times,
+alternating the sizes, and prints each run's figures, then per size the median peak (with the range), which the
+last line compares.
 """
 
 from __future__ import annotations

@@ -419,7 +419,7 @@ def test_user_mistakes_exit_2_with_one_line(tmp_path, release):
 def test_run_json_helpers_drop_secrets(monkeypatch):
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-123456789")
     args = run_json.redact_args({"model": "m", "api_key": "abc", "base_url": "http://h/v1?key=tok-123456789",
-                             "out": Path("/tmp/x"), "prompt_tokens": 3})
+                                 "out": Path("/tmp/x"), "prompt_tokens": 3})
     assert args == {"model": "m", "base_url": "http://h/v1?key=<redacted>", "out": "/tmp/x", "prompt_tokens": 3}
 
 
