@@ -109,13 +109,10 @@ class W1Bootstrap:
                         *(len(self.groups[kind]) + 1 for kind in GROUP_COLUMNS)]
         if math.prod(self.radices) >= 2 ** 63:
             raise ValueError(f"too many distinct answers ({self.points}) to code the bootstrap's rows")
-        coded = [self._coded(rows, position, m) for m, rows in enumerate(scored.values())]
+        coded = pl.concat([self._coded(rows, position, m) for m, rows in enumerate(scored.values())])
         # the in-memory engine: on rows already in memory the streaming one took ~60 MB more at 600k rows
-        q, codes, first = unit_runs(pl.concat(coded).collect(engine="in-memory"))
-        self.strata = np.split(np.arange(first.size), np.flatnonzero(np.diff(q[first])) + 1)
-        self.unit_pattern, rows, pattern = unit_patterns(codes, first)
+        self.strata, self.unit_pattern, pattern, codes = unit_patterns_by_question(coded.collect(engine="in-memory"))
         self.n_patterns = int(self.unit_pattern.max()) + 1 if self.unit_pattern.size else 0
-        codes = codes[rows]
         model = self._digit(codes, 1)
         self.data = {name: self._pattern_rows(pattern[model == m], codes[model == m])
                      for m, name in enumerate(self.models)}
@@ -215,15 +212,34 @@ class W1Bootstrap:
         return uncertainty.resample_units(self.strata, statistic, settings), layout
 
 
-def unit_runs(coded: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows of ``coded`` (q, unit, code) as runs, one per unit: their q and code sorted by (q, unit, code), and
-    the position of each unit's first row (units in (question, unit) order: the distinct units sorted)."""
+def unit_patterns_by_question(coded: pl.DataFrame) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    """The units of ``coded`` (q, unit, code: one row each) and their patterns, a question at a time (a pattern
+    holds its question, so no two questions share one; a question's rows at once hold a fraction of the memory of
+    all rows): the units of each question (its stratum: their positions, units numbered in (question, unit)
+    order, the distinct units sorted), the pattern of each unit (int32, dense from 0), and the rows of one unit of
+    each pattern: their pattern and code."""
     q, unit, codes = (coded[column].to_numpy() for column in ("q", "unit", "code"))
-    order = np.lexsort((codes, unit, q))
-    q, unit, codes = q[order], unit[order], codes[order]
-    starts = np.ones(q.size, dtype=bool)
-    starts[1:] = (q[1:] != q[:-1]) | (unit[1:] != unit[:-1])
-    return q, codes, np.flatnonzero(starts)
+    by_question = np.argsort(q, kind="stable")
+    sizes = np.bincount(q)
+    strata = []
+    unit_pattern, pattern = [np.zeros(0, dtype=np.int32)], [np.zeros(0, dtype=np.int32)]
+    pattern_codes = [np.zeros(0, dtype=np.int64)]
+    n_units = n_patterns = 0
+    for end, size in zip(np.cumsum(sizes), sizes):
+        if not size:
+            continue
+        at = by_question[end - size:end]
+        at = at[np.lexsort((codes[at], unit[at]))]
+        units, question_codes = unit[at], codes[at]
+        first = np.flatnonzero(np.append(True, units[1:] != units[:-1]))
+        keys, rows, of = unit_patterns(question_codes, first)
+        strata.append(np.arange(n_units, n_units + first.size))
+        unit_pattern.append(keys + n_patterns)
+        pattern.append(of + n_patterns)
+        pattern_codes.append(question_codes[rows])
+        n_units += first.size
+        n_patterns += int(keys.max()) + 1
+    return strata, np.concatenate(unit_pattern), np.concatenate(pattern), np.concatenate(pattern_codes)
 
 
 def unit_patterns(codes: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
