@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import polars as pl
 
 from culturebench.errors import InputError
+from culturebench.evaluate.memory import return_free_heap
 from culturebench.io import jsonl_objects, sha256_file, write_json
 from culturebench.release import load_manifest, read_tables
 
@@ -411,13 +412,16 @@ class StreamedRun:
              records_of: Callable[[list, list], list[dict]], *, total: int) -> Any:
         """``planned`` (items, each with its ``request``; ``total`` of them, for the progress bar) through
         ``runner.stream_requests``; each batch's answers become records (``records_of(items, responses)``) appended
-        to the file. Returns the runner's totals."""
+        to the file. Returns the runner's totals; what the step freed goes back to the system
+        (``memory.return_free_heap``)."""
         from culturebench.evaluate.runner import stream_requests
 
-        return stream_requests(backend, planned, self.cache,
-                               lambda items, responses: self.writer.write(records_of(items, responses)),
-                               request_of=lambda item: item.request, total=total, description=description,
-                               console=self.console)
+        stats = stream_requests(backend, planned, self.cache,
+                                lambda items, responses: self.writer.write(records_of(items, responses)),
+                                request_of=lambda item: item.request, total=total, description=description,
+                                console=self.console)
+        return_free_heap()
+        return stats
 
     def close(self) -> Path:
         """Finish the responses file and move it into place; its path."""

@@ -12,6 +12,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, metrics, runs, uncertainty
+from culturebench.evaluate.memory import return_free_heap
 from culturebench.evaluate.wvb.intervals import GROUP_COLUMNS, W1Bootstrap, add_intervals
 from culturebench.evaluate.wvb.items import question_order, release_routes, release_rows
 from culturebench.evaluate.wvb.parsing import evaluate_answers, read_responses
@@ -282,4 +283,5 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     if boot is not None:
         add_intervals(scored.metrics, boot, bootstrap)
         scored.metrics = runs.json_safe(scored.metrics)
+        return_free_heap()  # the resamples' arrays, before the plots
     return scored
