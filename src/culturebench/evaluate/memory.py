@@ -10,7 +10,7 @@ import functools
 def _malloc_trim():
     try:
         return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # a C library without it (macOS, musl)
+    except (OSError, AttributeError, TypeError):  # a C library without it (macOS, musl), or no CDLL(None) (Windows)
         return None
 
 
