@@ -186,7 +186,11 @@ def test_dry_run_counts_every_batch_without_sending(tmp_path):
     assert stop.value.prompt_tokens == 5 * (4 + 3) and stop.value.completion_tokens == 5 * 4
 
 
-def test_an_interrupted_run_leaves_no_responses_file_and_resumes(tmp_path, sample_release):
+@pytest.mark.parametrize("sharded", [False, True])
+def test_an_interrupted_run_leaves_no_responses_file_and_resumes(tmp_path, sample_release, monkeypatch, sharded):
+    if sharded:  # parquet shards of 100 records: the run fails with a shard open
+        monkeypatch.setattr(runs, "SHARD_THRESHOLD", 10)
+        monkeypatch.setattr(runs, "SHARD_ROWS", 100)
     out = tmp_path / "run"
     answered = []
 
@@ -197,7 +201,7 @@ def test_an_interrupted_run_leaves_no_responses_file_and_resumes(tmp_path, sampl
     with ScriptedServer(reply=failing, faults=lambda number, body: 400 if number > 150 else None) as server:
         with pytest.raises(Exception):
             run_evaluate(server, sample_release, out)
-        assert not (out / runs.RESPONSES_FILE).exists()
+        assert not (out / runs.RESPONSES_FILE).exists() and not (out / runs.RESPONSES_DIR).exists()
         assert not [p for p in out.iterdir() if p.name.startswith(".")]
     with ResponseCache(out / runs.CACHE_FILE) as cache:
         kept = len(cache)
@@ -206,7 +210,8 @@ def test_an_interrupted_run_leaves_no_responses_file_and_resumes(tmp_path, sampl
         result = run_evaluate(server, sample_release, out)
         assert server.request_count == result.stats["n_queried"] < result.stats["n_requests"]
         assert result.stats["n_cached"] >= kept
-    assert len(runs.read_jsonl(out / runs.RESPONSES_FILE)) == result.stats["n_requests"]
+    assert len(runs.read_records(out)) == result.stats["n_requests"]
+    assert (out / (runs.RESPONSES_DIR if sharded else runs.RESPONSES_FILE)).exists()
 
 
 class WholeRunBackend:

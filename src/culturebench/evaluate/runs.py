@@ -20,6 +20,7 @@ and their totals (``total_stats``), the scored files (``source_info``), metrics.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -46,7 +47,7 @@ and a scorer reads the few columns it needs from parquet without parsing the res
 SHARD_ROWS = 262_144
 """Records per parquet shard."""
 ROW_GROUP_ROWS = 1024
-"""Records per row group of a shard: converted to Arrow this many at a time, which bounds the memory of writing
+"""Records per row group of a shard: made into a frame this many at a time, which bounds the memory of writing
 (a runner batch at once cost four times as much)."""
 RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
                 "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated", "failed")
@@ -88,7 +89,8 @@ class ResponsesWriter:
     """The responses file of a run, appended to batch by batch as the answers arrive (``write(records)``): for
     ``total`` requests up to SHARD_THRESHOLD, RUN_DIR/responses.jsonl (one JSON line per record, as ``write_jsonl``);
     above it, RUN_DIR/responses/part-NNNNN.parquet (zstd, SHARD_ROWS records each, ROW_GROUP_ROWS records a row
-    group, columns typed by ``schema``, a ``polars.Schema`` of the records). Written under a hidden name beside it
+    group, columns typed by ``schema``, a ``polars.Schema`` of the records; each shard written by polars as it
+    fills, ``shards.ParquetShardSink``). Written under a hidden name beside it
     and moved into place by ``close()`` (which removes the other layout of an earlier run), so an interrupted run leaves
     no half file that looks whole; the response cache is what resumes. A context manager: on an exception the hidden
     file is removed."""
@@ -106,7 +108,7 @@ class ResponsesWriter:
         self._remove(self._partial)
         if self.sharded:
             self._partial.mkdir()
-            self._writer, self._shard, self._in_shard = None, 0, 0
+            self._sink, self._shard, self._in_shard = None, 0, 0
         else:
             self._handle = open(self._partial, "w", encoding="utf-8")
         self.n_records = 0
@@ -126,26 +128,25 @@ class ResponsesWriter:
         if not self.sharded:
             self._handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
             return
-        import pyarrow.parquet as pq
+        from culturebench.evaluate.shards import ParquetShardSink
 
         start = 0
         while start < len(records):
             part = records[start:start + min(ROW_GROUP_ROWS, self.shard_rows - self._in_shard)]
-            # polars builds the row group (pyarrow's from_pylist costs ~50 MB of RSS the first time it runs)
-            table = pl.DataFrame(list(part), schema=self.schema).to_arrow()
-            if self._writer is None:
-                self._writer = pq.ParquetWriter(self._partial / f"part-{self._shard:05d}.parquet", table.schema,
-                                                compression="zstd")
-            self._writer.write_table(table)
+            if self._sink is None:
+                self._sink = ParquetShardSink(self._partial / f"part-{self._shard:05d}.parquet", self.schema,
+                                              ROW_GROUP_ROWS)
+            self._sink.write(pl.DataFrame(list(part), schema=self.schema))
             start += len(part)
             self._in_shard += len(part)
             if self._in_shard >= self.shard_rows:
                 self._close_shard()
 
     def _close_shard(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer, self._shard, self._in_shard = None, self._shard + 1, 0
+        if self._sink is not None:
+            sink, self._sink = self._sink, None
+            sink.close()
+            self._shard, self._in_shard = self._shard + 1, 0
 
     def close(self) -> Path:
         """Finish the file and move it into place; its path."""
@@ -164,8 +165,9 @@ class ResponsesWriter:
     def __exit__(self, kind: object, *_: object) -> None:
         if kind is not None:
             if self.sharded:
-                if self._writer is not None:
-                    self._writer.close()
+                if self._sink is not None:
+                    with contextlib.suppress(Exception):  # the error that ends the run is the one to see
+                        self._sink.close()
             else:
                 self._handle.close()
             self._remove(self._partial)
