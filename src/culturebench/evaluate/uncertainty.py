@@ -97,14 +97,14 @@ def resample_units(strata: Sequence[Sequence[int]], statistic: Callable[[np.ndar
     resample (a group the resample missed) has NaN bounds: no interval."""
     from scipy import stats
 
-    strata = [np.asarray(s, dtype=np.int64) for s in strata if len(s)]
+    strata = [np.asarray(s) for s in strata if len(s)]
     if not strata:
         raise ValueError("no units to resample")
     # int32 positions where every one fits: scipy's resampled copies of them are its largest arrays, and its draws
-    # (indices into each stratum) do not depend on the data's type
+    # (indices into each stratum) do not depend on the data's type; strata already int32 are not copied
     small = np.iinfo(np.int32)
-    if all(small.min <= s.min() and s.max() <= small.max for s in strata):
-        strata = [s.astype(np.int32) for s in strata]
+    wide = np.int32 if all(small.min <= s.min() and s.max() <= small.max for s in strata) else np.int64
+    strata = [s.astype(wide, copy=False) for s in strata]
     dtype = strata[0].dtype
     varying = [s for s in strata if s.size >= 2]
     fixed = np.concatenate([s for s in strata if s.size < 2] or [np.empty(0, dtype=dtype)])

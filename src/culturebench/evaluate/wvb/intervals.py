@@ -72,7 +72,9 @@ def _unit_key(rows: pl.DataFrame) -> pl.Expr:
 
 class W1Bootstrap:
     """The bootstrap of every model's W1 statistics over the same units (``resample_units`` with one stratum per
-    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows); nothing of them is kept.
+    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows); nothing of them is kept:
+    the dict is emptied once they are coded, so that rows handed over with their only reference are freed before
+    the units are sorted (``score_answers``).
 
     A resample is a count per unit pattern (``unit_pattern``: the pattern of each unit, 4 bytes a unit), from which
     the answer counts of every cell follow through the patterns' rows (``PatternRows``): the memory is the
@@ -109,9 +111,12 @@ class W1Bootstrap:
                         *(len(self.groups[kind]) + 1 for kind in GROUP_COLUMNS)]
         if math.prod(self.radices) >= 2 ** 63:
             raise ValueError(f"too many distinct answers ({self.points}) to code the bootstrap's rows")
-        coded = pl.concat([self._coded(rows, position, m) for m, rows in enumerate(scored.values())])
         # the in-memory engine: on rows already in memory the streaming one took ~60 MB more at 600k rows
-        self.strata, self.unit_pattern, pattern, codes = unit_patterns_by_question(coded.collect(engine="in-memory"))
+        coded = pl.concat([self._coded(rows, position, m) for m, rows in enumerate(scored.values())]
+                          ).collect(engine="in-memory")
+        scored.clear()
+        self.strata, self.unit_pattern, pattern, codes = unit_patterns_by_question(coded)
+        del coded
         self.n_patterns = int(self.unit_pattern.max()) + 1 if self.unit_pattern.size else 0
         model = self._digit(codes, 1)
         self.data = {name: self._pattern_rows(pattern[model == m], codes[model == m])
@@ -215,10 +220,11 @@ class W1Bootstrap:
 def unit_patterns_by_question(coded: pl.DataFrame) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
     """The units of ``coded`` (q, unit, code: one row each) and their patterns, a question at a time (a pattern
     holds its question, so no two questions share one; a question's rows at once hold a fraction of the memory of
-    all rows): the units of each question (its stratum: their positions, units numbered in (question, unit)
-    order, the distinct units sorted), the pattern of each unit (int32, dense from 0), and the rows of one unit of
-    each pattern: their pattern and code."""
+    all rows): the units of each question (its stratum: their positions, int32 where they fit, units numbered in
+    (question, unit) order, the distinct units sorted), the pattern of each unit (int32, dense from 0), and the rows
+    of one unit of each pattern: their pattern and code."""
     q, unit, codes = (coded[column].to_numpy() for column in ("q", "unit", "code"))
+    position = np.int32 if q.size <= np.iinfo(np.int32).max else np.int64  # of a unit (there are no more than rows)
     by_question = np.argsort(q, kind="stable")
     sizes = np.bincount(q)
     strata = []
@@ -233,7 +239,7 @@ def unit_patterns_by_question(coded: pl.DataFrame) -> tuple[list[np.ndarray], np
         units, question_codes = unit[at], codes[at]
         first = np.flatnonzero(np.append(True, units[1:] != units[:-1]))
         keys, rows, of = unit_patterns(question_codes, first)
-        strata.append(np.arange(n_units, n_units + first.size))
+        strata.append(np.arange(n_units, n_units + first.size, dtype=position))
         unit_pattern.append(keys + n_patterns)
         pattern.append(of + n_patterns)
         pattern_codes.append(question_codes[rows])

@@ -276,12 +276,14 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     })
     rows = covered.drop("out_of_scale", "profile")  # the same columns, not a copy
     del covered
-    # nothing covered: no interval (``score`` refuses such a file)
-    boot = W1Bootstrap({result["models"][0]: rows}) if bootstrap is not None and rows.height else None
-    scored = ScoreResult(metrics=runs.json_safe(result), plotted=plotted_rows(rows), rows=None if boot else rows)
-    del rows
-    if boot is not None:
-        add_intervals(scored.metrics, boot, bootstrap)
-        scored.metrics = runs.json_safe(scored.metrics)
-        return_free_heap()  # the resamples' arrays, before the plots
+    plotted = plotted_rows(rows)
+    if bootstrap is None or not rows.height:  # nothing covered: no interval (``score`` refuses such a file)
+        return ScoreResult(metrics=runs.json_safe(result), plotted=plotted, rows=rows)
+    by_model = {result["models"][0]: rows}
+    del rows  # the bootstrap takes the only reference, and frees the rows once it has coded them
+    boot = W1Bootstrap(by_model)
+    scored = ScoreResult(metrics=runs.json_safe(result), plotted=plotted)
+    add_intervals(scored.metrics, boot, bootstrap)
+    scored.metrics = runs.json_safe(scored.metrics)
+    return_free_heap()  # the resamples' arrays, before the plots
     return scored
