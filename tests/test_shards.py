@@ -3,9 +3,11 @@ time (the responses shards of a large run, issue #28)."""
 
 from __future__ import annotations
 
+import re
+import threading
+
 import polars as pl
 import pyarrow.parquet as pq
-import pytest
 
 from culturebench.evaluate.shards import ParquetShardSink
 
@@ -31,10 +33,35 @@ def test_the_frames_are_written_in_order_in_row_groups_of_the_size_asked(tmp_pat
     assert pq.read_table(path).to_pylist() == pl.concat(frames(1_050, 70)).to_dicts()
 
 
-def test_a_sink_that_cannot_write_raises_instead_of_waiting(tmp_path):
-    sink = ParquetShardSink(tmp_path / "missing" / "part-00000.parquet", SCHEMA, row_group_size=100)
-    with pytest.raises(Exception, match="missing|No such file"):
-        for frame in frames(5_000, 10):  # more frames than the queue holds: a writer must not wait forever
-            sink.write(frame)
-        sink.close()
+def write_all(sink: ParquetShardSink) -> list[BaseException]:
+    """Write 500 frames (more than the sink's queue holds) and close, in a thread given 60 s; what it raised."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            for frame in frames(5_000, 10):
+                sink.write(frame)
+            sink.close()
+        except Exception as exc:  # noqa: BLE001
+            raised.append(exc)
+
+    writer = threading.Thread(target=run, daemon=True)
+    writer.start()
+    writer.join(timeout=60)
+    assert not writer.is_alive(), "the writer still waits on a sink that has failed"
+    return raised
+
+
+def test_a_sink_that_cannot_write_is_an_error(tmp_path):
+    raised = write_all(ParquetShardSink(tmp_path / "missing" / "part-00000.parquet", SCHEMA, row_group_size=100))
+    assert len(raised) == 1 and re.search("missing|No such file", str(raised[0]))
     assert not (tmp_path / "missing").exists()
+
+
+def test_a_writer_does_not_wait_on_a_sink_that_has_stopped(tmp_path, monkeypatch):
+    def full_disk(self, source, row_group_size):  # the sink's thread ends at once, its queue never drained
+        self._failure = OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ParquetShardSink, "_sink", full_disk)
+    raised = write_all(ParquetShardSink(tmp_path / "part-00000.parquet", SCHEMA, row_group_size=100))
+    assert len(raised) == 1 and "No space left" in str(raised[0])
