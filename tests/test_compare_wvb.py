@@ -22,6 +22,7 @@ from conftest import assert_report_renders, browser_test, parse_report_page
 from culturebench.cli import app
 from culturebench.evaluate import metrics, uncertainty, wvb
 from culturebench.evaluate.scripted_server import ScriptedServer
+from culturebench.evaluate.wvb.scoring import CELL_COLUMNS, AnswerCounts
 from culturebench.release import load_manifest, read_tables
 
 FEW = uncertainty.Bootstrap(n_resamples=300, seed=5)
@@ -66,6 +67,19 @@ def rows_frame(question: str, human: list[int], model: list[int | None], low: in
                                 "continent": pl.String, "urban_rural": pl.String, "education_level": pl.String})
 
 
+def bootstrap(scored: dict[str, pl.DataFrame]) -> wvb.W1Bootstrap:
+    """The ``W1Bootstrap`` of covered rows (``rows_frame``) with each model's ``AnswerCounts``, as ``score_answers``
+    makes them (here each participant is a profile of its own, without a probe group)."""
+    counts = []
+    for rows in scored.values():
+        covered = rows.with_columns(pl.lit(None, pl.String).alias("probe_continent"),
+                                    pl.lit(None, pl.String).alias("probe_urban_rural"),
+                                    pl.lit(True).alias("has_model"), pl.col("participant_id").alias("profile"))
+        profiles = covered.select("profile", *CELL_COLUMNS[1:]).unique("profile")
+        counts.append(AnswerCounts.of(covered, profiles, rows.select("question_id", "scale_min", "scale_max").unique()))
+    return wvb.W1Bootstrap(scored, counts)
+
+
 # ------------------------------------------------------------------------------------------------ the statistic
 
 
@@ -83,7 +97,7 @@ def test_bootstrap_of_a_constant_answer_is_scipys_bootstrap_of_the_mean():
     # Against a model that always answers the scale minimum, W1 = mean |h - 0| = the mean of the rescaled human
     # answers; one question is one stratum, so the draws are scipy's on the rescaled answers (participant order).
     human = [1, 4, 2, 2, 3, 4, 1, 1, 3, 2, 4, 4, 2, 1, 3, 3, 2, 4, 1, 2]
-    boot = wvb.W1Bootstrap({"constant": rows_frame("Q1", human, [1] * len(human), 1, 4)})
+    boot = bootstrap({"constant": rows_frame("Q1", human, [1] * len(human), 1, 4)})
     result, layout = boot.run(FEW, [])
     at = layout[("constant", "mean")].start
     rescaled = (np.asarray(human) - 1) / 3
@@ -98,7 +112,7 @@ def test_bootstrap_of_participants_with_two_answers_each_is_scipys_bootstrap_of_
     # participants, with a statistic that gathers each drawn participant's two rows and asks scipy for the W1
     human = [1, 4, 2, 2, 3, 4, 1, 1, 3, 2, 4, 4]
     first, second = [2, 2, 3, 1, 4, 4, 1, 2, 3, 3, 1, 4], [1, 3, 3, 2, 4, 2, 2, 2, None, 1, 4, 4]
-    boot = wvb.W1Bootstrap({"model": pl.concat([rows_frame("Q1", human, first, 1, 4),
+    boot = bootstrap({"model": pl.concat([rows_frame("Q1", human, first, 1, 4),
                                                 rows_frame("Q1", human, second, 1, 4)])})
     result, layout = boot.run(FEW, [])
 
@@ -118,10 +132,14 @@ def test_bootstrap_estimate_with_answers_off_the_scale_is_the_w1_by_hand():
     # answers kept off the scale (the authors' evaluate.py): humans {1, 2, 3, 4} on 1-4 against models {0, 2, 3, 6}
     # (Q1) and, for a second question on 1-2, humans {1, 2} against {-1, 2}. On the rescaled axis the sorted
     # pairs differ by |0-1|, 0, 0, |6-4| -> (1 + 2) / 4 / 3 = 1/4; and |-1-1|, 0 -> 2 / 2 / 1 = 1.
+    # Bootstrapped together with a model answering as the humans (W1 0), named first: the axis holds the points
+    # of every model's answers, not only the first's.
     rows = pl.concat([rows_frame("Q1", [1, 2, 3, 4], [0, 2, 3, 6], 1, 4), rows_frame("Q2", [1, 2], [-1, 2], 1, 2)])
-    boot = wvb.W1Bootstrap({"model": rows})
+    echo = pl.concat([rows_frame("Q1", [1, 2, 3, 4], [1, 2, 3, 4], 1, 4), rows_frame("Q2", [1, 2], [1, 2], 1, 2)])
+    boot = bootstrap({"echo": echo, "model": rows})
     result, layout = boot.run(FEW, [])
     assert result.estimate[layout[("model", "per_question")]].tolist() == pytest.approx([0.25, 1.0])
+    assert result.estimate[layout[("echo", "per_question")]].tolist() == [0.0, 0.0]
 
 
 def test_answers_equal_to_the_humans_stay_at_zero_and_identical_models_do_not_differ():
@@ -130,7 +148,7 @@ def test_answers_equal_to_the_humans_stay_at_zero_and_identical_models_do_not_di
     human = [1, 2, 3, 4, 4, 3, 2, 1, 2, 2]
     scored = {"echo": rows_frame("Q1", human, human, 1, 4), "echo again": rows_frame("Q1", human, human, 1, 4),
               "minimum": rows_frame("Q1", human, [1] * 10, 1, 4)}
-    boot = wvb.W1Bootstrap(scored)
+    boot = bootstrap(scored)
     result, layout = boot.run(FEW, [("echo", "echo again", None, None), ("echo", "minimum", None, None)])
     assert result.interval(layout[("echo", "mean")].start) == [0.0, 0.0]
     same, other = layout[("difference", 0)], layout[("difference", 1)]

@@ -47,7 +47,8 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
         inputs, source = run_answers(folder, path)
         scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None,
                                      drop_out_of_scale=dropped)
-    intervals = bootstrap_intervals(W1Bootstrap({m: s.rows for m, s in scored.items()}),
+    intervals = bootstrap_intervals(W1Bootstrap({m: s.rows for m, s in scored.items()},
+                                                [s.counts for s in scored.values()]),
                                     {m: s.metrics for m, s in scored.items()}, settings)
     tables = comparison_tables(scored, intervals)
     notes = [f"Baselines (uniform, majority) are those of the human answers {next(iter(scored))} was scored on."]

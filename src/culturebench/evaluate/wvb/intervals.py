@@ -5,13 +5,18 @@ serves ``compare`` (paired differences)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from culturebench.evaluate import metrics, uncertainty
 from culturebench.evaluate.wvb.items import question_order
+
+if TYPE_CHECKING:
+    from culturebench.evaluate.wvb.scoring import AnswerCounts
 
 # ------------------------------------------------------------------------------------------------ uncertainty
 # Issue #18: intervals by a seeded bootstrap over participants within each question (the unit of sampling of
@@ -72,7 +77,8 @@ def _unit_key(rows: pl.DataFrame) -> pl.Expr:
 
 class W1Bootstrap:
     """The bootstrap of every model's W1 statistics over the same units (``resample_units`` with one stratum per
-    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows); nothing of them is kept:
+    question). ``scored``: model -> covered rows of ``score_answers`` (ScoreResult.rows), ``counts``: each model's
+    ``AnswerCounts`` of them (ScoreResult.counts), in the same order; nothing of the rows is kept:
     the dict is emptied once they are coded, so that rows handed over with their only reference are freed before
     the units are sorted (``score_answers``).
 
@@ -81,26 +87,27 @@ class W1Bootstrap:
     distinct patterns', not the rows'. The units, their numbering and scipy's draws are the same as resampling
     the rows themselves, so are the intervals."""
 
-    def __init__(self, scored: dict[str, pl.DataFrame]):
+    def __init__(self, scored: dict[str, pl.DataFrame], counts: Sequence[AnswerCounts]):
         self.models = list(scored)
         self.sizes = {m: {kind: group_sizes(rows, kind) for kind in GROUP_COLUMNS} for m, rows in scored.items()}
         """model -> breakdown -> ``group_sizes``: what the group tables report beside the intervals."""
-        # what the units and the axis need, from each model's distinct values (small), not from its rows
-        scales = pl.concat([rows.select("question_id", "scale_min", "scale_max").unique("question_id")
-                            for rows in scored.values()], how="vertical_relaxed").unique("question_id", keep="first")
+        # the questions, their scales, the answers' axis and the groups from each model's ``AnswerCounts`` of the
+        # same rows (cells x answers), not from the rows: three passes over them took ~20 MB at 600k rows
+        covered = [c.human.select(pl.col(column).cast(pl.String) for column in ("question_id", *GROUP_COLUMNS.values()))
+                   for c in counts]
+        scales = pl.concat([c.scales.select(pl.col("question_id").cast(pl.String), "scale_min", "scale_max")
+                            .join(q.select("question_id").unique(), on="question_id")
+                            for c, q in zip(counts, covered)], how="vertical_relaxed").unique("question_id", keep="first")
         self.questions = sorted(scales["question_id"].to_list(), key=question_order)
         position = {q: i for i, q in enumerate(self.questions)}
         lows = dict(zip(scales["question_id"], scales["scale_min"]))
         self.steps = np.asarray([dict(zip(scales["question_id"], scales["scale_max"]))[q] - lows[q]
                                  for q in self.questions], dtype=float)
-        offsets = pl.concat([r.select((pl.col(answer) - pl.col("scale_min")).unique().alias("offset"))
-                             for r in scored.values() for answer in ("human", "model")])
         # answers kept off the scale (score_answers) add points to the axis, one per distinct answer
-        self.support, self.gaps = metrics.support_points(offsets["offset"].drop_nulls().to_numpy(),
+        self.support, self.gaps = metrics.support_points(np.concatenate([c.offsets for c in counts]),
                                                          int(self.steps.max()))
         self.points = self.support.size
-        self.groups = {kind: sorted(pl.concat([r[column].drop_nulls().unique() for r in scored.values()])
-                                    .unique().to_list())
+        self.groups = {kind: sorted(pl.concat([q[column].drop_nulls().unique() for q in covered]).unique().to_list())
                        for kind, column in GROUP_COLUMNS.items()}
         n_q = len(self.questions)
         self.n_cells = n_q * (1 + sum(len(g) for g in self.groups.values()))

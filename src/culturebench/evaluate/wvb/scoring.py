@@ -33,6 +33,8 @@ class ScoreResult:
     categorical. Kept only when no bootstrap was asked (``compare`` bootstraps its runs together from them); else
     None: the run's bootstrap is made from them before it resamples, and a run of millions does not hold them
     while it does."""
+    counts: AnswerCounts | None = None
+    """The ``AnswerCounts`` of ``rows`` (the bootstrap's questions, axis and groups), kept with them."""
 
 
 def _score_columns(drop_out_of_scale: bool = False) -> list[pl.Expr]:
@@ -72,13 +74,14 @@ BREAKDOWNS = {"continent": ("continent",), "urban_rural": ("urban_rural",), "pro
 class AnswerCounts:
     """Covered rows counted per cell (CELL_COLUMNS): ``human`` by human answer (null: a model sample without a
     participant), ``model`` by model answer and has_model (null: invalid, or a padding row when has_model is
-    false); each with ``n``. ``scales``: question_id, scale_min, scale_max (the release's). ``points``/``gaps``: the
-    answers' offsets from scale_min on one axis (``metrics.support_points``). Small: cells x answers, whatever the
-    rows."""
+    false); each with ``n``. ``scales``: question_id, scale_min, scale_max (the release's). ``offsets``: the distinct
+    answers' offsets from scale_min (human and model); ``points``/``gaps``: them and the scales' points on one axis
+    (``metrics.support_points``). Small: cells x answers, whatever the rows."""
 
     human: pl.DataFrame
     model: pl.DataFrame
     scales: pl.DataFrame
+    offsets: np.ndarray
     points: np.ndarray
     gaps: np.ndarray
 
@@ -93,9 +96,9 @@ class AnswerCounts:
         offsets = pl.concat([
             human.join(scales, on="question_id").select((pl.col("human") - pl.col("scale_min")).alias("offset")),
             model.join(scales, on="question_id").select((pl.col("model") - pl.col("scale_min")).alias("offset"))])
+        offsets = offsets["offset"].drop_nulls().unique().sort().to_numpy()
         steps = (scales["scale_max"] - scales["scale_min"]).max()
-        points, gaps = metrics.support_points(offsets["offset"].drop_nulls().to_numpy(), int(steps or 0))
-        return cls(human, model, scales, points, gaps)
+        return cls(human, model, scales, offsets, *metrics.support_points(offsets, int(steps or 0)))
 
     def histograms(self, frame: pl.DataFrame, answer: str, cells: pl.DataFrame, keys: list[str]) -> np.ndarray:
         """Counts of ``answer`` (non-null) per row of ``cells`` (its ``cell`` column numbers them) x point."""
@@ -278,10 +281,10 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     del covered
     plotted = plotted_rows(rows)
     if bootstrap is None or not rows.height:  # nothing covered: no interval (``score`` refuses such a file)
-        return ScoreResult(metrics=runs.json_safe(result), plotted=plotted, rows=rows)
+        return ScoreResult(metrics=runs.json_safe(result), plotted=plotted, rows=rows, counts=counts)
     by_model = {result["models"][0]: rows}
     del rows  # the bootstrap takes the only reference, and frees the rows once it has coded them
-    boot = W1Bootstrap(by_model)
+    boot = W1Bootstrap(by_model, [counts])
     scored = ScoreResult(metrics=runs.json_safe(result), plotted=plotted)
     add_intervals(scored.metrics, boot, bootstrap)
     scored.metrics = runs.json_safe(scored.metrics)
