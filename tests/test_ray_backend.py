@@ -123,6 +123,17 @@ def test_a_request_failing_for_good_is_answered_empty_the_rest_go_on_and_a_rerun
     assert again.texts == ["echo: a", "echo: poison", "echo: b", "echo: c"]
 
 
+def test_the_runner_hands_over_whole_batches_so_that_every_slot_is_used():
+    # The vLLM engine's Ray Data batch size was once the attribute ``batch_size``, which the runner takes as the
+    # size of the batches it hands a backend (runner.stream_requests): the HTTP engine then had at most 64
+    # requests in flight, whatever its concurrency. 200 requests of 0.3 s at 100 in flight overlap far beyond 64.
+    with ScriptedServer(latency=0.3) as server:
+        backend = RayBackend("scripted-model", [server.base_url], concurrency=100)
+        result = run_requests(backend, [ask(f"q{i}") for i in range(200)], cache=None)
+        backend.close()
+        assert len(result.responses) == 200 and server.max_in_flight > 64, server.max_in_flight
+
+
 def test_more_failed_requests_than_allowed_stop_the_run_with_one_line():
     with ScriptedServer(faults=poison_fails) as server:
         backend = RayBackend("scripted-model", [server.base_url], concurrency=1, max_failed_rows=1)
