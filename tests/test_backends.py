@@ -418,7 +418,21 @@ def test_like_copies_the_client_settings():
     judge = backend.like("judge", "http://127.0.0.1:2/v1")
     assert (judge.model, judge.base_url, judge.concurrency, judge.timeout, judge.max_retries) == (
         "judge", "http://127.0.0.1:2/v1", 3, 7.5, 2)
-    assert backend.run_info()["http_library"] == "aiohttp" and backend.run_info()["timeout_s"] == 7.5
+    assert backend.run_info()["timeout_s"] == 7.5
+
+
+def test_the_http_client_follows_the_endpoint(monkeypatch):
+    # pyreqwest for a plain-http endpoint reached directly; aiohttp (OpenSSL's TLS, the environment's proxy) for
+    # https and for any endpoint a proxy applies to (test_field sends requests through both)
+    for variable in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    local = OpenAIBackend("a", base_url="http://127.0.0.1:1/v1")
+    hosted = OpenAIBackend("a", base_url="https://api.example.com/v1")
+    assert (local.run_info()["http_library"], hosted.run_info()["http_library"]) == ("pyreqwest", "aiohttp")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3128")
+    assert local.run_info()["http_library"] == "aiohttp"
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert local.run_info()["http_library"] == "pyreqwest"
 
 
 # --- the same from the command line ---

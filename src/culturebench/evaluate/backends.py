@@ -1,6 +1,7 @@
 """Model backends: one interface, batches of chat requests -> responses with token usage.
 
-- ``openai``: any OpenAI-compatible endpoint (OpenAI, vLLM's ``vllm serve``, llama.cpp's server) over ``aiohttp``,
+- ``openai``: any OpenAI-compatible endpoint (OpenAI, vLLM's ``vllm serve``, llama.cpp's server) over HTTP
+  (``transport.py``: pyreqwest for plain-http endpoints reached directly, aiohttp for https and proxies),
   asynchronous with a bounded number of requests in flight; ``azure``: the same for Azure OpenAI's deployment route.
 - ``vllm``: offline ``vllm.LLM`` with batched ``LLM.chat`` (``vllm_backend.py``, an optional extra).
 
@@ -27,11 +28,10 @@ from culturebench.errors import InputError
 from culturebench.evaluate.redaction import (
     check_header_value,
     proxy_passwords,
-    redact,
-    redact_bytes,
     register_secrets,
 )
 from culturebench.evaluate.request_shape import ADAPTABLE, RequestShape, rejected_param
+from culturebench.evaluate.transport import Retryable, UntrustedCertificate, library_for, one_line, open_transport
 
 
 @dataclass(frozen=True)
@@ -162,11 +162,6 @@ def check_base_url(base_url: str, option: str = "--base-url") -> str:
     return base_url
 
 
-def _one_line(text: object, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
 def _retry_after(headers) -> float | None:
     """Seconds a server asked us to wait: ``retry-after-ms``, ``Retry-After`` in seconds or as an HTTP date."""
     if headers is None:
@@ -193,12 +188,6 @@ def _retry_after(headers) -> float | None:
 
 class _Adapted(Exception):
     """The request shape changed after an "unsupported parameter" reply: send the request again at once."""
-
-
-class _Retryable(Exception):
-    def __init__(self, kind: str, detail: str, retry_after: float | None = None) -> None:
-        super().__init__(detail)
-        self.kind, self.detail, self.retry_after = kind, detail, retry_after
 
 
 def _run_with_signals(coro):
@@ -261,15 +250,6 @@ def _run_coroutine(coro):
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-@dataclass(frozen=True)
-class _Http:
-    session: object  # aiohttp.ClientSession
-    url: str
-    headers: dict = field(repr=False)
-    timeout: object  # aiohttp.ClientTimeout
-    proxy: str | None = field(default=None, repr=False)  # may hold a password
-
-
 class _AdaptiveLimit:
     """At most ``limit`` requests in flight, lowered on timeouts and raised back on successes (AIMD).
 
@@ -315,7 +295,7 @@ def _token_logprobs(logprobs: dict | None) -> tuple | None:
 
 
 class OpenAIBackend:
-    """Any OpenAI-compatible chat endpoint (``POST {base_url}/chat/completions``) through ``aiohttp``.
+    """Any OpenAI-compatible chat endpoint (``POST {base_url}/chat/completions``) through ``transport.py``'s client.
 
     ``concurrency`` requests in flight at most, a per-request ``timeout`` (seconds, whole request), and retries: 429,
     408/409, 5xx, timeouts, connection errors and malformed replies are retried up to ``max_retries`` times with
@@ -324,7 +304,7 @@ class OpenAIBackend:
     reported as such; any other 4xx fails at once. A timeout also halves the requests in flight (see
     ``_AdaptiveLimit``): a server slower than expected slows the run down instead of failing it.
 
-    The wire format is the OpenAI chat-completions JSON, sent with ``aiohttp`` directly: through the official
+    The wire format is the OpenAI chat-completions JSON, sent with an HTTP client directly: through the official
     ``openai`` client ``bench/eval_overhead.py`` measured more harness CPU per request, with its default transport
     and with its aiohttp one (README, "Providers"); that CPU is what caps throughput at high concurrency. So this
     client does what the ``openai`` package's environment conventions do: the key comes from ``OPENAI_API_KEY``
@@ -345,7 +325,6 @@ class OpenAIBackend:
     """
 
     name = "openai"
-    http_library = "aiohttp"
     key_variable = "OPENAI_API_KEY"
 
     def __init__(self, model: str, base_url: str | None = None, concurrency: int = 16, timeout: float = 60.0,
@@ -411,7 +390,7 @@ class OpenAIBackend:
     def run_info(self) -> dict:
         """What run.json records about this backend beyond its cache parameters (no secrets: header names only)."""
         return {"base_url": self.where, "concurrency": self.concurrency, "timeout_s": self.timeout,
-                "max_retries": self.max_retries, "http_library": self.http_library,
+                "max_retries": self.max_retries, "http_library": library_for(self.where),
                 "extra_headers": sorted(self.extra_headers), "request_shape": self.shape.as_dict()}
 
     def like(self, model: str, base_url: str | None, concurrency: int | None = None,
@@ -444,21 +423,12 @@ class OpenAIBackend:
                 headers[name] = os.environ[variable]
         return headers
 
-    def _open(self) -> _Http:
-        """The HTTP session of one ``generate`` call (the key is read here and kept only in the session's headers),
-        through the proxy the environment names for the endpoint, as in the ``openai`` package (looked up once here,
-        not per request as aiohttp's ``trust_env`` does)."""
-        import aiohttp
-
-        # no TLS context for plain-http endpoints (building one loads the CA store: 0.1 s of CPU per run)
-        plain = self.where.startswith("http://")
-        connector = aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300,
-                                         ssl=False if plain else _tls_context())
+    def _open(self):
+        """The HTTP transport of one ``generate`` call (``transport.open_transport``: pyreqwest for a plain-http
+        endpoint without a proxy, else aiohttp); the key is read here and kept only in its headers."""
         headers = {**self._auth_headers(), "Content-Type": "application/json", "Accept": "application/json",
                    **self.extra_headers}
-        url = self._url()
-        return _Http(aiohttp.ClientSession(connector=connector), url, headers,
-                     aiohttp.ClientTimeout(total=self.timeout), _environment_proxy(url))
+        return open_transport(self._url(), self.where, headers, self.concurrency, self.timeout)
 
     def _request_body(self, request: ChatRequest) -> bytes:
         s, shape = request.sampling, self.shape
@@ -473,30 +443,13 @@ class OpenAIBackend:
         return json.dumps(body, ensure_ascii=False).encode()
 
     # --- one request ---
-    async def _attempt(self, http: _Http, request: ChatRequest) -> ChatResponse:
-        import aiohttp
-
+    async def _attempt(self, http, request: ChatRequest) -> ChatResponse:
         try:
-            async with http.session.post(http.url, data=self._request_body(request), headers=http.headers,
-                                         timeout=http.timeout, proxy=http.proxy) as reply:
-                content = redact_bytes(await reply.read())
-                status, headers = reply.status, reply.headers
-        except TimeoutError:
-            raise _Retryable("timeout", f"no reply within {self.timeout:g} s (--timeout)") from None
-        except aiohttp.ClientConnectorCertificateError as exc:  # not a passing fault: said at once
+            status, headers, content = await http.post(self._request_body(request))
+        except UntrustedCertificate as exc:  # not a passing fault: said at once
             raise BackendError(f"{self.name} backend at {self.where}: the server's TLS certificate is not trusted "
-                               f"({redact(_one_line(exc.certificate_error))}); behind a company proxy that "
-                               "re-signs traffic, point SSL_CERT_FILE at its CA certificate") from None
-        except aiohttp.ClientConnectorError as exc:
-            if isinstance(exc.os_error, ConnectionRefusedError):
-                raise _Retryable("refused", f"connection refused: nothing is listening at {self.where}") from None
-            if isinstance(exc, getattr(aiohttp, "ClientConnectorDNSError", ())):
-                raise _Retryable("dns", f"unknown host: {urlsplit(self.where).hostname!r} cannot be resolved "
-                                        "(a typo in --base-url?)") from None
-            raise _Retryable("connection", f"connection error: {redact(_one_line(exc))}") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise _Retryable("connection",
-                             f"connection error: {redact(_one_line(exc)) or type(exc).__name__}") from None
+                               f"({exc}); behind a company proxy that re-signs traffic, point SSL_CERT_FILE at its "
+                               "CA certificate") from None
         if status >= 400:
             return self._refused(status, content, headers)
         return self._parse(content)
@@ -509,29 +462,29 @@ class OpenAIBackend:
             if param is not None:
                 if param in self.shape.omit or (param == "max_tokens" and self.shape.token_limit != param):
                     raise _Adapted()  # another request in flight already adapted the shape: send again
-                if self.shape.adapt(param, _one_line(_error_message(content))):
+                if self.shape.adapt(param, one_line(_error_message(content))):
                     raise _Adapted()
-        detail = f"HTTP {status}: {_one_line(_error_message(content))}"
+        detail = f"HTTP {status}: {one_line(_error_message(content))}"
         if status in (408, 409, 429) or status >= 500:
-            raise _Retryable(str(status), detail, _retry_after(headers))
+            raise Retryable(str(status), detail, _retry_after(headers))
         raise self._fatal(status, content)
 
     def _parse(self, content: bytes) -> ChatResponse:
         try:
             text_body = content.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise _Retryable("malformed", f"malformed reply: body is not UTF-8 text (byte 0x{content[exc.start]:02x} "
+            raise Retryable("malformed", f"malformed reply: body is not UTF-8 text (byte 0x{content[exc.start]:02x} "
                                           f"at offset {exc.start})") from None
         try:
             body = json.loads(text_body)
         except ValueError:
-            raise _Retryable("malformed", f"malformed reply (not JSON): {_one_line(text_body[:80])}") from None
+            raise Retryable("malformed", f"malformed reply (not JSON): {one_line(text_body[:80])}") from None
         if isinstance(body, dict) and "choices" not in body and body.get("error"):
             # a 200 whose body is an error object (some gateways): the server's message, retried when its code is
             status = _error_status(body["error"])
-            detail = f"HTTP 200 with an error body: {_one_line(_error_message(content))}"
+            detail = f"HTTP 200 with an error body: {one_line(_error_message(content))}"
             if status in (408, 409, 429) or (status or 0) >= 500:
-                raise _Retryable(str(status), detail)
+                raise Retryable(str(status), detail)
             raise BackendError(f"{self.name} backend at {self.where}: {detail}")
         try:
             choice = body["choices"][0]
@@ -540,13 +493,13 @@ class OpenAIBackend:
             finish_reason = choice.get("finish_reason")
             if text is None:
                 if message.get("refusal") is None and finish_reason not in ("content_filter", "length"):
-                    raise _Retryable("malformed", "malformed reply: no message content")
+                    raise Retryable("malformed", "malformed reply: no message content")
                 text = message.get("refusal") or ""
             if not isinstance(text, str):
-                raise _Retryable("malformed", "malformed reply: message content is not text")
+                raise Retryable("malformed", "malformed reply: message content is not text")
             logprobs = _token_logprobs(choice.get("logprobs"))
         except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-            raise _Retryable("malformed", "malformed reply: no choices") from None
+            raise Retryable("malformed", "malformed reply: no choices") from None
         usage = body.get("usage")
         return ChatResponse(text=text, prompt_tokens=_token_count(usage, "prompt_tokens"),
                             completion_tokens=_token_count(usage, "completion_tokens"),
@@ -554,7 +507,7 @@ class OpenAIBackend:
                             logprobs=logprobs)
 
     def _fatal(self, status: int, content: bytes) -> BackendError:
-        message = _one_line(_error_message(content))
+        message = one_line(_error_message(content))
         if status == 401:
             hint = f"authentication failed (check {self.key_variable})"
         elif status == 403:
@@ -565,13 +518,13 @@ class OpenAIBackend:
             hint = "request refused"
         return BackendError(f"{self.name} backend at {self.where}: {hint}: HTTP {status}: {message}")
 
-    def _backoff(self, attempt: int, exc: _Retryable) -> float:
+    def _backoff(self, attempt: int, exc: Retryable) -> float:
         if exc.retry_after is not None:
             return min(self.backoff_max, exc.retry_after) * (1 + 0.1 * self._rng.random())
         cap = self.refused_backoff_max if exc.kind in ("refused", "dns") else self.backoff_max
         return min(cap, self.backoff_base * 2 ** (attempt - 1)) * (0.5 + 0.5 * self._rng.random())
 
-    async def _complete(self, http: _Http, index: int, request: ChatRequest, limiter: _AdaptiveLimit) -> ChatResponse:
+    async def _complete(self, http, index: int, request: ChatRequest, limiter: _AdaptiveLimit) -> ChatResponse:
         attempt = adaptations = 0
         while True:
             await limiter.acquire()
@@ -587,7 +540,7 @@ class OpenAIBackend:
                 self.stats.errors += 1
                 raise BackendError(f"{self.name} backend at {self.where}: request {index} still rejected after "
                                    f"adapting the request shape {adaptations - 1} times") from None
-            except _Retryable as exc:
+            except Retryable as exc:
                 outcome, failure = exc.kind, exc
                 self.stats.transient[exc.kind] = self.stats.transient.get(exc.kind, 0) + 1
                 attempt += 1
@@ -652,7 +605,7 @@ class OpenAIBackend:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            await http.session.close()
+            await http.close()
 
     def generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
         if not requests:
@@ -676,40 +629,6 @@ def _token_count(usage, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
         return 0
     return int(value) if float(value).is_integer() else 0
-
-
-_TLS_CONTEXTS: dict[tuple, object] = {}
-
-
-def _tls_context():
-    """The TLS context of https endpoints: the system's CA store, or the one ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
-    name (a company proxy's CA), as the ``openai`` package's client honours them; built once per process and
-    setting (building one costs 0.1 s of CPU)."""
-    import ssl
-
-    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    if key not in _TLS_CONTEXTS:
-        context = ssl.create_default_context()
-        if key[0] or key[1]:
-            try:
-                context.load_verify_locations(cafile=key[0] or None, capath=key[1] or None)
-            except (OSError, ssl.SSLError) as exc:
-                raise InputError(f"SSL_CERT_FILE / SSL_CERT_DIR cannot be read as CA certificates ({exc})") from None
-        _TLS_CONTEXTS[key] = context
-    return _TLS_CONTEXTS[key]
-
-
-def _environment_proxy(url: str) -> str | None:
-    """The proxy of the environment for ``url`` (``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``ALL_PROXY``, upper or lower
-    case), None when there is none or ``NO_PROXY`` covers the host."""
-    import urllib.request
-
-    parts = urlsplit(url)
-    proxies = urllib.request.getproxies_environment()
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass_environment(parts.hostname or "", proxies):
-        return None
-    return proxy
 
 
 def _error_message(content: bytes) -> str:

@@ -39,6 +39,7 @@ from culturebench.evaluate.backends import (
     _AdaptiveLimit,
 )
 from culturebench.evaluate.runner import FAILED
+from culturebench.evaluate.transport import library_for
 
 CHUNKS_IN_FLIGHT = 2
 """Chunks handed to each HTTP actor at once (one being drained while the next is queued)."""
@@ -227,7 +228,7 @@ class RayBackend:
                 "concurrency": self.concurrency, "timeout_s": self.timeout, "max_retries": self.max_retries}
         if self.engine == "http":
             info["endpoints"] = self.base_urls
-            info["http_library"] = OpenAIBackend.http_library
+            info["http_library"] = ", ".join(sorted({library_for(url) for url in self.base_urls}))
         else:
             info["tensor_parallel_size"] = self.tensor_parallel_size
             info["batch_size"] = self.engine_batch_size

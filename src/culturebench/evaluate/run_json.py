@@ -22,10 +22,10 @@ from culturebench.evaluate.runs import METRICS_FILE
 from culturebench.io import sha256_file, write_json
 
 RUN_FILE = "run.json"
-LIBRARIES = ("aiohttp", "ray", "vllm", "torch", "transformers", "polars", "pyarrow", "numpy", "scipy", "matplotlib",
-             "typer", "rich")
-"""Libraries whose versions run.json records (None when not installed); aiohttp is the HTTP client of the openai and
-ray backends (run.json's backend.http_library says which one a run used)."""
+LIBRARIES = ("pyreqwest", "aiohttp", "ray", "vllm", "torch", "transformers", "polars", "pyarrow", "numpy", "scipy",
+             "matplotlib", "typer", "rich")
+"""Libraries whose versions run.json records (None when not installed); pyreqwest and aiohttp are the HTTP clients
+of the openai and ray backends (run.json's backend.http_library says which one a run used: ``transport.py``)."""
 
 SECRET_NAME = re.compile(r"api[_-]?key|secret|passw|credential|authorization|bearer|(?:^|[_-])token$", re.IGNORECASE)
 """Argument / JSON key names treated as secrets (``api_key``, ``hf_token``; not ``prompt_tokens``)."""
