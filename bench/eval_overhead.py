@@ -4,12 +4,12 @@
 Prints wall time against the ideal (N x latency / concurrency), the overhead in per cent, and the harness's CPU time
 per request (for ``ray``: the driver's plus the endpoint actors'). Beside it, in the same run and against the same
 server, bare loops that send the same request bodies and do nothing else (no cache, progress, retries or limits):
-``aiohttp`` (the client library alone), the ``openai`` package on its aiohttp transport (``DefaultAioHttpClient``,
+``aiohttp`` (the backend's client for https and proxies, alone), the ``openai`` package on its aiohttp transport (``DefaultAioHttpClient``,
 ``with_raw_response``, its retries off: issue #27's candidate to replace the hand-written client; needs
 ``pip install 'openai[aiohttp]'``), a minimal keep-alive HTTP/1.1 client on asyncio streams (no client library at
 all), and issue #28's alternatives: aiohttp tuned (no auto headers, no decompression), aiohttp and the raw client on
-uvloop's event loop, curl_cffi's ``AsyncSession`` and pyreqwest (Rust's reqwest); ``pip install
-'culturebench[bench]'`` brings the optional ones, ``--floors`` picks them, ``--no-floors`` skips them. The
+uvloop's event loop, curl_cffi's ``AsyncSession`` and pyreqwest (Rust's reqwest: the backend's client for plain http, alone);
+``pip install 'culturebench[bench]'`` brings the optional ones, ``--floors`` picks them, ``--no-floors`` skips them. The
 servers run in separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the
 CPU time is the harness's own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each
 setting runs ``--runs`` times and the median is reported (with the spread).
