@@ -124,8 +124,8 @@ def test_a_request_failing_for_good_is_answered_empty_the_rest_go_on_and_a_rerun
 
 
 def test_the_runner_hands_over_whole_batches_so_that_every_slot_is_used():
-    # The vLLM engine's Ray Data batch size was once the attribute ``batch_size``, which the runner takes as the
-    # size of the batches it hands a backend (runner.stream_requests): the HTTP engine then had at most 64
+    # The runner once took a backend's ``batch_size`` as the size of the batches it hands over, and the ray
+    # backend's ``batch_size`` is the vLLM engine's Ray Data batch (64): the HTTP engine then had at most 64
     # requests in flight, whatever its concurrency. 200 requests of 0.3 s at 100 in flight overlap far beyond 64.
     with ScriptedServer(latency=0.3) as server:
         backend = RayBackend("scripted-model", [server.base_url], concurrency=100)

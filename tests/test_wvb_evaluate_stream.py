@@ -218,7 +218,7 @@ class WholeRunBackend:
     """A backend that takes the whole run as one batch (as the integrations' planning backend does) and echoes."""
 
     name = "whole-run"
-    batch_size = 1000
+    runner_batch_size = 1000
 
     def cache_params(self) -> dict:
         return {"backend": self.name}
@@ -228,11 +228,22 @@ class WholeRunBackend:
             on_response(index, ChatResponse(request.messages[-1][1]))
 
 
+class OwnBatchesBackend(WholeRunBackend):
+    """A backend with batches of its own (as vLLM's and Ray Data's), which are not the runner's."""
+
+    runner_batch_size = None
+    batch_size = 4
+
+
 def test_a_backend_may_set_the_batch_size():
     sizes: list[int] = []
     stats = stream_requests(WholeRunBackend(), requests(25, []), None,
                             lambda items, responses: sizes.append(len(items)), batch_size=10)
     assert sizes == [25] and stats.n_queried == 25
+    sizes.clear()
+    stream_requests(OwnBatchesBackend(), requests(25, []), None, lambda items, responses: sizes.append(len(items)),
+                    batch_size=10)
+    assert sizes == [10, 10, 5]  # its own batch_size is not taken for the runner's
 
 
 @pytest.mark.parametrize(("shard", "words"), [(0, "responses shards cannot be read"),

@@ -153,9 +153,7 @@ class RayBackend:
         self.tensor_parallel_size = tensor_parallel_size
         self.concurrency = concurrency
         self.num_cpus = num_cpus
-        self.engine_batch_size = batch_size
-        """Rows of the vLLM engine's Ray Data batches (not ``batch_size``: the runner would take that as the size
-        of the batches it hands over, ``runner.stream_requests``, and keep 64 requests in flight at most)."""
+        self.batch_size = batch_size
         self.max_failed_rows = max_failed_rows
         self.failed: list[str] = []
         """The errors of the requests that failed for good so far, in order (one line each)."""
@@ -231,7 +229,7 @@ class RayBackend:
             info["http_library"] = ", ".join(sorted({library_for(url) for url in self.base_urls}))
         else:
             info["tensor_parallel_size"] = self.tensor_parallel_size
-            info["batch_size"] = self.engine_batch_size
+            info["batch_size"] = self.batch_size
         return info
 
     def close(self) -> None:
@@ -363,7 +361,7 @@ class RayBackend:
             config_class = llm.vLLMEngineProcessorConfig
         except (ImportError, AttributeError) as exc:
             raise InputError(f"ray.data.llm is not usable ({exc}): pip install 'culturebench[ray,vllm]'") from None
-        config = config_class(model_source=self.model, concurrency=self.replicas, batch_size=self.engine_batch_size,
+        config = config_class(model_source=self.model, concurrency=self.replicas, batch_size=self.batch_size,
                               engine_kwargs={"tensor_parallel_size": self.tensor_parallel_size},
                               should_continue_on_error=True)  # a failed row comes back with __inference_error__
         processor = build(config, preprocess=vllm_preprocess, postprocess=vllm_postprocess)

@@ -185,10 +185,11 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
     interrupted run resumes where it stopped), then ``on_batch(items, responses)`` in item order. Identical
     requests of one batch are sent once; a later batch finds an earlier batch's answer in the cache. ``total``
     (a cheap count of the items) is the progress bar's. A backend's ``dry_run`` goes through every batch without
-    sending anything, then raises ``DryRun``. A backend with a ``batch_size`` attribute sets the batches (the
-    integrations' planning backend takes the whole run as one, to see every request before it stops the run)."""
+    sending anything, then raises ``DryRun``. A backend with a ``runner_batch_size`` attribute sets the batches (the
+    integrations' planning backend takes the whole run as one, to see every request before it stops the run); not
+    ``batch_size``, which backends use for batches of their own (vLLM's, Ray Data's)."""
     started = time.perf_counter()
-    batch_size = getattr(backend, "batch_size", None) or batch_size
+    batch_size = getattr(backend, "runner_batch_size", None) or batch_size
     console = console or Console(stderr=True)
     params = backend.cache_params()
     dry_run = bool(getattr(backend, "dry_run", False))

@@ -88,7 +88,7 @@ class PlanningBackend:
     """A backend that records the requests ``culturebench evaluate`` sends and stops the run there."""
 
     name = "planning"
-    batch_size = sys.maxsize  # the runner's batches (runner.stream_requests): the whole run at once, every request seen
+    runner_batch_size = sys.maxsize  # the runner's batches (runner.stream_requests): the whole run at once, every request seen
 
     def __init__(self, model: str = "model") -> None:
         self.model = model

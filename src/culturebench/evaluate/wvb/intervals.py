@@ -92,7 +92,7 @@ class W1Bootstrap:
         self.sizes = {m: {kind: group_sizes(rows, kind) for kind in GROUP_COLUMNS} for m, rows in scored.items()}
         """model -> breakdown -> ``group_sizes``: what the group tables report beside the intervals."""
         # the questions, their scales, the answers' axis and the groups from each model's ``AnswerCounts`` of the
-        # same rows (cells x answers), not from the rows: three passes over them took ~20 MB at 600k rows
+        # same rows (cells x answers), not from the rows: three passes over them took 13-22 MiB at 600k rows
         covered = [c.human.select(pl.col(column).cast(pl.String) for column in ("question_id", *GROUP_COLUMNS.values()))
                    for c in counts]
         scales = pl.concat([c.scales.select(pl.col("question_id").cast(pl.String), "scale_min", "scale_max")
