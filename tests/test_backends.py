@@ -26,6 +26,7 @@ from culturebench.evaluate.backends import (
     SamplingParams,
 )
 from culturebench.evaluate.scripted_server import ScriptedServer
+from culturebench.evaluate import vllm_backend
 from culturebench.evaluate.vllm_backend import VLLMBackend
 
 
@@ -260,12 +261,15 @@ class FakeSamplingParams:
     max_tokens: int = 16
     top_p: float = 1.0
     seed: int | None = None
+    logprobs: int | None = None
+    stop: list | None = None
 
 
 @dataclass
 class FakeLLM:
     kwargs: dict
     calls: list = field(default_factory=list)
+    logprobs: list | None = None  # per generated token {token id: Logprob}; the token generated is the lowest id
 
     def chat(self, messages, sampling_params=None, use_tqdm=True):
         self.calls.append({"messages": messages, "sampling_params": sampling_params, "use_tqdm": use_tqdm})
@@ -274,9 +278,16 @@ class FakeLLM:
         for conversation, sp in zip(messages, params):
             user = conversation[-1]["content"]
             samples = [types.SimpleNamespace(text=f"{user}#{k}", finish_reason="length" if k else "stop",
-                                             token_ids=list(range(k + 1))) for k in range(sp.n)]
+                                             token_ids=[min(step) for step in self.logprobs] if self.logprobs
+                                             else list(range(k + 1)), logprobs=self.logprobs) for k in range(sp.n)]
             outputs.append(types.SimpleNamespace(outputs=samples, prompt_token_ids=[1] * len(conversation) * 5))
         return outputs
+
+
+def fake_platform(device_type: str | None):
+    """vllm.platforms.current_platform as vLLM reports it: a device type, or unspecified (no platform)."""
+    return types.SimpleNamespace(current_platform=types.SimpleNamespace(
+        device_type=device_type or "", is_unspecified=lambda: device_type is None))
 
 
 @pytest.fixture
@@ -287,16 +298,18 @@ def fake_vllm(monkeypatch):
         made.append(FakeLLM(kwargs))
         return made[-1]
 
-    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=llm, SamplingParams=FakeSamplingParams))
-    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=types.SimpleNamespace(
-        is_available=lambda: True)))
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=llm, SamplingParams=FakeSamplingParams,
+                                                                   __version__="0.0-fake"))
+    monkeypatch.setitem(sys.modules, "vllm.platforms", fake_platform("cuda"))
+    monkeypatch.setattr(vllm_backend, "_ENGINES", {})
     return made
 
 
 def test_vllm_init_and_grouped_samples(fake_vllm):
-    backend = VLLMBackend("org/model", tensor_parallel_size=2, dtype="bfloat16", max_model_len=4096, seed=7)
-    assert fake_vllm[0].kwargs == {"model": "org/model", "tensor_parallel_size": 2, "dtype": "bfloat16",
-                                   "gpu_memory_utilization": 0.9, "seed": 7, "max_model_len": 4096}
+    backend = VLLMBackend("org/model", tensor_parallel_size=2, seed=7,
+                          engine_args={"dtype": "bfloat16", "max_model_len": 4096})
+    assert fake_vllm[0].kwargs == {"model": "org/model", "tensor_parallel_size": 2, "dtype": "bfloat16", "seed": 7,
+                                   "max_model_len": 4096}
     hot = SamplingParams(temperature=0.8, max_tokens=20, top_p=0.95, seed=3)
     requests = [
         ChatRequest((("user", "A"),), hot, sample_index=2),
@@ -330,12 +343,47 @@ def test_vllm_missing_is_an_input_error(monkeypatch):
         VLLMBackend("m")
 
 
-@pytest.mark.parametrize("torch", [None, types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: False))])
-def test_vllm_without_gpu_is_an_input_error(fake_vllm, monkeypatch, torch):
-    monkeypatch.setitem(sys.modules, "torch", torch)
-    with pytest.raises(InputError, match="GPU"):
+def test_vllm_without_a_platform_is_an_input_error(fake_vllm, monkeypatch):
+    monkeypatch.setitem(sys.modules, "vllm.platforms", fake_platform(None))
+    with pytest.raises(InputError, match=r"vLLM has no platform.*culturebench\[vllm\].*CPU build"):
         VLLMBackend("m")
     assert fake_vllm == []  # no engine started
+
+
+def test_vllm_on_cpu_gets_the_cpu_settings_and_user_arguments_win(fake_vllm, monkeypatch):
+    """The CPU platform starts eager with a fixed KV cache (its default reserves 92% of the node's memory), a
+    --engine-args value replaces a default, and one engine serves every backend with the same arguments."""
+    monkeypatch.setitem(sys.modules, "vllm.platforms", fake_platform("cpu"))
+    backend = VLLMBackend("m", engine_args={"kv_cache_memory_bytes": 123})
+    assert fake_vllm[0].kwargs == {"model": "m", "tensor_parallel_size": 1, "seed": 0, "enforce_eager": True,
+                                   "kv_cache_memory_bytes": 123}
+    assert backend.platform == "cpu" and backend.run_info()["engine_args"] == fake_vllm[0].kwargs
+    again = VLLMBackend("m", engine_args={"kv_cache_memory_bytes": 123})
+    assert again.llm is backend.llm and len(fake_vllm) == 1
+    VLLMBackend("m")
+    assert len(fake_vllm) == 2 and fake_vllm[1].kwargs["kv_cache_memory_bytes"] == 1 << 30
+
+
+def test_vllm_logprobs_are_asked_and_mapped_to_the_openai_shape(fake_vllm):
+    """--scoring logprobs: SamplingParams(logprobs=k), and vLLM's per-token {token id: Logprob} into the (token,
+    logprob, alternatives by rank) tuples the option-probability scoring reads; the cache key says logprobs."""
+    backend = VLLMBackend("m")
+    plain_key = backend.cache_params()
+    backend.top_logprobs = 3
+    assert backend.cache_params() == {**plain_key, "top_logprobs": 3}
+    step = {7: types.SimpleNamespace(logprob=-0.1, rank=1, decoded_token="Yes"),
+            9: types.SimpleNamespace(logprob=-2.5, rank=2, decoded_token="No")}
+    fake_vllm[0].logprobs = [step]
+    [response] = collect(backend, [ask("q")])
+    assert fake_vllm[0].calls[0]["sampling_params"][0].logprobs == 3
+    assert response.logprobs == (("Yes", -0.1, (("Yes", -0.1), ("No", -2.5))),)
+
+
+def test_engine_arguments_must_be_a_json_object():
+    assert vllm_backend.parse_engine_args('{"max_model_len": 2048}') == {"max_model_len": 2048}
+    for bad in ("[1]", "max_model_len=2048"):
+        with pytest.raises(InputError, match="--engine-args"):
+            vllm_backend.parse_engine_args(bad)
 
 
 def test_threads_left_behind():

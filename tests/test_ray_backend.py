@@ -146,12 +146,13 @@ def test_more_failed_requests_than_allowed_stop_the_run_with_one_line():
     assert "\n" not in message and len(got) == 1  # the first one was answered empty before the limit was passed
 
 
-def test_vllm_engine_without_gpus_says_what_it_needs():
-    if ray.cluster_resources().get("GPU", 0):
-        pytest.skip("this Ray cluster has GPUs: the engine itself is exercised by test_vllm_engine_on_gpus")
+def test_vllm_engine_with_too_few_gpus_says_what_it_needs(monkeypatch):
+    """A cluster with GPUs, but fewer than replicas x tensor parallelism, is refused (one without any runs the
+    engines on its CPUs: test_vllm_engine_on_cpus_is_configured_for_them)."""
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0, "GPU": 1.0})
     backend = RayBackend("some/model", replicas=2, tensor_parallel_size=2)
     assert backend.engine == "vllm"
-    with pytest.raises(InputError, match=r"needs 4 GPU\(s\) \(2 replicas x tensor-parallel size 2\).*has 0"):
+    with pytest.raises(InputError, match=r"needs 4 GPU\(s\) \(2 replicas x tensor-parallel size 2\).*has 1"):
         backend.generate([ask("a")], lambda i, r: None)
 
 
@@ -165,16 +166,19 @@ def test_vllm_rows_carry_per_sample_seeds_and_map_back():
     assert "seed" not in vllm_row(0, ask("x"))["sampling_params"]
     out = vllm_postprocess({"index": 12, "generated_text": "B", "num_input_tokens": 9, "num_generated_tokens": 1,
                             "messages": []})
-    assert out == {"index": 12, "text": "B", "prompt_tokens": 9, "completion_tokens": 1}
+    assert out == {"index": 12, "text": "B", "prompt_tokens": 9, "completion_tokens": 1, "logprobs": None}
+    assert vllm_row(0, ask("x"), top_logprobs=20)["sampling_params"]["logprobs"] == 20
+    # Ray's engine stage hands the logprobs over as {token id: {logprob, rank, decoded_token}} per generated token
+    step = {5: {"logprob": -0.2, "rank": 1, "decoded_token": "B"}, 4: {"logprob": -1.9, "rank": 2,
+                                                                       "decoded_token": "A"}}
+    out = vllm_postprocess({"index": 1, "generated_text": "B", "generated_tokens": [5], "logprobs": [step]})
+    assert json.loads(out["logprobs"]) == [["B", -0.2, [["B", -0.2], ["A", -1.9]]]]
 
 
-def test_vllm_engine_path_with_a_stand_in_engine(monkeypatch):
-    """The vLLM engine path up to the engine: the processor config (replicas, tensor parallelism), rows through Ray
-    Data, answers mapped back to their requests and counted. The engine is a stand-in (no GPU here) that answers
-    each row with its last message upper-cased, counting words as tokens."""
+def stand_in_processor(monkeypatch, built: dict):
+    """Ray Data's LLM processor with a stand-in engine (no vLLM here) that answers each row with its last message
+    upper-cased, counting words as tokens; its config's arguments land in ``built``."""
     from ray.data import llm
-
-    built = {}
 
     class Config:
         def __init__(self, **kwargs):
@@ -194,30 +198,43 @@ def test_vllm_engine_path_with_a_stand_in_engine(monkeypatch):
 
     monkeypatch.setattr(llm, "vLLMEngineProcessorConfig", Config)
     monkeypatch.setattr(llm, "build_processor", build_processor)
+
+
+def test_vllm_engine_on_cpus_is_configured_for_them(monkeypatch):
+    """A cluster without GPUs: one CPU bundle per engine (Ray's default placement asks for a GPU and waits forever),
+    the CPU platform's engine arguments with the user's on top, no engine metrics (their import needs ray[llm])."""
+    built: dict = {}
+    stand_in_processor(monkeypatch, built)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0})
+    backend = RayBackend("some/model", seed=3, engine_args={"max_model_len": 512})
+    got: dict[int, ChatResponse] = {}
+    backend.generate([ask("one"), ask("two")], lambda i, r: got.__setitem__(i, r))
+    config = built["config"]
+    assert config["placement_group_config"] == {"bundles": [{"CPU": 1}]}
+    assert config["engine_kwargs"] == {"tensor_parallel_size": 1, "seed": 3, "enforce_eager": True,
+                                       "kv_cache_memory_bytes": 1 << 30, "max_model_len": 512}
+    assert config["log_engine_metrics"] is False
+    assert {i: r.text for i, r in got.items()} == {0: "ONE", 1: "TWO"}
+    assert backend.run_info()["platform"] == "cpu"
+
+
+def test_vllm_engine_path_with_a_stand_in_engine(monkeypatch):
+    """The vLLM engine path up to the engine: the processor config (replicas, tensor parallelism), rows through Ray
+    Data, answers mapped back to their requests and counted. The engine is a stand-in (no GPU here) that answers
+    each row with its last message upper-cased, counting words as tokens."""
+    built: dict = {}
+    stand_in_processor(monkeypatch, built)
     monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0, "GPU": 4.0})
     backend = RayBackend("some/model", replicas=2, tensor_parallel_size=2, batch_size=16)
     got: dict[int, ChatResponse] = {}
     backend.generate([ask("one two"), ask("three"), ask("four five six"), ask("poison")],
                      lambda i, r: got.__setitem__(i, r))
     assert built["config"] == {"model_source": "some/model", "concurrency": 2, "batch_size": 16,
-                               "engine_kwargs": {"tensor_parallel_size": 2}, "should_continue_on_error": True}
+                               "engine_kwargs": {"tensor_parallel_size": 2, "seed": 0},
+                               "should_continue_on_error": True, "log_engine_metrics": False}
     assert {i: r.text for i, r in got.items()} == {0: "ONE TWO", 1: "THREE", 2: "FOUR FIVE SIX", 3: ""}
     assert got[3].finish_reason == FAILED and backend.failed == ["ValueError: bad input"]
     assert [got[i].prompt_tokens for i in range(3)] == [2, 1, 3] and backend.stats.completion_tokens == 2 + 1 + 3
-
-
-def test_vllm_engine_on_gpus():
-    import importlib.util
-
-    gpus = ray.cluster_resources().get("GPU", 0)
-    if not gpus or importlib.util.find_spec("vllm") is None:
-        pytest.skip(f"the vLLM engine path needs a GPU and the vllm package (this cluster: {gpus:g} GPUs, vllm "
-                    f"{'installed' if importlib.util.find_spec('vllm') else 'not installed'})")
-    model = "Qwen/Qwen2.5-0.5B-Instruct"
-    backend = RayBackend(model, replicas=1)
-    got: dict[int, ChatResponse] = {}
-    backend.generate([ask("Say yes."), ask("Say no.")], lambda i, r: got.__setitem__(i, r))
-    assert sorted(got) == [0, 1] and all(r.completion_tokens > 0 for r in got.values())
 
 
 # ------------------------------------------------------------------------------------------------ the CLI
@@ -272,6 +289,4 @@ def test_cli_ray_backend_passes_logprobs_through(bundled_release, tmp_path):
         for m in found.values():  # the scored files' paths differ (their run folders)
             m.pop("responses", None)
         assert found["ray"] == found["openai"], name
-    vllm = CliRunner().invoke(app, [*common[:-2], "--backend", "ray", "--scoring", "logprobs",
-                                    "--out", str(tmp_path / "vllm")])
-    assert vllm.exit_code == 2 and "needs --base-url" in vllm.output
+

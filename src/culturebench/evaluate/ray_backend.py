@@ -11,7 +11,9 @@ Two engines, chosen by the options:
 - **vLLM** (no ``base_urls``): ``replicas`` vLLM engines of ``tensor_parallel_size`` GPUs each through Ray Data's LLM
   batch processor (``ray.data.llm.vLLMEngineProcessorConfig`` + ``build_processor``); rows stream back to the driver
   with ``Dataset.iter_rows`` and are cached as they come. Each repeated sample is its own row with seed
-  ``seed + sample_index`` (as the ``openai`` backend sends it).
+  ``seed + sample_index`` (as the ``openai`` backend sends it). On a cluster without GPUs the engines run on CPUs
+  (vLLM's CPU build on the nodes): one CPU bundle per engine and ``vllm_backend.engine_arguments``' CPU settings.
+  ``top_logprobs`` (``--scoring logprobs``) is asked of the engine per row and returned with each answer.
 
 A request that fails for good (after the client's retries; vLLM: a row with ``__inference_error__``) is answered
 empty with ``finish_reason`` ``runner.FAILED`` and the job goes on (``MAX_FAILED_ROWS``).
@@ -23,6 +25,7 @@ the others); without it a local Ray is started on this machine (``num_cpus`` CPU
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -40,6 +43,7 @@ from culturebench.evaluate.backends import (
 )
 from culturebench.evaluate.runner import FAILED
 from culturebench.evaluate.transport import library_for
+from culturebench.evaluate.vllm_backend import engine_arguments, token_logprobs
 
 CHUNKS_IN_FLIGHT = 2
 """Chunks handed to each HTTP actor at once (one being drained while the next is queued)."""
@@ -108,7 +112,7 @@ class EndpointClient:
                 task.cancel()
 
 
-def vllm_row(index: int, request: ChatRequest) -> dict:
+def vllm_row(index: int, request: ChatRequest, top_logprobs: int | None = None) -> dict:
     """The Ray Data row of one request for the vLLM engine: chat messages and per-row ``sampling_params``."""
     s = request.sampling
     params: dict[str, Any] = {"temperature": float(s.temperature), "max_tokens": int(s.max_tokens),
@@ -117,6 +121,8 @@ def vllm_row(index: int, request: ChatRequest) -> dict:
         params["seed"] = int(s.seed) + request.sample_index
     if s.stop:
         params["stop"] = list(s.stop)
+    if top_logprobs is not None:
+        params["logprobs"] = int(top_logprobs)
     return {"index": index, "messages": request.message_dicts(), "sampling_params": params}
 
 
@@ -125,10 +131,14 @@ def vllm_preprocess(row: dict) -> dict:
 
 
 def vllm_postprocess(row: dict) -> dict:
-    """The engine's output row (``generated_text``, ``num_input_tokens``, ``num_generated_tokens``) -> ours."""
+    """The engine's output row (``generated_text``, ``num_input_tokens``, ``num_generated_tokens``; with logprobs
+    asked, ``generated_tokens`` and ``logprobs``) -> ours, the logprobs as JSON text (``ChatResponse.logprobs``'s
+    format) so that Ray Data's columns keep one type."""
+    logprobs = token_logprobs(list(row.get("generated_tokens") or []), row.get("logprobs"))
     return {"index": int(row["index"]), "text": str(row["generated_text"] or ""),
             "prompt_tokens": int(row.get("num_input_tokens") or 0),
-            "completion_tokens": int(row.get("num_generated_tokens") or 0)}
+            "completion_tokens": int(row.get("num_generated_tokens") or 0),
+            "logprobs": None if logprobs is None else json.dumps(logprobs)}
 
 
 class RayBackend:
@@ -139,7 +149,7 @@ class RayBackend:
     def __init__(self, model: str, base_urls: Sequence[str] = (), *, address: str | None = None, replicas: int = 1,
                  tensor_parallel_size: int = 1, concurrency: int = 16, timeout: float = 60.0, max_retries: int = 6,
                  num_cpus: int | None = None, batch_size: int = 64, max_failed_rows: int = MAX_FAILED_ROWS,
-                 **client_options: Any) -> None:
+                 seed: int = 0, engine_args: dict | None = None, **client_options: Any) -> None:
         for option, value in (("replicas", replicas), ("tensor-parallel-size", tensor_parallel_size),
                               ("concurrency", concurrency)):
             if value < 1:
@@ -154,6 +164,10 @@ class RayBackend:
         self.concurrency = concurrency
         self.num_cpus = num_cpus
         self.batch_size = batch_size
+        self.seed = seed
+        self.engine_overrides = dict(engine_args or {})
+        self.engine_platform: str | None = None  # "cuda" or "cpu" once the vLLM engine has started
+        self._top_logprobs: int | None = None  # the vLLM engine's; the HTTP engine's live on its endpoints
         self.max_failed_rows = max_failed_rows
         self.failed: list[str] = []
         """The errors of the requests that failed for good so far, in order (one line each)."""
@@ -173,21 +187,23 @@ class RayBackend:
 
     @property
     def top_logprobs(self) -> int | None:
-        """``--scoring logprobs``: asked of every endpoint (the HTTP engine), returned with each answer."""
-        return self.endpoints[0].top_logprobs if self.endpoints else None
+        """``--scoring logprobs``: asked of every endpoint (HTTP engine) or of the vLLM engine per row, returned with
+        each answer."""
+        return self.endpoints[0].top_logprobs if self.endpoints else self._top_logprobs
 
     @top_logprobs.setter
     def top_logprobs(self, value: int | None) -> None:
-        if value is not None and self.engine == "vllm":
-            raise InputError("--scoring logprobs with --backend ray needs --base-url (the HTTP engine): the vLLM "
-                             "engine path does not return logprobs")
+        self._top_logprobs = value
         for endpoint in self.endpoints:
             endpoint.top_logprobs = value
 
     def cache_params(self) -> dict:
         if self.engine == "http":
             return self.endpoints[0].cache_params()
-        return {"backend": "vllm", "engine": "ray.data.llm", "model": self.model}
+        params = {"backend": "vllm", "engine": "ray.data.llm", "model": self.model}
+        if self._top_logprobs is not None:  # only when set, so that runs without logprobs keep their keys
+            params["top_logprobs"] = self._top_logprobs
+        return params
 
     def like(self, model: str, base_url: str | None, request_shape=None) -> OpenAIBackend:
         """A judge / juror / antagonist backend with this one's client settings (and its own request shape)."""
@@ -205,6 +221,10 @@ class RayBackend:
             options["address"] = self.address
         elif self.num_cpus:
             options["num_cpus"] = self.num_cpus
+        elif self.engine == "vllm" and not _local_gpus():
+            # the CPU engine: each replica's actor holds a CPU bundle and the chat-template, tokenize and detokenize
+            # stages an actor each; with only the machine's cores Ray's read task waits behind them forever
+            options["num_cpus"] = (os.cpu_count() or 1) + 4 * self.replicas
         try:
             ray.init(**options)
         except ConnectionError as exc:
@@ -230,7 +250,17 @@ class RayBackend:
         else:
             info["tensor_parallel_size"] = self.tensor_parallel_size
             info["batch_size"] = self.batch_size
+            info["platform"] = self.engine_platform
+            info["engine_args"] = self._engine_kwargs(self.engine_platform or "cuda")
         return info
+
+    def _engine_kwargs(self, platform: str) -> dict:
+        """The engine arguments each replica gets (``vllm_backend.engine_arguments`` without the model, which Ray's
+        config names ``model_source``)."""
+        arguments = engine_arguments(platform, self.model, tensor_parallel_size=self.tensor_parallel_size,
+                                     seed=self.seed, overrides=self.engine_overrides)
+        arguments.pop("model")
+        return arguments
 
     def close(self) -> None:
         """Kill the HTTP actors (a later ``generate`` starts new ones)."""
@@ -350,10 +380,11 @@ class RayBackend:
         ray = self._ray
         needed = self.replicas * self.tensor_parallel_size
         gpus = ray.cluster_resources().get("GPU", 0)
-        if gpus < needed:
+        if 0 < gpus < needed:
             raise InputError(f"the ray backend's vLLM engine needs {needed} GPU(s) ({self.replicas} replicas x "
                              f"tensor-parallel size {self.tensor_parallel_size}) and the Ray cluster has {gpus:g} "
                              "(give --base-url to send the requests to OpenAI-compatible servers instead)")
+        self.engine_platform = "cuda" if gpus else "cpu"
         try:
             from ray.data import llm
 
@@ -361,22 +392,44 @@ class RayBackend:
             config_class = llm.vLLMEngineProcessorConfig
         except (ImportError, AttributeError) as exc:
             raise InputError(f"ray.data.llm is not usable ({exc}): pip install 'culturebench[ray,vllm]'") from None
+        placement = ({"placement_group_config": {"bundles": [{"CPU": 1}] * self.tensor_parallel_size}}
+                     if self.engine_platform == "cpu" else {})  # without it the stage waits for a GPU forever
         config = config_class(model_source=self.model, concurrency=self.replicas, batch_size=self.batch_size,
-                              engine_kwargs={"tensor_parallel_size": self.tensor_parallel_size},
-                              should_continue_on_error=True)  # a failed row comes back with __inference_error__
+                              engine_kwargs=self._engine_kwargs(self.engine_platform),
+                              should_continue_on_error=True,  # a failed row comes back with __inference_error__
+                              log_engine_metrics=False,  # its import needs ray[llm]'s extras; the runner counts
+                              **placement)
         processor = build(config, preprocess=vllm_preprocess, postprocess=vllm_postprocess)
         ray.data.DataContext.get_current().enable_progress_bars = False  # the runner shows its own
-        dataset = ray.data.from_items([vllm_row(index, request) for index, request in enumerate(requests)])
+        dataset = ray.data.from_items([vllm_row(index, request, self._top_logprobs)
+                                       for index, request in enumerate(requests)])
         for row in processor(dataset).iter_rows():
             if row.get("__inference_error__"):  # such rows skip the postprocess
                 self._row_failed(int(row["index"]), row["__inference_error__"], on_response)
                 continue
+            logprobs = row.get("logprobs")
             response = ChatResponse(text=row["text"], prompt_tokens=int(row["prompt_tokens"]),
-                                    completion_tokens=int(row["completion_tokens"]))
+                                    completion_tokens=int(row["completion_tokens"]),
+                                    logprobs=None if logprobs is None else _as_tuples(json.loads(logprobs)))
             self.stats.requests += 1
             self.stats.prompt_tokens += response.prompt_tokens
             self.stats.completion_tokens += response.completion_tokens
             on_response(int(row["index"]), response)
+
+
+def _as_tuples(value):
+    """JSON lists back into the nested tuples of ``ChatResponse.logprobs``."""
+    return tuple(_as_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _local_gpus() -> int:
+    """CUDA GPUs this machine has (0 without torch or CUDA): decides the local Ray's CPUs for the vLLM engine."""
+    try:
+        import torch
+
+        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+    except ImportError:
+        return 0
 
 
 def _events(stats: BackendStats | None) -> int:

@@ -469,11 +469,12 @@ def companion_backend(model: str, base_url: str | None, kind: str = "openai", li
                       request_shape: Any = None) -> Any:
     """The backend of a judge, juror or antagonist (``kind`` "openai" or "vllm"): an ``openai`` backend with the
     evaluated backend's client settings (``like``: its ``--concurrency``, ``--timeout``, retries, headers, prices)
-    when it has them, and the role's ``request_shape`` (``request_shape_option``) when the config fixes one."""
+    when it has them, and the role's ``request_shape`` (``request_shape_option``) when the config fixes one. A vllm
+    companion takes an evaluated vllm backend's ``--engine-args`` (the same model shares its loaded engine)."""
     if kind == "vllm":
         from culturebench.evaluate.vllm_backend import VLLMBackend
 
-        return VLLMBackend(model)
+        return VLLMBackend(model, engine_args=getattr(like, "engine_overrides", None))
     if hasattr(like, "like"):
         return like.like(model, base_url, request_shape=request_shape)
     from culturebench.evaluate.backends import OpenAIBackend
