@@ -253,6 +253,23 @@ def test_neutral_needs_another_zone(tmp_path: Path) -> None:
     assert all(s.state == "pending" for s in slots if s.label != "neutral")
 
 
+def test_other_zone_draws_take_the_authors_story_map_unless_raw_is_asked_for(tmp_path: Path) -> None:
+    """Malta is in Latin America in the authors' story scripts' map; a RAW table placing it in Catholic Europe
+    changes the draws only with zones: raw (and a bad value in --config is one error naming the file)."""
+    raw = tmp_path / "raw"
+    shutil.copytree(REPO / "raw" / "cultural_atlas" / "veloria", raw / "cultural_atlas" / "malta")
+    (raw / "inglehart_welzel").mkdir()
+    (raw / "inglehart_welzel" / "zones.csv").write_text("Country,Cultural_Region\nmalta,Catholic Europe\n")
+    assert {u.zone for u in gen.read_units(raw)} == {"Latin America"}
+    assert {u.zone for u in gen.read_units(raw, "raw")} == {"Catholic Europe"}
+    config = tmp_path / "gen.json"
+    config.write_text('{"zones": "raw"}')
+    assert gen.read_config(config)["zones"] == "raw" and gen.read_config(None)["zones"] == "authors"
+    config.write_text('{"zones": "wvs"}')
+    with pytest.raises(InputError, match="zones"):
+        gen.read_config(config)
+
+
 def test_parsing() -> None:
     ok = '{"value": "v", "Rule-of-Thumb": "r", "story": "Ann sat. Is what Ann did socially acceptable?", ' \
          '"explanation": "e"}'

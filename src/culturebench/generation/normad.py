@@ -14,8 +14,9 @@ the unit's, among the zones of the available countries, then a country of it, th
 one of its units; one draw shared by the unit's samples), the prompt shows the unit's background as Country 1 and
 the other's as Country 2, and the answer gives **Country 2's Value and Rule-of-Thumb** and a story based on Country 1.
 The row keeps the authors' release layout: Country and Background are the unit's (the story's), ``Other Country`` and
-``Other Background`` the country the Value and Rule-of-Thumb come from. Zones: ``RAW/inglehart_welzel/`` where it
-lists a country, else the authors' map (:func:`culturebench.builders.normad.authors_zones`).
+``Other Background`` the country the Value and Rule-of-Thumb come from. Zones: the map of the authors' story
+scripts (``map_iw_bin_to_country``), ``RAW/inglehart_welzel/`` for a country it lacks, or wherever it lists one with
+the option ``zones: raw``.
 
 **Filtration (Sec. 3.2)**, in order; every rejection is logged with its reason:
 
@@ -119,11 +120,12 @@ def background_text(title: str, texts: list[str]) -> str:
     return "\n".join([f"### {title}", *(f"- {t}" for t in texts)])
 
 
-def read_units(raw: Path) -> list[Unit]:
-    """Every country x subaxis of the atlas Etiquette pages under ``raw``, with the country's IW zone
-    (``RAW/inglehart_welzel/``, else the authors' map)."""
+def read_units(raw: Path, zones: str = "authors") -> list[Unit]:
+    """Every country x subaxis of the atlas Etiquette pages under ``raw``, with the country's IW zone: the map the
+    authors' story scripts drew from, ``RAW/inglehart_welzel/`` for a country it lacks (``zones`` = ``raw``: that
+    folder wins; :func:`culturebench.builders.normad.zones_for`)."""
     items, _ = read_atlas(raw / ATLAS_FOLDER, raw)
-    zone_of = {**builder.authors_zones(), **builder.raw_zones(raw)[0]}
+    zone_of = builder.zones_for(raw, zones, builder.AUTHORS_GENERATION_ZONES).zone_of
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for item in sorted(items, key=lambda i: (i.source_file, i.order)):
         if item.topic != builder.facts()["etiquette_topic"]:
@@ -252,9 +254,10 @@ def _reject(run: GenerationRun, slot: Slot, reason: str) -> None:
 
 def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] | None = None,
              subaxes: set[str] | None = None, limit: int | None = None, per_label: int = STORIES_PER_LABEL,
-             console: Console | None = None) -> dict:
-    """Generate, filter and write the stories file into ``out/normad/``; returns the summary (also written)."""
-    units = read_units(raw_in)
+             zones: str = "authors", console: Console | None = None) -> dict:
+    """Generate, filter and write the stories file into ``out/normad/``; returns the summary (also written).
+    ``zones``: :data:`culturebench.builders.normad.ZONE_SOURCES` (the neutral stories' other-zone draws)."""
+    units = read_units(raw_in, zones)
     only = {builder.country_key(name) for name in only} if only else None
     targets = [u for u in units
                if (only is None or u.key in only)
@@ -371,6 +374,7 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         "kept_by_label": {lab: sum(s.label == lab for s in kept) for lab in prompts.GEN_LABELS},
         "rejected_by_check": {r: sum(s.reason == r for s in slots) for r in REJECTIONS},
         "neutral_regenerations": sum(s.attempt for s in slots if s.label == "neutral"),
+        "options": {"zones": zones},
     }
     path = run.close(summary)
     summary["summary_file"] = str(path)
@@ -419,17 +423,34 @@ def _selection(options: dict) -> tuple[set[str] | None, set[str] | None]:
     return (countries or None), (subaxes or None)
 
 
+GENERATE_OPTIONS = {"zones": builder.ZONE_SOURCES}
+"""``culturebench generate normad --config``: option -> allowed values (the first is the default)."""
+
+
+def read_config(path: Path | None) -> dict:
+    """The ``--config`` options (:data:`GENERATE_OPTIONS`), checked, with the defaults filled in."""
+    from culturebench.evaluate.runs import read_options_file
+
+    given = read_options_file(path, GENERATE_OPTIONS) if path is not None else {}
+    for key, value in given.items():
+        if value not in GENERATE_OPTIONS[key]:
+            raise InputError(f"unknown {key} {value!r}; choose from {', '.join(GENERATE_OPTIONS[key])}", file=path,
+                             column=key)
+    return {key: given.get(key, choices[0]) for key, choices in GENERATE_OPTIONS.items()}
+
+
 def cli_generate(backend, options: dict, console: Console | None = None) -> tuple[str, list[Path]]:
     """``culturebench generate normad --out RAW_DIR``: options ``out``; ``source`` (folder with cultural_atlas/ and
     an optional inglehart_welzel/; default RAW_DIR when it has cultural_atlas/, else the bundled sample raw/);
     ``seed``; ``only`` (countries and/or subaxes, comma-separated); ``limit`` (at most this many country x subaxis
-    norms)."""
+    norms); ``config`` (a JSON/YAML file of :data:`GENERATE_OPTIONS`)."""
     check_options(options)
+    config = read_config(options.get("config"))
     out = Path(options["out"])
     countries, subaxes = _selection(options)
     summary = generate(backend, _input_raw(options, out), out, seed=int(options.get("seed") or 0),
                        only=countries, subaxes=subaxes, limit=options.get("limit"),
-                       per_label=int(options.get("per_label") or STORIES_PER_LABEL), console=console)
+                       per_label=int(options.get("per_label") or STORIES_PER_LABEL), console=console, **config)
     rejected = ", ".join(f"{k} {v}" for k, v in summary["rejected_by_check"].items() if v) or "none"
     message = (f"normad: {summary['kept']} of {summary['stories_planned']} stories kept over "
                f"{summary['norm_units']} country x subaxis norms "
