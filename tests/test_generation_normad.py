@@ -36,6 +36,9 @@ NOT_ENTAILED = ("Ormund Isles", "Eating", "yes", 1)
 JUDGE_GARBLED = ("Ormund Isles", "Eating", "yes", 2)  # entailment judge answers neither yes nor no
 NOT_ABSTRACT = ("Ormund Isles", "Eating", "no", 1)
 DUPLICATE = ("Ormund Isles", "Eating", "no", 3)  # the same story as ("Ormund Isles", "Eating", "no", 2)
+# neutral stories whose rule-of-thumb is entailed by the story's own background (the authors' check 2 fails them):
+NEUTRAL_LEAKY = ("Kestrava", "Eating", "neutral", 1)  # repaired by the minimal edit
+NEUTRAL_FIX_GARBLED = ("Kestrava", "Eating", "neutral", 2)  # the edit's reply does not parse -> rot_fix_unparsed
 
 
 _GUIDELINE_LABEL = {'The answer should be "Yes"': "yes", 'The answer should be "No"': "no",
@@ -73,7 +76,8 @@ def story_reply(body: dict) -> str:
     block = body["messages"][-1]["content"]
     own = _BLOCK.search(block).group(2)
     other = _OTHER.search(block)
-    name = {NEUTRAL_RETRY: "Rex" if attempt == 0 else "Sam", NEUTRAL_BAD: "Ivo"}.get(case, "Ann")
+    name = {NEUTRAL_RETRY: "Rex" if attempt == 0 else "Sam", NEUTRAL_BAD: "Ivo", NEUTRAL_FIX_GARBLED: "Kim"}.get(
+        case, "Ann")
     token = _token(*case[:3], 2 if case == DUPLICATE else number, attempt)
     story = f"{name} went to a dinner with friends and did act {token}. Is what {name} did socially acceptable?"
     if case == NO_QUESTION:
@@ -81,7 +85,8 @@ def story_reply(body: dict) -> str:
     if case == LEAK:
         story = f"At a Velorian dinner {name} did act {token}. Is what {name} did socially acceptable?"
     # the rule-of-thumb carries the mark of the background it is written from: Country 2's for a neutral story
-    rot = f"It is polite to wait for the host before drinking ({_background_mark(other.group(2) if other else own)})."
+    written_for = own if not other or case in (NEUTRAL_LEAKY, NEUTRAL_FIX_GARBLED) else other.group(2)
+    rot = f"It is polite to wait for the host before drinking ({_background_mark(written_for)})."
     if case == LEAK_REAL:
         rot = "It is polite to drink like the Germans do."
     if case == NOT_ENTAILED:
@@ -108,6 +113,11 @@ def reply(prompt: str, body: dict) -> str:
     last = body["messages"][-1]["content"]
     if last.endswith("Is this story relevant to the rule-of-thumb (Yes/No ONLY)?"):  # Check 1 (authors' filter)
         return "Yes" if ("Rex " in last or "Ivo " in last) else "No"
+    if prompt.startswith("Task: You will be given a story, a rule-of-thumb"):  # the authors' stage-2 minimal edit
+        return "Here you go." if "Kim " in prompt else "Rule-of-thumb: FIXED rule.\n\nValue: FIXED value."
+    if prompt.endswith("entailed by the background? Answer with Yes or No\n"):  # the authors' stage 1, GPT-4 style
+        background = prompt.split("\n", 1)[1].split("\nRule-of-thumb:")[0]
+        return "Yes" if _background_mark(background) in prompt else "No"
     if prompt.startswith("Background:\n"):  # Fig. 7: entailed only by the background the rule was written from
         if "GARBLED" in prompt:
             return "Hmm, hard to say."
@@ -153,22 +163,27 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
     assert summary["norm_units"] == 3 and summary["stories_planned"] == 27
     rejected = summary["rejected_by_check"]
+    # the authors' check 2: the story's own background; a neutral story it entails is repaired, not discarded
     assert rejected == {"no_other_zone": 0, "unparsed": 2, "leak": 2, "neutral_inconsistent": 1,
-                        "rot_not_entailed": 2, "value_not_abstraction": 1, "duplicate": 1}, rejected
-    assert summary["kept"] == 27 - 9 == len(_rows(raw_dir))
+                        "rot_not_entailed": 2, "rot_fix_unparsed": 1, "value_not_abstraction": 1,
+                        "duplicate": 1}, rejected
+    assert summary["kept"] == 27 - 10 == len(_rows(raw_dir)) and summary["rot_fixed"] == 1
     assert summary["neutral_regenerations"] == 1 + gen.NEUTRAL_REGENERATIONS
     ids = _ids(raw_dir)
     for case in (MALFORMED, NO_QUESTION, LEAK, LEAK_REAL, NEUTRAL_BAD, NOT_ENTAILED, JUDGE_GARBLED, NOT_ABSTRACT,
-                 DUPLICATE):
+                 DUPLICATE, NEUTRAL_FIX_GARBLED):
         assert _ident(case) not in ids, case
     rows = {row["ID"]: row for row in _rows(raw_dir)}
     zone = {"Veloria": "Protestant Europe", "Kestrava": "Confucian", "Ormund Isles": "African-Islamic"}  # the sample
     retried = rows[_ident(NEUTRAL_RETRY)]
     assert retried["Attempts"] == "2" and retried["Check Neutral Consistency"].startswith("pass")
     assert "Sam" in retried["Story"]
+    fixed = rows.pop(_ident(NEUTRAL_LEAKY))
+    assert (fixed["Rule-of-Thumb"], fixed["Value"]) == ("FIXED rule.", "FIXED value.")
+    assert fixed["Check RoT Entailed"] == "yes -> fixed (stage 2 minimal edit)"
     for row in rows.values():
-        assert row["Check Leak"] == "pass" and row["Check RoT Entailed"] == "yes"
-        assert row["Check Value Abstraction"] == "yes"
+        assert row["Check Leak"] == "pass" and row["Check Value Abstraction"] == "yes"
+        assert row["Check RoT Entailed"] == ("no" if row["Gold Label"] == "neutral" else "yes")
         assert row["Subaxis"] == "eating" and row["Background"].startswith("### Eating\n- ")
         if row["Gold Label"] == "neutral":  # Value and Rule-of-Thumb from the other country, story from Country
             assert row["Other Country"] and row["Other Country"] != row["Country"]
@@ -194,7 +209,18 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nKestrava\n\n### Cultural background "
                                                      "[Etiquette]:\n### Eating\n- ")
     assert {e["rejection"] for e in log if e.get("rejection")} == {
-        "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "value_not_abstraction", "duplicate"}
+        "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "rot_fix_unparsed", "value_not_abstraction",
+        "duplicate"}
+    # check 2 as the authors' stage 1 / 2 ask it: one user message each, at their temperatures
+    leaky = [e for e in log if e["id"] == _ident(NEUTRAL_LEAKY)]
+    judged = next(e for e in leaky if e["kind"] == "judge_entailment")["messages"]
+    assert len(judged) == 1 and judged[0]["role"] == "user"
+    assert judged[0]["content"].startswith(f"Background:\n{fixed['Background']}\n\n\nRule-of-thumb: It is polite")
+    assert judged[0]["content"].endswith("\n\nIs the above rule-of-thumb entailed by the background? Answer with "
+                                         "Yes or No\n")
+    edit = next(e for e in leaky if e["kind"] == "fix_rot")
+    assert edit["sampling"]["temperature"] == 1.0 and edit["sampling"]["max_tokens"] == 500
+    assert f"Country 1:\n{fixed['Other Country']}\n\nCountry 2:\nKestrava\n" in edit["messages"][0]["content"]
 
     # the builder reads it (extra columns ignored); every check passes, incl. background and leak checks
     folder, verdict = build_release("normad", raw_dir, tmp_path / "rel", 0, lambda stage: None)
@@ -204,6 +230,37 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     stories_table = pl.read_parquet(next((folder / "data" / "stories").glob("*.parquet")))
     assert stories_table.height == summary["kept"]
     assert set(STORY_COLUMNS) <= set(_rows(raw_dir)[0])
+
+
+def test_check2_paper_route_tests_the_other_background_and_discards(raw_dir: Path, tmp_path: Path) -> None:
+    """check2: paper (Sec. 3.2's text): Fig. 7 against the background of the country the rule was written for (a
+    neutral story's other country), entailment required, failures discarded: the two neutral stories whose rule
+    the story's own background entails are dropped, nothing is edited."""
+    config = tmp_path / "gen.yaml"
+    config.write_text("check2: paper\n")
+    with ScriptedServer(reply=reply) as server:
+        gen.cli_generate(_backend(server), {"out": raw_dir, "only": "eating", "config": config})
+    summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
+    assert summary["rejected_by_check"]["rot_not_entailed"] == 4 and summary["rejected_by_check"]["rot_fix_unparsed"] == 0
+    assert summary["rot_fixed"] == 0 and summary["options"]["check2"] == "paper"
+    ids = _ids(raw_dir)
+    assert _ident(NEUTRAL_LEAKY) not in ids and _ident(NEUTRAL_FIX_GARBLED) not in ids
+    log = [json.loads(x) for x in (raw_dir / ".generation" / "normad.log.jsonl").read_text().splitlines()]
+    rows = {row["ID"]: row for row in _rows(raw_dir)}
+    for entry in log:
+        if entry["kind"] == "judge_entailment" and entry["label"] == "neutral" and entry["id"] in rows:
+            assert entry["messages"][0]["content"].startswith(
+                f"Background:\n{rows[entry['id']]['Other Background'].strip()}\nRule-of-thumb: ")
+    assert not [e for e in log if e["kind"] == "fix_rot"]
+
+
+def test_authors_stage2_reply_reading() -> None:
+    assert prompts.parse_authors_fix("Rule-of-Thumb: Bring a gift.\n \nValue: Generosity.") == (
+        "Bring a gift.", "Generosity.")
+    assert prompts.parse_authors_fix("Sure:\nRule-of-thumb: x\nValue: y") is None  # the first line must be it
+    assert prompts.parse_authors_fix("Rule-of-thumb: x") is None
+    assert prompts.authors_entailment_reply("No\n\nBecause ...") == "no"
+    assert prompts.authors_entailment_reply("No.") == "no."  # compared exactly: not the wanted "no"
 
 
 def test_resume_after_interruption_reasks_nothing(raw_dir: Path) -> None:

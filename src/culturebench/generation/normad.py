@@ -29,10 +29,15 @@ the option ``zones: raw``.
 3. ``neutral_inconsistent`` (Check 1): a neutral story that the authors' relevance filter finds relevant to its
    rule-of-thumb (anything but No) is regenerated with a new other country up to ``NEUTRAL_REGENERATIONS`` (3)
    times, then discarded;
-4. ``rot_not_entailed`` (Check 2, App. A.2 Fig. 7): the rule-of-thumb is not entailed by the background of the
-   country it was written for: the unit's for yes / no, the other country's for neutral ("where we ensure relevance
-   to different country's background");
-5. ``value_not_abstraction`` (Check 3, Fig. 8): the value is not an abstraction of the rule-of-thumb;
+4. Check 2 (option ``check2``, :data:`CHECK2_ROUTES`). ``authors`` (default: the code that made the published
+   rows, ``facts/normad_authors/validation_prompts.json``): the authors' stage-1 prompt with the row's own
+   background; ``rot_not_entailed``: a yes / no story whose rule it does not entail (the paper discards these); a
+   neutral story whose rule it entails is not discarded but gets the stage-2 minimal edit of its Value and
+   Rule-of-Thumb (temperature 1.0; ``rot_fix_unparsed`` when the reply lacks the two lines). ``paper`` (Sec. 3.2's
+   text, App. A.2 Fig. 7): the background of the country the rule was written for, the other country's for a
+   neutral story ("relevance to different country's background"), entailment required, failures discarded;
+5. ``value_not_abstraction`` (Check 3, Fig. 8): the value (after any edit) is not an abstraction of the
+   rule-of-thumb;
 6. ``duplicate``: the same or a near-identical story (rapidfuzz ratio >= 90) already kept for the country.
 
 The kept rows carry the stories file's columns plus ``ID``, ``Other Country``, ``Other Background``, ``Attempts`` and
@@ -77,7 +82,7 @@ NEUTRAL_REGENERATIONS = 3
 AXIS = "etiquette"
 CHECK_COLUMNS = ("Check Leak", "Check Neutral Consistency", "Check RoT Entailed", "Check Value Abstraction")
 EXTRA_COLUMNS = ("ID", "Other Country", "Other Background", "Attempts", *CHECK_COLUMNS)
-REJECTIONS = ("no_other_zone", "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed",
+REJECTIONS = ("no_other_zone", "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "rot_fix_unparsed",
               "value_not_abstraction", "duplicate")
 
 
@@ -235,10 +240,46 @@ def _relevance_request(slot: Slot, seed: int):
                    max_tokens=int(prompts.RELEVANCE["max_tokens"]), seed=seed)
 
 
-def rot_background(slot: Slot) -> str:
-    """The background Check 2 tests the rule-of-thumb against: the country it was written for (Sec. 3.2: for a
-    neutral story, the other country's)."""
-    return slot.other.background if slot.label == "neutral" and slot.other else slot.unit.background
+CHECK2_ROUTES = ("authors", "paper")
+"""Option ``check2``. ``authors`` (default; their code made the published rows): every rule-of-thumb against the
+row's own background (the story's country), the authors' stage-1 prompt; yes / no stories must be entailed, neutral
+ones must not be, and a neutral one that is gets the stage-2 minimal edit of its Value and Rule-of-Thumb
+(temperature 1.0) instead of being discarded. ``paper`` (Sec. 3.2's text): Fig. 7 against the background of the
+country the rule was written for (a neutral story's other country), entailment required, failures discarded."""
+
+
+def rot_background(slot: Slot, check2: str = "authors") -> str:
+    """The background Check 2 tests the rule-of-thumb against: the row's own (``authors``), or the country's the
+    rule was written for (``paper``, Sec. 3.2: "relevance to different country's background" for a neutral story)."""
+    if check2 == "paper" and slot.label == "neutral" and slot.other:
+        return slot.other.background
+    return slot.unit.background
+
+
+def _entailment_request(slot: Slot, check2: str, seed: int):
+    if check2 == "paper":
+        return _judge_request(prompts.entailment_prompt(rot_background(slot, check2), slot.fields["rule_of_thumb"]),
+                              seed)
+    stage1 = prompts.authors_validation()["stage1_rot"]
+    return request([("user", prompts.authors_entailment_prompt(rot_background(slot), slot.fields["rule_of_thumb"]))],
+                   temperature=float(stage1["temperature"]), max_tokens=int(stage1["max_tokens"]), seed=seed)
+
+
+def _entailment_verdict(slot: Slot, check2: str, text: str) -> tuple[str | None, bool]:
+    """(the verdict as read, whether the story passes Check 2) under route ``check2``."""
+    if check2 == "paper":
+        verdict = prompts.parse_yes_no(text)
+        return verdict, verdict == "yes"
+    reply = prompts.authors_entailment_reply(text)
+    return reply.strip() or None, reply == prompts.authors_validation()["stage1_rot"]["wanted"][slot.label]
+
+
+def _fix_request(slot: Slot, seed: int):
+    stage2 = prompts.authors_validation()["stage2_fix_rot"]
+    text = prompts.authors_fix_prompt(slot.fields["story"], slot.fields["rule_of_thumb"], slot.fields["value"],
+                                      slot.unit.country, slot.other.country if slot.other else "")
+    return request([("user", text)], temperature=float(stage2["temperature"]), max_tokens=int(stage2["max_tokens"]),
+                   seed=seed)
 
 
 def _where(slot: Slot) -> dict:
@@ -254,9 +295,10 @@ def _reject(run: GenerationRun, slot: Slot, reason: str) -> None:
 
 def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] | None = None,
              subaxes: set[str] | None = None, limit: int | None = None, per_label: int = STORIES_PER_LABEL,
-             zones: str = "authors", console: Console | None = None) -> dict:
+             zones: str = "authors", check2: str = "authors", console: Console | None = None) -> dict:
     """Generate, filter and write the stories file into ``out/normad/``; returns the summary (also written).
-    ``zones``: :data:`culturebench.builders.normad.ZONE_SOURCES` (the neutral stories' other-zone draws)."""
+    ``zones``: :data:`culturebench.builders.normad.ZONE_SOURCES` (the neutral stories' other-zone draws);
+    ``check2``: :data:`CHECK2_ROUTES`."""
     units = read_units(raw_in, zones)
     only = {builder.country_key(name) for name in only} if only else None
     targets = [u for u in units
@@ -328,28 +370,45 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
                 slot.other = other_unit(units, slot.unit, seed, slot.unit.key, slot.unit.subaxis, slot.number,
                                         slot.attempt)
 
-    # --- rule-of-thumb entailed by the background (Fig. 7), value an abstraction of the rule-of-thumb (Fig. 8)
+    # --- Check 2: the rule-of-thumb against a background (the authors' stage 1 / 2, or Fig. 7 as the paper reads it)
     generated = [s for s in slots if s.state == "generated"]
-    entail = [_judge_request(prompts.entailment_prompt(rot_background(s), s.fields["rule_of_thumb"]), seed)
-              for s in generated]
+    entail = [_entailment_request(s, check2, seed) for s in generated]
+    fixes: list[Slot] = []
+    for slot, req, resp in zip(generated, entail, run.ask(entail, "normad check 2 (rule-of-thumb entailment)")):
+        verdict, passed = _entailment_verdict(slot, check2, resp.text)
+        slot.verdicts["Check RoT Entailed"] = verdict or "unparsed"
+        repair = not passed and check2 == "authors" and slot.label == "neutral"
+        rejection = None if passed or repair else "rot_not_entailed"
+        run.log("judge_entailment", req, resp, **_where(slot), verdict=verdict or "unparsed", passed=passed,
+                route=check2, repair=repair, rejection=rejection)
+        if repair:
+            fixes.append(slot)
+        elif rejection:
+            _reject(run, slot, rejection)
+    requests = [_fix_request(s, seed) for s in fixes]
+    for slot, req, resp in zip(fixes, requests, run.ask(requests, "normad check 2 repairs (minimal edit)")):
+        fixed = prompts.parse_authors_fix(resp.text)
+        run.log("fix_rot", req, resp, **_where(slot), parsed=fixed is not None,
+                old={"rule_of_thumb": slot.fields["rule_of_thumb"], "value": slot.fields["value"]},
+                rejection=None if fixed else "rot_fix_unparsed")
+        if fixed is None:
+            _reject(run, slot, "rot_fix_unparsed")
+            continue
+        slot.fields["rule_of_thumb"], slot.fields["value"] = fixed
+        slot.verdicts["Check RoT Entailed"] += " -> fixed (stage 2 minimal edit)"
+
+    # --- Check 3: the value an abstraction of the rule-of-thumb (Fig. 8); near-duplicate stories
+    generated = [s for s in slots if s.state == "generated"]
     abstract = [_judge_request(prompts.abstraction_prompt(s.fields["rule_of_thumb"], s.fields["value"]), seed)
                 for s in generated]
-    answers = run.ask(entail + abstract, "normad judges")
     seen: dict[str, NearDuplicates] = defaultdict(NearDuplicates)
-    for i, slot in enumerate(generated):
-        verdicts = {}
-        for kind, column, req, resp in (("entailment", "Check RoT Entailed", entail[i], answers[i]),
-                                        ("abstraction", "Check Value Abstraction", abstract[i],
-                                         answers[len(generated) + i])):
-            verdict = prompts.parse_yes_no(resp.text)
-            verdicts[kind] = verdict
-            slot.verdicts[column] = verdict or "unparsed"
-            run.log(f"judge_{kind}", req, resp, **_where(slot), verdict=verdict or "unparsed",
-                    passed=verdict == "yes")
+    for slot, req, resp in zip(generated, abstract, run.ask(abstract, "normad check 3 (value abstraction)")):
+        verdict = prompts.parse_yes_no(resp.text)
+        slot.verdicts["Check Value Abstraction"] = verdict or "unparsed"
+        run.log("judge_abstraction", req, resp, **_where(slot), verdict=verdict or "unparsed",
+                passed=verdict == "yes")
         rejection = None
-        if verdicts["entailment"] != "yes":
-            rejection = "rot_not_entailed"
-        elif verdicts["abstraction"] != "yes":
+        if verdict != "yes":
             rejection = "value_not_abstraction"
         elif (dup := seen[slot.unit.key].match(slot.fields["story"])) is not None:
             rejection = "duplicate"
@@ -374,7 +433,8 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         "kept_by_label": {lab: sum(s.label == lab for s in kept) for lab in prompts.GEN_LABELS},
         "rejected_by_check": {r: sum(s.reason == r for s in slots) for r in REJECTIONS},
         "neutral_regenerations": sum(s.attempt for s in slots if s.label == "neutral"),
-        "options": {"zones": zones},
+        "rot_fixed": sum("fixed" in s.verdicts.get("Check RoT Entailed", "") for s in kept),
+        "options": {"zones": zones, "check2": check2},
     }
     path = run.close(summary)
     summary["summary_file"] = str(path)
@@ -423,7 +483,7 @@ def _selection(options: dict) -> tuple[set[str] | None, set[str] | None]:
     return (countries or None), (subaxes or None)
 
 
-GENERATE_OPTIONS = {"zones": builder.ZONE_SOURCES}
+GENERATE_OPTIONS = {"zones": builder.ZONE_SOURCES, "check2": CHECK2_ROUTES}
 """``culturebench generate normad --config``: option -> allowed values (the first is the default)."""
 
 

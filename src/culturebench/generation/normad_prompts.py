@@ -57,6 +57,13 @@ def authors_settings() -> dict:
 
 
 @cache
+def authors_validation() -> dict:
+    """The authors' rule-of-thumb validation: stage 1 (entailment) and stage 2 (the minimal edit of a neutral row
+    that fails it), prompts verbatim with their settings (``validation_prompts.json``)."""
+    return json.loads(authors_text("validation_prompts.json"))
+
+
+@cache
 def few_shots() -> dict:
     """The string literals of the authors' ``few_shots_v2.py``."""
     return json.loads(authors_text("few_shots_v2.json"))
@@ -113,6 +120,40 @@ def relevance_messages(rule_of_thumb: str, story: str) -> list[tuple[str, str]]:
 def entailment_prompt(background: str, rule_of_thumb: str) -> str:
     """Sec. 3.2 Check 2, App. A.2 Fig. 7: is the rule-of-thumb entailed by the country's background?"""
     return ENTAILMENT_TEMPLATE.format(background=background.strip(), rot=rule_of_thumb.strip())
+
+
+def authors_entailment_prompt(background: str, rule_of_thumb: str) -> str:
+    """Check 2 as the authors' ``run_model_validation_stage1_rot.py`` asks it: the row's own background as their
+    file holds it (``get_cultcontext``: every line ends in a newline) and the rule-of-thumb."""
+    return authors_validation()["stage1_rot"]["template"].format(background=authors_background(background),
+                                                                 rot=rule_of_thumb)
+
+
+def authors_entailment_reply(text: str) -> str:
+    """The stage-1 reply as the authors compare it: up to its first blank line, lowercased (a story passes only
+    when this is exactly the wanted "yes" / "no")."""
+    return text.split("\n\n")[0].lower()
+
+
+def authors_fix_prompt(story: str, rule_of_thumb: str, value: str, country: str, other_country: str) -> str:
+    """The authors' stage-2 minimal edit of a neutral row's Value and Rule-of-Thumb (``run_model_validation_stage2_
+    fix_rot.py``): ``other_country`` (Country 1) is the rule's country, ``country`` (Country 2) the story's."""
+    return authors_validation()["stage2_fix_rot"]["template"].format(
+        story=story, rot=rule_of_thumb, value=value, other_country=other_country, country=country)
+
+
+def parse_authors_fix(text: str) -> tuple[str, str] | None:
+    """(rule_of_thumb, value) of a stage-2 reply read as the authors read it: its non-empty lines, the first
+    "Rule-of-thumb: <text>", the second "Value: <text>" (each the part after the first ": " up to any next one);
+    None where their asserts would stop."""
+    lines = [line for line in text.replace("\n \n", "\n\n").split("\n") if line]
+    if len(lines) < 2:
+        return None
+    parts = [line.split(": ") for line in lines[:2]]
+    if any(len(p) < 2 for p in parts) or [p[0].lower() for p in parts] != ["rule-of-thumb", "value"]:
+        return None
+    rule_of_thumb, value = parts[0][1].strip(), parts[1][1].strip()
+    return (rule_of_thumb, value) if rule_of_thumb and value else None
 
 
 def abstraction_prompt(rule_of_thumb: str, value: str) -> str:
