@@ -47,6 +47,11 @@ _BLOCK = re.compile(r"^### Country(?: 1)?:\n(.+)\n\n### Cultural background(?: f
                     r"(### (.+)\n(?:- .*\n)+)", re.MULTILINE)
 _OTHER = re.compile(r"^### Country 2:\n(.+)\n\n### Cultural background for Country 2 \[Etiquette\]:\n"
                     r"(### .+\n(?:- .*\n)+)", re.MULTILINE)
+_ITEM = re.compile(r"^### Country:\n(.+)\n\n### Cultural background \[Etiquette\]:\n(.+?)### NOTE", re.MULTILINE)
+"""A yes / no story's block as collect_stories.py writes it: one atlas item, then the reminder."""
+_UNITS = gen.read_units(REPO / "raw")
+_UNIT_OF_ITEM = {(u.authors_name, item): u for u in _UNITS for item in u.items}
+_COUNTRY = {u.authors_name: u.country for u in _UNITS}
 
 
 def _case(body: dict) -> tuple[str, str, str, int]:
@@ -54,8 +59,19 @@ def _case(body: dict) -> tuple[str, str, str, int]:
     system message, the country from the last (the country block), the number from the sample index."""
     messages = body["messages"]
     label = next(lab for marker, lab in _GUIDELINE_LABEL.items() if marker in messages[0]["content"])
-    country, _, subaxis = _BLOCK.search(messages[-1]["content"]).groups()
-    return country, subaxis, label, body.get("seed", 0) % gen.STORIES_PER_LABEL + 1
+    country, _, subaxis = _block(messages[-1]["content"])
+    return _COUNTRY[country], subaxis, label, body.get("seed", 0) % gen.STORIES_PER_LABEL + 1
+
+
+def _block(block: str) -> tuple[str, str, str]:
+    """(country as written, its whole subsection background, the subsection title) of a story's country block:
+    the subsection itself, or (collect_stories.py) the unit whose item it shows."""
+    match = _BLOCK.search(block)
+    if match:
+        return match.groups()
+    country, item = _ITEM.search(block).groups()
+    unit = _UNIT_OF_ITEM[(country, item)]
+    return country, unit.background + "\n", unit.title
 
 
 def _token(*parts: object) -> str:
@@ -74,7 +90,7 @@ def story_reply(body: dict) -> str:
     if case == MALFORMED:
         return "Sorry, I cannot write that story."
     block = body["messages"][-1]["content"]
-    own = _BLOCK.search(block).group(2)
+    own = _block(block)[1]
     other = _OTHER.search(block)
     name = {NEUTRAL_RETRY: "Rex" if attempt == 0 else "Sam", NEUTRAL_BAD: "Ivo", NEUTRAL_FIX_GARBLED: "Kim"}.get(
         case, "Ann")
@@ -174,7 +190,8 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
                  DUPLICATE, NEUTRAL_FIX_GARBLED):
         assert _ident(case) not in ids, case
     rows = {row["ID"]: row for row in _rows(raw_dir)}
-    zone = {"Veloria": "Protestant Europe", "Kestrava": "Confucian", "Ormund Isles": "African-Islamic"}  # the sample
+    rows_all = dict(rows)
+    zone = {"veloria": "Protestant Europe", "kestrava": "Confucian", "ormund_isles": "African-Islamic"}  # the sample
     retried = rows[_ident(NEUTRAL_RETRY)]
     assert retried["Attempts"] == "2" and retried["Check Neutral Consistency"].startswith("pass")
     assert "Sam" in retried["Story"]
@@ -206,8 +223,12 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     # the authors' gpt-4 conversation: prefix + guidelines, three few-shot pairs, country block + reminder
     assert [m["role"] for m in bad["messages"]] == ["system"] + ["system", "assistant"] * 3 + ["system"]
     assert bad["messages"][0]["content"].startswith("In this task, we present a country, followed by its cultural")
-    assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nKestrava\n\n### Cultural background "
-                                                     "[Etiquette]:\n### Eating\n- ")
+    # (collect_stories.py: the country as the authors write it, one atlas item of the subsection, the v3 few-shots)
+    item = bad["messages"][-1]["content"].split("[Etiquette]:\n")[1].split("### NOTE")[0]
+    assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nkestrava\n\n### Cultural background "
+                                                     f"[Etiquette]:\n{item}### NOTE")
+    assert f"- {item}\n" in next(r["Background"] for r in rows_all.values() if r["Country"] == "kestrava") + "\n"
+    assert bad["sampling"]["temperature"] == 0.9 and "A woman attended a dinner party" in bad["messages"][2]["content"]
     assert {e["rejection"] for e in log if e.get("rejection")} == {
         "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "rot_fix_unparsed", "value_not_abstraction",
         "duplicate"}
@@ -220,7 +241,7 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
                                          "Yes or No\n")
     edit = next(e for e in leaky if e["kind"] == "fix_rot")
     assert edit["sampling"]["temperature"] == 1.0 and edit["sampling"]["max_tokens"] == 500
-    assert f"Country 1:\n{fixed['Other Country']}\n\nCountry 2:\nKestrava\n" in edit["messages"][0]["content"]
+    assert f"Country 1:\n{fixed['Other Country']}\n\nCountry 2:\nkestrava\n" in edit["messages"][0]["content"]
 
     # the builder reads it (extra columns ignored); every check passes, incl. background and leak checks
     folder, verdict = build_release("normad", raw_dir, tmp_path / "rel", 0, lambda stage: None)
@@ -237,7 +258,7 @@ def test_check2_paper_route_tests_the_other_background_and_discards(raw_dir: Pat
     neutral story's other country), entailment required, failures discarded: the two neutral stories whose rule
     the story's own background entails are dropped, nothing is edited."""
     config = tmp_path / "gen.yaml"
-    config.write_text("check2: paper\n")
+    config.write_text("check2: paper\nyes_no_stories: paper\n")
     with ScriptedServer(reply=reply) as server:
         gen.cli_generate(_backend(server), {"out": raw_dir, "only": "eating", "config": config})
     summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
@@ -252,6 +273,11 @@ def test_check2_paper_route_tests_the_other_background_and_discards(raw_dir: Pat
             assert entry["messages"][0]["content"].startswith(
                 f"Background:\n{rows[entry['id']]['Other Background'].strip()}\nRule-of-thumb: ")
     assert not [e for e in log if e["kind"] == "fix_rot"]
+    # yes_no_stories: paper: Fig. 14's v2 few-shots, the whole subsection, temperature 0.5
+    bad = next(e for e in log if e["kind"] == "story" and e["id"] == _ident(MALFORMED))
+    assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nkestrava\n\n### Cultural background "
+                                                     "[Etiquette]:\n### Eating\n- ")
+    assert bad["sampling"]["temperature"] == 0.5 and "Maria, calmly asked Emma" in bad["messages"][2]["content"]
 
 
 def test_authors_stage2_reply_reading() -> None:
@@ -377,7 +403,15 @@ def test_story_prompt_is_the_authors() -> None:
     """The blocks as the authors' collect_irrelevant.py formats them and the conversation as their PromptBuilder's
     gpt-4 route assembles it (typed here from their code), the relevance filter of gpt4_filter_neutral.py."""
     assert prompts.STORIES_PER_LABEL == 3  # conf/prompts/prompts.yaml num_story_samples
-    assert prompts.GEN_TEMPERATURE == 0.5 and prompts.GEN_MAX_TOKENS == 1024
+    assert prompts.GEN_MAX_TOKENS == 1024
+    # collect_stories.py (yes / no, default) 0.9 with few_shots_v3; Fig. 14's v2 few-shots and collect_irrelevant.py 0.5
+    assert [(r["temperature"], r["few_shots_file"]) for r in (prompts.YES_NO_ROUTES["authors"],
+            prompts.YES_NO_ROUTES["paper"], prompts.STORY_ROUTES["neutral"])] == [
+        (0.9, "few_shots_v3.json"), (0.5, "few_shots_v2.json"), (0.5, "few_shots_v2.json")]
+    assert prompts.item_block("south_korea", "Bow slightly.") == (
+        "\n---\n### Country:\nsouth_korea\n\n### Cultural background [Etiquette]:\nBow slightly.")
+    assert [prompts.authors_country(n) for n in ("south_korea", "Timor-Leste", "United States")] == [
+        "south_korea", "timor-leste", "united_states"]
     block = prompts.country_block("neutral", "Veloria", "### Eating\n- Wait.", "Kestrava", "### Eating\n- Eat.\n")
     assert block == ("\n---\n### Country 1:\nVeloria\n\n### Cultural background for Country 1 [Etiquette]:\n"
                      "### Eating\n- Wait.\n\n---\n### Country 2:\nKestrava\n\n### Cultural background for Country 2 "
@@ -450,8 +484,14 @@ def test_against_the_authors_files() -> None:
         assert (shipped / "story_prompts" / "v2" / name).read_bytes() == \
             (AUTHORS / "story_prompts" / "v2" / name).read_bytes(), name
     assert (shipped / "prompts.yaml").read_bytes() == (AUTHORS / "conf" / "prompts" / "prompts.yaml").read_bytes()
-    assert json.loads((shipped / "few_shots_v2.json").read_text()) == \
-        json.loads((AUTHORS / "derived_fewshots" / "few_shots_v2.json").read_text())
+    for version in ("few_shots_v2.json", "few_shots_v3.json"):
+        assert json.loads((shipped / version).read_text()) == \
+            json.loads((AUTHORS / "derived_fewshots" / version).read_text()), version
+    v3 = json.loads((AUTHORS / "derived_fewshots" / "few_shots_v3.json").read_text())
+    item = prompts.item_block("veloria", "Wait.")
+    for label, key in (("yes", "few_shots_gpt4_affirm"), ("no", "few_shots_gpt4_no")):
+        conversation = prompts.story_messages(label, item, prompts.YES_NO_ROUTES["authors"]["few_shots_file"])
+        assert conversation[1:-1] == [(role, shot[role]) for shot in v3[key] for role in ("system", "assistant")]
     config = yaml.safe_load((AUTHORS / "conf" / "prompts" / "prompts.yaml").read_text())
     assert config["prompts_dir"] == "story_prompts/v2" and gen.STORIES_PER_LABEL == config["num_story_samples"]
     shots = json.loads((AUTHORS / "derived_fewshots" / "few_shots_v2.json").read_text())
@@ -473,3 +513,7 @@ def test_against_the_authors_files() -> None:
         for shot in shots[key]:
             fields, status = prompts.parse_story(shot["assistant"], label)
             assert fields is not None and fields["rule_of_thumb"] in shot["assistant"], status
+        # the v3 stories name no one ("Is she justified in doing so?"): asked about the pronoun, never a stray word
+        for shot in v3[key]:
+            fields, status = prompts.parse_story(shot["assistant"], label)
+            assert re.search(r"Is what (he|she|they) did socially acceptable\?$", fields["story"]), fields["story"]

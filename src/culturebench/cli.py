@@ -604,7 +604,7 @@ def generate(
     source: Annotated[Path, typer.Option(help="llm_globe: folder whose llm_globe/ holds the seed prompts and rubrics; cdeval_translate: folder whose cdeval/ holds the English items (default: the bundled raw/).")] = None,
     language: Annotated[str, typer.Option(help="cdeval_translate: the language to translate the CDEval items into (de, zh, ...; Sec. 4.2, Fig. 4).")] = None,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
-    config: Annotated[Path, typer.Option(help="normad: JSON/YAML options: zones (authors (default) or raw: RAW/inglehart_welzel/ wins for the neutral stories' other-zone draws); check2 (authors (default): the authors' stage-1 prompt on the row's own background, a failing neutral story repaired by their minimal edit; paper: Fig. 7 on the rule's country's background, failures discarded).")] = None,
+    config: Annotated[Path, typer.Option(help="normad: JSON/YAML options: zones (authors (default) or raw: RAW/inglehart_welzel/ wins for the neutral stories' other-zone draws); check2 (authors (default): the authors' stage-1 prompt on the row's own background, a failing neutral story repaired by their minimal edit; paper: Fig. 7 on the rule's country's background, failures discarded); yes_no_stories (authors (default): collect_stories.py, few_shots_v3, temperature 0.9, one atlas item per sample; paper: Fig. 14's v2 few-shots, 0.5, the whole subsection).")] = None,
 ) -> None:
     """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires and their translations, NormAd stories) into RAW_DIR."""
     task = module_name(task)

@@ -96,6 +96,8 @@ class Unit:
     title: str  # the atlas subsection heading
     background: str  # "### <title>\n- item\n- item"
     zone: str | None
+    items: tuple[str, ...] = ()  # the subsection's atlas items, in page order
+    authors_name: str = ""  # the country as the authors' prompts write it ("ormund_isles")
 
 
 @dataclass
@@ -143,8 +145,9 @@ def read_units(raw: Path, zones: str = "authors") -> list[Unit]:
     for (country, code), group in sorted(groups.items(), key=lambda kv: (builder.country_key(kv[0][0]),
                                                                         order.index(kv[0][1]))):
         key = builder.country_key(country)
-        units.append(Unit(country, key, code, group[0].subsection,
-                          background_text(group[0].subsection, [i.text for i in group]), zone_of.get(key)))
+        texts = [i.text for i in group]
+        units.append(Unit(country, key, code, group[0].subsection, background_text(group[0].subsection, texts),
+                          zone_of.get(key), tuple(texts), prompts.authors_country(Path(group[0].source_file).parent.name)))
     return units
 
 
@@ -220,12 +223,24 @@ def leaks(text: str, countries: list[str]) -> list[str]:
 # ------------------------------------------------------------------------------------------------------ the run
 
 
-def _gen_request(slot: Slot, seed: int):
+def story_item(slot: Slot, seed: int) -> str:
+    """The atlas item a yes / no story of the ``authors`` route is written from (collect_stories.py's
+    ``random.choice`` of the subsection's items: a seeded hash per sample)."""
+    return _pick(list(slot.unit.items), seed, slot.unit.key, slot.unit.subaxis, slot.label, slot.number, "item")
+
+
+def _gen_request(slot: Slot, seed: int, yes_no_stories: str = "authors"):
     u, o = slot.unit, slot.other
-    block = prompts.country_block(slot.label, u.country, u.background, o.country if o else "",
-                                  o.background if o else "")
-    return request(prompts.story_messages(slot.label, block), temperature=prompts.GEN_TEMPERATURE,
-                   max_tokens=prompts.GEN_MAX_TOKENS, seed=seed,
+    if slot.label == "neutral":  # collect_irrelevant.py
+        route = prompts.STORY_ROUTES["neutral"]
+        block = prompts.country_block("neutral", u.authors_name, u.background, o.authors_name if o else "",
+                                      o.background if o else "")
+    else:
+        route = prompts.YES_NO_ROUTES[yes_no_stories]
+        block = (prompts.item_block(u.authors_name, story_item(slot, seed)) if route["background"] == "one_item"
+                 else prompts.country_block(slot.label, u.authors_name, u.background))
+    return request(prompts.story_messages(slot.label, block, route["few_shots_file"]),
+                   temperature=float(route["temperature"]), max_tokens=prompts.GEN_MAX_TOKENS, seed=seed,
                    sample_index=slot.number + slot.samples * slot.attempt)
 
 
@@ -277,7 +292,7 @@ def _entailment_verdict(slot: Slot, check2: str, text: str) -> tuple[str | None,
 def _fix_request(slot: Slot, seed: int):
     stage2 = prompts.authors_validation()["stage2_fix_rot"]
     text = prompts.authors_fix_prompt(slot.fields["story"], slot.fields["rule_of_thumb"], slot.fields["value"],
-                                      slot.unit.country, slot.other.country if slot.other else "")
+                                      slot.unit.authors_name, slot.other.authors_name if slot.other else "")
     return request([("user", text)], temperature=float(stage2["temperature"]), max_tokens=int(stage2["max_tokens"]),
                    seed=seed)
 
@@ -295,10 +310,11 @@ def _reject(run: GenerationRun, slot: Slot, reason: str) -> None:
 
 def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] | None = None,
              subaxes: set[str] | None = None, limit: int | None = None, per_label: int = STORIES_PER_LABEL,
-             zones: str = "authors", check2: str = "authors", console: Console | None = None) -> dict:
+             zones: str = "authors", check2: str = "authors", yes_no_stories: str = "authors",
+             console: Console | None = None) -> dict:
     """Generate, filter and write the stories file into ``out/normad/``; returns the summary (also written).
     ``zones``: :data:`culturebench.builders.normad.ZONE_SOURCES` (the neutral stories' other-zone draws);
-    ``check2``: :data:`CHECK2_ROUTES`."""
+    ``check2``: :data:`CHECK2_ROUTES`; ``yes_no_stories``: :data:`culturebench.generation.normad_prompts.YES_NO_ROUTES`."""
     units = read_units(raw_in, zones)
     only = {builder.country_key(name) for name in only} if only else None
     targets = [u for u in units
@@ -320,7 +336,7 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         active = [s for s in slots if s.state == "pending"]
         if not active:
             break
-        requests = [_gen_request(s, seed) for s in active]
+        requests = [_gen_request(s, seed, yes_no_stories) for s in active]
         responses = run.ask(requests, f"normad stories (round {attempt + 1})")
         judged: list[Slot] = []
         for slot, req, resp in zip(active, requests, responses):
@@ -434,7 +450,7 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         "rejected_by_check": {r: sum(s.reason == r for s in slots) for r in REJECTIONS},
         "neutral_regenerations": sum(s.attempt for s in slots if s.label == "neutral"),
         "rot_fixed": sum("fixed" in s.verdicts.get("Check RoT Entailed", "") for s in kept),
-        "options": {"zones": zones, "check2": check2},
+        "options": {"zones": zones, "check2": check2, "yes_no_stories": yes_no_stories},
     }
     path = run.close(summary)
     summary["summary_file"] = str(path)
@@ -448,10 +464,10 @@ def stories_csv(kept: list[Slot]) -> str:
     writer.writerow([*STORY_COLUMNS, *EXTRA_COLUMNS])
     for s in kept:
         f = s.fields
-        row = {"Country": s.unit.country, "Background": s.unit.background, "Axis": AXIS, "Subaxis": s.unit.subaxis,
+        row = {"Country": s.unit.authors_name, "Background": s.unit.background, "Axis": AXIS, "Subaxis": s.unit.subaxis,
                "Value": f["value"], "Rule-of-Thumb": f["rule_of_thumb"], "Story": f["story"],
                "Explanation": f["explanation"], "Gold Label": s.label, "ID": s.ident,
-               "Other Country": s.other.country if s.other else "",
+               "Other Country": s.other.authors_name if s.other else "",
                "Other Background": s.other.background if s.other else "", "Attempts": str(s.attempt + 1),
                **{c: s.verdicts.get(c, "") for c in CHECK_COLUMNS}}
         writer.writerow([row[c] for c in (*STORY_COLUMNS, *EXTRA_COLUMNS)])
@@ -483,7 +499,8 @@ def _selection(options: dict) -> tuple[set[str] | None, set[str] | None]:
     return (countries or None), (subaxes or None)
 
 
-GENERATE_OPTIONS = {"zones": builder.ZONE_SOURCES, "check2": CHECK2_ROUTES}
+GENERATE_OPTIONS = {"zones": builder.ZONE_SOURCES, "check2": CHECK2_ROUTES,
+                    "yes_no_stories": tuple(prompts.YES_NO_ROUTES)}
 """``culturebench generate normad --config``: option -> allowed values (the first is the default)."""
 
 
