@@ -357,3 +357,87 @@ def test_authors_map_against_the_public_zone_table():
         "Bangladesh", "Iran", "Saudi Arabia", "South Africa", "Turkey", "Croatia", "Hungary", "France", "Malta",
         "Philippines", "Cyprus", "Singapore", "Vietnam")}
     assert {k for k in results if k in public and public[k] != results[k]} == moved - {"philippines"}
+
+
+# ------------------------------------------------------------------------------------- the revised release (v2)
+
+
+def rows_with_other_columns() -> list[dict]:
+    """The sample with Other Country / Other Background: a neutral row's rule comes from another sample country
+    (its background of the same subaxis), as the authors' story files and `generate normad` write it."""
+    rows = sample_rows()
+    background = {(r["Country"], r["Subaxis"]): r["Background"] for r in rows}
+    other = {"veloria": "kestrava", "ormund_isles": "veloria"}
+    for row in rows:
+        neutral = row["Gold Label"] == "neutral"
+        row["Other Country"] = other[row["Country"]] if neutral else ""
+        row["Other Background"] = background[(row["Other Country"], row["Subaxis"])] if neutral else ""
+    return rows
+
+
+def test_revision_v2_fix_neutral_swaps_neutral_rows(tmp_path):
+    """The authors' swap_neutral_country_background.py: a neutral row's Country and Background become the rule's
+    culture (Other Country / Background); the other rows are unchanged; the card and manifest name the revision."""
+    raw = copy_raw(tmp_path)
+    rows = rows_with_other_columns()
+    write_stories(raw, rows)
+    config = tmp_path / "build.json"
+    config.write_text('{"revision": "v2_fix_neutral"}')
+    result = CliRunner().invoke(app, ["build", "normad", "--raw", str(raw), "--out", str(tmp_path / "out"),
+                                      "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    release = tmp_path / "out" / "normad"
+    stories = pl.read_parquet(release / "data" / "stories" / "test-00000-of-00001.parquet")
+    neutral = {r["story"]: r for r in stories.filter(pl.col("gold_label") == "neutral").to_dicts()}
+    for row in (r for r in rows if r["Gold Label"] == "neutral"):
+        kept = neutral[row["Story"].strip()]
+        assert (kept["country"], kept["background"]) == (row["Other Country"], row["Other Background"].strip())
+        assert kept["iw_zone"] == {"kestrava": "Confucian", "veloria": "Protestant Europe"}[row["Other Country"]]
+        assert kept["id"] == normad.story_id(row["Other Country"], row["Story"])
+    unchanged = stories.filter(pl.col("gold_label") != "neutral")
+    assert set(unchanged["country"].to_list()) <= {"veloria", "kestrava", "ormund_isles"}
+    assert unchanged.height == sum(r["Gold Label"] != "neutral" for r in rows) - 1  # one duplicate in the sample
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["provenance"]["revision"]["name"] == "v2_fix_neutral"
+    assert manifest["provenance"]["revision"]["neutral_rows_swapped"] == 2
+    assert "Revision `v2_fix_neutral`" in (release / "README.md").read_text()
+    default = normad.build(raw, 0, NOOP)
+    assert default.provenance["revision"] == {"name": "v1"}
+    assert "Revision `v1`" in default.card.creation
+
+
+def test_revision_v2_needs_the_other_columns(tmp_path):
+    raw = copy_raw(tmp_path)
+    write_stories(raw, sample_rows())  # no Other columns
+    with pytest.raises(InputError, match="Other Country") as error:
+        normad.build(raw, 0, NOOP, {"revision": "v2_fix_neutral"})
+    assert error.value.row == 3 and error.value.column == "Other Country"  # the first neutral row
+    rows = rows_with_other_columns()
+    rows[10]["Other Background"] = " "
+    write_stories(raw, rows)
+    with pytest.raises(InputError, match="empty 'Other Background'") as error:
+        normad.build(raw, 0, NOOP, {"revision": "v2_fix_neutral"})
+    assert error.value.row == 11
+
+
+def test_revision_v2_canada_gift_giving_takes_the_atlas_subsection():
+    """fix_canada_gift_giving.py's deterministic half: a neutral row that is Canada's gift giving after the swap
+    gets Canada's Gift Giving subsection as background (here from the atlas pages); others keep theirs."""
+    from culturebench.raw.cultural_atlas import AtlasItem
+    from culturebench.raw.normad import StoryRow
+
+    items = [AtlasItem("Canada", "Canadian Culture", "Etiquette", "Gift Giving", "bullet", text, order,
+                       "cultural_atlas/canada/etiquette.html")
+             for order, text in ((2, "Token gifts may be given."), (1, "Gifts come with a card."))]
+    def row(number, label, subaxis, other):
+        values = {"Country": "veloria", "Background": "### Eating\n- Wait.", "Axis": "etiquette", "Subaxis": subaxis,
+                  "Value": "v", "Rule-of-Thumb": "r", "Story": f"s{number}", "Explanation": "e", "Gold Label": label}
+        return StoryRow("stories.csv", number, values, {"Other Country": other, "Other Background": "### old"})
+    rows = [row(1, "neutral", "gift_giving", "canada"), row(2, "neutral", "eating", "canada"),
+            row(3, "yes", "gift_giving", "")]
+    revised, report = normad.revise_v2_fix_neutral(rows, items)
+    assert revised[0].values["Background"] == "### Gift Giving\n- Gifts come with a card.\n- Token gifts may be given."
+    assert revised[0].other == {"Other Country": "veloria", "Other Background": "### Eating\n- Wait."}
+    assert revised[1].values["Background"] == "### old" and revised[2] is rows[2]
+    assert report["neutral_rows_swapped"] == 2 and report["canada_gift_giving_backgrounds_set"] == 1
+    assert normad.revise_v2_fix_neutral(rows, [])[1]["canada_gift_giving_without_atlas_page"] == 1

@@ -115,7 +115,7 @@ def build(
     raw: Annotated[Path, typer.Option(help="Folder of raw inputs (one sub-folder per source). Default: the bundled sample raw/.")] = None,
     out: Annotated[Path, typer.Option(help="Folder that receives one release folder per benchmark.")] = Path("releases"),
     seed: Annotated[int, typer.Option(help="Seed for splits and samples; same inputs + seed give byte-identical parquet.")] = 0,
-    config: Annotated[Path, typer.Option(help="JSON/YAML build options. normad: zones (authors: the NormAd authors' map, RAW/inglehart_welzel/ only for countries it lacks (default); raw: RAW/inglehart_welzel/ wins).")] = None,
+    config: Annotated[Path, typer.Option(help="JSON/YAML build options. normad: zones (authors: the NormAd authors' map, RAW/inglehart_welzel/ only for countries it lacks (default); raw: RAW/inglehart_welzel/ wins); revision (v1: the stories as read (default); v2_fix_neutral: the authors' revised release, its deterministic steps: neutral rows swapped to the rule's country and background, Canada's gift-giving background).")] = None,
 ) -> None:
     """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
     checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""

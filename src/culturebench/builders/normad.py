@@ -43,6 +43,7 @@ from culturebench.errors import InputError
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas
 from culturebench.raw.normad import (
+    OTHER_COLUMNS,
     STORIES_FOLDER,
     ZONES_FOLDER,
     StoryRow,
@@ -108,8 +109,10 @@ CARD = CardInfo(
         "Neutral stories, in the authors' release as in files `culturebench generate normad` writes, are built as the "
         "authors built them (their collect_irrelevant.py): country and background are the story's, while value and "
         "rule_of_thumb come from a country of another Inglehart-Welzel zone (the generated file names it in "
-        "`Other Country` / `Other Background`, which this build ignores). The authors' later v2_fix_neutral scripts "
-        "swap country and background of neutral rows to the rule's country; this release keeps the rows as read.\n\n"
+        "`Other Country` / `Other Background`). The authors' revised release (their src/v2_fix_neutral) swaps country "
+        "and background of neutral rows to the rule's country: the build option `revision: v2_fix_neutral` applies "
+        "that swap and the Canada gift-giving background (the line at the end of this section names the revision "
+        "of this build); its model steps run through `culturebench generate`.\n\n"
         "Checks beyond the schemas: every background is its country's atlas etiquette text (compared after NFKC, "
         "plain quotes and dashes and whitespace normalisation; heading lines must name a subsection; the rest must "
         "be a contiguous part of the page text or each line one item of it); no story or rule-of-thumb names a "
@@ -245,6 +248,9 @@ def build(raw: Path, seed: int, progress: Progress, options: dict | None = None)
     inputs += zones.inputs
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
+    revision = {"name": "v1"}
+    if options.get("revision", "v1") == "v2_fix_neutral":
+        stories, revision = revise_v2_fix_neutral(stories, items)
     zones_used = zone_report(zones, [row.values["Country"] for row in stories
                                      if country_key(row.values["Country"]) in zones.zone_of])
     progress("atlas")
@@ -263,15 +269,17 @@ def build(raw: Path, seed: int, progress: Progress, options: dict | None = None)
             "atlas_pages": len(atlas_inputs),
             "zone_rows_read": zones.rows_read,
             "zones": zones_used,
+            "revision": revision,
             "paper_counts": facts()["paper_counts"],
             "counts_by_zone_and_label": counts_by_zone_and_label(table),
         },
-        card=build_card(zones_used),
+        card=build_card(zones_used, revision),
     )
 
 
-def build_card(zones_used: dict) -> CardInfo:
-    """:data:`CARD` with this build's zones: their source and the countries the RAW table places elsewhere."""
+def build_card(zones_used: dict, revision: dict) -> CardInfo:
+    """:data:`CARD` with this build's revision and zones (their source, the countries the RAW table places
+    elsewhere)."""
     differ = zones_used["differing_from_raw_table"]
     moves = ", ".join(f"{c} ({d['authors']} -> {d['raw_table']})" for c, d in differ.items()) or "none"
     if zones_used["source"] == "raw":
@@ -281,6 +289,13 @@ def build_card(zones_used: dict) -> CardInfo:
         line = (f"This build: zones `authors` (the authors' `{zones_used['authors_map']}`; RAW/inglehart_welzel/ "
                 f"only for {len(zones_used['from_raw_table'])} countries it lacks); {len(differ)} of the stories' "
                 f"countries sit in another zone in RAW/inglehart_welzel/ and would move with `zones: raw`: {moves}.")
+    if revision["name"] == "v2_fix_neutral":
+        line += (f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral, deterministic steps): "
+                 f"{revision['neutral_rows_swapped']} neutral rows swapped to the rule's country and background "
+                 f"(the story's in the Other columns), {revision['canada_gift_giving_backgrounds_set']} of Canada's "
+                 f"gift-giving rows given its atlas Gift Giving background; {revision['model_steps']}.")
+    else:
+        line += " Revision `v1`: the stories as read (the published release; neutral rows keep the story's country)."
     return replace(CARD, creation=f"{CARD.creation}\n\n{line}")
 
 
@@ -311,7 +326,13 @@ collect_irrelevant.py / collect_stories.py: Malta and the Philippines in Latin A
 ZONE_SOURCES = ("authors", "raw")
 """Build / generate option ``zones``: ``authors`` (default) takes a country's zone from the authors' map and
 ``RAW/inglehart_welzel/`` only for a country that map lacks; ``raw`` lets that folder's tables win."""
-BUILD_OPTIONS = {"zones": ZONE_SOURCES}
+REVISIONS = ("v1", "v2_fix_neutral")
+"""Build option ``revision``: ``v1`` (default) keeps the stories as read (the published release);
+``v2_fix_neutral`` applies the deterministic steps of the authors' revised release (their ``src/v2_fix_neutral``,
+:func:`revise_v2_fix_neutral`); its model steps run through ``culturebench generate``."""
+
+
+BUILD_OPTIONS = {"zones": ZONE_SOURCES, "revision": REVISIONS}
 """``culturebench build normad --config``: option -> allowed values."""
 
 
@@ -428,6 +449,54 @@ def stories_table(rows: list[StoryRow], zone_of: dict[str, str]) -> tuple[pl.Dat
     quarantine = {rule: pl.DataFrame(found, schema=QUARANTINE_SCHEMA, orient="row") for rule, found in
                   sorted(dropped.items())}
     return table, quarantine
+
+
+def background_text(title: str, texts: list[str]) -> str:
+    """An atlas subsection as a story's background (the authors' ``get_cultcontext``: ``### <subsection>`` then
+    ``- <item>`` per item)."""
+    return "\n".join([f"### {title}", *(f"- {t}" for t in texts)])
+
+
+def revise_v2_fix_neutral(rows: list[StoryRow], items: list[AtlasItem]) -> tuple[list[StoryRow], dict]:
+    """The authors' ``swap_neutral_country_background.py`` and the deterministic half of
+    ``fix_canada_gift_giving.py``: a neutral row's Country and Background become its Other Country and Other
+    Background (the rule's culture) and the story's move to the Other columns; a neutral row then of Canada's
+    gift giving takes Canada's atlas Gift Giving subsection as its Background (the authors type their scrape of it
+    into the script; here it comes from ``RAW/cultural_atlas/``, not shipped: (c) SBS). A neutral row without the
+    Other columns stops the build, as the authors' script does. Returns the rows and counts."""
+    canada = [i for i in sorted(items, key=lambda i: (i.source_file, i.order))
+              if country_key(i.country) == "canada" and i.topic == facts()["etiquette_topic"]
+              and subaxis_key(i.subsection or "") == "gift_giving"]
+    canada_background = background_text(canada[0].subsection, [i.text for i in canada]) if canada else None
+    out, swapped, fixed, unfixed = [], 0, 0, 0
+    for row in rows:
+        if row.values["Gold Label"].strip().casefold() != "neutral":
+            out.append(row)
+            continue
+        if row.other is None:
+            raise InputError("revision v2_fix_neutral swaps a neutral row's Country / Background with its "
+                             f"{' / '.join(OTHER_COLUMNS)}, which this file lacks", file=row.file, row=row.row,
+                             column=OTHER_COLUMNS[0])
+        empty = next((c for c in OTHER_COLUMNS if not row.other[c].strip()), None)
+        if empty:
+            raise InputError(f"neutral row with an empty {empty!r} (revision v2_fix_neutral swaps it in)",
+                             file=row.file, row=row.row, column=empty)
+        values = {**row.values, "Country": row.other["Other Country"], "Background": row.other["Other Background"]}
+        swapped += 1
+        if country_key(values["Country"]) == "canada" and subaxis_key(values["Subaxis"]) == "gift_giving":
+            if canada_background is None:
+                unfixed += 1
+            else:
+                values["Background"] = canada_background
+                fixed += 1
+        out.append(StoryRow(row.file, row.row, values, {"Other Country": row.values["Country"],
+                                                        "Other Background": row.values["Background"]}))
+    return out, {"name": "v2_fix_neutral", "neutral_rows_swapped": swapped,
+                 "canada_gift_giving_backgrounds_set": fixed,
+                 "canada_gift_giving_without_atlas_page": unfixed,
+                 "model_steps": "not applied by the build (rules and values regenerated where they fail entailment, "
+                                "Canada's gift-giving rules and values, stories checked against their background, "
+                                "explanations): `culturebench generate normad_v2_fix`"}
 
 
 def counts_by_zone_and_label(stories: pl.DataFrame) -> dict[str, dict[str, int]]:

@@ -123,10 +123,6 @@ class Slot:
 # ------------------------------------------------------------------------------------------------------ inputs
 
 
-def background_text(title: str, texts: list[str]) -> str:
-    return "\n".join([f"### {title}", *(f"- {t}" for t in texts)])
-
-
 def read_units(raw: Path, zones: str = "authors") -> list[Unit]:
     """Every country x subaxis of the atlas Etiquette pages under ``raw``, with the country's IW zone: the map the
     authors' story scripts drew from, ``RAW/inglehart_welzel/`` for a country it lacks (``zones`` = ``raw``: that
@@ -146,7 +142,7 @@ def read_units(raw: Path, zones: str = "authors") -> list[Unit]:
                                                                         order.index(kv[0][1]))):
         key = builder.country_key(country)
         texts = [i.text for i in group]
-        units.append(Unit(country, key, code, group[0].subsection, background_text(group[0].subsection, texts),
+        units.append(Unit(country, key, code, group[0].subsection, builder.background_text(group[0].subsection, texts),
                           zone_of.get(key), tuple(texts), prompts.authors_country(Path(group[0].source_file).parent.name)))
     return units
 
