@@ -248,9 +248,11 @@ def build(raw: Path, seed: int, progress: Progress, options: dict | None = None)
     inputs += zones.inputs
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
-    revision = {"name": "v1"}
-    if options.get("revision", "v1") == "v2_fix_neutral":
-        stories, revision = revise_v2_fix_neutral(stories, items)
+    revision = file_revision(stories)
+    if revision is None:
+        revision = {"name": "v1"}
+        if options.get("revision", "v1") == "v2_fix_neutral":
+            stories, revision = revise_v2_fix_neutral(stories, items)
     zones_used = zone_report(zones, [row.values["Country"] for row in stories
                                      if country_key(row.values["Country"]) in zones.zone_of])
     progress("atlas")
@@ -289,7 +291,9 @@ def build_card(zones_used: dict, revision: dict) -> CardInfo:
         line = (f"This build: zones `authors` (the authors' `{zones_used['authors_map']}`; RAW/inglehart_welzel/ "
                 f"only for {len(zones_used['from_raw_table'])} countries it lacks); {len(differ)} of the stories' "
                 f"countries sit in another zone in RAW/inglehart_welzel/ and would move with `zones: raw`: {moves}.")
-    if revision["name"] == "v2_fix_neutral":
+    if "applied_by" in revision:
+        line += f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral), applied by {revision['applied_by']}."
+    elif revision["name"] == "v2_fix_neutral":
         line += (f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral, deterministic steps): "
                  f"{revision['neutral_rows_swapped']} neutral rows swapped to the rule's country and background "
                  f"(the story's in the Other columns), {revision['canada_gift_giving_backgrounds_set']} of Canada's "
@@ -457,6 +461,26 @@ def background_text(title: str, texts: list[str]) -> str:
     return "\n".join([f"### {title}", *(f"- {t}" for t in texts)])
 
 
+REVISION_COLUMN = "Revision"
+"""Written by ``culturebench generate normad_v2_fix`` (``v2_fix_neutral`` on every row): the file is revised."""
+
+
+def file_revision(rows: list[StoryRow]) -> dict | None:
+    """The revision a stories file says it already is (its ``Revision`` column: ``generate normad_v2_fix`` applied
+    every step, deterministic and model), None for a file without one; a mix is an input error."""
+    marks = {(row.extra or {}).get(REVISION_COLUMN, "") for row in rows}
+    if marks == {""}:
+        return None
+    if marks != {"v2_fix_neutral"}:
+        row = next(r for r in rows if (r.extra or {}).get(REVISION_COLUMN, "") != "v2_fix_neutral")
+        raise InputError(f"{REVISION_COLUMN!r} must be 'v2_fix_neutral' on every row or absent, not "
+                         f"{(row.extra or {}).get(REVISION_COLUMN, '')!r}", file=row.file, row=row.row,
+                         column=REVISION_COLUMN)
+    return {"name": "v2_fix_neutral", "applied_by": "culturebench generate normad_v2_fix (every step, deterministic "
+            "and model; the build swaps nothing)", "neutral_rows": sum(
+                r.values["Gold Label"].strip().casefold() == "neutral" for r in rows)}
+
+
 def revise_v2_fix_neutral(rows: list[StoryRow], items: list[AtlasItem]) -> tuple[list[StoryRow], dict]:
     """The authors' ``swap_neutral_country_background.py`` and the deterministic half of
     ``fix_canada_gift_giving.py``: a neutral row's Country and Background become its Other Country and Other
@@ -490,7 +514,7 @@ def revise_v2_fix_neutral(rows: list[StoryRow], items: list[AtlasItem]) -> tuple
                 values["Background"] = canada_background
                 fixed += 1
         out.append(StoryRow(row.file, row.row, values, {"Other Country": row.values["Country"],
-                                                        "Other Background": row.values["Background"]}))
+                                                        "Other Background": row.values["Background"]}, row.extra))
     return out, {"name": "v2_fix_neutral", "neutral_rows_swapped": swapped,
                  "canada_gift_giving_backgrounds_set": fixed,
                  "canada_gift_giving_without_atlas_page": unfixed,

@@ -37,6 +37,7 @@ class StoryRow:
     row: int  # 1-based data row (CSV, header not counted) or line (JSONL)
     values: dict[str, str]  # STORY_COLUMNS -> text as read
     other: dict[str, str] | None = None  # OTHER_COLUMNS -> text, when the file has them
+    extra: dict[str, str] | None = None  # every other named column (text values), e.g. ID, Revision, check flags
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,8 @@ def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
                                      row=number, column=column)
                 values[column] = value
             other = {c: entry[c] for c in OTHER_COLUMNS if isinstance(entry.get(c), str)}
-            rows.append(StoryRow(name, number, values, other if len(other) == len(OTHER_COLUMNS) else None))
+            extra = {k: v for k, v in entry.items() if k not in STORY_COLUMNS and isinstance(v, str)}
+            rows.append(StoryRow(name, number, values, other if len(other) == len(OTHER_COLUMNS) else None, extra))
     else:
         header, body = read_csv_rows(text, name)
         _missing(name, header, STORY_COLUMNS)
@@ -90,8 +92,10 @@ def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
         others = {column: header.index(column) for column in OTHER_COLUMNS if column in header}
         if len(others) < len(OTHER_COLUMNS):
             others = {}
+        extras = {column: i for i, column in enumerate(header) if column and column not in STORY_COLUMNS}
         rows = [StoryRow(name, number, {c: row[i] for c, i in index.items()},
-                         {c: row[i] for c, i in others.items()} or None) for number, row in body]
+                         {c: row[i] for c, i in others.items()} or None, {c: row[i] for c, i in extras.items()})
+                for number, row in body]
     if not rows:
         raise InputError("no stories in the file", file=name)
     return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)
