@@ -8,7 +8,10 @@ RAW/cultural_atlas/<country>/*.html (+ RAW/inglehart_welzel/*.csv)  ->  RAW/norm
 atlas Etiquette page is one *norm unit*; its background is the subsection as the authors' ``get_cultcontext`` writes
 it (``### <subsection>`` then ``- <item>`` per atlas item). Per unit and label, ``STORIES_PER_LABEL`` samples of one
 prompt (the authors' ``num_story_samples``, 3; prompts in :mod:`culturebench.generation.normad_prompts`). "yes" and
-"no" stories come from the country's own background. A "neutral" story is built as the authors' collect_irrelevant.py
+"no" stories come from the country's own background: by default as collect_stories.py writes them (one atlas item
+drawn per sample, few_shots_v3, temperature 0.9; option ``yes_no_stories: paper``: the whole subsection, Fig. 14's
+v2 few-shots, 0.5). The prompts write a country as the authors' do (``ormund_isles``), as does the output's
+``Country``. A "neutral" story is built as the authors' collect_irrelevant.py
 builds it: another country is drawn (a seeded hash stands for their ``random``: an Inglehart-Welzel zone other than
 the unit's, among the zones of the available countries, then a country of it, then its unit of the same subaxis, else
 one of its units; one draw shared by the unit's samples), the prompt shows the unit's background as Country 1 and
@@ -22,7 +25,7 @@ the option ``zones: raw``.
 
 1. ``unparsed``: the answer lacks the four fields (yes / no: the Value / Rule-of-Thumb / Story / Explanation
    headings or JSON; neutral: the authors' Country 2 / Country 1 headings) or a story that ends in a question about
-   a named person;
+   a named person (or he / she / they, as the v3 few-shots ask);
 2. ``leak``: the story or rule-of-thumb names a country, other name or demonym (the builder's own
    :func:`culturebench.builders.normad.leaked_names`, facts/normad.json), the unit's or the other country, or a word
    derived from those names ("Velorian" for Veloria);
