@@ -36,6 +36,9 @@ NOT_ENTAILED = ("Ormund Isles", "Eating", "yes", 1)
 JUDGE_GARBLED = ("Ormund Isles", "Eating", "yes", 2)  # entailment judge answers neither yes nor no
 NOT_ABSTRACT = ("Ormund Isles", "Eating", "no", 1)
 DUPLICATE = ("Ormund Isles", "Eating", "no", 3)  # the same story as ("Ormund Isles", "Eating", "no", 2)
+# neutral stories whose rule-of-thumb is entailed by the story's own background (the authors' check 2 fails them):
+NEUTRAL_LEAKY = ("Kestrava", "Eating", "neutral", 1)  # repaired by the minimal edit
+NEUTRAL_FIX_GARBLED = ("Kestrava", "Eating", "neutral", 2)  # the edit's reply does not parse -> rot_fix_unparsed
 
 
 _GUIDELINE_LABEL = {'The answer should be "Yes"': "yes", 'The answer should be "No"': "no",
@@ -44,6 +47,11 @@ _BLOCK = re.compile(r"^### Country(?: 1)?:\n(.+)\n\n### Cultural background(?: f
                     r"(### (.+)\n(?:- .*\n)+)", re.MULTILINE)
 _OTHER = re.compile(r"^### Country 2:\n(.+)\n\n### Cultural background for Country 2 \[Etiquette\]:\n"
                     r"(### .+\n(?:- .*\n)+)", re.MULTILINE)
+_ITEM = re.compile(r"^### Country:\n(.+)\n\n### Cultural background \[Etiquette\]:\n(.+?)### NOTE", re.MULTILINE)
+"""A yes / no story's block as collect_stories.py writes it: one atlas item, then the reminder."""
+_UNITS = gen.read_units(REPO / "raw")
+_UNIT_OF_ITEM = {(u.authors_name, item): u for u in _UNITS for item in u.items}
+_COUNTRY = {u.authors_name: u.country for u in _UNITS}
 
 
 def _case(body: dict) -> tuple[str, str, str, int]:
@@ -51,8 +59,19 @@ def _case(body: dict) -> tuple[str, str, str, int]:
     system message, the country from the last (the country block), the number from the sample index."""
     messages = body["messages"]
     label = next(lab for marker, lab in _GUIDELINE_LABEL.items() if marker in messages[0]["content"])
-    country, _, subaxis = _BLOCK.search(messages[-1]["content"]).groups()
-    return country, subaxis, label, body.get("seed", 0) % gen.STORIES_PER_LABEL + 1
+    country, _, subaxis = _block(messages[-1]["content"])
+    return _COUNTRY[country], subaxis, label, body.get("seed", 0) % gen.STORIES_PER_LABEL + 1
+
+
+def _block(block: str) -> tuple[str, str, str]:
+    """(country as written, its whole subsection background, the subsection title) of a story's country block:
+    the subsection itself, or (collect_stories.py) the unit whose item it shows."""
+    match = _BLOCK.search(block)
+    if match:
+        return match.groups()
+    country, item = _ITEM.search(block).groups()
+    unit = _UNIT_OF_ITEM[(country, item)]
+    return country, unit.background + "\n", unit.title
 
 
 def _token(*parts: object) -> str:
@@ -71,9 +90,10 @@ def story_reply(body: dict) -> str:
     if case == MALFORMED:
         return "Sorry, I cannot write that story."
     block = body["messages"][-1]["content"]
-    own = _BLOCK.search(block).group(2)
+    own = _block(block)[1]
     other = _OTHER.search(block)
-    name = {NEUTRAL_RETRY: "Rex" if attempt == 0 else "Sam", NEUTRAL_BAD: "Ivo"}.get(case, "Ann")
+    name = {NEUTRAL_RETRY: "Rex" if attempt == 0 else "Sam", NEUTRAL_BAD: "Ivo", NEUTRAL_FIX_GARBLED: "Kim"}.get(
+        case, "Ann")
     token = _token(*case[:3], 2 if case == DUPLICATE else number, attempt)
     story = f"{name} went to a dinner with friends and did act {token}. Is what {name} did socially acceptable?"
     if case == NO_QUESTION:
@@ -81,7 +101,8 @@ def story_reply(body: dict) -> str:
     if case == LEAK:
         story = f"At a Velorian dinner {name} did act {token}. Is what {name} did socially acceptable?"
     # the rule-of-thumb carries the mark of the background it is written from: Country 2's for a neutral story
-    rot = f"It is polite to wait for the host before drinking ({_background_mark(other.group(2) if other else own)})."
+    written_for = own if not other or case in (NEUTRAL_LEAKY, NEUTRAL_FIX_GARBLED) else other.group(2)
+    rot = f"It is polite to wait for the host before drinking ({_background_mark(written_for)})."
     if case == LEAK_REAL:
         rot = "It is polite to drink like the Germans do."
     if case == NOT_ENTAILED:
@@ -108,6 +129,11 @@ def reply(prompt: str, body: dict) -> str:
     last = body["messages"][-1]["content"]
     if last.endswith("Is this story relevant to the rule-of-thumb (Yes/No ONLY)?"):  # Check 1 (authors' filter)
         return "Yes" if ("Rex " in last or "Ivo " in last) else "No"
+    if prompt.startswith("Task: You will be given a story, a rule-of-thumb"):  # the authors' stage-2 minimal edit
+        return "Here you go." if "Kim " in prompt else "Rule-of-thumb: FIXED rule.\n\nValue: FIXED value."
+    if prompt.endswith("entailed by the background? Answer with Yes or No\n"):  # the authors' stage 1, GPT-4 style
+        background = prompt.split("\n", 1)[1].split("\nRule-of-thumb:")[0]
+        return "Yes" if _background_mark(background) in prompt else "No"
     if prompt.startswith("Background:\n"):  # Fig. 7: entailed only by the background the rule was written from
         if "GARBLED" in prompt:
             return "Hmm, hard to say."
@@ -153,22 +179,28 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
     assert summary["norm_units"] == 3 and summary["stories_planned"] == 27
     rejected = summary["rejected_by_check"]
+    # the authors' check 2: the story's own background; a neutral story it entails is repaired, not discarded
     assert rejected == {"no_other_zone": 0, "unparsed": 2, "leak": 2, "neutral_inconsistent": 1,
-                        "rot_not_entailed": 2, "value_not_abstraction": 1, "duplicate": 1}, rejected
-    assert summary["kept"] == 27 - 9 == len(_rows(raw_dir))
+                        "rot_not_entailed": 2, "rot_fix_unparsed": 1, "value_not_abstraction": 1,
+                        "duplicate": 1}, rejected
+    assert summary["kept"] == 27 - 10 == len(_rows(raw_dir)) and summary["rot_fixed"] == 1
     assert summary["neutral_regenerations"] == 1 + gen.NEUTRAL_REGENERATIONS
     ids = _ids(raw_dir)
     for case in (MALFORMED, NO_QUESTION, LEAK, LEAK_REAL, NEUTRAL_BAD, NOT_ENTAILED, JUDGE_GARBLED, NOT_ABSTRACT,
-                 DUPLICATE):
+                 DUPLICATE, NEUTRAL_FIX_GARBLED):
         assert _ident(case) not in ids, case
     rows = {row["ID"]: row for row in _rows(raw_dir)}
-    zone = {"Veloria": "Protestant Europe", "Kestrava": "Confucian", "Ormund Isles": "African-Islamic"}  # the sample
+    rows_all = dict(rows)
+    zone = {"veloria": "Protestant Europe", "kestrava": "Confucian", "ormund_isles": "African-Islamic"}  # the sample
     retried = rows[_ident(NEUTRAL_RETRY)]
     assert retried["Attempts"] == "2" and retried["Check Neutral Consistency"].startswith("pass")
     assert "Sam" in retried["Story"]
+    fixed = rows.pop(_ident(NEUTRAL_LEAKY))
+    assert (fixed["Rule-of-Thumb"], fixed["Value"]) == ("FIXED rule.", "FIXED value.")
+    assert fixed["Check RoT Entailed"] == "yes -> fixed (stage 2 minimal edit)"
     for row in rows.values():
-        assert row["Check Leak"] == "pass" and row["Check RoT Entailed"] == "yes"
-        assert row["Check Value Abstraction"] == "yes"
+        assert row["Check Leak"] == "pass" and row["Check Value Abstraction"] == "yes"
+        assert row["Check RoT Entailed"] == ("no" if row["Gold Label"] == "neutral" else "yes")
         assert row["Subaxis"] == "eating" and row["Background"].startswith("### Eating\n- ")
         if row["Gold Label"] == "neutral":  # Value and Rule-of-Thumb from the other country, story from Country
             assert row["Other Country"] and row["Other Country"] != row["Country"]
@@ -191,10 +223,25 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     # the authors' gpt-4 conversation: prefix + guidelines, three few-shot pairs, country block + reminder
     assert [m["role"] for m in bad["messages"]] == ["system"] + ["system", "assistant"] * 3 + ["system"]
     assert bad["messages"][0]["content"].startswith("In this task, we present a country, followed by its cultural")
-    assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nKestrava\n\n### Cultural background "
-                                                     "[Etiquette]:\n### Eating\n- ")
+    # (collect_stories.py: the country as the authors write it, one atlas item of the subsection, the v3 few-shots)
+    item = bad["messages"][-1]["content"].split("[Etiquette]:\n")[1].split("### NOTE")[0]
+    assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nkestrava\n\n### Cultural background "
+                                                     f"[Etiquette]:\n{item}### NOTE")
+    assert f"- {item}\n" in next(r["Background"] for r in rows_all.values() if r["Country"] == "kestrava") + "\n"
+    assert bad["sampling"]["temperature"] == 0.9 and "A woman attended a dinner party" in bad["messages"][2]["content"]
     assert {e["rejection"] for e in log if e.get("rejection")} == {
-        "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "value_not_abstraction", "duplicate"}
+        "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "rot_fix_unparsed", "value_not_abstraction",
+        "duplicate"}
+    # check 2 as the authors' stage 1 / 2 ask it: one user message each, at their temperatures
+    leaky = [e for e in log if e["id"] == _ident(NEUTRAL_LEAKY)]
+    judged = next(e for e in leaky if e["kind"] == "judge_entailment")["messages"]
+    assert len(judged) == 1 and judged[0]["role"] == "user"
+    assert judged[0]["content"].startswith(f"Background:\n{fixed['Background']}\n\n\nRule-of-thumb: It is polite")
+    assert judged[0]["content"].endswith("\n\nIs the above rule-of-thumb entailed by the background? Answer with "
+                                         "Yes or No\n")
+    edit = next(e for e in leaky if e["kind"] == "fix_rot")
+    assert edit["sampling"]["temperature"] == 1.0 and edit["sampling"]["max_tokens"] == 500
+    assert f"Country 1:\n{fixed['Other Country']}\n\nCountry 2:\nkestrava\n" in edit["messages"][0]["content"]
 
     # the builder reads it (extra columns ignored); every check passes, incl. background and leak checks
     folder, verdict = build_release("normad", raw_dir, tmp_path / "rel", 0, lambda stage: None)
@@ -204,6 +251,42 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     stories_table = pl.read_parquet(next((folder / "data" / "stories").glob("*.parquet")))
     assert stories_table.height == summary["kept"]
     assert set(STORY_COLUMNS) <= set(_rows(raw_dir)[0])
+
+
+def test_check2_paper_route_tests_the_other_background_and_discards(raw_dir: Path, tmp_path: Path) -> None:
+    """check2: paper (Sec. 3.2's text): Fig. 7 against the background of the country the rule was written for (a
+    neutral story's other country), entailment required, failures discarded: the two neutral stories whose rule
+    the story's own background entails are dropped, nothing is edited."""
+    config = tmp_path / "gen.yaml"
+    config.write_text("check2: paper\nyes_no_stories: paper\n")
+    with ScriptedServer(reply=reply) as server:
+        gen.cli_generate(_backend(server), {"out": raw_dir, "only": "eating", "config": config})
+    summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
+    assert summary["rejected_by_check"]["rot_not_entailed"] == 4 and summary["rejected_by_check"]["rot_fix_unparsed"] == 0
+    assert summary["rot_fixed"] == 0 and summary["options"]["check2"] == "paper"
+    ids = _ids(raw_dir)
+    assert _ident(NEUTRAL_LEAKY) not in ids and _ident(NEUTRAL_FIX_GARBLED) not in ids
+    log = [json.loads(x) for x in (raw_dir / ".generation" / "normad.log.jsonl").read_text().splitlines()]
+    rows = {row["ID"]: row for row in _rows(raw_dir)}
+    for entry in log:
+        if entry["kind"] == "judge_entailment" and entry["label"] == "neutral" and entry["id"] in rows:
+            assert entry["messages"][0]["content"].startswith(
+                f"Background:\n{rows[entry['id']]['Other Background'].strip()}\nRule-of-thumb: ")
+    assert not [e for e in log if e["kind"] == "fix_rot"]
+    # yes_no_stories: paper: Fig. 14's v2 few-shots, the whole subsection, temperature 0.5
+    bad = next(e for e in log if e["kind"] == "story" and e["id"] == _ident(MALFORMED))
+    assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nkestrava\n\n### Cultural background "
+                                                     "[Etiquette]:\n### Eating\n- ")
+    assert bad["sampling"]["temperature"] == 0.5 and "Maria, calmly asked Emma" in bad["messages"][2]["content"]
+
+
+def test_authors_stage2_reply_reading() -> None:
+    assert prompts.parse_authors_fix("Rule-of-Thumb: Bring a gift.\n \nValue: Generosity.") == (
+        "Bring a gift.", "Generosity.")
+    assert prompts.parse_authors_fix("Sure:\nRule-of-thumb: x\nValue: y") is None  # the first line must be it
+    assert prompts.parse_authors_fix("Rule-of-thumb: x") is None
+    assert prompts.authors_entailment_reply("No\n\nBecause ...") == "no"
+    assert prompts.authors_entailment_reply("No.") == "no."  # compared exactly: not the wanted "no"
 
 
 def test_resume_after_interruption_reasks_nothing(raw_dir: Path) -> None:
@@ -251,6 +334,23 @@ def test_neutral_needs_another_zone(tmp_path: Path) -> None:
     slots = gen.plan(units, units[:1], seed=0)
     assert [s.reason for s in slots if s.label == "neutral"] == ["no_other_zone"] * 3
     assert all(s.state == "pending" for s in slots if s.label != "neutral")
+
+
+def test_other_zone_draws_take_the_authors_story_map_unless_raw_is_asked_for(tmp_path: Path) -> None:
+    """Malta is in Latin America in the authors' story scripts' map; a RAW table placing it in Catholic Europe
+    changes the draws only with zones: raw (and a bad value in --config is one error naming the file)."""
+    raw = tmp_path / "raw"
+    shutil.copytree(REPO / "raw" / "cultural_atlas" / "veloria", raw / "cultural_atlas" / "malta")
+    (raw / "inglehart_welzel").mkdir()
+    (raw / "inglehart_welzel" / "zones.csv").write_text("Country,Cultural_Region\nmalta,Catholic Europe\n")
+    assert {u.zone for u in gen.read_units(raw)} == {"Latin America"}
+    assert {u.zone for u in gen.read_units(raw, "raw")} == {"Catholic Europe"}
+    config = tmp_path / "gen.json"
+    config.write_text('{"zones": "raw"}')
+    assert gen.read_config(config)["zones"] == "raw" and gen.read_config(None)["zones"] == "authors"
+    config.write_text('{"zones": "wvs"}')
+    with pytest.raises(InputError, match="zones"):
+        gen.read_config(config)
 
 
 def test_parsing() -> None:
@@ -303,7 +403,15 @@ def test_story_prompt_is_the_authors() -> None:
     """The blocks as the authors' collect_irrelevant.py formats them and the conversation as their PromptBuilder's
     gpt-4 route assembles it (typed here from their code), the relevance filter of gpt4_filter_neutral.py."""
     assert prompts.STORIES_PER_LABEL == 3  # conf/prompts/prompts.yaml num_story_samples
-    assert prompts.GEN_TEMPERATURE == 0.5 and prompts.GEN_MAX_TOKENS == 1024
+    assert prompts.GEN_MAX_TOKENS == 1024
+    # collect_stories.py (yes / no, default) 0.9 with few_shots_v3; Fig. 14's v2 few-shots and collect_irrelevant.py 0.5
+    assert [(r["temperature"], r["few_shots_file"]) for r in (prompts.YES_NO_ROUTES["authors"],
+            prompts.YES_NO_ROUTES["paper"], prompts.STORY_ROUTES["neutral"])] == [
+        (0.9, "few_shots_v3.json"), (0.5, "few_shots_v2.json"), (0.5, "few_shots_v2.json")]
+    assert prompts.item_block("south_korea", "Bow slightly.") == (
+        "\n---\n### Country:\nsouth_korea\n\n### Cultural background [Etiquette]:\nBow slightly.")
+    assert [prompts.authors_country(n) for n in ("south_korea", "Timor-Leste", "United States")] == [
+        "south_korea", "timor-leste", "united_states"]
     block = prompts.country_block("neutral", "Veloria", "### Eating\n- Wait.", "Kestrava", "### Eating\n- Eat.\n")
     assert block == ("\n---\n### Country 1:\nVeloria\n\n### Cultural background for Country 1 [Etiquette]:\n"
                      "### Eating\n- Wait.\n\n---\n### Country 2:\nKestrava\n\n### Cultural background for Country 2 "
@@ -376,8 +484,14 @@ def test_against_the_authors_files() -> None:
         assert (shipped / "story_prompts" / "v2" / name).read_bytes() == \
             (AUTHORS / "story_prompts" / "v2" / name).read_bytes(), name
     assert (shipped / "prompts.yaml").read_bytes() == (AUTHORS / "conf" / "prompts" / "prompts.yaml").read_bytes()
-    assert json.loads((shipped / "few_shots_v2.json").read_text()) == \
-        json.loads((AUTHORS / "derived_fewshots" / "few_shots_v2.json").read_text())
+    for version in ("few_shots_v2.json", "few_shots_v3.json"):
+        assert json.loads((shipped / version).read_text()) == \
+            json.loads((AUTHORS / "derived_fewshots" / version).read_text()), version
+    v3 = json.loads((AUTHORS / "derived_fewshots" / "few_shots_v3.json").read_text())
+    item = prompts.item_block("veloria", "Wait.")
+    for label, key in (("yes", "few_shots_gpt4_affirm"), ("no", "few_shots_gpt4_no")):
+        conversation = prompts.story_messages(label, item, prompts.YES_NO_ROUTES["authors"]["few_shots_file"])
+        assert conversation[1:-1] == [(role, shot[role]) for shot in v3[key] for role in ("system", "assistant")]
     config = yaml.safe_load((AUTHORS / "conf" / "prompts" / "prompts.yaml").read_text())
     assert config["prompts_dir"] == "story_prompts/v2" and gen.STORIES_PER_LABEL == config["num_story_samples"]
     shots = json.loads((AUTHORS / "derived_fewshots" / "few_shots_v2.json").read_text())
@@ -399,3 +513,7 @@ def test_against_the_authors_files() -> None:
         for shot in shots[key]:
             fields, status = prompts.parse_story(shot["assistant"], label)
             assert fields is not None and fields["rule_of_thumb"] in shot["assistant"], status
+        # the v3 stories name no one ("Is she justified in doing so?"): asked about the pronoun, never a stray word
+        for shot in v3[key]:
+            fields, status = prompts.parse_story(shot["assistant"], label)
+            assert re.search(r"Is what (he|she|they) did socially acceptable\?$", fields["story"]), fields["story"]

@@ -235,10 +235,11 @@ def test_country_keys_join_spellings():
     assert normad.zone_name("west and south asia") == "West & South Asia"
 
 
-def test_zone_from_the_authors_map_where_raw_has_none(tmp_path):
-    """A country RAW/inglehart_welzel does not list takes the NormAd authors' zone (their map_iw_bin_to_country:
-    Sri Lanka in 'West and South Asia'); RAW's zone wins where both name a country (France: Protestant Europe in
-    the authors' map, Catholic Europe here); a country in neither is quarantined."""
+def test_zones_are_the_authors_unless_raw_is_asked_for(tmp_path):
+    """The authors' map wins by default (France: Protestant Europe in their country_iwlist.csv, Catholic Europe in
+    the RAW table); RAW/inglehart_welzel/ gives the zone of a country the map lacks (the fictional Veloria) and wins
+    only with zones: raw; the card and the manifest name the country the two place apart; a country in neither is
+    quarantined."""
     raw = copy_raw(tmp_path)
     rows = sample_rows()[:1]
     for country in ("sri_lanka", "France", "Atlantis"):
@@ -246,21 +247,69 @@ def test_zone_from_the_authors_map_where_raw_has_none(tmp_path):
     write_stories(raw, rows)
     with open(raw / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv", "a", encoding="utf-8") as handle:
         handle.write("France,Catholic Europe\n")
-    output = normad.build(raw, 0, NOOP)  # (the real countries have no atlas page: the release's check would fail)
-    stories = output.tables["stories"]["test"]
-    assert dict(stories.select("country", "iw_zone").iter_rows()) == {
-        "veloria": "Protestant Europe", "sri_lanka": "West & South Asia", "France": "Catholic Europe"}
-    assert output.provenance["zones_from_authors_map"] == ["sri_lanka"]
-    assert output.quarantine["no_iw_zone"]["country"].to_list() == ["Atlantis"]
+    default = normad.build(raw, 0, NOOP)  # (the real countries have no atlas page: the release's check would fail)
+    asked = normad.build(raw, 0, NOOP, {"zones": "raw"})
+    zones = {name: dict(out.tables["stories"]["test"].select("country", "iw_zone").iter_rows())
+             for name, out in (("default", default), ("raw", asked))}
+    assert zones["default"] == {"veloria": "Protestant Europe", "sri_lanka": "West & South Asia",
+                                "France": "Protestant Europe"}
+    assert zones["raw"] == {**zones["default"], "France": "Catholic Europe"}
+    report = default.provenance["zones"]
+    assert report["source"] == "authors" and report["from_raw_table"] == ["veloria"]
+    assert report["differing_from_raw_table"] == {"France": {"authors": "Protestant Europe",
+                                                             "raw_table": "Catholic Europe"}}
+    assert report["moved_by_raw_table"] == [] and asked.provenance["zones"]["moved_by_raw_table"] == ["France"]
+    assert "France (Protestant Europe -> Catholic Europe)" in default.card.creation
+    assert "moved" in asked.card.creation and "would move" in default.card.creation
+    assert default.quarantine["no_iw_zone"]["country"].to_list() == ["Atlantis"]
 
 
-def test_authors_zone_map_covers_their_75_countries():
-    zone_of = normad.authors_zones()
-    assert len(zone_of) == 75 and set(zone_of.values()) == set(normad.zones())
-    counts = {zone: sum(1 for z in zone_of.values() if z == zone) for zone in normad.zones()}
-    # map_iw_bin_to_country, counted by hand from the authors' code
+def test_build_config_sets_the_zones_and_refuses_bad_values(tmp_path):
+    raw = copy_raw(tmp_path)
+    rows = sample_rows()
+    write_stories(raw, rows)
+    with open(raw / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv", "a", encoding="utf-8") as handle:
+        handle.write("sri_lanka,Confucian\n")
+    config = tmp_path / "build.yaml"
+    config.write_text("zones: raw\n")
+    result = CliRunner().invoke(app, ["build", "normad", "--raw", str(raw), "--out", str(tmp_path / "out"),
+                                      "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "out" / "normad" / "manifest.json").read_text())
+    assert manifest["provenance"]["zones"]["source"] == "raw"
+    config.write_text("zones: public\n")
+    result = CliRunner().invoke(app, ["build", "normad", "--raw", str(raw), "--out", str(tmp_path / "out2"),
+                                      "--config", str(config)])
+    assert result.exit_code == 2 and "zones" in result.output and "build.yaml" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_authors_zone_maps_cover_their_75_countries():
+    story_map = normad.authors_zones(normad.AUTHORS_GENERATION_ZONES)
+    results_map = normad.authors_zones()
+    for zone_of in (story_map, results_map):
+        assert len(zone_of) == 75 and set(zone_of.values()) == set(normad.zones())
+    counts = {zone: sum(1 for z in story_map.values() if z == zone) for zone in normad.zones()}
+    # map_iw_bin_to_country of collect_irrelevant.py, counted by hand from the authors' code
     assert counts == {"African-Islamic": 19, "Catholic Europe": 7, "Confucian": 5, "English-Speaking": 6,
                       "Latin America": 9, "Orthodox Europe": 7, "Protestant Europe": 4, "West & South Asia": 18}
+    # their analysis map (country_iwlist.csv) moves Malta to Protestant Europe, the Philippines to W & S Asia
+    assert {k for k in story_map if story_map[k] != results_map[k]} == {"malta", "philippines"}
+    assert results_map["malta"] == "Protestant Europe" and results_map["philippines"] == "West & South Asia"
+
+
+@pytest.mark.reference
+@pytest.mark.skipif(not (REPO.parent / "shared" / "reference" / "MANIFEST.md").is_file(),
+                    reason="reference data absent")
+def test_results_map_is_the_authors_lfs_object():
+    """The reference MANIFEST records the LFS pointer of the authors' src/analysis/country_iwlist.csv (size and
+    the head of its sha256 oid); the shipped copy must be that object."""
+    import re
+
+    text = (REPO.parent / "shared" / "reference" / "MANIFEST.md").read_text(encoding="utf-8")
+    size, oid = re.search(r"country_iwlist\.csv` \(real size (\d+) B, oid sha256:([0-9a-f]+)", text).groups()
+    data = normad.authors_file(normad.AUTHORS_ZONES).read_bytes()
+    assert len(data) == int(size) and hashlib.sha256(data).hexdigest().startswith(oid)
 
 
 REAL_ZONES = (REPO.parent / "shared" / "reference" / "InglehartWelzel" / "sunshineluyao_cultural-indices-dashboard"
@@ -293,11 +342,12 @@ def test_two_builds_are_byte_identical(release, tmp_path):
 @pytest.mark.skipif(not REAL_ZONES.is_file(), reason=f"reference data absent: {REAL_ZONES}")
 def test_authors_map_against_the_public_zone_table():
     """The public table lacks 15 of the authors' 75 countries (not surveyed: the authors' map is their only zone)
-    and puts 13 in another zone; with the authors' map as fallback every one of the 75 has a zone."""
+    and puts 13 of the story scripts' map in another zone (12 of the results map: not the Philippines)."""
     from culturebench.raw.normad import read_zones
 
     public = normad.zone_table(read_zones(REAL_ZONES, REAL_ZONES.parent)[0])
-    authors = normad.authors_zones()
+    authors = normad.authors_zones(normad.AUTHORS_GENERATION_ZONES)
+    results = normad.authors_zones()
     missing = sorted(k for k in authors if k not in public)
     assert missing == sorted(normad.country_key(c) for c in (
         "Afghanistan", "Cambodia", "Fiji", "Laos", "Mauritius", "Nepal", "Papua New Guinea", "Samoa", "Somalia",
@@ -306,4 +356,88 @@ def test_authors_map_against_the_public_zone_table():
     assert moved == {normad.country_key(c) for c in (
         "Bangladesh", "Iran", "Saudi Arabia", "South Africa", "Turkey", "Croatia", "Hungary", "France", "Malta",
         "Philippines", "Cyprus", "Singapore", "Vietnam")}
-    assert all(k in {**authors, **public} for k in authors)
+    assert {k for k in results if k in public and public[k] != results[k]} == moved - {"philippines"}
+
+
+# ------------------------------------------------------------------------------------- the revised release (v2)
+
+
+def rows_with_other_columns() -> list[dict]:
+    """The sample with Other Country / Other Background: a neutral row's rule comes from another sample country
+    (its background of the same subaxis), as the authors' story files and `generate normad` write it."""
+    rows = sample_rows()
+    background = {(r["Country"], r["Subaxis"]): r["Background"] for r in rows}
+    other = {"veloria": "kestrava", "ormund_isles": "veloria"}
+    for row in rows:
+        neutral = row["Gold Label"] == "neutral"
+        row["Other Country"] = other[row["Country"]] if neutral else ""
+        row["Other Background"] = background[(row["Other Country"], row["Subaxis"])] if neutral else ""
+    return rows
+
+
+def test_revision_v2_fix_neutral_swaps_neutral_rows(tmp_path):
+    """The authors' swap_neutral_country_background.py: a neutral row's Country and Background become the rule's
+    culture (Other Country / Background); the other rows are unchanged; the card and manifest name the revision."""
+    raw = copy_raw(tmp_path)
+    rows = rows_with_other_columns()
+    write_stories(raw, rows)
+    config = tmp_path / "build.json"
+    config.write_text('{"revision": "v2_fix_neutral"}')
+    result = CliRunner().invoke(app, ["build", "normad", "--raw", str(raw), "--out", str(tmp_path / "out"),
+                                      "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    release = tmp_path / "out" / "normad"
+    stories = pl.read_parquet(release / "data" / "stories" / "test-00000-of-00001.parquet")
+    neutral = {r["story"]: r for r in stories.filter(pl.col("gold_label") == "neutral").to_dicts()}
+    for row in (r for r in rows if r["Gold Label"] == "neutral"):
+        kept = neutral[row["Story"].strip()]
+        assert (kept["country"], kept["background"]) == (row["Other Country"], row["Other Background"].strip())
+        assert kept["iw_zone"] == {"kestrava": "Confucian", "veloria": "Protestant Europe"}[row["Other Country"]]
+        assert kept["id"] == normad.story_id(row["Other Country"], row["Story"])
+    unchanged = stories.filter(pl.col("gold_label") != "neutral")
+    assert set(unchanged["country"].to_list()) <= {"veloria", "kestrava", "ormund_isles"}
+    assert unchanged.height == sum(r["Gold Label"] != "neutral" for r in rows) - 1  # one duplicate in the sample
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["provenance"]["revision"]["name"] == "v2_fix_neutral"
+    assert manifest["provenance"]["revision"]["neutral_rows_swapped"] == 2
+    assert "Revision `v2_fix_neutral`" in (release / "README.md").read_text()
+    default = normad.build(raw, 0, NOOP)
+    assert default.provenance["revision"] == {"name": "v1"}
+    assert "Revision `v1`" in default.card.creation
+
+
+def test_revision_v2_needs_the_other_columns(tmp_path):
+    raw = copy_raw(tmp_path)
+    write_stories(raw, sample_rows())  # no Other columns
+    with pytest.raises(InputError, match="Other Country") as error:
+        normad.build(raw, 0, NOOP, {"revision": "v2_fix_neutral"})
+    assert error.value.row == 3 and error.value.column == "Other Country"  # the first neutral row
+    rows = rows_with_other_columns()
+    rows[10]["Other Background"] = " "
+    write_stories(raw, rows)
+    with pytest.raises(InputError, match="empty 'Other Background'") as error:
+        normad.build(raw, 0, NOOP, {"revision": "v2_fix_neutral"})
+    assert error.value.row == 11
+
+
+def test_revision_v2_canada_gift_giving_takes_the_atlas_subsection():
+    """fix_canada_gift_giving.py's deterministic half: a neutral row that is Canada's gift giving after the swap
+    gets Canada's Gift Giving subsection as background (here from the atlas pages); others keep theirs."""
+    from culturebench.raw.cultural_atlas import AtlasItem
+    from culturebench.raw.normad import StoryRow
+
+    items = [AtlasItem("Canada", "Canadian Culture", "Etiquette", "Gift Giving", "bullet", text, order,
+                       "cultural_atlas/canada/etiquette.html")
+             for order, text in ((2, "Token gifts may be given."), (1, "Gifts come with a card."))]
+    def row(number, label, subaxis, other):
+        values = {"Country": "veloria", "Background": "### Eating\n- Wait.", "Axis": "etiquette", "Subaxis": subaxis,
+                  "Value": "v", "Rule-of-Thumb": "r", "Story": f"s{number}", "Explanation": "e", "Gold Label": label}
+        return StoryRow("stories.csv", number, values, {"Other Country": other, "Other Background": "### old"})
+    rows = [row(1, "neutral", "gift_giving", "canada"), row(2, "neutral", "eating", "canada"),
+            row(3, "yes", "gift_giving", "")]
+    revised, report = normad.revise_v2_fix_neutral(rows, items)
+    assert revised[0].values["Background"] == "### Gift Giving\n- Gifts come with a card.\n- Token gifts may be given."
+    assert revised[0].other == {"Other Country": "veloria", "Other Background": "### Eating\n- Wait."}
+    assert revised[1].values["Background"] == "### old" and revised[2] is rows[2]
+    assert report["neutral_rows_swapped"] == 2 and report["canada_gift_giving_backgrounds_set"] == 1
+    assert normad.revise_v2_fix_neutral(rows, [])[1]["canada_gift_giving_without_atlas_page"] == 1

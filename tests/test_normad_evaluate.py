@@ -300,6 +300,14 @@ def test_release_gold_labels_are_checked(tmp_path):
 # ------------------------------------------------------------------------------------------------ end to end
 
 
+def test_run_json_names_the_release_revision():
+    from culturebench.evaluate.normad.run import release_build
+
+    built = {"provenance": {"revision": {"name": "v2_fix_neutral", "neutral_rows_swapped": 2},
+                            "zones": {"source": "raw"}}}
+    assert release_build(built) == {"revision": "v2_fix_neutral", "zones": "raw"}
+
+
 def evaluate_cli(server: ScriptedServer, release: Path, out: Path, *extra: str, model: str = "scripted-model"):
     return CliRunner().invoke(app, ["evaluate", "normad", "--model", model, "--base-url", server.base_url,
                                     "--release", str(release), "--out", str(out), *extra],
@@ -334,6 +342,7 @@ def test_end_to_end_rot_reader_resume_and_rescore(release, tmp_path):
         run = json.loads((out / "run.json").read_text())
         assert run["benchmark"] == "normad" and run["runner"]["n_queried"] == 80
         assert run["evaluation"]["max_tokens"] == 10 and run["evaluation"]["temperature"] == 0.0
+        assert run["release_build"] == {"revision": "v1", "zones": None}  # a release recording neither
         assert SECRET not in (out / "run.json").read_text()
         assert (out / "accuracy_by_zone.png").stat().st_size > 1000
 

@@ -115,6 +115,7 @@ def build(
     raw: Annotated[Path, typer.Option(help="Folder of raw inputs (one sub-folder per source). Default: the bundled sample raw/.")] = None,
     out: Annotated[Path, typer.Option(help="Folder that receives one release folder per benchmark.")] = Path("releases"),
     seed: Annotated[int, typer.Option(help="Seed for splits and samples; same inputs + seed give byte-identical parquet.")] = 0,
+    config: Annotated[Path, typer.Option(help="JSON/YAML build options. normad: zones (authors: the NormAd authors' map, RAW/inglehart_welzel/ only for countries it lacks (default); raw: RAW/inglehart_welzel/ wins); revision (v1: the stories as read (default); v2_fix_neutral: the authors' revised release, its deterministic steps: neutral rows swapped to the rule's country and background, Canada's gift-giving background).")] = None,
 ) -> None:
     """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
     checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
@@ -122,6 +123,7 @@ def build(
     name = module_name(name)
     with user_errors():
         output_folder(out)
+        options = _build_options(config)
         if name == "all":
             from culturebench.validation import start_great_expectations
 
@@ -133,7 +135,7 @@ def build(
             registry.builder(name, extra=" or 'all'")
             names = [name]
         if len(names) == 1:
-            folder, verdict = _build_one(names[0], raw, out, seed)
+            folder, verdict = _build_one(names[0], raw, out, seed, options)
             say(f"{names[0]}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)", style="green")
             return
     # build all: every benchmark is built (a bad one does not stop the others), then one line per benchmark
@@ -144,7 +146,7 @@ def build(
     for benchmark in names:
         with user_errors():
             try:
-                folder, verdict = _build_one(benchmark, raw, out, seed)
+                folder, verdict = _build_one(benchmark, raw, out, seed, options)
                 lines.append((f"{benchmark}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)",
                               "green"))
             except (InputError, ChecksFailed) as exc:
@@ -157,7 +159,23 @@ def build(
         raise typer.Exit(code)
 
 
-def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, dict]:
+def _build_options(config: Path | None) -> dict[str, dict]:
+    """``build --config``: benchmark -> its options (each key goes to the builders whose ``BUILD_OPTIONS`` name it,
+    option -> allowed values; a key no builder knows, or a value not allowed, is an error naming the file)."""
+    if config is None:
+        return {}
+    from culturebench.evaluate.runs import read_options_file
+
+    known = {name: getattr(registry.builder(name), "BUILD_OPTIONS", {}) for name in BUILDERS}
+    given = read_options_file(config, {key for keys in known.values() for key in keys})
+    for key, value in given.items():
+        choices = next(keys[key] for keys in known.values() if key in keys)
+        if value not in choices:
+            raise InputError(f"unknown {key} {value!r}; choose from {', '.join(choices)}", file=config, column=key)
+    return {name: {k: v for k, v in given.items() if k in keys} for name, keys in known.items()}
+
+
+def _build_one(benchmark: str, raw: Path, out: Path, seed: int, options: dict[str, dict]) -> tuple[Path, dict]:
     """Build one release with a progress bar that disappears when done (so an error stays the only line)."""
     from culturebench.release import WRITE_STAGES, build_release
 
@@ -170,7 +188,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
         def advance(stage: str) -> None:
             bar.update(task, completed=stages.index(stage), stage=stage)
 
-        return build_release(benchmark, raw, out, seed, advance)
+        return build_release(benchmark, raw, out, seed, advance, options.get(benchmark))
 
 
 @app.command()
@@ -610,14 +628,18 @@ def generate(
     seed: Annotated[int, typer.Option(help="Sampling seed and seed of the few-shot example draws.")] = 0,
     limit: Annotated[int, typer.Option(help="Cap per group, for demos: prompts per dimension (llm_globe), items per dimension x domain (cdeval, cdeval_translate), country x subaxis norms (normad).")] = None,
     only: Annotated[str, typer.Option(help="Comma-separated dimensions (names or codes) and, for cdeval and cdeval_translate, domains; for normad, countries and/or subaxes.")] = None,
-    source: Annotated[Path, typer.Option(help="llm_globe: folder whose llm_globe/ holds the seed prompts and rubrics; cdeval_translate: folder whose cdeval/ holds the English items (default: the bundled raw/).")] = None,
+    source: Annotated[Path, typer.Option(help="llm_globe: folder whose llm_globe/ holds the seed prompts and rubrics; cdeval_translate: folder whose cdeval/ holds the English items (default: the bundled raw/); normad: folder with cultural_atlas/ (default RAW_DIR); normad_v2_fix: folder whose normad/ holds the stories to revise (with Other Country / Other Background) and cultural_atlas/ the atlas pages.")] = None,
     language: Annotated[str, typer.Option(help="cdeval_translate: the language to translate the CDEval items into (de, zh, ...; Sec. 4.2, Fig. 4).")] = None,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
+    config: Annotated[Path, typer.Option(help="normad: JSON/YAML options: zones (authors (default) or raw: RAW/inglehart_welzel/ wins for the neutral stories' other-zone draws); check2 (authors (default): the authors' stage-1 prompt on the row's own background, a failing neutral story repaired by their minimal edit; paper: Fig. 7 on the rule's country's background, failures discarded); yes_no_stories (authors (default): collect_stories.py, few_shots_v3, temperature 0.9, one atlas item per sample; paper: Fig. 14's v2 few-shots, 0.5, the whole subsection).")] = None,
 ) -> None:
     """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires and their translations, NormAd stories) into RAW_DIR."""
     task = module_name(task)
-    options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language}
+    options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language,
+               "config": config}
     with user_errors():
+        if config is not None and task != "normad":
+            raise InputError(f"--config is a normad option of generate, not {task}'s")
         output_folder(out)
         generator = registry.generator(task)
         from culturebench.evaluate.backends import OpenAIBackend

@@ -37,7 +37,7 @@ REGISTRY = (
     Benchmark("wvb"),
     Benchmark("cdeval", generators=("cdeval", "cdeval_translate"),
               build_imports=("nltk.tokenize", "nltk.translate.bleu_score")),  # ~1 s: nltk imports scipy.stats, sklearn
-    Benchmark("normad", generators=("normad",)),
+    Benchmark("normad", generators=("normad", "normad_v2_fix")),
     Benchmark("llm_globe", generators=("llm_globe",)),
     Benchmark("socialcc"),
 )

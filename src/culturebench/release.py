@@ -47,8 +47,10 @@ MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "valida
 """What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
 
 
-def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress) -> tuple[Path, dict]:
+def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress,
+                  options: dict | None = None) -> tuple[Path, dict]:
     """Build benchmark ``name`` from ``raw`` into ``out/name``; returns the folder and the validation summary.
+    ``options``: the builder's own (its ``BUILD_OPTIONS``; ``build --config``), passed only when given.
 
     An InputError names its file relative to ``raw``. When a check fails, ``out/name`` is left as it was and
     ChecksFailed is raised; the failed build is kept in ``out/.failed/name/`` (report in ``validation/``)."""
@@ -58,7 +60,7 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
     with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
         import_in_background(f"culturebench.schemas.{name}", "datasets")  # the checks' and the card's imports
         try:
-            output: BuildOutput = builder.build(raw, seed, progress)
+            output: BuildOutput = builder.build(raw, seed, progress, **({"options": options} if options else {}))
         except InputError as exc:
             raise exc.relative_to(raw) from None
         progress("write")

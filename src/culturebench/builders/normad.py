@@ -2,8 +2,9 @@
 cultural zones.
 
 raw/cultural_atlas/<country>/*.html + raw/normad/*.{csv,jsonl} + raw/inglehart_welzel/*.csv  ->  stories, atlas.
-A country the zone tables do not list (or all, without the folder) takes its zone from the NormAd authors' own map
-(:func:`authors_zones`, shipped with attribution in ``culturebench/facts/normad_authors/``).
+Zones are the NormAd authors' own map (:func:`authors_zones`, their ``country_iwlist.csv``, shipped with attribution
+in ``culturebench/facts/normad_authors/``); the zone tables give a country that map lacks, and win only with the
+option ``zones: raw`` (:func:`zones_for`).
 
 The paper's choices are data in ``culturebench/facts/normad.json``: the three labels, the four etiquette subaxes,
 the eight Inglehart-Welzel zones, and our own list of countries with other names and demonyms (the leak check).
@@ -30,6 +31,7 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -41,6 +43,7 @@ from culturebench.errors import InputError
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas
 from culturebench.raw.normad import (
+    OTHER_COLUMNS,
     STORIES_FOLDER,
     ZONES_FOLDER,
     StoryRow,
@@ -90,11 +93,12 @@ CARD = CardInfo(
         "Rule-of-Thumb, Story, Explanation, Gold Label as in the NormAd release; extra columns ignored), atlas "
         "pages from `RAW/cultural_atlas/<country>/<page>.html` (parsed with the standard library's HTML parser: "
         "only the open topic card's text is read, scripts and styles ignored, nothing fetched or executed) and the "
-        "zones from `RAW/inglehart_welzel/*.csv` (Country + Cultural_Region; optional): a country those tables do "
-        "not list takes its zone from the NormAd authors' own map (`map_iw_bin_to_country` of their "
-        "`src/story_collection/collect_irrelevant.py`, all 75 countries, CC BY 4.0, shipped as "
-        "`culturebench/facts/normad_authors/country_iw_zones.csv`; provenance `zones_from_authors_map` lists "
-        "those countries). A missing column, a malformed line, "
+        "zones from the NormAd authors' own map of their 75 countries (`src/analysis/country_iwlist.csv`, the "
+        "map of their Table 2 and per-zone figures, CC BY 4.0, shipped in `culturebench/facts/normad_authors/`); "
+        "`RAW/inglehart_welzel/*.csv` (Country + Cultural_Region; optional) gives the zone of a country that map "
+        "lacks, and wins over it only with the build option `zones: raw` (`culturebench build normad --config`); "
+        "provenance `zones` and the line at the end of this section name the countries the two place apart. "
+        "A missing column, a malformed line, "
         "a page that is not an atlas page or a zone outside the eight stops the build with one line naming the "
         "file, row and column. Outer whitespace of every text is stripped; labels are casefolded; a subaxis is "
         "written in snake_case (`Gift Giving` -> `gift_giving`).\n\n"
@@ -105,8 +109,10 @@ CARD = CardInfo(
         "Neutral stories, in the authors' release as in files `culturebench generate normad` writes, are built as the "
         "authors built them (their collect_irrelevant.py): country and background are the story's, while value and "
         "rule_of_thumb come from a country of another Inglehart-Welzel zone (the generated file names it in "
-        "`Other Country` / `Other Background`, which this build ignores). The authors' later v2_fix_neutral scripts "
-        "swap country and background of neutral rows to the rule's country; this release keeps the rows as read.\n\n"
+        "`Other Country` / `Other Background`). The authors' revised release (their src/v2_fix_neutral) swaps country "
+        "and background of neutral rows to the rule's country: the build option `revision: v2_fix_neutral` applies "
+        "that swap and the Canada gift-giving background (the line at the end of this section names the revision "
+        "of this build); its model steps run through `culturebench generate`.\n\n"
         "Checks beyond the schemas: every background is its country's atlas etiquette text (compared after NFKC, "
         "plain quotes and dashes and whitespace normalisation; heading lines must name a subsection; the rest must "
         "be a contiguous part of the page text or each line one item of it); no story or rule-of-thumb names a "
@@ -119,9 +125,9 @@ CARD = CardInfo(
         "config reproduce Cultural Atlas text, (c) SBS: both `stories` (for its `background` column) and `atlas` "
         "are marked *not redistributable* (`cultural-atlas-terms`): `culturebench publish` withholds `atlas` and "
         "uploads `stories` without its `background` column (the rest is NormAd's, CC BY 4.0). The Inglehart-Welzel zone "
-        "assignment is `RAW/inglehart_welzel/`'s, else the NormAd authors' (their own binning of the 75 "
-        "countries; 13 of them sit in another zone in a public cultural-map table and 15 are absent from it: "
-        "see `culturebench/facts/normad_authors/README.md`).\n\n"
+        "assignment is the NormAd authors' (their own binning of the 75 countries; 12 of them sit in another zone "
+        "in a public cultural-map table and 15 are absent from it: see "
+        "`culturebench/facts/normad_authors/README.md`).\n\n"
         "**Use.** Stories were generated by GPT-4 from the atlas text and filtered by humans; they are English "
         "only and describe norms as the atlas states them, which is a simplification of any country's culture."
     ),
@@ -227,8 +233,10 @@ FIELDS = {"Country": "country", "Background": "background", "Axis": "axis", "Sub
           "Rule-of-Thumb": "rule_of_thumb", "Story": "story", "Explanation": "explanation", "Gold Label": "gold_label"}
 
 
-def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
-    """``seed`` is unused: nothing is sampled and NormAd has one (test) split."""
+def build(raw: Path, seed: int, progress: Progress, options: dict | None = None) -> BuildOutput:
+    """``seed`` is unused: nothing is sampled and NormAd has one (test) split. ``options``: ``zones``
+    (:data:`ZONE_SOURCES`, default ``authors``)."""
+    options = options or {}
     progress("read")
     stories: list[StoryRow] = []
     inputs = []
@@ -236,17 +244,21 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         rows, info = read_stories(path, raw)
         stories += rows
         inputs.append(info)
-    listed, zone_inputs, zone_rows = raw_zones(raw)
-    inputs += zone_inputs
+    zones = zones_for(raw, options.get("zones", "authors"))
+    inputs += zones.inputs
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
-    zone_of = {**authors_zones(), **listed}
-    from_authors = sorted({country for country in (row.values["Country"] for row in stories)
-                           if country_key(country) not in listed and country_key(country) in zone_of})
+    revision = file_revision(stories)
+    if revision is None:
+        revision = {"name": "v1"}
+        if options.get("revision", "v1") == "v2_fix_neutral":
+            stories, revision = revise_v2_fix_neutral(stories, items)
+    zones_used = zone_report(zones, [row.values["Country"] for row in stories
+                                     if country_key(row.values["Country"]) in zones.zone_of])
     progress("atlas")
     atlas = atlas_table(items)
     progress("stories")
-    table, quarantine = stories_table(stories, zone_of)
+    table, quarantine = stories_table(stories, zones.zone_of)
     return BuildOutput(
         tables={"stories": {STORIES_SPLIT: table}, "atlas": {ATLAS_SPLIT: atlas}},
         quarantine=quarantine,
@@ -257,12 +269,38 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
             "stories_read": len(stories),
             "atlas_items_read": len(items),
             "atlas_pages": len(atlas_inputs),
-            "zone_rows_read": zone_rows,
-            "zones_from_authors_map": from_authors,
+            "zone_rows_read": zones.rows_read,
+            "zones": zones_used,
+            "revision": revision,
             "paper_counts": facts()["paper_counts"],
             "counts_by_zone_and_label": counts_by_zone_and_label(table),
         },
+        card=build_card(zones_used, revision),
     )
+
+
+def build_card(zones_used: dict, revision: dict) -> CardInfo:
+    """:data:`CARD` with this build's revision and zones (their source, the countries the RAW table places
+    elsewhere)."""
+    differ = zones_used["differing_from_raw_table"]
+    moves = ", ".join(f"{c} ({d['authors']} -> {d['raw_table']})" for c, d in differ.items()) or "none"
+    if zones_used["source"] == "raw":
+        line = (f"This build: zones `raw` (RAW/inglehart_welzel/ wins); {len(differ)} of the stories' countries "
+                f"moved from the authors' zone: {moves}.")
+    else:
+        line = (f"This build: zones `authors` (the authors' `{zones_used['authors_map']}`; RAW/inglehart_welzel/ "
+                f"only for {len(zones_used['from_raw_table'])} countries it lacks); {len(differ)} of the stories' "
+                f"countries sit in another zone in RAW/inglehart_welzel/ and would move with `zones: raw`: {moves}.")
+    if "applied_by" in revision:
+        line += f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral), applied by {revision['applied_by']}."
+    elif revision["name"] == "v2_fix_neutral":
+        line += (f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral, deterministic steps): "
+                 f"{revision['neutral_rows_swapped']} neutral rows swapped to the rule's country and background "
+                 f"(the story's in the Other columns), {revision['canada_gift_giving_backgrounds_set']} of Canada's "
+                 f"gift-giving rows given its atlas Gift Giving background; {revision['model_steps']}.")
+    else:
+        line += " Revision `v1`: the stories as read (the published release; neutral rows keep the story's country)."
+    return replace(CARD, creation=f"{CARD.creation}\n\n{line}")
 
 
 def zone_table(rows: list[ZoneRow]) -> dict[str, str]:
@@ -282,8 +320,24 @@ def zone_table(rows: list[ZoneRow]) -> dict[str, str]:
     return {k: v[0] for k, v in out.items()}
 
 
-AUTHORS_ZONES = "country_iw_zones.csv"
-"""The NormAd authors' country -> zone map (``map_iw_bin_to_country`` of their collect_irrelevant.py)."""
+AUTHORS_ZONES = "country_iwlist.csv"
+"""The NormAd authors' country -> zone map of their results: ``src/analysis/country_iwlist.csv`` (Table 2, the
+per-zone Figs. 5 / 10 / 13), as their analysis script writes it (Malta in Protestant Europe, the Philippines in West
+and South Asia); their repository keeps it as a Git LFS pointer, which this copy matches in size and sha256."""
+AUTHORS_GENERATION_ZONES = "country_iw_zones.csv"
+"""The map their story scripts drew a neutral story's other zone from (``map_iw_bin_to_country`` of
+collect_irrelevant.py / collect_stories.py: Malta and the Philippines in Latin America)."""
+ZONE_SOURCES = ("authors", "raw")
+"""Build / generate option ``zones``: ``authors`` (default) takes a country's zone from the authors' map and
+``RAW/inglehart_welzel/`` only for a country that map lacks; ``raw`` lets that folder's tables win."""
+REVISIONS = ("v1", "v2_fix_neutral")
+"""Build option ``revision``: ``v1`` (default) keeps the stories as read (the published release);
+``v2_fix_neutral`` applies the deterministic steps of the authors' revised release (their ``src/v2_fix_neutral``,
+:func:`revise_v2_fix_neutral`); its model steps run through ``culturebench generate``."""
+
+
+BUILD_OPTIONS = {"zones": ZONE_SOURCES, "revision": REVISIONS}
+"""``culturebench build normad --config``: option -> allowed values."""
 
 
 def authors_file(name: str):
@@ -296,17 +350,19 @@ def authors_file(name: str):
 
 
 @cache
-def authors_zones() -> dict[str, str]:
-    """Country key -> zone for the authors' 75 countries (``facts/normad_authors/country_iw_zones.csv``)."""
-    text = authors_file(AUTHORS_ZONES).read_text(encoding="utf-8")
-    name = f"culturebench/facts/normad_authors/{AUTHORS_ZONES}"
-    return zone_table([ZoneRow(name, number, row["Country"], row["Cultural_Region"])
-                       for number, row in enumerate(csv.DictReader(io.StringIO(text)), 1)])
+def authors_zones(name: str = AUTHORS_ZONES) -> dict[str, str]:
+    """Country key -> zone for the authors' 75 countries (``facts/normad_authors/<name>``: country column
+    ``Country`` or ``country``, zone column ``Cultural_Region`` or ``iw_bin``)."""
+    text = authors_file(name).read_text(encoding="utf-8-sig")
+    where = f"culturebench/facts/normad_authors/{name}"
+    rows = [ZoneRow(where, number, row.get("Country") or row["country"], row.get("Cultural_Region") or row["iw_bin"])
+            for number, row in enumerate(csv.DictReader(io.StringIO(text)), 1)]
+    return zone_table(rows)
 
 
 def raw_zones(raw: Path) -> tuple[dict[str, str], list, int]:
     """Country key -> zone from ``RAW/inglehart_welzel/*.csv`` (empty when the folder is absent), the files read
-    and their row count; a country it lacks is looked up in :func:`authors_zones` by the caller."""
+    and their row count."""
     if not (raw / ZONES_FOLDER).is_dir():
         return {}, [], 0
     rows: list[ZoneRow] = []
@@ -316,6 +372,43 @@ def raw_zones(raw: Path) -> tuple[dict[str, str], list, int]:
         rows += found
         inputs.append(info)
     return zone_table(rows), inputs, len(rows)
+
+
+@dataclass(frozen=True)
+class Zones:
+    """The zone of every country a build or a generation run uses, and where each came from."""
+
+    zone_of: dict[str, str]  # country key -> zone
+    source: str  # one of ZONE_SOURCES
+    authors_map: str  # the authors' file consulted
+    from_table: frozenset[str]  # keys whose zone is RAW/inglehart_welzel's
+    differing: dict[str, tuple[str, str]]  # key -> (authors' zone, table's zone) where both name the country
+    inputs: tuple = ()
+    rows_read: int = 0
+
+
+def zones_for(raw: Path, source: str = "authors", authors_map: str = AUTHORS_ZONES) -> Zones:
+    """Every country's zone under option ``zones`` = ``source`` (:data:`ZONE_SOURCES`)."""
+    if source not in ZONE_SOURCES:
+        raise InputError(f"unknown zones {source!r}; choose from {', '.join(ZONE_SOURCES)}", column="zones")
+    table, inputs, rows = raw_zones(raw)
+    authors = authors_zones(authors_map)
+    zone_of = {**authors, **table} if source == "raw" else {**table, **authors}
+    differing = {key: (authors[key], zone) for key, zone in table.items() if key in authors and authors[key] != zone}
+    from_table = frozenset(key for key in table if source == "raw" or key not in authors)
+    return Zones(zone_of, source, authors_map, from_table, differing, tuple(inputs), rows)
+
+
+def zone_report(zones: Zones, countries: list[str]) -> dict:
+    """The build's account of its zones for the stories' ``countries``: the source, the countries whose zone is
+    the RAW table's, and those the two maps place differently (moved under ``raw``, kept under ``authors``)."""
+    present = sorted(set(countries), key=country_key)
+    differ = {c: {"authors": zones.differing[country_key(c)][0], "raw_table": zones.differing[country_key(c)][1]}
+              for c in present if country_key(c) in zones.differing}
+    return {"source": zones.source, "authors_map": zones.authors_map,
+            "from_raw_table": [c for c in present if country_key(c) in zones.from_table],
+            "differing_from_raw_table": differ,
+            "moved_by_raw_table": sorted(differ) if zones.source == "raw" else []}
 
 
 def atlas_table(items: list[AtlasItem]) -> pl.DataFrame:
@@ -360,6 +453,74 @@ def stories_table(rows: list[StoryRow], zone_of: dict[str, str]) -> tuple[pl.Dat
     quarantine = {rule: pl.DataFrame(found, schema=QUARANTINE_SCHEMA, orient="row") for rule, found in
                   sorted(dropped.items())}
     return table, quarantine
+
+
+def background_text(title: str, texts: list[str]) -> str:
+    """An atlas subsection as a story's background (the authors' ``get_cultcontext``: ``### <subsection>`` then
+    ``- <item>`` per item)."""
+    return "\n".join([f"### {title}", *(f"- {t}" for t in texts)])
+
+
+REVISION_COLUMN = "Revision"
+"""Written by ``culturebench generate normad_v2_fix`` (``v2_fix_neutral`` on every row): the file is revised."""
+
+
+def file_revision(rows: list[StoryRow]) -> dict | None:
+    """The revision a stories file says it already is (its ``Revision`` column: ``generate normad_v2_fix`` applied
+    every step, deterministic and model), None for a file without one; a mix is an input error."""
+    marks = {(row.extra or {}).get(REVISION_COLUMN, "") for row in rows}
+    if marks == {""}:
+        return None
+    if marks != {"v2_fix_neutral"}:
+        row = next(r for r in rows if (r.extra or {}).get(REVISION_COLUMN, "") != "v2_fix_neutral")
+        raise InputError(f"{REVISION_COLUMN!r} must be 'v2_fix_neutral' on every row or absent, not "
+                         f"{(row.extra or {}).get(REVISION_COLUMN, '')!r}", file=row.file, row=row.row,
+                         column=REVISION_COLUMN)
+    return {"name": "v2_fix_neutral", "applied_by": "culturebench generate normad_v2_fix (every step, deterministic "
+            "and model; the build swaps nothing)", "neutral_rows": sum(
+                r.values["Gold Label"].strip().casefold() == "neutral" for r in rows)}
+
+
+def revise_v2_fix_neutral(rows: list[StoryRow], items: list[AtlasItem]) -> tuple[list[StoryRow], dict]:
+    """The authors' ``swap_neutral_country_background.py`` and the deterministic half of
+    ``fix_canada_gift_giving.py``: a neutral row's Country and Background become its Other Country and Other
+    Background (the rule's culture) and the story's move to the Other columns; a neutral row then of Canada's
+    gift giving takes Canada's atlas Gift Giving subsection as its Background (the authors type their scrape of it
+    into the script; here it comes from ``RAW/cultural_atlas/``, not shipped: (c) SBS). A neutral row without the
+    Other columns stops the build, as the authors' script does. Returns the rows and counts."""
+    canada = [i for i in sorted(items, key=lambda i: (i.source_file, i.order))
+              if country_key(i.country) == "canada" and i.topic == facts()["etiquette_topic"]
+              and subaxis_key(i.subsection or "") == "gift_giving"]
+    canada_background = background_text(canada[0].subsection, [i.text for i in canada]) if canada else None
+    out, swapped, fixed, unfixed = [], 0, 0, 0
+    for row in rows:
+        if row.values["Gold Label"].strip().casefold() != "neutral":
+            out.append(row)
+            continue
+        if row.other is None:
+            raise InputError("revision v2_fix_neutral swaps a neutral row's Country / Background with its "
+                             f"{' / '.join(OTHER_COLUMNS)}, which this file lacks", file=row.file, row=row.row,
+                             column=OTHER_COLUMNS[0])
+        empty = next((c for c in OTHER_COLUMNS if not row.other[c].strip()), None)
+        if empty:
+            raise InputError(f"neutral row with an empty {empty!r} (revision v2_fix_neutral swaps it in)",
+                             file=row.file, row=row.row, column=empty)
+        values = {**row.values, "Country": row.other["Other Country"], "Background": row.other["Other Background"]}
+        swapped += 1
+        if country_key(values["Country"]) == "canada" and subaxis_key(values["Subaxis"]) == "gift_giving":
+            if canada_background is None:
+                unfixed += 1
+            else:
+                values["Background"] = canada_background
+                fixed += 1
+        out.append(StoryRow(row.file, row.row, values, {"Other Country": row.values["Country"],
+                                                        "Other Background": row.values["Background"]}, row.extra))
+    return out, {"name": "v2_fix_neutral", "neutral_rows_swapped": swapped,
+                 "canada_gift_giving_backgrounds_set": fixed,
+                 "canada_gift_giving_without_atlas_page": unfixed,
+                 "model_steps": "not applied by the build (rules and values regenerated where they fail entailment, "
+                                "Canada's gift-giving rules and values, stories checked against their background, "
+                                "explanations): `culturebench generate normad_v2_fix`"}
 
 
 def counts_by_zone_and_label(stories: pl.DataFrame) -> dict[str, dict[str, int]]:

@@ -8,30 +8,39 @@ RAW/cultural_atlas/<country>/*.html (+ RAW/inglehart_welzel/*.csv)  ->  RAW/norm
 atlas Etiquette page is one *norm unit*; its background is the subsection as the authors' ``get_cultcontext`` writes
 it (``### <subsection>`` then ``- <item>`` per atlas item). Per unit and label, ``STORIES_PER_LABEL`` samples of one
 prompt (the authors' ``num_story_samples``, 3; prompts in :mod:`culturebench.generation.normad_prompts`). "yes" and
-"no" stories come from the country's own background. A "neutral" story is built as the authors' collect_irrelevant.py
+"no" stories come from the country's own background: by default as collect_stories.py writes them (one atlas item
+drawn per sample, few_shots_v3, temperature 0.9; option ``yes_no_stories: paper``: the whole subsection, Fig. 14's
+v2 few-shots, 0.5). The prompts write a country as the authors' do (``ormund_isles``), as does the output's
+``Country``. A "neutral" story is built as the authors' collect_irrelevant.py
 builds it: another country is drawn (a seeded hash stands for their ``random``: an Inglehart-Welzel zone other than
 the unit's, among the zones of the available countries, then a country of it, then its unit of the same subaxis, else
 one of its units; one draw shared by the unit's samples), the prompt shows the unit's background as Country 1 and
 the other's as Country 2, and the answer gives **Country 2's Value and Rule-of-Thumb** and a story based on Country 1.
 The row keeps the authors' release layout: Country and Background are the unit's (the story's), ``Other Country`` and
-``Other Background`` the country the Value and Rule-of-Thumb come from. Zones: ``RAW/inglehart_welzel/`` where it
-lists a country, else the authors' map (:func:`culturebench.builders.normad.authors_zones`).
+``Other Background`` the country the Value and Rule-of-Thumb come from. Zones: the map of the authors' story
+scripts (``map_iw_bin_to_country``), ``RAW/inglehart_welzel/`` for a country it lacks, or wherever it lists one with
+the option ``zones: raw``.
 
 **Filtration (Sec. 3.2)**, in order; every rejection is logged with its reason:
 
 1. ``unparsed``: the answer lacks the four fields (yes / no: the Value / Rule-of-Thumb / Story / Explanation
    headings or JSON; neutral: the authors' Country 2 / Country 1 headings) or a story that ends in a question about
-   a named person;
+   a named person (or he / she / they, as the v3 few-shots ask);
 2. ``leak``: the story or rule-of-thumb names a country, other name or demonym (the builder's own
    :func:`culturebench.builders.normad.leaked_names`, facts/normad.json), the unit's or the other country, or a word
    derived from those names ("Velorian" for Veloria);
 3. ``neutral_inconsistent`` (Check 1): a neutral story that the authors' relevance filter finds relevant to its
    rule-of-thumb (anything but No) is regenerated with a new other country up to ``NEUTRAL_REGENERATIONS`` (3)
    times, then discarded;
-4. ``rot_not_entailed`` (Check 2, App. A.2 Fig. 7): the rule-of-thumb is not entailed by the background of the
-   country it was written for: the unit's for yes / no, the other country's for neutral ("where we ensure relevance
-   to different country's background");
-5. ``value_not_abstraction`` (Check 3, Fig. 8): the value is not an abstraction of the rule-of-thumb;
+4. Check 2 (option ``check2``, :data:`CHECK2_ROUTES`). ``authors`` (default: the code that made the published
+   rows, ``facts/normad_authors/validation_prompts.json``): the authors' stage-1 prompt with the row's own
+   background; ``rot_not_entailed``: a yes / no story whose rule it does not entail (the paper discards these); a
+   neutral story whose rule it entails is not discarded but gets the stage-2 minimal edit of its Value and
+   Rule-of-Thumb (temperature 1.0; ``rot_fix_unparsed`` when the reply lacks the two lines). ``paper`` (Sec. 3.2's
+   text, App. A.2 Fig. 7): the background of the country the rule was written for, the other country's for a
+   neutral story ("relevance to different country's background"), entailment required, failures discarded;
+5. ``value_not_abstraction`` (Check 3, Fig. 8): the value (after any edit) is not an abstraction of the
+   rule-of-thumb;
 6. ``duplicate``: the same or a near-identical story (rapidfuzz ratio >= 90) already kept for the country.
 
 The kept rows carry the stories file's columns plus ``ID``, ``Other Country``, ``Other Background``, ``Attempts`` and
@@ -76,7 +85,7 @@ NEUTRAL_REGENERATIONS = 3
 AXIS = "etiquette"
 CHECK_COLUMNS = ("Check Leak", "Check Neutral Consistency", "Check RoT Entailed", "Check Value Abstraction")
 EXTRA_COLUMNS = ("ID", "Other Country", "Other Background", "Attempts", *CHECK_COLUMNS)
-REJECTIONS = ("no_other_zone", "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed",
+REJECTIONS = ("no_other_zone", "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "rot_fix_unparsed",
               "value_not_abstraction", "duplicate")
 
 
@@ -90,6 +99,8 @@ class Unit:
     title: str  # the atlas subsection heading
     background: str  # "### <title>\n- item\n- item"
     zone: str | None
+    items: tuple[str, ...] = ()  # the subsection's atlas items, in page order
+    authors_name: str = ""  # the country as the authors' prompts write it ("ormund_isles")
 
 
 @dataclass
@@ -115,15 +126,12 @@ class Slot:
 # ------------------------------------------------------------------------------------------------------ inputs
 
 
-def background_text(title: str, texts: list[str]) -> str:
-    return "\n".join([f"### {title}", *(f"- {t}" for t in texts)])
-
-
-def read_units(raw: Path) -> list[Unit]:
-    """Every country x subaxis of the atlas Etiquette pages under ``raw``, with the country's IW zone
-    (``RAW/inglehart_welzel/``, else the authors' map)."""
+def read_units(raw: Path, zones: str = "authors") -> list[Unit]:
+    """Every country x subaxis of the atlas Etiquette pages under ``raw``, with the country's IW zone: the map the
+    authors' story scripts drew from, ``RAW/inglehart_welzel/`` for a country it lacks (``zones`` = ``raw``: that
+    folder wins; :func:`culturebench.builders.normad.zones_for`)."""
     items, _ = read_atlas(raw / ATLAS_FOLDER, raw)
-    zone_of = {**builder.authors_zones(), **builder.raw_zones(raw)[0]}
+    zone_of = builder.zones_for(raw, zones, builder.AUTHORS_GENERATION_ZONES).zone_of
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for item in sorted(items, key=lambda i: (i.source_file, i.order)):
         if item.topic != builder.facts()["etiquette_topic"]:
@@ -136,8 +144,9 @@ def read_units(raw: Path) -> list[Unit]:
     for (country, code), group in sorted(groups.items(), key=lambda kv: (builder.country_key(kv[0][0]),
                                                                         order.index(kv[0][1]))):
         key = builder.country_key(country)
-        units.append(Unit(country, key, code, group[0].subsection,
-                          background_text(group[0].subsection, [i.text for i in group]), zone_of.get(key)))
+        texts = [i.text for i in group]
+        units.append(Unit(country, key, code, group[0].subsection, builder.background_text(group[0].subsection, texts),
+                          zone_of.get(key), tuple(texts), prompts.authors_country(Path(group[0].source_file).parent.name)))
     return units
 
 
@@ -213,12 +222,24 @@ def leaks(text: str, countries: list[str]) -> list[str]:
 # ------------------------------------------------------------------------------------------------------ the run
 
 
-def _gen_request(slot: Slot, seed: int):
+def story_item(slot: Slot, seed: int) -> str:
+    """The atlas item a yes / no story of the ``authors`` route is written from (collect_stories.py's
+    ``random.choice`` of the subsection's items: a seeded hash per sample)."""
+    return _pick(list(slot.unit.items), seed, slot.unit.key, slot.unit.subaxis, slot.label, slot.number, "item")
+
+
+def _gen_request(slot: Slot, seed: int, yes_no_stories: str = "authors"):
     u, o = slot.unit, slot.other
-    block = prompts.country_block(slot.label, u.country, u.background, o.country if o else "",
-                                  o.background if o else "")
-    return request(prompts.story_messages(slot.label, block), temperature=prompts.GEN_TEMPERATURE,
-                   max_tokens=prompts.GEN_MAX_TOKENS, seed=seed,
+    if slot.label == "neutral":  # collect_irrelevant.py
+        route = prompts.STORY_ROUTES["neutral"]
+        block = prompts.country_block("neutral", u.authors_name, u.background, o.authors_name if o else "",
+                                      o.background if o else "")
+    else:
+        route = prompts.YES_NO_ROUTES[yes_no_stories]
+        block = (prompts.item_block(u.authors_name, story_item(slot, seed)) if route["background"] == "one_item"
+                 else prompts.country_block(slot.label, u.authors_name, u.background))
+    return request(prompts.story_messages(slot.label, block, route["few_shots_file"]),
+                   temperature=float(route["temperature"]), max_tokens=prompts.GEN_MAX_TOKENS, seed=seed,
                    sample_index=slot.number + slot.samples * slot.attempt)
 
 
@@ -233,10 +254,46 @@ def _relevance_request(slot: Slot, seed: int):
                    max_tokens=int(prompts.RELEVANCE["max_tokens"]), seed=seed)
 
 
-def rot_background(slot: Slot) -> str:
-    """The background Check 2 tests the rule-of-thumb against: the country it was written for (Sec. 3.2: for a
-    neutral story, the other country's)."""
-    return slot.other.background if slot.label == "neutral" and slot.other else slot.unit.background
+CHECK2_ROUTES = ("authors", "paper")
+"""Option ``check2``. ``authors`` (default; their code made the published rows): every rule-of-thumb against the
+row's own background (the story's country), the authors' stage-1 prompt; yes / no stories must be entailed, neutral
+ones must not be, and a neutral one that is gets the stage-2 minimal edit of its Value and Rule-of-Thumb
+(temperature 1.0) instead of being discarded. ``paper`` (Sec. 3.2's text): Fig. 7 against the background of the
+country the rule was written for (a neutral story's other country), entailment required, failures discarded."""
+
+
+def rot_background(slot: Slot, check2: str = "authors") -> str:
+    """The background Check 2 tests the rule-of-thumb against: the row's own (``authors``), or the country's the
+    rule was written for (``paper``, Sec. 3.2: "relevance to different country's background" for a neutral story)."""
+    if check2 == "paper" and slot.label == "neutral" and slot.other:
+        return slot.other.background
+    return slot.unit.background
+
+
+def _entailment_request(slot: Slot, check2: str, seed: int):
+    if check2 == "paper":
+        return _judge_request(prompts.entailment_prompt(rot_background(slot, check2), slot.fields["rule_of_thumb"]),
+                              seed)
+    stage1 = prompts.authors_validation()["stage1_rot"]
+    return request([("user", prompts.authors_entailment_prompt(rot_background(slot), slot.fields["rule_of_thumb"]))],
+                   temperature=float(stage1["temperature"]), max_tokens=int(stage1["max_tokens"]), seed=seed)
+
+
+def _entailment_verdict(slot: Slot, check2: str, text: str) -> tuple[str | None, bool]:
+    """(the verdict as read, whether the story passes Check 2) under route ``check2``."""
+    if check2 == "paper":
+        verdict = prompts.parse_yes_no(text)
+        return verdict, verdict == "yes"
+    reply = prompts.authors_entailment_reply(text)
+    return reply.strip() or None, reply == prompts.authors_validation()["stage1_rot"]["wanted"][slot.label]
+
+
+def _fix_request(slot: Slot, seed: int):
+    stage2 = prompts.authors_validation()["stage2_fix_rot"]
+    text = prompts.authors_fix_prompt(slot.fields["story"], slot.fields["rule_of_thumb"], slot.fields["value"],
+                                      slot.unit.authors_name, slot.other.authors_name if slot.other else "")
+    return request([("user", text)], temperature=float(stage2["temperature"]), max_tokens=int(stage2["max_tokens"]),
+                   seed=seed)
 
 
 def _where(slot: Slot) -> dict:
@@ -252,9 +309,12 @@ def _reject(run: GenerationRun, slot: Slot, reason: str) -> None:
 
 def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] | None = None,
              subaxes: set[str] | None = None, limit: int | None = None, per_label: int = STORIES_PER_LABEL,
+             zones: str = "authors", check2: str = "authors", yes_no_stories: str = "authors",
              console: Console | None = None) -> dict:
-    """Generate, filter and write the stories file into ``out/normad/``; returns the summary (also written)."""
-    units = read_units(raw_in)
+    """Generate, filter and write the stories file into ``out/normad/``; returns the summary (also written).
+    ``zones``: :data:`culturebench.builders.normad.ZONE_SOURCES` (the neutral stories' other-zone draws);
+    ``check2``: :data:`CHECK2_ROUTES`; ``yes_no_stories``: :data:`culturebench.generation.normad_prompts.YES_NO_ROUTES`."""
+    units = read_units(raw_in, zones)
     only = {builder.country_key(name) for name in only} if only else None
     targets = [u for u in units
                if (only is None or u.key in only)
@@ -275,7 +335,7 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         active = [s for s in slots if s.state == "pending"]
         if not active:
             break
-        requests = [_gen_request(s, seed) for s in active]
+        requests = [_gen_request(s, seed, yes_no_stories) for s in active]
         responses = run.ask(requests, f"normad stories (round {attempt + 1})")
         judged: list[Slot] = []
         for slot, req, resp in zip(active, requests, responses):
@@ -325,28 +385,45 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
                 slot.other = other_unit(units, slot.unit, seed, slot.unit.key, slot.unit.subaxis, slot.number,
                                         slot.attempt)
 
-    # --- rule-of-thumb entailed by the background (Fig. 7), value an abstraction of the rule-of-thumb (Fig. 8)
+    # --- Check 2: the rule-of-thumb against a background (the authors' stage 1 / 2, or Fig. 7 as the paper reads it)
     generated = [s for s in slots if s.state == "generated"]
-    entail = [_judge_request(prompts.entailment_prompt(rot_background(s), s.fields["rule_of_thumb"]), seed)
-              for s in generated]
+    entail = [_entailment_request(s, check2, seed) for s in generated]
+    fixes: list[Slot] = []
+    for slot, req, resp in zip(generated, entail, run.ask(entail, "normad check 2 (rule-of-thumb entailment)")):
+        verdict, passed = _entailment_verdict(slot, check2, resp.text)
+        slot.verdicts["Check RoT Entailed"] = verdict or "unparsed"
+        repair = not passed and check2 == "authors" and slot.label == "neutral"
+        rejection = None if passed or repair else "rot_not_entailed"
+        run.log("judge_entailment", req, resp, **_where(slot), verdict=verdict or "unparsed", passed=passed,
+                route=check2, repair=repair, rejection=rejection)
+        if repair:
+            fixes.append(slot)
+        elif rejection:
+            _reject(run, slot, rejection)
+    requests = [_fix_request(s, seed) for s in fixes]
+    for slot, req, resp in zip(fixes, requests, run.ask(requests, "normad check 2 repairs (minimal edit)")):
+        fixed = prompts.parse_authors_fix(resp.text)
+        run.log("fix_rot", req, resp, **_where(slot), parsed=fixed is not None,
+                old={"rule_of_thumb": slot.fields["rule_of_thumb"], "value": slot.fields["value"]},
+                rejection=None if fixed else "rot_fix_unparsed")
+        if fixed is None:
+            _reject(run, slot, "rot_fix_unparsed")
+            continue
+        slot.fields["rule_of_thumb"], slot.fields["value"] = fixed
+        slot.verdicts["Check RoT Entailed"] += " -> fixed (stage 2 minimal edit)"
+
+    # --- Check 3: the value an abstraction of the rule-of-thumb (Fig. 8); near-duplicate stories
+    generated = [s for s in slots if s.state == "generated"]
     abstract = [_judge_request(prompts.abstraction_prompt(s.fields["rule_of_thumb"], s.fields["value"]), seed)
                 for s in generated]
-    answers = run.ask(entail + abstract, "normad judges")
     seen: dict[str, NearDuplicates] = defaultdict(NearDuplicates)
-    for i, slot in enumerate(generated):
-        verdicts = {}
-        for kind, column, req, resp in (("entailment", "Check RoT Entailed", entail[i], answers[i]),
-                                        ("abstraction", "Check Value Abstraction", abstract[i],
-                                         answers[len(generated) + i])):
-            verdict = prompts.parse_yes_no(resp.text)
-            verdicts[kind] = verdict
-            slot.verdicts[column] = verdict or "unparsed"
-            run.log(f"judge_{kind}", req, resp, **_where(slot), verdict=verdict or "unparsed",
-                    passed=verdict == "yes")
+    for slot, req, resp in zip(generated, abstract, run.ask(abstract, "normad check 3 (value abstraction)")):
+        verdict = prompts.parse_yes_no(resp.text)
+        slot.verdicts["Check Value Abstraction"] = verdict or "unparsed"
+        run.log("judge_abstraction", req, resp, **_where(slot), verdict=verdict or "unparsed",
+                passed=verdict == "yes")
         rejection = None
-        if verdicts["entailment"] != "yes":
-            rejection = "rot_not_entailed"
-        elif verdicts["abstraction"] != "yes":
+        if verdict != "yes":
             rejection = "value_not_abstraction"
         elif (dup := seen[slot.unit.key].match(slot.fields["story"])) is not None:
             rejection = "duplicate"
@@ -371,6 +448,8 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         "kept_by_label": {lab: sum(s.label == lab for s in kept) for lab in prompts.GEN_LABELS},
         "rejected_by_check": {r: sum(s.reason == r for s in slots) for r in REJECTIONS},
         "neutral_regenerations": sum(s.attempt for s in slots if s.label == "neutral"),
+        "rot_fixed": sum("fixed" in s.verdicts.get("Check RoT Entailed", "") for s in kept),
+        "options": {"zones": zones, "check2": check2, "yes_no_stories": yes_no_stories},
     }
     path = run.close(summary)
     summary["summary_file"] = str(path)
@@ -384,10 +463,10 @@ def stories_csv(kept: list[Slot]) -> str:
     writer.writerow([*STORY_COLUMNS, *EXTRA_COLUMNS])
     for s in kept:
         f = s.fields
-        row = {"Country": s.unit.country, "Background": s.unit.background, "Axis": AXIS, "Subaxis": s.unit.subaxis,
+        row = {"Country": s.unit.authors_name, "Background": s.unit.background, "Axis": AXIS, "Subaxis": s.unit.subaxis,
                "Value": f["value"], "Rule-of-Thumb": f["rule_of_thumb"], "Story": f["story"],
                "Explanation": f["explanation"], "Gold Label": s.label, "ID": s.ident,
-               "Other Country": s.other.country if s.other else "",
+               "Other Country": s.other.authors_name if s.other else "",
                "Other Background": s.other.background if s.other else "", "Attempts": str(s.attempt + 1),
                **{c: s.verdicts.get(c, "") for c in CHECK_COLUMNS}}
         writer.writerow([row[c] for c in (*STORY_COLUMNS, *EXTRA_COLUMNS)])
@@ -419,17 +498,35 @@ def _selection(options: dict) -> tuple[set[str] | None, set[str] | None]:
     return (countries or None), (subaxes or None)
 
 
+GENERATE_OPTIONS = {"zones": builder.ZONE_SOURCES, "check2": CHECK2_ROUTES,
+                    "yes_no_stories": tuple(prompts.YES_NO_ROUTES)}
+"""``culturebench generate normad --config``: option -> allowed values (the first is the default)."""
+
+
+def read_config(path: Path | None) -> dict:
+    """The ``--config`` options (:data:`GENERATE_OPTIONS`), checked, with the defaults filled in."""
+    from culturebench.evaluate.runs import read_options_file
+
+    given = read_options_file(path, GENERATE_OPTIONS) if path is not None else {}
+    for key, value in given.items():
+        if value not in GENERATE_OPTIONS[key]:
+            raise InputError(f"unknown {key} {value!r}; choose from {', '.join(GENERATE_OPTIONS[key])}", file=path,
+                             column=key)
+    return {key: given.get(key, choices[0]) for key, choices in GENERATE_OPTIONS.items()}
+
+
 def cli_generate(backend, options: dict, console: Console | None = None) -> tuple[str, list[Path]]:
     """``culturebench generate normad --out RAW_DIR``: options ``out``; ``source`` (folder with cultural_atlas/ and
     an optional inglehart_welzel/; default RAW_DIR when it has cultural_atlas/, else the bundled sample raw/);
     ``seed``; ``only`` (countries and/or subaxes, comma-separated); ``limit`` (at most this many country x subaxis
-    norms)."""
+    norms); ``config`` (a JSON/YAML file of :data:`GENERATE_OPTIONS`)."""
     check_options(options)
+    config = read_config(options.get("config"))
     out = Path(options["out"])
     countries, subaxes = _selection(options)
     summary = generate(backend, _input_raw(options, out), out, seed=int(options.get("seed") or 0),
                        only=countries, subaxes=subaxes, limit=options.get("limit"),
-                       per_label=int(options.get("per_label") or STORIES_PER_LABEL), console=console)
+                       per_label=int(options.get("per_label") or STORIES_PER_LABEL), console=console, **config)
     rejected = ", ".join(f"{k} {v}" for k, v in summary["rejected_by_check"].items() if v) or "none"
     message = (f"normad: {summary['kept']} of {summary['stories_planned']} stories kept over "
                f"{summary['norm_units']} country x subaxis norms "

@@ -13,8 +13,12 @@ for gpt-4 (``facts/normad.json`` -> ``generation.story_generation`` cites every 
   [Etiquette]:``; neutral: Country 1 (the story's country) and Country 2 (another Inglehart-Welzel zone), the
   answer giving Country 2's Value and Rule-of-Thumb and a story based on Country 1 (the authors' headings).
 
-``STORIES_PER_LABEL`` is ``num_story_samples`` of the authors' ``conf/prompts/prompts.yaml`` (3); temperature 0.5,
-1024 tokens (their collect_irrelevant.py). The checks: App. A.2 Fig. 7 (rule-of-thumb entailed by a background,
+``STORIES_PER_LABEL`` is ``num_story_samples`` of the authors' ``conf/prompts/prompts.yaml`` (3); 1024 tokens.
+Yes / no stories (option ``yes_no_stories``, :data:`YES_NO_ROUTES`): ``authors`` (default) as collect_stories.py,
+the authors' only script that writes them (``few_shots_v3``, temperature 0.9, one atlas item drawn per sample as the
+background: :func:`item_block`); ``paper``: the v2 few-shots Fig. 14 prints, temperature 0.5, the whole subsection.
+Neutral stories as collect_irrelevant.py (v2 few-shots, 0.5, both subsections). Countries are written as the
+authors' prompts write them (:func:`authors_country`: ``ormund_isles``). The checks: App. A.2 Fig. 7 (rule-of-thumb entailed by a background,
 Check 2) and Fig. 8 (value an abstraction of the rule-of-thumb, Check 3) as printed; Check 1 for neutral stories
 (the paper prints no prompt) is the authors' ``gpt4_filter_neutral.py`` prompt (is the story relevant to the
 rule-of-thumb? two examples), kept as data in ``facts/normad.json``. A changed template changes the response-cache
@@ -57,14 +61,26 @@ def authors_settings() -> dict:
 
 
 @cache
-def few_shots() -> dict:
-    """The string literals of the authors' ``few_shots_v2.py``."""
-    return json.loads(authors_text("few_shots_v2.json"))
+def authors_validation() -> dict:
+    """The authors' rule-of-thumb validation: stage 1 (entailment) and stage 2 (the minimal edit of a neutral row
+    that fails it), prompts verbatim with their settings (``validation_prompts.json``)."""
+    return json.loads(authors_text("validation_prompts.json"))
+
+
+@cache
+def few_shots(name: str = "few_shots_v2.json") -> dict:
+    """The string literals of the authors' ``few_shots_v2.py`` (or ``few_shots_v3.json``: ``few_shots_v3.py``)."""
+    return json.loads(authors_text(name))
 
 
 STORIES_PER_LABEL = int(authors_settings()["num_story_samples"])
 """Stories per norm and label (prompts.yaml ``num_story_samples``; Sec. 3.1: three per norm and label)."""
-GEN_TEMPERATURE = float(_STORY["temperature"])
+STORY_ROUTES = {"neutral": _STORY["neutral_route"]}
+"""Neutral stories: collect_irrelevant.py's few-shots file and temperature."""
+YES_NO_ROUTES = _STORY["yes_no_routes"]
+"""Option ``yes_no_stories``: ``authors`` (default: collect_stories.py, few_shots_v3, temperature 0.9, one atlas item
+per sample) or ``paper`` (Fig. 14's v2 few-shots, 0.5, the whole subsection), each with its few-shots file,
+temperature and background (``one_item`` / ``subsection``)."""
 GEN_MAX_TOKENS = int(_STORY["max_tokens"])
 JUDGE_TEMPERATURE = 0.0
 JUDGE_MAX_TOKENS = 12
@@ -88,13 +104,24 @@ def country_block(label: str, country: str, background: str, other_country: str 
     raise ValueError(f"unknown label {label!r}")
 
 
-def story_messages(label: str, block: str) -> list[tuple[str, str]]:
-    """The conversation for one story (the authors' gpt-4 prompt): system prefix + guidelines, the few-shots as
-    system / assistant pairs, system ``block`` + reminder."""
+def item_block(country: str, item: str) -> str:
+    """The country block of collect_stories.py: one atlas item as the whole background (no heading, no bullet)."""
+    return _STORY["country_block"].format(country=country, background=item)
+
+
+def authors_country(folder: str) -> str:
+    """A country as the authors' scripts write it in a prompt (the key of their scraped file's name:
+    ``south_korea``, ``timor-leste``), from the atlas folder's name."""
+    return "_".join(folder.split()).casefold()
+
+
+def story_messages(label: str, block: str, few_shots_file: str = "few_shots_v2.json") -> list[tuple[str, str]]:
+    """The conversation for one story (the authors' gpt-4 prompt): system prefix + guidelines, the few-shots of
+    ``few_shots_file`` as system / assistant pairs, system ``block`` + reminder."""
     files = _STORY["prompt_files"]
     prefix = authors_text(files["prefix_neutral" if label == "neutral" else "prefix"])
     messages = [("system", prefix + authors_text(files["guidelines"][label]))]
-    for shot in few_shots()[_STORY["few_shots"][label]]:
+    for shot in few_shots(few_shots_file)[_STORY["few_shots"][label]]:
         messages += [("system", shot["system"]), ("assistant", shot["assistant"])]
     messages.append(("system", block + authors_text(files["reminder"])))
     return messages
@@ -115,6 +142,40 @@ def entailment_prompt(background: str, rule_of_thumb: str) -> str:
     return ENTAILMENT_TEMPLATE.format(background=background.strip(), rot=rule_of_thumb.strip())
 
 
+def authors_entailment_prompt(background: str, rule_of_thumb: str) -> str:
+    """Check 2 as the authors' ``run_model_validation_stage1_rot.py`` asks it: the row's own background as their
+    file holds it (``get_cultcontext``: every line ends in a newline) and the rule-of-thumb."""
+    return authors_validation()["stage1_rot"]["template"].format(background=authors_background(background),
+                                                                 rot=rule_of_thumb)
+
+
+def authors_entailment_reply(text: str) -> str:
+    """The stage-1 reply as the authors compare it: up to its first blank line, lowercased (a story passes only
+    when this is exactly the wanted "yes" / "no")."""
+    return text.split("\n\n")[0].lower()
+
+
+def authors_fix_prompt(story: str, rule_of_thumb: str, value: str, country: str, other_country: str) -> str:
+    """The authors' stage-2 minimal edit of a neutral row's Value and Rule-of-Thumb (``run_model_validation_stage2_
+    fix_rot.py``): ``other_country`` (Country 1) is the rule's country, ``country`` (Country 2) the story's."""
+    return authors_validation()["stage2_fix_rot"]["template"].format(
+        story=story, rot=rule_of_thumb, value=value, other_country=other_country, country=country)
+
+
+def parse_authors_fix(text: str) -> tuple[str, str] | None:
+    """(rule_of_thumb, value) of a stage-2 reply read as the authors read it: its non-empty lines, the first
+    "Rule-of-thumb: <text>", the second "Value: <text>" (each the part after the first ": " up to any next one);
+    None where their asserts would stop."""
+    lines = [line for line in text.replace("\n \n", "\n\n").split("\n") if line]
+    if len(lines) < 2:
+        return None
+    parts = [line.split(": ") for line in lines[:2]]
+    if any(len(p) < 2 for p in parts) or [p[0].lower() for p in parts] != ["rule-of-thumb", "value"]:
+        return None
+    rule_of_thumb, value = parts[0][1].strip(), parts[1][1].strip()
+    return (rule_of_thumb, value) if rule_of_thumb and value else None
+
+
 def abstraction_prompt(rule_of_thumb: str, value: str) -> str:
     """Sec. 3.2 Check 3, App. A.2 Fig. 8: is the value an abstraction of the rule-of-thumb?"""
     return ABSTRACTION_TEMPLATE.format(value=value.strip(), rot=rule_of_thumb.strip())
@@ -132,7 +193,9 @@ def _key(name: str) -> str | None:
 _HEADED = re.compile(r"^\s*(?:#+\s*|\*\*)?(value|rule[- _]of[- _]thumb|story|explanation)\s*(?:\*\*)?\s*:?\s*(?:\*\*)?"
                      r"\s*(.*)$", re.IGNORECASE)
 _CLOSING = re.compile(r"(?:^|(?<=[.!?\"'])\s+)([^.!?]*\?)\s*$")
-_ASKED_ABOUT = re.compile(r"^Is\s+what\s+([A-Z][a-z]+)\s+did\s+socially\s+acceptable\s*\?$")
+_ASKED_ABOUT = re.compile(r"^Is\s+what\s+([A-Z][a-z]+|he|she|they)\s+did\s+socially\s+acceptable\s*\?$")
+_PRONOUN = re.compile(r"\b(he|she|they)\b")
+"""The few_shots_v3 stories (collect_stories.py's) name no one: "Is what she did socially acceptable?"."""
 
 
 def _json_objects(text: str):
@@ -246,10 +309,11 @@ def _checked(found: dict[str, str] | None, why_none: str) -> tuple[dict[str, str
 
 
 def closing_question(story: str) -> tuple[str | None, str]:
-    """The story ending with exactly "Is what <name> did socially acceptable?" (the NormAd-Eti form) and the parse
-    status. A story ending in another question (the authors' own few-shots end "Is Maria justified in doing so?",
-    "Is what John did acceptable?"; small models write "Is this socially acceptable?") gets the NormAd-Eti question
-    about the name that question asks about, else the story's main character; one without a question gets it
+    """The story ending with exactly "Is what <name> did socially acceptable?" (the NormAd-Eti form; <name> may be
+    he / she / they, as the few_shots_v3 stories ask) and the parse status. A story ending in another question (the
+    authors' own few-shots end "Is Maria justified in doing so?", "Is what John did acceptable?", "Is she justified
+    in doing so?"; small models write "Is this socially acceptable?") gets the NormAd-Eti question about the name
+    (else the pronoun) that question asks about, else the story's main character; one without a question gets it
     added. A story that still judges the action in its body ("... was not socially acceptable.", an answered
     question) breaks the no-reasoning rule and is refused."""
     match = _CLOSING.search(story)
@@ -259,7 +323,9 @@ def closing_question(story: str) -> tuple[str | None, str]:
     asked = _ASKED_ABOUT.match(match.group(1).strip()) if match else None
     if asked:
         return story.strip(), "parsed"
-    name = (main_character(match.group(1)) if match else None) or main_character(body)
+    pronoun = _PRONOUN.search(match.group(1)) if match else None
+    name = ((main_character(match.group(1)) or (pronoun.group(1) if pronoun else None)) if match else None) \
+        or main_character(body)
     if name is None:
         return None, "unparsed: the story does not end with 'Is what ... did socially acceptable?' and names no one"
     question = f"Is what {name} did socially acceptable?"

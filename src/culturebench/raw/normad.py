@@ -24,6 +24,9 @@ STORIES_FOLDER = "normad"
 ZONES_FOLDER = "inglehart_welzel"
 STORY_COLUMNS = ("Country", "Background", "Axis", "Subaxis", "Value", "Rule-of-Thumb", "Story", "Explanation",
                  "Gold Label")
+OTHER_COLUMNS = ("Other Country", "Other Background")
+"""Optional: for a neutral row, the country its Value and Rule-of-Thumb come from (the authors' story files and
+``generate normad`` carry them; the revision ``v2_fix_neutral`` needs them)."""
 COUNTRY_COLUMNS = ("Country", "country", "Country/Territory")
 ZONE_COLUMNS = ("Cultural_Region", "iw_zone", "Zone", "zone", "IW Zone", "Cultural Region")
 
@@ -33,6 +36,8 @@ class StoryRow:
     file: str
     row: int  # 1-based data row (CSV, header not counted) or line (JSONL)
     values: dict[str, str]  # STORY_COLUMNS -> text as read
+    other: dict[str, str] | None = None  # OTHER_COLUMNS -> text, when the file has them
+    extra: dict[str, str] | None = None  # every other named column (text values), e.g. ID, Revision, check flags
 
 
 @dataclass(frozen=True)
@@ -77,12 +82,20 @@ def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
                     raise InputError(f"{column!r} is a JSON {type(value).__name__}, expected a string", file=name,
                                      row=number, column=column)
                 values[column] = value
-            rows.append(StoryRow(name, number, values))
+            other = {c: entry[c] for c in OTHER_COLUMNS if isinstance(entry.get(c), str)}
+            extra = {k: v for k, v in entry.items() if k not in STORY_COLUMNS and isinstance(v, str)}
+            rows.append(StoryRow(name, number, values, other if len(other) == len(OTHER_COLUMNS) else None, extra))
     else:
         header, body = read_csv_rows(text, name)
         _missing(name, header, STORY_COLUMNS)
         index = {column: header.index(column) for column in STORY_COLUMNS}
-        rows = [StoryRow(name, number, {c: row[i] for c, i in index.items()}) for number, row in body]
+        others = {column: header.index(column) for column in OTHER_COLUMNS if column in header}
+        if len(others) < len(OTHER_COLUMNS):
+            others = {}
+        extras = {column: i for i, column in enumerate(header) if column and column not in STORY_COLUMNS}
+        rows = [StoryRow(name, number, {c: row[i] for c, i in index.items()},
+                         {c: row[i] for c, i in others.items()} or None, {c: row[i] for c, i in extras.items()})
+                for number, row in body]
     if not rows:
         raise InputError("no stories in the file", file=name)
     return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)

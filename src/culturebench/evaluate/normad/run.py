@@ -85,9 +85,19 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
                               "n_requests": n_records, "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "split": split, "unparsed": unparsed,
                               "prompt_source": scored.metrics["constants"]["prompt_source"]},
+               "release_build": release_build(manifest),
                "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
                "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}})
     return runs.EvaluateResult(metrics=scored.metrics, records=[], stats=stats, written=written, score=scored)
+
+
+def release_build(manifest: dict) -> dict:
+    """What run.json records of how the release was built: the NormAd revision (``v1``, the stories as read, or
+    the authors' ``v2_fix_neutral``) and the zone source; a release built before these were recorded is ``v1``
+    with zones unrecorded."""
+    provenance = manifest.get("provenance") or {}
+    return {"revision": (provenance.get("revision") or {}).get("name", "v1"),
+            "zones": (provenance.get("zones") or {}).get("source")}
 
 
 def summary(metrics: dict) -> str:
