@@ -68,13 +68,17 @@ def card_block(folder: Path) -> dict:
 
 def by_design(folder: Path) -> set[str]:
     """The manifest's paths in which a Hub upload differs from its release on purpose: README.md (the card rewritten
-    for the Hub), the files of withheld configs and of configs uploaded without some columns."""
+    for the Hub), the files of withheld configs and of configs uploaded without some columns, and then croissant.json
+    (which gives those files' uploaded sha256)."""
     from culturebench.release import load_manifest
 
+    from culturebench.croissant import FILE as CROISSANT
+
     block = card_block(folder)
-    skipped = set(block.get("withheld_configs") or []) | set((block.get("withheld_columns") or {}).keys())
-    return {"README.md"} | {o["path"] for o in load_manifest(folder)["outputs"]
-                            if (o.get("config") or o["path"].split("/", 1)[0]) in skipped}
+    trimmed = set((block.get("withheld_columns") or {}).keys())
+    skipped = set(block.get("withheld_configs") or []) | trimmed
+    return {"README.md"} | ({CROISSANT} if trimmed else set()) | {
+        o["path"] for o in load_manifest(folder)["outputs"] if (o.get("config") or o["path"].split("/", 1)[0]) in skipped}
 
 
 def verify(folder: Path, name: str) -> None:
