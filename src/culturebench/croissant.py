@@ -308,8 +308,8 @@ _CHECK_WORDS = {
     "less_than": lambda s: f"< {s['max_value']}",
     "in_range": lambda s: f"between {s['min_value']} and {s['max_value']}",
     "str_length": lambda s: (f"exactly {s['exact_value']} characters" if s.get("exact_value") is not None else
-                             f"at least {s['min_value'] or 0} characters"
-                             + (f" and at most {s['max_value']}" if s.get("max_value") is not None else "")),
+                             ("non-empty" if s["min_value"] == 1 else f"at least {s['min_value'] or 0} characters")
+                             + (f", at most {s['max_value']} characters" if s.get("max_value") is not None else "")),
 }
 
 
