@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from conftest import SAMPLE_RAW, assert_croissant_records_are_the_parquet_rows
 from culturebench.cli import app
+from culturebench.croissant import has_synthetic_rows
 from culturebench.release import build_release
 
 BENCHMARKS = ("cdeval", "llm_globe", "normad", "socialcc", "wvb")
@@ -83,8 +84,31 @@ def test_fields_are_typed_from_the_parquet_schema_and_nested_types_are_arrays_of
     members = {f["name"]: f for f in characters["subField"]}
     assert members["age"]["dataType"] == "cr:Int64" and members["goals"]["isArray"] is True
     assert members["age"]["source"]["transform"] == {"jsonPath": "age"}
-    assert fields["value_share"]["dataType"] == "cr:Float64" and "<= 1.0" in fields["value_share"]["description"]
-    assert "one of: printed, opposite" in fields["value_side"]["description"]
+    assert fields["value_share"]["dataType"] == "cr:Float64" and fields["value_table_4a_id"]["dataType"] == "cr:Int64"
+    # described from the pandera schema the release is validated with
+    from culturebench.schemas.socialcc import SCHEMAS
+
+    [allowed] = [c.statistics["allowed_values"] for c in SCHEMAS["scenarios"].columns["value_side"].checks]
+    assert "one of: " + ", ".join(allowed) in fields["value_side"]["description"]
+    assert "may be null" in fields["iw_zone"]["description"] and "never null" in fields["id"]["description"]
+
+
+def test_has_synthetic_data_marks_the_generated_items():
+    """NormAd's stories and CDEval's items are all written by GPT-4 (Rao et al. Sec. 3.1.2; Wang et al. Sec. 3.1),
+    LLM-GLOBE's open prompts partly (Karinshak et al. Sec. 3.1.2: 90 of 100 per dimension), SocialCC's scenarios only
+    where culturebench generated them, WVB's survey answers never; a build from the bundled sample always."""
+    def synthetic(benchmark: str, tables: dict, sample: bool = False) -> bool:
+        return has_synthetic_rows({"benchmark": benchmark, "bundled_sample": sample}, tables)
+
+    def table(config: str, **columns) -> dict:
+        return {config: {"test": pl.DataFrame(columns)}}
+
+    assert synthetic("normad", {}) and synthetic("cdeval", {}) and not synthetic("wvb", {})
+    assert synthetic("wvb", {}, sample=True)
+    assert not synthetic("socialcc", table("scenarios", layout=["released", "cc_mediation"]))
+    assert synthetic("socialcc", table("scenarios", layout=["released", "culturebench"]))
+    assert not synthetic("llm_globe", table("open", origin=["human"] * 3))
+    assert synthetic("llm_globe", table("open", origin=["human", "generated"]))
 
 
 def test_same_inputs_give_a_byte_identical_croissant(bundled_release, tmp_path):

@@ -292,7 +292,8 @@ def type_text(kind: pa.DataType) -> str:
 
 
 def column_checks(benchmark: str) -> dict[str, dict[str, str]]:
-    """Config -> column -> what its pandera schema requires, in words (e.g. ``Never null; unique; one of: a, b.``)."""
+    """Config -> column -> what its pandera schema requires, in words (e.g. ``Validated: never null; unique; one of:
+    a, b.``)."""
     schemas = getattr(import_module(f"culturebench.schemas.{benchmark}"), "SCHEMAS", {})
     return {config: {name: requirement_text(column) for name, column in schema.columns.items()}
             for config, schema in schemas.items()}
@@ -321,8 +322,7 @@ def requirement_text(column) -> str:
     for check in column.checks:
         words = _CHECK_WORDS.get(check.name)
         parts.append(words(check.statistics) if words else (check.error or check.name))
-    text = "; ".join(parts)
-    return f"Validated: {text[0].upper()}{text[1:]}."
+    return f"Validated: {'; '.join(parts)}."
 
 
 def citation_authors(citation: str) -> list[str]:

@@ -6,7 +6,7 @@ into huggingface-hub's own cache (``HF_HUB_CACHE``; a later call reuses it) and 
 ``manifest.json`` before use: every file the upload holds must have the manifest's sha256. The upload lacks, by
 design, the configs ``culturebench publish`` withheld (named in its card's YAML ``culturebench`` block), and its
 README.md is the card rewritten for the Hub; a config uploaded without some columns (``withheld_columns``) differs
-from the manifest on purpose. Without network (or ``HF_HUB_OFFLINE=1``) the cached snapshot is used, and when there
+from the manifest on purpose, and so does croissant.json then (it gives the uploaded files' sha256). Without network (or ``HF_HUB_OFFLINE=1``) the cached snapshot is used, and when there
 is none the error says what is missing and where it was looked for.
 """
 
