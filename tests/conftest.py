@@ -368,8 +368,9 @@ def assert_croissant_records_are_the_parquet_rows(release: Path, limit: int | No
     ``limit``; returns the records compared per config."""
     import itertools
 
-    import mlcroissant as mlc
     import polars as pl
+
+    mlc = pytest.importorskip("mlcroissant", reason="mlcroissant absent: pip install 'culturebench[croissant]'")
 
     dataset = mlc.Dataset(jsonld=str(release / "croissant.json"))
     issues = dataset.metadata.ctx.issues
