@@ -132,6 +132,8 @@ def has_synthetic_rows(manifest: dict, tables: dict[str, dict[str, pl.DataFrame]
 
 
 def document(card: CardInfo, manifest: dict, schemas: dict[str, pa.Schema], synthetic: bool) -> dict:
+    """The Croissant JSON-LD of a release: dataset-level and RAI fields, the distribution, a record set per config
+    (configs in the card's order, ``schemas`` the parquet schema of each)."""
     benchmark = manifest["benchmark"]
     facts = rai_facts()[benchmark]
     restricted = not_distributed(benchmark, card)
