@@ -373,3 +373,42 @@ def assert_report_renders(report: Path, tmp_path: Path, models, spec) -> Rendere
         assert table.title in rendered.text, table.title
     assert rendered.dom.count("<img") == len(spec.figures)
     return rendered
+
+
+def croissant_plain(value, prefix: str = ""):
+    """A value of an mlcroissant record as polars' ``rows(named=True)`` gives it: text as str (mlcroissant gives
+    bytes), numpy scalars as Python numbers, a record's or struct's keys without their ``config/`` id prefix."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, dict):
+        return {key.rsplit("/", 1)[-1]: croissant_plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "ndarray":
+        return [croissant_plain(item) for item in value]
+    return value.item() if hasattr(value, "item") else value
+
+
+def assert_croissant_records_are_the_parquet_rows(release: Path, limit: int | None = None,
+                                                  configs: tuple[str, ...] = ()) -> dict[str, int]:
+    """mlcroissant loads ``release/croissant.json`` without an error or warning, and each config's records (or
+    those of ``configs``) are its parquet rows (its files in path order, read with polars), all of them or the first
+    ``limit``; returns the records compared per config."""
+    import itertools
+
+    import polars as pl
+
+    mlc = pytest.importorskip("mlcroissant", reason="mlcroissant absent: pip install 'culturebench[croissant]'")
+
+    dataset = mlc.Dataset(jsonld=str(release / "croissant.json"))
+    issues = dataset.metadata.ctx.issues
+    assert not issues.errors and not issues.warnings, issues.report()
+    assert "http://mlcommons.org/croissant/1.1" in json.loads((release / "croissant.json").read_text())["conformsTo"]
+    outputs = json.loads((release / "manifest.json").read_text(encoding="utf-8"))["outputs"]
+    compared = {}
+    for config in configs or sorted({o["config"] for o in outputs if "config" in o}):
+        paths = sorted(release / o["path"] for o in outputs if o.get("config") == config)
+        rows = pl.concat([pl.read_parquet(path) for path in paths]).rows(named=True)
+        records = [croissant_plain(r) for r in itertools.islice(dataset.records(record_set=config), limit)]
+        assert len(records) == (len(rows) if limit is None else min(limit, len(rows))), config
+        assert records == rows[:len(records)], config
+        compared[config] = len(records)
+    return compared

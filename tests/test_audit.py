@@ -32,7 +32,7 @@ def audit(release: Path):
 def test_an_untouched_release_passes(release):
     result = audit(release)
     assert result.exit_code == 0, result.output
-    assert "OK wvb" in result.output and "report and card reproduce" in result.output
+    assert "OK wvb" in result.output and "report, card and croissant.json reproduce" in result.output
 
 
 def test_a_tampered_parquet_file_is_caught(release):

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.publish import plan
-from conftest import one_line_error
+from conftest import assert_croissant_records_are_the_parquet_rows, one_line_error
 
 runner = CliRunner()
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -102,3 +102,29 @@ def test_a_missing_file_not_withheld_is_refused(hub_cache, sample_release):
 def test_offline_without_a_cached_copy_says_what_is_missing(hub_cache):
     line = one_line_error(runner.invoke(app, ["info", "org/absent@v1"]))
     assert "org/absent@v1" in line and "not in the local cache" in line and str(hub_cache) in line
+
+
+def test_an_upload_without_a_column_matches_its_rewritten_croissant(hub_cache, bundled_release):
+    """NormAd's stories go up without the Cultural Atlas background: the uploaded croissant.json gives the uploaded
+    files' sha256 and no background field, mlcroissant reads the uploaded rows, and a file changed in the cache
+    afterwards is a croissant.json problem (the file checks of validate and audit; the snapshot's manifest cannot
+    vouch for a trimmed file)."""
+    from culturebench.hub_release import by_design, release_folder
+    from culturebench.release import file_problems, load_manifest
+
+    snapshot = prefill(hub_cache, "org/normad", bundled_release("normad"))
+    assert release_folder("org/normad") == snapshot
+
+    def problems() -> list[str]:
+        expected = by_design(snapshot)
+        return [p for p in file_problems(snapshot, load_manifest(snapshot)) if p.split(": ", 1)[0] not in expected]
+
+    assert problems() == []
+    doc = json.loads((snapshot / "croissant.json").read_text(encoding="utf-8"))
+    [stories] = [r for r in doc["recordSet"] if r["@id"] == "stories"]
+    assert "background" not in [f["name"] for f in stories["field"]]
+    assert assert_croissant_records_are_the_parquet_rows(snapshot, configs=("stories",))["stories"] > 0
+
+    target = next((snapshot / "data" / "stories").iterdir())
+    target.write_bytes(target.read_bytes() + b"\0")
+    assert [p.split(": ", 1)[0] for p in problems()] == [f"croissant.json, FileObject data/stories/{target.name}"]

@@ -67,7 +67,7 @@ def test_dry_run_lists_files_and_withheld_configs_and_sends_nothing(hub, release
         assert f"withheld {config} " in out and "wvs-terms" in out
     assert "withheld quarantine" in out
     assert "would upload data/questions/full-00000-of-00001.parquet" in out
-    for path in ("README.md", "manifest.json", "validation/report.html", "validation/report.json"):
+    for path in ("README.md", "croissant.json", "manifest.json", "validation/report.html", "validation/report.json"):
         assert f"would upload {path} " in out
     assert "data/participants" not in out and "quarantine/duplicate" not in out
     assert hub.writes() == [] and hub.repos == {}
@@ -77,10 +77,11 @@ def test_public_publish_withholds_restricted_configs_and_loads_like_the_local_fo
     result = publish(release, "--repo-id", "org/wvb")
     assert result.exit_code == 0, result.output
     files = hub.files("org/wvb")
-    assert sorted(files) == [".gitattributes", "README.md", "data/questions/full-00000-of-00001.parquet",
+    assert sorted(files) == [".gitattributes", "README.md", "croissant.json", "data/questions/full-00000-of-00001.parquet",
                              "manifest.json", "validation/report.html", "validation/report.json"]
     assert files["data/questions/full-00000-of-00001.parquet"] == (release / "data/questions/full-00000-of-00001.parquet").read_bytes()
     assert files["manifest.json"] == (release / "manifest.json").read_bytes()
+    assert files["croissant.json"] == (release / "croissant.json").read_bytes()  # it marks the withheld configs itself
     create = [r for r in hub.requests if r.path == "/api/repos/create"]
     assert len(create) == 1 and create[0].json()["type"] == "dataset" and create[0].json()["visibility"] == "public"
 

@@ -430,11 +430,18 @@ def _tampered_copy(sample_release: Path, tmp_path: Path, answer: int) -> Path:
 
 
 def _rehash(copy: Path, relative: str) -> None:
-    """Record a tampered file's new sha256 in the copy's manifest, so only the checks can catch the change."""
+    """Record a tampered file's new sha256 in the copy's croissant.json and manifest (with croissant.json's new
+    sha256), so only the checks can catch the change."""
+    digest = hashlib.sha256((copy / relative).read_bytes()).hexdigest()
+    croissant = json.loads((copy / "croissant.json").read_text())
+    for entry in croissant["distribution"]:
+        if entry.get("contentUrl") == relative:
+            entry["sha256"] = digest
+    (copy / "croissant.json").write_text(json.dumps(croissant))
     manifest = json.loads((copy / "manifest.json").read_text())
     for output in manifest["outputs"]:
-        if output["path"] == relative:
-            output["sha256"] = hashlib.sha256((copy / relative).read_bytes()).hexdigest()
+        if output["path"] in (relative, "croissant.json"):
+            output["sha256"] = hashlib.sha256((copy / output["path"]).read_bytes()).hexdigest()
     (copy / "manifest.json").write_text(json.dumps(manifest))
 
 

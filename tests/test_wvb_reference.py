@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from conftest import REFERENCE, as_code, countries, expected_answers, reference
+from conftest import REFERENCE, as_code, assert_croissant_records_are_the_parquet_rows, countries, expected_answers, reference
 from culturebench.builders import wvb
 from culturebench.cli import app
 from culturebench.evaluate.wvb import score
@@ -121,6 +121,17 @@ def test_validate_cli_on_the_reference_release(v5_release):
     release, _ = v5_release
     result = CliRunner().invoke(app, ["validate", str(release)])
     assert result.exit_code == 0, result.output
+
+
+def test_croissant_of_the_reference_release_reads_as_its_parquet_rows(v5_release):
+    """mlcroissant validates the croissant.json of a release built from real WVS files; every record of the small
+    configs and the first 20,000 of examples equal the parquet rows; real survey rows are not synthetic."""
+    release, _ = v5_release
+    compared = assert_croissant_records_are_the_parquet_rows(release, limit=20_000)
+    assert compared["examples"] == 20_000 and compared["participants"] == read_config(release, "participants").height
+    croissant = json.loads((release / "croissant.json").read_text(encoding="utf-8"))
+    assert croissant["rai:hasSyntheticData"] is False
+    assert {r["@id"] for r in croissant["recordSet"] if "conditionsOfAccess" in r} == {"participants", "examples", "probe"}
 
 
 def test_v6_sample_builds_with_every_check_passing(tmp_path):

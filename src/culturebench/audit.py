@@ -4,8 +4,9 @@
    report is caught), no unlisted file sits in the folder (a stray ``data/<config>/<split>-*.parquet`` would be read
    by ``load_dataset``), and every parquet file has the row count the manifest recorded;
 2. every check re-runs on the parquet files as they are and must pass, with the same outcome as ``report.json``;
-3. the validation report and the dataset card re-render byte for byte from the files (so editing a file *and* its
-   hash in the manifest is caught too, as long as the card or report describes it).
+3. the validation report, the dataset card and croissant.json re-render byte for byte from the files (so editing a
+   file *and* its hash in the manifest is caught too, as long as the card, report or Croissant describes it);
+   croissant.json's FileObjects must carry each data file's sha256 (as ``validate`` checks too).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
+from culturebench import croissant
 from culturebench.errors import InputError
 from culturebench.splits import SPLIT_NAMES
 from culturebench.release import MANIFEST_KEYS, file_problems, load_manifest, read_dtypes, read_tables
@@ -42,7 +44,7 @@ class Audit:
         c = self.checks
         if self.ok:
             return (f"OK {self.benchmark}: {self.files} files match manifest.json, {c.get('passed', 0)}/{c.get('checks', 0)} "
-                    "checks pass, report and card reproduce")
+                    "checks pass, report, card and croissant.json reproduce")
         return (f"FAILED {self.benchmark}: {len(self.problems)} file problems, "
                 f"{len(self.failed_checks)} failing checks ({c.get('passed', 0)}/{c.get('checks', 0)} pass)")
 
@@ -102,6 +104,10 @@ def audit(release: Path) -> Audit:
         from culturebench.cards import render_card
 
         _compare(result, release / "README.md", render_card(card, tables, manifest), "dataset card")
+        data = croissant.data_outputs(manifest)
+        if croissant.FILE in {o["path"] for o in manifest["outputs"]} and all((release / o["path"]).is_file() for o in data):
+            _compare(result, release / croissant.FILE, croissant.render(card, manifest, release, tables),
+                     "Croissant metadata")
     return result
 
 

@@ -193,7 +193,8 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int, options: dict[st
 
 @app.command()
 def validate(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
-    """Re-run every check of a release from its files and compare every file with manifest.json; exit 1 on a failure."""
+    """Re-run every check of a release from its files and compare every file with manifest.json (and croissant.json's
+    sha256 with the data files); exit 1 on a failure."""
     from culturebench.release import UNLISTED, revalidate
     from culturebench.validation import summary
 
@@ -215,8 +216,9 @@ def validate(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> Non
         say(f"FAIL {problem}", style="red", out=out)
     files = len(manifest["outputs"])
     unlisted = sum(problem.endswith(UNLISTED) for problem in problems)
+    mismatched = {problem.split(": ", 1)[0] for problem in problems} & {o["path"] for o in manifest["outputs"]}
     say(f"{manifest['benchmark']}: {verdict['passed']}/{verdict['checks']} checks passed; "
-        f"{files - (len(problems) - unlisted)}/{files} files match manifest.json"
+        f"{files - len(mismatched)}/{files} files match manifest.json"
         + (f"; {unlisted} file(s) not listed in it" if unlisted else ""), out=out)
     if verdict["failed"] or problems:
         raise typer.Exit(1)
@@ -602,7 +604,8 @@ def publish(
 
 @app.command()
 def audit(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
-    """Recompute every output hash, re-run every check and re-render report and card; exit 1 on any mismatch."""
+    """Recompute every output hash, re-run every check and re-render report, card and croissant.json; exit 1 on any
+    mismatch."""
     from culturebench.audit import audit as audit_release
 
     with user_errors():

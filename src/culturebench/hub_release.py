@@ -6,7 +6,7 @@ into huggingface-hub's own cache (``HF_HUB_CACHE``; a later call reuses it) and 
 ``manifest.json`` before use: every file the upload holds must have the manifest's sha256. The upload lacks, by
 design, the configs ``culturebench publish`` withheld (named in its card's YAML ``culturebench`` block), and its
 README.md is the card rewritten for the Hub; a config uploaded without some columns (``withheld_columns``) differs
-from the manifest on purpose. Without network (or ``HF_HUB_OFFLINE=1``) the cached snapshot is used, and when there
+from the manifest on purpose, and so does croissant.json then (it gives the uploaded files' sha256). Without network (or ``HF_HUB_OFFLINE=1``) the cached snapshot is used, and when there
 is none the error says what is missing and where it was looked for.
 """
 
@@ -68,13 +68,17 @@ def card_block(folder: Path) -> dict:
 
 def by_design(folder: Path) -> set[str]:
     """The manifest's paths in which a Hub upload differs from its release on purpose: README.md (the card rewritten
-    for the Hub), the files of withheld configs and of configs uploaded without some columns."""
+    for the Hub), the files of withheld configs and of configs uploaded without some columns, and then croissant.json
+    (which gives those files' uploaded sha256)."""
     from culturebench.release import load_manifest
 
+    from culturebench.croissant import FILE as CROISSANT
+
     block = card_block(folder)
-    skipped = set(block.get("withheld_configs") or []) | set((block.get("withheld_columns") or {}).keys())
-    return {"README.md"} | {o["path"] for o in load_manifest(folder)["outputs"]
-                            if (o.get("config") or o["path"].split("/", 1)[0]) in skipped}
+    trimmed = set((block.get("withheld_columns") or {}).keys())
+    skipped = set(block.get("withheld_configs") or []) | trimmed
+    return {"README.md"} | ({CROISSANT} if trimmed else set()) | {
+        o["path"] for o in load_manifest(folder)["outputs"] if (o.get("config") or o["path"].split("/", 1)[0]) in skipped}
 
 
 def verify(folder: Path, name: str) -> None:

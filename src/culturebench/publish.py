@@ -12,7 +12,8 @@ config is uploaded without those columns, under the license of the rest. Quarant
 rows and follow the same rule. The uploaded README.md is the release card rewritten for the Hub: withheld configs are
 dropped from the YAML ``configs``/``dataset_info`` (so ``load_dataset(repo, config)`` works for exactly what was
 uploaded), a "Withheld configs" section says how to rebuild them, and the YAML ``culturebench`` block records the
-manifest sha256.
+manifest sha256. croissant.json is uploaded as built (it already marks the withheld configs as not distributed),
+except that a config uploaded without some columns gets its uploaded files' sha256 and loses those fields.
 
 The token comes only from ``HF_TOKEN`` or the huggingface-hub login and is never printed, logged or written.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from culturebench import __version__
+from culturebench import __version__, croissant
 from culturebench.errors import InputError
 from culturebench.io import sha256_file
 from culturebench.cards import loading_example
@@ -252,13 +253,18 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     files: list[PlannedFile] = []
     for output in manifest["outputs"]:
         path = output["path"]
-        if path in withheld_paths or path == "README.md":
+        if path in withheld_paths or path == "README.md" or (path == croissant.FILE and projected):
             continue
         source = release / path
         if path in projected:
             files.append(_planned_bytes(path, parquet_without(source, projected[path])))
             continue
         files.append(PlannedFile(path, output["sha256"], source.stat().st_size, _file_oid(source), source=source))
+    if projected and (release / croissant.FILE).is_file():  # the uploaded files without some columns, described
+        uploaded = {f.path: f.sha256 for f in files if f.path in projected}
+        columns = {w.config: w.columns for w in withheld if w.columns}
+        text = croissant.hub_document((release / croissant.FILE).read_text(encoding="utf-8"), uploaded, columns)
+        files.append(_planned_bytes(croissant.FILE, text.encode("utf-8")))
     files.append(_planned_bytes("manifest.json", (release / "manifest.json").read_bytes(), release / "manifest.json"))
     readme = hub_card((release / "README.md").read_text(encoding="utf-8"), manifest, manifest_sha, repo_id, withheld,
                       card)

@@ -5,6 +5,7 @@
     OUT/<name>/validation/report.json, report.html
     OUT/<name>/quarantine/<rule>.parquet                   rows dropped by a rule, with a ``reason`` column
     OUT/<name>/manifest.json                               inputs and outputs with sha256, versions, seed, accounting
+    OUT/<name>/croissant.json                              Croissant 1.1 + RAI metadata (culturebench.croissant)
 
 Written into a temp dir and renamed at the end, so an interrupted build leaves no half release; a build whose
 checks fail is not renamed over it (an existing release stays as it was): it goes to ``OUT/.failed/<name>/``, its
@@ -28,7 +29,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from culturebench import __version__, registry
+from culturebench import __version__, croissant, registry
 from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
 from culturebench.checkout import is_bundled_sample, source_commit
@@ -96,8 +97,11 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             "validation": summary(results),
             **origin,
         }
-        (folder / "README.md").write_text(render_card(output.card or builder.CARD, tables, manifest), encoding="utf-8")
-        for extra in ("README.md", "validation/report.json", "validation/report.html"):
+        card = output.card or builder.CARD
+        (folder / "README.md").write_text(render_card(card, tables, manifest), encoding="utf-8")
+        (folder / croissant.FILE).write_text(croissant.render(card, manifest | {"outputs": outputs}, folder, tables),
+                                             encoding="utf-8")
+        for extra in ("README.md", croissant.FILE, "validation/report.json", "validation/report.html"):
             outputs.append({"path": extra, "sha256": sha256_file(folder / extra)})
         manifest["outputs"] = sorted(outputs, key=lambda o: o["path"])
         write_json(folder / "manifest.json", manifest)
@@ -221,21 +225,22 @@ UNLISTED = "not listed in manifest.json"
 
 def file_problems(release: Path, manifest: dict) -> list[str]:
     """What ``validate`` and ``audit`` both refuse in a release's files: a listed output missing or with another
-    sha256 than recorded, and a file the manifest does not list (``load_dataset`` would read a stray shard)."""
+    sha256 than recorded, a file the manifest does not list (``load_dataset`` would read a stray shard), and a file
+    whose sha256 croissant.json states otherwise (``croissant.problems``)."""
     release = Path(release)
-    problems, listed = [], {o["path"] for o in manifest["outputs"]}
+    problems, listed, digests = [], {o["path"] for o in manifest["outputs"]}, {}
     for output in manifest["outputs"]:
         path = release / output["path"]
         if not path.is_file():
             problems.append(f"{output['path']}: missing")
-        elif (actual := sha256_file(path)) != output.get("sha256"):
+        elif (actual := digests.setdefault(output["path"], sha256_file(path))) != output.get("sha256"):
             problems.append(f"{output['path']}: sha256 {actual[:16]}… but manifest.json says "
                             f"{str(output.get('sha256'))[:16]}…")
     for path in sorted(p for p in release.rglob("*") if p.is_file()):
         relative = path.relative_to(release).as_posix()
         if relative != "manifest.json" and relative not in listed:
             problems.append(f"{relative}: {UNLISTED}")
-    return problems
+    return problems + croissant.problems(release, manifest, digests)
 
 
 def _hash_memo_path() -> Path:

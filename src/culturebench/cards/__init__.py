@@ -159,7 +159,9 @@ Built by {built_by} with seed {manifest['seed']} from these raw inputs:
 
 Rows read: {acc['rows_read']:,} = kept {acc['rows_kept']:,} + quarantined {acc['rows_quarantined']:,} ({quarantine}).
 Quarantined rows are in `quarantine/` with a `reason` column. Validation: {v['passed']} of {v['checks']} checks passed{informational}
-(`validation/report.html`). `manifest.json` lists every output file with its sha256.
+(`validation/report.html`). `manifest.json` lists every output file with its sha256. `croissant.json` describes the
+release in Croissant 1.1 with the Responsible AI fields (every data file with the same sha256, a record set per config;
+`mlcroissant` reads it); `culturebench validate` and `audit` check it against the files.
 
 Rebuild and audit:
 
