@@ -247,6 +247,8 @@ ANSWER_RULE_HELP = ("normad only: how an answer is read. authors (default): as t
                     "reads it, 'Yes' or 'option 1' anywhere -> yes, else 'No' or 'option 2' -> no, else Neither "
                     "(case-sensitive); strict (ours): the leading Yes / No / Neither word, else the only one present, "
                     "several different ones unparsed.")
+DROP_NON_INTEGER_HELP = ("wvb only: an answer that is not a whole number (2.6) is invalid (left out). Default: "
+                         "truncated toward zero (2), as the authors' evaluate.py does (astype(int)).")
 DROP_OUT_OF_SCALE_HELP = ("wvb only: a whole-number answer off the question's scale is invalid (left out). Default: "
                           "scored as given, rescaled like any other, as the authors' evaluate.py does.")
 
@@ -262,6 +264,7 @@ def score(
     answer_rule: Annotated[str, typer.Option(help=ANSWER_RULE_HELP)] = None,
     allow_modified_release: Annotated[bool, typer.Option("--allow-modified-release", help="Score against a release whose files differ from its manifest.json (refused otherwise).")] = False,
     drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
+    drop_non_integer: Annotated[bool, typer.Option("--drop-non-integer", help=DROP_NON_INTEGER_HELP)] = False,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
     threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
@@ -270,8 +273,10 @@ def score(
     Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
     name = module_name(name)
     with user_errors():
-        flags = {"unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule}
-        for flag, owner in (("unparsed_wrong", "normad"), ("drop_out_of_scale", "wvb"), ("answer_rule", "normad")):
+        flags = {"unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
+                 "drop_non_integer": drop_non_integer}
+        for flag, owner in (("unparsed_wrong", "normad"), ("drop_out_of_scale", "wvb"), ("answer_rule", "normad"),
+                            ("drop_non_integer", "wvb")):
             if flags[flag] and name != owner:
                 raise InputError(f"--{flag.replace('_', '-')} is a {owner} option")
         output_folder(out)
@@ -306,6 +311,7 @@ def evaluate(
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
     answer_rule: Annotated[str, typer.Option(help=ANSWER_RULE_HELP)] = None,
     drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
+    drop_non_integer: Annotated[bool, typer.Option("--drop-non-integer", help=DROP_NON_INTEGER_HELP)] = False,
     # --- providers, integrity and cost (issue #27) ---
     header: Annotated[list[str], typer.Option(help="Extra HTTP header 'Name: value' sent with every request (repeatable; openai and azure backends). Its value is treated as a secret: never shown or stored.")] = None,
     api_version: Annotated[str, typer.Option(help="azure backend: the API version (default OPENAI_API_VERSION), e.g. 2024-10-21.")] = None,
@@ -333,13 +339,14 @@ def evaluate(
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
             "replicas": replicas, "out": str(out), "config": None if config is None else str(config),
             "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
-            "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
+            "drop_non_integer": drop_non_integer, "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
             "request_shape": request_shape, "allow_modified_release": allow_modified_release,
             "price_in": price_in, "price_out": price_out, "max_cost": max_cost,
             "scoring": scoring}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
-               "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule}
+               "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
+               "drop_non_integer": drop_non_integer}
     with user_errors():
         output_folder(out)
         options["release"] = _checked_release(release, allow_modified_release, hub=given)
