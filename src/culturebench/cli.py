@@ -339,7 +339,8 @@ def evaluate(
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
             "replicas": replicas, "out": str(out), "config": None if config is None else str(config),
             "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
-            "drop_non_integer": drop_non_integer, "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
+            "drop_non_integer": drop_non_integer,
+            "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
             "request_shape": request_shape, "allow_modified_release": allow_modified_release,
             "price_in": price_in, "price_out": price_out, "max_cost": max_cost,
             "scoring": scoring}

@@ -48,7 +48,8 @@ ANSWER_RULES = {
                "else 'No' or 'option 2' anywhere -> no, else Neither (case-sensitive substrings, in that order; an "
                "answer without 'Neither' that only the fallback labels is unparsed)",
     "strict": "ours (--answer-rule strict): the leading Yes / No / Neither word or option number, else the only such "
-              "word present; several different ones are ambiguous, a refusal is a refusal, an answer without any is unparsed",
+              "word present; several different ones are ambiguous, a refusal is a refusal, an answer without any "
+              "is unparsed",
 }
 """How an answer is read (metrics.json and run.json ``answer_rule``); the first is the default."""
 DEFAULT_ANSWER_RULE = "authors"
