@@ -246,6 +246,18 @@ def test_runs_scored_under_different_unparsed_rules_are_not_compared(run_dirs, t
     assert "score unparsed answers differently (neutral and wrong)" in line
 
 
+def test_runs_read_under_different_answer_rules_are_not_compared(run_dirs, tmp_path):
+    strict = tmp_path / "run-blunt-strict"
+    metrics = json.loads((run_dirs[1] / "metrics.json").read_text())
+    result = runner.invoke(app, ["score", "normad", "--responses", metrics["responses"][0]["path"], "--release",
+                                 metrics["release"], "--out", str(strict), "--unparsed-wrong", "--answer-rule",
+                                 "strict"])
+    assert result.exit_code == 0, result.output
+    line = one_line_error(runner.invoke(app, ["compare", str(run_dirs[0]), str(strict), "--out",
+                                              str(tmp_path / "report")]))
+    assert "read answers differently (authors and strict)" in line
+
+
 @browser_test
 def test_the_normad_report_renders_in_headless_chromium(run_dirs, tmp_path):
     out = tmp_path / "report"

@@ -141,8 +141,60 @@ def test_plan_requests_story_times_context_at_temperature_0():
     ("2 people met", None, "unparsed"),
     ("Neutral", "neutral", "parsed"),
 ])
-def test_parse_answer(text, label, status):
+def test_parse_answer_strict(text, label, status):
+    """Our reading (--answer-rule strict): leading word or option number, else a lone word."""
+    assert prompts.parse_answer(text, "strict") == prompts.Answer(label, status)
+
+
+@pytest.mark.parametrize("text, label, status", [
+    # the issue's two answers: the authors' substrings, in their order, against our leading word
+    ("Neither. Not acceptable.", "no", "parsed"),
+    ("No. Yes, in some cases.", "yes", "parsed"),
+    ("Yes.", "yes", "parsed"),
+    ("No", "no", "parsed"),
+    ("Neither", "neutral", "parsed"),
+    ("Answer (Yes, No or Neither): Neither", "yes", "parsed"),  # the echoed format holds "Yes"
+    ("I choose option 2", "no", "parsed"),
+    ("option 1) and option 2)", "yes", "parsed"),
+    ("Nothing wrong here", "no", "parsed"),  # "No" in "Nothing"
+    # case-sensitive: lower-case words and bare numbers reach the fallback (Neither, status unparsed)
+    ("no", None, "unparsed"),
+    ("yes", None, "unparsed"),
+    ("NO", None, "unparsed"),
+    ("2", None, "unparsed"),
+    ("Option 1", None, "unparsed"),
+    ("I cannot judge this.", None, "unparsed"),
+    ("", None, "unparsed"),
+    (None, None, "unparsed"),
+])
+def test_parse_answer_authors_default(text, label, status):
+    """The authors' run_model_inference.py (NormAd src/ at 9ede851): 'Yes' or 'option 1' anywhere -> yes, else 'No'
+    or 'option 2' -> no, else Neither; the expected labels are worked out by hand from that rule."""
     assert prompts.parse_answer(text) == prompts.Answer(label, status)
+    assert prompts.parse_answer(text, "authors") == prompts.Answer(label, status)
+
+
+def test_the_issues_answers_read_differently_by_the_two_rules():
+    """"Neither. Not acceptable." is no for the authors and Neither for ours; "No. Yes, in some cases." is yes for
+    them and no for ours. metrics.json names the rule and counts the answers the two read differently (here 2 of 4,
+    in the one context), and the strict rule stays available."""
+    frame = pl.DataFrame({"model": ["m"] * 4, "story_id": list("0123"), "context": ["value"] * 4,
+                          "response": ["Neither. Not acceptable.", "No. Yes, in some cases.", "Yes", "Neither"]})
+    table = pl.DataFrame({"story_id": list("0123"), "country": ["A"] * 4, "gold_label": ["neutral", "no", "yes",
+                                                                                       "neutral"],
+                          "iw_zone": ["Z"] * 4, "subaxis": ["s"] * 4})
+    authors = normad.score_responses(frame, table).metrics
+    strict = normad.score_responses(frame, table, answer_rule="strict").metrics
+    a = authors["per_model"]["m"]["per_context"]["value"]
+    s = strict["per_model"]["m"]["per_context"]["value"]
+    assert authors["answer_rule"]["rule"] == "authors" and strict["answer_rule"]["rule"] == "strict"
+    assert authors["answer_rule"]["n_read_differently"] == strict["answer_rule"]["n_read_differently"] == 2
+    assert a["n_read_differently"] == s["n_read_differently"] == 2
+    # authors: no, yes, yes, neutral -> right 2 and 3; strict: neutral, no, yes, neutral -> all right
+    assert a["accuracy"] == pytest.approx(2 / 4) and s["accuracy"] == pytest.approx(1.0)
+    assert a["predicted_distribution"] == {"yes": 2, "no": 1, "neutral": 1, "unparsed": 0}
+    with pytest.raises(InputError, match="unknown answer rule 'loose'; choose from authors, strict"):
+        normad.score_responses(frame, table, answer_rule="loose")
 
 
 # ---------------------------------------------------------------------------------------------------- metrics
@@ -180,9 +232,12 @@ def test_context_metrics_by_hand():
                           "subaxis": ["s", "t", "s", "t", "s", "t"]})
     result = normad.score_responses(frame, table, unparsed="wrong")
     m = result.metrics["per_model"]["m"]["per_context"]["country"]
-    # correct: story 0 (yes), 3 (no), 5 (neutral); 4 is a refusal, counted wrong
+    # correct: story 0 (yes), 3 (no), 5 (neutral); 4 only reaches the authors' fallback (unparsed), counted wrong
     assert m["accuracy"] == pytest.approx(3 / 6) and m["accuracy_parsed"] == pytest.approx(3 / 5)
-    assert m["parse_status"] == {"parsed": 5, "ambiguous": 0, "refusal": 1, "unparsed": 0}
+    assert m["parse_status"] == {"parsed": 5, "ambiguous": 0, "refusal": 0, "unparsed": 1}
+    strict = normad.score_responses(frame, table, unparsed="wrong", answer_rule="strict").metrics
+    assert strict["per_model"]["m"]["per_context"]["country"]["parse_status"] == {
+        "parsed": 5, "ambiguous": 0, "refusal": 1, "unparsed": 0}  # ours tells the refusal apart
     assert m["accuracy_by_zone"] == {"Z1": {"accuracy": 0.5, "n": 2}, "Z2": {"accuracy": 0.5, "n": 2},
                                      "Z3": {"accuracy": 0.5, "n": 2}}
     assert m["accuracy_by_subaxis"]["s"] == {"accuracy": pytest.approx(1 / 3), "n": 3}
@@ -216,7 +271,7 @@ def test_unparsed_answers_read_as_neither_by_default_or_wrong():
     # read as neutral, neutral, no, neutral: right 0, 2, 3
     assert m["accuracy"] == pytest.approx(3 / 4) and m["accuracy_parsed"] == pytest.approx(1.0)
     assert m["n_unparsed"] == 2 and m["unparsed_share"] == pytest.approx(0.5)
-    assert m["parse_status"] == {"parsed": 2, "ambiguous": 0, "refusal": 1, "unparsed": 1}
+    assert m["parse_status"] == {"parsed": 2, "ambiguous": 0, "refusal": 0, "unparsed": 2}
     # yes: P 0 R 0; no: P 1 R 1; neutral: predicted 3, right 2, support 2 -> P 2/3, R 1, F1 0.8
     assert m["macro"]["f1"] == pytest.approx((0 + 1 + 0.8) / 3)
     wrong = normad.score_responses(frame, table, unparsed="wrong").metrics
@@ -379,17 +434,28 @@ def test_limit_samples_and_unparsed_answers(release, tmp_path):
     asked = {r["story_id"] for r in records}
     assert len(asked) == 3
     assert set(m["accuracy"].values()) == {sum(golds[story] == "neutral" for story in asked) / 3}
-    assert m["per_context"]["rot"]["parse_status"]["refusal"] == 6
+    assert m["per_context"]["rot"]["parse_status"]["unparsed"] == 6  # the authors' rule has no refusal status
     assert m["per_context"]["rot"]["accuracy_parsed"] is None and m["per_context"]["rot"]["unparsed_share"] == 1.0
     assert m["per_context"]["rot"]["predicted_distribution"] == {"yes": 0, "no": 0, "neutral": 6, "unparsed": 0}
     run = json.loads((out / "run.json").read_text())
-    assert run["evaluation"]["unparsed"] == "neutral"
+    assert run["evaluation"]["unparsed"] == "neutral" and run["evaluation"]["answer_rule"] == "authors"
     scored = tmp_path / "scored"
     result = CliRunner().invoke(app, ["score", "normad", "--responses", str(out / "responses.jsonl"), "--release",
                                       str(release), "--out", str(scored), "--unparsed-wrong"])
     assert result.exit_code == 0 and "counted wrong" in result.output, result.output
     rot = json.loads((scored / "metrics.json").read_text())["per_model"]["refuser"]["per_context"]["rot"]
     assert rot["predicted_distribution"] == {"yes": 0, "no": 0, "neutral": 0, "unparsed": 6}
+    strict = tmp_path / "strict"
+    result = CliRunner().invoke(app, ["score", "normad", "--responses", str(out / "responses.jsonl"), "--release",
+                                      str(release), "--out", str(strict), "--answer-rule", "strict"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((strict / "metrics.json").read_text())
+    assert metrics["answer_rule"]["rule"] == "strict" and metrics["answer_rule"]["n_read_differently"] == 0
+    assert metrics["per_model"]["refuser"]["per_context"]["rot"]["parse_status"]["refusal"] == 6
+    line = one_line_error(CliRunner().invoke(app, ["score", "wvb", "--responses", str(out / "responses.jsonl"),
+                                                   "--release", str(release), "--out", str(tmp_path / "w"),
+                                                   "--answer-rule", "strict"]))
+    assert "--answer-rule is a normad option" in line
 
 
 
@@ -407,6 +473,9 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
     line = one_line_error(runner.invoke(app, ["evaluate", "normad", "--model", "m", "--out", str(tmp_path / "x"),
                                               "--release", str(release), "--split", "train"]))
     assert "no split 'train'" in line
+    line = one_line_error(runner.invoke(app, ["evaluate", "normad", "--model", "m", "--out", str(tmp_path / "x"),
+                                              "--release", str(release), "--answer-rule", "loose"]))
+    assert "unknown answer rule 'loose'; choose from authors, strict" in line
     other = write_release(tmp_path / "cdeval", {"stories": small_stories()}, "cdeval")
     line = one_line_error(runner.invoke(app, ["score", "normad", "--responses", str(tmp_path / "r.jsonl"),
                                               "--release", str(other), "--out", str(tmp_path / "o")]))

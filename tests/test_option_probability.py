@@ -38,6 +38,16 @@ def test_word_options_at_the_first_option_token():
         {"Neither": 0.5 / 0.95, "Yes": 0.25 / 0.95, "No": 0.2 / 0.95})
 
 
+def test_normad_replayed_options_read_the_same_under_both_answer_rules():
+    """The replay answers with "Yes" / "No" / "Neither": the authors' rule and ours both read each as its label, so
+    metrics by option probability do not depend on --answer-rule."""
+    from culturebench.evaluate.option_probability import NORMAD_OPTION
+
+    for label, text in NORMAD_OPTION.items():
+        for rule in normad.prompts.ANSWER_RULES:
+            assert normad.prompts.parse_answer(text, rule) == normad.prompts.Answer(label, "parsed")
+
+
 def test_integer_options_after_json_tokens():
     logprobs = [('{"', 0.0, []), ("answer", 0.0, []), ('":', 0.0, []),
                 (" 3", LOG(0.2), [(" 3", LOG(0.2)), ("4", LOG(0.5)), ("x", LOG(0.3))])]
@@ -75,6 +85,7 @@ def test_normad_by_text_and_by_option_probability(bundled_release, tmp_path):
     by_probability = json.loads((out / "option_probability" / "metrics.json").read_text()
                                 )["per_model"]["scripted-model"]["accuracy"]
     table = json.loads((out / "agreement.json").read_text())
+    assert json.loads((out / "option_probability" / "metrics.json").read_text())["answer_rule"]["rule"] == "authors"
     for context in ("none", "country", "value", "country_value", "rot"):
         mine = [r for r in records if r["context"] == context]
         assert by_text[context] == pytest.approx(sum(gold[r["story_id"]] == "yes" for r in mine) / len(mine))

@@ -381,6 +381,64 @@ def test_cc_mediation_value_stays_with_agent_1_where_agent_2s_names_no_country()
         "People from Jordan strongly agree that whenever science and religion conflict, religion is always right.")
 
 
+MOTHER = "that when a mother works for pay, the children suffer."
+
+
+def _cc_record(nationality_1, nationality_2, value_1, value_2):
+    record = json.loads((CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl").read_text().splitlines()[0])
+    record["agents"]["agent_1"]["nationality"] = nationality_1
+    record["agents"]["agent_2"]["nationality"] = nationality_2
+    record["cultural_axis"] = {"agent_1_value": value_1, "agent_2_value": value_2}
+    return parse_scenario(record, "x.jsonl", 1)
+
+
+@pytest.mark.parametrize(("agents", "values", "expected"), [
+    # both from Sweden: the builder tests agent 1 first, so agent 1 holds the released value
+    (("Sweden", "Sweden"), (f"People from Sweden agree {MOTHER}", f"People from Sweden disagree {MOTHER}"),
+     ("agent_1", "countries", f"People from Sweden agree {MOTHER}")),
+    # "the Netherlands": no capital after "from", the builder reads no country for agent 1, whose flipped copy
+    # keeps the value country, Jordan, agent 2's
+    (("the Netherlands", "Jordan"), (f"People from Jordan disagree {MOTHER}", f"People from Jordan agree {MOTHER}"),
+     ("agent_2", "countries", f"People from Jordan agree {MOTHER}")),
+    # agent 2 has no country for the builder: its flipped copy keeps the value country (Jordan), neither agent is
+    # from it, and agent 1's value has the released side with agent 1's country swapped in
+    (("Sweden", "the United States"), (f"People from Sweden strongly agree {MOTHER}",
+                                       f"People from Jordan strongly disagree {MOTHER}"),
+     ("neither", "countries", f"People from Jordan strongly agree {MOTHER}")),
+    # each value names its own agent's country: agent 1's is no Table 4A statement, so it is the flipped copy
+    (("France", "Bolivia"), ("People from France have a great deal of confidence in the press at all.",
+                             "People from Bolivia have no confidence in the press at all."),
+     ("agent_2", "table_4a", "People from Bolivia have no confidence in the press at all.")),
+])
+def test_cc_mediation_value_follows_the_builders_branches(agents, values, expected):
+    """CC-Mediation's build_agent_prompts.py run backwards on our own records: the released value verbatim went to
+    the agent from the value country (agent 1 tested first), a flipped copy naming its own country to the other;
+    neither: agent 1 got it with its country swapped in. The expected values are worked out by hand."""
+    row = _cc_record(*agents, *values)
+    assert socialcc.value_branch(row) == expected
+    assert socialcc.released_value(row).value_item == expected[2]
+
+
+def test_cc_mediation_branch_between_two_readings_is_decided_by_wvs_consensus():
+    """Sweden and Jordan, each value about its agent's country: agent 1 or agent 2 may be from the value country.
+    The one whose value is a consensus in the WVS shares wins; without evidence, agent 2's (Character 2's)."""
+    row = _cc_record("Sweden", "Jordan", f"People from Sweden strongly disagree {MOTHER}",
+                     f"People from Jordan strongly agree {MOTHER}")
+    assert socialcc.value_branch(row)[:2] == ("agent_2", "default")
+    shares = pl.DataFrame({"country": ["Sweden", "Jordan"], "question_id": ["Q28", "Q28"],
+                           "side": ["printed", "opposite"], "share": [0.9, 0.3]})
+    sweden = socialcc.parse_statement(f"People from Sweden strongly disagree {MOTHER}")
+    jordan = socialcc.parse_statement(f"People from Jordan strongly agree {MOTHER}")
+    assert (sweden[1]["question_id"], sweden[2], jordan[1]["question_id"], jordan[2]) == (
+        "Q28", "printed", "Q28", "opposite")
+    consensus = socialcc.wvs_consensus(shares)
+    assert socialcc.value_branch(row, consensus) == ("agent_1", "wvs_consensus",
+                                                     f"People from Sweden strongly disagree {MOTHER}")
+    counts = socialcc.value_branches([row, _cc_record("Sweden", "Sweden", f"People from Sweden agree {MOTHER}",
+                                                      f"People from Sweden disagree {MOTHER}")], consensus)
+    assert counts == {"cc_mediation": {"agent_1": 2}, "cc_mediation_evidence": {"countries": 1, "wvs_consensus": 1}}
+
+
 def test_released_ids_are_different_scenarios(tmp_path):
     """Two CC-Mediation records that differ only in their ids (as records 1 and 1894 of the authors' copy do) are
     two scenarios; the same record read twice is one, the later copy quarantined as a duplicate."""
@@ -403,8 +461,9 @@ CC_MEDIATION = REFERENCE / "SocialCC" / "suhyun565_CC-Mediation" / "socialcc_sce
 def test_authors_cc_mediation_records_fill_every_prompt_field_they_carry():
     """All 1,662 records of CC-Mediation's copy of the released scenarios are read and none is quarantined (no
     atlas, no shares: only structural rules apply); each prompt carries what its record carries: the scenario text,
-    agent_2_value under Cultural Knowledge, each agent's goals, Character 2's goals as the events, the agents'
-    parsed fields in the portfolios. Checked against the file read with the json module."""
+    one agent's value under Cultural Knowledge (CC-Mediation's rule run backwards, records checked by hand below),
+    each agent's goals, Character 2's goals as the events, the agents' parsed fields in the portfolios. Checked
+    against the file read with the json module."""
     from culturebench.evaluate.socialcc import prompts
 
     if not CC_MEDIATION.is_file():
@@ -417,18 +476,38 @@ def test_authors_cc_mediation_records_fill_every_prompt_field_they_carry():
     table, quarantine = socialcc.scenarios_table(rows, [], empty)
     assert table.height == 1662 and quarantine == {}
     by_source = {r["source_id"]: r for r in table.iter_rows(named=True)}
-    switched = 0
+    by_hand = {
+        # both agents from China, both values about China: the builder tests agent 1 first, so agent 1 got the
+        # released value verbatim and agent 2 the flipped copy
+        "95": "People from China strongly agree that it is a duty towards society to have children.",
+        # agent 2's country is "Indonesia who works as a university professor" (CC-Mediation's parser): not the
+        # value country, so the flipped copy went to agent 2 and agent 1 kept the released value
+        "22": "People from Indonesia strongly agree that it is a duty towards society to have children.",
+        # agent 1's value, "Mexico would like to have drug addicts as neighbors", is no Table 4A statement: the
+        # flipped copy; agent 2's is the released value
+        "76": "People from Venezuela would not like to have drug addicts as neighbors.",
+        # agent 2 ("the United States") got no country from the builder (it wants a capital after "from"), so its
+        # flipped copy kept the value country; agent 1's value has the released side with agent 1's country
+        "1105": "People from United States place great importance on Leisure time.",
+    }
+    same_country = 0
     for record in records:
         row = by_source[str(record["scenario_id"])]
         fields = prompts.scenario_fields(row)
         antagonist, protagonist = prompts.antagonist_system(fields), prompts.protagonist_system(fields)
         goals_1 = [g.strip() for g in record["goals"]["agent_1"].values()]
         goals_2 = [g.strip() for g in record["goals"]["agent_2"].values()]
-        # agent_2_value, except where CC-Mediation's parser left a sentence in agent 2's nationality ("Indonesia who
-        # works as a university professor"): that agent got the flipped copy, agent 1 the released value
-        unparsed = "who works as" in (record["agents"]["agent_2"]["nationality"] or "")
-        value = record["cultural_axis"]["agent_1_value" if unparsed else "agent_2_value"].strip()
-        switched += unparsed
+        axis, agents = record["cultural_axis"], record["agents"]
+        value = row["value_item"]
+        assert value in (axis["agent_1_value"], axis["agent_2_value"]) or value.endswith(
+            axis["agent_1_value"].split(agents["agent_1"]["nationality"] or "\0", 1)[-1])
+        if str(record["scenario_id"]) in by_hand:
+            assert value == by_hand[str(record["scenario_id"])]
+        nationality = agents["agent_1"]["nationality"]
+        if nationality and nationality == agents["agent_2"]["nationality"] and all(
+                v.startswith(f"People from {nationality} ") for v in axis.values()):
+            same_country += 1
+            assert value == axis["agent_1_value"]
         assert f"Scenario\n{record['scenario_context'].strip()}\nEvents\n{goals_2[0]}\n{goals_2[1]}\n" in protagonist
         assert f"Cultural Knowledge\n{value}\nSocial Goal\n{goals_1[0]}\n{goals_1[1]}\n" in antagonist
         assert f"Social Goal\n{goals_2[0]}\n{goals_2[1]}\nDialogue Rules" in protagonist
@@ -439,7 +518,7 @@ def test_authors_cc_mediation_records_fill_every_prompt_field_they_carry():
             for part in (agent["occupation"], agent["nationality"], agent["age"] and f"{agent['age']}-year-old"):
                 assert not part or str(part) in portfolio
         assert fields["field_sources"]["Cultural Commonsense"] == "absent"
-    assert switched == 10
+    assert same_country == 15
 
 
 @pytest.mark.reference
@@ -459,6 +538,19 @@ def test_no_authors_scenario_is_dropped_for_its_wvs_share(tmp_path):
     table_13a = scenarios.filter(pl.col("value_item") == "People from Japan strongly agree that one of my main goals "
                                                          "in life has been to make my parents proud.")
     assert table_13a.height >= 1 and table_13a["value_share"].to_list() == pytest.approx([japan] * table_13a.height)
+    # record 45: agent 1's nationality is null in the record, its value "Japan strongly disagree", agent 2's
+    # "Guatemala strongly agree": agent 1 may be Japanese (the flipped copy) or have no country (the released value);
+    # by hand, Guatemala's side is a consensus (over 0.8) and Japan's is not, so agent 2's is the released value
+    assert _share_by_hand(COUNTRY_FILES / "GTM.csv.gz", "Q27", {1, 2}) > 0.8
+    assert _share_by_hand(COUNTRY_FILES / "JPN.csv.gz", "Q27", {3, 4}) <= 0.8
+    assert scenarios.filter(pl.col("source_id") == "45")["value_item"].to_list() == [
+        "People from Guatemala strongly agree that one of my main goals in life has been to make my parents proud."]
+    branches = manifest["provenance"]["value_branches"]
+    assert sum(branches["cc_mediation"].values()) == sum(branches["cc_mediation_evidence"].values()) == 1662
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    counts = branches["cc_mediation"]
+    assert (f"`cc_mediation`: {counts['agent_1']:,} agent_1, {counts['agent_2']:,} agent_2, {counts['neither']:,} "
+            "neither") in card
     report = json.loads((folder / "validation" / "report.json").read_text())
     warning = next(c for c in report["checks"] if c["name"].startswith("scenarios kept although"))
     assert warning["observed"]["scenarios"] >= 52

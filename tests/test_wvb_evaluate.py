@@ -195,7 +195,12 @@ def test_prompts_with_demographics_figs_5_to_8():
     ('{"answer as a score": 7}', (7, "out_of_scale")),
     ("9", (9, "out_of_scale")),
     ('{"answer as a score": -1}', (-1, "out_of_scale")),
-    ('{"answer as a score": 2.5}', (None, "not_integer")),
+    # not whole: truncated toward zero as the authors' evaluate.py's astype(int) does (2.6 -> 2, -0.5 -> 0)
+    ('{"answer as a score": 2.5}', (2, "not_integer")),
+    ('{"answer as a score": "2.6"}', (2, "not_integer")),
+    ("3.9", (3, "not_integer")),
+    ('{"answer as a score": -0.5}', (0, "not_integer")),
+    ('{"answer as a score": Infinity}', (None, "no_answer")),
 ])
 def test_parse_answer(text, expected):
     assert parse_answer(text, 0 if expected == (0, "bare_integer") else 1, 4) == expected
@@ -359,10 +364,48 @@ def test_replies_off_the_scale_are_kept_or_dropped_with_the_option(tmp_path, rel
     assert run["evaluation"]["out_of_scale_answers"] == "dropped" and run["args"]["drop_out_of_scale"] is True
 
 
+def test_non_integer_replies_are_truncated_or_dropped_with_the_option(tmp_path, release):
+    """A model that answers the scale minimum + 0.6 for Q1 ("2.6" on a 2-.. scale) and the minimum elsewhere: by
+    default the authors' evaluate.py truncates (astype(int)), so every answer scores as the minimum (W1 as a run of
+    minimums everywhere); --drop-non-integer leaves Q1 without a valid answer."""
+    def reply(text: str, body: dict) -> str:
+        low = int(SCALE.search(text).group(1))
+        return json_reply(f"{low}.6" if "sample item Q1?" in text else low)
+
+    rows = wvb.evaluation_rows(release, "probe", limit=LIMIT)
+    n_q1 = rows.filter(pl.col("question_id") == "Q1").height
+    with ScriptedServer(reply=reply) as server:
+        kept = evaluate_cli(server, release, tmp_path / "kept", "--limit", str(LIMIT))
+        dropped = evaluate_cli(server, release, tmp_path / "dropped", "--limit", str(LIMIT), "--drop-non-integer")
+    with ScriptedServer(reply=scale_minimum) as server:
+        minimum = evaluate_cli(server, release, tmp_path / "minimum", "--limit", str(LIMIT))
+    assert kept.exit_code == dropped.exit_code == minimum.exit_code == 0, kept.output + dropped.output
+    m = json.loads((tmp_path / "kept" / "metrics.json").read_text())
+    baseline = json.loads((tmp_path / "minimum" / "metrics.json").read_text())
+    assert m["parse_status"]["not_integer"] == n_q1 and m["n_invalid"] == 0
+    assert m["non_integer"] == {"answers": "truncated", "n": n_q1}
+    assert m["per_question"] == baseline["per_question"]
+    d = json.loads((tmp_path / "dropped" / "metrics.json").read_text())
+    assert d["non_integer"] == {"answers": "dropped", "n": n_q1} and d["n_invalid"] == n_q1
+    assert d["per_question"]["Q1"] is None and d["per_question"]["Q2"] == m["per_question"]["Q2"]
+    assert json.loads((tmp_path / "kept" / "run.json").read_text())["evaluation"]["non_integer_answers"] == "truncated"
+    run = json.loads((tmp_path / "dropped" / "run.json").read_text())
+    assert run["evaluation"]["non_integer_answers"] == "dropped" and run["args"]["drop_non_integer"] is True
+    # score re-reads the saved answers under the same rules
+    result = CliRunner().invoke(app, ["score", "wvb", "--responses", str(tmp_path / "kept" / "responses.jsonl"),
+                                      "--release", str(release), "--out", str(tmp_path / "rescored"),
+                                      "--drop-non-integer"])
+    assert result.exit_code == 0 and f"{n_q1:,} not whole numbers (dropped)" in result.output, result.output
+    assert json.loads((tmp_path / "rescored" / "metrics.json").read_text())["per_question"]["Q1"] is None
+
+
 def test_drop_out_of_scale_is_a_wvb_option(tmp_path):
     result = CliRunner().invoke(app, ["score", "cdeval", "--responses", str(tmp_path / "r.jsonl"), "--release",
                                       str(tmp_path), "--out", str(tmp_path / "run"), "--drop-out-of-scale"])
     assert result.exit_code == 2 and "--drop-out-of-scale is a wvb option" in result.output
+    result = CliRunner().invoke(app, ["score", "cdeval", "--responses", str(tmp_path / "r.jsonl"), "--release",
+                                      str(tmp_path), "--out", str(tmp_path / "run"), "--drop-non-integer"])
+    assert result.exit_code == 2 and "--drop-non-integer is a wvb option" in result.output
 
 
 @pytest.mark.parametrize("samples", [None, 5])

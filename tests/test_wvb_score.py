@@ -212,7 +212,9 @@ def test_invalid_scores_are_counted_off_scale_answers_kept_or_dropped_and_csv_is
     rows = perfect_rows(probe)
     q = rows[0][0]
     same_question = [i for i, r in enumerate(rows) if r[0] == q]
-    bad = ["0", "abc", "2.5", "", "99"]  # 0 and 99: whole numbers off every scale of the sample; the rest invalid
+    # 0 and 99: whole numbers off every scale of the sample; 2.5: truncated to 2 (the authors' astype(int)); the rest
+    # invalid
+    bad = ["0", "abc", "2.5", "", "99"]
     for i, value in zip(same_question, bad):
         rows[i] = (rows[i][0], rows[i][1], value)
     path = write_responses(tmp_path / "invalid.csv", rows, delimiter=",")
@@ -220,20 +222,24 @@ def test_invalid_scores_are_counted_off_scale_answers_kept_or_dropped_and_csv_is
     questions = pl.concat(read_tables(release, load_manifest(release)["outputs"])["questions"].values())
     low, high = questions.filter(pl.col("question_id") == q).select("scale_min", "scale_max").row(0)
     humans = probe.filter(pl.col("question_id") == q)["answer"].to_list()
-    kept = [int(r[2]) for r in rows if r[0] == q and str(r[2]).lstrip("-").isdigit()]
-    assert sorted(kept)[0] == 0 and sorted(kept)[-1] == 99 and len(kept) == len(humans) - 3
+    whole = [int(r[2]) for r in rows if r[0] == q and str(r[2]).lstrip("-").isdigit()]
+    kept = [*whole, 2]
+    assert sorted(whole)[0] == 0 and sorted(whole)[-1] == 99 and len(whole) == len(humans) - 3
 
     m = score(path, release).metrics  # default: off-scale answers scored as given (the authors' evaluate.py)
-    assert m["n_invalid"] == 3 and m["coverage"] == 1.0
+    assert m["n_invalid"] == 2 and m["coverage"] == 1.0
+    assert m["non_integer"] == {"answers": "truncated", "n": 1}
     assert m["out_of_scale"]["answers"] == "kept" and m["out_of_scale"]["n"] == 2
     assert m["out_of_scale"]["share_per_question"][q] == pytest.approx(2 / len(humans))
     assert all(v == 0.0 for k, v in m["out_of_scale"]["share_per_question"].items() if k != q)
     assert m["per_question"][q] == pytest.approx(w1_on_the_line(humans, kept, low, high), abs=1e-12)
     assert all(v == 0.0 for k, v in m["per_question"].items() if k != q)
 
-    dropped = score(path, release, drop_out_of_scale=True).metrics  # --drop-out-of-scale: invalid, left out
+    # --drop-out-of-scale --drop-non-integer: invalid, left out
+    dropped = score(path, release, drop_out_of_scale=True, drop_non_integer=True).metrics
     assert dropped["n_invalid"] == len(bad) and dropped["out_of_scale"] == {**m["out_of_scale"], "answers": "dropped"}
-    in_scale = [k for k in kept if low <= k <= high]
+    assert dropped["non_integer"] == {"answers": "dropped", "n": 1}
+    in_scale = [k for k in whole if low <= k <= high]
     assert dropped["per_question"][q] == pytest.approx(w1_on_the_line(humans, in_scale, low, high), abs=1e-12)
     assert m["per_question"][q] > dropped["per_question"][q] + 0.1  # the kept 99 lies far off the scale
     # "3.0" is a whole number on the scale: valid

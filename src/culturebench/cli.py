@@ -263,6 +263,12 @@ def plain_console() -> Console:
 # (summary line, paths written).
 
 
+ANSWER_RULE_HELP = ("normad only: how an answer is read. authors (default): as the authors' run_model_inference.py "
+                    "reads it, 'Yes' or 'option 1' anywhere -> yes, else 'No' or 'option 2' -> no, else Neither "
+                    "(case-sensitive); strict (ours): the leading Yes / No / Neither word, else the only one present, "
+                    "several different ones unparsed.")
+DROP_NON_INTEGER_HELP = ("wvb only: an answer that is not a whole number (2.6) is invalid (left out). Default: "
+                         "truncated toward zero (2), as the authors' evaluate.py does (astype(int)).")
 DROP_OUT_OF_SCALE_HELP = ("wvb only: a whole-number answer off the question's scale is invalid (left out). Default: "
                           "scored as given, rescaled like any other, as the authors' evaluate.py does.")
 
@@ -275,8 +281,10 @@ def score(
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
+    answer_rule: Annotated[str, typer.Option(help=ANSWER_RULE_HELP)] = None,
     allow_modified_release: Annotated[bool, typer.Option("--allow-modified-release", help="Score against a release whose files differ from its manifest.json (refused otherwise).")] = False,
     drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
+    drop_non_integer: Annotated[bool, typer.Option("--drop-non-integer", help=DROP_NON_INTEGER_HELP)] = False,
 ) -> None:
     """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
     threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
@@ -285,15 +293,17 @@ def score(
     Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
     name = module_name(name)
     with user_errors():
-        flags = {"unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
-        for flag, owner in (("unparsed_wrong", "normad"), ("drop_out_of_scale", "wvb")):
+        flags = {"unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
+                 "drop_non_integer": drop_non_integer}
+        for flag, owner in (("unparsed_wrong", "normad"), ("drop_out_of_scale", "wvb"), ("answer_rule", "normad"),
+                            ("drop_non_integer", "wvb")):
             if flags[flag] and name != owner:
                 raise InputError(f"--{flag.replace('_', '-')} is a {owner} option")
         output_folder(out)
         release = _checked_release(release, allow_modified_release)
         line, written = registry.evaluation(name, "score").cli_score(
             responses, release, out, **({"config": config} if config is not None else {}),
-            **{flag: True for flag, given in flags.items() if given})
+            **{flag: value for flag, value in flags.items() if value})
     say_written(line, written)
 
 
@@ -320,7 +330,9 @@ def evaluate(
     engine_args: Annotated[str, typer.Option(help='vllm backend and ray\'s vLLM engine: vLLM engine arguments as a JSON object, e.g. \'{"max_model_len": 4096, "dtype": "bfloat16"}\' (they win over the defaults; run.json records what the engine got).')] = None,
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, stop (paper or tolerant), max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
+    answer_rule: Annotated[str, typer.Option(help=ANSWER_RULE_HELP)] = None,
     drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
+    drop_non_integer: Annotated[bool, typer.Option("--drop-non-integer", help=DROP_NON_INTEGER_HELP)] = False,
     # --- providers, integrity and cost (issue #27) ---
     header: Annotated[list[str], typer.Option(help="Extra HTTP header 'Name: value' sent with every request (repeatable; openai and azure backends). Its value is treated as a secret: never shown or stored.")] = None,
     api_version: Annotated[str, typer.Option(help="azure backend: the API version (default OPENAI_API_VERSION), e.g. 2024-10-21.")] = None,
@@ -346,15 +358,18 @@ def evaluate(
             "split": split, "limit": limit, "samples": samples, "temperature": temperature,
             "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
             "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
-            "replicas": replicas, "engine_args": engine_args, "out": str(out), "config": None if config is None else str(config),
-            "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale,
+            "replicas": replicas, "engine_args": engine_args, "out": str(out),
+            "config": None if config is None else str(config),
+            "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
+            "drop_non_integer": drop_non_integer,
             "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
             "request_shape": request_shape, "allow_modified_release": allow_modified_release,
             "price_in": price_in, "price_out": price_out, "max_cost": max_cost,
             "scoring": scoring}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
-               "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
+               "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
+               "drop_non_integer": drop_non_integer}
     with user_errors():
         output_folder(out)
         options["release"] = _checked_release(release, allow_modified_release, hub=given)

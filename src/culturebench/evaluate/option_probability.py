@@ -50,11 +50,14 @@ AGREEMENT_FILE = "agreement.json"
 
 OPTION_GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {"cdeval": (("A", "B"), ("Yes", "No"))}
 """CDEval's options: a token matches an option of its group (A / B exactly, Yes / No in any case). NormAd's are
-the words and option numbers its parser reads (``normad_prompts.OPTION_WORDS``, ``OPTION_NUMBERS``: "3" and
-"neither" are both Neither). WVB and LLM-GLOBE answer with an integer: any integer token is an option."""
+the words and option numbers of its strict parser (``normad_prompts.OPTION_WORDS``, ``OPTION_NUMBERS``: "3" and
+"neither" are both Neither), in any case, whichever answer rule reads the text: they find the answer token; the
+replayed option text below reads the same under both rules. WVB and LLM-GLOBE answer with an integer: any integer
+token is an option."""
 NORMAD_GROUP = ("Yes", "No", "Neither")
 NORMAD_OPTION = {"yes": "Yes", "no": "No", "neutral": "Neither"}
-"""NormAd's labels as the option text the replay answers with (its parser reads "Neither" as neutral)."""
+"""NormAd's labels as the option text the replay answers with: both answer rules (``normad_prompts.ANSWER_RULES``)
+read "Yes", "No" and "Neither" as yes, no and neutral."""
 NUMBER_BENCHMARKS = ("wvb", "llm_globe")
 PARSED_FIELD = {"cdeval": "shown", "normad": "answer", "wvb": "answer", "llm_globe": "answer"}
 """The responses.jsonl field holding the parsed answer compared by the agreement table."""

@@ -28,14 +28,13 @@ it was built from)::
      "goals": {"agent_1": {"goal_1": "...", "goal_2": "..."}, "agent_2": {...}}}
 
 CC-Mediation parsed the released ``agent_N_background`` into the agent fields (any may be null), copied the
-released ``scenario`` and goals, and gave each agent a value: the released ``cultural_value`` verbatim to the agent
-from ``cultural_value_country`` and a flipped copy naming its own country to the other. The value here is
-``agent_2_value`` (Character 2's; VALUE_AGENT), ``agent_1_value`` being kept as ``other_value`` (the builder takes it
-where ``agent_2_value`` names no country: ``builders.socialcc.released_value``): the paper's scenarios put the value
-country on the protagonist's side (Tables 12A-16A), and of the 1,662 public records ``agent_2_value`` is a WVS-7
-consensus (share over 80% in the WVS-7 country files) in 777, ``agent_1_value`` in 66. The record has no events, no
-commonsense item, no third character, no ``task`` and no ``cultural_value_country`` (the value's country is the one
-its statement names): these are None.
+released ``scenario`` and goals, and gave each agent a value (its ``build_agent_prompts.py``): the released
+``cultural_value`` verbatim to the agent from ``cultural_value_country`` and a flipped copy naming its own country to
+the other; when neither agent is from it, agent 1 got the released value with its country swapped in and agent 2 the
+flipped copy. The reader keeps ``agent_2_value`` as the value (VALUE_AGENT) and ``agent_1_value`` as
+``other_value``; the builder runs CC-Mediation's rule backwards to find which is the released value
+(``builders.socialcc.value_branch``). The record has no events, no commonsense item, no third character, no
+``task`` and no ``cultural_value_country`` (the value's country is the one its statement names): these are None.
 
 **culturebench** (our JSONL, used by the bundled sample)::
 
@@ -70,7 +69,8 @@ CHARACTER_KEYS = ("name", "age", "gender", "nationality", "occupation", "goal")
 CC_MEDIATION_KEYS = ("scenario_context", "agents", "cultural_axis", "goals")
 PROFILE_KEYS = ("name", "age", "gender", "nationality", "occupation")
 VALUE_AGENT = "agent_2"
-"""The CC-Mediation agent whose value is the released ``cultural_value`` (see the module docstring)."""
+"""The CC-Mediation agent whose value the reader takes as the value (the builder's ``value_branch`` may take the
+other's: see the module docstring)."""
 EVENTS = 2
 _AGE = re.compile(r"(\d{1,3})-year-old")
 _FROM = re.compile(r"\bfrom\s+(.+?)[\s.]*$", re.IGNORECASE | re.DOTALL)
@@ -91,7 +91,7 @@ class ScenarioRow:
     commonsense_item: str | None
     value_item: str
     value_country: str | None
-    other_value: str | None = None  # cc_mediation: agent_1_value, the released value where agent_2_value is not
+    other_value: str | None = None  # cc_mediation: the other agent's value (builders.socialcc.value_branch)
 
 
 def scenario_files(folder: Path) -> list[Path]:
@@ -200,7 +200,8 @@ def _cc_mediation_character(record: dict, key: str, file: str, row: int) -> dict
 
 def parse_cc_mediation(record: dict, file: str, row: int, source_id: str) -> ScenarioRow:
     """A CC-Mediation record (its ``metadata`` when it is a whole dialogue file): Character 1 = agent_1, Character 2
-    = agent_2, the value = ``cultural_axis.agent_2_value`` (VALUE_AGENT); what it lacks is None."""
+    = agent_2, the value = ``cultural_axis.agent_2_value`` (VALUE_AGENT), ``agent_1_value`` the other; what it
+    lacks is None."""
     identifier = record.get("scenario_id", source_id)
     if "metadata" in record and "cultural_axis" not in record:
         record = _object(record["metadata"], file, row, "metadata")

@@ -15,6 +15,9 @@ Metrics, per model and context (Sec. 4-5, App. A.4, Figs. 3, 5, 6, 10, 11, 13):
 - accuracy over the three labels (Sec. 4, Fig. 3), and the accuracy over parsed answers only;
 - per-label and macro precision / recall / F1 over yes / no / neutral (Table A.4; scikit-learn's definition with
   ``labels=LABELS``; 0/0 = 0);
+- ``answer_rule``: answers are read as the authors' ``run_model_inference.py`` reads them (``prompts.ANSWER_RULES``:
+  case-sensitive "Yes" / "option 1", else "No" / "option 2", else Neither), or ours with ``--answer-rule strict``;
+  ``n_read_differently`` counts the answers the other rule scores as another label;
 - ``unparsed_share``: the share of answers that are not one clear Yes / No / Neither (parse status ambiguous,
   refusal or unparsed). ``UNPARSED_RULES``: by default such an answer is read as Neither (``neutral``), the authors'
   fallback, which Table A.4's rows of models that always land on Neither fit; ``wrong`` (``--unparsed-wrong``)

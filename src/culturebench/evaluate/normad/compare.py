@@ -29,16 +29,21 @@ def comparison_stories(folders: Sequence[compare.RunFolder], release: Path | Non
 def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
                  release: Path | None) -> compare.Comparison:
     """Every run's responses re-scored together (one bootstrap of stories shared by all models and contexts:
-    paired), as the tables of the report; unparsed answers under the runs' rule (``unparsed_rule`` of their
-    metrics.json; runs scored under different rules cannot be compared)."""
+    paired), as the tables of the report; answers read and unparsed answers scored under the runs' rules
+    (``answer_rule`` and ``unparsed_rule`` of their metrics.json; a run without ``answer_rule`` predates it and read
+    answers the strict way; runs scored under different rules cannot be compared)."""
     stories, release_path = comparison_stories(folders, release)
     responses, sources = compare.relabelled_responses(folders, labels, read_responses)
     rules = sorted({f.metrics.get("unparsed_rule", {}).get("rule", DEFAULT_UNPARSED) for f in folders})
     if len(rules) > 1:
         raise InputError(f"the runs score unparsed answers differently ({' and '.join(rules)}); re-score them with "
                          "one rule (`culturebench score normad`, with or without --unparsed-wrong)")
+    answer_rules = sorted({f.metrics.get("answer_rule", {}).get("rule", "strict") for f in folders})
+    if len(answer_rules) > 1:
+        raise InputError(f"the runs read answers differently ({' and '.join(answer_rules)}); re-score them with "
+                         "one rule (`culturebench score normad --answer-rule RULE`)")
     result = score_responses(responses, stories, sources=sources, release=release_path, bootstrap=settings,
-                             unparsed=rules[0])
+                             unparsed=rules[0], answer_rule=answer_rules[0])
     return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result.metrics),
                               metrics=result.metrics)
 

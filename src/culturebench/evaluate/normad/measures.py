@@ -67,6 +67,7 @@ def context_metrics(frame: pl.DataFrame) -> dict:
         "n_stories": frame["story_id"].n_unique(),
         "parse_status": status,
         "n_unparsed": len(gold) - len(parsed),
+        "n_read_differently": int(frame["read_differently"].sum()),
         "unparsed_share": (len(gold) - len(parsed)) / len(gold) if gold else None,
         "accuracy": accuracy(gold, predicted),
         "accuracy_parsed": accuracy([g for g, _ in parsed], [p for _, p in parsed]),

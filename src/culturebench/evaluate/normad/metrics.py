@@ -20,15 +20,18 @@ from culturebench.evaluate.scores import ScoreResult
 def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: list[dict] | None = None,
                     release: Path | str | None = None,
                     bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap(),
-                    unparsed: str = DEFAULT_UNPARSED) -> ScoreResult:
+                    unparsed: str = DEFAULT_UNPARSED,
+                    answer_rule: str = prompts.DEFAULT_ANSWER_RULE) -> ScoreResult:
     """Every metric from answers (model, story_id, context, response) and the release's stories; the point
     estimates are the paper's, each with a ``bootstrap`` interval over stories beside it (``<key>_ci``; BOOTSTRAP_NOTE),
     the settings under ``uncertainty`` and the paired model differences per context under ``model_differences``.
+    Answers are read under ``answer_rule`` (prompts.ANSWER_RULES); ``answer_rule.n_read_differently`` counts those
+    the other rule scores as another label (per context: ``n_read_differently``).
     Tables: scored (one row per answer with gold label, country, zone, subaxis, predicted label, parse_status,
-    correct) and model_differences."""
+    correct, read_differently) and model_differences."""
     if responses.height == 0:
         raise InputError("no responses to score")
-    scored = score_answers(responses, stories, unparsed)
+    scored = score_answers(responses, stories, unparsed, answer_rule)
     answered = set(scored["story_id"].unique().to_list())
     units = [s for s in stories["story_id"].to_list() if s in answered]  # release order
     intervals, differences = bootstrap_scores(scored, units, bootstrap)
@@ -64,6 +67,10 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
         "context_names": dict(prompts.CONTEXT_NAMES),
         "constants": {"temperature": prompts.TEMPERATURE, "max_tokens": prompts.MAX_TOKENS,
                       "prompt_source": prompts.PROMPT_SOURCE},
+        "answer_rule": {"rule": answer_rule, "meaning": prompts.ANSWER_RULES[answer_rule],
+                        "n_read_differently": int(scored["read_differently"].sum()),
+                        "read_differently": f"answers the {prompts.other_answer_rule(answer_rule)} rule scores as "
+                                            "another label, under the same unparsed rule"},
         "unparsed_rule": {"rule": unparsed, "meaning": UNPARSED_RULES[unparsed]},
         "release_gold_distribution": {row[0]: row[1] for row in gold_counts.sort("gold_label").iter_rows()},
         "per_model": per_model,
@@ -74,10 +81,11 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
                        tables={"scored": scored, "model_differences": differences})
 
 
-def score(responses: Sequence[Path], release: Path, unparsed: str = DEFAULT_UNPARSED) -> ScoreResult:
+def score(responses: Sequence[Path], release: Path, unparsed: str = DEFAULT_UNPARSED,
+          answer_rule: str = prompts.DEFAULT_ANSWER_RULE) -> ScoreResult:
     """``culturebench score normad``: every metric from saved responses.jsonl files against a NormAd release."""
     release = Path(release)
     stories = release_tables(release)["stories"]
     frame = read_responses(responses)
     return score_responses(frame, stories, sources=[runs.source_info(p) for p in responses], release=release,
-                           unparsed=unparsed)
+                           unparsed=unparsed, answer_rule=answer_rule)

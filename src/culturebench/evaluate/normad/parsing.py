@@ -34,14 +34,22 @@ def scored_label(answer: prompts.Answer, unparsed: str = DEFAULT_UNPARSED) -> st
     return "neutral"
 
 
-def score_answers(responses: pl.DataFrame, stories: pl.DataFrame, unparsed: str = DEFAULT_UNPARSED) -> pl.DataFrame:
-    """Each answer parsed and joined to its story: adds country, gold_label, iw_zone, subaxis, predicted (under the
-    ``unparsed`` rule), parse_status, correct."""
+def score_answers(responses: pl.DataFrame, stories: pl.DataFrame, unparsed: str = DEFAULT_UNPARSED,
+                  answer_rule: str = prompts.DEFAULT_ANSWER_RULE) -> pl.DataFrame:
+    """Each answer parsed under ``answer_rule`` (prompts.ANSWER_RULES) and joined to its story: adds country,
+    gold_label, iw_zone, subaxis, predicted (under the ``unparsed`` rule), parse_status, correct and
+    read_differently (the other answer rule scores the answer as another label)."""
     joined = join_release(responses, stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis"),
                           "story_id", "gold_label", "story id")
-    answers = [prompts.parse_answer(text) for text in joined["response"].to_list()]
-    return joined.with_columns(pl.Series("predicted", [scored_label(a, unparsed) for a in answers], dtype=pl.String),
-                               pl.Series("parse_status", [a.status for a in answers], dtype=pl.String)).with_columns(
+    texts = joined["response"].to_list()
+    answers = [prompts.parse_answer(text, answer_rule) for text in texts]
+    other_rule = prompts.other_answer_rule(answer_rule)
+    predicted = [scored_label(a, unparsed) for a in answers]
+    other = [scored_label(prompts.parse_answer(text, other_rule), unparsed) for text in texts]
+    return joined.with_columns(pl.Series("predicted", predicted, dtype=pl.String),
+                               pl.Series("parse_status", [a.status for a in answers], dtype=pl.String),
+                               pl.Series("read_differently", [p != o for p, o in zip(predicted, other)],
+                                         dtype=pl.Boolean)).with_columns(
         (pl.col("predicted").fill_null("") == pl.col("gold_label")).alias("correct"))
 
 

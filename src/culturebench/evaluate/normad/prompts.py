@@ -12,12 +12,16 @@ marked "ours" in the facts file next to their text. Decoding (temperature 0, ``m
 it is the authors' inference config (facts file, ``sampling``). A changed prompt changes the response-cache keys, so
 re-run into a new folder.
 
-Parsing: App. A.3 prints only the answer format ("Options: 1) Yes 2) No 3) Neither Answer (Yes, No or Neither):");
-how an answer is read is ours: the first Yes / No / Neither word after an optional "Answer:" prefix, or an option
-number ("3) Neither"); otherwise the only one of those words present anywhere; several different ones are
-``ambiguous``, a refusal ("I cannot ...") is ``refusal``, nothing recognisable (or an empty answer) is ``unparsed``.
-Only ``parsed`` answers carry a label; the others are scored as Neither by default (the authors' fallback) or as
-wrong with ``--unparsed-wrong`` (``culturebench.evaluate.normad.UNPARSED_RULES``).
+Parsing (``ANSWER_RULES``): App. A.3 prints only the answer format ("Options: 1) Yes 2) No 3) Neither Answer (Yes,
+No or Neither):"). By default an answer is read as the authors' ``run_model_inference.py`` (NormAd repository,
+``src/``, commit 9ede851) reads it, the rule that made the published numbers: "Yes" or "option 1" anywhere in the
+text is yes, else "No" or "option 2" anywhere is no, else Neither (case-sensitive substrings, in that order: "Neither.
+Not acceptable." is no, "No. Yes, in some cases." is yes); an answer that reaches that fallback without saying
+"Neither" gets status ``unparsed``. ``--answer-rule strict`` is ours: the first Yes / No / Neither word after an
+optional "Answer:" prefix, or an option number ("3) Neither"); otherwise the only one of those words present
+anywhere; several different ones are ``ambiguous``, a refusal ("I cannot ...") is ``refusal``, nothing recognisable
+(or an empty answer) is ``unparsed``. Only ``parsed`` answers carry a label; the others are scored as Neither by
+default (the authors' fallback) or as wrong with ``--unparsed-wrong`` (``culturebench.evaluate.normad.UNPARSED_RULES``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from culturebench.builders.normad import facts
+from culturebench.errors import InputError
 
 _FACTS = facts()["evaluation"]
 
@@ -36,6 +41,30 @@ OPTION_WORDS = {**_FACTS["answers"]["words"], "neutral": "neutral"}
 is read as Neither: ours)."""
 OPTION_NUMBERS = dict(_FACTS["answers"]["option_numbers"])
 """Fig. 9's numbered options 1) Yes 2) No 3) Neither."""
+AUTHORS_SUBSTRINGS = {label: tuple(found) for label, found in _FACTS["answers"]["authors_substrings"].items()}
+"""The authors' reading: the first label (in this order) one of whose case-sensitive substrings the answer holds."""
+ANSWER_RULES = {
+    "authors": "the authors' run_model_inference.py (NormAd src/ at 9ede851): 'Yes' or 'option 1' anywhere -> yes, "
+               "else 'No' or 'option 2' anywhere -> no, else Neither (case-sensitive substrings, in that order; an "
+               "answer without 'Neither' that only the fallback labels is unparsed)",
+    "strict": "ours (--answer-rule strict): the leading Yes / No / Neither word or option number, else the only such "
+              "word present; several different ones are ambiguous, a refusal is a refusal, an answer without any "
+              "is unparsed",
+}
+"""How an answer is read (metrics.json and run.json ``answer_rule``); the first is the default."""
+DEFAULT_ANSWER_RULE = "authors"
+
+
+def check_answer_rule(rule: str) -> str:
+    """``rule`` when it is one of ANSWER_RULES; a one-line error otherwise."""
+    if rule not in ANSWER_RULES:
+        raise InputError(f"unknown answer rule {rule!r}; choose from {', '.join(ANSWER_RULES)}")
+    return rule
+
+
+def other_answer_rule(rule: str) -> str:
+    """The answer rule that is not ``rule`` (metrics.json counts the answers the two read differently)."""
+    return next(r for r in ANSWER_RULES if r != rule)
 
 CONTEXTS = ("none", "country", "value", "country_value", "rot")
 """The contexts, from none to the most specific, in request order."""
@@ -103,8 +132,17 @@ _REFUSAL = re.compile(
     r"as\s+an\s+ai|i'm\s+sorry|i\s+am\s+sorry|it\s+depends|depends\s+on)", re.IGNORECASE)
 
 
-def parse_answer(text: str | None) -> Answer:
-    """The label an answer gives (see the module docstring for the rules)."""
+def parse_answer(text: str | None, rule: str = DEFAULT_ANSWER_RULE) -> Answer:
+    """The label an answer gives under ``rule`` (ANSWER_RULES; the module docstring gives both)."""
+    if check_answer_rule(rule) == "strict":
+        return _strict_answer(text)
+    for label, substrings in AUTHORS_SUBSTRINGS.items():
+        if any(s in (text or "") for s in substrings):
+            return Answer(label, "parsed")
+    return Answer(None, "unparsed")
+
+
+def _strict_answer(text: str | None) -> Answer:
     cleaned = _MARKUP.sub("", text or "").strip()
     cleaned = _PREFIX.sub("", cleaned).strip()
     if not cleaned:

@@ -33,7 +33,8 @@ def check_inputs(release: Path, samples: int | None, limit: int | None, max_toke
 def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = prompts.CONTEXTS,
              samples: int | None = None, temperature: float | None = None, max_tokens: int = prompts.MAX_TOKENS,
              seed: int | None = 0, limit: int | None = None, split: str | None = None, args: dict | None = None,
-             console=None, unparsed: str = DEFAULT_UNPARSED) -> runs.EvaluateResult:
+             console=None, unparsed: str = DEFAULT_UNPARSED,
+             answer_rule: str = prompts.DEFAULT_ANSWER_RULE) -> runs.EvaluateResult:
     """Ask ``backend`` every story (``limit`` spread over the countries: ``limit.spread_positions``) under every
     context, then score: writes responses.jsonl, metrics.json, the plots and run.json into ``out``. Re-running into
     the same folder answers every request already made from the cache."""
@@ -43,6 +44,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     release, out = Path(release), Path(out)
     samples = prompts.DEFAULT_SAMPLES if samples is None else samples
     temperature = prompts.TEMPERATURE if temperature is None else temperature
+    prompts.check_answer_rule(answer_rule)
     unknown = [c for c in contexts if c not in prompts.CONTEXTS]
     if unknown:
         raise InputError(f"unknown context {unknown[0]!r}; choose from {', '.join(prompts.CONTEXTS)}")
@@ -59,7 +61,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
         records = []
         for plan, response in zip(items, responses, strict=True):
             story = info[plan.story_id]
-            answer = prompts.parse_answer(response.text)
+            answer = prompts.parse_answer(response.text, answer_rule)
             label = scored_label(answer, unparsed)
             records.append({"model": model, "story_id": plan.story_id, "country": story["country"],
                             "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": plan.context,
@@ -74,7 +76,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
     frame = pl.read_ndjson(responses_path, schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
                                                    "response": pl.String, "sample_index": pl.Int64})
     scored = score_responses(frame, release_stories, release=release, sources=[runs.source_info(responses_path)],
-                             unparsed=unparsed)
+                             unparsed=unparsed, answer_rule=answer_rule)
     scored.metrics["covers"] = [covers.as_dict()]
     stats = runs.runner_stats(run_stats)
     m = scored.metrics["per_model"][model]
@@ -84,6 +86,7 @@ def evaluate(backend, release: Path, out: Path, *, contexts: Sequence[str] = pro
         extra={"evaluation": {"n_stories": stories.height, "contexts": list(contexts), "samples": samples,
                               "n_requests": n_records, "temperature": temperature, "max_tokens": max_tokens,
                               "seed": seed, "limit": limit, "split": split, "unparsed": unparsed,
+                              "answer_rule": answer_rule,
                               "prompt_source": scored.metrics["constants"]["prompt_source"]},
                "release_build": release_build(manifest),
                "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
@@ -128,6 +131,7 @@ def _max_tokens(options: dict) -> int:
 
 def cli_check(options: dict) -> None:
     """`culturebench evaluate` option checks before a backend is made."""
+    prompts.check_answer_rule(options.get("answer_rule") or prompts.DEFAULT_ANSWER_RULE)
     check_inputs(options["release"], options["samples"], options["limit"], _max_tokens(options), _split(options))
 
 
@@ -136,7 +140,8 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
     result = evaluate(model_backend, options["release"], options["out"], samples=options["samples"],
                       temperature=options["temperature"], max_tokens=_max_tokens(options), seed=options["seed"],
                       limit=options["limit"], split=_split(options), args=args, console=console,
-                      unparsed=_unparsed(options.get("unparsed_wrong")))
+                      unparsed=_unparsed(options.get("unparsed_wrong")),
+                      answer_rule=options.get("answer_rule") or prompts.DEFAULT_ANSWER_RULE)
     line = f"{summary(result.metrics)}\nnormad: {runs.request_counts(result.stats['n_requests'], result.stats)}"
     return line, result.written
 
@@ -145,7 +150,9 @@ def _unparsed(wrong: bool | None) -> str:
     return "wrong" if wrong else DEFAULT_UNPARSED
 
 
-def cli_score(responses: Path, release: Path, out: Path, unparsed_wrong: bool = False) -> tuple[str, list[Path]]:
+def cli_score(responses: Path, release: Path, out: Path, unparsed_wrong: bool = False,
+              answer_rule: str | None = None) -> tuple[str, list[Path]]:
     """`culturebench score`: metrics from saved responses; returns (summary line, paths written)."""
-    result = score(runs.split_paths(responses), release, _unparsed(unparsed_wrong))
+    result = score(runs.split_paths(responses), release, _unparsed(unparsed_wrong),
+                   answer_rule or prompts.DEFAULT_ANSWER_RULE)
     return summary(result.metrics), write_run(result, out)

@@ -33,7 +33,7 @@ def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame,
 def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
                  release: Path | None) -> compare.Comparison:
     """Every run's answers re-scored against its release (or ``release``) with the majority reading and the
-    out-of-scale rule it used, then one bootstrap of participants within questions over all of them (paired), as
+    out-of-scale and non-integer rules it used, then one bootstrap of participants within questions over all of them (paired), as
     the report's tables."""
     scored: dict[str, ScoreResult] = {}
     for folder, mapping in zip(folders, labels):
@@ -44,9 +44,11 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
         majority = ((folder.metrics.get("baselines") or {}).get("majority") or {}).get("definition",
                                                                                          MAJORITY_DEFINITIONS[0])
         dropped = (folder.metrics.get("out_of_scale") or {}).get("answers") == "dropped"
+        # a run without ``non_integer`` predates the authors' truncation: it left such answers out
+        non_integer = (folder.metrics.get("non_integer") or {"answers": "dropped"}).get("answers") == "dropped"
         inputs, source = run_answers(folder, path)
         scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None,
-                                     drop_out_of_scale=dropped)
+                                     drop_out_of_scale=dropped, drop_non_integer=non_integer)
     intervals = bootstrap_intervals(W1Bootstrap({m: s.rows for m, s in scored.items()},
                                                 [s.counts for s in scored.values()]),
                                     {m: s.metrics for m, s in scored.items()}, settings)

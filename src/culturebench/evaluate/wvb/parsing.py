@@ -80,16 +80,21 @@ ANSWER_COLUMNS = ("participant_id", "question_id", "sample_index", "answer")
 
 def scan_answers(path: Path) -> pl.LazyFrame:
     """The answers of ``evaluate wvb``'s responses, in file order, as a lazy query: participant_id, question_id,
-    sample_index and ``score`` (the parsed answer, null when none: a number from the parquet shards of a large run,
-    text from responses.jsonl). ``path``: responses.jsonl (every line checked, one-line errors naming the line and
+    sample_index, ``score`` (the parsed answer, null when none: a number from the parquet shards of a large run,
+    text from responses.jsonl) and ``not_integer`` (the reply gave a non-whole number, ``score`` its truncation).
+    ``path``: responses.jsonl (every line checked, one-line errors naming the line and
     field) or the shards (a folder or one .parquet file; only these columns are read, when the query runs)."""
     path = Path(path)
-    schema = {"participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64, "score": pl.String}
+    schema = {"participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64, "score": pl.String,
+              "not_integer": pl.Boolean}
     if path.is_dir() or path.suffix.lower() == ".parquet":
         try:
-            frame = pl.scan_parquet(runs.shard_paths(path)).select(
+            frame = pl.scan_parquet(runs.shard_paths(path))
+            status = pl.col("parse_status") if "parse_status" in frame.collect_schema() else pl.lit(None)
+            frame = frame.select(
                 pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
-                pl.col("sample_index").cast(pl.Int64), pl.col("answer").cast(pl.Float64).alias("score"))
+                pl.col("sample_index").cast(pl.Int64), pl.col("answer").cast(pl.Float64).alias("score"),
+                (status == "not_integer").fill_null(False).alias("not_integer"))
             n_records = frame.select(pl.len()).collect().item()
         except pl.exceptions.PolarsError as exc:
             raise InputError(f"responses shards cannot be read ({str(exc).splitlines()[0]})", file=path) from None
@@ -99,6 +104,7 @@ def scan_answers(path: Path) -> pl.LazyFrame:
             for name in ANSWER_COLUMNS[:3]:
                 columns[name].append(record[name])
             columns["score"].append(None if record["answer"] is None else str(record["answer"]))
+            columns["not_integer"].append(record.get("parse_status") == "not_integer")
         n_records, frame = len(columns["score"]), pl.DataFrame(columns, schema=schema).lazy()
     if n_records == 0:
         raise InputError("responses file has no records", file=path)
@@ -107,7 +113,7 @@ def scan_answers(path: Path) -> pl.LazyFrame:
 
 def answers_frame(rows: pl.DataFrame | None, answers: pl.LazyFrame, demographics: bool) -> pl.LazyFrame:
     """The parsed answers (``scan_answers``) as ``score_answers`` input (question_id, participant_id, score,
-    has_model), a lazy query.
+    not_integer, has_model), a lazy query.
 
     With demographics every record is its row's answer (several per row with --samples: each row's human answer then
     counts once per sample, which leaves W1 unchanged). Without, sample j of a question (in sample_index order) is
@@ -117,18 +123,20 @@ def answers_frame(rows: pl.DataFrame | None, answers: pl.LazyFrame, demographics
     metrics then use only the paired samples. Questions in the order of the rows, samples of a question not among
     the rows left out."""
     if demographics:
-        paired = answers.select("question_id", "participant_id", "score", pl.lit(True).alias("has_model"))
+        paired = answers.select("question_id", "participant_id", "score", "not_integer",
+                                pl.lit(True).alias("has_model"))
     else:
         position = pl.int_range(pl.len()).over("question_id").alias("position")
         people = rows.lazy().select("participant_id", "question_id").with_columns(position)
         samples = (answers.with_row_index("line").sort("sample_index", "line")
-                   .select("question_id", "score", position, pl.lit(True).alias("has_model")))
+                   .select("question_id", "score", "not_integer", position, pl.lit(True).alias("has_model")))
         order = rows.lazy().select("question_id").unique(maintain_order=True).with_row_index("question_order")
         paired = (people.join(samples, on=["question_id", "position"], how="full", coalesce=True)
                   .join(order, on="question_id", how="inner")
                   .sort("question_order", "position")
-                  .select("question_id", "participant_id", "score", pl.col("has_model").fill_null(False)))
-    return paired.select("question_id", pl.col("participant_id").cast(pl.Int64), "score",
+                  .select("question_id", "participant_id", "score", pl.col("not_integer").fill_null(False),
+                          pl.col("has_model").fill_null(False)))
+    return paired.select("question_id", pl.col("participant_id").cast(pl.Int64), "score", "not_integer",
                          pl.col("has_model").cast(pl.Boolean))
 
 

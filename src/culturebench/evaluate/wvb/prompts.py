@@ -14,15 +14,19 @@ prints them:
 for them: ours). Every request stops at a blank line (App. B: "\\n\\n" as stop token).
 
 :func:`parse_answer` reads the score out of a model reply, tolerantly (strict JSON, JSON-ish, a bare integer, a few
-free-text phrasings) and records how it did so; answers off the question's scale are invalid, never clipped. (App. B
-fixes unparseable formats by hand and re-runs the model when no answer can be found; an automatic harness cannot, so
-the parsing rules are ours and a failed parse is reported, not re-asked.)
+free-text phrasings) and records how it did so. As the authors' ``evaluation/evaluate.py`` (635db74) scores
+answers: a whole number off the question's scale is kept as read, never clipped (status ``out_of_scale``; invalid
+with ``--drop-out-of-scale``), and a non-whole number is truncated toward zero, its ``astype(int)`` ("2.6" -> 2,
+status ``not_integer``; invalid with ``--drop-non-integer``). (App. B fixes unparseable formats by hand and re-runs
+the model when no answer can be found; an automatic harness cannot, so the parsing rules are ours and a failed parse
+is reported, not re-asked.)
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from typing import Sequence
 
@@ -60,11 +64,12 @@ SHORT_REPLY_WORDS = 12
 """A free-text reply with one number and no score phrase counts only when it is this short ("I'd pick 3.");
 in a longer text a lone number is more likely a year or an age than the answer."""
 
-PARSED_STATUSES = ("json", "jsonish", "bare_integer", "text_integer", "out_of_scale")
+PARSED_STATUSES = ("json", "jsonish", "bare_integer", "text_integer", "out_of_scale", "not_integer")
 """Statuses that come with an answer; "out_of_scale": a whole number off the question's scale, kept as the answer
-(scored as given, as the authors' evaluate.py does, unless ``--drop-out-of-scale``)."""
-FAILED_STATUSES = ("no_answer", "ambiguous", "not_integer")
-"""Statuses without an answer: nothing found; several different numbers; a non-whole number."""
+(scored as given, as the authors' evaluate.py does, unless ``--drop-out-of-scale``); "not_integer": a non-whole
+number, the answer its truncation toward zero (the authors' ``astype(int)``; invalid with ``--drop-non-integer``)."""
+FAILED_STATUSES = ("no_answer", "ambiguous")
+"""Statuses without an answer: nothing found (or a number that is not finite); several different numbers."""
 STATUSES = PARSED_STATUSES + FAILED_STATUSES
 
 
@@ -138,8 +143,10 @@ def _value_in(text: str) -> tuple[float | None, str]:
 def _checked(value: float | None, reason: str, status: str, scale_min: int, scale_max: int) -> tuple[int | None, str]:
     if value is None:
         return None, reason
+    if not math.isfinite(value):
+        return None, "no_answer"
     if value != int(value):
-        return None, "not_integer"
+        return int(value), "not_integer"
     if not scale_min <= value <= scale_max:
         return int(value), "out_of_scale"
     return int(value), status
@@ -216,8 +223,9 @@ def parse_answer(text: str | None, scale_min: int, scale_max: int) -> tuple[int 
     In order: a JSON object anywhere in the text (also in ```json fences) -> "json"; a JSON-ish object or an
     ``answer as a score: N`` line -> "jsonish"; a reply that is only an integer -> "bare_integer"; a free-text
     phrase ("I would say 3 out of 4", "my score is 2") or a short reply with one number -> "text_integer". The score string may carry its label
-    ("3 - Rather important"). Failures: "no_answer", "ambiguous" (different numbers, e.g. "2 or 3"), "not_integer"
-    (2.5). A whole number off the scale is returned as read, status "out_of_scale" (never clipped)."""
+    ("3 - Rather important"). Failures: "no_answer", "ambiguous" (different numbers, e.g. "2 or 3"). A whole number off
+    the scale is returned as read, status "out_of_scale" (never clipped); a non-whole number truncated toward zero,
+    status "not_integer" (2.6 -> 2, as the authors' evaluate.py's astype(int))."""
     if text is None or not text.strip():
         return None, "no_answer"
     decoder = json.JSONDecoder()

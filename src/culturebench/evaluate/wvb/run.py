@@ -28,12 +28,13 @@ CONFIG_KEYS = ("majority", "prompt_family")
 def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: int | None = None,
              samples: int | None = None, temperature: float | None = None, demographics: bool = True,
              seed: int | None = 0, max_tokens: int | None = None, family: str | None = None,
-             majority: str = MAJORITY_DEFINITIONS[0], drop_out_of_scale: bool = False, args: dict | None = None,
-             console=None) -> runs.EvaluateResult:
+             majority: str = MAJORITY_DEFINITIONS[0], drop_out_of_scale: bool = False,
+             drop_non_integer: bool = False, args: dict | None = None, console=None) -> runs.EvaluateResult:
     """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl (above
     ``runs.SHARD_THRESHOLD`` requests: responses/, parquet shards), metrics.json, the plots and run.json.
     ``family``: whose App. B prompts (prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
-    ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored as given, as the authors').
+    ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored as given, as the authors');
+    ``drop_non_integer``: answers that are not whole numbers are invalid (default: truncated, as the authors').
     Re-running into the same folder answers every request already made from the cache.
 
     Streamed: the requests come from a generator (``iter_requests``) in the runner's batches, each batch's parsed
@@ -74,7 +75,7 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     del rows, planned  # with demographics the scoring needs none of the evaluated rows: memory for a run of millions
     scored = score_answers(answers, release,
                            runs.source_info(responses_path), majority=majority, model=label,
-                           drop_out_of_scale=drop_out_of_scale)
+                           drop_out_of_scale=drop_out_of_scale, drop_non_integer=drop_non_integer)
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
         "prompt_family": family,
@@ -94,7 +95,8 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
                               "n_evaluated_rows": n_rows, "n_requests": n_records,
                               "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
                               "stop": list(sampling.stop), "seed": seed, "samples": samples,
-                              "majority": majority, "out_of_scale_answers": "dropped" if drop_out_of_scale else "kept"},
+                              "majority": majority, "out_of_scale_answers": "dropped" if drop_out_of_scale else "kept",
+                              "non_integer_answers": "dropped" if drop_non_integer else "truncated"},
                "release_routes": scored.metrics["release_routes"],
                "parse_status": parse_status,
                "metrics": {"mean": scored.metrics["mean"], "std": scored.metrics["std"],
@@ -134,7 +136,8 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
                       limit=options["limit"], samples=options["samples"], temperature=options["temperature"],
                       demographics=options["demographics"], seed=options["seed"], max_tokens=options["max_tokens"],
                       family=config.get("prompt_family"), majority=config.get("majority", MAJORITY_DEFINITIONS[0]),
-                      drop_out_of_scale=bool(options.get("drop_out_of_scale")), args=args, console=console)
+                      drop_out_of_scale=bool(options.get("drop_out_of_scale")),
+                      drop_non_integer=bool(options.get("drop_non_integer")), args=args, console=console)
     m = result.metrics
     mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
     line = (f"wvb {split} ({m['mode'].replace('_', ' ')}): {runs.request_counts(m['n_requests'], result.stats)}, "
@@ -143,15 +146,16 @@ def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tupl
 
 
 def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None,
-              drop_out_of_scale: bool = False) -> tuple[str, list[Path]]:
+              drop_out_of_scale: bool = False, drop_non_integer: bool = False) -> tuple[str, list[Path]]:
     """`culturebench score`: metrics from saved responses (``config``: ``{"majority": "per_group"}`` for Sec. 3.3's
-    per-group majority baseline; ``drop_out_of_scale``: answers off the scale are invalid); returns (summary line,
-    paths written)."""
+    per-group majority baseline; ``drop_out_of_scale``: answers off the scale are invalid; ``drop_non_integer``:
+    answers that are not whole numbers are invalid); returns (summary line, paths written)."""
     result = score(responses, release, read_config(config).get("majority", MAJORITY_DEFINITIONS[0]),
-                   drop_out_of_scale=drop_out_of_scale)
+                   drop_out_of_scale=drop_out_of_scale, drop_non_integer=drop_non_integer)
     written = write_run(result, out)
     m = result.metrics
     mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
     return (f"wvb: {m['n_rows']:,} rows, coverage {m['coverage']:.3f}, {m['n_invalid']:,} invalid, "
             f"{m['out_of_scale']['n']:,} off the scale ({m['out_of_scale']['answers']}), "
+            f"{m['non_integer']['n']:,} not whole numbers ({m['non_integer']['answers']}), "
             f"{m['n_questions']} questions, mean W1 {mean}"), written

@@ -37,16 +37,21 @@ class ScoreResult:
     """The ``AnswerCounts`` of ``rows`` (the bootstrap's questions, axis and groups), kept with them."""
 
 
-def _score_columns(drop_out_of_scale: bool = False) -> list[pl.Expr]:
-    """``model``: the model answer as an integer when SCORE is a whole number, else null; a whole number off the
-    question's scale is kept (rescaled like any other, as the authors' evaluate.py does) unless
-    ``drop_out_of_scale``. ``out_of_scale``: SCORE is a whole number off the scale (kept or not)."""
+def _score_columns(drop_out_of_scale: bool = False, drop_non_integer: bool = False) -> list[pl.Expr]:
+    """As the authors' evaluate.py (635db74) scores SCORE (``pd.to_numeric``, then ``astype(int)``): ``model`` is
+    the number truncated toward zero ("2.6" -> 2), null when SCORE is no finite number; with ``drop_non_integer`` a
+    non-whole number (or one the reply gave and the parser truncated: ``not_integer``) is null instead. A number off
+    the question's scale is kept (rescaled like any other) unless ``drop_out_of_scale``. ``out_of_scale``: the
+    answer is off the scale (kept or not); ``not_integer``: it was not a whole number (truncated or dropped)."""
     value = pl.col("score").cast(pl.Float64, strict=False)
-    whole = value.is_not_null() & value.is_finite() & (value == value.floor())
-    off_scale = whole & ((value < pl.col("scale_min")) | (value > pl.col("scale_max")))
-    valid = whole & ~off_scale if drop_out_of_scale else whole
-    return [pl.when(valid).then(value.cast(pl.Int64)).otherwise(None).alias("model"),
-            off_scale.fill_null(False).alias("out_of_scale")]
+    number = value.is_not_null() & value.is_finite()
+    not_integer = number & ((value != value.floor()) | pl.col("not_integer").fill_null(False))
+    truncated = value.cast(pl.Int64, strict=False)
+    counted = number & ~not_integer if drop_non_integer else number
+    off_scale = counted & ((truncated < pl.col("scale_min")) | (truncated > pl.col("scale_max")))
+    valid = counted & ~off_scale if drop_out_of_scale else counted
+    return [pl.when(valid).then(truncated).otherwise(None).alias("model"),
+            off_scale.fill_null(False).alias("out_of_scale"), not_integer.fill_null(False).alias("not_integer")]
 
 
 def out_of_scale_report(covered: pl.DataFrame, drop_out_of_scale: bool) -> dict:
@@ -59,6 +64,13 @@ def out_of_scale_report(covered: pl.DataFrame, drop_out_of_scale: bool) -> dict:
                          key=lambda item: question_order(item[0])))
     return {"answers": "dropped" if drop_out_of_scale else "kept", "n": int(per_question["n"].sum()),
             "share_per_question": shares}
+
+
+def non_integer_report(covered: pl.DataFrame, drop_non_integer: bool) -> dict:
+    """metrics.json ``non_integer``: whether answers that are not whole numbers were truncated toward zero (the
+    authors' evaluate.py, ``astype(int)``) or dropped (``--drop-non-integer``), and their number."""
+    n = int(covered.filter(pl.col("has_model"))["not_integer"].sum())
+    return {"answers": "dropped" if drop_non_integer else "truncated", "n": n}
 
 
 CELL_COLUMNS = ("question_id", "continent", "urban_rural", "probe_continent", "probe_urban_rural", "education_level")
@@ -179,7 +191,7 @@ def _finite(value: float) -> float | None:
 
 def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0],
           bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
-          drop_out_of_scale: bool = False) -> ScoreResult:
+          drop_out_of_scale: bool = False, drop_non_integer: bool = False) -> ScoreResult:
     """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group (the
     model is named after the file). A ``.jsonl`` file is ``evaluate wvb``'s responses.jsonl, a folder or ``.parquet``
     file the parquet shards of a large run (``runs.ResponsesWriter``), both with the metrics.json beside them when
@@ -194,7 +206,8 @@ def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0
     else:
         inputs, model = read_responses(responses), responses.stem
     result = score_answers(inputs, release, runs.source_info(responses), majority=majority, model=model,
-                           bootstrap=bootstrap, drop_out_of_scale=drop_out_of_scale)
+                           bootstrap=bootstrap, drop_out_of_scale=drop_out_of_scale,
+                           drop_non_integer=drop_non_integer)
     m = result.metrics
     if m["n_covered"] == 0:  # metrics of nothing would be a file of n/a: the responses belong to another release
         raise InputError(f"no response matches the release {release}: {m['n_unknown_question']:,} of "
@@ -207,7 +220,7 @@ def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0
 def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: str = MAJORITY_DEFINITIONS[0],
                   model: str | None = None,
                   bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
-                  drop_out_of_scale: bool = False) -> ScoreResult:
+                  drop_out_of_scale: bool = False, drop_non_integer: bool = False) -> ScoreResult:
     """Score model answers (question_id, participant_id, score: text or a number; a frame or a lazy query, rows in
     file order) against a WVB release; ``source``
     is recorded as ``responses`` in the metrics, ``model`` as ``models``. The point estimates are the paper's;
@@ -219,13 +232,18 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     counts as covered and joins the question's model answers) and a human answer without a model sample
     (``has_model`` false: not counted as invalid). A whole-number answer off the question's scale is scored as given
     (the authors' evaluate.py rescales it like any other) unless ``drop_out_of_scale`` (then it is invalid);
-    metrics.json ``out_of_scale`` says which, with the share per question."""
+    metrics.json ``out_of_scale`` says which, with the share per question. An answer that is not a whole number is
+    truncated toward zero (the authors' ``astype(int)``) unless ``drop_non_integer`` (then it is invalid);
+    metrics.json ``non_integer`` says which, with their number."""
     if majority not in MAJORITY_DEFINITIONS:
         raise InputError(f"unknown majority baseline {majority!r}; choose from {', '.join(MAJORITY_DEFINITIONS)}")
     inputs = inputs.lazy()
     if "has_model" not in inputs.collect_schema():  # the paper's files: every row is a model answer
         inputs = inputs.with_columns(pl.lit(True).alias("has_model"))
-    inputs = inputs.select(pl.col("question_id").cast(pl.Categorical), "participant_id", "score", "has_model")
+    if "not_integer" not in inputs.collect_schema():  # the paper's files: the SCORE text says it
+        inputs = inputs.with_columns(pl.lit(False).alias("not_integer"))
+    inputs = inputs.select(pl.col("question_id").cast(pl.Categorical), "participant_id", "score", "not_integer",
+                           "has_model")
     try:  # the first read of the answers (a lazy query over the responses file)
         tables = release_rows(release, inputs)
     except pl.exceptions.PolarsError as exc:
@@ -236,7 +254,7 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
               .join(tables["examples"].lazy(), on=["participant_id", "question_id"], how="left",
                     maintain_order="left")
               .join(scales.lazy(), on="question_id", how="left", maintain_order="left")
-              .with_columns(_score_columns(drop_out_of_scale)))
+              .with_columns(_score_columns(drop_out_of_scale, drop_non_integer)))
     known, invalid = pl.col("scale_min").is_not_null(), pl.col("has_model") & pl.col("model").is_null()
     tallies = joined.select(pl.len().alias("n_rows"), known.sum().alias("n_known"),
                             (known & invalid).sum().alias("n_invalid"))
@@ -250,7 +268,7 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
                .join(people.lazy(), on="participant_id", how="left", maintain_order="left")
                .select(pl.col("question_id").cast(pl.Categorical), "participant_id", "human", "model",
                        pl.col("scale_min", "scale_max").cast(pl.Int32), "has_model", *GROUP_COLUMNS.values(),
-                       "out_of_scale", "profile"))
+                       "out_of_scale", "not_integer", "profile"))
     try:
         tallies, covered = pl.collect_all([tallies, covered], engine="streaming")
     except pl.exceptions.PolarsError as exc:
@@ -272,12 +290,13 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
         "n_invalid": n_invalid,
         "n_invalid_covered": int(covered.select(invalid.sum()).item()),
         "out_of_scale": out_of_scale_report(covered, drop_out_of_scale),
+        "non_integer": non_integer_report(covered, drop_non_integer),
         "release_routes": release_routes(release),
         "groups": {kind: {" / ".join(str(k) for k in key): part
                           for key, part in sorted(_by_group(counts, columns, majority).items())}
                    for kind, columns in BREAKDOWNS.items()},
     })
-    rows = covered.drop("out_of_scale", "profile")  # the same columns, not a copy
+    rows = covered.drop("out_of_scale", "not_integer", "profile")  # the same columns, not a copy
     del covered
     plotted = plotted_rows(rows)
     if bootstrap is None or not rows.height:  # nothing covered: no interval (``score`` refuses such a file)
