@@ -250,12 +250,19 @@ def vllm_model() -> str:
     return str(vllm_model_folder())
 
 
+VLLM_EXACT = {"dtype": "float32"}
+"""Engine arguments of the tests that compare two engines' numbers: in bf16, differently composed batches (the server
+batches what arrives together) move logprobs by ~0.1 and make exact ties between options ("1" and "2" both at
+-1.597), so near-undecided answers and most-probable options flip between engines; float32 keeps them apart."""
+
+
 @pytest.fixture(scope="session")
 def vllm_server(vllm_model, tmp_path_factory: pytest.TempPathFactory):
-    """``(model name, base URL)`` of vLLM's OpenAI-compatible server on the same model, started once per session."""
+    """``(model name, base URL)`` of vLLM's OpenAI-compatible server on the same model (``VLLM_EXACT``), started once
+    per session."""
     from culturebench.evaluate.local_model import VLLM_MODEL_NAME, start_vllm_server, stop
 
-    process, base_url = start_vllm_server(log=tmp_path_factory.mktemp("vllm") / "server.log")
+    process, base_url = start_vllm_server(log=tmp_path_factory.mktemp("vllm") / "server.log", engine_args=VLLM_EXACT)
     yield VLLM_MODEL_NAME, base_url
     stop(process, grace_s=30)
 

@@ -166,7 +166,13 @@ def test_vllm_rows_carry_per_sample_seeds_and_map_back():
     assert "seed" not in vllm_row(0, ask("x"))["sampling_params"]
     out = vllm_postprocess({"index": 12, "generated_text": "B", "num_input_tokens": 9, "num_generated_tokens": 1,
                             "messages": []})
-    assert out == {"index": 12, "text": "B", "prompt_tokens": 9, "completion_tokens": 1, "logprobs": None}
+    assert out == {"index": 12, "text": "B", "prompt_tokens": 9, "completion_tokens": 1, "finish_reason": None,
+                   "logprobs": None}
+    # the engine's row has no finish reason: at the token limit it is "length", below it "stop"
+    for generated, reason in ((5, "length"), (4, "stop")):
+        out = vllm_postprocess({"index": 1, "generated_text": "B", "num_generated_tokens": generated,
+                                "sampling_params": {"max_tokens": 5}})
+        assert out["finish_reason"] == reason
     assert vllm_row(0, ask("x"), top_logprobs=20)["sampling_params"]["logprobs"] == 20
     # Ray's engine stage hands the logprobs over as {token id: {logprob, rank, decoded_token}} per generated token
     step = {5: {"logprob": -0.2, "rank": 1, "decoded_token": "B"}, 4: {"logprob": -1.9, "rank": 2,

@@ -133,10 +133,12 @@ def start_server(port: int | None = None, cache_dir: Path | None = None, n_ctx: 
 
 
 def start_vllm_server(port: int | None = None, cache_dir: Path | None = None, ready_timeout: float = 600.0,
-                      log: Path | None = None, seed: int = 0) -> tuple[subprocess.Popen, str]:
+                      log: Path | None = None, seed: int = 0,
+                      engine_args: dict | None = None) -> tuple[subprocess.Popen, str]:
     """Start ``vllm serve`` (its OpenAI-compatible server) on 127.0.0.1 with the small model of
     ``vllm_model_folder``, served as ``VLLM_MODEL_NAME`` with the engine arguments the ``vllm`` backend gives the
-    same platform (``vllm_backend.engine_arguments``), and wait until it answers; returns (process, base_url)."""
+    same platform and ``engine_args`` (``vllm_backend.engine_arguments``), and wait until it answers; returns
+    (process, base_url)."""
     from culturebench.evaluate.vllm_backend import engine_arguments, import_vllm, vllm_platform
 
     import_vllm()
@@ -147,7 +149,7 @@ def start_vllm_server(port: int | None = None, cache_dir: Path | None = None, re
     command = [sys.executable, "-W", "ignore::DeprecationWarning", "-m", "vllm.entrypoints.openai.api_server",
                "--model", str(folder), "--served-model-name", VLLM_MODEL_NAME, "--host", "127.0.0.1", "--port",
                str(port)]
-    for name, value in engine_arguments(vllm_platform(), str(folder), seed=seed).items():
+    for name, value in engine_arguments(vllm_platform(), str(folder), seed=seed, overrides=engine_args).items():
         if name != "model":
             flag = "--" + name.replace("_", "-")
             command += [flag] if value is True else [] if value is False else [flag, str(value)]

@@ -135,10 +135,20 @@ def vllm_postprocess(row: dict) -> dict:
     asked, ``generated_tokens`` and ``logprobs``) -> ours, the logprobs as JSON text (``ChatResponse.logprobs``'s
     format) so that Ray Data's columns keep one type."""
     logprobs = token_logprobs(list(row.get("generated_tokens") or []), row.get("logprobs"))
+    completion_tokens = int(row.get("num_generated_tokens") or 0)
     return {"index": int(row["index"]), "text": str(row["generated_text"] or ""),
-            "prompt_tokens": int(row.get("num_input_tokens") or 0),
-            "completion_tokens": int(row.get("num_generated_tokens") or 0),
+            "prompt_tokens": int(row.get("num_input_tokens") or 0), "completion_tokens": completion_tokens,
+            "finish_reason": finish_reason(completion_tokens, (row.get("sampling_params") or {}).get("max_tokens")),
             "logprobs": None if logprobs is None else json.dumps(logprobs)}
+
+
+def finish_reason(completion_tokens: int, max_tokens: int | None) -> str | None:
+    """The finish reason Ray's engine stage does not pass on (its output row has none): vLLM stops a greedy or
+    sampled answer at its token limit ("length") or at an end-of-turn token or stop string ("stop"); None when the
+    row does not say its limit."""
+    if not max_tokens:
+        return None
+    return "length" if completion_tokens >= int(max_tokens) else "stop"
 
 
 class RayBackend:
@@ -410,6 +420,7 @@ class RayBackend:
             logprobs = row.get("logprobs")
             response = ChatResponse(text=row["text"], prompt_tokens=int(row["prompt_tokens"]),
                                     completion_tokens=int(row["completion_tokens"]),
+                                    finish_reason=row.get("finish_reason"),
                                     logprobs=None if logprobs is None else _as_tuples(json.loads(logprobs)))
             self.stats.requests += 1
             self.stats.prompt_tokens += response.prompt_tokens
