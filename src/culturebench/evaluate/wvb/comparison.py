@@ -138,11 +138,11 @@ def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
 
 
 def groups_png(comparison: compare.Comparison, path: Path) -> None:
-    """Mean W1 per continent and per education level, one bar per model with its bootstrap interval; groups
-    flagged small are hatched and marked in the axis label."""
+    """Mean W1 per continent and per education level, one bar per model with its bootstrap interval and value;
+    groups flagged small are hatched and marked in the axis label; the legend beside the panels."""
     plt = plots.pyplot()
-    fig, axes = plt.subplots(1, len(GROUP_TABLES), figsize=(13, 4.8), dpi=100, squeeze=False)
     models = comparison.models
+    fig, axes = plt.subplots(1, len(GROUP_TABLES), figsize=(15, 5), dpi=100, squeeze=False)
     width = 0.8 / max(1, len(models))
     for ax, title in zip(axes[0], GROUP_TABLES.values()):
         frame = comparison.tables[title.replace(" ", "_")]
@@ -150,20 +150,18 @@ def groups_png(comparison: compare.Comparison, path: Path) -> None:
         small = set(frame.filter(pl.col("small"))[title].to_list())
         for i, model in enumerate(models):
             mine = {r[title]: r for r in frame.filter(pl.col("model") == model).iter_rows(named=True)}
-            xs = plots.grouped_bar_x(range(len(groups)), len(models), i, width)
-            for x, group in zip(xs, groups):
-                row = mine.get(group)
-                if row is None or row["mean W1"] is None:
-                    continue
-                value, low, high = row["mean W1"], row["mean W1_low"], row["mean W1_high"]
-                err = None if low is None else [[max(0.0, value - low)], [max(0.0, high - value)]]
-                ax.bar([x], [value], width, yerr=err, capsize=2, color=f"C{i}", hatch="//" if row["small"] else None,
-                       alpha=0.5 if row["small"] else 1.0, label=model if group == groups[0] else None)
+            rows = [mine.get(group) or {} for group in groups]
+            plots.interval_bars(ax, plots.grouped_bar_x(range(len(groups)), len(models), i, width),
+                                [r.get("mean W1") for r in rows], [[r.get("mean W1_low"), r.get("mean W1_high")]
+                                                                    for r in rows], width, label=model,
+                                color=f"C{i % 10}", hatches=["//" if r.get("small") else "" for r in rows],
+                                fontsize=6, vertical=len(groups) * len(models) > 12)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels([f"{g}\n(small)" if g in small else g for g in groups], rotation=30, ha="right", fontsize=8)
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # room for the value labels
         ax.set_ylabel("mean W1 (lower is better)")
-        ax.set_title(f"per {title}")
-    axes[0][0].legend(fontsize=8)
+        ax.set_title(f"per {title} (hatched: small)")
+    plots.legend_beside(axes[0][-1])
     plots.save_figure(fig, path)
 
 
