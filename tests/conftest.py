@@ -337,15 +337,67 @@ def render_in_chromium(page: Path, tmp_path: Path) -> Rendered:
     return Rendered(shot, dom, text)
 
 
+class RenderedTables(HTMLParser):
+    """The tables of a rendered page: per table id, its header texts and its rows of (cell class, cell text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, dict] = {}
+        self._table = self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self._table = self.tables.setdefault(attrs.get("id") or f"table {len(self.tables)}",
+                                                 {"head": [], "rows": []})
+        elif tag == "tr" and self._table is not None:
+            self._table["rows"].append([])
+        elif tag in ("th", "td") and self._table is not None:
+            self._cell = [tag, attrs.get("class") or "", ""]
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[2] += data
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell is not None:
+            kind, klass, text = self._cell
+            if kind == "th":
+                self._table["head"].append(text.strip())
+            else:
+                self._table["rows"][-1].append((klass, text.strip()))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+
 def assert_report_renders(report: Path, tmp_path: Path, models, spec) -> Rendered:
     """The compare page ``report`` rendered in Chromium shows every model, every table title of ``spec`` (the
-    benchmark's ``COMPARE``) and one image per figure."""
+    benchmark's ``COMPARE``) and one image per figure; each figure drawn from a table stands right above that table
+    (after the table before it), not after all of them; and only the "significant" column is highlighted (a group
+    flagged small is not painted red)."""
     rendered = render_in_chromium(report, tmp_path)
     for model in models:
         assert model in rendered.text
     for table in spec.tables:
         assert table.title in rendered.text, table.title
     assert rendered.dom.count("<img") == len(spec.figures)
+    position = {m.group(1): m.start() for m in re.finditer(r'id="?((?:table|figure|heading)-[^" >]+)', rendered.dom)}
+    order = [t.name for t in spec.tables]
+    for figure in spec.figures:
+        if figure.table:
+            at = position[f"figure-{figure.name.rsplit('.', 1)[0]}"]
+            index = order.index(figure.table)
+            assert at < position[f"heading-{figure.table}"], (figure.name, "below its table")
+            if index:
+                assert at > position[f"table-{order[index - 1]}"], (figure.name, "above the table before its own")
+    tables = RenderedTables()
+    tables.feed(rendered.dom)
+    for name, table in tables.tables.items():
+        for row in table["rows"]:
+            for (klass, text), head in zip(row, table["head"]):
+                if klass == "yes":
+                    assert head == "significant" and text == "yes", (name, head, text)
     return rendered
 
 

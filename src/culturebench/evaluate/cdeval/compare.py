@@ -168,9 +168,12 @@ COMPARE = compare.BenchmarkSpec(
                             "groups): add one to RAW/hofstede/ and rebuild."),
     ),
     figures=(
-        compare.Figure("dimensions.png", "Fig. 3: orientation likelihood per dimension", dimension_bars_png),
-        compare.Figure("model_similarity.png", "Eq. 4: model-model similarity", model_similarity_png),
-        compare.Figure("pca.png", "Fig. 6 (right): PCA of models and countries", lambda c, p: pca_png(c.metrics, p)),
+        compare.Figure("dimensions.png", "Fig. 3: orientation likelihood per dimension", dimension_bars_png,
+                       table="main"),
+        compare.Figure("model_similarity.png", "Eq. 4: model-model similarity", model_similarity_png,
+                       table="model_similarity"),
+        compare.Figure("pca.png", "Fig. 6 (right): PCA of models and countries", lambda c, p: pca_png(c.metrics, p),
+                       table="country_similarity"),
     ),
     significance=BOOTSTRAP_NOTE["significance"] + ".",
 )

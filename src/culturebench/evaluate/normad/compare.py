@@ -158,10 +158,11 @@ COMPARE = compare.BenchmarkSpec(
     ),
     figures=(
         compare.Figure("accuracy_by_context.png", "Fig. 3: accuracy per context",
-                       lambda c, p: accuracy_by_context_png(c.metrics, p)),
-        compare.Figure("zone_heatmap.png", "Fig. 5 / 10 / 13: accuracy by Inglehart-Welzel zone", zone_heatmap_png),
+                       lambda c, p: accuracy_by_context_png(c.metrics, p), table="main"),
+        compare.Figure("zone_heatmap.png", "Fig. 5 / 10 / 13: accuracy by Inglehart-Welzel zone", zone_heatmap_png,
+                       table="zone"),
         compare.Figure("accuracy_by_gold.png", "Fig. 6 / 11: accuracy by gold label",
-                       lambda c, p: accuracy_by_gold_png(c.metrics, p)),
+                       lambda c, p: accuracy_by_gold_png(c.metrics, p), table="gold_label"),
     ),
     significance=BOOTSTRAP_NOTE["significance"] + ".",
 )

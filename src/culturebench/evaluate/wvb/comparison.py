@@ -47,6 +47,7 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
         inputs, source = run_answers(folder, path)
         scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None,
                                      drop_out_of_scale=dropped)
+        scored[name].metrics["mode"] = folder.metrics.get("mode")  # how evaluate asked; a score run does not know
     intervals = bootstrap_intervals(W1Bootstrap({m: s.rows for m, s in scored.items()},
                                                 [s.counts for s in scored.values()]),
                                     {m: s.metrics for m, s in scored.items()}, settings)
@@ -59,6 +60,10 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
         "per_model": summary, "differences": intervals["differences"]})
 
 
+NO_MODE = "not recorded (score of a responses file)"
+"""The main table's mode of a ``score`` run: the paper's QUESTION_ID, PARTICIPANT_ID, SCORE file does not say
+whether the model saw the demographics (an ``evaluate`` run's metrics.json does: with_demographics or
+without_demographics)."""
 REPORT_THRESHOLDS = ("0.10", "0.20")
 """The thresholds Sec. 4 quotes (share of questions with W1 below 0.1 and 0.2), columns of the main table."""
 GROUP_TABLES = {"continent": "continent", "probe_education_level": "education level"}
@@ -72,7 +77,7 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
     main = []
     for model, result in scored.items():
         m, ci = result.metrics, intervals["models"][model]
-        main.append({"model": model, "mode": m.get("mode") or "scored file", "n_questions": m["n_questions"],
+        main.append({"model": model, "mode": m.get("mode") or NO_MODE, "n_questions": m["n_questions"],
                      "coverage": m["coverage"], **compare.with_interval("mean W1", m["mean"], ci["mean_ci"]),
                      **compare.with_interval("std", m["std"], ci["std_ci"]),
                      **{k: v for t in REPORT_THRESHOLDS for k, v in compare.with_interval(
@@ -187,8 +192,9 @@ COMPARE = compare.BenchmarkSpec(
     ),
     figures=(
         compare.Figure("threshold_curves.png", "Fig. 3: threshold curves, one per model, with bootstrap bands",
-                       threshold_curves_png),
-        compare.Figure("groups.png", "Mean W1 per continent and per education level", groups_png),
+                       threshold_curves_png, table="threshold_curve"),
+        compare.Figure("groups.png", "Mean W1 per continent and per education level", groups_png,
+                       table="education_level"),
     ),
     significance=BOOTSTRAP_NOTE["significance"] + ".",
 )
