@@ -253,3 +253,15 @@ def test_a_legend_covers_no_bar_even_when_the_bars_are_tall(figure, saved_figure
     else:
         normad_plots.PLOTS[figure](tall_normad_metrics(), tmp_path / figure)
     assert_figure_readable(drawn(saved_figures, figure), figure)
+
+
+def test_normad_gold_label_panels_keep_long_run_labels_apart(normad_metrics, saved_figures, tmp_path):
+    """Figs. 6 / 11 side by side, labelled as ``compare`` labels a model that two runs share: "model (run
+    folder)"; the titles wrap within their panels instead of running into each other."""
+    from culturebench.evaluate.normad import plots as normad_plots
+
+    labels = {m: f"meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo ({m}-run-2026-11-27)" for m in normad_metrics["models"]}
+    metrics = {**normad_metrics, "models": list(labels.values()),
+               "per_model": {labels[m]: block for m, block in normad_metrics["per_model"].items()}}
+    normad_plots.accuracy_by_gold_png(metrics, tmp_path / "accuracy_by_gold.png")
+    assert_figure_readable(drawn(saved_figures, "accuracy_by_gold.png"), "accuracy_by_gold.png")
