@@ -91,7 +91,8 @@ def panel_title(ax, text: str, fontsize: float = 9) -> None:
     """``text`` as the title of ``ax``, wrapped to the panel's width (a long model name in the titles of panels side
     by side would run into the next one)."""
     inches = ax.get_position().width * ax.figure.get_figwidth()
-    ax.set_title(textwrap.fill(text, max(16, int(inches * 72 / (0.62 * fontsize)))), fontsize=fontsize)
+    ax.set_title(textwrap.fill(text, max(16, int(inches * 72 / (0.62 * fontsize))), break_on_hyphens=False),
+                 fontsize=fontsize)
 
 
 LABEL_OFFSETS = ((4, 3, "left", "bottom"), (4, -3, "left", "top"), (-4, 3, "right", "bottom"),
