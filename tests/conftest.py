@@ -370,15 +370,67 @@ def render_in_chromium(page: Path, tmp_path: Path) -> Rendered:
     return Rendered(shot, dom, text)
 
 
+class RenderedTables(HTMLParser):
+    """The tables of a rendered page: per table id, its header texts and its rows of (cell class, cell text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, dict] = {}
+        self._table = self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self._table = self.tables.setdefault(attrs.get("id") or f"table {len(self.tables)}",
+                                                 {"head": [], "rows": []})
+        elif tag == "tr" and self._table is not None:
+            self._table["rows"].append([])
+        elif tag in ("th", "td") and self._table is not None:
+            self._cell = [tag, attrs.get("class") or "", ""]
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[2] += data
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell is not None:
+            kind, klass, text = self._cell
+            if kind == "th":
+                self._table["head"].append(text.strip())
+            else:
+                self._table["rows"][-1].append((klass, text.strip()))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+
 def assert_report_renders(report: Path, tmp_path: Path, models, spec) -> Rendered:
     """The compare page ``report`` rendered in Chromium shows every model, every table title of ``spec`` (the
-    benchmark's ``COMPARE``) and one image per figure."""
+    benchmark's ``COMPARE``) and one image per figure; each figure drawn from a table stands right above that table
+    (after the table before it), not after all of them; and only the "significant" column is highlighted (a group
+    flagged small is not painted red)."""
     rendered = render_in_chromium(report, tmp_path)
     for model in models:
         assert model in rendered.text
     for table in spec.tables:
         assert table.title in rendered.text, table.title
     assert rendered.dom.count("<img") == len(spec.figures)
+    position = {m.group(1): m.start() for m in re.finditer(r'id="?((?:table|figure|heading)-[^" >]+)', rendered.dom)}
+    order = [t.name for t in spec.tables]
+    for figure in spec.figures:
+        if figure.table:
+            at = position[f"figure-{figure.name.rsplit('.', 1)[0]}"]
+            index = order.index(figure.table)
+            assert at < position[f"heading-{figure.table}"], (figure.name, "below its table")
+            if index:
+                assert at > position[f"table-{order[index - 1]}"], (figure.name, "above the table before its own")
+    tables = RenderedTables()
+    tables.feed(rendered.dom)
+    for name, table in tables.tables.items():
+        for row in table["rows"]:
+            for (klass, text), head in zip(row, table["head"]):
+                if klass == "yes":
+                    assert head == "significant" and text == "yes", (name, head, text)
     return rendered
 
 
@@ -419,3 +471,154 @@ def assert_croissant_records_are_the_parquet_rows(release: Path, limit: int | No
         assert records == rows[:len(records)], config
         compared[config] = len(records)
     return compared
+
+
+# ------------------------------------------------------------------------------------------------ figures
+
+
+@pytest.fixture
+def saved_figures(monkeypatch) -> list:
+    """Every matplotlib Figure that ``plots.save_figure`` writes during the test, laid out as in its PNG (each
+    benchmark's plots end with it): check them with ``assert_figure_readable``."""
+    from culturebench.evaluate import plots
+
+    saved = []
+    real = plots.save_figure
+
+    def keep(fig, path, tight=True):
+        real(fig, path, tight)
+        saved.append((Path(path).name, fig))
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    return saved
+
+
+def _drawn_tick_labels(axis) -> tuple[list, list]:
+    """(the tick labels ``axis`` draws: shown, non-empty, at a tick inside the view limits; every tick label it
+    holds, drawn or not: matplotlib keeps spare ticks)."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-9 * max(1.0, abs(high - low))
+    every, drawn = [], []
+    for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+        for label in (tick.label1, tick.label2):
+            every.append(label)
+            if label.get_visible() and label.get_text().strip() and low - slack <= tick.get_loc() <= high + slack:
+                drawn.append(label)
+    return drawn, every
+
+
+def _corners(text, box) -> list[tuple[float, float]]:
+    """The corners of a text's own (rotated) rectangle, from its axis-aligned window extent ``box`` and rotation:
+    two labels rotated 30 degrees can share bounding-box area without touching."""
+    import math
+
+    angle = math.radians(text.get_rotation() % 180)
+    c, s = abs(math.cos(angle)), abs(math.sin(angle))
+    if abs(c * c - s * s) < 0.05:  # near 45 degrees the rectangle is not determined by its bounding box
+        return [(box.x0, box.y0), (box.x1, box.y0), (box.x1, box.y1), (box.x0, box.y1)]
+    width = (box.width * c - box.height * s) / (c * c - s * s)
+    height = (box.height * c - box.width * s) / (c * c - s * s)
+    centre_x, centre_y = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+    along, across = (math.cos(angle), math.sin(angle)), (-math.sin(angle), math.cos(angle))
+    return [(centre_x + a * along[0] * width / 2 + b * across[0] * height / 2,
+             centre_y + a * along[1] * width / 2 + b * across[1] * height / 2)
+            for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+
+
+def _overlap(first: list, second: list, slack: float = 1.0) -> bool:
+    """Whether two convex polygons overlap by more than ``slack`` pixels (separating axis test)."""
+    for polygon in (first, second):
+        for (x0, y0), (x1, y1) in zip(polygon, polygon[1:] + polygon[:1]):
+            normal = (y0 - y1, x1 - x0)
+            length = (normal[0] ** 2 + normal[1] ** 2) ** 0.5 or 1.0
+            a = [(x * normal[0] + y * normal[1]) / length for x, y in first]
+            b = [(x * normal[0] + y * normal[1]) / length for x, y in second]
+            if min(max(a), max(b)) - max(min(a), min(b)) <= slack:
+                return False
+    return True
+
+
+def _bars_and_error_bars(ax, renderer):
+    """(what, window box) of every bar (a Rectangle patch) of ``ax`` and every segment of its error bars."""
+    from matplotlib.patches import Rectangle
+    from matplotlib.transforms import Bbox
+
+    for bar in ax.patches:
+        if isinstance(bar, Rectangle):
+            yield "a bar", bar.get_window_extent(renderer)
+    for container in ax.containers:
+        errorbar = getattr(container, "errorbar", None) or container
+        for collection in (errorbar.lines[2] if hasattr(errorbar, "lines") and len(errorbar.lines) > 2 else ()):
+            for segment in collection.get_segments():
+                (x0, y0), (x1, y1) = collection.get_transform().transform(segment)[[0, -1]]
+                yield "an error bar", Bbox.from_extents(min(x0, x1) - 1, min(y0, y1), max(x0, x1) + 1, max(y0, y1))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace("\u2212", "-").rstrip("%"))
+    except ValueError:
+        return False
+    return True
+
+
+def assert_figure_readable(fig, name: str = "figure") -> None:
+    """Draws ``fig`` (as its PNG was written) and checks what a reader needs: no two shown texts overlap (titles,
+    axis and tick labels, annotations, legend entries: their rotated boxes from matplotlib's window extents), every
+    text lies inside the figure, no legend covers a text, a bar or an error bar outside itself, and every axis whose
+    tick labels are numbers has a label saying what they count (category tick labels name themselves; polar axes
+    excluded)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.projections.polar import PolarAxes
+    from matplotlib.text import Text
+
+    if not hasattr(fig.canvas, "get_renderer"):  # closed by save_figure: a fresh canvas draws the same layout
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    ticks_drawn, ticks_all = [], []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            drawn, every = _drawn_tick_labels(axis)
+            ticks_all += every
+            if ax.get_visible() and ax.axison:
+                ticks_drawn += drawn
+    spare = {id(t) for t in ticks_all}
+    texts = [t for t in fig.findobj(Text, include_self=False)
+             if id(t) not in spare and t.get_visible() and t.get_text().strip()
+             and (t.axes is None or (t.axes.get_visible() and (t.axes.axison or t in t.axes.texts
+                                                                 or t in (t.axes.title, t.axes._left_title,
+                                                                          t.axes._right_title))))]
+    texts += ticks_drawn
+    shapes = [(t, t.get_window_extent(renderer)) for t in texts]
+    shapes = [(t, box, _corners(t, box)) for t, box in shapes if box.width > 0 and box.height > 0]
+    page = fig.bbox
+    for text, box, _ in shapes:
+        if box.x0 < page.x0 - 1 or box.y0 < page.y0 - 1 or box.x1 > page.x1 + 1 or box.y1 > page.y1 + 1:
+            problems.append(f"text {text.get_text()!r} reaches outside the figure ({box.bounds} of {page.bounds})")
+    for i, (a, _, corners_a) in enumerate(shapes):
+        for b, _, corners_b in shapes[i + 1:]:
+            if _overlap(corners_a, corners_b):
+                problems.append(f"texts overlap: {a.get_text()!r} and {b.get_text()!r}")
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + list(fig.legends)
+    for legend in legends:
+        frame = legend.get_window_extent(renderer)
+        own = {id(t) for t in legend.findobj(Text)}
+        square = [(frame.x0, frame.y0), (frame.x1, frame.y0), (frame.x1, frame.y1), (frame.x0, frame.y1)]
+        for text, _, corners in shapes:
+            if id(text) not in own and _overlap(square, corners):
+                problems.append(f"a legend covers the text {text.get_text()!r}")
+        for ax in fig.axes:
+            for what, box in _bars_and_error_bars(ax, renderer):
+                if _overlap(square, [(box.x0, box.y0), (box.x1, box.y0), (box.x1, box.y1), (box.x0, box.y1)], 0.5):
+                    problems.append(f"a legend ({', '.join(t.get_text() for t in legend.get_texts())}) covers {what}")
+                    break
+    for ax in fig.axes:
+        if not (ax.get_visible() and ax.axison) or isinstance(ax, PolarAxes):
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t.get_text() for t in _drawn_tick_labels(axis)[0]]
+            if labels and all(_is_number(t) for t in labels) and not axis.get_label_text().strip():
+                problems.append(f"axes {ax.get_title()!r}: the {axis.axis_name} axis has numbers and no label")
+    assert not problems, f"{name}:\n" + "\n".join(dict.fromkeys(problems))

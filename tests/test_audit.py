@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import html
 import json
 import re
 import shutil
@@ -14,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from conftest import REPO, browser_test, chromium_screenshot, render_in_chromium
+from conftest import REPO, SAMPLE_RAW, browser_test, chromium_screenshot, render_in_chromium
 from culturebench.cli import app
 
 runner = CliRunner()
@@ -197,3 +199,25 @@ def _png_rows_with_content(png: Path) -> int:
     pixels = imread(png)[..., :3]
     rows = np.flatnonzero((pixels < 1.0).any(axis=(1, 2)))
     return int(rows[-1]) + 1 if rows.size else 0
+
+
+def test_the_report_says_which_rows_of_the_authors_probe_the_build_left_out_and_why(sample_release):
+    """The bundled raw/wvb/samples.tsv lists probe rows the input cannot give (a participant absent from the WVS
+    file, one quarantined, an answer missing): the probe holds fewer rows than the file, and the validation report
+    says how many and why, on the page where the probe's rows are counted, not only in the manifest."""
+    with (SAMPLE_RAW / "wvb" / "samples.tsv").open(encoding="utf-8") as handle:
+        listed = sum(1 for _ in csv.DictReader(handle, delimiter="\t"))
+    kept = pq.read_metadata(sample_release / "data/probe/validation-00000-of-00001.parquet").num_rows
+    assert listed > kept
+    report = json.loads((sample_release / "validation/report.json").read_text(encoding="utf-8"))
+    probe = report["left_out"]["probe"]
+    assert (probe["rows"], probe["kept"], probe["source"]) == (listed, kept, "RAW/wvb/samples.tsv")
+    assert sum(n for by_country in probe["left_out"].values() for n in by_country.values()) == listed - kept
+    page = (sample_release / "validation/report.html").read_text(encoding="utf-8")
+    visible = html.unescape(re.sub(r"<[^>]+>", "", _visible(page)))
+    assert f"probe: {kept:,} of the {listed:,} rows of RAW/wvb/samples.tsv kept, {listed - kept:,} left out" in visible
+    for reason, by_country in probe["left_out"].items():
+        for country, n in by_country.items():
+            assert f"{reason}{country}{n}" in visible.replace("\n", "")
+    section = page[page.index("id=config-probe"):]
+    assert f"left out {listed - kept:,}" in section[:section.index("</p>")]

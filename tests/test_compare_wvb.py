@@ -279,6 +279,10 @@ def test_compare_page_of_score_and_evaluate_runs(tmp_path, release, probe, minim
     assert len(page.images) == len(wvb.COMPARE.figures) and all(s.startswith("data:image/png;base64,") for s in page.images)
     main = {r["model"]: r for r in csv.DictReader((out / "main.csv").open(encoding="utf-8"))}
     assert set(models) < set(main) and float(main["echo"]["mean W1"]) == 0.0
+    # the evaluate run was asked --no-demographics; the score runs' TSV files do not say how the model was asked
+    assert main["scripted (without demographics)"]["mode"] == "without_demographics"
+    assert main["minimum"]["mode"] == main["echo"]["mode"] != "scored file"
+    assert "not recorded" in main["minimum"]["mode"]
     # point estimates through compare are the runs' own (re-pairing of the evaluate run included)
     for model, folder in zip(models, ("minimum", "echo", "sampled")):
         own = json.loads((tmp_path / folder / "metrics.json").read_text())

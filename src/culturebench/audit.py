@@ -24,7 +24,7 @@ from culturebench.errors import InputError
 from culturebench.splits import SPLIT_NAMES
 from culturebench.release import MANIFEST_KEYS, file_problems, load_manifest, read_dtypes, read_tables
 from culturebench.validation import summary, validate_tables
-from culturebench.validation.report import ORIGIN_KEYS, build_report, render_html
+from culturebench.validation.report import ORIGIN_KEYS, build_report, left_out_rows, render_html
 
 
 @dataclass
@@ -88,7 +88,8 @@ def audit(release: Path) -> Audit:
             quarantine_frames[Path(output["path"]).stem] = pl.read_parquet(release / output["path"])
     report = build_report(benchmark, results, rows, manifest["accounting"]["quarantined_by_rule"], tables=tables,
                           quarantine_frames=quarantine_frames, inputs=manifest["inputs"], seed=manifest["seed"],
-                          origin={key: manifest.get(key) for key in ORIGIN_KEYS})
+                          origin={key: manifest.get(key) for key in ORIGIN_KEYS},
+                          left_out=left_out_rows(builder, manifest.get("provenance") or {}))
     _compare(result, release / "validation" / "report.html", render_html(report), "validation report")
     stored = _load_json(release / "validation" / "report.json")
     if stored is not None:

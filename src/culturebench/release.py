@@ -36,7 +36,7 @@ from culturebench.checkout import is_bundled_sample, source_commit
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
 from culturebench.validation import great_expectations_process, summary, validate_tables
-from culturebench.validation.report import write_report
+from culturebench.validation.report import left_out_rows, write_report
 
 SHARD_ROWS = 5_000_000
 ROW_GROUP_ROWS = 500_000
@@ -81,7 +81,8 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
         origin = {"source_commit": source_commit(),
                   "bundled_sample": is_bundled_sample([{"name": i.name, "sha256": i.sha256} for i in output.inputs])}
         write_report(folder / "validation", name, results, rows, accounting["quarantined_by_rule"],
-                     tables=tables, quarantine_frames=output.quarantine, inputs=output.inputs, seed=seed, origin=origin)
+                     tables=tables, quarantine_frames=output.quarantine, inputs=output.inputs, seed=seed, origin=origin,
+                     left_out=left_out_rows(builder, output.provenance or {}))
         manifest = {
             "benchmark": name,
             "culturebench_version": __version__,

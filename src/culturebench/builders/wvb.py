@@ -151,6 +151,14 @@ def card(routes: dict[str, str], probe_left_out: dict | None = None) -> CardInfo
     return replace(CARD, creation=f"{CARD.creation}\n\n{chosen}")
 
 
+def left_out_rows(provenance: dict) -> dict[str, dict]:
+    """Per config, the source rows the build left out without quarantining them (not respondents: rows of the
+    authors' probe file whose participant or answer is not in the input), as the validation report shows them: the
+    released probe's ``released_probe_table`` report with the file it counts."""
+    report = provenance.get("probe_left_out")
+    return {"probe": {"source": f"RAW/wvb/{PROBE_SAMPLES}", **report}} if report else {}
+
+
 def route_keys(provenance: dict) -> dict[str, str]:
     """Part -> route key from a manifest's ``provenance.routes`` (which holds the descriptions of ``ROUTES``)."""
     recorded = provenance.get("routes", {})

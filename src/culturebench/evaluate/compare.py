@@ -10,12 +10,13 @@ report.html with the figures inlined as data URIs, every figure as a PNG, every 
 comparison.json). What a benchmark compares is one declarative ``BenchmarkSpec``, the ``COMPARE`` attribute of its
 module ``culturebench.evaluate.<benchmark>``: a ``build`` function (the run folders and the bootstrap settings ->
 a ``Comparison``: models, flat tables, the metrics behind them, notes), the ``tables`` to show (name in
-``Comparison.tables``, title citing the paper), the ``figures`` (file name, title, draw function) and a sentence on
-how significance is decided. A benchmark without ``COMPARE`` is refused with a one-line error.
+``Comparison.tables``, title citing the paper), the ``figures`` (file name, title, draw function, the table it is
+drawn from: the page shows it above that table) and a sentence on how significance is decided. A benchmark without
+``COMPARE`` is refused with a one-line error.
 
 Tables are flat (one value per cell) so that they go to CSV as they are; a column ``X`` followed by ``X_low`` and
 ``X_high`` is shown on the page as one cell "X [low, high]". A boolean column ``significant`` is what the page's
-"Significant differences" list reads.
+"Significant differences" list reads, and the only column it highlights.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from culturebench.io import write_json
 
 REPORT_FILE = "report.html"
 JSON_FILE = "comparison.json"
+SIGNIFICANT = "significant"
+"""The boolean column the page highlights (and lists under "Significant differences"); other flags, such as a
+group's "small", are shown plain: most groups of a small run are small, and red on every row says nothing."""
 
 
 # ------------------------------------------------------------------------------------------------ run folders
@@ -203,6 +207,8 @@ class Figure:
     title: str
     draw: Callable[[Comparison, Path], None]
     caption: str = ""
+    table: str = ""
+    """The table whose numbers it draws: the page shows the figure right above it (else after all tables)."""
 
 
 @dataclass(frozen=True)
@@ -245,8 +251,8 @@ def compare(run_dirs: Sequence[Path], out: Path, *, settings: Bootstrap = Bootst
     comparison = spec.build(folders, model_labels(folders), settings, release)
     comparison.notes[:0] = notes
     written = write_report(spec, comparison, folders, settings, Path(out))
-    significant = [r for t in comparison.tables.values() if "significant" in t.columns
-                   for r in t.filter(pl.col("significant")).iter_rows(named=True)]
+    significant = [r for t in comparison.tables.values() if SIGNIFICANT in t.columns
+                   for r in t.filter(pl.col(SIGNIFICANT)).iter_rows(named=True)]
     line = (f"{spec.benchmark}: compared {len(comparison.models)} models from {len(folders)} runs; "
             f"{len(significant)} significant differences; report {Path(out) / REPORT_FILE}")
     return line, written
@@ -322,7 +328,7 @@ def table_html(table: Table, frame: pl.DataFrame, level: float) -> str:
             text = cell(value)
             if low and (row[low] is not None or row[high] is not None):
                 text += f" [{cell(row[low])}, {cell(row[high])}]"
-            klass = "text" if isinstance(value, str) else ("yes" if value is True else "")
+            klass = "text" if isinstance(value, str) else ("yes" if value is True and c == SIGNIFICANT else "")
             cells.append(f"<td class={klass or 'num'}>{html.escape(text)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
@@ -338,9 +344,9 @@ def significant_lines(comparison: Comparison) -> list[str]:
     """One line per row marked significant in any table: its text columns, then its value and interval."""
     lines = []
     for frame in comparison.tables.values():
-        if "significant" not in frame.columns:
+        if SIGNIFICANT not in frame.columns:
             continue
-        for row in frame.filter(pl.col("significant")).iter_rows(named=True):
+        for row in frame.filter(pl.col(SIGNIFICANT)).iter_rows(named=True):
             what = " / ".join(str(v) for k, v in row.items() if isinstance(v, str))
             numbers = [(c, low, high) for c, low, high in display_columns(frame.columns) if low]
             value = "; ".join(f"{c} {cell(row[c])} [{cell(row[low])}, {cell(row[high])}]" for c, low, high in numbers)
@@ -348,10 +354,19 @@ def significant_lines(comparison: Comparison) -> list[str]:
     return lines
 
 
+def figure_html(figure: Figure, image: str) -> str:
+    """A figure of the page: its title, caption and the PNG inlined (base64 ``image``)."""
+    e = html.escape
+    caption = f"<p class=note>{e(figure.caption)}</p>" if figure.caption else ""
+    return (f"<h3 id=figure-{e(figure.name.rsplit('.', 1)[0])}>{e(figure.title)}</h3>{caption}"
+            f"<img alt=\"{e(figure.title)}\" src=\"data:image/png;base64,{image}\">")
+
+
 def render_html(spec: BenchmarkSpec, comparison: Comparison, runs_info: list[dict], record: dict,
                 images: dict[str, str]) -> str:
     """The report page: models and runs, how the intervals were computed, significant differences, the tables,
-    the figures (inlined PNGs). No scripts, no external resources, no timestamps."""
+    each under the figures drawn from it (inlined PNGs), then any other figure. No scripts, no external
+    resources, no timestamps."""
     e = html.escape
     level = record["confidence_level"]
     parts = [f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{e(spec.title)}: model comparison"
@@ -374,12 +389,14 @@ def render_html(spec: BenchmarkSpec, comparison: Comparison, runs_info: list[dic
                  else "<p>No difference is significant.</p>")
     if comparison.notes:
         parts.append("<h2 id=notes>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in comparison.notes) + "</ul>")
-    parts.append("<h2 id=tables>Tables</h2>")
-    parts += [table_html(t, comparison.tables[t.name], level) for t in spec.tables]
-    parts.append("<h2 id=figures>Figures</h2>")
-    for figure in spec.figures:
-        caption = f"<p class=note>{e(figure.caption)}</p>" if figure.caption else ""
-        parts.append(f"<h3 id=figure-{e(figure.name.rsplit('.', 1)[0])}>{e(figure.title)}</h3>{caption}"
-                     f"<img alt=\"{e(figure.title)}\" src=\"data:image/png;base64,{images[figure.name]}\">")
+    parts.append("<h2 id=tables>Tables and figures</h2>")
+    tables = {t.name for t in spec.tables}
+    for table in spec.tables:
+        parts += [figure_html(f, images[f.name]) for f in spec.figures if f.table == table.name]
+        parts.append(table_html(table, comparison.tables[table.name], level))
+    rest = [f for f in spec.figures if f.table not in tables]
+    if rest:
+        parts.append("<h2 id=figures>Figures</h2>")
+        parts += [figure_html(f, images[f.name]) for f in rest]
     parts.append("</body></html>\n")
     return "\n".join(parts)

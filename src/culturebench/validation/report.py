@@ -1,8 +1,9 @@
 """The validation report of a release: ``validation/report.json`` and a self-contained ``report.html``.
 
 The HTML page is for an auditor without tools: per config its schema (columns, types, constraints) and every check
-with pass/fail and observed vs expected, the quarantine by reason with a few example rows, the raw input files with
-their sha256 and the commands that rebuild and audit the release. It has no external assets (inline CSS, no
+with pass/fail and observed vs expected, the quarantine by reason with a few example rows, the source rows a build
+left out of a config without quarantining them (WVB's released probe: rows of participants not in the input), the raw
+input files with their sha256 and the commands that rebuild and audit the release. It has no external assets (inline CSS, no
 scripts) and no timestamps: the same release gives the same bytes, whose sha256 is in ``manifest.json``.
 """
 
@@ -32,9 +33,10 @@ release, so it never copies their answers."""
 def write_report(folder: Path, benchmark: str, results: list[CheckResult], rows: dict, quarantine: dict, *,
                  tables: dict[str, dict[str, pl.DataFrame]] | None = None,
                  quarantine_frames: dict[str, pl.DataFrame] | None = None,
-                 inputs: list | None = None, seed: int | None = None, origin: dict | None = None) -> dict:
+                 inputs: list | None = None, seed: int | None = None, origin: dict | None = None,
+                 left_out: dict | None = None) -> dict:
     report = build_report(benchmark, results, rows, quarantine, tables=tables, quarantine_frames=quarantine_frames,
-                          inputs=inputs, seed=seed, origin=origin)
+                          inputs=inputs, seed=seed, origin=origin, left_out=left_out)
     write_json(folder / "report.json", report)
     (folder / "report.html").write_text(render_html(report), encoding="utf-8")
     return report
@@ -43,9 +45,11 @@ def write_report(folder: Path, benchmark: str, results: list[CheckResult], rows:
 def build_report(benchmark: str, results: list[CheckResult], rows: dict, quarantine: dict, *,
                  tables: dict[str, dict[str, pl.DataFrame]] | None = None,
                  quarantine_frames: dict[str, pl.DataFrame] | None = None,
-                 inputs: list | None = None, seed: int | None = None, origin: dict | None = None) -> dict:
+                 inputs: list | None = None, seed: int | None = None, origin: dict | None = None,
+                 left_out: dict | None = None) -> dict:
     """The report as a JSON-able dict (deterministic: fixed orders, no timestamps). ``origin``: the manifest's
-    ORIGIN_KEYS (git commit of the checkout, built from the bundled sample or not)."""
+    ORIGIN_KEYS (git commit of the checkout, built from the bundled sample or not); ``left_out``: per config, the
+    source rows the build left out without quarantining them (``left_out_rows``)."""
     report: dict[str, Any] = {
         "benchmark": benchmark,
         "summary": summary(results),
@@ -65,7 +69,27 @@ def build_report(benchmark: str, results: list[CheckResult], rows: dict, quarant
         report["rebuild"] = rebuild_commands(benchmark, seed, report.get("inputs", []), origin)
     if origin is not None:
         report["origin"] = {key: origin.get(key) for key in ORIGIN_KEYS}
+    if left_out:
+        report["left_out"] = left_out
     return report
+
+
+def left_out_rows(builder, provenance: dict) -> dict:
+    """The builder's ``left_out_rows`` of a build's provenance (manifest ``provenance``): per config, the source
+    rows left out without a quarantine, their count by reason and country; empty for a builder that leaves none."""
+    read = getattr(builder, "left_out_rows", None)
+    return read(provenance) if read else {}
+
+
+def _left_out_block(config: str, entry: dict) -> str:
+    """What the build left out of ``config``: kept of the source's rows, then rows per reason and country."""
+    esc = html.escape
+    dropped = entry["rows"] - entry["kept"]
+    body = [f"<tr><td>{esc(reason)}</td><td>{esc(country)}</td><td class=num>{n:,}</td></tr>"
+            for reason, by_country in entry["left_out"].items() for country, n in by_country.items()]
+    return (f"<h3 id=left-out-{_anchor(config)}>Config <code>{esc(config)}</code>: {entry['kept']:,} of the "
+            f"{entry['rows']:,} rows of <code>{esc(entry['source'])}</code> kept, {dropped:,} left out</h3>"
+            + (_table(["reason", "country", "rows"], body) if body else ""))
 
 
 def schema_of(benchmark: str, config: str, frame: pl.DataFrame) -> list[dict]:
@@ -215,7 +239,8 @@ def _schema_block(columns: list[dict], checks: list[dict]) -> str:
     return _table(["column", "type", "nulls allowed", "unique", "constraints", "schema checks"], body, "schema")
 
 
-def _config_section(config: str, splits: dict, checks: list[dict], columns: list[dict] | None) -> str:
+def _config_section(config: str, splits: dict, checks: list[dict], columns: list[dict] | None,
+                    left_out: dict | None = None) -> str:
     esc = html.escape
     counted = [c for c in checks if not c.get("informational")]
     reported = [c for c in checks if c.get("informational")]
@@ -225,7 +250,10 @@ def _config_section(config: str, splits: dict, checks: list[dict], columns: list
     parts = [f"<section id=config-{_anchor(config)}><h2>Config <code>{esc(config)}</code> "
              f"<span class='badge {'fail' if failed else 'pass'}'>{len(counted) - failed}/{len(counted)} checks pass</span></h2>",
              "<p>Rows: " + esc(", ".join(f"{split} {n:,}" for split, n in splits.items()))
-             + f" (all splits {sum(splits.values()):,}).</p>"]
+             + f" (all splits {sum(splits.values()):,})."
+             + (f" The build kept {left_out['kept']:,} of the {left_out['rows']:,} rows of <code>"
+                f"{esc(left_out['source'])}</code> and <a href=#left-out>left out "
+                f"{left_out['rows'] - left_out['kept']:,}</a>." if left_out else "") + "</p>"]
     if columns:
         bad = sum(not c["passed"] for c in schema_checks)
         parts.append(_fold(f"<h3>Schema ({len(columns)} columns): {len(schema_checks) - bad}/{len(schema_checks)} "
@@ -258,7 +286,10 @@ def render_html(report: dict) -> str:
     failures = [c for c in report["checks"] if not c["passed"]]
 
     toc = ["<li><a href=#failures>Failing checks</a></li>"] if failures else []
-    toc += ["<li><a href=#quarantine>Quarantine</a></li>", "<li><a href=#summary>Summary</a></li>",
+    left_out = report.get("left_out") or {}
+    toc += ["<li><a href=#quarantine>Quarantine</a></li>"]
+    toc += ["<li><a href=#left-out>Rows left out by the build</a></li>"] if left_out else []
+    toc += ["<li><a href=#summary>Summary</a></li>",
             "<li><a href=#release>Release-level checks</a></li>"]
     toc += [f"<li><a href=#config-{_anchor(c)}>Config <code>{esc(c)}</code></a></li>" for c in configs]
     toc += ["<li><a href=#inputs>Input files</a></li>", "<li><a href=#rebuild>Rebuild</a></li>"]
@@ -273,7 +304,15 @@ def render_html(report: dict) -> str:
             f"<td>{esc(', '.join(f'{split}: {n:,}' for split, n in splits.items()))}</td>"
             f"<td class=num>{sum(splits.values()):,}</td><td class=num>{len(mine) - failed}/{len(mine)}</td></tr>")
     sections = [_config_section(config, report["rows"].get(config, {}), checks_by_config.get(config, []),
-                                schema.get(config)) for config in configs]
+                                schema.get(config), left_out.get(config)) for config in configs]
+    left_out_html = (
+        "<section id=left-out><h2>Rows left out by the build</h2><p>Rows of a file that lists what a config holds "
+        "(WVB: the authors' released probe) which the config does not hold, because the input files lack what "
+        "they point to (a participant, an answer), counted per reason and country (the manifest's "
+        "<code>provenance</code> holds the same counts). They are not in the quarantine, which keeps rows of the "
+        "input files.</p>"
+        + "".join(_left_out_block(config, entry) for config, entry in left_out.items()) + "</section>"
+        if left_out else "")
 
     examples = report.get("quarantine_examples", {})
     quarantine_parts = []
@@ -340,6 +379,7 @@ check and hash from the files. Same release, same bytes: this page's sha256 is r
 <section id=quarantine><h2>Quarantine</h2>
 <p>Rows dropped by a rule, kept in <code>quarantine/&lt;rule&gt;.parquet</code> with a <code>reason</code> column.</p>
 {quarantine_html}</section>
+{left_out_html}
 <section id=summary><h2>Summary</h2>
 {_table(["config", "rows per split", "rows", "checks passed"], overview)}</section>
 <section id=release><h2>Release-level checks</h2>

@@ -91,25 +91,22 @@ def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
     plt = plots.pyplot()
     frame = comparison.tables["main"]
     models = comparison.models
-    fig, ax = plt.subplots(figsize=(max(8.0, 1.6 * len(DIMENSIONS) * max(1, len(models)) / 3), 5), dpi=100)
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.6 * len(DIMENSIONS) * max(1, len(models)) / 3) + 2.5, 5), dpi=100)
     width = 0.8 / max(1, len(models))
     slots = list(range(len(DIMENSIONS)))
     for i, model in enumerate(models):
         mine = {r["dimension"]: r for r in frame.filter(pl.col("model") == model).iter_rows(named=True)}
         rows = [mine.get(d, {}) for d in DIMENSIONS]
-        values = [r.get("C_m,d") for r in rows]
-        x = [xi for xi, v in zip(plots.grouped_bar_x(slots, len(models), i, width), values) if v is not None]
-        shown = [(v, r) for v, r in zip(values, rows) if v is not None]
-        err = [[max(0.0, v - (r.get("C_m,d_low") if r.get("C_m,d_low") is not None else v)) for v, r in shown],
-               [max(0.0, (r.get("C_m,d_high") if r.get("C_m,d_high") is not None else v) - v) for v, r in shown]]
-        ax.bar(x, [v for v, _ in shown], width, yerr=err, capsize=3, label=model)
+        plots.interval_bars(ax, plots.grouped_bar_x(slots, len(models), i, width), [r.get("C_m,d") for r in rows],
+                            [[r.get("C_m,d_low"), r.get("C_m,d_high")] for r in rows], width, label=model,
+                            color=f"C{i % 10}", vertical=len(models) > 3)
     ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
     ax.set_xticks(slots)
     ax.set_xticklabels(DIMENSIONS)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("orientation likelihood C_m,d")
-    ax.set_title("CDEval: orientation likelihood per dimension (bootstrap intervals over questions)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    plots.value_axis(ax, 1, "orientation likelihood C_m,d")
+    plots.panel_title(ax, "CDEval: orientation likelihood per dimension (bootstrap intervals over questions)",
+                      fontsize=11)
+    plots.legend_beside(ax)
     plots.save_figure(fig, path)
 
 
@@ -171,9 +168,12 @@ COMPARE = compare.BenchmarkSpec(
                             "groups): add one to RAW/hofstede/ and rebuild."),
     ),
     figures=(
-        compare.Figure("dimensions.png", "Fig. 3: orientation likelihood per dimension", dimension_bars_png),
-        compare.Figure("model_similarity.png", "Eq. 4: model-model similarity", model_similarity_png),
-        compare.Figure("pca.png", "Fig. 6 (right): PCA of models and countries", lambda c, p: pca_png(c.metrics, p)),
+        compare.Figure("dimensions.png", "Fig. 3: orientation likelihood per dimension", dimension_bars_png,
+                       table="main"),
+        compare.Figure("model_similarity.png", "Eq. 4: model-model similarity", model_similarity_png,
+                       table="model_similarity"),
+        compare.Figure("pca.png", "Fig. 6 (right): PCA of models and countries", lambda c, p: pca_png(c.metrics, p),
+                       table="country_similarity"),
     ),
     significance=BOOTSTRAP_NOTE["significance"] + ".",
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from culturebench.evaluate import plots, runs
@@ -11,7 +12,7 @@ from culturebench.evaluate.scores import ScoreResult
 
 def dimensions_png(metrics: dict, path: Path) -> None:
     """Fig. 3 style: one panel per dimension, the models as points on the 0-1 orientation-likelihood axis with
-    their bootstrap interval as error bars (0.5 dashed: no orientation)."""
+    their bootstrap interval as error bars (0.5 dashed: no orientation); the models named once per row of panels."""
     plt = plots.pyplot()
     models = metrics["models"]
     fig, axes = plt.subplots(2, 3, figsize=(12, max(4.0, 1.2 + 0.45 * len(models)) * 1.4), dpi=100, squeeze=False)
@@ -32,6 +33,7 @@ def dimensions_png(metrics: dict, path: Path) -> None:
         ax.set_ylim(-0.8, len(models) - 0.2)
         ax.set_yticks(range(len(models)))
         ax.set_yticklabels(models, fontsize=8)
+        ax.tick_params(axis="y", labelleft=ax in axes[:, 0])
         ax.set_title(dimension)
         ax.set_xlabel("orientation likelihood")
         ax.grid(axis="x", alpha=0.3)
@@ -43,13 +45,13 @@ def dimensions_png(metrics: dict, path: Path) -> None:
 
 def pca_png(metrics: dict, path: Path) -> None:
     """Fig. 6 (right): models and countries on the first two principal components of the six dimensions (Eq. 3's
-    scale); legend outside the axes; what was left out (a model or country lacking a dimension) is written under
-    the plot."""
+    scale); legend outside the axes; names beside the points where they fit without overlapping (the models'
+    first); under the plot, what was left out (a model or country lacking a dimension) and the names not written."""
     plt = plots.pyplot()
     points = metrics["pca"]["points"]
     explained = metrics["pca"]["explained_variance_ratio"]
     left_out = metrics["pca"]["left_out"]
-    fig, ax = plt.subplots(figsize=(9, 6.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(9, 6.8), dpi=100)
     if not points:
         ax.text(0.5, 0.5, "fewer than two models or countries with all six dimensions: no PCA", ha="center",
                 va="center")
@@ -60,24 +62,28 @@ def pca_png(metrics: dict, path: Path) -> None:
         if chosen:
             ax.scatter([p["pc1"] for p in chosen], [p["pc2"] for p in chosen], c=colour, marker=marker,
                        s=120 if kind == "model" else 25, label=label, zorder=3 if kind == "model" else 2)
-            for p in chosen:
-                ax.annotate(p["name"], (p["pc1"], p["pc2"]), fontsize=8 if kind == "model" else 7,
-                            textcoords="offset points", xytext=(3, 3))
     if points:
         label = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(explained)] + ["PC2"]
         ax.margins(0.1)  # room for the labels of the outermost points
         ax.set_xlabel(label[0])
         ax.set_ylabel(label[1])
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
+        plots.legend_beside(ax)
         ax.grid(alpha=0.3)
     ax.set_title("CDEval: PCA of models and countries (six Hofstede dimensions)")
-    footer = 0.0
+    fig.tight_layout(rect=(0, 0.09, 1, 1))  # the footer's room
+    unwritten = plots.label_points(ax, [(p["pc1"], p["pc2"], p["name"], 8 if p["kind"] == "model" else 7)
+                                        for p in sorted(points, key=lambda p: p["kind"] != "model")])
+    footer = []
     if left_out:
         shown = "; ".join(f"{e['kind']} {e['name']} (no {', '.join(e['missing'])})" for e in left_out[:4])
         more = f"; and {len(left_out) - 4} more (metrics.json pca.left_out)" if len(left_out) > 4 else ""
-        fig.text(0.01, 0.01, f"Left out, lacking a dimension: {shown}{more}", fontsize=8, wrap=True, va="bottom")
-        footer = 0.07
-    fig.tight_layout(rect=(0, footer, 1, 1))
+        footer.append(f"Left out, lacking a dimension: {shown}{more}")
+    if unwritten:
+        more = f" and {len(unwritten) - 8} more" if len(unwritten) > 8 else ""
+        footer.append(f"Not named, for want of room beside the point: {', '.join(unwritten[:8])}{more} "
+                      "(metrics.json pca.points)")
+    if footer:
+        fig.text(0.01, 0.01, "\n".join(textwrap.fill(line, 150) for line in footer), fontsize=7, va="bottom")
     plots.save_figure(fig, path, tight=False)
 
 

@@ -218,13 +218,13 @@ COMPARE = compare.BenchmarkSpec(
     ),
     figures=(
         compare.Figure("radar.png", "Fig. 3: mean per dimension, one series per model (bands: intervals)",
-                       radar_comparison_png),
+                       radar_comparison_png, table="closed_means"),
         compare.Figure("dimension_bars.png", "Mean per dimension with bootstrap intervals (error bars)",
-                       dimension_bars_png),
+                       dimension_bars_png, table="closed_means"),
         compare.Figure("wilcoxon_closed.png", "Fig. 2 (closed): pairwise Wilcoxon p-values",
-                       wilcoxon_comparison_png("closed")),
+                       wilcoxon_comparison_png("closed"), table="differences"),
         compare.Figure("wilcoxon_open.png", "Fig. 2 (open): pairwise Wilcoxon p-values",
-                       wilcoxon_comparison_png("open")),
+                       wilcoxon_comparison_png("open"), table="differences"),
     ),
     significance=BOOTSTRAP_NOTE["significance"][0].upper() + BOOTSTRAP_NOTE["significance"][1:] + ".",
 )

@@ -48,9 +48,10 @@ def radar_png(group_means_: dict[str, dict[str, dict]], path: Path, title: str) 
 
 
 def wilcoxon_png(model_tests_: dict, models: Sequence[str], path: Path, title: str) -> None:
-    """Fig. 2 style: per dimension, the matrix of pairwise Wilcoxon p-values between models."""
+    """Fig. 2 style: per dimension, the matrix of pairwise Wilcoxon p-values between models (laid out by
+    matplotlib's constrained layout: the models' names never run into the panel below; one colour bar)."""
     plt = plots.pyplot()
-    fig, axes = plt.subplots(3, 3, figsize=(13, 12), dpi=100, squeeze=False)
+    fig, axes = plt.subplots(3, 3, figsize=(13, 12), dpi=100, squeeze=False, layout="constrained")
     index = {m: i for i, m in enumerate(models)}
     image = None
     for ax, dimension in zip(axes.flat, DIMENSIONS):
@@ -62,15 +63,15 @@ def wilcoxon_png(model_tests_: dict, models: Sequence[str], path: Path, title: s
         for i in range(len(models)):
             for j in range(len(models)):
                 if np.isfinite(matrix[i, j]):
-                    ax.text(j, i, f"{matrix[i, j]:.2g}", ha="center", va="center", fontsize=6, color="white")
+                    ax.text(j, i, f"{matrix[i, j]:.2g}", ha="center", va="center", fontsize=7,
+                            color=plots.text_colour_on(matrix[i, j]))
         ax.set_xticks(range(len(models)))
         ax.set_xticklabels(models, rotation=45, ha="right", fontsize=6)
         ax.set_yticks(range(len(models)))
         ax.set_yticklabels(models, fontsize=6)
         ax.set_title(dimension, fontsize=9)
-    fig.subplots_adjust(top=0.92, hspace=0.45, wspace=0.45, right=0.85)
     if image is not None:
-        fig.colorbar(image, cax=fig.add_axes((0.88, 0.3, 0.02, 0.4)), label="Wilcoxon p-value")
+        fig.colorbar(image, ax=axes, shrink=0.4, label="Wilcoxon p-value")
     fig.suptitle(title)
     plots.save_figure(fig, path, tight=False)
 

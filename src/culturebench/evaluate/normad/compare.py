@@ -102,18 +102,18 @@ def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
 
 def zone_heatmap_png(comparison: compare.Comparison, path: Path) -> None:
     """Fig. 5 / 10 / 13 as a heatmap: one panel per context, a row per model, a column per Inglehart-Welzel zone;
-    each cell its accuracy and bootstrap interval (zones under the minimum of stories marked "small")."""
+    each cell its accuracy and bootstrap interval, in black or white as reads on its colour (zones under the minimum
+    of stories marked "small"); one colour bar, as tall as a panel, beside the first."""
     plt = plots.pyplot()
     frame = comparison.tables["zone"]
     models = comparison.models
     contexts = list(dict.fromkeys(frame["context"].to_list()))
     zones = sorted(set(frame["zone"].to_list()))
     cells = {(r["context"], r["model"], r["zone"]): r for r in frame.iter_rows(named=True)}
-    height = sum(0.55 * len(models) + 1.8 for _ in contexts) or 3.0
+    height = sum(0.7 * len(models) + 1.8 for _ in contexts) or 3.0
     fig, axes = plt.subplots(max(1, len(contexts)), 1, squeeze=False, dpi=100, layout="constrained",
-                             figsize=(max(8.0, 1.5 * len(zones) + 3), height))
-    image = None
-    for ax, context in zip(axes[:, 0], contexts):
+                             figsize=(max(8.0, 1.7 * len(zones) + 4), height))
+    for k, (ax, context) in enumerate(zip(axes[:, 0], contexts)):
         grid = [[(cells.get((context, m, z)) or {}).get("accuracy") for z in zones] for m in models]
         image = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], cmap="viridis", vmin=0,
                           vmax=1, aspect="auto")
@@ -127,14 +127,16 @@ def zone_heatmap_png(comparison: compare.Comparison, path: Path) -> None:
                     text += f"\n[{row['accuracy_low']:.2f}, {row['accuracy_high']:.2f}]"
                 if row["small"]:
                     text += "\nsmall"
-                ax.text(j, i, text, ha="center", va="center", fontsize=6, color="white")
+                ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                        color=plots.text_colour_on(row["accuracy"]))
         ax.set_xticks(range(len(zones)))
-        ax.set_xticklabels(zones, rotation=20, ha="right", fontsize=7)
+        ax.set_xticklabels(zones, rotation=20, ha="right", fontsize=8)
         ax.set_yticks(range(len(models)))
-        ax.set_yticklabels(models, fontsize=7)
-        ax.set_title(f"{context}: accuracy by Inglehart-Welzel zone", fontsize=9)
-    if image is not None:
-        fig.colorbar(image, ax=list(axes[:, 0]), label="accuracy")
+        ax.set_yticklabels(models, fontsize=8)
+        ax.set_title(f"{context}: accuracy by Inglehart-Welzel zone", fontsize=10)
+        colour_bar = fig.colorbar(image, ax=ax, label="accuracy", fraction=0.04, pad=0.02)
+        if k:  # one colour bar is enough: the others keep the panels' widths equal, unseen
+            colour_bar.ax.set_visible(False)
     plots.save_figure(fig, path, tight=False)
 
 
@@ -161,10 +163,11 @@ COMPARE = compare.BenchmarkSpec(
     ),
     figures=(
         compare.Figure("accuracy_by_context.png", "Fig. 3: accuracy per context",
-                       lambda c, p: accuracy_by_context_png(c.metrics, p)),
-        compare.Figure("zone_heatmap.png", "Fig. 5 / 10 / 13: accuracy by Inglehart-Welzel zone", zone_heatmap_png),
+                       lambda c, p: accuracy_by_context_png(c.metrics, p), table="main"),
+        compare.Figure("zone_heatmap.png", "Fig. 5 / 10 / 13: accuracy by Inglehart-Welzel zone", zone_heatmap_png,
+                       table="zone"),
         compare.Figure("accuracy_by_gold.png", "Fig. 6 / 11: accuracy by gold label",
-                       lambda c, p: accuracy_by_gold_png(c.metrics, p)),
+                       lambda c, p: accuracy_by_gold_png(c.metrics, p), table="gold_label"),
     ),
     significance=BOOTSTRAP_NOTE["significance"] + ".",
 )

@@ -7,28 +7,21 @@ from pathlib import Path
 
 from culturebench.evaluate import plots, runs, uncertainty
 from culturebench.evaluate.socialcc import prompts
+from culturebench.evaluate.socialcc.items import UNKNOWN
 from culturebench.evaluate.socialcc.metrics import top_countries
 
 
 def _bar_series(ax, slots: Sequence[float], n_series: int, index: int, values: Sequence[float | None],
                 intervals: Sequence[Sequence[float | None] | None], label: str, hatches: Sequence[str] = (),
-                colour: int | None = None) -> None:
-    """Series ``index`` of ``n_series`` side by side at ``slots``: a bar per value (None left out) with its
-    interval as an error bar (none where the interval is missing), colour tab10[``colour``, default ``index``]."""
+                colour: int | None = None, value_format: str = "{:.2f}") -> None:
+    """Series ``index`` of ``n_series`` side by side at ``slots`` (``plots.interval_bars``: a bar and value label
+    per value, its interval as an error bar), colour tab10[``colour``, default ``index``]; values written upright
+    where the bars are many."""
     width = 0.8 / max(1, n_series)
-    xs = plots.grouped_bar_x(slots, n_series, index, width)
-    shown = [k for k, v in enumerate(values) if v is not None]
-    err = [[0.0] * len(shown), [0.0] * len(shown)]
-    for e, k in enumerate(shown):
-        low, high = (intervals[k] or [None, None])
-        err[0][e] = max(0.0, values[k] - low) if low is not None else 0.0
-        err[1][e] = max(0.0, high - values[k]) if high is not None else 0.0
     tab10 = plots.pyplot().get_cmap("tab10")
-    bars = ax.bar([xs[k] for k in shown], [values[k] for k in shown], width, yerr=err, capsize=2, label=label,
-                  color=tab10((index if colour is None else colour) % 10), error_kw={"linewidth": 0.8})
-    for bar, k in zip(bars, shown):
-        if k < len(hatches) and hatches[k]:
-            bar.set_hatch(hatches[k])
+    plots.interval_bars(ax, plots.grouped_bar_x(slots, n_series, index, width), values, intervals, width, label=label,
+                        color=tab10((index if colour is None else colour) % 10), hatches=hatches,
+                        value_format=value_format, fontsize=6, vertical=len(values) * n_series > 16)
 
 
 def _level(metrics: dict) -> str:
@@ -51,13 +44,11 @@ def table2_png(metrics: dict, path: Path) -> None:
         ax.set_xticks(range(len(judges)))
         ax.set_xticklabels([prompts.JUDGE_NAMES[j] for j in judges], fontsize=8)
         ax.set_xlim(-0.5, len(judges) - 0.5)
-        ax.set_ylim(0, prompts.JUDGE_SCALES[judges[0]][1] * 1.05)
+        top = prompts.JUDGE_SCALES[judges[0]][1]
+        plots.value_axis(ax, top, f"mean score (0-{top})")
         plots.note_if_empty(ax, [metrics["per_model"][m]["table2"][j] for m in models for j in judges],
                             "no valid judgement (see parse_status in metrics.json)")
-        ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel("mean score (0-1)")
-    axes[1].set_ylabel("mean score (0-3)")
-    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    plots.legend_beside(axes[1], fontsize=7)
     fig.suptitle("SocialCC Table 2: cultural competence per model" + _level(metrics), fontsize=10)
     plots.save_figure(fig, path)
 
@@ -98,44 +89,47 @@ def by_country_png(metrics: dict, path: Path) -> None:
         ax.set_xticks(range(len(countries)))
         ax.set_xticklabels(countries, rotation=30, ha="right", fontsize=7)
         ax.set_xlim(-0.5, len(countries) - 0.5)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("mean score")
+        plots.value_axis(ax, 1, "mean score")
         plots.note_if_empty(ax, [r.get("estimate") for m in models for r in
                                  (metrics["per_model"][m].get("country_breakdown") or {}).get(judge, [])],
                             "no valid judgement (see parse_status in metrics.json)")
-        ax.set_title(f"{prompts.JUDGE_NAMES[judge]} per {fig5_label(metrics)} (hatched: fewer than "
-                     f"{uncertainty.MIN_GROUP_SIZE} judged dialogues)", fontsize=9)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        plots.panel_title(ax, f"{prompts.JUDGE_NAMES[judge]} per {fig5_label(metrics)} (hatched: fewer than "
+                              f"{uncertainty.MIN_GROUP_SIZE} judged dialogues)")
+    plots.legend_beside(axes[0, 0], fontsize=7)
     fig.suptitle(f"SocialCC Fig. 5: per {fig5_label(metrics)}" + _level(metrics), fontsize=10)
     plots.save_figure(fig, path)
 
 
 def by_value_topic_zone_png(metrics: dict, path: Path) -> None:
     """Fig. 6: per model, the mean value-knowledge score per Table 4A value topic (rows) and Inglehart-Welzel
-    group of the value country (columns); blank where no dialogue."""
+    group of the value country (columns); blank where no dialogue. Scenarios without a zone (neither the release nor
+    the config's zones table has one) are the column "no zone"; when none has a zone, the title says so."""
     plt = plots.pyplot()
     models = metrics["models"]
-    fig, axes = plt.subplots(1, len(models), figsize=(7 * len(models), 5), dpi=100, squeeze=False)
+    fig, axes = plt.subplots(1, len(models), figsize=(7 * len(models), 5.5), dpi=100, squeeze=False)
     for ax, model in zip(axes[0], models):
         m = metrics["per_model"][model]
         topics = sorted(m["by_value_topic"])
-        zones = sorted(m["by_zone"])
+        zones = sorted(m["by_zone"], key=lambda z: (z == UNKNOWN, z))
         cells = [[(m["by_value_topic_zone"].get(f"{t} | {z}") or {}).get("value") for z in zones] for t in topics]
         image = ax.imshow([[float("nan") if v is None else v for v in row] for row in cells], vmin=0, vmax=1,
                           cmap="viridis", aspect="auto")
         ax.set_xticks(range(len(zones)))
-        ax.set_xticklabels(zones, rotation=30, ha="right", fontsize=7)
+        ax.set_xticklabels(["no zone" if z == UNKNOWN else z for z in zones], rotation=30, ha="right", fontsize=7)
         ax.set_yticks(range(len(topics)))
         ax.set_yticklabels(topics, fontsize=7)
         for i, row in enumerate(cells):  # the value in each cell: the colour alone is hard to read
             for j, value in enumerate(row):
                 if value is not None:
                     ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                            color="black" if value > 0.6 else "white")
+                            color=plots.text_colour_on(value))
         plots.note_if_empty(ax, [v for row in cells for v in row], "no valid value-knowledge judgement")
-        ax.set_title(f"{model}: value knowledge by value topic x cultural group", fontsize=9)
-        fig.colorbar(image, ax=ax, fraction=0.04)
+        title = f"{model}: value knowledge by value topic x cultural group"
+        if zones == [UNKNOWN]:
+            title += (" (the scenarios carry no Inglehart-Welzel zone: give the release one, or the config "
+                      "a zones table)")
+        plots.panel_title(ax, title)
+        fig.colorbar(image, ax=ax, fraction=0.04, label="mean value-knowledge score")
     plots.save_figure(fig, path)
 
 
@@ -152,12 +146,11 @@ def aware_without_knowledge_png(metrics: dict, path: Path) -> None:
             topics = list(found[key])
             intervals = found.get(f"{key}_ci") or {}
             _bar_series(ax, range(len(topics)), 1, 0, [found[key][t] for t in topics],
-                        [intervals.get(t) for t in topics], model, colour=4)
+                        [intervals.get(t) for t in topics], model, colour=4, value_format="{:.0f}%")
             ax.set_xticks(range(len(topics)))
             ax.set_xticklabels(topics, rotation=30, ha="right", fontsize=7)
-            ax.set_ylim(0, 101)
-            ax.set_ylabel("% of aware-without-knowledge dialogues")
-            ax.set_title(f"{model}: aware without knowledge (n = {found['n']}) by {what}", fontsize=9)
+            plots.value_axis(ax, 100, "% of these dialogues")
+            plots.panel_title(ax, f"{model}: aware without knowledge (n = {found['n']}) by {what}")
             plots.note_if_empty(ax, [found[key][t] for t in topics], "no dialogue judged aware without commonsense "
                                 "knowledge (or no valid judgement)")
     plots.save_figure(fig, path)
@@ -169,18 +162,17 @@ def behaviour_distribution_png(metrics: dict, path: Path) -> None:
     plt = plots.pyplot()
     models = metrics["models"]
     scores = [str(s) for s in range(prompts.JUDGE_SCALES["behaviour"][0], prompts.JUDGE_SCALES["behaviour"][1] + 1)]
-    fig, ax = plt.subplots(figsize=(max(6.0, 2 + len(models)), 4), dpi=100)
+    fig, ax = plt.subplots(figsize=(max(6.0, 2 + len(models)) + 3, 4), dpi=100)
     for i, model in enumerate(models):
         t = metrics["per_model"][model]["table2"]
         intervals = t.get("behaviour_distribution_pct_ci") or {}
         _bar_series(ax, range(len(scores)), len(models), i, [t["behaviour_distribution_pct"].get(s) for s in scores],
-                    [intervals.get(s) for s in scores], model)
+                    [intervals.get(s) for s in scores], model, value_format="{:.0f}%")
     ax.set_xticks(range(len(scores)))
     ax.set_xticklabels([f"score {s}" for s in scores])
-    ax.set_ylabel("% of dialogues")
-    ax.set_ylim(0, 101)
-    ax.set_title("SocialCC Table 2: behaviour scores" + _level(metrics), fontsize=9)
-    ax.legend(fontsize=7)
+    plots.value_axis(ax, 100, "% of dialogues")
+    plots.panel_title(ax, "SocialCC Table 2: behaviour scores" + _level(metrics))
+    plots.legend_beside(ax, fontsize=7)
     plots.save_figure(fig, path)
 
 

@@ -49,6 +49,7 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
         inputs, source = run_answers(folder, path)
         scored[name] = score_answers(inputs, path, source, majority=majority, model=name, bootstrap=None,
                                      drop_out_of_scale=dropped, drop_non_integer=non_integer)
+        scored[name].metrics["mode"] = folder.metrics.get("mode")  # how evaluate asked; a score run does not know
     intervals = bootstrap_intervals(W1Bootstrap({m: s.rows for m, s in scored.items()},
                                                 [s.counts for s in scored.values()]),
                                     {m: s.metrics for m, s in scored.items()}, settings)
@@ -61,6 +62,10 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
         "per_model": summary, "differences": intervals["differences"]})
 
 
+NO_MODE = "not recorded (score of a responses file)"
+"""The main table's mode of a ``score`` run: the paper's QUESTION_ID, PARTICIPANT_ID, SCORE file does not say
+whether the model saw the demographics (an ``evaluate`` run's metrics.json does: with_demographics or
+without_demographics)."""
 REPORT_THRESHOLDS = ("0.10", "0.20")
 """The thresholds Sec. 4 quotes (share of questions with W1 below 0.1 and 0.2), columns of the main table."""
 GROUP_TABLES = {"continent": "continent", "probe_education_level": "education level"}
@@ -74,7 +79,7 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
     main = []
     for model, result in scored.items():
         m, ci = result.metrics, intervals["models"][model]
-        main.append({"model": model, "mode": m.get("mode") or "scored file", "n_questions": m["n_questions"],
+        main.append({"model": model, "mode": m.get("mode") or NO_MODE, "n_questions": m["n_questions"],
                      "coverage": m["coverage"], **compare.with_interval("mean W1", m["mean"], ci["mean_ci"]),
                      **compare.with_interval("std", m["std"], ci["std_ci"]),
                      **{k: v for t in REPORT_THRESHOLDS for k, v in compare.with_interval(
@@ -140,11 +145,11 @@ def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
 
 
 def groups_png(comparison: compare.Comparison, path: Path) -> None:
-    """Mean W1 per continent and per education level, one bar per model with its bootstrap interval; groups
-    flagged small are hatched and marked in the axis label."""
+    """Mean W1 per continent and per education level, one bar per model with its bootstrap interval and value;
+    groups flagged small are hatched and marked in the axis label; the legend beside the panels."""
     plt = plots.pyplot()
-    fig, axes = plt.subplots(1, len(GROUP_TABLES), figsize=(13, 4.8), dpi=100, squeeze=False)
     models = comparison.models
+    fig, axes = plt.subplots(1, len(GROUP_TABLES), figsize=(15, 5), dpi=100, squeeze=False)
     width = 0.8 / max(1, len(models))
     for ax, title in zip(axes[0], GROUP_TABLES.values()):
         frame = comparison.tables[title.replace(" ", "_")]
@@ -152,20 +157,18 @@ def groups_png(comparison: compare.Comparison, path: Path) -> None:
         small = set(frame.filter(pl.col("small"))[title].to_list())
         for i, model in enumerate(models):
             mine = {r[title]: r for r in frame.filter(pl.col("model") == model).iter_rows(named=True)}
-            xs = plots.grouped_bar_x(range(len(groups)), len(models), i, width)
-            for x, group in zip(xs, groups):
-                row = mine.get(group)
-                if row is None or row["mean W1"] is None:
-                    continue
-                value, low, high = row["mean W1"], row["mean W1_low"], row["mean W1_high"]
-                err = None if low is None else [[max(0.0, value - low)], [max(0.0, high - value)]]
-                ax.bar([x], [value], width, yerr=err, capsize=2, color=f"C{i}", hatch="//" if row["small"] else None,
-                       alpha=0.5 if row["small"] else 1.0, label=model if group == groups[0] else None)
+            rows = [mine.get(group) or {} for group in groups]
+            plots.interval_bars(ax, plots.grouped_bar_x(range(len(groups)), len(models), i, width),
+                                [r.get("mean W1") for r in rows], [[r.get("mean W1_low"), r.get("mean W1_high")]
+                                                                    for r in rows], width, label=model,
+                                color=f"C{i % 10}", hatches=["//" if r.get("small") else "" for r in rows],
+                                fontsize=6, vertical=len(groups) * len(models) > 12)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels([f"{g}\n(small)" if g in small else g for g in groups], rotation=30, ha="right", fontsize=8)
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # room for the value labels
         ax.set_ylabel("mean W1 (lower is better)")
-        ax.set_title(f"per {title}")
-    axes[0][0].legend(fontsize=8)
+        ax.set_title(f"per {title} (hatched: small)")
+    plots.legend_beside(axes[0][-1])
     plots.save_figure(fig, path)
 
 
@@ -191,8 +194,9 @@ COMPARE = compare.BenchmarkSpec(
     ),
     figures=(
         compare.Figure("threshold_curves.png", "Fig. 3: threshold curves, one per model, with bootstrap bands",
-                       threshold_curves_png),
-        compare.Figure("groups.png", "Mean W1 per continent and per education level", groups_png),
+                       threshold_curves_png, table="threshold_curve"),
+        compare.Figure("groups.png", "Mean W1 per continent and per education level", groups_png,
+                       table="education_level"),
     ),
     significance=BOOTSTRAP_NOTE["significance"] + ".",
 )

@@ -53,8 +53,11 @@ def threshold_curve_png(metrics: dict, path: Path) -> None:
         bx, by = _curve(baseline["threshold_curve"])
         ax.plot(bx, by, linestyle="--", linewidth=1.5, label=f"{name} baseline (mean W1 {_fmt(baseline.get('mean'))})")
     _threshold_axes(ax)
-    ax.set_title(f"WorldValuesBench: {counted(metrics.get('n_questions', 0), 'questions')}, coverage "
-                 f"{_fmt(metrics.get('coverage'))}")
+    title = f"WorldValuesBench: {counted(metrics.get('n_questions', 0), 'questions')}"
+    if metrics.get("n_rows"):  # coverage: the share of answer rows that matched a row of the release (scored)
+        title += (f"\nscored: the {metrics.get('n_covered', 0):,} of {metrics['n_rows']:,} answer rows that match "
+                  f"the release ({metrics.get('coverage', 0):.1%})")
+    ax.set_title(title, fontsize=10)
     plots.save_figure(fig, path)
 
 
