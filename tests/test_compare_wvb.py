@@ -298,6 +298,65 @@ def test_compare_page_of_score_and_evaluate_runs(tmp_path, release, probe, minim
 
 
 
+def evaluate_run(out: Path, release: Path, limit: int, differ: bool) -> str:
+    """``evaluate wvb`` of the scripted model answering 1 to every row (with ``differ``: 2 to the first request);
+    returns the printed output."""
+    asked = {"n": 0}
+
+    def reply(text: str, body: dict) -> str:
+        asked["n"] += 1
+        answer = "2" if differ and asked["n"] == 1 else "1"
+        return json.dumps({"thoughtful explanation": "x", "answer as a score": answer})
+
+    with ScriptedServer(reply=reply) as server:
+        result = runner.invoke(app, ["evaluate", "wvb", "--model", "scripted", "--base-url", server.base_url,
+                                     "--release", str(release), "--out", str(out), "--limit", str(limit),
+                                     "--concurrency", "1"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_one_participant_per_question_gives_no_interval_and_no_verdict(tmp_path, release):
+    # issue #46: two runs of one model on 20 rows, one per question, one answer apart: a bootstrap over the one
+    # participant of each question has no spread, and gave -0.0167 [-0.0167, -0.0167], p = 0, "significant"
+    printed = evaluate_run(tmp_path / "a", release, 20, differ=False)
+    evaluate_run(tmp_path / "b", release, 20, differ=True)
+    own = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert own["n_questions"] == 20 and own["mean"] > 0
+    assert own["mean_ci"] == [None, None] and own["std_ci"] == [None, None]
+    assert all(ci == [None, None] for ci in own["per_question_ci"].values())
+    assert "20 of 20 questions hold fewer than 2 participants" in own["uncertainty"]["no_spread"]
+    assert any("fewer than 2 participants" in w for w in own["warnings"])
+    assert "warning: wvb: 20 of 20 questions hold fewer than 2 participants" in printed
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out), *RESAMPLES])
+    assert result.exit_code == 0, result.output
+    assert "0 significant differences, 1 without a verdict" in result.output
+    assert "warning: wvb: 20 of 20 questions hold fewer than 2 participants" in result.output
+    (row,) = json.loads((out / "comparison.json").read_text())["tables"]["differences"]
+    assert abs(row["difference"]) == pytest.approx(1 / 60)  # one answer one step apart on a 1-4 scale, 20 questions
+    assert [row[k] for k in ("difference_low", "difference_high", "pvalue", "pvalue_holm", "significant")] == [None] * 5
+    page = parse_report_page(out / "report.html")
+    assert "no-spread" in page.ids
+    text = " ".join(page.text)
+    assert "fewer than 2 participants" in text and "No difference is significant." not in text
+
+
+def test_two_participants_per_question_give_intervals_again(tmp_path, release):
+    # the same runs with two rows per question (36 questions): every stratum can vary, so intervals and a verdict
+    printed = evaluate_run(tmp_path / "a", release, 72, differ=False)
+    evaluate_run(tmp_path / "b", release, 72, differ=True)
+    own = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert own["mean_ci"][0] < own["mean_ci"][1] and "warnings" not in own and "no_spread" not in own["uncertainty"]
+    assert "fewer than 2" not in printed
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out), *RESAMPLES])
+    assert result.exit_code == 0 and "without a verdict" not in result.output
+    (row,) = json.loads((out / "comparison.json").read_text())["tables"]["differences"]
+    assert row["difference_low"] < row["difference_high"] and row["pvalue"] is not None
+    assert row["significant"] is False
+
+
 @browser_test
 def test_the_report_renders_in_headless_chromium(tmp_path, release, probe, minimum_run):
     runs = []

@@ -275,6 +275,7 @@ def score(
             responses, release, out, **({"config": config} if config is not None else {}),
             **{flag: True for flag, given in flags.items() if given})
     say_written(line, written)
+    say_coverage(out)
 
 
 @app.command(short_help="Run a model on a benchmark release and score it with the paper's metrics and plots.")
@@ -380,7 +381,8 @@ def evaluate(
 
 
 def say_coverage(run_dir: Path) -> None:
-    """What a run covers (metrics.json ``covers``, see evaluate/limit.py) and where it has too little to mean much."""
+    """What a run covers (metrics.json ``covers``, see evaluate/limit.py), where it has too little to mean much,
+    and the metrics' own ``warnings`` (e.g. numbers left without an interval: ``uncertainty.warn_no_spread``)."""
     import json
 
     path = Path(run_dir) / "metrics.json"
@@ -389,6 +391,8 @@ def say_coverage(run_dir: Path) -> None:
         say(covers["text"])
         for warning in covers["warnings"]:
             say(f"warning: {warning}", style="yellow")
+    for warning in metrics.get("warnings") or []:
+        say(f"warning: {warning}", style="yellow")
 
 
 def _check_run_folder(out: Path, benchmark: str) -> None:

@@ -53,7 +53,9 @@ def part_metrics(frame: pl.DataFrame, value: str, part: str, groups: dict[str, l
     for row in out["group_ttests"]:
         row["difference"], row["difference_ci"] = boot["differences"][(*group_pair[0], row["dimension"])][:2]
     out["model_differences"] = model_differences(out["model_tests"], boot["differences"], models,
-                                                 1 - bootstrap.confidence_level)
+                                                 1 - bootstrap.confidence_level, boot["no_spread"])
+    if boot["no_spread"]:
+        out["no_spread"] = boot["no_spread"]["all"]
     return out
 
 
@@ -89,6 +91,7 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
             "n_answers": scored.height, "n_valid": int(scored["score"].is_not_null().sum()), "parse_status": status,
             **part_metrics(scored, "score", "closed", groups, tables, config, bootstrap),
         }
+        uncertainty.warn_no_spread(metrics, metrics["closed"], metrics["closed"].get("no_spread"), "llm_globe closed")
 
     if open_recs:
         table, jurors, juror_status = jury_table(open_recs, juror_recs, tables.get("open"))
@@ -110,6 +113,7 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
             "n_scored": int(table["jury_score"].is_not_null().sum()), "jury": jury,
             **part_metrics(table, "jury_score", "open", groups, tables, config, bootstrap),
         }
+        uncertainty.warn_no_spread(metrics, metrics["open"], metrics["open"].get("no_spread"), "llm_globe open")
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
 
 

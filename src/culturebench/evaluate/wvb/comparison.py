@@ -54,9 +54,10 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
     notes = [f"Baselines (uniform, majority) are those of the human answers {next(iter(scored))} was scored on."]
     summary = {m: {k: s.metrics.get(k) for k in ("mode", "n_questions", "coverage", "n_invalid", "mean", "std")}
                | {k: intervals["models"][m][k] for k in ("mean_ci", "std_ci")} for m, s in scored.items()}
-    return compare.Comparison(models=list(scored), tables=tables, notes=notes, metrics={
-        "uncertainty": settings.record(unit="participant", strata="question", **BOOTSTRAP_NOTE),
-        "per_model": summary, "differences": intervals["differences"]})
+    record = {"uncertainty": settings.record(unit="participant", strata="question", **BOOTSTRAP_NOTE),
+              "per_model": summary, "differences": intervals["differences"]}
+    uncertainty.warn_no_spread(record, record["uncertainty"], intervals["no_spread"], "wvb")
+    return compare.Comparison(models=list(scored), tables=tables, notes=notes, metrics=record)
 
 
 REPORT_THRESHOLDS = ("0.10", "0.20")
