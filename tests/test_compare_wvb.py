@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from conftest import assert_report_renders, browser_test, parse_report_page
+from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page
 from culturebench.cli import app
 from culturebench.evaluate import metrics, uncertainty, wvb
 from culturebench.evaluate.scripted_server import ScriptedServer
@@ -355,6 +355,41 @@ def test_two_participants_per_question_give_intervals_again(tmp_path, release):
     (row,) = json.loads((out / "comparison.json").read_text())["tables"]["differences"]
     assert row["difference_low"] < row["difference_high"] and row["pvalue"] is not None
     assert row["significant"] is False
+
+
+def test_compare_reads_a_score_run_of_an_evaluate_runs_own_responses(tmp_path, release):
+    # issue #46: `score` of an evaluate run's responses.jsonl wrote no run.json, and compare read that file as the
+    # authors' TSV ("missing column QUESTION_ID (header has {...the whole JSON record...})")
+    evaluate_run(tmp_path / "evaluated", release, 72, differ=False)
+    result = runner.invoke(app, ["score", "wvb", "--responses", str(tmp_path / "evaluated" / "responses.jsonl"),
+                                 "--release", str(release), "--out", str(tmp_path / "scored")])
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "scored" / "run.json").read_text())
+    evaluated = json.loads((tmp_path / "evaluated" / "run.json").read_text())
+    assert record["command"] == "culturebench score wvb" and record["benchmark"] == "wvb"
+    assert record["release"]["manifest_sha256"] == evaluated["release"]["manifest_sha256"]
+    assert record["backend"] is None and "metrics.json" in record["files"]
+    assert record["versions"]["culturebench"] == evaluated["versions"]["culturebench"]
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["compare", str(tmp_path / "evaluated"), str(tmp_path / "scored"), "--out", str(out),
+                                 *RESAMPLES])
+    assert result.exit_code == 0, result.output
+    main = {r["model"]: r for r in json.loads((out / "comparison.json").read_text())["tables"]["main"]}
+    own = json.loads((tmp_path / "evaluated" / "metrics.json").read_text())["mean"]
+    both = [r for name, r in main.items() if "baseline" not in name]
+    assert len(both) == 2 and all(r["mean W1"] == pytest.approx(own) for r in both)
+
+
+def test_an_error_quotes_a_short_excerpt_of_a_line(tmp_path, release):
+    # a responses.jsonl record in a file named .tsv is read as the authors' TSV: its header is one long JSON line,
+    # of which the error quotes the first 80 characters, not the whole record
+    record = {"participant_id": 1, "question_id": "Q1", "output": "x" * 2000, "answer": 1}
+    path = tmp_path / "answers.tsv"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    line = one_line_error(runner.invoke(app, ["score", "wvb", "--responses", str(path), "--release", str(release),
+                                              "--out", str(tmp_path / "scored")]))
+    assert "missing column QUESTION_ID" in line and "characters)" in line
+    assert "x" * 81 not in line and len(line) < 300
 
 
 @browser_test

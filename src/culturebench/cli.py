@@ -263,7 +263,12 @@ def score(
     accuracy and macro F1 per context, zone, subaxis, label; llm_globe: closed and jury-scored open means, tests;
     socialcc: Table 2's judge means and behaviour distribution, per commonsense-item country (Fig. 5), per value topic x
     Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
+    from datetime import datetime, timezone
+
+    from culturebench.evaluate import run_json
+
     name = module_name(name)
+    started = datetime.now(timezone.utc)
     with user_errors():
         flags = {"unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
         for flag, owner in (("unparsed_wrong", "normad"), ("drop_out_of_scale", "wvb")):
@@ -274,6 +279,11 @@ def score(
         line, written = registry.evaluation(name, "score").cli_score(
             responses, release, out, **({"config": config} if config is not None else {}),
             **{flag: True for flag, given in flags.items() if given})
+        args = {"benchmark": name, "responses": str(responses), "release": str(release), "out": str(out),
+                "config": None if config is None else str(config), "allow_modified_release": allow_modified_release,
+                **flags}
+        written = run_json.write_score_record(out, written, benchmark=name, release=release, args=args,
+                                              started_at=started)
     say_written(line, written)
     say_coverage(out)
 
