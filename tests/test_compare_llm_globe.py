@@ -291,3 +291,22 @@ def test_one_prompt_per_dimension_gives_no_interval_and_no_verdict():
     assert all(cell["mean_ci"][0] < cell["mean_ci"][1] for cell in m["closed"]["mean_sd"]["alpha"].values())
     assert all(row["significant"] is not None for row in m["closed"]["model_differences"])
 
+
+def test_a_juror_whose_ratings_never_vary_is_warned_about(runs, tmp_path):
+    # issue #46: a jury rating every answer "6" scored 6.00 on every dimension without a word
+    rows = [{**r, "rating_text": "6"} if r["part"] == "juror" and r["juror"] == "j1" else r for r in records("alpha")]
+    out = tmp_path / "constant"
+    result = runner.invoke(app, ["score", "llm_globe", "--responses", str(write_records(tmp_path / "c.jsonl", rows)),
+                                 "--release", str(runs["release"]), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    n_answers = len(DIMS) * OPEN_PROMPTS
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["open"]["constant_jurors"] == {"j1": {"rating": 6.0, "n": n_answers}}
+    warning = f"llm_globe jury: juror j1 rated all {n_answers} answers 6: its ratings do not vary"
+    assert [w for w in metrics["warnings"] if w.startswith("llm_globe jury")] == [
+        next(w for w in metrics["warnings"] if warning in w)]
+    assert f"warning: {warning}" in " ".join(result.output.split())
+    # j2's ratings vary (digit + 1): no warning for it, nor for a run whose jurors both vary
+    assert "juror j2" not in result.output
+    plain = json.loads((runs["alpha"] / "metrics.json").read_text())
+    assert plain["open"]["constant_jurors"] == {} and "warnings" not in plain

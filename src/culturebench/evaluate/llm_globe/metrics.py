@@ -17,7 +17,7 @@ from culturebench.evaluate.llm_globe.groups import (
     GROUP_TTEST_NOTE, globe_ttests, group_means, group_ttests, mean_sd_table, model_groups, model_tests, unit_values)
 from culturebench.evaluate.llm_globe.items import release_tables
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
-from culturebench.evaluate.llm_globe.scoring import apply_jury, fit_jury, jury_table, score_closed
+from culturebench.evaluate.llm_globe.scoring import apply_jury, constant_jurors, fit_jury, jury_table, score_closed
 from culturebench.evaluate.scores import ScoreResult
 
 
@@ -108,11 +108,17 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
                                               "saved, not scored"}
         table = apply_jury(table, jurors, jury)
         tables_out["open"] = table
+        constant = constant_jurors(table, jurors)
         metrics["open"] = {
             "n_answers": table.height, "jurors": jurors, "juror_parse_status": juror_status,
+            "constant_jurors": constant,
             "n_scored": int(table["jury_score"].is_not_null().sum()), "jury": jury,
             **part_metrics(table, "jury_score", "open", groups, tables, config, bootstrap),
         }
+        for juror, found in constant.items():
+            metrics.setdefault("warnings", []).append(
+                f"llm_globe jury: juror {juror} rated all {found['n']:,} answers {found['rating']:g}: its ratings do "
+                "not vary, so they tell no answer from another (check the juror's prompt, model and parsing)")
         uncertainty.warn_no_spread(metrics, metrics["open"], metrics["open"].get("no_spread"), "llm_globe open")
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
 
