@@ -79,9 +79,9 @@ def no_spread(sizes: Sequence[int], *, unit: str = "unit", stratum: str = "strat
     A stratum of one unit is that unit in every resample (drawing one of one with replacement), so it adds no
     variation: with one unit per stratum every interval has zero width and any nonzero difference has a standard
     error of 0 (p = 0), and where only some strata are single the spread is understated by an unknown amount. A
-    stratified variance estimate cannot be made from a stratum with a single sampling unit (the same rule as the
-    survey package's default for such strata, ``options(survey.lonely.psu = "fail")``); so no interval, p-value
-    or significance verdict is given, and this reason is said instead."""
+    stratified variance estimate cannot be made from a stratum with a single sampling unit (the variance formula
+    gives 0/0): R's survey package refuses such a stratum by default (``options(survey.lonely.psu = "fail")``),
+    and so does this rule: no interval, p-value or significance verdict, and this reason said instead."""
     from culturebench.evaluate.limit import counted, plural
 
     sizes = [int(n) for n in sizes if n]
