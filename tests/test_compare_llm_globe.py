@@ -268,3 +268,45 @@ def test_mixed_releases_need_allow_mixed_and_are_scored_against_their_prompts_jo
     saved = json.loads((tmp_path / "r" / "comparison.json").read_text())
     assert saved["models"] == ["alpha", "beta"] and len(saved["tables"]["closed_means"]) == len(DIMS)
     assert "Mixed releases" in (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+
+
+def test_one_prompt_per_dimension_gives_no_interval_and_no_verdict():
+    # issue #46: one prompt per dimension is one unit per stratum: every resample is the data itself, so every
+    # interval had zero width (beta - alpha = -3 [-3, -3]); now no interval, no p-value, no verdict, and why
+    one = [r for m in ("alpha", "beta") for r in records(m) if r["part"] == "closed" and r["id"].endswith("-0")]
+    m = llm_globe.score_records(one, tables(), bootstrap=FEW).metrics
+    closed = m["closed"]
+    assert closed["mean_sd"]["alpha"][DIMS[0]]["mean"] == 5 and closed["mean_sd"]["alpha"][DIMS[0]]["n_prompts"] == 1
+    assert all(cell["mean_ci"] == [None, None] for dims in closed["mean_sd"].values() for cell in dims.values())
+    assert len(closed["model_differences"]) == len(DIMS)
+    for row in closed["model_differences"]:
+        assert row["difference"] == 3 and row["difference_ci"] == [None, None]
+        assert (row["pvalue"], row["pvalue_holm"], row["significant"]) == (None, None, None)
+    assert closed["no_spread"].startswith(f"{len(DIMS)} of {len(DIMS)} dimensions hold fewer than 2 prompts")
+    assert m["warnings"] == [f"llm_globe closed: {closed['no_spread']}"]
+    # two prompts per dimension: intervals and verdicts again (beta three below alpha on both prompts)
+    two = [r for m in ("alpha", "beta") for r in records(m) if r["part"] == "closed" and r["id"][-2:] in ("-0", "-1")]
+    m = llm_globe.score_records(two, tables(), bootstrap=FEW).metrics
+    assert "warnings" not in m and "no_spread" not in m["closed"]
+    assert all(cell["mean_ci"][0] < cell["mean_ci"][1] for cell in m["closed"]["mean_sd"]["alpha"].values())
+    assert all(row["significant"] is not None for row in m["closed"]["model_differences"])
+
+
+def test_a_juror_whose_ratings_never_vary_is_warned_about(runs, tmp_path):
+    # issue #46: a jury rating every answer "6" scored 6.00 on every dimension without a word
+    rows = [{**r, "rating_text": "6"} if r["part"] == "juror" and r["juror"] == "j1" else r for r in records("alpha")]
+    out = tmp_path / "constant"
+    result = runner.invoke(app, ["score", "llm_globe", "--responses", str(write_records(tmp_path / "c.jsonl", rows)),
+                                 "--release", str(runs["release"]), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    n_answers = len(DIMS) * OPEN_PROMPTS
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["open"]["constant_jurors"] == {"j1": {"rating": 6.0, "n": n_answers}}
+    warning = f"llm_globe jury: juror j1 rated all {n_answers} answers 6: its ratings do not vary"
+    assert [w for w in metrics["warnings"] if w.startswith("llm_globe jury")] == [
+        next(w for w in metrics["warnings"] if warning in w)]
+    assert f"warning: {warning}" in " ".join(result.output.split())
+    # j2's ratings vary (digit + 1): no warning for it, nor for a run whose jurors both vary
+    assert "juror j2" not in result.output
+    plain = json.loads((runs["alpha"] / "metrics.json").read_text())
+    assert plain["open"]["constant_jurors"] == {} and "warnings" not in plain

@@ -264,3 +264,17 @@ def test_the_normad_report_renders_in_headless_chromium(run_dirs, tmp_path):
     result = runner.invoke(app, ["compare", *map(str, run_dirs), "--out", str(out), "--n-resamples", "300"])
     assert result.exit_code == 0, result.output
     assert_report_renders(out / "report.html", tmp_path, ("blunt", "sharp"), normad.COMPARE)
+
+
+def test_one_story_gives_no_interval_and_no_verdict(release_stories):
+    # issue #46: one story is one unit: every resample is that story, so the intervals had zero width and the
+    # difference p = 0; now none, and metrics.json says why
+    frame = pl.concat([responses("sharp"), responses("blunt")]).filter(pl.col("story_id") == "1")
+    metrics = normad.score_responses(frame, release_stories, bootstrap=FEW).metrics
+    assert metrics["per_model"]["sharp"]["accuracy"]["country"] == 1.0
+    assert metrics["per_model"]["sharp"]["accuracy_ci"]["country"] == [None, None]
+    for row in metrics["model_differences"]:
+        assert row["difference"] == -1.0  # blunt says Yes to story 1, whose gold label is no
+        assert [row[k] for k in ("low", "high", "pvalue", "pvalue_holm", "significant")] == [None] * 5
+    assert metrics["uncertainty"]["no_spread"].startswith("only 1 story: a resample of a single story is that story")
+    assert metrics["warnings"] == [f"normad: {metrics['uncertainty']['no_spread']}"]

@@ -200,3 +200,18 @@ def test_the_report_renders_in_headless_chromium(runs, tmp_path):
     out = tmp_path / "report"
     compare_report(runs, out)
     assert_report_renders(out / "report.html", tmp_path, ("strong", "weak"), socialcc.COMPARE)
+
+
+def test_one_scenario_gives_no_interval_and_no_verdict():
+    # issue #46: two models judged on one scenario: a resample of one scenario is that scenario, so the
+    # differences had zero-width intervals and p = 0 ("significant"); now none, and metrics.json says why
+    records = [{"scenario_id": "s0", "model": m, "country": country(0)[0],
+                "judgements": {j: {"score": s} for j, s in scores(m, 0).items()}} for m in ("strong", "weak")]
+    settings = uncertainty.Bootstrap(n_resamples=RESAMPLES, seed=5)
+    rows = socialcc.model_differences(records, ["strong", "weak"], settings)
+    assert any(r["difference"] for r in rows)
+    for row in rows:
+        assert [row[k] for k in ("low", "high", "pvalue", "pvalue_holm", "significant")] == [None] * 5
+    metrics = socialcc.aggregate(records, bootstrap=settings)
+    assert metrics["uncertainty"]["no_spread"].startswith("only 1 scenario")
+    assert metrics["warnings"] == [f"socialcc: {metrics['uncertainty']['no_spread']}"]

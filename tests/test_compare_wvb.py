@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from conftest import assert_report_renders, browser_test, parse_report_page
+from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page
 from culturebench.cli import app
 from culturebench.evaluate import metrics, uncertainty, wvb
 from culturebench.evaluate.scripted_server import ScriptedServer
@@ -300,6 +300,100 @@ def test_compare_page_of_score_and_evaluate_runs(tmp_path, release, probe, minim
     assert "minimum / echo / all / all" in text  # listed under "Significant differences"
 
 
+
+
+def evaluate_run(out: Path, release: Path, limit: int, differ: bool) -> str:
+    """``evaluate wvb`` of the scripted model answering 1 to every row (with ``differ``: 2 to the first request);
+    returns the printed output."""
+    asked = {"n": 0}
+
+    def reply(text: str, body: dict) -> str:
+        asked["n"] += 1
+        answer = "2" if differ and asked["n"] == 1 else "1"
+        return json.dumps({"thoughtful explanation": "x", "answer as a score": answer})
+
+    with ScriptedServer(reply=reply) as server:
+        result = runner.invoke(app, ["evaluate", "wvb", "--model", "scripted", "--base-url", server.base_url,
+                                     "--release", str(release), "--out", str(out), "--limit", str(limit),
+                                     "--concurrency", "1"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_one_participant_per_question_gives_no_interval_and_no_verdict(tmp_path, release):
+    # issue #46: two runs of one model on 20 rows, one per question, one answer apart: a bootstrap over the one
+    # participant of each question has no spread, and gave -0.0167 [-0.0167, -0.0167], p = 0, "significant"
+    printed = evaluate_run(tmp_path / "a", release, 20, differ=False)
+    evaluate_run(tmp_path / "b", release, 20, differ=True)
+    own = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert own["n_questions"] == 20 and own["mean"] > 0
+    assert own["mean_ci"] == [None, None] and own["std_ci"] == [None, None]
+    assert all(ci == [None, None] for ci in own["per_question_ci"].values())
+    assert "20 of 20 questions hold fewer than 2 participants" in own["uncertainty"]["no_spread"]
+    assert any("fewer than 2 participants" in w for w in own["warnings"])
+    assert "warning: wvb: 20 of 20 questions hold fewer than 2 participants" in printed
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out), *RESAMPLES])
+    assert result.exit_code == 0, result.output
+    assert "0 significant differences, 1 without a verdict" in result.output
+    assert "warning: wvb: 20 of 20 questions hold fewer than 2 participants" in result.output
+    (row,) = json.loads((out / "comparison.json").read_text())["tables"]["differences"]
+    assert abs(row["difference"]) == pytest.approx(1 / 60)  # one answer one step apart on a 1-4 scale, 20 questions
+    assert [row[k] for k in ("difference_low", "difference_high", "pvalue", "pvalue_holm", "significant")] == [None] * 5
+    page = parse_report_page(out / "report.html")
+    assert "no-spread" in page.ids
+    text = " ".join(page.text)
+    assert "fewer than 2 participants" in text and "No difference is significant." not in text
+
+
+def test_two_participants_per_question_give_intervals_again(tmp_path, release):
+    # the same runs with two rows per question (36 questions): every stratum can vary, so intervals and a verdict
+    printed = evaluate_run(tmp_path / "a", release, 72, differ=False)
+    evaluate_run(tmp_path / "b", release, 72, differ=True)
+    own = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert own["mean_ci"][0] < own["mean_ci"][1] and "warnings" not in own and "no_spread" not in own["uncertainty"]
+    assert "fewer than 2" not in printed
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out), *RESAMPLES])
+    assert result.exit_code == 0 and "without a verdict" not in result.output
+    (row,) = json.loads((out / "comparison.json").read_text())["tables"]["differences"]
+    assert row["difference_low"] < row["difference_high"] and row["pvalue"] is not None
+    assert row["significant"] is False
+
+
+def test_compare_reads_a_score_run_of_an_evaluate_runs_own_responses(tmp_path, release):
+    # issue #46: `score` of an evaluate run's responses.jsonl wrote no run.json, and compare read that file as the
+    # authors' TSV ("missing column QUESTION_ID (header has {...the whole JSON record...})")
+    evaluate_run(tmp_path / "evaluated", release, 72, differ=False)
+    result = runner.invoke(app, ["score", "wvb", "--responses", str(tmp_path / "evaluated" / "responses.jsonl"),
+                                 "--release", str(release), "--out", str(tmp_path / "scored")])
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "scored" / "run.json").read_text())
+    evaluated = json.loads((tmp_path / "evaluated" / "run.json").read_text())
+    assert record["command"] == "culturebench score wvb" and record["benchmark"] == "wvb"
+    assert record["release"]["manifest_sha256"] == evaluated["release"]["manifest_sha256"]
+    assert record["backend"] is None and "metrics.json" in record["files"]
+    assert record["versions"]["culturebench"] == evaluated["versions"]["culturebench"]
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["compare", str(tmp_path / "evaluated"), str(tmp_path / "scored"), "--out", str(out),
+                                 *RESAMPLES])
+    assert result.exit_code == 0, result.output
+    main = {r["model"]: r for r in json.loads((out / "comparison.json").read_text())["tables"]["main"]}
+    own = json.loads((tmp_path / "evaluated" / "metrics.json").read_text())["mean"]
+    both = [r for name, r in main.items() if "baseline" not in name]
+    assert len(both) == 2 and all(r["mean W1"] == pytest.approx(own) for r in both)
+
+
+def test_an_error_quotes_a_short_excerpt_of_a_line(tmp_path, release):
+    # a responses.jsonl record in a file named .tsv is read as the authors' TSV: its header is one long JSON line,
+    # of which the error quotes the first 80 characters, not the whole record
+    record = {"participant_id": 1, "question_id": "Q1", "output": "x" * 2000, "answer": 1}
+    path = tmp_path / "answers.tsv"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    line = one_line_error(runner.invoke(app, ["score", "wvb", "--responses", str(path), "--release", str(release),
+                                              "--out", str(tmp_path / "scored")]))
+    assert "missing column QUESTION_ID" in line and "characters)" in line
+    assert "x" * 81 not in line and len(line) < 300
 
 
 @browser_test

@@ -56,9 +56,31 @@ def test_degenerate_cases_have_known_intervals():
     assert uncertainty.mean_interval([0.5] * 7, FEW) == {"n": 7, "estimate": 0.5, "low": 0.5, "high": 0.5}
     # one value: no interval
     assert uncertainty.mean_interval([0.5], FEW)["low"] is None
-    # strata of one unit each: nothing can vary
-    got = uncertainty.resample_units([[0], [1]], lambda pos: np.asarray([float(pos.sum())]), FEW)
-    assert got.interval(0) == [1.0, 1.0]
+    # strata of one unit each: nothing can vary, and a resampled spread of 0 is no estimate of the spread (issue
+    # #46: it gave zero-width intervals and p = 0): no interval, no p-value, and the reason
+    got = uncertainty.resample_units([[0], [1]], lambda pos: np.asarray([float(pos.sum())]), FEW, unit="question",
+                                     stratum="dimension")
+    assert got.interval(0) == [None, None] and got.pvalue(0) is None
+    assert got.no_spread().startswith("2 of 2 dimensions hold fewer than 2 questions")
+
+
+def test_only_numbers_drawn_on_strata_of_two_or_more_units_get_an_interval_and_a_pvalue():
+    # stratum 0 holds three units, stratum 1 one: a number of stratum 0 alone is bootstrapped as before (scipy's
+    # own bootstrap of its values), a number that draws on stratum 1 too has no interval, p-value or verdict
+    values = np.asarray([0.0, 1.0, 3.0, 10.0])
+
+    def statistic(pos: np.ndarray) -> np.ndarray:
+        return np.asarray([values[pos[pos < 3]].mean(), values[pos].mean()])
+
+    got = uncertainty.resample_units([[0, 1, 2], [3]], statistic, FEW)
+    expected = stats.bootstrap((values[:3],), np.mean, n_resamples=500, method="percentile", vectorized=False,
+                               rng=np.random.default_rng(3)).confidence_interval
+    assert got.interval(0, strata=[0]) == [pytest.approx(expected.low), pytest.approx(expected.high)]
+    assert got.pvalue(0, strata=[0]) is not None and got.no_spread([0]) is None
+    assert got.interval(1) == [None, None] and got.pvalue(1) is None
+    assert "1 of 2 strata holds fewer than 2 units" in got.no_spread()
+    rows = uncertainty.holm_significance([{"pvalue": None}], FEW, no_spread=[got.no_spread()])
+    assert rows == [{"pvalue": None, "pvalue_holm": None, "significant": None}]
 
 
 def test_strata_are_resampled_within_themselves():
@@ -193,3 +215,23 @@ def test_cdeval_paired_differences_find_a_real_gap_and_not_a_null_one():
     assert sum(rows[("likes", "likes too", d)]["significant"] for d in cdeval.DIMENSIONS) <= 1
     low, high = metrics["pairwise_baseline_ci"]
     assert low <= metrics["pairwise_baseline"] <= high
+
+
+def test_cdeval_with_one_question_per_dimension_gives_no_interval_and_no_verdict():
+    # issue #46: one question per dimension is one unit per stratum; the dimension scores, their differences and
+    # everything drawn on all dimensions get no interval, p-value or verdict, and metrics.json says why
+    metrics = cdeval.score_responses(*cdeval_case(1, {"likes": 0.9, "dislikes": 0.1}), bootstrap=FEW).metrics
+    m = metrics["per_model"]["likes"]
+    assert all(ci == [None, None] for ci in m["dimension_likelihood_ci"].values())
+    assert all(ci == [None, None] for ci in m["template_weights_ci"].values())
+    assert all(v is not None for v in m["dimension_likelihood"].values())
+    for row in metrics["model_differences"]:
+        assert row["difference"] is not None
+        assert [row[k] for k in ("low", "high", "pvalue", "pvalue_holm", "significant")] == [None] * 5
+    reason = metrics["uncertainty"]["no_spread"]
+    assert reason.startswith("6 of 6 dimensions hold fewer than 2 questions")
+    assert metrics["warnings"] == [f"cdeval: {reason}"]
+    # two questions in every dimension: intervals and verdicts again
+    again = cdeval.score_responses(*cdeval_case(2, {"likes": 0.9, "dislikes": 0.1}), bootstrap=FEW).metrics
+    assert "warnings" not in again and "no_spread" not in again["uncertainty"]
+    assert all(row["significant"] is not None and row["pvalue"] is not None for row in again["model_differences"])

@@ -291,7 +291,12 @@ def score(
     accuracy and macro F1 per context, zone, subaxis, label; llm_globe: closed and jury-scored open means, tests;
     socialcc: Table 2's judge means and behaviour distribution, per commonsense-item country (Fig. 5), per value topic x
     Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
+    from datetime import datetime, timezone
+
+    from culturebench.evaluate import run_json
+
     name = module_name(name)
+    started = datetime.now(timezone.utc)
     with user_errors():
         flags = {"unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
                  "drop_non_integer": drop_non_integer}
@@ -304,7 +309,13 @@ def score(
         line, written = registry.evaluation(name, "score").cli_score(
             responses, release, out, **({"config": config} if config is not None else {}),
             **{flag: value for flag, value in flags.items() if value})
+        args = {"benchmark": name, "responses": str(responses), "release": str(release), "out": str(out),
+                "config": None if config is None else str(config), "allow_modified_release": allow_modified_release,
+                **flags}
+        written = run_json.write_score_record(out, written, benchmark=name, release=release, args=args,
+                                              started_at=started)
     say_written(line, written)
+    say_coverage(out)
 
 
 @app.command(short_help="Run a model on a benchmark release and score it with the paper's metrics and plots.")
@@ -416,7 +427,8 @@ def evaluate(
 
 
 def say_coverage(run_dir: Path) -> None:
-    """What a run covers (metrics.json ``covers``, see evaluate/limit.py) and where it has too little to mean much."""
+    """What a run covers (metrics.json ``covers``, see evaluate/limit.py), where it has too little to mean much,
+    and the metrics' own ``warnings`` (e.g. numbers left without an interval: ``uncertainty.warn_no_spread``)."""
     import json
 
     path = Path(run_dir) / "metrics.json"
@@ -425,6 +437,8 @@ def say_coverage(run_dir: Path) -> None:
         say(covers["text"])
         for warning in covers["warnings"]:
             say(f"warning: {warning}", style="yellow")
+    for warning in metrics.get("warnings") or []:
+        say(f"warning: {warning}", style="yellow")
 
 
 def _check_run_folder(out: Path, benchmark: str) -> None:

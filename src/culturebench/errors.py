@@ -5,6 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 
+EXCERPT_CHARACTERS = 80
+"""The most characters of the user's text (a line, a header, a value) an error message quotes."""
+
+
+def excerpt(text: object, limit: int = EXCERPT_CHARACTERS) -> str:
+    """``str(text)`` for an error message, cut to its first ``limit`` characters when longer (with ``...`` and its
+    length): a header or value read from a file of another kind (a JSON record taken for a CSV header) stays one
+    short line."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 class InputError(Exception):
     """A problem with the user's input (a file, a flag), reported as one line without a traceback.
 

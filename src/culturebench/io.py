@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 
 
 @dataclass(frozen=True)
@@ -106,8 +106,9 @@ def read_csv_rows(text: str, name: str, delimiter: str = ",") -> tuple[list[str]
         if len(header) == 1:
             for other, label in ((",", "comma"), (";", "semicolon"), ("\t", "tab"), ("|", "pipe")):
                 if other != delimiter and other in header[0]:
-                    raise InputError(f"wrong delimiter: the header is {label}-separated ({header[0]!r}), expected "
-                                     f"{delimiter!r}-separated columns", file=name, row=0)
+                    raise InputError(f"wrong delimiter: the header is {label}-separated "
+                                     f"({excerpt(repr(header[0]))}), expected {delimiter!r}-separated columns",
+                                     file=name, row=0)
         seen = set()
         for column in header:
             if column in seen:

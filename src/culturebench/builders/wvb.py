@@ -29,7 +29,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.io import InputFile, decode_text, input_name, sha256_file
 from culturebench.raw.codebook import Codebook, codebook_input, find_codebook, load_codebook
 from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, read_respondents, respondent_files
@@ -327,7 +327,8 @@ def read_probe_samples(path: Path) -> pl.DataFrame:
         raise InputError(f"cannot be read as TSV ({str(exc).splitlines()[0]})", file=path) from None
     missing = [c for c in PROBE_SAMPLE_COLUMNS if c not in frame.columns]
     if missing:
-        raise InputError(f"missing column (header has {', '.join(frame.columns)})", file=path, column=missing[0])
+        raise InputError(f"missing column (header has {excerpt(', '.join(frame.columns))})", file=path,
+                         column=missing[0])
     if frame.height == 0:
         raise InputError("file has a header but no data rows", file=path)
     frame = frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("row"),

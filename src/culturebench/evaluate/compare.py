@@ -16,7 +16,9 @@ drawn from: the page shows it above that table) and a sentence on how significan
 
 Tables are flat (one value per cell) so that they go to CSV as they are; a column ``X`` followed by ``X_low`` and
 ``X_high`` is shown on the page as one cell "X [low, high]". A boolean column ``significant`` is what the page's
-"Significant differences" list reads, and the only column it highlights.
+"Significant differences" list reads, and the only column it highlights (null: no verdict, where resampling
+cannot estimate a spread; the reasons are ``Comparison.metrics["warnings"]``, shown under "Intervals" and
+printed).
 """
 
 from __future__ import annotations
@@ -251,11 +253,20 @@ def compare(run_dirs: Sequence[Path], out: Path, *, settings: Bootstrap = Bootst
     comparison = spec.build(folders, model_labels(folders), settings, release)
     comparison.notes[:0] = notes
     written = write_report(spec, comparison, folders, settings, Path(out))
-    significant = [r for t in comparison.tables.values() if SIGNIFICANT in t.columns
-                   for r in t.filter(pl.col(SIGNIFICANT)).iter_rows(named=True)]
+    verdicts = [t[SIGNIFICANT] for t in comparison.tables.values() if SIGNIFICANT in t.columns]
+    significant = sum(int(v.sum()) for v in verdicts)
+    undecided = sum(v.null_count() for v in verdicts)
     line = (f"{spec.benchmark}: compared {len(comparison.models)} models from {len(folders)} runs; "
-            f"{len(significant)} significant differences; report {Path(out) / REPORT_FILE}")
-    return line, written
+            f"{significant} significant differences"
+            f"{f', {undecided} without a verdict (see the warnings)' if undecided else ''}; "
+            f"report {Path(out) / REPORT_FILE}")
+    return "\n".join([line, *(f"warning: {w}" for w in no_spread_warnings(comparison))]), written
+
+
+def no_spread_warnings(comparison: Comparison) -> list[str]:
+    """Why some numbers of the comparison have no interval and some differences no verdict: the benchmark's
+    ``warnings`` (``uncertainty.warn_no_spread``)."""
+    return list(comparison.metrics.get("warnings") or [])
 
 
 def write_report(spec: BenchmarkSpec, comparison: Comparison, folders: Sequence[RunFolder], settings: Bootstrap,
@@ -383,10 +394,15 @@ def render_html(spec: BenchmarkSpec, comparison: Comparison, runs_info: list[dic
     for key in ("strata", "statistic", "paired"):
         if record.get(key):
             parts.append(f"<p class=note>{e(key)}: {e(str(record[key]))}</p>")
+    unsupported = no_spread_warnings(comparison)
+    if unsupported:
+        parts.append("<p id=no-spread>Where resampling cannot estimate a spread, no interval and no significance "
+                     "verdict are given:</p><ul>" + "".join(f"<li>{e(w)}</li>" for w in unsupported) + "</ul>")
     parts.append(f"<h2 id=significance>Significant differences</h2><p class=note>{e(spec.significance)}</p>")
     lines = significant_lines(comparison)
-    parts.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in lines) + "</ul>" if lines
-                 else "<p>No difference is significant.</p>")
+    none = ("<p>No difference with a verdict is significant; the others have none (see Intervals).</p>"
+            if unsupported else "<p>No difference is significant.</p>")
+    parts.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in lines) + "</ul>" if lines else none)
     if comparison.notes:
         parts.append("<h2 id=notes>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in comparison.notes) + "</ul>")
     parts.append("<h2 id=tables>Tables and figures</h2>")

@@ -97,7 +97,7 @@ def redact_args(args: Mapping[str, Any]) -> dict:
 
 def run_record(*, benchmark: str, command: str, args: Mapping[str, Any], release: Mapping, backend: Any,
                stats: Mapping, extra: Mapping | None = None, started_at: datetime | None = None) -> dict:
-    """The content of run.json (scrubbed of secrets)."""
+    """The content of run.json (scrubbed of secrets); ``backend`` None for a run that asked no model (``score``)."""
     cache_params = backend.cache_params() if hasattr(backend, "cache_params") else {}
     record = {
         "benchmark": benchmark,
@@ -107,8 +107,9 @@ def run_record(*, benchmark: str, command: str, args: Mapping[str, Any], release
         "versions": versions(),
         "release": dict(release),
         "args": redact_args(args),
-        "backend": {"name": getattr(backend, "name", type(backend).__name__), "model": getattr(backend, "model", None),
-                    "cache_params": cache_params, **(backend.run_info() if hasattr(backend, "run_info") else {})},
+        "backend": None if backend is None else {
+            "name": getattr(backend, "name", type(backend).__name__), "model": getattr(backend, "model", None),
+            "cache_params": cache_params, **(backend.run_info() if hasattr(backend, "run_info") else {})},
         "runner": dict(stats),
         **(dict(extra) if extra else {}),
     }
@@ -142,4 +143,20 @@ def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, releas
                         release={**release_info(release, manifest), **checked}, backend=backend, stats=stats,
                         started_at=started_at,
                         extra={**extra, "files": [Path(p).name for p in files]})
+    return [*files, write_run_json(out, record)]
+
+
+def write_score_record(out: Path, files: Sequence[Path], *, benchmark: str, release: Path, args: Mapping,
+                       started_at: datetime) -> list[Path]:
+    """run.json of ``culturebench score <benchmark>``, as ``write_run_record`` writes ``evaluate``'s (versions, the
+    release with its manifest hash, the arguments, the files written) without a backend (null) or runner totals:
+    nothing was asked of a model. Returns ``files`` and run.json."""
+    from culturebench.release import load_manifest
+
+    allowed = args.get("allow_modified_release")
+    record = run_record(benchmark=benchmark, command=f"culturebench score {benchmark}", args=args,
+                        release={**release_info(release, load_manifest(release)),
+                                 "files_verified": None if allowed is None else not allowed},
+                        backend=None, stats={}, started_at=started_at,
+                        extra={"files": [Path(p).name for p in files]})
     return [*files, write_run_json(out, record)]

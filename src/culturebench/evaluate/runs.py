@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import polars as pl
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.evaluate.memory import return_free_heap
 from culturebench.io import jsonl_objects, sha256_file, write_json
 from culturebench.release import load_manifest, read_tables
@@ -286,8 +286,8 @@ def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "respons
             for name in integers:
                 value = record.get(name)
                 if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                    raise InputError(f"{name} must be a whole number, got {value!r}", file=path, row=number,
-                                     column=name)
+                    raise InputError(f"{name} must be a whole number, got {excerpt(repr(value))}", file=path,
+                                     row=number, column=name)
             if unique:
                 key = tuple(json.dumps(record.get(name), sort_keys=True) for name in unique)
                 if key in seen:

@@ -13,6 +13,9 @@ bootstrap only adds an interval around them. Everything goes through ``scipy.sta
   multi-sample bootstrap does with one sample per stratum; a stratum of one unit is held as it is (a resample of
   one unit with replacement is that unit; scipy asks for two or more per sample). The statistic returns a vector,
   so every number derived from the same resamples (differences between models, similarities) shares them: paired.
+- ``no_spread``: the rule of when resampling can estimate a spread at all (every stratum a number draws on holds
+  at least ``MIN_UNITS_PER_STRATUM`` units); where it cannot, the number gets no interval, no p-value and no
+  significance verdict, and the reason is recorded.
 - ``bootstrap_pvalue``: the two-sided p-value of "the statistic is 0" from the bootstrap standard error (a normal
   approximation, with no floor set by the number of resamples), and ``stats.holm`` over a family.
 - ``group_breakdown``: per group mean, interval and size; groups smaller than a minimum are flagged, not ranked.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -39,6 +43,8 @@ copies of the positions (int32, ``resample_units``) at once, ~64 MB; at 20M int6
 largest part of an evaluate's peak RSS. The batch sets
 how scipy interleaves its draws across strata, so a run above this size gets other (equally valid) resamples
 than with another batch."""
+MIN_UNITS_PER_STRATUM = 2
+"""Units a stratum needs before resampling within it can show any spread (``no_spread``)."""
 MIN_GROUP_SIZE = 30
 """Groups with fewer units than this are reported with their size and interval but flagged ``small`` and not
 ranked (a 10-story country's accuracy is not comparable to a 300-story one)."""
@@ -66,20 +72,67 @@ class Bootstrap:
                 "confidence_level": self.confidence_level, "unit": unit, "strata": strata, **extra}
 
 
+def no_spread(sizes: Sequence[int], *, unit: str = "unit", stratum: str = "stratum") -> str | None:
+    """Why resampling within strata of ``sizes`` units cannot estimate the spread of a number drawn from them, or
+    None when it can: the rule is that every stratum holding units holds at least MIN_UNITS_PER_STRATUM of them.
+
+    A stratum of one unit is that unit in every resample (drawing one of one with replacement), so it adds no
+    variation: with one unit per stratum every interval has zero width and any nonzero difference has a standard
+    error of 0 (p = 0), and where only some strata are single the spread is understated by an unknown amount. A
+    stratified variance estimate cannot be made from a stratum with a single sampling unit (the variance formula
+    gives 0/0): R's survey package refuses such a stratum by default (``options(survey.lonely.psu = "fail")``),
+    and so does this rule: no interval, p-value or significance verdict, and this reason said instead."""
+    from culturebench.evaluate.limit import counted, plural
+
+    sizes = [int(n) for n in sizes if n]
+    few = [n for n in sizes if n < MIN_UNITS_PER_STRATUM]
+    if not few and sizes:
+        return None
+    if not sizes:
+        return f"no {plural(unit)} to resample"
+    strata = "strata" if stratum == "stratum" else plural(stratum)
+    where = (f"only {counted(sizes[0], plural(unit))}" if len(sizes) == 1 else
+             f"{len(few)} of {len(sizes)} {strata} {'hold' if len(few) > 1 else 'holds'} fewer than "
+             f"{MIN_UNITS_PER_STRATUM} {plural(unit)}")
+    return (f"{where}: a resample of a single {unit} is that {unit}, so resampling cannot estimate a spread (no "
+            f"interval, p-value or significance; at least {MIN_UNITS_PER_STRATUM} {plural(unit)}"
+            f"{f' per {stratum}' if len(sizes) > 1 else ''} are needed)")
+
+
 @dataclass
 class Resampled:
     """The result of ``resample_units``: per output of the statistic, its value on all units, the interval's
-    bounds, and the bootstrap distribution (outputs x resamples)."""
+    bounds, the bootstrap distribution (outputs x resamples), and the size of each stratum given (in the given
+    order, empty ones included) with the names of the unit and the stratum."""
 
     estimate: np.ndarray
     low: np.ndarray
     high: np.ndarray
     distribution: np.ndarray
+    stratum_sizes: tuple[int, ...] = ()
+    unit: str = "unit"
+    stratum: str = "stratum"
 
-    def interval(self, i: int) -> list[float | None]:
+    def no_spread(self, strata: Sequence[int] | None = None) -> str | None:
+        """``no_spread`` of the strata an output draws on (their positions in the given strata; None: all)."""
+        if strata is None:
+            return self.no_spread_of_all
+        return no_spread([self.stratum_sizes[s] for s in strata], unit=self.unit, stratum=self.stratum)
+
+    @cached_property
+    def no_spread_of_all(self) -> str | None:
+        return no_spread(self.stratum_sizes, unit=self.unit, stratum=self.stratum)
+
+    def interval(self, i: int, strata: Sequence[int] | None = None) -> list[float | None]:
+        """[low, high] of output ``i``, drawn on ``strata`` (None: all); [None, None] where ``no_spread``."""
+        if self.no_spread(strata):
+            return [None, None]
         return [finite_or_none(self.low[i]), finite_or_none(self.high[i])]
 
-    def pvalue(self, i: int, null: float = 0.0) -> float | None:
+    def pvalue(self, i: int, null: float = 0.0, strata: Sequence[int] | None = None) -> float | None:
+        """``bootstrap_pvalue`` of output ``i``, drawn on ``strata`` (None: all); None where ``no_spread``."""
+        if self.no_spread(strata):
+            return None
         return bootstrap_pvalue(self.distribution[i], self.estimate[i], null)
 
 
@@ -89,14 +142,16 @@ def finite_or_none(value) -> float | None:
 
 
 def resample_units(strata: Sequence[Sequence[int]], statistic: Callable[[np.ndarray], np.ndarray],
-                   settings: Bootstrap) -> Resampled:
+                   settings: Bootstrap, *, unit: str = "unit", stratum: str = "stratum") -> Resampled:
     """Bootstrap of ``statistic(positions) -> 1-D array`` over units: each stratum (a list of unit positions) is
     resampled with replacement within itself by ``scipy.stats.bootstrap`` (one sample per stratum of two or more
     units; strata of one unit kept as they are); the statistic sees the positions of one resample concatenated
     (a unit drawn twice appears twice). ``estimate`` is the statistic of all units. An output that is NaN in some
-    resample (a group the resample missed) has NaN bounds: no interval."""
+    resample (a group the resample missed) has NaN bounds: no interval; nor has one whose strata are too small
+    (``Resampled.no_spread``: ``unit`` and ``stratum`` name them in its reason)."""
     from scipy import stats
 
+    sizes = tuple(len(s) for s in strata)
     strata = [np.asarray(s) for s in strata if len(s)]
     if not strata:
         raise ValueError("no units to resample")
@@ -111,7 +166,7 @@ def resample_units(strata: Sequence[Sequence[int]], statistic: Callable[[np.ndar
     estimate = np.atleast_1d(np.asarray(statistic(np.concatenate(strata)), dtype=float))
     if not varying:  # nothing can vary: every resample is the data itself
         distribution = np.repeat(estimate[:, None], settings.n_resamples, axis=1)
-        return Resampled(estimate, estimate.copy(), estimate.copy(), distribution)
+        return Resampled(estimate, estimate.copy(), estimate.copy(), distribution, sizes, unit, stratum)
 
     def on_resample(*samples: np.ndarray) -> np.ndarray:
         positions = np.concatenate([*samples, fixed]).astype(dtype, copy=False)
@@ -125,18 +180,18 @@ def resample_units(strata: Sequence[Sequence[int]], statistic: Callable[[np.ndar
                                  batch=max(1, MAX_RESAMPLED_POSITIONS // sum(s.size for s in varying)))
     distribution = np.atleast_2d(result.bootstrap_distribution)
     return Resampled(estimate, np.atleast_1d(result.confidence_interval.low),
-                     np.atleast_1d(result.confidence_interval.high), distribution)
+                     np.atleast_1d(result.confidence_interval.high), distribution, sizes, unit, stratum)
 
 
 def mean_interval(values: Sequence[float | None], settings: Bootstrap) -> dict:
     """A plain mean with its bootstrap interval (``scipy.stats.bootstrap((values,), np.mean)``), None and NaN
-    dropped: n, estimate, low, high (low/high None below two values)."""
+    dropped: n, estimate, low, high (None where ``no_spread`` of the one stratum of values: below two)."""
     from scipy import stats
 
     arr = np.asarray([np.nan if v is None else float(v) for v in values], dtype=float)
     arr = arr[np.isfinite(arr)]
     out = {"n": int(arr.size), "estimate": float(arr.mean()) if arr.size else None, "low": None, "high": None}
-    if arr.size >= 2:
+    if not no_spread([arr.size]):
         if np.ptp(arr) == 0:  # every resample has the same mean (scipy warns on a degenerate distribution)
             out["low"] = out["high"] = out["estimate"]
         else:
@@ -165,16 +220,29 @@ def bootstrap_pvalue(distribution: Sequence[float], estimate: float, null: float
     return float(2 * norm.sf(abs(estimate - null) / se))
 
 
-def holm_significance(rows: list[dict], settings: Bootstrap) -> list[dict]:
+def holm_significance(rows: list[dict], settings: Bootstrap,
+                      no_spread: Sequence[str | None] | None = None) -> list[dict]:
     """Each row's ``pvalue`` Holm-adjusted over all ``rows`` (``pvalue_holm``) and ``significant``: the adjusted
-    p-value below 1 - the confidence level (a row without a p-value is not significant); returns ``rows``."""
+    p-value below 1 - the confidence level (a row without a p-value is not significant); returns ``rows``. A row
+    whose entry of ``no_spread`` (one per row) is a reason (``no_spread``: resampling could not estimate the
+    spread behind it) gets no verdict: ``significant`` None."""
     from culturebench.evaluate.stats import holm
 
     alpha = 1 - settings.confidence_level
-    for row, adjusted in zip(rows, holm([r["pvalue"] for r in rows])):
+    reasons = no_spread or [None] * len(rows)
+    for row, adjusted, reason in zip(rows, holm([r["pvalue"] for r in rows]), reasons):
         row["pvalue_holm"] = adjusted
-        row["significant"] = adjusted is not None and adjusted < alpha
+        row["significant"] = None if reason else adjusted is not None and adjusted < alpha
     return rows
+
+
+def warn_no_spread(metrics: dict, record: dict, reason: str | None, label: str) -> None:
+    """Where resampling could not estimate a spread (``reason``, from ``no_spread``; nothing when None): the reason
+    in ``record`` (``no_spread``, beside how the intervals were made) and ``label: reason`` in metrics.json's
+    ``warnings``, which ``evaluate`` and ``score`` print."""
+    if reason:
+        record["no_spread"] = reason
+        metrics.setdefault("warnings", []).append(f"{label}: {reason}")
 
 
 def group_breakdown(values: Sequence[float | None], groups: Sequence[str | None], settings: Bootstrap, *,

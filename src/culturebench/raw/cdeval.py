@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.io import InputFile, input_name, read_csv_rows, read_input_text
 
 QUESTIONNAIRE_FOLDER = "cdeval"
@@ -176,7 +176,7 @@ def read_hofstede(path: Path, root: Path, columns: dict[str, str], score_columns
     header = [h.lower() for h in header]
     missing = [c for c in columns if c not in header]
     if missing:
-        raise InputError(f"missing column(s) {missing}; header is {header}", file=name, column=missing[0])
+        raise InputError(f"missing column(s) {missing}; header is {excerpt(header)}", file=name, column=missing[0])
     present = {**columns, **{c: t for c, t in (optional or {}).items() if c in header}}
     at = {c: header.index(c) for c in present}
     rows = []
@@ -200,7 +200,8 @@ def _score(raw: str, name: str, row: int, column: str) -> int | None:
     try:
         value = float(raw.replace(",", "."))
     except ValueError:
-        raise InputError(f"score {raw!r} is neither a number nor {NULL}", file=name, row=row, column=column) from None
+        raise InputError(f"score {excerpt(repr(raw))} is neither a number nor {NULL}", file=name, row=row,
+                         column=column) from None
     if not math.isfinite(value) or value != int(value):
-        raise InputError(f"score {raw!r} is not a whole number", file=name, row=row, column=column)
+        raise InputError(f"score {excerpt(repr(raw))} is not a whole number", file=name, row=row, column=column)
     return int(value)

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.io import InputFile, input_name, read_csv_rows, read_input_bytes, read_input_text
 
 GLOBE_FOLDER = "globe"
@@ -111,8 +111,8 @@ def _text(table: CsvFile, row: int, record: dict[str, str], column: str, require
 def _dimension(table: CsvFile, row: int, value: str, column: str, dimensions: dict[str, str]) -> str:
     found = dimensions.get(_key(value))
     if found is None:
-        raise InputError(f"unknown GLOBE dimension {value!r}; expected one of {sorted(set(dimensions.values()))}",
-                         file=table.name, row=row, column=column)
+        raise InputError(f"unknown GLOBE dimension {excerpt(repr(value))}; expected one of "
+                         f"{sorted(set(dimensions.values()))}", file=table.name, row=row, column=column)
     return found
 
 
@@ -310,8 +310,8 @@ def read_item_table(table: CsvFile, dimensions: dict[str, str], english_required
         elif flag in FALSE:
             reverse = False
         else:
-            raise InputError(f"reverse flag {record['reverse']!r} is not true/false (1/0, yes/no)", file=table.name,
-                             row=row, column="reverse")
+            raise InputError(f"reverse flag {excerpt(repr(record['reverse']))} is not true/false (1/0, yes/no)",
+                             file=table.name, row=row, column="reverse")
         anchors = {}
         for language in ("en", "zh"):
             anchors[language] = {
@@ -441,11 +441,11 @@ def read_society_scores(table: CsvFile, facts: dict) -> list[SocietyRow]:
                 try:
                     value = float(raw.replace(",", "."))
                 except ValueError:
-                    raise InputError(f"score {raw!r} is not a number", file=table.name, row=row,
+                    raise InputError(f"score {excerpt(repr(raw))} is not a number", file=table.name, row=row,
                                      column=column) from None
                 if not math.isfinite(value) or not low <= value <= high:
-                    raise InputError(f"score {raw!r} is outside the GLOBE scale {low:g}-{high:g}", file=table.name,
-                                     row=row, column=column)
+                    raise InputError(f"score {excerpt(repr(raw))} is outside the GLOBE scale {low:g}-{high:g}",
+                                     file=table.name, row=row, column=column)
                 numbers.append(value)
             scores[dimension] = (numbers[0], numbers[1])
         rows.append(SocietyRow(table.name, row, _text(table, row, record, country),
@@ -516,8 +516,8 @@ def read_open_prompts(table: CsvFile, dimensions: dict[str, str]) -> list[OpenPr
         if has_origin:
             origin = _text(table, row, record, "origin").casefold()
             if origin not in ("human", "generated"):
-                raise InputError(f"origin {record['origin']!r} is neither 'human' nor 'generated'", file=table.name,
-                                 row=row, column="origin")
+                raise InputError(f"origin {excerpt(repr(record['origin']))} is neither 'human' nor 'generated'",
+                                 file=table.name, row=row, column="origin")
         prompts.append(OpenPrompt(
             table.name, row, number, int(match.group(1)), int(match.group(2)),
             _dimension(table, row, _text(table, row, record, "Dimension"), "Dimension", dimensions),

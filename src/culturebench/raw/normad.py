@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.io import InputFile, input_name, jsonl_objects, read_csv_rows, read_input_text
 
 STORIES_FOLDER = "normad"
@@ -63,7 +63,7 @@ def input_files(folder: Path, suffixes: tuple[str, ...], what: str) -> list[Path
 def _missing(name: str, header: list[str], wanted: tuple[str, ...]) -> None:
     for column in wanted:
         if column not in header:
-            raise InputError(f"missing column {column!r} (columns: {header})", file=name, column=column)
+            raise InputError(f"missing column {column!r} (columns: {excerpt(header)})", file=name, column=column)
 
 
 def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
@@ -108,10 +108,10 @@ def read_zones(path: Path, root: Path) -> tuple[list[ZoneRow], InputFile]:
     country = next((c for c in COUNTRY_COLUMNS if c in header), None)
     zone = next((c for c in ZONE_COLUMNS if c in header), None)
     if country is None:
-        raise InputError(f"missing country column (one of {list(COUNTRY_COLUMNS)}; columns: {header})", file=name,
-                         column=COUNTRY_COLUMNS[0])
+        raise InputError(f"missing country column (one of {list(COUNTRY_COLUMNS)}; columns: {excerpt(header)})",
+                         file=name, column=COUNTRY_COLUMNS[0])
     if zone is None:
-        raise InputError(f"missing zone column (one of {list(ZONE_COLUMNS)}; columns: {header})", file=name,
+        raise InputError(f"missing zone column (one of {list(ZONE_COLUMNS)}; columns: {excerpt(header)})", file=name,
                          column=ZONE_COLUMNS[0])
     ci, zi = header.index(country), header.index(zone)
     rows = []

@@ -93,7 +93,7 @@ def _group_means(values: np.ndarray, codes: np.ndarray, n_groups: int) -> np.nda
 
 def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl.DataFrame,
                      settings: uncertainty.Bootstrap, *, beta: float = BETA,
-                     scale: float = INSTABILITY_SCALE) -> dict[str, pl.DataFrame]:
+                     scale: float = INSTABILITY_SCALE) -> tuple[dict[str, pl.DataFrame], str | None]:
     """Bootstrap intervals over questions (``uncertainty.resample_units``, resampled within each dimension so
     that every resample keeps each dimension's number of questions, one resample shared by all models;
     BOOTSTRAP_NOTE; a domain cell that some resample misses altogether gets no interval): tables keyed like
@@ -101,7 +101,9 @@ def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl
     domain_likelihood (model, dimension, domain), template_weights (model, template), country_similarity (model,
     country_code), group_similarity (model, group), model_similarity (model_a, model_b, both orders),
     pairwise_baseline (one row), differences (model_a < model_b, dimension: difference, low, high, pvalue,
-    pvalue_holm, significant, n_common: questions both answered)."""
+    pvalue_holm, significant, n_common: questions both answered); and why some have no interval (or None):
+    ``uncertainty.no_spread`` over the dimensions (a number of one dimension needs only that dimension's
+    questions; template weights and similarities draw on all)."""
     answered = set(scored["question_id"].unique().to_list())
     release_order = questions.filter(pl.col("question_id").is_in(answered)).unique("question_id", keep="first",
                                                                                    maintain_order=True)
@@ -150,7 +152,7 @@ def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl
         blocks += [values[a][0] - values[b][0] for a, b in diff_pairs]
         return np.concatenate(blocks)
 
-    result = uncertainty.resample_units(strata, statistic, settings)
+    result = uncertainty.resample_units(strata, statistic, settings, unit="question", stratum="dimension")
     spans = iter(range(len(result.estimate)))
 
     def take(n: int) -> list[int]:
@@ -160,15 +162,16 @@ def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl
                                                    "country_similarity", "group_similarity", "model_similarity",
                                                    "pairwise_baseline", "differences")}
 
-    def bounds(i: int) -> dict:
-        low, high = result.interval(i)
+    def bounds(i: int, dimension: str | None = None) -> dict:
+        """The interval of output ``i``: drawn on one ``dimension``'s questions, or (None) on all."""
+        low, high = result.interval(i, strata=None if dimension is None else [DIMENSIONS.index(dimension)])
         return {"low": low, "high": high}
 
     for m in models:
         for d, i in zip(DIMENSIONS, take(len(DIMENSIONS))):
-            rows["dimension_likelihood"].append({"model": m, "dimension": d, **bounds(i)})
+            rows["dimension_likelihood"].append({"model": m, "dimension": d, **bounds(i, d)})
         for (d, domain), i in zip(cells, take(len(cells))):
-            rows["domain_likelihood"].append({"model": m, "dimension": d, "domain": domain, **bounds(i)})
+            rows["domain_likelihood"].append({"model": m, "dimension": d, "domain": domain, **bounds(i, d)})
         for t, i in zip(prompts.TEMPLATE_KINDS, take(len(prompts.TEMPLATE_KINDS))):
             rows["template_weights"].append({"model": m, "template": t, **bounds(i)})
     for m in complete:
@@ -184,9 +187,10 @@ def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl
         common = int((has[a] & has[b]).sum())
         for d, i in zip(DIMENSIONS, take(len(DIMENSIONS))):
             rows["differences"].append({"model_a": a, "model_b": b, "dimension": d,
-                                        "difference": uncertainty.finite_or_none(result.estimate[i]), **bounds(i),
-                                        "pvalue": result.pvalue(i), "n_common": common})
-    uncertainty.holm_significance(rows["differences"], settings)
+                                        "difference": uncertainty.finite_or_none(result.estimate[i]), **bounds(i, d),
+                                        "pvalue": result.pvalue(i, strata=[DIMENSIONS.index(d)]), "n_common": common})
+    uncertainty.holm_significance(rows["differences"], settings,
+                                  [result.no_spread([DIMENSIONS.index(r["dimension"])]) for r in rows["differences"]])
     schemas = {"low": pl.Float64, "high": pl.Float64}
     keys = {"dimension_likelihood": ("model", "dimension"), "domain_likelihood": ("model", "dimension", "domain"),
             "template_weights": ("model", "template"), "country_similarity": ("model", "country_code"),
@@ -198,7 +202,7 @@ def bootstrap_scores(scored: pl.DataFrame, questions: pl.DataFrame, hofstede: pl
     frames["differences"] = pl.DataFrame(rows["differences"], schema={
         "model_a": pl.String, "model_b": pl.String, "dimension": pl.String, "difference": pl.Float64,
         **schemas, "pvalue": pl.Float64, "n_common": pl.Int64, "pvalue_holm": pl.Float64, "significant": pl.Boolean})
-    return frames
+    return frames, result.no_spread()
 
 
 def with_bounds(frame: pl.DataFrame, bounds: pl.DataFrame, value: str) -> pl.DataFrame:

@@ -48,7 +48,7 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     groups = group_similarity(by_dimension, hofstede, beta)
     pairs = model_similarity(by_dimension)
     points, explained = pca_points(by_dimension, hofstede, beta)
-    bounds = bootstrap_scores(scored, tables["questions"], hofstede, bootstrap, beta=beta, scale=scale)
+    bounds, no_spread = bootstrap_scores(scored, tables["questions"], hofstede, bootstrap, beta=beta, scale=scale)
     by_dimension = with_bounds(by_dimension, bounds["dimension_likelihood"], "likelihood")
     by_domain = with_bounds(by_domain, bounds["domain_likelihood"], "likelihood")
     weights = with_bounds(weights, bounds["template_weights"], "weight")
@@ -122,6 +122,7 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
                              + [{"kind": "country", "name": r["country_name"] or r["country_code"],
                                  "missing": r["missing"]} for r in countries_left_out.iter_rows(named=True)])},
     }
+    uncertainty.warn_no_spread(metrics, metrics["uncertainty"], no_spread, "cdeval")
     tables_out = {"scored": scored, "prompt_likelihood": prompt_lik, "instability": instab,
                   "template_weights": weights, "orientation_likelihood": likelihood, "domain_likelihood": by_domain,
                   "dimension_likelihood": by_dimension, "country_similarity": countries,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.evaluate import runs
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.items import RESPONSE_FIELDS, RESPONSE_KEY
@@ -32,7 +32,8 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     for path in map(Path, paths):
         for number, record in runs.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
             if record["prompt"] not in prompts.TEMPLATES:
-                raise InputError(f"unknown prompt {record['prompt']!r}", file=path, row=number, column="prompt")
+                raise InputError(f"unknown prompt {excerpt(repr(record['prompt']))}", file=path, row=number,
+                                 column="prompt")
             language = record.get("language")
             rows.append({"model": respondent(str(record["model"]), None if language is None else str(language)),
                          "question_id": str(record["question_id"]),

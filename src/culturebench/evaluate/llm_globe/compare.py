@@ -72,6 +72,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
             notes.append(f"No {part} answers in these runs: the {part} table and figures are empty.")
             continue
         metrics[part] = part_metrics(frame, PART_VALUES[part][0], part, {}, tables, config, settings)
+        uncertainty.warn_no_spread(metrics, metrics[part], metrics[part].get("no_spread"), f"llm_globe {part}")
     if len({json.dumps(j, sort_keys=True) for j in juries.values()}) > 1:
         notes.append("The runs' open answers were scored by different juries (see comparison.json, metrics.juries): "
                      "their jury scores are on scales fitted separately.")

@@ -17,7 +17,7 @@ from culturebench.evaluate.llm_globe.groups import (
     GROUP_TTEST_NOTE, globe_ttests, group_means, group_ttests, mean_sd_table, model_groups, model_tests, unit_values)
 from culturebench.evaluate.llm_globe.items import release_tables
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
-from culturebench.evaluate.llm_globe.scoring import apply_jury, fit_jury, jury_table, score_closed
+from culturebench.evaluate.llm_globe.scoring import apply_jury, constant_jurors, fit_jury, jury_table, score_closed
 from culturebench.evaluate.scores import ScoreResult
 
 
@@ -53,7 +53,9 @@ def part_metrics(frame: pl.DataFrame, value: str, part: str, groups: dict[str, l
     for row in out["group_ttests"]:
         row["difference"], row["difference_ci"] = boot["differences"][(*group_pair[0], row["dimension"])][:2]
     out["model_differences"] = model_differences(out["model_tests"], boot["differences"], models,
-                                                 1 - bootstrap.confidence_level)
+                                                 1 - bootstrap.confidence_level, boot["no_spread"])
+    if boot["no_spread"]:
+        out["no_spread"] = boot["no_spread"]["all"]
     return out
 
 
@@ -89,6 +91,7 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
             "n_answers": scored.height, "n_valid": int(scored["score"].is_not_null().sum()), "parse_status": status,
             **part_metrics(scored, "score", "closed", groups, tables, config, bootstrap),
         }
+        uncertainty.warn_no_spread(metrics, metrics["closed"], metrics["closed"].get("no_spread"), "llm_globe closed")
 
     if open_recs:
         table, jurors, juror_status = jury_table(open_recs, juror_recs, tables.get("open"))
@@ -105,11 +108,18 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
                                               "saved, not scored"}
         table = apply_jury(table, jurors, jury)
         tables_out["open"] = table
+        constant = constant_jurors(table, jurors)
         metrics["open"] = {
             "n_answers": table.height, "jurors": jurors, "juror_parse_status": juror_status,
+            "constant_jurors": constant,
             "n_scored": int(table["jury_score"].is_not_null().sum()), "jury": jury,
             **part_metrics(table, "jury_score", "open", groups, tables, config, bootstrap),
         }
+        for juror, found in constant.items():
+            metrics.setdefault("warnings", []).append(
+                f"llm_globe jury: juror {juror} rated all {found['n']:,} answers {found['rating']:g}: its ratings do "
+                "not vary, so they tell no answer from another (check the juror's prompt, model and parsing)")
+        uncertainty.warn_no_spread(metrics, metrics["open"], metrics["open"].get("no_spread"), "llm_globe open")
     return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.evaluate import runs
 
 
@@ -57,7 +57,7 @@ def read_human_ratings(path: Path) -> pl.DataFrame:
         try:
             scores.append(float(value))
         except (TypeError, ValueError):
-            raise InputError(f"human score {value!r} is not a number", file=path, row=number,
+            raise InputError(f"human score {excerpt(repr(value))} is not a number", file=path, row=number,
                              column=score_column) from None
     return (frame.select(pl.col("response_id").cast(pl.String)).with_columns(pl.Series("human_score", scores))
             .group_by("response_id", maintain_order=True).agg(pl.col("human_score").mean()))

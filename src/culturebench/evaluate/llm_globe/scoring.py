@@ -71,6 +71,18 @@ def jury_table(open_records: Sequence[dict], juror_records: Sequence[dict],
     return pl.DataFrame(rows, schema=schema), jurors, status_counts
 
 
+def constant_jurors(table: pl.DataFrame, jurors: Sequence[str]) -> dict[str, dict]:
+    """The jurors whose valid ratings in ``table`` (``jury_table``) do not vary, two or more of them all the same:
+    juror -> {rating, n}. Such a juror tells no answer from another (every jury score is the same affine function of
+    one number), which points to a juror prompt or parsing that went wrong rather than to the answers."""
+    out = {}
+    for juror in jurors:
+        values = table[juror].drop_nulls()
+        if values.len() >= 2 and values.n_unique() == 1:
+            out[juror] = {"rating": values[0], "n": values.len()}
+    return out
+
+
 def fit_jury(table: pl.DataFrame, jurors: Sequence[str], human: pl.DataFrame, *, seed: int = 0,
              test_fraction: float = 1 / 3) -> dict:
     """Least squares S(x) = sum_j w_j J_j(x) + w_L L(x) + b on the answers that have a human score and every

@@ -75,12 +75,13 @@ def scores_from_counts(sums: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def bootstrap_scores(scored: pl.DataFrame, units: Sequence[str],
-                     settings: uncertainty.Bootstrap) -> tuple[dict[tuple[str, str], dict], pl.DataFrame]:
+                     settings: uncertainty.Bootstrap) -> tuple[dict[tuple[str, str], dict], pl.DataFrame, str | None]:
     """Intervals over stories (``uncertainty.resample_units``, one stratum: the ``units`` that were answered;
     BOOTSTRAP_NOTE): per (model, context) cell ``{"accuracy": [low, high], "accuracy_parsed": ..., "macro":
     {precision, recall, f1: [low, high]}, "per_label": {label: {precision, recall, f1: [low, high]}}}``, and the
     paired differences (context, model_a < model_b: accuracy_a and accuracy_b on the n_common stories both
-    answered, difference, low, high, pvalue, pvalue_holm, significant)."""
+    answered, difference, low, high, pvalue, pvalue_holm, significant), and why there are no intervals (or None:
+    ``uncertainty.no_spread``, a single story)."""
     models = sorted(scored["model"].unique().to_list())
     present = set(zip(scored["model"], scored["context"]))
     cells = [(m, c) for m in models for c in prompts.CONTEXTS if (m, c) in present]
@@ -101,7 +102,7 @@ def bootstrap_scores(scored: pl.DataFrame, units: Sequence[str],
         return np.concatenate([s["accuracy"], s["accuracy_parsed"], *(s[k].mean(axis=1) for k in ("precision",
                                "recall", "f1")), *(s[k].ravel() for k in ("precision", "recall", "f1")), differences])
 
-    result = uncertainty.resample_units([range(len(units))], statistic, settings)
+    result = uncertainty.resample_units([range(len(units))], statistic, settings, unit="story")
     n, k = len(cells), len(prompts.LABELS)
     out = {}
     for i, cell in enumerate(cells):
@@ -121,12 +122,12 @@ def bootstrap_scores(scored: pl.DataFrame, units: Sequence[str],
                      "accuracy_b": full[p, 2] / full[p, 3] if full[p, 3] else None,
                      "difference": uncertainty.finite_or_none(result.estimate[first + p]), "low": low, "high": high,
                      "pvalue": result.pvalue(first + p), "n_common": int(common[:, p].sum())})
-    uncertainty.holm_significance(rows, settings)
+    uncertainty.holm_significance(rows, settings, [result.no_spread()] * len(rows))
     differences = pl.DataFrame(rows, schema={
         "context": pl.String, "model_a": pl.String, "model_b": pl.String, "accuracy_a": pl.Float64,
         "accuracy_b": pl.Float64, "difference": pl.Float64, "low": pl.Float64, "high": pl.Float64,
         "pvalue": pl.Float64, "n_common": pl.Int64, "pvalue_holm": pl.Float64, "significant": pl.Boolean})
-    return out, differences
+    return out, differences, result.no_spread()
 
 
 def add_intervals(per_context: dict, frame: pl.DataFrame, cell: dict, settings: uncertainty.Bootstrap) -> None:

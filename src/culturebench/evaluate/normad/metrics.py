@@ -34,7 +34,7 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
     scored = score_answers(responses, stories, unparsed, answer_rule)
     answered = set(scored["story_id"].unique().to_list())
     units = [s for s in stories["story_id"].to_list() if s in answered]  # release order
-    intervals, differences = bootstrap_scores(scored, units, bootstrap)
+    intervals, differences, no_spread = bootstrap_scores(scored, units, bootstrap)
     models = sorted(scored["model"].unique().to_list())
     per_model = {}
     for model in models:
@@ -77,6 +77,7 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
         "model_differences": differences.to_dicts(),
         "uncertainty": bootstrap.record(unit="story", strata=None, n_units=len(units), **BOOTSTRAP_NOTE),
     }
+    uncertainty.warn_no_spread(metrics, metrics["uncertainty"], no_spread, "normad")
     return ScoreResult(metrics=runs.json_safe(metrics, none_key="unparsed"),
                        tables={"scored": scored, "model_differences": differences})
 

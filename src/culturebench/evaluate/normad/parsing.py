@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.evaluate import runs
 from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.scores import join_release
@@ -61,7 +61,7 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
         before = len(rows)
         for number, record in runs.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
             if record["context"] not in prompts.CONTEXTS:
-                raise InputError(f"unknown context {record['context']!r}", file=path, row=number,
+                raise InputError(f"unknown context {excerpt(repr(record['context']))}", file=path, row=number,
                                  column="context")
             response = record["response"]
             rows.append({"model": str(record["model"]), "story_id": str(record["story_id"]),

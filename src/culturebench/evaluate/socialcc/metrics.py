@@ -164,14 +164,14 @@ def model_differences(records: Sequence[dict], models: Sequence[str], settings: 
         with np.errstate(invalid="ignore", divide="ignore"):
             return differences[positions].sum(axis=0) / common[positions].sum(axis=0)
 
-    result = uncertainty.resample_units([range(len(units))], statistic, settings)
+    result = uncertainty.resample_units([range(len(units))], statistic, settings, unit="scenario")
     rows = []
     for i, ((a, b), judge) in enumerate((pair, judge) for pair in pairs for judge in prompts.JUDGES):
         low, high = result.interval(i)
         rows.append({"model_a": a, "model_b": b, "dimension": judge, "n_common": int(common[:, i].sum()),
                      "difference": uncertainty.finite_or_none(result.estimate[i]), "low": low, "high": high,
                      "pvalue": result.pvalue(i)})
-    return uncertainty.holm_significance(rows, settings)
+    return uncertainty.holm_significance(rows, settings, [result.no_spread()] * len(rows))
 
 
 def prompt_field_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
@@ -249,4 +249,7 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
         "uncertainty": bootstrap.record(unit="scenario", min_group_size=uncertainty.MIN_GROUP_SIZE,
                                         **BOOTSTRAP_NOTE),
     }
+    scenarios = {unit_of(r, i) for i, r in enumerate(records)}
+    uncertainty.warn_no_spread(metrics, metrics["uncertainty"],
+                               uncertainty.no_spread([len(scenarios)], unit="scenario"), "socialcc")
     return runs.json_safe(metrics)

@@ -12,13 +12,14 @@ from culturebench.errors import InputError
 from culturebench.evaluate import compare, metrics, plots, runs, uncertainty
 from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, W1Bootstrap, bootstrap_intervals
 from culturebench.evaluate.wvb.items import question_order
-from culturebench.evaluate.wvb.parsing import evaluate_answers, read_responses
+from culturebench.evaluate.wvb.parsing import evaluate_answers
 from culturebench.evaluate.wvb.plots import _threshold_axes
-from culturebench.evaluate.wvb.scoring import MAJORITY_DEFINITIONS, ScoreResult, score_answers
+from culturebench.evaluate.wvb.scoring import MAJORITY_DEFINITIONS, ScoreResult, read_answers, score_answers
 
 def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame, dict]:
     """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses (paired
-    with the evaluated rows again as ``evaluate`` paired them), else the responses file a ``score`` run names."""
+    with the evaluated rows again as ``evaluate`` paired them), else the responses file a ``score`` run names, read
+    as ``score`` read it (``read_answers``: an ``evaluate`` run's responses.jsonl or shards, or a TSV/CSV)."""
     own = runs.responses_path(folder.path)
     if own is not None:
         return evaluate_answers(own, release, folder.metrics), runs.source_info(own)
@@ -27,7 +28,7 @@ def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame,
     if not path:
         raise InputError("run folder has no responses.jsonl and its metrics.json names no responses file",
                          file=folder.path)
-    return read_responses(Path(path)), runs.source_info(Path(path))
+    return read_answers(Path(path), release)[0], runs.source_info(Path(path))
 
 
 def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
@@ -57,9 +58,10 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
     notes = [f"Baselines (uniform, majority) are those of the human answers {next(iter(scored))} was scored on."]
     summary = {m: {k: s.metrics.get(k) for k in ("mode", "n_questions", "coverage", "n_invalid", "mean", "std")}
                | {k: intervals["models"][m][k] for k in ("mean_ci", "std_ci")} for m, s in scored.items()}
-    return compare.Comparison(models=list(scored), tables=tables, notes=notes, metrics={
-        "uncertainty": settings.record(unit="participant", strata="question", **BOOTSTRAP_NOTE),
-        "per_model": summary, "differences": intervals["differences"]})
+    record = {"uncertainty": settings.record(unit="participant", strata="question", **BOOTSTRAP_NOTE),
+              "per_model": summary, "differences": intervals["differences"]}
+    uncertainty.warn_no_spread(record, record["uncertainty"], intervals["no_spread"], "wvb")
+    return compare.Comparison(models=list(scored), tables=tables, notes=notes, metrics=record)
 
 
 NO_MODE = "not recorded (score of a responses file)"

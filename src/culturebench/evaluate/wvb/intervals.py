@@ -221,7 +221,8 @@ class W1Bootstrap:
                 blocks.append(np.atleast_1d(_nan_mean_std(x - y)[0]))
             return np.concatenate(blocks)
 
-        return uncertainty.resample_units(self.strata, statistic, settings), layout
+        return uncertainty.resample_units(self.strata, statistic, settings, unit="participant",
+                                          stratum="question"), layout
 
 
 def unit_patterns_by_question(coded: pl.DataFrame) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
@@ -315,8 +316,10 @@ def bootstrap_intervals(boot: W1Bootstrap, scored: dict[str, dict], settings: un
     models) and the paired differences between models, from the ``W1Bootstrap`` of their covered rows:
     per model {per_question_ci, mean_ci, std_ci, threshold_curve_ci, baselines: {uniform, majority} mean_ci (the
     pooled majority only; None for per_group), group_breakdown: kind -> rows (sizes, mean W1 and interval, small,
-    rank; small: fewer than ``minimum`` answers per question)}, and ``differences`` (model_a, model_b, kind,
-    group, difference, low, high, pvalue, pvalue_holm, significant, n_common_questions)."""
+    rank; small: fewer than ``minimum`` answers per question)}, ``differences`` (model_a, model_b, kind,
+    group, difference, low, high, pvalue, pvalue_holm, significant, n_common_questions), and ``no_spread``: why
+    the numbers over all questions have no interval and the differences no p-value or verdict, or None
+    (``uncertainty.no_spread``: a question of one participant; a question's own W1 needs only its own two)."""
     breakdowns = boot.sizes
     small = {m: {kind: {r["group"] for r in rows if r["answers_per_question"] < minimum}
                  for kind, rows in kinds.items()} for m, kinds in breakdowns.items()}
@@ -327,8 +330,11 @@ def bootstrap_intervals(boot: W1Bootstrap, scored: dict[str, dict], settings: un
               and any(r["group"] == g for r in breakdowns[a][kind]) and any(r["group"] == g for r in breakdowns[b][kind])]
     result, layout = boot.run(settings, pairs)
 
-    def span(model: str, name: str) -> list[list[float | None]]:
-        return [result.interval(i) for i in range(*layout[(model, name)].indices(result.estimate.size))]
+    def span(model: str, name: str, own_question: bool = False) -> list[list[float | None]]:
+        """The intervals of a statistic's outputs; ``own_question``: output k is question k's W1, drawn on its
+        stratum alone (one stratum per question, in boot.questions order), else on every question."""
+        at = range(*layout[(model, name)].indices(result.estimate.size))
+        return [result.interval(i, strata=[k] if own_question else None) for k, i in enumerate(at)]
 
     out: dict = {"models": {}}
     for model in models:
@@ -343,7 +349,7 @@ def bootstrap_intervals(boot: W1Bootstrap, scored: dict[str, dict], settings: un
             tables[kind] = uncertainty.rank_groups(rows, minimum=minimum, size="answers_per_question",
                                                    lower_is_better=True)
         out["models"][model] = {
-            "per_question_ci": dict(zip(boot.questions, span(model, "per_question"))),
+            "per_question_ci": dict(zip(boot.questions, span(model, "per_question", own_question=True))),
             "mean_ci": span(model, "mean")[0], "std_ci": span(model, "std")[0],
             **{f"{name}_bootstrap_bias": _bias(result, layout[(model, name)].start) for name in ("mean", "std")},
             "threshold_curve_ci": dict(zip((k for k, _ in metrics.threshold_grid()), span(model, "curve"))),
@@ -358,7 +364,8 @@ def bootstrap_intervals(boot: W1Bootstrap, scored: dict[str, dict], settings: un
         rows.append({"model_a": a, "model_b": b, "kind": kind or "all", "group": group or "all",
                      "difference": uncertainty.finite_or_none(result.estimate[at]), "low": low, "high": high,
                      "pvalue": result.pvalue(at), "n_common_questions": int(both.sum())})
-    out["differences"] = uncertainty.holm_significance(rows, settings)
+    out["no_spread"] = result.no_spread()
+    out["differences"] = uncertainty.holm_significance(rows, settings, [out["no_spread"]] * len(rows))
     return out
 
 
@@ -377,7 +384,8 @@ def add_intervals(m: dict, boot: W1Bootstrap, settings: uncertainty.Bootstrap) -
     """Write one run's intervals into its metrics ``m`` beside the values (``<key>_ci``), the group breakdowns,
     and how they were computed (``uncertainty``); ``boot``: the ``W1Bootstrap`` of its covered rows."""
     model = boot.models[0]
-    mine = bootstrap_intervals(boot, {model: m}, settings)["models"][model]
+    both = bootstrap_intervals(boot, {model: m}, settings)
+    mine = {**both["models"][model], "no_spread": both["no_spread"]}
     m["per_question_ci"] = {q: mine["per_question_ci"].get(q) for q in m["per_question"]}
     m["mean_ci"], m["std_ci"], m["threshold_curve_ci"] = mine["mean_ci"], mine["std_ci"], mine["threshold_curve_ci"]
     m["mean_bootstrap_bias"], m["std_bootstrap_bias"] = mine["mean_bootstrap_bias"], mine["std_bootstrap_bias"]
@@ -391,3 +399,4 @@ def add_intervals(m: dict, boot: W1Bootstrap, settings: uncertainty.Bootstrap) -
     m["uncertainty"] = settings.record(unit="participant", strata="question",
                                        small_group="fewer than {} answers per question".format(uncertainty.MIN_GROUP_SIZE),
                                        statistic=BOOTSTRAP_NOTE["statistic"], bias=BOOTSTRAP_NOTE["bias"])
+    uncertainty.warn_no_spread(m, m["uncertainty"], mine["no_spread"], "wvb")

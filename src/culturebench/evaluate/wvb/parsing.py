@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.errors import InputError
+from culturebench.errors import InputError, excerpt
 from culturebench.evaluate import runs
 from culturebench.evaluate.wvb.items import evaluation_rows
 
@@ -45,7 +45,8 @@ def read_responses(path: Path) -> pl.DataFrame:
     for column in COLUMNS:
         if column not in frame.columns:
             shown = "tab" if separator == "\t" else repr(separator)
-            raise InputError(f"missing column {column} (header has {', '.join(frame.columns)}; delimiter {shown})",
+            raise InputError(f"missing column {column} (header has {excerpt(', '.join(frame.columns))}; "
+                             f"delimiter {shown})",
                              file=path, column=column)
     frame = frame.select(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("row"),
@@ -58,7 +59,7 @@ def read_responses(path: Path) -> pl.DataFrame:
     bad = frame.filter(pl.col("participant_id").is_null())
     if bad.height:
         first = bad.row(0, named=True)
-        raise InputError(f"participant id {first['participant_text']!r} is not an integer", file=path,
+        raise InputError(f"participant id {excerpt(repr(first['participant_text']))} is not an integer", file=path,
                          row=first["row"], column="PARTICIPANT_ID")
     bad = frame.filter(pl.col("question_id").is_null() | (pl.col("question_id") == ""))
     if bad.height:

@@ -189,22 +189,28 @@ def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
-def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0],
-          bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
-          drop_out_of_scale: bool = False, drop_non_integer: bool = False) -> ScoreResult:
-    """Score a responses file against a WVB release: coverage, invalid answers, W1 per question and per group (the
-    model is named after the file). A ``.jsonl`` file is ``evaluate wvb``'s responses.jsonl, a folder or ``.parquet``
-    file the parquet shards of a large run (``runs.ResponsesWriter``), both with the metrics.json beside them when
-    asked without demographics; anything else the paper's QUESTION_ID, PARTICIPANT_ID, SCORE."""
+def read_answers(responses: Path, release: Path) -> tuple[pl.DataFrame, str]:
+    """The answers of a responses file as ``score_answers`` takes them, and the model they are named after (``score``
+    and ``compare`` of a ``score`` run read them alike). A ``.jsonl`` file is ``evaluate wvb``'s responses.jsonl, a
+    folder or ``.parquet`` file the parquet shards of a large run (``runs.ResponsesWriter``), both paired with the
+    evaluated rows again through the metrics.json beside them when asked without demographics (model: the run's);
+    anything else the paper's QUESTION_ID, PARTICIPANT_ID, SCORE (model: the file's name)."""
     responses = Path(responses)
     if responses.is_dir() or responses.suffix.lower() in (".jsonl", ".parquet"):
         run_folder = responses.parent.parent if responses.suffix.lower() == ".parquet" else responses.parent
         beside = run_folder / runs.METRICS_FILE
         run_metrics = compare.read_json_object(beside) if beside.is_file() else {}
-        inputs = evaluate_answers(responses, release, run_metrics)
-        model = (run_metrics.get("models") or [run_folder.name])[0]
-    else:
-        inputs, model = read_responses(responses), responses.stem
+        return evaluate_answers(responses, release, run_metrics), (run_metrics.get("models") or [run_folder.name])[0]
+    return read_responses(responses), responses.stem
+
+
+def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0],
+          bootstrap: uncertainty.Bootstrap | None = uncertainty.Bootstrap(),
+          drop_out_of_scale: bool = False, drop_non_integer: bool = False) -> ScoreResult:
+    """Score a responses file (``read_answers``) against a WVB release: coverage, invalid answers, W1 per question
+    and per group."""
+    responses = Path(responses)
+    inputs, model = read_answers(responses, release)
     result = score_answers(inputs, release, runs.source_info(responses), majority=majority, model=model,
                            bootstrap=bootstrap, drop_out_of_scale=drop_out_of_scale,
                            drop_non_integer=drop_non_integer)
