@@ -11,7 +11,7 @@ os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0"
 
 import signal
 import sys
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Iterator
 
@@ -310,11 +310,13 @@ def evaluate(
     price_out: Annotated[float, typer.Option(help="Price per 1M completion tokens.")] = None,
     max_cost: Annotated[float, typer.Option(help="Stop cleanly once the spent cost passes this (needs --price-in/--price-out); answers kept, re-run to resume. Exit code 3.")] = None,
     scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (cdeval, wvb, normad, llm_globe closed; openai backend, or ray with --base-url): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
+    wait_for_lock: Annotated[bool, typer.Option("--wait-for-lock", help="When another run holds --out (one run at a time per folder), wait for it to end instead of refusing.")] = False,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
     from culturebench.evaluate.backends import CostLimitReached
     from culturebench.evaluate.runner import DryRun
+    from culturebench.evaluate.runs import hold_run_folder
 
     name = module_name(name)
     given = release is not None
@@ -334,12 +336,11 @@ def evaluate(
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
                "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
-    with user_errors():
+    with user_errors(), ExitStack() as run_folder:
         output_folder(out)
         options["release"] = _checked_release(release, allow_modified_release, hub=given)
         benchmark = registry.evaluation(name, "evaluate")
         benchmark.cli_check(options)
-        _check_run_folder(out, name)
         from culturebench.evaluate import option_probability
 
         option_probability.check_scoring(name, scoring, backend, split)
@@ -351,8 +352,16 @@ def evaluate(
             if not hasattr(model_backend, "dry_run"):
                 raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {backend}")
             model_backend.dry_run = True
-        kept_before = _cached_answers(out)
+        kept_before = None  # answers in the cache once this run holds the folder
+
+        def new_answers() -> int:
+            return 0 if kept_before is None else _cached_answers(out) - kept_before
+
         try:
+            run_folder.enter_context(hold_run_folder(out, wait_for_lock, on_wait=lambda holder: say(
+                f"waiting for the run holding {out} ({holder}) to end", style="yellow")))
+            _check_run_folder(out, name)
+            kept_before = _cached_answers(out)
             if scoring == "logprobs":  # ask for top_logprobs, record them, check the endpoint returns them
                 model_backend.top_logprobs = option_probability.TOP_LOGPROBS
                 model_backend = option_probability.LogprobRecorder(model_backend,
@@ -366,12 +375,12 @@ def evaluate(
             say(stop.line())
             return
         except CostLimitReached as stop:
-            kept = _cached_answers(out) - kept_before
+            kept = new_answers()
             say(f"stopped: {stop}; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command, "
                 "with a higher --max-cost, to resume); no results written", style="yellow")
             raise typer.Exit(3) from None
         except KeyboardInterrupt as exc:
-            kept = _cached_answers(out) - kept_before
+            kept = new_answers()
             say(f"interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command to "
                 "resume); no results written", style="yellow")
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
