@@ -275,3 +275,44 @@ def test_cli_ray_backend_passes_logprobs_through(bundled_release, tmp_path):
     vllm = CliRunner().invoke(app, [*common[:-2], "--backend", "ray", "--scoring", "logprobs",
                                     "--out", str(tmp_path / "vllm")])
     assert vllm.exit_code == 2 and "needs --base-url" in vllm.output
+
+
+# ------------------------------------------------------------------------------------------------ one fault table
+
+@pytest.mark.parametrize("fault", [401, 403, 404, "refused"])
+def test_cli_ray_backend_gives_the_openai_backends_line_and_exit_code_for_an_endpoint_fault(tmp_path, fault):
+    """An endpoint that refuses every request (a bad key, a wrong model or route, nothing listening) stops a ray run
+    at once with the openai backend's line and exit code, and writes nothing (it once exited 0 with metrics of no
+    answers)."""
+    from conftest import one_line_error
+    from culturebench.evaluate.local_model import free_port
+
+    release = small_normad_release(tmp_path / "normad")
+    with ScriptedServer(faults=lambda number, body: fault) as server:
+        base_url = f"http://127.0.0.1:{free_port()}/v1" if fault == "refused" else server.base_url
+        lines = {}
+        for backend in ("openai", "ray"):
+            out = tmp_path / backend
+            result = CliRunner().invoke(app, ["evaluate", "normad", "--model", "scripted-model", "--release",
+                                              str(release), "--backend", backend, "--base-url", base_url,
+                                              "--out", str(out)])
+            lines[backend] = one_line_error(result)  # exit 2 and one line
+            assert not out.exists()
+    assert lines["ray"] == lines["openai"]
+    assert (f"HTTP {fault}" if fault != "refused" else "connection refused") in lines["ray"]
+
+
+def test_cli_ray_run_in_which_no_request_was_answered_writes_no_metrics(tmp_path):
+    """Requests failing on their own (a 400 each) are gone past, but when none of a run's was answered the run
+    stops: metrics of no answers would read as the model's."""
+    from conftest import one_line_error
+
+    release = small_normad_release(tmp_path / "normad")
+    out = tmp_path / "ray"
+    with ScriptedServer(faults=lambda number, body: 400) as server:
+        result = CliRunner().invoke(app, ["evaluate", "normad", "--model", "scripted-model", "--release",
+                                          str(release), "--backend", "ray", "--base-url", server.base_url, "--limit",
+                                          "2", "--out", str(out)])
+    line = one_line_error(result)
+    assert "none of the 10 requests" in line and "HTTP 400" in line and "no results written" in line
+    assert not (out / "metrics.json").exists() and not (out / "responses.jsonl").exists()

@@ -110,6 +110,21 @@ class BackendError(InputError):
     One line, never the API key; an ``InputError`` so that the command line reports it without a traceback."""
 
 
+class EndpointFault(BackendError):
+    """A fault of the endpoint or of the run's settings, not of one request: authentication (401), permission (403),
+    unknown model or route (404), an untrusted certificate, and nothing listening, an unknown host, a broken
+    connection, rate limiting (429) or server errors (5xx) still there after every retry. Every backend stops the
+    run at once with its line, the ray backend's HTTP engine too (which goes past a request that fails on its own:
+    a 400 for one prompt, a timeout, a malformed reply)."""
+
+
+def gave_up(kind: str) -> type[BackendError]:
+    """The error of a request still failing after every retry with the passing fault ``kind`` (``Retryable.kind``):
+    an ``EndpointFault`` when the endpoint is at fault, else a ``BackendError`` of this request."""
+    endpoint = kind in ("refused", "dns", "connection", "429") or (kind.isdigit() and int(kind) >= 500)
+    return EndpointFault if endpoint else BackendError
+
+
 @dataclass
 class BackendStats:
     """Running totals of one backend (cumulative over ``generate`` calls; see ``minus`` for one run's share)."""
@@ -248,6 +263,9 @@ def _run_coroutine(coro):
 
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+ENDPOINT_STATUSES = (401, 403, 404)
+"""HTTP statuses that fail at once and are the endpoint's or the settings' fault (``EndpointFault``): the key, the
+permission, the model or the route; any other 4xx not retried concerns the request."""
 
 
 class _AdaptiveLimit:
@@ -447,7 +465,7 @@ class OpenAIBackend:
         try:
             status, headers, content = await http.post(self._request_body(request))
         except UntrustedCertificate as exc:  # not a passing fault: said at once
-            raise BackendError(f"{self.name} backend at {self.where}: the server's TLS certificate is not trusted "
+            raise EndpointFault(f"{self.name} backend at {self.where}: the server's TLS certificate is not trusted "
                                f"({exc}); behind a company proxy that re-signs traffic, point SSL_CERT_FILE at its "
                                "CA certificate") from None
         if status >= 400:
@@ -485,7 +503,8 @@ class OpenAIBackend:
             detail = f"HTTP 200 with an error body: {one_line(_error_message(content))}"
             if status in (408, 409, 429) or (status or 0) >= 500:
                 raise Retryable(str(status), detail)
-            raise BackendError(f"{self.name} backend at {self.where}: {detail}")
+            raise (EndpointFault if status in ENDPOINT_STATUSES else BackendError)(
+                f"{self.name} backend at {self.where}: {detail}")
         try:
             choice = body["choices"][0]
             message = choice.get("message") or {}
@@ -507,6 +526,7 @@ class OpenAIBackend:
                             logprobs=logprobs)
 
     def _fatal(self, status: int, content: bytes) -> BackendError:
+        """The error of a 4xx reply that is not retried: an ``EndpointFault`` for ``ENDPOINT_STATUSES``."""
         message = one_line(_error_message(content))
         if status == 401:
             hint = f"authentication failed (check {self.key_variable})"
@@ -516,7 +536,8 @@ class OpenAIBackend:
             hint = f"model {self.model!r} not found (or no chat completions route)"
         else:
             hint = "request refused"
-        return BackendError(f"{self.name} backend at {self.where}: {hint}: HTTP {status}: {message}")
+        return (EndpointFault if status in ENDPOINT_STATUSES else BackendError)(
+            f"{self.name} backend at {self.where}: {hint}: HTTP {status}: {message}")
 
     def _backoff(self, attempt: int, exc: Retryable) -> float:
         if exc.retry_after is not None:
@@ -546,8 +567,8 @@ class OpenAIBackend:
                 attempt += 1
                 if attempt > self.max_retries:
                     self.stats.errors += 1
-                    raise BackendError(f"{self.name} backend at {self.where}: request {index} still failing after "
-                                       f"{attempt} attempts: {exc.detail}") from None
+                    raise gave_up(exc.kind)(f"{self.name} backend at {self.where}: still failing after {attempt} "
+                                            f"attempts: {exc.detail}") from None
                 self.stats.retries += 1
             except BackendError:
                 self.stats.errors += 1
@@ -594,9 +615,10 @@ class OpenAIBackend:
         async def probe_then_work() -> None:
             for index in sorted(probe_indices):
                 await deliver(index)
-            others = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)) - 1)]
+            # every worker a task of ``workers``, so that the first failure cancels them all before the client closes
+            others = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)))]
             workers.extend(others)
-            await asyncio.gather(worker(), *others)  # raises the first failure of any worker at once
+            await asyncio.gather(*others)  # raises the first failure of any worker at once
 
         workers = [asyncio.create_task(probe_then_work())]
         try:

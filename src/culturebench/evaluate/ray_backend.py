@@ -14,7 +14,9 @@ Two engines, chosen by the options:
   ``seed + sample_index`` (as the ``openai`` backend sends it).
 
 A request that fails for good (after the client's retries; vLLM: a row with ``__inference_error__``) is answered
-empty with ``finish_reason`` ``runner.FAILED`` and the job goes on (``MAX_FAILED_ROWS``).
+empty with ``finish_reason`` ``runner.FAILED`` and the job goes on (``MAX_FAILED_ROWS``); a fault of the endpoint
+(``backends.EndpointFault``: authentication, unknown model or route, nothing listening, rate limits or server errors
+after every retry) stops the run at once with the ``openai`` backend's line.
 
 The driver only ever sends what the cache lacks (``runner.run_requests``), so a killed run resumes with nothing
 re-asked. ``address`` connects to a running cluster (``ray start --head`` on one node, ``ray start --address`` on
@@ -34,6 +36,7 @@ from culturebench.evaluate.backends import (
     BackendStats,
     ChatRequest,
     ChatResponse,
+    EndpointFault,
     OnResponse,
     OpenAIBackend,
     _AdaptiveLimit,
@@ -79,7 +82,8 @@ class EndpointClient:
         """Yield ``(results, stats)`` as items complete (a Ray streaming generator): ``results`` lists ``(index,
         response or None, error or None)`` for every item done since the last yield (one Ray object per batch, not
         per answer: at 256 in flight that halves the CPU per request). A request that fails for good is a result
-        with its error, and the others go on."""
+        with its error, ``(message, endpoint)`` (``endpoint``: an ``EndpointFault``, which stops the run), and the
+        others go on."""
         import asyncio
 
         if self.http is None:
@@ -92,7 +96,7 @@ class EndpointClient:
                 response = await self.backend._complete(self.http, index, request, self.limiter)
                 await done.put((index, response, None))
             except InputError as exc:  # BackendError included: this row failed for good
-                await done.put((index, None, str(exc)))
+                await done.put((index, None, (str(exc), isinstance(exc, EndpointFault))))
 
         tasks = [asyncio.create_task(one(index, request)) for index, request in items]
         try:
@@ -314,7 +318,10 @@ class RayBackend:
                             self._refresh_stats()
                             for index, response, error in results:
                                 if error is not None:
-                                    self._row_failed(index, error, on_response)
+                                    message, endpoint = error
+                                    if endpoint:  # the endpoint or the settings: the openai backend's line
+                                        raise EndpointFault(message)
+                                    self._row_failed(index, message, on_response)
                                     continue
                                 self.stats.requests += 1
                                 self.stats.prompt_tokens += response.prompt_tokens

@@ -73,7 +73,7 @@ such answers are usually unparsed, and the metrics then describe the limit more 
 FAILED = "error"
 """``finish_reason`` of the empty answer a backend that goes on past a failed request gives it (``--backend ray``,
 ``ray_backend.MAX_FAILED_ROWS``): the benchmark parses it as unanswered, the cache does not keep it (a rerun asks
-it again) and the run says how many there were."""
+it again) and the run says how many there were; a step none of whose requests was answered stops the run."""
 
 
 def failed_warning(failed: int, n: int, description: str) -> str | None:
@@ -271,6 +271,10 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
     if dry_run:
         raise DryRun(description, stats.n_requests, stats.n_cached, stats.n_queried, *planned_tokens,
                      getattr(backend, "price_per_million", None))
+    if stats.failed and stats.failed == stats.n_requests:  # scores of no answer at all would read as a model's
+        errors = getattr(backend, "failed", None) or ["not recorded"]
+        raise BackendError(f"{backend.name} backend: none of the {stats.n_requests:,} requests of {description} was "
+                           f"answered (the first error: {errors[0]}); no results written")
     for warning in (truncation_warning(stats.truncated, stats.n_requests, description),
                     failed_warning(stats.failed, stats.n_requests, description)):
         if warning:
