@@ -100,11 +100,16 @@ def test_429_then_success_honours_retry_after():
     assert backend.stats.retries == 1 and backend.stats.transient == {"429": 1}
 
 
-def test_retry_after_is_capped():
+def test_a_retry_after_beyond_the_cap_is_not_waited_for():
+    # waiting the cap and asking again would only meet the same refusal: the run ends at once (issue #46)
+    from culturebench.evaluate.backends import EndpointFault
+
     with ScriptedServer(faults=[(429, {"Retry-After": "3600"})]) as server:
         backend = fast(server, backoff_max=0.2)
         started = time.perf_counter()
-        collect(backend, [ask("x")])
+        with pytest.raises(EndpointFault, match="asks to wait 3600 s before retrying, more than --max-wait 0.2 s"):
+            collect(backend, [ask("x")])
+        assert server.request_count == 1
     assert time.perf_counter() - started < 1.5
 
 

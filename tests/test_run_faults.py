@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -134,3 +135,123 @@ def test_the_lock_of_a_killed_run_is_harmless(release, tmp_path):
         result = evaluate_normad(release, out, "--base-url", server.base_url)
     assert result.exit_code == 0, result.output
     assert not (out / LOCK_FILE).exists()
+
+
+# --- 2. every wait capped ---
+
+def test_no_wait_before_a_retry_is_longer_than_the_cap_jitter_and_retry_after_included():
+    from culturebench.evaluate.backends import ChatRequest, OpenAIBackend
+
+    faults = [(429, {"Retry-After": "0.3"}), (503, {"Retry-After": "0.3"}), 500, 500, 502]
+    with ScriptedServer(faults=faults) as server:
+        backend = OpenAIBackend("scripted-model", base_url=server.base_url, backoff_base=5.0, backoff_max=0.3)
+        waits = []
+        backoff = backend._backoff
+        backend._backoff = lambda attempt, exc: waits.append(backoff(attempt, exc)) or waits[-1]
+        got = {}
+        backend.generate([ChatRequest(messages=(("user", "hi"),))], got.__setitem__)
+    assert got[0].text == "echo: hi" and len(waits) == len(faults)
+    assert all(0 < wait <= 0.3 for wait in waits), waits
+
+
+def test_a_retry_after_beyond_max_wait_ends_the_run_at_once_with_one_line(release, tmp_path):
+    out = tmp_path / "run"
+    with ScriptedServer(reply=story_number_reader, faults=[None, (429, {"Retry-After": "3600"})]) as server:
+        started = time.monotonic()
+        result = evaluate_normad(release, out, "--base-url", server.base_url, "--concurrency", "1",
+                                 "--max-wait", "2")
+        took = time.monotonic() - started
+    line = one_line_error(result)
+    assert "HTTP 429" in line and "asks to wait 3600 s" in line and "more than --max-wait 2 s" in line
+    assert took < 30 and server.request_count == 2  # not waited for, not asked again
+    with sqlite3.connect(out / "cache.sqlite") as db:  # the first answer is kept
+        assert db.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
+
+
+# --- 4. every exit path ends with its own output only ---
+
+def slow_after_the_probe_then(fault):
+    """The first request (which goes alone) answered, the second answered with ``fault``, every other held 2 s: the
+    fault ends the run with requests in flight."""
+    return lambda number, body: None if number == 1 else fault if number == 2 else "slow"
+
+
+EXIT_PATHS = {  # name: (faults of the server or "refused", extra options, words of the one line)
+    "authentication": (lambda number, body: 401, (), "authentication failed (check OPENAI_API_KEY): HTTP 401"),
+    "authentication with requests in flight": (slow_after_the_probe_then(401), (), "HTTP 401"),
+    "unknown model or route": (lambda number, body: 404, (), "HTTP 404"),
+    "rate limit": (lambda number, body: (429, {"Retry-After": "3600"}), (), "asks to wait 3600 s"),
+    "server errors": (lambda number, body: 500, ("--max-wait", "0.05"), "still failing after 7 attempts: HTTP 500"),
+    "refused connection": ("refused", (), "connection refused"),
+    "ray backend, authentication": (lambda number, body: 401, ("--backend", "ray"), "HTTP 401"),
+}
+
+
+@pytest.mark.parametrize("path", EXIT_PATHS)
+def test_each_fault_ends_the_process_with_its_one_error_line_and_nothing_else(release, tmp_path, path):
+    from culturebench.evaluate.local_model import free_port
+
+    faults, extra, words = EXIT_PATHS[path]
+    out = tmp_path / "run"
+    with ScriptedServer(reply=story_number_reader, faults=None if faults == "refused" else faults,
+                        slow_seconds=2.0) as server:
+        base_url = f"http://127.0.0.1:{free_port()}/v1" if faults == "refused" else server.base_url
+        process = evaluate_process(release, out, "--base-url", base_url, "--concurrency", "8", *extra)
+        stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 2, stderr
+    assert stdout == "" and stderr.count("\n") == 1 and stderr.startswith("error: ") and words in stderr, stderr
+    assert not out.exists() or not (out / "metrics.json").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
+@pytest.mark.parametrize(("signal_name", "code"), [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_ends_the_process_with_its_one_line(release, tmp_path, signal_name, code):
+    arrived, let_go = threading.Event(), threading.Event()
+
+    def hold_the_third(text: str, body: dict) -> str:
+        if server.request_count >= 3:
+            arrived.set()
+            let_go.wait(30)
+        return story_number_reader(text, body)
+
+    with ScriptedServer(reply=hold_the_third) as server:
+        process = evaluate_process(release, tmp_path / "run", "--base-url", server.base_url, "--concurrency", "1")
+        try:
+            assert arrived.wait(60), process.communicate(timeout=5)
+            process.send_signal(getattr(signal, signal_name))
+            stdout, stderr = process.communicate(timeout=60)
+        finally:
+            let_go.set()
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == code and stdout == "", stderr
+    assert stderr.count("\n") == 1 and stderr.startswith("interrupted; 2 new answers kept in"), stderr
+
+
+def test_a_successful_run_prints_what_the_command_prints_and_nothing_else(release, tmp_path):
+    with ScriptedServer(reply=story_number_reader) as server:
+        in_process = evaluate_normad(release, tmp_path / "a", "--base-url", server.base_url)
+        process = evaluate_process(release, tmp_path / "b", "--base-url", server.base_url)
+        stdout, stderr = process.communicate(timeout=300)
+    assert in_process.exit_code == 0 and process.returncode == 0, stderr
+    assert stdout == "" and stderr == in_process.output.replace(str(tmp_path / "a"), str(tmp_path / "b"))
+
+
+def test_a_fault_leaves_no_request_of_the_backend_running():
+    """Every worker of the openai backend is cancelled before its client closes (one was not: it went on asking
+    through the closed client and printed "unhandled exception during asyncio.run() shutdown")."""
+    import asyncio
+
+    from culturebench.evaluate.backends import BackendError, ChatRequest, OpenAIBackend
+
+    requests = [ChatRequest(messages=(("user", f"q{i}"),)) for i in range(12)]
+    with ScriptedServer(faults=slow_after_the_probe_then(401), slow_seconds=2.0) as server:
+        backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=4)
+
+        async def run() -> set:
+            with pytest.raises(BackendError, match="HTTP 401"):
+                await backend._generate(requests, lambda index, response: None)
+            return {task for task in asyncio.all_tasks() if task is not asyncio.current_task()}
+
+        left = asyncio.run(run())
+    assert left == set()

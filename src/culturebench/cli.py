@@ -310,6 +310,7 @@ def evaluate(
     price_out: Annotated[float, typer.Option(help="Price per 1M completion tokens.")] = None,
     max_cost: Annotated[float, typer.Option(help="Stop cleanly once the spent cost passes this (needs --price-in/--price-out); answers kept, re-run to resume. Exit code 3.")] = None,
     scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (cdeval, wvb, normad, llm_globe closed; openai backend, or ray with --base-url): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
+    max_wait: Annotated[float, typer.Option(help="Longest wait in seconds before retrying a request (openai, azure and ray backends; backoff and a server's Retry-After, jitter included). A server asking to wait longer ends the run at once, every answer kept.")] = 60.0,
     wait_for_lock: Annotated[bool, typer.Option("--wait-for-lock", help="When another run holds --out (one run at a time per folder), wait for it to end instead of refusing.")] = False,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
@@ -332,7 +333,7 @@ def evaluate(
             "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
             "request_shape": request_shape, "allow_modified_release": allow_modified_release,
             "price_in": price_in, "price_out": price_out, "max_cost": max_cost,
-            "scoring": scoring}
+            "scoring": scoring, "max_wait": max_wait}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
                "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale}
@@ -345,9 +346,11 @@ def evaluate(
 
         option_probability.check_scoring(name, scoring, backend, split)
         client = _client_options(model, header, api_version, request_shape, price_in, price_out, max_cost)
+        if not max_wait > 0:
+            raise InputError(f"--max-wait must be more than 0 seconds, got {max_wait:g}")
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
                                       tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
-                                      replicas=replicas, **client)
+                                      replicas=replicas, max_wait=max_wait, **client)
         if dry_run:
             if not hasattr(model_backend, "dry_run"):
                 raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {backend}")
@@ -454,11 +457,12 @@ def _client_options(model: str, headers: list[str] | None, api_version: str | No
 
 
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
-                  tensor_parallel_size: int, ray_address: str | None, replicas: int, headers: dict | None = None,
-                  api_version: str | None = None, request_shapes=None, price_per_million=None, budget=None):
+                  tensor_parallel_size: int, ray_address: str | None, replicas: int, max_wait: float = 60.0,
+                  headers: dict | None = None, api_version: str | None = None, request_shapes=None,
+                  price_per_million=None, budget=None):
     """The model backend ``evaluate`` names (each imported only when used)."""
     http = {"headers": headers, "request_shapes": request_shapes, "price_per_million": price_per_million,
-            "budget": budget}
+            "budget": budget, "backoff_max": max_wait}
     if backend == "azure":
         from culturebench.evaluate.backends import AzureOpenAIBackend
 
@@ -470,7 +474,8 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
         from culturebench.evaluate.ray_backend import RayBackend
 
         return RayBackend(model, base_urls, address=ray_address, replicas=replicas,
-                          tensor_parallel_size=tensor_parallel_size, concurrency=concurrency, timeout=timeout)
+                          tensor_parallel_size=tensor_parallel_size, concurrency=concurrency, timeout=timeout,
+                          backoff_max=max_wait)
     if len(base_urls) > 1:
         raise InputError(f"several --base-url need --backend ray (the {backend} backend talks to one endpoint)")
     if backend == "openai":
@@ -639,9 +644,36 @@ def export_lm_eval(
         say(f"  wrote {path}")
 
 
-def main() -> None:  # pragma: no cover - console-script entry point
-    app()
+NATIVE_CLIENTS = ("pyreqwest", "ray")
+"""Client libraries whose own native threads (pyreqwest's Tokio runtime, Ray's core worker) may call into Python
+while the interpreter finalises: after a fault that cancelled requests in flight, that can abort the process with
+"Fatal Python error: PyGILState_Release" and a C-level dump after our last line. ``main`` ends such a process
+without finalising."""
+
+
+def main() -> None:  # pragma: no cover - the console script (tests run it as ``python -m culturebench.cli``)
+    """The ``culturebench`` command: ``app``, then the end of the process. When a native client was loaded, every
+    file the command wrote is closed by then (its context managers have exited) and a local Ray it started is shut
+    down here; the output is flushed and the process ends with ``os._exit`` and the command's exit code, so that
+    its own lines are the last it prints, whichever way it ended (success, any fault, Ctrl-C, SIGTERM)."""
+    try:
+        app()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if not isinstance(code, int):  # None (success) or a message (click prints nothing itself then)
+        if code is not None:
+            print(code, file=sys.stderr)
+        code = 0 if code is None else 1
+    if not any(name in sys.modules for name in NATIVE_CLIENTS):
+        sys.exit(code)
+    ray = sys.modules.get("ray")
+    if ray is not None and getattr(ray, "is_initialized", lambda: False)():
+        ray.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())
+    main()

@@ -113,7 +113,8 @@ class BackendError(InputError):
 class EndpointFault(BackendError):
     """A fault of the endpoint or of the run's settings, not of one request: authentication (401), permission (403),
     unknown model or route (404), an untrusted certificate, and nothing listening, an unknown host, a broken
-    connection, rate limiting (429) or server errors (5xx) still there after every retry. Every backend stops the
+    connection, rate limiting (429) or server errors (5xx) still there after every retry, a ``Retry-After`` longer
+    than the longest wait allowed (``--max-wait``). Every backend stops the
     run at once with its line, the ray backend's HTTP engine too (which goes past a request that fails on its own:
     a 400 for one prompt, a timeout, a malformed reply)."""
 
@@ -317,7 +318,9 @@ class OpenAIBackend:
 
     ``concurrency`` requests in flight at most, a per-request ``timeout`` (seconds, whole request), and retries: 429,
     408/409, 5xx, timeouts, connection errors and malformed replies are retried up to ``max_retries`` times with
-    exponential backoff and jitter (a server's ``Retry-After`` is honoured, capped at ``backoff_max``); a refused
+    exponential backoff and jitter, each wait at most ``backoff_max`` seconds (``--max-wait``), jitter included; a
+    server's ``Retry-After`` is honoured up to that cap, and one asking for longer ends the run at once
+    (``EndpointFault``: waiting less than asked would only be refused again); a refused
     connection (nothing listening) is retried with short waits (at most ``refused_backoff_max`` each) and then
     reported as such; any other 4xx fails at once. A timeout also halves the requests in flight (see
     ``_AdaptiveLimit``): a server slower than expected slows the run down instead of failing it.
@@ -408,7 +411,7 @@ class OpenAIBackend:
     def run_info(self) -> dict:
         """What run.json records about this backend beyond its cache parameters (no secrets: header names only)."""
         return {"base_url": self.where, "concurrency": self.concurrency, "timeout_s": self.timeout,
-                "max_retries": self.max_retries, "http_library": library_for(self.where),
+                "max_retries": self.max_retries, "max_wait_s": self.backoff_max, "http_library": library_for(self.where),
                 "extra_headers": sorted(self.extra_headers), "request_shape": self.shape.as_dict()}
 
     def like(self, model: str, base_url: str | None, concurrency: int | None = None,
@@ -540,9 +543,10 @@ class OpenAIBackend:
             f"{self.name} backend at {self.where}: {hint}: HTTP {status}: {message}")
 
     def _backoff(self, attempt: int, exc: Retryable) -> float:
+        """Seconds to wait before retry ``attempt``: never more than ``backoff_max``."""
         if exc.retry_after is not None:
-            return min(self.backoff_max, exc.retry_after) * (1 + 0.1 * self._rng.random())
-        cap = self.refused_backoff_max if exc.kind in ("refused", "dns") else self.backoff_max
+            return min(self.backoff_max, exc.retry_after * (1 + 0.1 * self._rng.random()))
+        cap = min(self.backoff_max, self.refused_backoff_max if exc.kind in ("refused", "dns") else self.backoff_max)
         return min(cap, self.backoff_base * 2 ** (attempt - 1)) * (0.5 + 0.5 * self._rng.random())
 
     async def _complete(self, http, index: int, request: ChatRequest, limiter: _AdaptiveLimit) -> ChatResponse:
@@ -565,6 +569,12 @@ class OpenAIBackend:
                 outcome, failure = exc.kind, exc
                 self.stats.transient[exc.kind] = self.stats.transient.get(exc.kind, 0) + 1
                 attempt += 1
+                if exc.retry_after is not None and exc.retry_after > self.backoff_max:
+                    self.stats.errors += 1
+                    raise EndpointFault(f"{self.name} backend at {self.where}: {exc.detail}; the server asks to wait "
+                                        f"{exc.retry_after:g} s before retrying, more than --max-wait "
+                                        f"{self.backoff_max:g} s: run the same command later (every answer received "
+                                        "is cached), or raise --max-wait") from None
                 if attempt > self.max_retries:
                     self.stats.errors += 1
                     raise gave_up(exc.kind)(f"{self.name} backend at {self.where}: still failing after {attempt} "

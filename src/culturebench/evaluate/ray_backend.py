@@ -166,6 +166,7 @@ class RayBackend:
                                         max_retries=max_retries, **client_options) for url in self.base_urls]
         self.timeout = timeout
         self.max_retries = max_retries
+        self.client_options = client_options
         self.stats = BackendStats()
         self._base = BackendStats()  # totals of the actors killed before (their snapshots are gone)
         self._snapshots: dict[int, BackendStats] = {}
@@ -196,7 +197,7 @@ class RayBackend:
     def like(self, model: str, base_url: str | None, request_shape=None) -> OpenAIBackend:
         """A judge / juror / antagonist backend with this one's client settings (and its own request shape)."""
         return OpenAIBackend(model, base_url=base_url, concurrency=self.concurrency, timeout=self.timeout,
-                             max_retries=self.max_retries, request_shape=request_shape)
+                             max_retries=self.max_retries, **{**self.client_options, "request_shape": request_shape})
 
     # --- the cluster ---
     def connect(self) -> None:
@@ -205,6 +206,11 @@ class RayBackend:
             return
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
                                    "configure_logging": False}
+        import logging
+
+        # what ray.init's logging_level asks for, from the start: its notices (a local cluster's token authentication)
+        # are not this run's output
+        logging.getLogger("ray").setLevel(logging.ERROR)
         if self.address:
             options["address"] = self.address
         elif self.num_cpus:
