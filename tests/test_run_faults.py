@@ -255,3 +255,31 @@ def test_a_fault_leaves_no_request_of_the_backend_running():
 
         left = asyncio.run(run())
     assert left == set()
+
+
+# --- 6. a model's answer that is not text ---
+
+@pytest.mark.parametrize(("name", "field", "message"), [
+    ("normad", "response", "response must be text, got a JSON object"),
+    ("cdeval", "response", "response must be text, got a JSON object"),
+    ("wvb", "output", "output must be text, got a JSON object"),
+    ("wvb", "answer", "answer must be a whole number, got a JSON object"),
+])
+def test_score_refuses_an_answer_that_is_not_text_naming_file_line_and_field(bundled_release, tmp_path, name,
+                                                                            field, message):
+    release = bundled_release(name)
+    with ScriptedServer(reply=story_number_reader) as server:
+        run = CliRunner().invoke(app, ["evaluate", name, "--model", "scripted-model", "--release", str(release),
+                                       "--base-url", server.base_url, "--limit", "2", "--samples", "1",
+                                       "--out", str(tmp_path / "run")])
+    assert run.exit_code == 0, run.output
+    lines = (tmp_path / "run" / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    assert field in record
+    record[field] = {"text": record[field]}
+    altered = tmp_path / "altered.jsonl"
+    altered.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["score", name, "--responses", str(altered), "--release", str(release),
+                                      "--out", str(tmp_path / "scored")])
+    assert one_line_error(result) == f"error: {altered}, row 2, column {field}: {message}"
+    assert not (tmp_path / "scored" / "metrics.json").exists()

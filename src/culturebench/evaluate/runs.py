@@ -324,13 +324,13 @@ def source_info(path: Path) -> dict:
 
 
 def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file", *,
-                  integers: Sequence[str] = ("sample_index",), unique: Sequence[str] = ()
-                  ) -> Iterator[tuple[int, dict]]:
+                  integers: Sequence[str] = ("sample_index",), texts: Sequence[str] = ("response",),
+                  unique: Sequence[str] = ()) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line of a saved JSONL file (responses.jsonl, transcripts.jsonl).
     One-line InputErrors naming the file, the line and the field: a missing file, a line that is not valid UTF-8 or
-    not a JSON object, a record without a ``required`` field, an ``integers`` field (when present) that is not a
-    whole number, and a record whose ``unique`` fields repeat an earlier line's (the same item answered twice would
-    be counted twice)."""
+    not a JSON object, a record without a ``required`` field, an ``integers`` field that is not a whole number or a
+    ``texts`` field (a model's answer) that is not text (each when present and not null), and a record whose
+    ``unique`` fields repeat an earlier line's (the same item answered twice would be counted twice)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{what} not found", file=path)
@@ -343,7 +343,12 @@ def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "respons
             for name in integers:
                 value = record.get(name)
                 if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                    raise InputError(f"{name} must be a whole number, got {value!r}", file=path, row=number,
+                    got = repr(value) if isinstance(value, (float, str)) else f"a JSON {_json_kind(value)}"
+                    raise InputError(f"{name} must be a whole number, got {got}", file=path, row=number, column=name)
+            for name in texts:
+                value = record.get(name)
+                if value is not None and not isinstance(value, str):
+                    raise InputError(f"{name} must be text, got a JSON {_json_kind(value)}", file=path, row=number,
                                      column=name)
             if unique:
                 key = tuple(json.dumps(record.get(name), sort_keys=True) for name in unique)
@@ -352,6 +357,13 @@ def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "respons
                                      "answered once", file=path, row=number, column=unique[-1])
                 seen[key] = number
             yield number, record
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, as an error names it (object, array, number, true / false)."""
+    if isinstance(value, bool):
+        return "true / false"
+    return {dict: "object", list: "array"}.get(type(value), "number")
 
 
 def _utf8_lines(handle, path: Path) -> Iterator[str]:
