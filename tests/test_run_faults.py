@@ -283,3 +283,48 @@ def test_score_refuses_an_answer_that_is_not_text_naming_file_line_and_field(bun
                                       "--out", str(tmp_path / "scored")])
     assert one_line_error(result) == f"error: {altered}, row 2, column {field}: {message}"
     assert not (tmp_path / "scored" / "metrics.json").exists()
+
+
+# --- 8. what a newcomer meets ---
+
+@pytest.mark.parametrize(("typed", "said"), [
+    ("./relases/wvb", "./relases/wvb: release folder not found"),
+    ("releases/cdevall", "releases/cdevall: release folder not found; releases/ holds: cdeval"),  # releases/ is here
+    ("releases/cdeval/extra/", "releases/cdeval/extra/: release folder not found"),
+])
+@pytest.mark.parametrize("command", ["info", "evaluate"])
+def test_a_mistyped_release_folder_is_said_missing_not_looked_up_on_the_hub(tmp_path, monkeypatch, typed, said,
+                                                                           command):
+    import culturebench.hub_release as hub
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "releases" / "cdeval").mkdir(parents=True)
+    (tmp_path / "releases" / "cdeval" / "manifest.json").write_text("{}")
+    monkeypatch.setattr(hub, "fetch", lambda *args: pytest.fail("looked up on the Hub"))
+    args = {"info": ["info", typed],
+            "evaluate": ["evaluate", "cdeval", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--release",
+                         typed, "--out", "run"]}[command]
+    assert one_line_error(CliRunner().invoke(app, args)) == f"error: {said}"
+
+
+def test_a_run_that_cannot_connect_leaves_no_folder(release, tmp_path):
+    from culturebench.evaluate.local_model import free_port
+
+    out = tmp_path / "runs" / "first"
+    result = evaluate_normad(release, out, "--base-url", f"http://127.0.0.1:{free_port()}/v1")
+    assert "connection refused" in one_line_error(result)
+    assert not (tmp_path / "runs").exists()  # nor the parent it created
+
+
+def test_the_printed_summary_says_how_many_retries_and_why(release, tmp_path):
+    """A one-slot server (as serve-local's) behind 8 requests in flight: the queued ones time out and are retried,
+    and the summary line says so, as run.json counts them."""
+    out = tmp_path / "run"
+    with ScriptedServer(reply=story_number_reader, parallel=1, latency=0.15) as server:
+        result = evaluate_normad(release, out, "--base-url", server.base_url, "--concurrency", "8", "--timeout",
+                                 "0.4", "--max-wait", "0.05")
+    assert result.exit_code == 0, result.output
+    runner = json.loads((out / "run.json").read_text())["runner"]
+    assert runner["retries"] > 0 and runner["transient"]["timeout"] > 0
+    timeouts = runner["transient"]["timeout"]
+    assert f"queried; {runner['retries']} retries: {timeouts} timeout{'s' * (timeouts > 1)}" in result.output

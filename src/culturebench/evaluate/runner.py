@@ -136,15 +136,21 @@ class _RateColumn(ProgressColumn):
         return Text(f"{speed:.1f}/s" if speed else "-/s", style="progress.data.speed")
 
 
+def retried_errors(transient: dict[str, int]) -> list[str]:
+    """Retried errors by kind (``BackendStats.transient``) in words: "12 timeouts", "3 HTTP 500"."""
+    parts = []
+    for kind, count in sorted(transient.items()):
+        label = {"timeout": "timeout", "refused": "refused connection", "connection": "connection error",
+                 "malformed": "malformed reply", "dns": "unknown host"}.get(kind, f"HTTP {kind}")
+        parts.append(f"{count} {label}{'s' if count > 1 else ''}")
+    return parts
+
+
 def health(backend: Backend) -> str:
     """What the progress bar says about trouble: retried errors by kind ("12 timeouts, 3 HTTP 500") and, when the
     backend lowered its requests in flight after timeouts, the limit now ("2/16 in flight"); "" when all is well."""
     stats = getattr(backend, "stats", None)
-    parts = []
-    for kind, count in sorted(getattr(stats, "transient", {}).items()):
-        label = {"timeout": "timeout", "refused": "refused connection", "connection": "connection error",
-                 "malformed": "malformed reply", "dns": "unknown host"}.get(kind, f"HTTP {kind}")
-        parts.append(f"{count} {label}{'s' if count > 1 else ''}")
+    parts = retried_errors(getattr(stats, "transient", {}))
     limiter = getattr(backend, "limiter", None)
     if limiter is not None and limiter.limit < limiter.maximum:
         parts.append(f"{limiter.limit}/{limiter.maximum} in flight")

@@ -566,11 +566,18 @@ def request_shape_option(value: Any, file: Path | None, column: str) -> dict | N
 
 
 def request_counts(n_requests: int, stats: Mapping) -> str:
-    """The "N requests (C cached, Q queried, R repeats)" of the line ``culturebench evaluate`` prints; the parts add
-    up to N (repeats: identical requests of one batch, asked once), N being the runner's count when it has one."""
+    """The "N requests (C cached, Q queried, R repeats; T retries: 12 timeouts, ...)" of the line ``culturebench
+    evaluate`` prints; the counts add up to N (repeats: identical requests of one batch, asked once), N being the
+    runner's count when it has one; the retries and what they retried are said when there were any (a server that
+    answers fewer requests at once than sent shows here as timeouts)."""
+    from culturebench.evaluate.runner import retried_errors
+
     n = int(stats.get("n_requests") or n_requests)
     repeats = int(stats.get("n_repeats") or 0)
     extra = f", {repeats:,} repeats asked once" if repeats else ""
+    retries = int(stats.get("retries") or 0)
+    if retries:
+        extra += f"; {retries:,} retries: {', '.join(retried_errors(stats.get('transient') or {}))}"
     return f"{n:,} requests ({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried{extra})"
 
 
