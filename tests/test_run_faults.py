@@ -328,3 +328,19 @@ def test_the_printed_summary_says_how_many_retries_and_why(release, tmp_path):
     assert runner["retries"] > 0 and runner["transient"]["timeout"] > 0
     timeouts = runner["transient"]["timeout"]
     assert f"queried; {runner['retries']} retries: {timeouts} timeout{'s' * (timeouts > 1)}" in result.output
+
+
+# --- 5. the endpoint given wrong ---
+
+def test_a_full_endpoint_url_is_refused_naming_the_base_url_to_give(release, tmp_path):
+    line = one_line_error(evaluate_normad(release, tmp_path / "run", "--base-url",
+                                          "http://127.0.0.1:8080/v1/chat/completions"))
+    assert "is the full endpoint: give its base URL, http://127.0.0.1:8080/v1, without /chat/completions" in line
+
+
+def test_a_404_at_a_base_url_without_v1_says_which_base_url_to_give(release, tmp_path):
+    with ScriptedServer(faults=lambda number, body: 404) as server:  # as vLLM answers POST /chat/completions
+        root = server.base_url.removesuffix("/v1")
+        line = one_line_error(evaluate_normad(release, tmp_path / "run", "--base-url", root))
+    assert f"no chat completions route at {root}/chat/completions" in line and "HTTP 404" in line
+    assert f"give --base-url {root}/v1" in line

@@ -174,7 +174,9 @@ def check_base_url(base_url: str, option: str = "--base-url") -> str:
     except ValueError:
         raise InputError(f"{option} {base_url!r}: the port is not a number from 0 to 65535") from None
     if parts.path.rstrip("/").endswith("/chat/completions"):
-        raise InputError(f"{option} {base_url!r}: give the base URL, without /chat/completions (it is added)")
+        base = base_url.rstrip("/").removesuffix("/chat/completions")
+        raise InputError(f"{option} {base_url!r} is the full endpoint: give its base URL, {base}, without "
+                         "/chat/completions (it is added)")
     return base_url
 
 
@@ -535,6 +537,9 @@ class OpenAIBackend:
             hint = f"authentication failed (check {self.key_variable})"
         elif status == 403:
             hint = "permission denied"
+        elif status == 404 and self.name == "openai" and not urlsplit(self.where).path.endswith("/v1"):
+            hint = (f"no chat completions route at {self._url()} (the base URL of an OpenAI-compatible server ends "
+                    f"in /v1: give --base-url {self.where}/v1)")
         elif status == 404:
             hint = f"model {self.model!r} not found (or no chat completions route)"
         else:
