@@ -316,3 +316,22 @@ def test_cli_ray_run_in_which_no_request_was_answered_writes_no_metrics(tmp_path
     line = one_line_error(result)
     assert "none of the 10 requests" in line and "HTTP 400" in line and "no results written" in line
     assert not (out / "metrics.json").exists() and not (out / "responses.jsonl").exists()
+
+
+@pytest.mark.parametrize("backend", ["openai", "ray"])
+def test_run_json_names_every_sampling_parameter_sent_after_the_shape_adapted(tmp_path, backend):
+    """A reasoning model refuses max_tokens, top_p and a temperature other than 1: the requests it answered carried
+    neither, and run.json says what they carried (the ray backend's clients adapt in their own processes)."""
+    release = small_normad_release(tmp_path / "normad")
+    out = tmp_path / backend
+    with ScriptedServer(reply=story_number_reader, reasoning=True) as server:
+        result = CliRunner().invoke(app, ["evaluate", "normad", "--model", "scripted-model", "--release", str(release),
+                                          "--backend", backend, "--base-url", server.base_url, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        answered = [body for body in server.bodies if "max_tokens" not in body and "top_p" not in body
+                    and body.get("temperature", 1) == 1]
+    sent = json.loads((out / "run.json").read_text())["backend"]["sampling_sent"]
+    assert sum(entry["requests"] for entry in sent) == len(answered) == 30
+    assert {name for entry in sent for name in entry["params"]} == \
+        {name for body in answered for name in body} - {"model", "messages"}
+    assert all("top_p" not in entry["params"] and "max_tokens" not in entry["params"] for entry in sent)

@@ -137,22 +137,32 @@ class BackendStats:
     cost: float | None = None  # in the currency of ``price_per_million``; None when no prices are known
     errors: int = 0  # requests that failed for good
     transient: dict[str, int] = field(default_factory=dict)  # retried errors by kind: "429", "500", "timeout"...
+    sent: dict[tuple, int] = field(default_factory=dict)
+    """Answered requests by the sampling parameters they were sent with, in the request shape of that moment
+    (``OpenAIBackend._sampling``): ((name, value), ...) with the seed before + sample_index (``sent_params``)."""
 
     def copy(self) -> BackendStats:
-        return replace(self, transient=dict(self.transient))
+        return replace(self, transient=dict(self.transient), sent=dict(self.sent))
 
     def minus(self, before: BackendStats) -> BackendStats:
         """What happened since the snapshot ``before``."""
         out = BackendStats()
         for f in fields(self):
             now, then = getattr(self, f.name), getattr(before, f.name)
-            if f.name == "transient":
-                out.transient = {k: v - then.get(k, 0) for k, v in now.items() if v - then.get(k, 0)}
+            if isinstance(now, dict):  # counts by kind
+                setattr(out, f.name, {k: v - then.get(k, 0) for k, v in now.items() if v - then.get(k, 0)})
             elif f.name == "cost":
                 out.cost = None if now is None else now - (then or 0.0)
             else:
                 setattr(out, f.name, now - then)
         return out
+
+
+def sent_params(sent: Mapping[tuple, int]) -> list[dict]:
+    """``BackendStats.sent`` as run.json records it: every sampling parameter sent to the endpoint, by name, with
+    the requests answered so (``seed``: the run's seed; each request sends it + its sample_index)."""
+    return [{"params": {name: list(value) if isinstance(value, tuple) else value for name, value in key},
+             "requests": count} for key, count in sorted(sent.items(), key=lambda item: -item[1])]
 
 
 def parse_header(value: str) -> tuple[str, str]:
@@ -414,7 +424,8 @@ class OpenAIBackend:
         """What run.json records about this backend beyond its cache parameters (no secrets: header names only)."""
         return {"base_url": self.where, "concurrency": self.concurrency, "timeout_s": self.timeout,
                 "max_retries": self.max_retries, "max_wait_s": self.backoff_max, "http_library": library_for(self.where),
-                "extra_headers": sorted(self.extra_headers), "request_shape": self.shape.as_dict()}
+                "extra_headers": sorted(self.extra_headers), "request_shape": self.shape.as_dict(),
+                "sampling_sent": sent_params(self.stats.sent)}
 
     def like(self, model: str, base_url: str | None, concurrency: int | None = None,
              request_shape: RequestShape | Mapping | None = None) -> OpenAIBackend:
@@ -453,29 +464,40 @@ class OpenAIBackend:
                    **self.extra_headers}
         return open_transport(self._url(), self.where, headers, self.concurrency, self.timeout)
 
-    def _request_body(self, request: ChatRequest) -> bytes:
+    def _sampling(self, request: ChatRequest) -> dict:
+        """The sampling parameters of ``request`` as this model's request shape sends them: the token limit by its
+        name, the parameters the shape omits left out, the seed + sample_index."""
         s, shape = request.sampling, self.shape
-        body = {"model": self.model, "messages": request.message_dicts(), shape.token_limit: s.max_tokens}
+        sampling = {shape.token_limit: s.max_tokens}
         for name, value in (("temperature", s.temperature), ("top_p", s.top_p),
                             ("seed", None if s.seed is None else s.seed + request.sample_index),
                             ("stop", list(s.stop) or None)):
             if value is not None and name not in shape.omit:
-                body[name] = value
+                sampling[name] = value
+        return sampling
+
+    def _request_body(self, request: ChatRequest, sampling: dict | None = None) -> bytes:
+        body = {"model": self.model, "messages": request.message_dicts(), **(sampling or self._sampling(request))}
         if self.top_logprobs is not None:
             body["logprobs"], body["top_logprobs"] = True, self.top_logprobs
         return json.dumps(body, ensure_ascii=False).encode()
 
     # --- one request ---
     async def _attempt(self, http, request: ChatRequest) -> ChatResponse:
+        sampling = self._sampling(request)
         try:
-            status, headers, content = await http.post(self._request_body(request))
+            status, headers, content = await http.post(self._request_body(request, sampling))
         except UntrustedCertificate as exc:  # not a passing fault: said at once
             raise EndpointFault(f"{self.name} backend at {self.where}: the server's TLS certificate is not trusted "
                                f"({exc}); behind a company proxy that re-signs traffic, point SSL_CERT_FILE at its "
                                "CA certificate") from None
         if status >= 400:
             return self._refused(status, content, headers)
-        return self._parse(content)
+        response = self._parse(content)
+        sent = tuple((name, request.sampling.seed if name == "seed" else tuple(value) if isinstance(value, list)
+                      else value) for name, value in sampling.items())
+        self.stats.sent[sent] = self.stats.sent.get(sent, 0) + 1
+        return response
 
     def _refused(self, status: int, content: bytes, headers) -> ChatResponse:
         """An HTTP error reply: an unsupported parameter adapts the request shape (``_Adapted``: send again),

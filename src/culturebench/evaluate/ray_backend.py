@@ -40,6 +40,7 @@ from culturebench.evaluate.backends import (
     OnResponse,
     OpenAIBackend,
     _AdaptiveLimit,
+    sent_params,
 )
 from culturebench.evaluate.runner import FAILED
 from culturebench.evaluate.transport import library_for
@@ -237,6 +238,7 @@ class RayBackend:
         if self.engine == "http":
             info["endpoints"] = self.base_urls
             info["http_library"] = ", ".join(sorted({library_for(url) for url in self.base_urls}))
+            info["sampling_sent"] = sent_params(self.stats.sent)  # as the actors' clients sent them
         else:
             info["tensor_parallel_size"] = self.tensor_parallel_size
             info["batch_size"] = self.batch_size
@@ -290,15 +292,18 @@ class RayBackend:
     def _add(total: BackendStats, part: BackendStats) -> None:
         total.retries += part.retries
         total.errors += part.errors
-        for kind, count in part.transient.items():
-            total.transient[kind] = total.transient.get(kind, 0) + count
+        for counts, more in ((total.transient, part.transient), (total.sent, part.sent)):
+            for kind, count in more.items():
+                counts[kind] = counts.get(kind, 0) + count
 
     def _refresh_stats(self) -> None:
-        """Retries, errors and retried-error kinds: the killed actors' totals plus each live actor's last snapshot."""
-        merged = BackendStats(retries=self._base.retries, errors=self._base.errors, transient=dict(self._base.transient))
-        for snapshot in self._snapshots.values():
-            self._add(merged, snapshot)
+        """Retries, errors, retried-error kinds and sampling sent: the killed actors' totals plus each live actor's
+        last snapshot."""
+        merged = BackendStats()
+        for part in (self._base, *self._snapshots.values()):
+            self._add(merged, part)
         self.stats.retries, self.stats.errors, self.stats.transient = merged.retries, merged.errors, merged.transient
+        self.stats.sent = merged.sent
 
     def _generate_http(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
         ray = self._ray
