@@ -205,13 +205,13 @@ class RayBackend:
         ray = self._ray
         if ray.is_initialized():
             return
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
-                                   "configure_logging": False}
         import logging
 
         # what ray.init's logging_level asks for, from the start: its notices (a local cluster's token authentication)
         # are not this run's output
         logging.getLogger("ray").setLevel(logging.ERROR)
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
+                                   "configure_logging": False}
         if self.address:
             options["address"] = self.address
         elif self.num_cpus:
