@@ -589,7 +589,7 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
     assert "unknown benchmark 'nosuch'" in line and "cdeval" in line
     line = one_line_error(runner.invoke(app, ["evaluate", "cdeval", "--model", "m", "--out", str(tmp_path / "x"),
                                               "--release", str(tmp_path / "missing")]))
-    assert "no manifest.json" in line
+    assert "missing: release folder not found" in line
     line = one_line_error(runner.invoke(app, ["evaluate", "cdeval", "--model", "m", "--out", str(tmp_path / "x"),
                                               "--release", str(release), "--samples", "0"]))
     assert "--samples must be at least 1" in line

@@ -465,7 +465,7 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
     assert "unknown benchmark 'nosuch'" in line and "normad" in line
     line = one_line_error(runner.invoke(app, ["evaluate", "normad", "--model", "m", "--out", str(tmp_path / "x"),
                                               "--release", str(tmp_path / "missing")]))
-    assert "no manifest.json" in line
+    assert "missing: release folder not found" in line
     for option, value in (("--samples", "0"), ("--limit", "0"), ("--max-tokens", "0")):
         line = one_line_error(runner.invoke(app, ["evaluate", "normad", "--model", "m", "--out", str(tmp_path / "x"),
                                                   "--release", str(release), option, value]))

@@ -269,7 +269,8 @@ def test_cli_ray_backend_gives_the_openai_backends_metrics(tmp_path):
     assert run["runner"]["n_queried"] == 30 and run["args"]["base_url"] == urls
     plain_run = json.loads((tmp_path / "openai" / "run.json").read_text())
     assert set(run["runner"]) == set(plain_run["runner"])  # the same runner fields whatever the backend
-    assert "30 requests (0 cached, 30 queried)" in spread.output
+    retried = run["runner"]["retries"]  # the flaky endpoint's 500s, said in the summary when there were any
+    assert ("30 requests (0 cached, 30 queried" + (f"; {retried} retries: " if retried else ")")) in spread.output
 
 
 def test_cli_ray_backend_passes_logprobs_through(bundled_release, tmp_path):
@@ -296,3 +297,62 @@ def test_cli_ray_backend_passes_logprobs_through(bundled_release, tmp_path):
             m.pop("responses", None)
         assert found["ray"] == found["openai"], name
 
+
+# ------------------------------------------------------------------------------------------------ one fault table
+
+@pytest.mark.parametrize("fault", [401, 403, 404, "refused"])
+def test_cli_ray_backend_gives_the_openai_backends_line_and_exit_code_for_an_endpoint_fault(tmp_path, fault):
+    """An endpoint that refuses every request (a bad key, a wrong model or route, nothing listening) stops a ray run
+    at once with the openai backend's line and exit code, and writes nothing (it once exited 0 with metrics of no
+    answers)."""
+    from conftest import one_line_error
+    from culturebench.evaluate.local_model import free_port
+
+    release = small_normad_release(tmp_path / "normad")
+    with ScriptedServer(faults=lambda number, body: fault) as server:
+        base_url = f"http://127.0.0.1:{free_port()}/v1" if fault == "refused" else server.base_url
+        lines = {}
+        for backend in ("openai", "ray"):
+            out = tmp_path / backend
+            result = CliRunner().invoke(app, ["evaluate", "normad", "--model", "scripted-model", "--release",
+                                              str(release), "--backend", backend, "--base-url", base_url,
+                                              "--out", str(out)])
+            lines[backend] = one_line_error(result)  # exit 2 and one line
+            assert not out.exists()
+    assert lines["ray"] == lines["openai"]
+    assert (f"HTTP {fault}" if fault != "refused" else "connection refused") in lines["ray"]
+
+
+def test_cli_ray_run_in_which_no_request_was_answered_writes_no_metrics(tmp_path):
+    """Requests failing on their own (a 400 each) are gone past, but when none of a run's was answered the run
+    stops: metrics of no answers would read as the model's."""
+    from conftest import one_line_error
+
+    release = small_normad_release(tmp_path / "normad")
+    out = tmp_path / "ray"
+    with ScriptedServer(faults=lambda number, body: 400) as server:
+        result = CliRunner().invoke(app, ["evaluate", "normad", "--model", "scripted-model", "--release",
+                                          str(release), "--backend", "ray", "--base-url", server.base_url, "--limit",
+                                          "2", "--out", str(out)])
+    line = one_line_error(result)
+    assert "none of the 10 requests" in line and "HTTP 400" in line and "no results written" in line
+    assert not (out / "metrics.json").exists() and not (out / "responses.jsonl").exists()
+
+
+@pytest.mark.parametrize("backend", ["openai", "ray"])
+def test_run_json_names_every_sampling_parameter_sent_after_the_shape_adapted(tmp_path, backend):
+    """A reasoning model refuses max_tokens, top_p and a temperature other than 1: the requests it answered carried
+    neither, and run.json says what they carried (the ray backend's clients adapt in their own processes)."""
+    release = small_normad_release(tmp_path / "normad")
+    out = tmp_path / backend
+    with ScriptedServer(reply=story_number_reader, reasoning=True) as server:
+        result = CliRunner().invoke(app, ["evaluate", "normad", "--model", "scripted-model", "--release", str(release),
+                                          "--backend", backend, "--base-url", server.base_url, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        answered = [body for body in server.bodies if "max_tokens" not in body and "top_p" not in body
+                    and body.get("temperature", 1) == 1]
+    sent = json.loads((out / "run.json").read_text())["backend"]["sampling_sent"]
+    assert sum(entry["requests"] for entry in sent) == len(answered) == 30
+    assert {name for entry in sent for name in entry["params"]} == \
+        {name for body in answered for name in body} - {"model", "messages"}
+    assert all("top_p" not in entry["params"] and "max_tokens" not in entry["params"] for entry in sent)

@@ -478,7 +478,7 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
         (evaluate(config=str(tmp_path / "missing.json")), "config file not found"),
         (evaluate(config=config("list.json", [1])), "config must be a mapping"),
         (evaluate(release=other), "not a SocialCC release"),
-        (evaluate(release=tmp_path / "missing"), "no manifest.json"),
+        (evaluate(release=tmp_path / "missing"), "missing: release folder not found"),
         (evaluate("--split", "train"), "no split 'train'"),
         (runner.invoke(app, ["score", "socialcc", "--responses", str(tmp_path / "none.jsonl"), "--release",
                              str(release), "--out", str(tmp_path / "y")]), "not found"),

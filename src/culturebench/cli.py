@@ -11,7 +11,7 @@ os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0"
 
 import signal
 import sys
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Iterator
 
@@ -37,7 +37,10 @@ console = Console(stderr=True)
 
 
 RELEASE_HELP = ("A release folder (e.g. releases/wvb), or a published one: a Hub dataset repo ORG/NAME[@revision], "
-                "fetched into the huggingface-hub cache and checked against its manifest.json (offline: the cache).")
+                "fetched into the huggingface-hub cache and checked against its manifest.json (offline: the cache). "
+                "Written as a path (./x, x/y/z, or under a folder that exists here) it is always a folder.")
+"""A str, not a Path, in the commands that take it: ``./relases/wvb`` must reach ``hub_release.release_folder`` as
+typed (a Path drops the ``./`` that marks it a folder)."""
 
 
 def bundled_raw() -> Path:
@@ -192,7 +195,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int, options: dict[st
 
 
 @app.command()
-def validate(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
+def validate(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Re-run every check of a release from its files and compare every file with manifest.json (and croissant.json's
     sha256 with the data files); exit 1 on a failure."""
     from culturebench.release import UNLISTED, revalidate
@@ -225,7 +228,7 @@ def validate(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> Non
 
 
 @app.command()
-def info(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
+def info(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Show a release's configs, splits, row counts, inputs and validation summary."""
     from culturebench.release import MANIFEST_KEYS, load_manifest
 
@@ -277,7 +280,7 @@ DROP_OUT_OF_SCALE_HELP = ("wvb only: a whole-number answer off the question's sc
 def score(
     name: Annotated[str, typer.Argument(help=f"Benchmark to score: {', '.join(EVALUATIONS)}.")],
     responses: Annotated[Path, typer.Option(help="Model answers. wvb: responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
-    release: Annotated[Path, typer.Option(help=RELEASE_HELP)],
+    release: Annotated[str, typer.Option(help=RELEASE_HELP)],
     out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
     config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
     unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
@@ -325,7 +328,7 @@ def evaluate(
     out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl (socialcc: transcripts.jsonl; wvb above 50,000 requests: responses/, zstd parquet shards), metrics.json, plots, run.json. Re-running the same command into it resumes.")],
     backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), azure (Azure OpenAI: --model is the deployment, --base-url the resource endpoint, key from AZURE_OPENAI_API_KEY), vllm (offline vLLM engine: a local GPU, or vLLM's CPU build) or ray (a Ray cluster: vLLM replicas on its GPUs or CPUs, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
     base_url: Annotated[list[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend; repeatable with --backend ray, which fans the requests out over them).")] = None,
-    release: Annotated[Path, typer.Option(help=RELEASE_HELP + " Default: releases/NAME.")] = None,
+    release: Annotated[str, typer.Option(help=RELEASE_HELP + " Default: releases/NAME.")] = None,
     split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both; socialcc: a split of the scenarios (default all).")] = None,
     limit: Annotated[int, typer.Option(help="Evaluate N rows (wvb), questions (cdeval), stories (normad), prompts of each part (llm_globe) or scenarios (socialcc), spread over the design by --seed: questions (wvb), dimension x domain (cdeval), countries (normad, socialcc), dimensions (llm_globe); the run says what it covers.")] = None,
     samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5). normad: answers per prompt (default 1). llm_globe: answers per closed prompt (default 3). socialcc: 1 (one dialogue per scenario).")] = None,
@@ -354,11 +357,14 @@ def evaluate(
     price_out: Annotated[float, typer.Option(help="Price per 1M completion tokens.")] = None,
     max_cost: Annotated[float, typer.Option(help="Stop cleanly once the spent cost passes this (needs --price-in/--price-out); answers kept, re-run to resume. Exit code 3.")] = None,
     scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (cdeval, wvb, normad, llm_globe closed; openai backend, or ray with --base-url): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
+    max_wait: Annotated[float, typer.Option(help="Longest wait in seconds before retrying a request (openai, azure and ray backends; backoff and a server's Retry-After, jitter included). A server asking to wait longer ends the run at once, every answer kept.")] = 60.0,
+    wait_for_lock: Annotated[bool, typer.Option("--wait-for-lock", help="When another run holds --out (one run at a time per folder), wait for it to end instead of refusing.")] = False,
 ) -> None:
     """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
     llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
     from culturebench.evaluate.backends import CostLimitReached
     from culturebench.evaluate.runner import DryRun
+    from culturebench.evaluate.runs import hold_run_folder
 
     name = module_name(name)
     given = release is not None
@@ -376,30 +382,40 @@ def evaluate(
             "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
             "request_shape": request_shape, "allow_modified_release": allow_modified_release,
             "price_in": price_in, "price_out": price_out, "max_cost": max_cost,
-            "scoring": scoring}
+            "scoring": scoring, "max_wait": max_wait}
     options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
                "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
                "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
                "drop_non_integer": drop_non_integer}
-    with user_errors():
+    with user_errors(), ExitStack() as run_folder:
         output_folder(out)
         options["release"] = _checked_release(release, allow_modified_release, hub=given)
         benchmark = registry.evaluation(name, "evaluate")
         benchmark.cli_check(options)
-        _check_run_folder(out, name)
         from culturebench.evaluate import option_probability
 
         option_probability.check_scoring(name, scoring, backend, split)
         client = _client_options(model, header, api_version, request_shape, price_in, price_out, max_cost)
+        if not max_wait > 0:
+            raise InputError(f"--max-wait must be more than 0 seconds, got {max_wait:g}")
         model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
                                       tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
-                                      replicas=replicas, engine_args=engine_args, **client)
+                                      replicas=replicas, engine_args=engine_args, max_wait=max_wait,
+                                      **client)
         if dry_run:
             if not hasattr(model_backend, "dry_run"):
                 raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {backend}")
             model_backend.dry_run = True
-        kept_before = _cached_answers(out)
+        kept_before = None  # answers in the cache once this run holds the folder
+
+        def new_answers() -> int:
+            return 0 if kept_before is None else _cached_answers(out) - kept_before
+
         try:
+            run_folder.enter_context(hold_run_folder(out, wait_for_lock, on_wait=lambda holder: say(
+                f"waiting for the run holding {out} ({holder}) to end", style="yellow")))
+            _check_run_folder(out, name)
+            kept_before = _cached_answers(out)
             if scoring == "logprobs":  # ask for top_logprobs, record them, check the endpoint returns them
                 model_backend.top_logprobs = option_probability.TOP_LOGPROBS
                 model_backend = option_probability.LogprobRecorder(model_backend,
@@ -413,12 +429,12 @@ def evaluate(
             say(stop.line())
             return
         except CostLimitReached as stop:
-            kept = _cached_answers(out) - kept_before
+            kept = new_answers()
             say(f"stopped: {stop}; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command, "
                 "with a higher --max-cost, to resume); no results written", style="yellow")
             raise typer.Exit(3) from None
         except KeyboardInterrupt as exc:
-            kept = _cached_answers(out) - kept_before
+            kept = new_answers()
             say(f"interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command to "
                 "resume); no results written", style="yellow")
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
@@ -459,7 +475,7 @@ def _check_run_folder(out: Path, benchmark: str) -> None:
                          "replaced)", file=out)
 
 
-def _checked_release(value: Path, allow_modified: bool, hub: bool = True) -> Path:
+def _checked_release(value: str | Path, allow_modified: bool, hub: bool = True) -> Path:
     """The release folder of ``--release``: a local folder or, with ``hub``, a Hub repo id
     (``hub_release.release_folder``), whose files match its manifest.json (``release.verify_release``; what a Hub
     upload leaves out by design is exempt; always checked) unless ``allow_modified``. A folder without manifest.json is left to the
@@ -496,13 +512,13 @@ def _client_options(model: str, headers: list[str] | None, api_version: str | No
 
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
                   tensor_parallel_size: int, ray_address: str | None, replicas: int, engine_args: str | None = None,
-                  headers: dict | None = None,
-                  api_version: str | None = None, request_shapes=None, price_per_million=None, budget=None):
+                  max_wait: float = 60.0, headers: dict | None = None, api_version: str | None = None,
+                  request_shapes=None, price_per_million=None, budget=None):
     """The model backend ``evaluate`` names (each imported only when used)."""
     from culturebench.evaluate.vllm_backend import parse_engine_args
 
     http = {"headers": headers, "request_shapes": request_shapes, "price_per_million": price_per_million,
-            "budget": budget}
+            "budget": budget, "backoff_max": max_wait}
     engine = parse_engine_args(engine_args)
     if backend == "azure":
         from culturebench.evaluate.backends import AzureOpenAIBackend
@@ -516,7 +532,7 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
 
         return RayBackend(model, base_urls, address=ray_address, replicas=replicas,
                           tensor_parallel_size=tensor_parallel_size, concurrency=concurrency, timeout=timeout,
-                          seed=seed, engine_args=engine)
+                          seed=seed, engine_args=engine, backoff_max=max_wait)
     if len(base_urls) > 1:
         raise InputError(f"several --base-url need --backend ray (the {backend} backend talks to one endpoint)")
     if backend == "openai":
@@ -579,8 +595,8 @@ def serve_local(
     (Q4_K_M) with llama.cpp's server, or SmolLM2-135M-Instruct with vLLM's.
 
     llama.cpp answers one request at a time. Then: culturebench evaluate wvb --model
-    qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --out runs/local (--engine vllm: --model
-    smollm2-135m-instruct)"""
+    qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --concurrency 1 --out runs/local (llama.cpp's server answers one
+    request at a time; --engine vllm: --model smollm2-135m-instruct)"""
     from culturebench.evaluate.local_model import MODEL_NAME, VLLM_MODEL_NAME, serve, start_server, start_vllm_server
 
     starts = {"llama.cpp": (start_server, MODEL_NAME), "vllm": (start_vllm_server, VLLM_MODEL_NAME)}
@@ -632,7 +648,7 @@ def publish(
 
 
 @app.command()
-def audit(release: Annotated[Path, typer.Argument(help=RELEASE_HELP)]) -> None:
+def audit(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Recompute every output hash, re-run every check and re-render report, card and croissant.json; exit 1 on any
     mismatch."""
     from culturebench.audit import audit as audit_release
@@ -711,9 +727,39 @@ def export_lm_eval(
         say(f"  wrote {path}")
 
 
-def main() -> None:  # pragma: no cover - console-script entry point
-    app()
+NATIVE_CLIENTS = ("pyreqwest", "ray")
+"""Client libraries whose own native threads (pyreqwest's Tokio runtime, Ray's core worker) may call into Python
+while the interpreter finalises: after a fault that cancelled requests in flight, that can abort the process with
+"Fatal Python error: PyGILState_Release" and a C-level dump after our last line. ``main`` ends such a process
+without finalising."""
+
+
+def main() -> None:  # pragma: no cover - the console script (tests run it as ``python -m culturebench.cli``)
+    """The ``culturebench`` command: ``app``, then the end of the process. When a native client was loaded, every
+    file the command wrote is closed by then (its context managers have exited) and a local Ray it started is shut
+    down here; the output is flushed and the process ends with ``os._exit`` and the command's exit code, so that
+    its own lines are the last it prints, whichever way it ended (success, any fault, Ctrl-C, SIGTERM)."""
+    try:
+        app()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if not isinstance(code, int):  # None (success) or a message (click prints nothing itself then)
+        if code is not None:
+            print(code, file=sys.stderr)
+        code = 0 if code is None else 1
+    if not any(name in sys.modules for name in NATIVE_CLIENTS):
+        sys.exit(code)
+    ray = sys.modules.get("ray")
+    if ray is not None and getattr(ray, "is_initialized", lambda: False)():
+        ray.shutdown()
+    vllm_engines = sys.modules.get("culturebench.evaluate.vllm_backend")
+    if vllm_engines is not None:  # os._exit skips the exit hook that stops the engines' core processes
+        vllm_engines.shutdown_engines()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())
+    main()

@@ -1,8 +1,8 @@
 """A release published on the Hugging Face Hub, used where a release folder is expected (``--release`` of
 ``evaluate`` and ``score``; the RELEASE argument of ``validate``, ``audit`` and ``info``).
 
-``ORG/NAME`` or ``ORG/NAME@REVISION`` that is not a local folder is fetched with ``huggingface_hub.snapshot_download``
-into huggingface-hub's own cache (``HF_HUB_CACHE``; a later call reuses it) and verified against the release's
+``ORG/NAME`` or ``ORG/NAME@REVISION`` that is not a local folder, nor written as a path (``looks_like_path``), is
+fetched with ``huggingface_hub.snapshot_download`` into huggingface-hub's own cache (``HF_HUB_CACHE``; a later call reuses it) and verified against the release's
 ``manifest.json`` before use: every file the upload holds must have the manifest's sha256. The upload lacks, by
 design, the configs ``culturebench publish`` withheld (named in its card's YAML ``culturebench`` block), and its
 README.md is the card rewritten for the Hub; a config uploaded without some columns (``withheld_columns``) differs
@@ -24,15 +24,34 @@ HUB_REPO = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$"
 
 
 def release_folder(value: str | Path) -> Path:
-    """``value`` as a local release folder: itself when it exists on disk or is no Hub repo id, else the verified
-    local snapshot of the Hub dataset repo it names."""
+    """``value`` as a local release folder: itself when it exists on disk, else the verified local snapshot of the
+    Hub dataset repo it names. A missing folder (anything that is no Hub repo id, or written as a path:
+    ``looks_like_path``) is an InputError saying so, never a Hub lookup."""
     path = Path(value)
-    found = HUB_REPO.match(str(value))
-    if path.exists() or found is None:
+    if path.exists():
         return path
+    found = HUB_REPO.match(str(value))
+    if found is None or looks_like_path(str(value)):
+        raise InputError(f"release folder not found{_releases_beside(path)}", file=value)
     folder = fetch(found["repo"], found["revision"])
     verify(folder, str(value))
     return folder
+
+
+def looks_like_path(value: str) -> bool:
+    """A release argument written as a path, never a Hub repo id: it starts with ``.``, ``/`` or ``~``, ends with
+    ``/``, holds a backslash or more than one ``/`` before any ``@revision``, or its first part is a folder here
+    (``releases/cdevall`` beside a ``releases/`` folder)."""
+    name = value.split("@", 1)[0]
+    return (value.startswith((".", "/", "~")) or value.endswith("/") or "\\" in value or name.count("/") != 1
+            or Path(name.split("/", 1)[0]).is_dir())
+
+
+def _releases_beside(path: Path) -> str:
+    """"; releases/ holds: cdeval, wvb" (the release folders beside a missing one), or "" when there are none."""
+    parent = path.parent
+    found = sorted(p.name for p in parent.iterdir() if (p / "manifest.json").is_file()) if parent.is_dir() else []
+    return f"; {parent.as_posix().rstrip('/') or '.'}/ holds: {', '.join(found)}" if found else ""
 
 
 def fetch(repo_id: str, revision: str | None) -> Path:

@@ -110,6 +110,22 @@ class BackendError(InputError):
     One line, never the API key; an ``InputError`` so that the command line reports it without a traceback."""
 
 
+class EndpointFault(BackendError):
+    """A fault of the endpoint or of the run's settings, not of one request: authentication (401), permission (403),
+    unknown model or route (404), an untrusted certificate, and nothing listening, an unknown host, a broken
+    connection, rate limiting (429) or server errors (5xx) still there after every retry, a ``Retry-After`` longer
+    than the longest wait allowed (``--max-wait``). Every backend stops the
+    run at once with its line, the ray backend's HTTP engine too (which goes past a request that fails on its own:
+    a 400 for one prompt, a timeout, a malformed reply)."""
+
+
+def gave_up(kind: str) -> type[BackendError]:
+    """The error of a request still failing after every retry with the passing fault ``kind`` (``Retryable.kind``):
+    an ``EndpointFault`` when the endpoint is at fault, else a ``BackendError`` of this request."""
+    endpoint = kind in ("refused", "dns", "connection", "429") or (kind.isdigit() and int(kind) >= 500)
+    return EndpointFault if endpoint else BackendError
+
+
 @dataclass
 class BackendStats:
     """Running totals of one backend (cumulative over ``generate`` calls; see ``minus`` for one run's share)."""
@@ -121,22 +137,32 @@ class BackendStats:
     cost: float | None = None  # in the currency of ``price_per_million``; None when no prices are known
     errors: int = 0  # requests that failed for good
     transient: dict[str, int] = field(default_factory=dict)  # retried errors by kind: "429", "500", "timeout"...
+    sent: dict[tuple, int] = field(default_factory=dict)
+    """Answered requests by the sampling parameters they were sent with, in the request shape of that moment
+    (``OpenAIBackend._sampling``): ((name, value), ...) with the seed before + sample_index (``sent_params``)."""
 
     def copy(self) -> BackendStats:
-        return replace(self, transient=dict(self.transient))
+        return replace(self, transient=dict(self.transient), sent=dict(self.sent))
 
     def minus(self, before: BackendStats) -> BackendStats:
         """What happened since the snapshot ``before``."""
         out = BackendStats()
         for f in fields(self):
             now, then = getattr(self, f.name), getattr(before, f.name)
-            if f.name == "transient":
-                out.transient = {k: v - then.get(k, 0) for k, v in now.items() if v - then.get(k, 0)}
+            if isinstance(now, dict):  # counts by kind
+                setattr(out, f.name, {k: v - then.get(k, 0) for k, v in now.items() if v - then.get(k, 0)})
             elif f.name == "cost":
                 out.cost = None if now is None else now - (then or 0.0)
             else:
                 setattr(out, f.name, now - then)
         return out
+
+
+def sent_params(sent: Mapping[tuple, int]) -> list[dict]:
+    """``BackendStats.sent`` as run.json records it: every sampling parameter sent to the endpoint, by name, with
+    the requests answered so (``seed``: the run's seed; each request sends it + its sample_index)."""
+    return [{"params": {name: list(value) if isinstance(value, tuple) else value for name, value in key},
+             "requests": count} for key, count in sorted(sent.items(), key=lambda item: -item[1])]
 
 
 def parse_header(value: str) -> tuple[str, str]:
@@ -158,7 +184,9 @@ def check_base_url(base_url: str, option: str = "--base-url") -> str:
     except ValueError:
         raise InputError(f"{option} {base_url!r}: the port is not a number from 0 to 65535") from None
     if parts.path.rstrip("/").endswith("/chat/completions"):
-        raise InputError(f"{option} {base_url!r}: give the base URL, without /chat/completions (it is added)")
+        base = base_url.rstrip("/").removesuffix("/chat/completions")
+        raise InputError(f"{option} {base_url!r} is the full endpoint: give its base URL, {base}, without "
+                         "/chat/completions (it is added)")
     return base_url
 
 
@@ -248,6 +276,9 @@ def _run_coroutine(coro):
 
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+ENDPOINT_STATUSES = (401, 403, 404)
+"""HTTP statuses that fail at once and are the endpoint's or the settings' fault (``EndpointFault``): the key, the
+permission, the model or the route; any other 4xx not retried concerns the request."""
 
 
 class _AdaptiveLimit:
@@ -299,7 +330,9 @@ class OpenAIBackend:
 
     ``concurrency`` requests in flight at most, a per-request ``timeout`` (seconds, whole request), and retries: 429,
     408/409, 5xx, timeouts, connection errors and malformed replies are retried up to ``max_retries`` times with
-    exponential backoff and jitter (a server's ``Retry-After`` is honoured, capped at ``backoff_max``); a refused
+    exponential backoff and jitter, each wait at most ``backoff_max`` seconds (``--max-wait``), jitter included; a
+    server's ``Retry-After`` is honoured up to that cap, and one asking for longer ends the run at once
+    (``EndpointFault``: waiting less than asked would only be refused again); a refused
     connection (nothing listening) is retried with short waits (at most ``refused_backoff_max`` each) and then
     reported as such; any other 4xx fails at once. A timeout also halves the requests in flight (see
     ``_AdaptiveLimit``): a server slower than expected slows the run down instead of failing it.
@@ -390,8 +423,9 @@ class OpenAIBackend:
     def run_info(self) -> dict:
         """What run.json records about this backend beyond its cache parameters (no secrets: header names only)."""
         return {"base_url": self.where, "concurrency": self.concurrency, "timeout_s": self.timeout,
-                "max_retries": self.max_retries, "http_library": library_for(self.where),
-                "extra_headers": sorted(self.extra_headers), "request_shape": self.shape.as_dict()}
+                "max_retries": self.max_retries, "max_wait_s": self.backoff_max, "http_library": library_for(self.where),
+                "extra_headers": sorted(self.extra_headers), "request_shape": self.shape.as_dict(),
+                "sampling_sent": sent_params(self.stats.sent)}
 
     def like(self, model: str, base_url: str | None, concurrency: int | None = None,
              request_shape: RequestShape | Mapping | None = None) -> OpenAIBackend:
@@ -430,29 +464,40 @@ class OpenAIBackend:
                    **self.extra_headers}
         return open_transport(self._url(), self.where, headers, self.concurrency, self.timeout)
 
-    def _request_body(self, request: ChatRequest) -> bytes:
+    def _sampling(self, request: ChatRequest) -> dict:
+        """The sampling parameters of ``request`` as this model's request shape sends them: the token limit by its
+        name, the parameters the shape omits left out, the seed + sample_index."""
         s, shape = request.sampling, self.shape
-        body = {"model": self.model, "messages": request.message_dicts(), shape.token_limit: s.max_tokens}
+        sampling = {shape.token_limit: s.max_tokens}
         for name, value in (("temperature", s.temperature), ("top_p", s.top_p),
                             ("seed", None if s.seed is None else s.seed + request.sample_index),
                             ("stop", list(s.stop) or None)):
             if value is not None and name not in shape.omit:
-                body[name] = value
+                sampling[name] = value
+        return sampling
+
+    def _request_body(self, request: ChatRequest, sampling: dict | None = None) -> bytes:
+        body = {"model": self.model, "messages": request.message_dicts(), **(sampling or self._sampling(request))}
         if self.top_logprobs is not None:
             body["logprobs"], body["top_logprobs"] = True, self.top_logprobs
         return json.dumps(body, ensure_ascii=False).encode()
 
     # --- one request ---
     async def _attempt(self, http, request: ChatRequest) -> ChatResponse:
+        sampling = self._sampling(request)
         try:
-            status, headers, content = await http.post(self._request_body(request))
+            status, headers, content = await http.post(self._request_body(request, sampling))
         except UntrustedCertificate as exc:  # not a passing fault: said at once
-            raise BackendError(f"{self.name} backend at {self.where}: the server's TLS certificate is not trusted "
+            raise EndpointFault(f"{self.name} backend at {self.where}: the server's TLS certificate is not trusted "
                                f"({exc}); behind a company proxy that re-signs traffic, point SSL_CERT_FILE at its "
                                "CA certificate") from None
         if status >= 400:
             return self._refused(status, content, headers)
-        return self._parse(content)
+        response = self._parse(content)
+        sent = tuple((name, request.sampling.seed if name == "seed" else tuple(value) if isinstance(value, list)
+                      else value) for name, value in sampling.items())
+        self.stats.sent[sent] = self.stats.sent.get(sent, 0) + 1
+        return response
 
     def _refused(self, status: int, content: bytes, headers) -> ChatResponse:
         """An HTTP error reply: an unsupported parameter adapts the request shape (``_Adapted``: send again),
@@ -485,7 +530,8 @@ class OpenAIBackend:
             detail = f"HTTP 200 with an error body: {one_line(_error_message(content))}"
             if status in (408, 409, 429) or (status or 0) >= 500:
                 raise Retryable(str(status), detail)
-            raise BackendError(f"{self.name} backend at {self.where}: {detail}")
+            raise (EndpointFault if status in ENDPOINT_STATUSES else BackendError)(
+                f"{self.name} backend at {self.where}: {detail}")
         try:
             choice = body["choices"][0]
             message = choice.get("message") or {}
@@ -507,21 +553,27 @@ class OpenAIBackend:
                             logprobs=logprobs)
 
     def _fatal(self, status: int, content: bytes) -> BackendError:
+        """The error of a 4xx reply that is not retried: an ``EndpointFault`` for ``ENDPOINT_STATUSES``."""
         message = one_line(_error_message(content))
         if status == 401:
             hint = f"authentication failed (check {self.key_variable})"
         elif status == 403:
             hint = "permission denied"
+        elif status == 404 and self.name == "openai" and not urlsplit(self.where).path.endswith("/v1"):
+            hint = (f"no chat completions route at {self._url()} (the base URL of an OpenAI-compatible server ends "
+                    f"in /v1: give --base-url {self.where}/v1)")
         elif status == 404:
             hint = f"model {self.model!r} not found (or no chat completions route)"
         else:
             hint = "request refused"
-        return BackendError(f"{self.name} backend at {self.where}: {hint}: HTTP {status}: {message}")
+        return (EndpointFault if status in ENDPOINT_STATUSES else BackendError)(
+            f"{self.name} backend at {self.where}: {hint}: HTTP {status}: {message}")
 
     def _backoff(self, attempt: int, exc: Retryable) -> float:
+        """Seconds to wait before retry ``attempt``: never more than ``backoff_max``."""
         if exc.retry_after is not None:
-            return min(self.backoff_max, exc.retry_after) * (1 + 0.1 * self._rng.random())
-        cap = self.refused_backoff_max if exc.kind in ("refused", "dns") else self.backoff_max
+            return min(self.backoff_max, exc.retry_after * (1 + 0.1 * self._rng.random()))
+        cap = min(self.backoff_max, self.refused_backoff_max if exc.kind in ("refused", "dns") else self.backoff_max)
         return min(cap, self.backoff_base * 2 ** (attempt - 1)) * (0.5 + 0.5 * self._rng.random())
 
     async def _complete(self, http, index: int, request: ChatRequest, limiter: _AdaptiveLimit) -> ChatResponse:
@@ -544,10 +596,16 @@ class OpenAIBackend:
                 outcome, failure = exc.kind, exc
                 self.stats.transient[exc.kind] = self.stats.transient.get(exc.kind, 0) + 1
                 attempt += 1
+                if exc.retry_after is not None and exc.retry_after > self.backoff_max:
+                    self.stats.errors += 1
+                    raise EndpointFault(f"{self.name} backend at {self.where}: {exc.detail}; the server asks to wait "
+                                        f"{exc.retry_after:g} s before retrying, more than --max-wait "
+                                        f"{self.backoff_max:g} s: run the same command later (every answer received "
+                                        "is cached), or raise --max-wait") from None
                 if attempt > self.max_retries:
                     self.stats.errors += 1
-                    raise BackendError(f"{self.name} backend at {self.where}: request {index} still failing after "
-                                       f"{attempt} attempts: {exc.detail}") from None
+                    raise gave_up(exc.kind)(f"{self.name} backend at {self.where}: still failing after {attempt} "
+                                            f"attempts: {exc.detail}") from None
                 self.stats.retries += 1
             except BackendError:
                 self.stats.errors += 1
@@ -594,9 +652,10 @@ class OpenAIBackend:
         async def probe_then_work() -> None:
             for index in sorted(probe_indices):
                 await deliver(index)
-            others = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)) - 1)]
+            # every worker a task of ``workers``, so that the first failure cancels them all before the client closes
+            others = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)))]
             workers.extend(others)
-            await asyncio.gather(worker(), *others)  # raises the first failure of any worker at once
+            await asyncio.gather(*others)  # raises the first failure of any worker at once
 
         workers = [asyncio.create_task(probe_then_work())]
         try:

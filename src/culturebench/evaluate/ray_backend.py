@@ -16,7 +16,9 @@ Two engines, chosen by the options:
   ``top_logprobs`` (``--scoring logprobs``) is asked of the engine per row and returned with each answer.
 
 A request that fails for good (after the client's retries; vLLM: a row with ``__inference_error__``) is answered
-empty with ``finish_reason`` ``runner.FAILED`` and the job goes on (``MAX_FAILED_ROWS``).
+empty with ``finish_reason`` ``runner.FAILED`` and the job goes on (``MAX_FAILED_ROWS``); a fault of the endpoint
+(``backends.EndpointFault``: authentication, unknown model or route, nothing listening, rate limits or server errors
+after every retry) stops the run at once with the ``openai`` backend's line.
 
 The driver only ever sends what the cache lacks (``runner.run_requests``), so a killed run resumes with nothing
 re-asked. ``address`` connects to a running cluster (``ray start --head`` on one node, ``ray start --address`` on
@@ -37,9 +39,11 @@ from culturebench.evaluate.backends import (
     BackendStats,
     ChatRequest,
     ChatResponse,
+    EndpointFault,
     OnResponse,
     OpenAIBackend,
     _AdaptiveLimit,
+    sent_params,
 )
 from culturebench.evaluate.runner import FAILED
 from culturebench.evaluate.transport import library_for
@@ -83,7 +87,8 @@ class EndpointClient:
         """Yield ``(results, stats)`` as items complete (a Ray streaming generator): ``results`` lists ``(index,
         response or None, error or None)`` for every item done since the last yield (one Ray object per batch, not
         per answer: at 256 in flight that halves the CPU per request). A request that fails for good is a result
-        with its error, and the others go on."""
+        with its error, ``(message, endpoint)`` (``endpoint``: an ``EndpointFault``, which stops the run), and the
+        others go on."""
         import asyncio
 
         if self.http is None:
@@ -96,7 +101,7 @@ class EndpointClient:
                 response = await self.backend._complete(self.http, index, request, self.limiter)
                 await done.put((index, response, None))
             except InputError as exc:  # BackendError included: this row failed for good
-                await done.put((index, None, str(exc)))
+                await done.put((index, None, (str(exc), isinstance(exc, EndpointFault))))
 
         tasks = [asyncio.create_task(one(index, request)) for index, request in items]
         try:
@@ -186,6 +191,7 @@ class RayBackend:
                                         max_retries=max_retries, **client_options) for url in self.base_urls]
         self.timeout = timeout
         self.max_retries = max_retries
+        self.client_options = client_options
         self.stats = BackendStats()
         self._base = BackendStats()  # totals of the actors killed before (their snapshots are gone)
         self._snapshots: dict[int, BackendStats] = {}
@@ -218,13 +224,18 @@ class RayBackend:
     def like(self, model: str, base_url: str | None, request_shape=None) -> OpenAIBackend:
         """A judge / juror / antagonist backend with this one's client settings (and its own request shape)."""
         return OpenAIBackend(model, base_url=base_url, concurrency=self.concurrency, timeout=self.timeout,
-                             max_retries=self.max_retries, request_shape=request_shape)
+                             max_retries=self.max_retries, **{**self.client_options, "request_shape": request_shape})
 
     # --- the cluster ---
     def connect(self) -> None:
         ray = self._ray
         if ray.is_initialized():
             return
+        import logging
+
+        # what ray.init's logging_level asks for, from the start: its notices (a local cluster's token authentication)
+        # are not this run's output
+        logging.getLogger("ray").setLevel(logging.ERROR)
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
                                    "configure_logging": False}
         if self.address:
@@ -257,6 +268,7 @@ class RayBackend:
         if self.engine == "http":
             info["endpoints"] = self.base_urls
             info["http_library"] = ", ".join(sorted({library_for(url) for url in self.base_urls}))
+            info["sampling_sent"] = sent_params(self.stats.sent)  # as the actors' clients sent them
         else:
             info["tensor_parallel_size"] = self.tensor_parallel_size
             info["batch_size"] = self.batch_size
@@ -320,15 +332,18 @@ class RayBackend:
     def _add(total: BackendStats, part: BackendStats) -> None:
         total.retries += part.retries
         total.errors += part.errors
-        for kind, count in part.transient.items():
-            total.transient[kind] = total.transient.get(kind, 0) + count
+        for counts, more in ((total.transient, part.transient), (total.sent, part.sent)):
+            for kind, count in more.items():
+                counts[kind] = counts.get(kind, 0) + count
 
     def _refresh_stats(self) -> None:
-        """Retries, errors and retried-error kinds: the killed actors' totals plus each live actor's last snapshot."""
-        merged = BackendStats(retries=self._base.retries, errors=self._base.errors, transient=dict(self._base.transient))
-        for snapshot in self._snapshots.values():
-            self._add(merged, snapshot)
+        """Retries, errors, retried-error kinds and sampling sent: the killed actors' totals plus each live actor's
+        last snapshot."""
+        merged = BackendStats()
+        for part in (self._base, *self._snapshots.values()):
+            self._add(merged, part)
         self.stats.retries, self.stats.errors, self.stats.transient = merged.retries, merged.errors, merged.transient
+        self.stats.sent = merged.sent
 
     def _generate_http(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
         ray = self._ray
@@ -354,7 +369,10 @@ class RayBackend:
                             self._refresh_stats()
                             for index, response, error in results:
                                 if error is not None:
-                                    self._row_failed(index, error, on_response)
+                                    message, endpoint = error
+                                    if endpoint:  # the endpoint or the settings: the openai backend's line
+                                        raise EndpointFault(message)
+                                    self._row_failed(index, message, on_response)
                                     continue
                                 self.stats.requests += 1
                                 self.stats.prompt_tokens += response.prompt_tokens

@@ -73,7 +73,7 @@ such answers are usually unparsed, and the metrics then describe the limit more 
 FAILED = "error"
 """``finish_reason`` of the empty answer a backend that goes on past a failed request gives it (``--backend ray``,
 ``ray_backend.MAX_FAILED_ROWS``): the benchmark parses it as unanswered, the cache does not keep it (a rerun asks
-it again) and the run says how many there were."""
+it again) and the run says how many there were; a step none of whose requests was answered stops the run."""
 
 
 def failed_warning(failed: int, n: int, description: str) -> str | None:
@@ -136,15 +136,21 @@ class _RateColumn(ProgressColumn):
         return Text(f"{speed:.1f}/s" if speed else "-/s", style="progress.data.speed")
 
 
+def retried_errors(transient: dict[str, int]) -> list[str]:
+    """Retried errors by kind (``BackendStats.transient``) in words: "12 timeouts", "3 HTTP 500"."""
+    parts = []
+    for kind, count in sorted(transient.items()):
+        label = {"timeout": "timeout", "refused": "refused connection", "connection": "connection error",
+                 "malformed": "malformed reply", "dns": "unknown host"}.get(kind, f"HTTP {kind}")
+        parts.append(f"{count} {label}{'s' if count > 1 else ''}")
+    return parts
+
+
 def health(backend: Backend) -> str:
     """What the progress bar says about trouble: retried errors by kind ("12 timeouts, 3 HTTP 500") and, when the
     backend lowered its requests in flight after timeouts, the limit now ("2/16 in flight"); "" when all is well."""
     stats = getattr(backend, "stats", None)
-    parts = []
-    for kind, count in sorted(getattr(stats, "transient", {}).items()):
-        label = {"timeout": "timeout", "refused": "refused connection", "connection": "connection error",
-                 "malformed": "malformed reply", "dns": "unknown host"}.get(kind, f"HTTP {kind}")
-        parts.append(f"{count} {label}{'s' if count > 1 else ''}")
+    parts = retried_errors(getattr(stats, "transient", {}))
     limiter = getattr(backend, "limiter", None)
     if limiter is not None and limiter.limit < limiter.maximum:
         parts.append(f"{limiter.limit}/{limiter.maximum} in flight")
@@ -271,6 +277,10 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
     if dry_run:
         raise DryRun(description, stats.n_requests, stats.n_cached, stats.n_queried, *planned_tokens,
                      getattr(backend, "price_per_million", None))
+    if stats.failed and stats.failed == stats.n_requests:  # scores of no answer at all would read as a model's
+        errors = getattr(backend, "failed", None) or ["not recorded"]
+        raise BackendError(f"{backend.name} backend: none of the {stats.n_requests:,} requests of {description} was "
+                           f"answered (the first error: {errors[0]}); no results written")
     for warning in (truncation_warning(stats.truncated, stats.n_requests, description),
                     failed_warning(stats.failed, stats.n_requests, description)):
         if warning:

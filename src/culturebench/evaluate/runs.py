@@ -208,6 +208,63 @@ def read_records(folder: Path) -> list[dict]:
     return read_jsonl(path)
 
 
+LOCK_FILE = ".lock"
+"""The run folder's lock (``hold_run_folder``): present while a run holds the folder, with its pid."""
+
+
+@contextlib.contextmanager
+def hold_run_folder(out: Path, wait: bool = False,
+                    on_wait: Callable[[str], None] = lambda holder: None) -> Iterator[Path]:
+    """Hold the run folder ``out`` for one run: an exclusive ``flock`` on RUN_DIR/.lock, which holds the pid of the
+    run holding it. The kernel releases the lock when the process ends, however it ends (a crash or ``kill -9``
+    leaves a stale file that the next run simply locks again). A folder held by another run is an InputError naming
+    its pid, or, with ``wait``, waited for (``on_wait(holder)`` is called first). On the way out the lock file is
+    removed, and so are the folders this call created when nothing else was written into them (a run that could
+    not reach its server leaves no empty folder)."""
+    import fcntl
+
+    out = Path(out)
+    path = out / LOCK_FILE
+    created: list[Path] = []
+    while True:
+        created += [p for p in (out, *out.parents) if not p.exists() and p not in created]
+        out.mkdir(parents=True, exist_ok=True)  # again after waiting: the holder removes a folder it left empty
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _lock_holder(fd)
+                if not wait:
+                    raise InputError(f"held by another run ({holder}); run one command per --out folder, or give "
+                                     "--wait-for-lock to wait for it to end", file=out) from None
+                on_wait(holder)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            with contextlib.suppress(FileNotFoundError):  # the holder removes the file as it ends: lock the new one
+                if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                    break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield out
+    finally:
+        path.unlink(missing_ok=True)  # while still held: a waiting run then finds the file gone and locks anew
+        os.close(fd)
+        for folder in sorted(created, key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):  # not empty: the run wrote something
+                folder.rmdir()
+
+
+def _lock_holder(fd: int) -> str:
+    """Who holds a run folder's lock, as its error names it: "pid N" from the lock file."""
+    text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    return f"pid {text}" if text.isdigit() else "pid unknown: it is starting"
+
+
 METRICS_FILE = "metrics.json"
 
 
@@ -267,13 +324,13 @@ def source_info(path: Path) -> dict:
 
 
 def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file", *,
-                  integers: Sequence[str] = ("sample_index",), unique: Sequence[str] = ()
-                  ) -> Iterator[tuple[int, dict]]:
+                  integers: Sequence[str] = ("sample_index",), texts: Sequence[str] = ("response",),
+                  unique: Sequence[str] = ()) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line of a saved JSONL file (responses.jsonl, transcripts.jsonl).
     One-line InputErrors naming the file, the line and the field: a missing file, a line that is not valid UTF-8 or
-    not a JSON object, a record without a ``required`` field, an ``integers`` field (when present) that is not a
-    whole number, and a record whose ``unique`` fields repeat an earlier line's (the same item answered twice would
-    be counted twice)."""
+    not a JSON object, a record without a ``required`` field, an ``integers`` field that is not a whole number or a
+    ``texts`` field (a model's answer) that is not text (each when present and not null), and a record whose
+    ``unique`` fields repeat an earlier line's (the same item answered twice would be counted twice)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{what} not found", file=path)
@@ -288,6 +345,11 @@ def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "respons
                 if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                     raise InputError(f"{name} must be a whole number, got {excerpt(repr(value))}", file=path,
                                      row=number, column=name)
+            for name in texts:
+                value = record.get(name)
+                if value is not None and not isinstance(value, str):
+                    raise InputError(f"{name} must be text, got a JSON {_json_kind(value)}", file=path, row=number,
+                                     column=name)
             if unique:
                 key = tuple(json.dumps(record.get(name), sort_keys=True) for name in unique)
                 if key in seen:
@@ -295,6 +357,13 @@ def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "respons
                                      "answered once", file=path, row=number, column=unique[-1])
                 seen[key] = number
             yield number, record
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, as an error names it (object, array, number, true / false)."""
+    if isinstance(value, bool):
+        return "true / false"
+    return {dict: "object", list: "array"}.get(type(value), "number")
 
 
 def _utf8_lines(handle, path: Path) -> Iterator[str]:
@@ -498,11 +567,18 @@ def request_shape_option(value: Any, file: Path | None, column: str) -> dict | N
 
 
 def request_counts(n_requests: int, stats: Mapping) -> str:
-    """The "N requests (C cached, Q queried, R repeats)" of the line ``culturebench evaluate`` prints; the parts add
-    up to N (repeats: identical requests of one batch, asked once), N being the runner's count when it has one."""
+    """The "N requests (C cached, Q queried, R repeats; T retries: 12 timeouts, ...)" of the line ``culturebench
+    evaluate`` prints; the counts add up to N (repeats: identical requests of one batch, asked once), N being the
+    runner's count when it has one; the retries and what they retried are said when there were any (a server that
+    answers fewer requests at once than sent shows here as timeouts)."""
+    from culturebench.evaluate.runner import retried_errors
+
     n = int(stats.get("n_requests") or n_requests)
     repeats = int(stats.get("n_repeats") or 0)
     extra = f", {repeats:,} repeats asked once" if repeats else ""
+    retries = int(stats.get("retries") or 0)
+    if retries:
+        extra += f"; {retries:,} retries: {', '.join(retried_errors(stats.get('transient') or {}))}"
     return f"{n:,} requests ({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried{extra})"
 
 

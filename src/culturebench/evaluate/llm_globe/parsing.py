@@ -16,7 +16,7 @@ def read_responses(paths: Sequence[Path]) -> list[dict]:
     records = []
     for path in map(Path, paths):
         n = 0
-        for number, record in runs.jsonl_records(path):
+        for number, record in runs.jsonl_records(path, texts=("response", "rating_text")):
             part = record.get("part")
             needed = {"closed": ("model", "id", "language", "sample_index", "response"),
                       "open": ("model", "id", "language", "sample_index", "response_id", "response"),

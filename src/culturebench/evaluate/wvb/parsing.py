@@ -101,7 +101,8 @@ def scan_answers(path: Path) -> pl.LazyFrame:
             raise InputError(f"responses shards cannot be read ({str(exc).splitlines()[0]})", file=path) from None
     else:
         columns: dict[str, list] = {name: [] for name in schema}
-        for _, record in runs.jsonl_records(path, ANSWER_COLUMNS):
+        for _, record in runs.jsonl_records(path, ANSWER_COLUMNS, texts=("output",),
+                                            integers=("participant_id", "sample_index", "answer")):
             for name in ANSWER_COLUMNS[:3]:
                 columns[name].append(record[name])
             columns["score"].append(None if record["answer"] is None else str(record["answer"]))
