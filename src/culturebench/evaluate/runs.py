@@ -343,8 +343,8 @@ def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "respons
             for name in integers:
                 value = record.get(name)
                 if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                    raise InputError(f"{name} must be a whole number, got {excerpt(repr(value))}", file=path,
-                                     row=number, column=name)
+                    got = excerpt(repr(value)) if isinstance(value, (float, str)) else f"a JSON {_json_kind(value)}"
+                    raise InputError(f"{name} must be a whole number, got {got}", file=path, row=number, column=name)
             for name in texts:
                 value = record.get(name)
                 if value is not None and not isinstance(value, str):
