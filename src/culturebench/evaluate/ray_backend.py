@@ -462,5 +462,7 @@ def _local_gpus() -> int:
 
 
 def _events(stats: BackendStats | None) -> int:
-    """Retried and failed requests so far: grows with every snapshot an actor sends (orders them)."""
-    return -1 if stats is None else stats.errors + sum(stats.transient.values())
+    """Answered, retried and failed requests so far: grows with every snapshot an actor sends, so the newest wins
+    when the actor's two driver threads hand theirs over out of order (answers alone once left an older snapshot, with
+    fewer ``sent`` counts, in place of a newer one)."""
+    return -1 if stats is None else stats.errors + sum(stats.transient.values()) + sum(stats.sent.values())
