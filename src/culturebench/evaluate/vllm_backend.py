@@ -25,8 +25,9 @@ INSTALL_HINT = ("on a CUDA GPU: pip install 'culturebench[vllm]'; without a GPU:
 CPU_KV_CACHE_BYTES = 1 << 30
 """KV cache the CPU platform reserves unless ``--engine-args`` says otherwise. vLLM's CPU default reserves
 ``gpu_memory_utilization`` (0.92) of the NUMA node's memory less what the process holds, which fails to start when
-other processes use that node ("less than desired CPU memory utilization"); 1 GiB holds about 45,000 tokens of
-SmolLM2-135M and 37,000 of Qwen2.5-1.5B, more than a batch of these benchmarks' prompts needs."""
+other processes use that node ("less than desired CPU memory utilization": seen here); 1 GiB holds about 46,000
+tokens of SmolLM2-135M (30 layers x 3 KV heads x 64 dims, bf16) and 37,000 of Qwen2.5-1.5B (28 x 2 x 128),
+more than a batch of these benchmarks' prompts needs."""
 CPU_ENGINE_DEFAULTS = {"enforce_eager": True, "kv_cache_memory_bytes": CPU_KV_CACHE_BYTES}
 """The CPU platform's engine arguments: eager mode, since torch.compile's graphs cost about 85 s cold on CPU
 (issue #42's measurement) for no gain on these short answers, and the KV cache above."""
