@@ -1,52 +1,38 @@
-"""The one list of benchmarks: which have a builder, an evaluation and generators (issue #28).
+"""The one list of benchmarks (issue #44). Each is the ``BENCHMARK`` of its package (a
+:class:`culturebench.contract.Benchmark`); every front end (``build``, ``evaluate``, ``score``, ``compare``,
+``generate``, ``publish``, the inspect tasks, the lm-eval export, ``--scoring logprobs``) finds benchmarks here
+and reaches them only through that contract.
 
-``build``, ``evaluate``, ``score``, ``generate``, ``compare`` and the command line's help read their names here, and
-find each part by convention: the builder is the module ``culturebench.builders.<name>``, the evaluation the
-package ``culturebench.evaluate.<name>`` (``cli_check``, ``cli_evaluate``, ``cli_score``, ``COMPARE``), a generator
-the module ``culturebench.generation.<task>`` (``cli_generate``). A new benchmark is one ``Benchmark`` entry below.
+A benchmark of another package registers itself through the ``culturebench.benchmarks`` entry point group
+(``name = "package.module:BENCHMARK"``); docs/adding-a-benchmark.md shows one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cache
 from importlib import import_module
-from types import ModuleType
+from importlib.metadata import entry_points
 
+from culturebench.contract import Benchmark
 from culturebench.errors import InputError
 
-
-@dataclass(frozen=True)
-class Benchmark:
-    """One benchmark and the parts it has."""
-
-    name: str
-    """Its module name (``llm-globe`` on the command line is ``llm_globe``)."""
-    builder: bool = True
-    """Has ``culturebench.builders.<name>`` (``culturebench build``)."""
-    evaluation: bool = True
-    """Has ``culturebench.evaluate.<name>`` (``evaluate``, ``score``, ``compare``)."""
-    generators: tuple[str, ...] = ()
-    """Tasks of ``culturebench generate`` that re-create its synthetic items (modules of
-    ``culturebench.generation``)."""
-    build_imports: tuple[str, ...] = ()
-    """Modules its build imports that take a second or more: ``build all`` imports them in a thread from the start,
-    so that they load while the earlier builds wait on the Great Expectations worker (issue #31)."""
+BUILT_IN = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
+"""The benchmarks of this package, in build order: ``culturebench.evaluate.<name>.BENCHMARK``."""
+ENTRY_POINT_GROUP = "culturebench.benchmarks"
 
 
-REGISTRY = (
-    Benchmark("wvb"),
-    Benchmark("cdeval", generators=("cdeval", "cdeval_translate"),
-              build_imports=("nltk.tokenize", "nltk.translate.bleu_score")),  # ~1 s: nltk imports scipy.stats, sklearn
-    Benchmark("normad", generators=("normad", "normad_v2_fix")),
-    Benchmark("llm_globe", generators=("llm_globe",)),
-    Benchmark("socialcc"),
-)
-"""Every benchmark, in build order."""
+@cache
+def _entries() -> dict[str, str]:
+    """name -> "module:attribute" of every benchmark, built-in first."""
+    found = {name: f"culturebench.evaluate.{name}:BENCHMARK" for name in BUILT_IN}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(point.name, point.value)
+    return found
 
-BUILDERS = tuple(b.name for b in REGISTRY if b.builder)
-EVALUATIONS = tuple(b.name for b in REGISTRY if b.evaluation)
-GENERATORS = tuple(task for b in REGISTRY for task in b.generators)
-BUILD_IMPORTS = {b.name: b.build_imports for b in REGISTRY if b.builder}
+
+def names() -> tuple[str, ...]:
+    """Every registered benchmark, in build order."""
+    return tuple(_entries())
 
 
 def module_name(benchmark: str) -> str:
@@ -54,22 +40,45 @@ def module_name(benchmark: str) -> str:
     return benchmark.replace("-", "_")
 
 
-def _known(name: str, names: tuple[str, ...], what: str, extra: str = "") -> str:
-    if name not in names:
-        raise InputError(f"unknown {what}; choose from {', '.join(names)}{extra}")
-    return name
+@cache
+def _load(name: str) -> Benchmark:
+    module, _, attribute = _entries()[name].partition(":")
+    benchmark = getattr(import_module(module), attribute or "BENCHMARK")
+    if not isinstance(benchmark, Benchmark) or benchmark.name != name:
+        raise TypeError(f"{_entries()[name]} is not the Benchmark {name!r}")
+    return benchmark
 
 
-def builder(name: str, extra: str = "") -> ModuleType:
-    """``culturebench.builders.<name>``; an InputError for a name without a builder (``extra`` ends its list)."""
-    return import_module(f"culturebench.builders.{_known(name, BUILDERS, f'benchmark {name!r}', extra)}")
+def benchmark(name: str, extra: str = "") -> Benchmark:
+    """The registered benchmark ``name`` (``llm-globe`` or ``llm_globe``); an InputError naming the known ones
+    (``extra`` ends the list)."""
+    name = module_name(name)
+    if name not in _entries():
+        raise InputError(f"unknown benchmark {name!r}; choose from {', '.join(names())}{extra}")
+    return _load(name)
 
 
-def evaluation(name: str, command: str = "evaluate") -> ModuleType:
-    """``culturebench.evaluate.<name>``; an InputError naming ``command`` for a name without an evaluation."""
-    return import_module(f"culturebench.evaluate.{_known(name, EVALUATIONS, f'benchmark {name!r} for {command}')}")
+def benchmarks() -> tuple[Benchmark, ...]:
+    return tuple(_load(name) for name in names())
 
 
-def generator(task: str) -> ModuleType:
+def generators() -> dict[str, Benchmark]:
+    """``culturebench generate`` task -> the benchmark whose items it re-creates."""
+    return {task: b for b in benchmarks() for task in b.generators}
+
+
+def generator(task: str):
     """``culturebench.generation.<task>``; an InputError for an unknown task."""
-    return import_module(f"culturebench.generation.{_known(task, GENERATORS, f'generation task {task!r}')}")
+    if task not in generators():
+        raise InputError(f"unknown generation task {task!r}; choose from {', '.join(generators())}")
+    return import_module(f"culturebench.generation.{task}")
+
+
+def harness_task(name: str) -> tuple[Benchmark, object]:
+    """The benchmark and ``HarnessTask`` of an inspect / lm-eval task name."""
+    for b in benchmarks():
+        for task in b.tasks:
+            if task.name == name:
+                return b, task
+    known = [t.name for b in benchmarks() for t in b.tasks]
+    raise InputError(f"unknown task {name!r}; choose from {', '.join(known)}")

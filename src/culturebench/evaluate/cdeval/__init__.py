@@ -37,22 +37,89 @@ The computation is a chain of pure functions from tables to tables (polars), one
 The package, one module per role: ``prompts`` (Table 8's prompts and the answer extraction), ``items`` (the
 release's tables and the planned requests), ``parsing`` (responses.jsonl read and each answer scored),
 ``equations`` (Eq. 1-7 and Sec. 4.4 as table functions), ``bootstrap`` (the intervals), ``metrics``
-(metrics.json), ``plots``, ``run`` (``evaluate``, ``score`` and the command line's ``cli_*``) and ``compare``
-(``COMPARE``).
+(metrics.json), ``plots``, ``run`` (``evaluate``, ``score``) and ``compare``
+(``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the contract of
+:mod:`culturebench.contract`); this module imports nothing heavy, its functions load on first use.
 """
 
-from culturebench.evaluate.cdeval.items import (
-    BETA, DIMENSIONS, DOMAINS, INSTABILITY_SCALE, normalise_hofstede, plan_requests, release_tables)
-from culturebench.evaluate.cdeval.parsing import score_answers
-from culturebench.evaluate.cdeval.equations import (
-    country_similarity, country_vectors, group_similarity, instability, model_similarity, model_vectors,
-    orientation_likelihood, pairwise_baseline, prompt_likelihood, template_weights)
-from culturebench.evaluate.cdeval.metrics import score, score_responses
-from culturebench.evaluate.cdeval.run import cli_check, cli_evaluate, cli_score, evaluate, summary
-from culturebench.evaluate.cdeval.compare import COMPARE
+from __future__ import annotations
 
-__all__ = [
-    "BETA", "COMPARE", "DIMENSIONS", "DOMAINS", "INSTABILITY_SCALE", "cli_check", "cli_evaluate", "cli_score",
-    "country_similarity", "country_vectors", "evaluate", "group_similarity", "instability", "model_similarity",
-    "model_vectors", "normalise_hofstede", "orientation_likelihood", "pairwise_baseline", "plan_requests",
-    "prompt_likelihood", "release_tables", "score", "score_answers", "score_responses", "summary", "template_weights"]
+from dataclasses import dataclass
+
+from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option
+
+REPEAT_RULES = ("nearest", "similar_only")
+"""How a Repeat answer is read (``prompts.extract_repeat``): nearest option whatever the distance (App. A.3.1, the
+default) or only an option near enough (ours)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CDEvalOptions(Options):
+    limit: int | None = option(help="Evaluate N questions, spread over dimension x domain by --seed (the run says "
+                                    "what it covers).")
+    samples: int | None = option(help="Samples R per prompt (default 5, App. A.3; the paper uses 1-5).")
+    temperature: float | None = option(help="Sampling temperature (default 1, App. A.3).")
+    max_tokens: int | None = option(help="Most tokens per answer (default 128).")
+    repeat_rule: str = option(REPEAT_RULES[0], choices=REPEAT_RULES, score=True,
+                              help="How a Repeat answer is read: nearest (the paper: the option nearest by edit "
+                                   "distance, App. A.3.1) or similar_only (ours: an answer near neither option is "
+                                   "not a choice).")
+
+
+class CDEval(Benchmark):
+    name = "cdeval"
+    title = "CDEval (Wang et al. 2024, arXiv 2311.16421)"
+    description = ("the six Table 8 prompts per question; orientation likelihoods, template weights, country and "
+                   "model similarities (Eq. 1-7), PCA")
+    Options = CDEvalOptions
+    build_imports = ("nltk.tokenize", "nltk.translate.bleu_score")  # ~1 s: nltk imports scipy.stats, sklearn
+    generators = ("cdeval", "cdeval_translate")
+    responses_help = ("responses.jsonl of `evaluate`; several comma-separated files (models, or language variants "
+                      "of one) are scored together: between-model similarities and the PCA.")
+    tasks = (HarnessTask("cdeval", "CDEval: the six Table 8 prompts per question; orientation likelihood per "
+                         "Hofstede dimension (Eq. 3, Fig. 3)"),)
+
+    def plan(self, options):
+        from culturebench.evaluate.cdeval.run import plan
+        return (planned.request for planned in plan(options).requests)
+
+    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
+        from culturebench.evaluate.cdeval.run import evaluate
+        return evaluate(backend, options, args=args, console=console)
+
+    def score(self, responses, options):
+        from culturebench.evaluate.cdeval.run import score_files
+        return score_files(responses, options)
+
+    def summary(self, metrics):
+        from culturebench.evaluate.cdeval.run import summary
+        return summary(metrics)
+
+    def headline(self, metrics, options):
+        """The orientation likelihood per Hofstede dimension (Table 2, Fig. 3) of the one model."""
+        (model,) = metrics["per_model"].values()
+        return {f"likelihood_{d}": float(v) for d, v in model["dimension_likelihood"].items() if v is not None}
+
+    def headline_names(self, options):
+        from culturebench.evaluate.cdeval.items import DIMENSIONS
+        return tuple(f"likelihood_{d}" for d in DIMENSIONS)
+
+    def option_scoring(self, options):
+        from culturebench.evaluate.cdeval.prompts import read_option_token
+        return OptionScoring(read_option_token, parsed_field="shown", group_field="dimension")
+
+    def comparison(self):
+        from culturebench.evaluate.cdeval.compare import COMPARE
+        return COMPARE
+
+
+BENCHMARK = CDEval()
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "BETA": "items", "DIMENSIONS": "items", "DOMAINS": "items", "INSTABILITY_SCALE": "items",
+    "normalise_hofstede": "items", "plan_requests": "items", "release_tables": "items",
+    "score_answers": "parsing", "country_similarity": "equations", "country_vectors": "equations",
+    "group_similarity": "equations", "instability": "equations", "model_similarity": "equations",
+    "model_vectors": "equations", "orientation_likelihood": "equations", "pairwise_baseline": "equations",
+    "prompt_likelihood": "equations", "template_weights": "equations", "score": "metrics",
+    "score_responses": "metrics", "evaluate": "run", "summary": "run", "COMPARE": "compare"})

@@ -46,10 +46,10 @@ MAX_TOKENS = 128
 NEUTRAL = float(EVALUATION["neutral_likelihood"]["value"])
 """App. A.3.1: a neutral, refused or unparseable answer counts 0.5 toward the target orientation."""
 
-REPEAT_RULES = ("nearest", "similar_only")
+from culturebench.evaluate.cdeval import REPEAT_RULES  # noqa: E402 - the package's option choices
 """How a Repeat answer is read. "nearest" (default, App. A.3.1): the option at the smaller edit distance, however
-far both are. "similar_only" (ours, not the paper's; ``--config`` ``{"repeat_rule": "similar_only"}``): the same,
-but an answer whose nearer option is less similar than MIN_REPEAT_SIMILARITY is unparsed (neutral)."""
+far both are. "similar_only" (ours, not the paper's; ``--repeat-rule similar_only``): the same, but an answer whose
+nearer option is less similar than MIN_REPEAT_SIMILARITY is unparsed (neutral)."""
 MIN_REPEAT_SIMILARITY = 0.5
 """Ours, for ``repeat_rule`` "similar_only" only: a Repeat answer whose nearer option is still this dissimilar
 (rapidfuzz normalised Levenshtein similarity, 0-1) repeats neither option ("B", "Sure.") and counts as unparsed
@@ -247,3 +247,18 @@ def score_answer(prompt: str, text: str | None, option_1: str, option_2: str, re
     """(score toward the target orientation, status, displayed option picked) of one answer."""
     extraction = extract(prompt, text, option_1, option_2, repeat_rule)
     return target_score(prompt, extraction), extraction.status, extraction.shown
+
+
+OPTION_GROUPS = (("A", "B"), ("Yes", "No"))
+"""The options a generated token can stand for (``--scoring logprobs``): A / B exactly, Yes / No in any case.
+Repeat prompts are answered with an option's text, so they have no option token."""
+
+
+def read_option_token(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """The option a generated token (its text without surrounding spaces and punctuation) stands for, and its
+    group (``OptionScoring.read_option``); None for no option."""
+    for group in OPTION_GROUPS:
+        for option in group:
+            if text == option or (len(option) > 1 and text.lower() == option.lower()):
+                return option, group
+    return None

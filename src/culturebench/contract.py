@@ -1,0 +1,319 @@
+"""The one contract every benchmark meets (issue #44): its ``Options``, ``plan``, ``evaluate``, ``score``,
+``summary`` and ``headline``, what option-probability scoring needs, its harness tasks, its comparison, its
+generators and its builder. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
+of its package; :mod:`culturebench.registry` names the packages. The command line, the runner, the inspect and
+lm-eval integrations, ``--scoring logprobs``, ``compare`` and ``publish`` reach benchmarks only through this
+contract and name none.
+
+This module imports nothing heavy: the command line reads every benchmark's options from it at start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from culturebench.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from culturebench.evaluate.backends import ChatRequest
+    from culturebench.evaluate.compare import BenchmarkSpec
+
+
+# ------------------------------------------------------------------------------------------------------- options
+
+
+def option(default: Any = None, *, help: str, cli: bool = True, score: bool = False, evaluate: bool = True,
+           choices: Sequence[str] = (), flag: str | None = None) -> Any:
+    """A field of a benchmark's ``Options``: ``help`` is its command-line help; ``cli`` makes it a flag of
+    ``culturebench evaluate NAME`` (otherwise a ``--config`` key only: lists and mappings); ``score`` a flag (and
+    config key) of ``culturebench score NAME`` as well, ``evaluate=False`` of score only; ``choices`` the values it
+    takes (checked once, from a flag or the config alike); ``flag`` the flag's spelling when not ``--field-name``
+    (``"--demographics/--no-demographics"``)."""
+    metadata = {"help": help, "cli": cli, "score": score, "evaluate": evaluate, "choices": tuple(choices),
+                "flag": flag}
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("an option's default must be immutable (a tuple, or None)")
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    """What every benchmark's ``evaluate`` and ``score`` take; a benchmark subclasses it with its own fields
+    (``option(...)``; a field redeclared in the subclass takes the subclass's default and help). Made once by
+    ``parse`` from the command line's flags and the ``--config`` file, checked in ``__post_init__``: an invalid
+    value is an InputError naming the option (and the config file)."""
+
+    release: Path = field(default=Path("."), metadata={"cli": False})
+    """The release folder (the front end resolves ``--release`` and checks it against its manifest)."""
+    out: Path | None = field(default=None, metadata={"cli": False})
+    """The run folder (evaluate) or the folder of the results (score)."""
+    config_file: Path | None = field(default=None, metadata={"cli": False})
+    """The ``--config`` file the options were read from (errors name it)."""
+    limit: int | None = option(help="Evaluate N items of the release, spread over its design by --seed (the run "
+                                    "says what it covers).")
+    seed: int = option(0, help="Sampling seed sent with every request (varied per sample by the backend); also "
+                               "picks the --limit items.")
+    samples: int | None = option(help="Answers per prompt (default: the paper's).")
+    temperature: float | None = option(help="Sampling temperature (default: the paper's).")
+    max_tokens: int | None = option(help="Most tokens per answer (default: the paper's setting, else 256).")
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.metadata.get("cli") is False and f.name in ("release", "out", "config_file"):
+                continue
+            checked = _checked_value(f.name, value, hints[f.name], self.config_file)
+            if checked is not value:
+                object.__setattr__(self, f.name, checked)
+            choices = f.metadata.get("choices")
+            if choices and checked is not None and checked not in choices:
+                raise InputError(f"unknown {f.name} {checked!r}; choose from {', '.join(choices)}",
+                                 file=self.config_file, column=f.name)
+        for name in ("limit", "samples", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+        self.check()
+
+    def check(self) -> None:
+        """The benchmark's own checks of its option values (no release read): raise InputError."""
+
+    @classmethod
+    def config_keys(cls, command: str = "evaluate") -> tuple[str, ...]:
+        """The keys a ``--config`` file of ``command`` (evaluate or score) may hold."""
+        return tuple(f.name for f in option_fields(cls, command, cli_only=False))
+
+    @classmethod
+    def parse(cls, given: Mapping[str, Any], config: Path | None = None, command: str = "evaluate") -> Options:
+        """The options of ``culturebench <command>``: the ``--config`` file's values, then the flags the user gave
+        (``given``: name -> value, none left at its default; a flag wins over the file), checked."""
+        values: dict[str, Any] = {}
+        if config is not None:
+            from culturebench.evaluate.runs import read_options_file
+
+            values.update(read_options_file(Path(config), cls.config_keys(command)))
+        values.update(given)
+        return cls(**values, config_file=None if config is None else Path(config))
+
+    def replace(self, **changes: Any) -> Options:
+        """A copy with ``changes`` (checked again)."""
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options as run.json records them (paths and tuples as JSON values)."""
+        return {f.name: _json_value(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def option_fields(options: type[Options], command: str = "evaluate", cli_only: bool = True
+                  ) -> list[dataclasses.Field]:
+    """The user-facing fields of ``options`` for ``command`` (evaluate or score): flags (``cli_only``) or every
+    config key."""
+    fields = []
+    for f in dataclasses.fields(options):
+        if f.name in ("release", "out", "config_file"):
+            continue
+        if cli_only and not f.metadata.get("cli", True):
+            continue
+        if command == "score" and not f.metadata.get("score"):
+            continue
+        if command == "evaluate" and not f.metadata.get("evaluate", True):
+            continue
+        fields.append(f)
+    return fields
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        return [_json_value(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _json_value(v) for k, v in value.items()}
+    return value
+
+
+_SCALARS = {int: "a whole number", float: "a number", str: "text", bool: "true or false", Path: "a path"}
+
+
+def _checked_value(name: str, value: Any, hint: Any, file: Path | None) -> Any:
+    """``value`` as the field's type (an int for a float field, a tuple for a list from JSON, a Path for a
+    string); an InputError when it is not of that type."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (hint,) = [a for a in args if a is not type(None)] or (Any,)
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any or value is None and hint is not bool:
+        return value
+    if origin is tuple:
+        if isinstance(value, str):
+            value = tuple(part.strip() for part in value.split(",") if part.strip())
+        if not isinstance(value, (list, tuple)):
+            raise InputError(f"option {name} must be a list, got {value!r}", file=file, column=name)
+        return tuple(_checked_value(name, v, args[0], file) for v in value)
+    if origin in (dict, Mapping) or hint in (dict, Mapping):
+        if not isinstance(value, Mapping):
+            raise InputError(f"option {name} must be a mapping, got {value!r}", file=file, column=name)
+        return value
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint is Path and isinstance(value, str):
+        return Path(value)
+    if hint in _SCALARS and (not isinstance(value, hint) or hint is int and isinstance(value, bool)):
+        raise InputError(f"option {name} must be {_SCALARS[hint]}, got {value!r}", file=file, column=name)
+    return value
+
+
+# ------------------------------------------------------------------------------------------------- the contract
+
+
+@dataclass(frozen=True)
+class HarnessTask:
+    """A single-turn variant of a benchmark run by another harness (``culturebench/<name>`` in inspect,
+    ``culturebench_<name>`` in lm-eval): the benchmark and the options that make the variant."""
+
+    name: str
+    description: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    needs_config: bool = False
+    """Its options need a ``--config`` (e.g. LLM-GLOBE's jurors); left out of an export without one."""
+
+
+@dataclass(frozen=True)
+class OptionScoring:
+    """What ``--scoring logprobs`` needs of a closed-form benchmark."""
+
+    read_option: Callable[[str], tuple[str, tuple[str, ...] | None] | None]
+    """A generated token's text (without surrounding spaces and punctuation) -> (the option it stands for as the text the benchmark's parser reads, its group of
+    options, or None when any such token is an option, e.g. integers), or None when it is no option."""
+    parsed_field: str
+    """The responses.jsonl field holding the parsed answer (compared by the agreement table)."""
+    group_field: str
+    """The responses.jsonl field the agreement table is broken down by."""
+
+
+@dataclass(frozen=True)
+class OpenColumns:
+    """A release config restricted in some columns only: ``publish --allow-restricted`` withholds them and uploads
+    the rest under ``license``."""
+
+    withheld: tuple[str, ...]
+    license: str
+    reason: str
+
+
+@dataclass
+class Result:
+    """What ``evaluate`` and ``score`` return."""
+
+    metrics: dict
+    """metrics.json."""
+    written: list[Path]
+    """Every file written into the run folder."""
+    stats: dict = field(default_factory=dict)
+    """The runner's totals, as in run.json (``evaluate``)."""
+    score: Any = None
+    """The benchmark's own scored tables, for callers in Python."""
+
+
+class Benchmark:
+    """One benchmark, reached only through these attributes and methods. Subclasses set the class attributes and
+    implement ``evaluate``, ``score``, ``summary`` and ``headline``; ``plan`` where the requests do not depend on
+    the model's answers."""
+
+    name: ClassVar[str]
+    """The registry name (``llm-globe`` on the command line is ``llm_globe``)."""
+    title: ClassVar[str]
+    """The paper, e.g. "CDEval (Wang et al. 2024, arXiv 2311.16421)"."""
+    description: ClassVar[str]
+    """One line: what ``evaluate`` asks and what ``score`` reports (the command line's help)."""
+    Options: ClassVar[type[Options]] = Options
+    builder: ClassVar[str | None] = None
+    """The module of its builder (``culturebench.builders.<name>`` when None); see ``builders/base.py``."""
+    build_imports: ClassVar[tuple[str, ...]] = ()
+    """Modules its build imports that take a second or more: ``build all`` imports them in a thread from the
+    start (issue #31)."""
+    generators: ClassVar[tuple[str, ...]] = ()
+    """Modules of ``culturebench.generation`` (``culturebench generate <task>``) that re-create its synthetic
+    items."""
+    responses_help: ClassVar[str] = "responses.jsonl of `evaluate` (several comma-separated files are scored together)."
+    """What ``culturebench score --responses`` takes."""
+    tasks: ClassVar[tuple[HarnessTask, ...]] = ()
+    """Its single-turn variants for inspect and lm-eval (empty: ``plan`` is not possible, see ``roles``)."""
+    roles: ClassVar[tuple[str, ...]] = ()
+    """Model roles ``evaluate`` asks besides the evaluated model (``evaluate(..., roles={role: backend})``; from
+    the config otherwise): inspect runs the benchmark whole with its model roles."""
+    lower_is_better: ClassVar[frozenset[str]] = frozenset()
+    """Headline names where a lower value is better."""
+    open_columns: ClassVar[Mapping[str, OpenColumns]] = {}
+    """Release config -> the columns ``publish --allow-restricted`` withholds (licence columns of the card)."""
+
+    def plan(self, options: Options) -> Iterator[ChatRequest]:
+        """The requests ``evaluate`` sends with ``options``, in its order (a plain generator, no model involved)."""
+        raise InputError(f"{self.name}: its requests depend on the model's answers; it has no plan")
+
+    def evaluate(self, backend: Any, options: Options, *, args: Mapping[str, Any] | None = None,
+                 console: Console | None = None, roles: Mapping[str, Any] | None = None) -> Result:
+        """Ask ``backend`` every planned request, score, write the run folder ``options.out`` (responses,
+        metrics.json, plots, run.json with ``args``)."""
+        raise NotImplementedError
+
+    def score(self, responses: Sequence[Path], options: Options) -> Result:
+        """Metrics and plots from saved responses into ``options.out``."""
+        raise NotImplementedError
+
+    def summary(self, metrics: Mapping) -> str:
+        """The command line's lines for metrics.json."""
+        raise NotImplementedError
+
+    def headline(self, metrics: Mapping, options: Options) -> dict[str, float]:
+        """The paper's headline numbers of one model's metrics.json, flat (name -> value; None left out)."""
+        raise NotImplementedError
+
+    def headline_names(self, options: Options) -> tuple[str, ...]:
+        """Every name ``headline`` can give for ``options`` (lm-eval declares them before any answer)."""
+        raise NotImplementedError
+
+    def option_scoring(self, options: Options) -> OptionScoring | None:
+        """What ``--scoring logprobs`` needs, or None where the variant ``options`` gives is not closed-form."""
+        return None
+
+    def comparison(self) -> BenchmarkSpec | None:
+        """How ``culturebench compare`` compares its runs, or None."""
+        return None
+
+    def builder_module(self):
+        """The module of its builder."""
+        return import_module(self.builder or f"culturebench.builders.{self.name}")
+
+    def task(self, name: str) -> HarnessTask:
+        for task in self.tasks:
+            if task.name == name:
+                return task
+        raise InputError(f"unknown task {name!r} of {self.name}; choose from {', '.join(t.name for t in self.tasks)}")
+
+
+def lazy_exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for a benchmark package whose ``__init__`` stays light (PEP 562):
+    ``names`` maps each re-exported name to the submodule holding it, imported on first use."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(import_module(f"{package}.{names[name]}"), name)
+
+    def __dir__() -> list[str]:
+        return sorted(names)
+
+    return __getattr__, __dir__
