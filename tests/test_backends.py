@@ -225,7 +225,7 @@ def test_bounded_concurrency(concurrency):
 
     with ScriptedServer(reply=answer_together) as server:
         backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=concurrency)
-        collect(backend, [ask("warm-up")])  # the first request of its kind goes alone (RequestShape.probe_kind)
+        collect(backend, [ask("warm-up")])  # the first request of its kind goes alone (SamplingParams.probe_kind)
         server.reset_counts()
         responses = collect(backend, [ask(f"q{i}") for i in range(64)])
     assert [r.text for r in responses] == [f"echo: q{i}" for i in range(64)]

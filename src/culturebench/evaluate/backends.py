@@ -43,6 +43,13 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     """Stop sequences (none by default; WVB App. B stops at a blank line)."""
 
+    def probe_kind(self) -> tuple[str, ...]:
+        """The parameters these sampling settings send that a model may refuse (``request_shape.ADAPTABLE``):
+        ``temperature`` / ``top_p`` other than 1, ``stop``, ``seed``."""
+        return tuple(name for name, set_ in (("temperature", self.temperature != 1), ("top_p", self.top_p != 1),
+                                             ("stop", bool(self.stop)), ("seed", self.seed is not None))
+                     if set_)
+
 
 @dataclass(frozen=True)
 class ChatRequest:
@@ -350,7 +357,7 @@ class OpenAIBackend:
     Reasoning models reject ``max_tokens`` and non-default sampling parameters with an HTTP 400 whose ``error.code``
     is "unsupported_parameter" or "unsupported_value": the request shape (``RequestShape``) is then adapted once
     for this model and the request re-sent (``run_info()["request_shape"]`` records what was sent and why). The
-    first request of each kind goes alone (``RequestShape.probe_kind``), so a refusal is met once per model, not once
+    first request of each kind goes alone (``SamplingParams.probe_kind``), so a refusal is met once per model, not once
     per request in flight; every backend of one model made by ``like`` shares its shape.
 
     Every request is sent with ``n=1``; repeated samples (``sample_index`` > 0) with a fixed ``seed`` are sent
@@ -631,7 +638,7 @@ class OpenAIBackend:
         # the first request of each kind not yet answered in this shape goes alone (see RequestShape), then the rest
         probes: dict[tuple, int] = {}
         for index, request in enumerate(requests):
-            kind = RequestShape.probe_kind(request.sampling)
+            kind = request.sampling.probe_kind()
             if kind not in self.shape.confirmed:
                 probes.setdefault(kind, index)
         probe_indices = set(probes.values())
@@ -639,7 +646,7 @@ class OpenAIBackend:
 
         async def deliver(index: int) -> None:
             response = await self._complete(http, index, requests[index], limiter)
-            self.shape.confirmed.add(RequestShape.probe_kind(requests[index].sampling))
+            self.shape.confirmed.add(requests[index].sampling.probe_kind())
             self._account(response)
             on_response(index, response)
             if self.budget.limit is not None and self.budget.spent > self.budget.limit:

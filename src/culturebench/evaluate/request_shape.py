@@ -7,12 +7,8 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from culturebench.errors import InputError
-
-if TYPE_CHECKING:
-    from culturebench.evaluate.backends import SamplingParams
 
 ADAPTABLE = ("temperature", "top_p", "stop", "seed")
 """Sampling parameters a model may reject (reasoning models: OpenAI's o-series and gpt-5 family accept only the
@@ -25,21 +21,13 @@ class RequestShape:
     ``max_completion_tokens`` for reasoning models) and the sampling parameters left out. Fixed in advance
     (``--request-shape`` / a config's ``request_shape``), or learnt from the API's own "unsupported parameter" /
     "unsupported value" error, once per model (``adapted`` lists each change and the message that caused it): the
-    first request of each kind (``probe_kind``: which sampling parameters it sets to other than their defaults)
-    goes alone, the others once it is answered, so a refusal is met once, not once per request in flight."""
-
-    @staticmethod
-    def probe_kind(sampling: SamplingParams) -> tuple[str, ...]:
-        """The parameters a request sets that a model may refuse: ``temperature`` / ``top_p`` other than 1,
-        ``stop``, ``seed``."""
-        return tuple(name for name, set_ in (("temperature", sampling.temperature != 1), ("top_p", sampling.top_p != 1),
-                                             ("stop", bool(sampling.stop)), ("seed", sampling.seed is not None))
-                     if set_)
+    first request of each kind (``SamplingParams.probe_kind``: which sampling parameters it sets to other than their
+    defaults) goes alone, the others once it is answered, so a refusal is met once, not once per request in flight."""
 
     token_limit: str = "max_tokens"
     omit: list[str] = field(default_factory=list)
     adapted: list[dict] = field(default_factory=list)
-    confirmed: set = field(default_factory=set)  # request kinds (``probe_kind``) answered in this shape
+    confirmed: set = field(default_factory=set)  # request kinds (``SamplingParams.probe_kind``) answered in this shape
 
     @classmethod
     def from_options(cls, value) -> RequestShape:
