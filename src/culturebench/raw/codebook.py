@@ -8,7 +8,7 @@ written by :meth:`Codebook.to_json` (the bundled sample uses one we wrote).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from culturebench.errors import InputError
@@ -121,10 +121,6 @@ def load_codebook(path: Path, cache_dir: Path | None = None) -> Codebook:
         tmp.write_text(json.dumps(codebook.to_json(), ensure_ascii=False), encoding="utf-8")
         tmp.replace(cached)
     return codebook
-
-
-def codebook_as_dict(codebook: Codebook) -> dict:
-    return {name: asdict(v) for name, v in codebook.variables.items()}
 
 
 def codebook_input(path: Path, codebook: Codebook, raw: Path) -> InputFile:
