@@ -145,7 +145,7 @@ def parquet_digest(release: Path) -> str:
 
 def warm_codebook_cache(pdf: Path) -> None:
     sys.path.insert(0, checkout_env()["PYTHONPATH"].split(os.pathsep)[0])  # this checkout's culturebench
-    from culturebench.raw.codebook import load_codebook
+    from culturebench.raw.codebook_files import load_codebook
 
     load_codebook(pdf, cache_dir=Path.home() / ".cache" / "culturebench")
 

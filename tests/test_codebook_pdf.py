@@ -13,7 +13,8 @@ from matplotlib.figure import Figure
 
 import culturebench.raw.codebook_pdf as codebook_pdf
 from culturebench.errors import InputError
-from culturebench.raw.codebook import Codebook, Variable, load_codebook
+from culturebench.raw.codebook import Codebook, Variable
+from culturebench.raw.codebook_files import load_codebook
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 PDF = REFERENCE / "WVS7/snag18_World-Values-Survey-Data-Analysis/F00011055-WVS7_Codebook_Variables_report_V6.0.pdf"

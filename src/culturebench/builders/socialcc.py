@@ -40,7 +40,8 @@ from culturebench.builders.normad import compare_key, country_key, normal, zone_
 from culturebench.builders.wvb import check_codes_in_codebook
 from culturebench.errors import InputError
 from culturebench.io import InputFile, input_name
-from culturebench.raw.codebook import Codebook, codebook_input, find_codebook, load_codebook
+from culturebench.raw.codebook import Codebook
+from culturebench.raw.codebook_files import codebook_input, find_codebook, load_codebook
 from culturebench.raw.normad import ZONES_FOLDER, ZoneRow, input_files, read_zones
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas

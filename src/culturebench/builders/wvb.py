@@ -31,7 +31,8 @@ import polars as pl
 from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
 from culturebench.errors import InputError, excerpt
 from culturebench.io import InputFile, decode_text, input_name, sha256_file
-from culturebench.raw.codebook import Codebook, codebook_input, find_codebook, load_codebook
+from culturebench.raw.codebook import Codebook
+from culturebench.raw.codebook_files import codebook_input, find_codebook, load_codebook
 from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, read_respondents, respondent_files
 from culturebench.splits import SPLIT_NAMES, assign_splits, stable_hash
 from culturebench.validation.checks import CheckResult, check
