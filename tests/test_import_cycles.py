@@ -1,0 +1,150 @@
+"""No import circles among culturebench's modules: the graph of the imports each module makes when it is loaded (its
+top-level statements, ``if TYPE_CHECKING:`` blocks and class bodies included; imports inside functions, which run
+later, left out), read with ``ast`` from the source files, has no cycle. A type-only import is counted: it is still a
+dependency (the circle backends <-> request_shape was one). A failure lists every cycle found."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "culturebench"
+BENCHMARKS = PACKAGE / "evaluate"
+
+
+def module_names(root: Path = PACKAGE) -> dict[str, Path]:
+    """Dotted module name -> source file, for every module and package of the tree under ``root``."""
+    names = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def load_time_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements run when the module is loaded: those not inside a function (or a lambda)."""
+    found, pending = [], list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the culturebench modules it imports at load time. ``from X import name`` points at the module
+    ``X.name`` where that is one, else at ``X``; parent packages loaded along the way are not edges."""
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in load_time_imports(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                targets.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+        graph[name] = {target for target in targets if target in modules and target != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan): the groups of modules that each reach
+    every other one through imports; each sorted, the list sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = stack[stack.index(node):]
+            del stack[stack.index(node):]
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(components)
+
+
+def closed_path(graph: dict[str, set[str]], component: list[str]) -> list[str]:
+    """A shortest import path from the component's first module back to itself, e.g. ``[a, b, a]``."""
+    start = component[0]
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in sorted(graph[node] & set(component)):
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if target not in came_from:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"{component} is not a cycle")
+
+
+def _benchmark_package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["culturebench", "evaluate"] and (BENCHMARKS / parts[2]).is_dir() else None
+
+
+def _found(graph: dict[str, set[str]], components: list[list[str]]) -> str:
+    return "import cycles: " + "; ".join(f"{' -> '.join(closed_path(graph, component))} (modules in the cycle: "
+                                         f"{', '.join(component)})" for component in components)
+
+
+def test_the_cycle_finder_finds_a_circle_of_three_and_a_pair_and_passes_a_chain() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"e"}, "e": {"d", "f"}, "f": set(), "g": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"], ["d", "e"]]
+    assert closed_path(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_graph_reads_load_time_imports_only(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "one.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import two\n")
+    (package / "two.py").write_text("def later():\n    from pkg.one import thing\n")
+    (package / "three.py").write_text("from . import one\nfrom .two import later\nimport pkg.one\n")
+    graph = import_graph(module_names(package))
+    assert graph == {"pkg": set(), "pkg.one": {"pkg.two"}, "pkg.two": set(), "pkg.three": {"pkg.one", "pkg.two"}}
+
+
+def test_no_import_cycle_among_the_shared_modules() -> None:
+    """Shared modules (everything outside the benchmark packages ``evaluate/<benchmark>/``) import in one direction."""
+    graph = import_graph(module_names())
+    shared = [component for component in cycles(graph) if not any(map(_benchmark_package, component))]
+    assert not shared, _found(graph, shared)
+
+
+@pytest.mark.parametrize("package", sorted(p.name for p in BENCHMARKS.iterdir() if (p / "__init__.py").is_file()))
+def test_no_import_cycle_touching_a_benchmark_package(package: str) -> None:
+    """No cycle runs through ``evaluate/<package>/``'s modules (``package`` is each benchmark's folder)."""
+    graph = import_graph(module_names())
+    found = [component for component in cycles(graph)
+             if any(_benchmark_package(module) == package for module in component)]
+    assert not found, _found(graph, found)
