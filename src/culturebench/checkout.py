@@ -18,6 +18,11 @@ BUNDLED_RAW = REPOSITORY / "raw"
 """The sample raw inputs shipped in the repository (written by ``scripts/make_sample_*.py``)."""
 
 
+def bundled_raw() -> Path:
+    """The sample raw inputs shipped in the repository's top-level ``raw/`` (or ``./raw`` outside a checkout)."""
+    return BUNDLED_RAW if BUNDLED_RAW.is_dir() else Path("raw")
+
+
 def source_commit() -> dict | None:
     """``{"commit": sha, "dirty": bool}`` of the git checkout culturebench runs from, or None outside one
     (a wheel install, no git). ``dirty``: tracked files differ from the commit, so the commit alone does not

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from culturebench import registry
+from culturebench.checkout import bundled_raw
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.hub_release import by_design, release_folder
 from culturebench.io import output_folder
@@ -41,13 +42,6 @@ RELEASE_HELP = ("A release folder (e.g. releases/wvb), or a published one: a Hub
                 "Written as a path (./x, x/y/z, or under a folder that exists here) it is always a folder.")
 """A str, not a Path, in the commands that take it: ``./relases/wvb`` must reach ``hub_release.release_folder`` as
 typed (a Path drops the ``./`` that marks it a folder)."""
-
-
-def bundled_raw() -> Path:
-    """The sample raw inputs shipped in the repository's top-level ``raw/`` (or ``./raw`` outside a checkout)."""
-    from culturebench.checkout import BUNDLED_RAW
-
-    return BUNDLED_RAW if BUNDLED_RAW.is_dir() else Path("raw")
 
 
 def say(text: str, style: str | None = None, out: Console = console) -> None:

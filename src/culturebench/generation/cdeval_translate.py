@@ -26,6 +26,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from culturebench.checkout import bundled_raw
 from culturebench.errors import InputError
 from culturebench.generation.common import (
     GenerationRun,
@@ -170,8 +171,6 @@ def generate(backend, raw_dir: Path, *, language: str, source: Path, seed: int =
 
 def cli_generate(backend, options: dict, console: Console) -> tuple[str, list[Path]]:
     """``culturebench generate cdeval_translate --language L``: returns (one-line summary, files written)."""
-    from culturebench.cli import bundled_raw
-
     check_options(options)
     if not options.get("language"):
         raise InputError("cdeval_translate needs --language (e.g. de or zh, Fig. 4)")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from culturebench.checkout import bundled_raw
 from culturebench.errors import InputError
 from culturebench.generation.common import (
     GenerationRun,
@@ -253,8 +254,6 @@ def generate(backend, raw_dir: Path, *, source: Path, seed: int = 0, limit: int 
 def cli_generate(backend, options: dict, console: Console) -> tuple[str, list[Path]]:
     """``culturebench generate llm_globe``: returns (one-line summary, files written)."""
     check_options(options)
-    from culturebench.cli import bundled_raw
-
     out = Path(options["out"])
     s = generate(backend, out, source=Path(options.get("source") or bundled_raw()), seed=options.get("seed") or 0,
                  limit=options.get("limit"), only=only_filter(options), console=console)

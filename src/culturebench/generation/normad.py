@@ -63,6 +63,7 @@ from pathlib import Path
 from rich.console import Console
 
 from culturebench.builders import normad as builder
+from culturebench.checkout import bundled_raw
 from culturebench.errors import InputError
 from culturebench.generation import normad_prompts as prompts
 from culturebench.generation.common import (
@@ -482,8 +483,6 @@ def _input_raw(options: dict, out: Path) -> Path:
         return Path(source)
     if (out / ATLAS_FOLDER).is_dir():
         return out
-    from culturebench.cli import bundled_raw
-
     return bundled_raw()
 
 
