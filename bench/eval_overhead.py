@@ -10,7 +10,7 @@ server, bare loops that send the same request bodies and do nothing else (no cac
 all), and issue #28's alternatives: aiohttp tuned (no auto headers, no decompression), aiohttp and the raw client on
 uvloop's event loop, curl_cffi's ``AsyncSession`` and pyreqwest (Rust's reqwest: the backend's client for plain http, alone);
 ``pip install 'culturebench[bench]'`` brings the optional ones, ``--floors`` picks them, ``--no-floors`` skips them. The
-servers run in separate processes (``python -m culturebench.evaluate.scripted_server``, asyncio), so the
+servers run in separate processes (``python tests/scripted_server.py``, asyncio), so the
 CPU time is the harness's own: client, retry bookkeeping, cache writes, progress bar. The machine is shared: each
 setting runs ``--runs`` times and the median is reported (with the spread).
 
@@ -35,10 +35,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 
+SCRIPTED_SERVER = Path(__file__).resolve().parents[1] / "tests" / "scripted_server.py"
+
+
 @contextmanager
 def server_process(latency: float, reply: str = "echo"):
-    proc = subprocess.Popen([sys.executable, "-m", "culturebench.evaluate.scripted_server", "--latency", str(latency),
-                             "--reply", reply], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, str(SCRIPTED_SERVER), "--latency", str(latency), "--reply", reply],
+                            stdout=subprocess.PIPE, text=True)
     try:
         yield proc.stdout.readline().strip()
     finally:

@@ -7,7 +7,7 @@ A synthetic WVB release is made in a temp folder: the bundled sample (REPO/raw) 
 repeated with fresh participant ids (participants copied with them, each copy's country text marked so that its
 prompts are its own) until it holds the largest size; each size is
 ``evaluate(split="test", limit=N)`` with demographics (``--limit`` spreads N rows over the questions, as on the
-command line), with a fresh run folder, against the asyncio server of ``culturebench.evaluate.scripted_server`` with
+command line), with a fresh run folder, against the asyncio server of ``tests/scripted_server.py`` with
 no latency, answering a number 1-4 drawn from each prompt (``--reply digit``: the answers parse, so the W1 metrics
 and their bootstrap have rows to work on; the model answers at once: what is measured is the harness). Every
 measurement runs in a process of its own, started from this one (importing ``culturebench.cli`` first, as the

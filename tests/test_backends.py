@@ -25,7 +25,7 @@ from culturebench.evaluate.backends import (
     OpenAIBackend,
     SamplingParams,
 )
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from culturebench.evaluate import vllm_backend
 from culturebench.evaluate.vllm_backend import VLLMBackend
 

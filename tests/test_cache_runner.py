@@ -22,7 +22,7 @@ from culturebench.evaluate.backends import (
 )
 from culturebench.evaluate.cache import ResponseCache, cache_key, key_material
 from culturebench.evaluate.runner import run_requests
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 PARAMS = {"backend": "openai", "model": "scripted-model"}
 

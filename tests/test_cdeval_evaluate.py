@@ -19,7 +19,7 @@ from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import cdeval, runs
 from culturebench.evaluate.cdeval import prompts
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 SECRET = "sk-cdeval-secret"
 

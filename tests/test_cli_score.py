@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import EVALUATE_ONLY
 from culturebench.cli import app
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from culturebench.release import load_manifest, read_tables
 
 SCALE = re.compile(r"On a scale of (-?\d+) to (-?\d+)")

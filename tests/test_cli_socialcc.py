@@ -12,7 +12,7 @@ from culturebench.cli import app
 from culturebench.evaluate import socialcc
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 
 @pytest.mark.parametrize("text, paper, tolerant", [

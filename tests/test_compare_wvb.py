@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page
 from culturebench.cli import app
 from culturebench.evaluate import metrics, uncertainty, wvb
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from culturebench.evaluate.wvb.scoring import CELL_COLUMNS, AnswerCounts
 from culturebench.release import load_manifest, read_tables
 

@@ -29,7 +29,7 @@ from culturebench.evaluate.backends import (
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.local_model import free_port
 from culturebench.evaluate.request_shape import RequestShape
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from culturebench.release import verify_release
 from test_backends import ask, collect, fast, small_normad_release, story_number_reader
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from culturebench.generation import cdeval, llm_globe
 from culturebench.registry import GENERATORS
 from culturebench.generation.common import json_items, split_prompts

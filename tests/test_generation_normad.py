@@ -16,7 +16,7 @@ from conftest import REFERENCE
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import BackendError, OpenAIBackend
 from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from culturebench.registry import GENERATORS
 from culturebench.generation import normad as gen
 from culturebench.generation import normad_prompts as prompts

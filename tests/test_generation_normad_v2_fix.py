@@ -14,7 +14,7 @@ import pytest
 from culturebench.builders import normad as builder
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from culturebench.generation import normad_v2_fix as v2
 from culturebench.registry import GENERATORS
 

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.integrations import harness
 from culturebench.evaluate import normad
-from culturebench.evaluate.scripted_server import ScriptedServer, last_user_message
+from scripted_server import ScriptedServer, last_user_message
 
 REPO = Path(__file__).resolve().parents[1]
 needs_inspect = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None,

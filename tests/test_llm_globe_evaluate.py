@@ -21,7 +21,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate import llm_globe, runs, stats
 from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 # ------------------------------------------------------------------------------------------------ a small release
 

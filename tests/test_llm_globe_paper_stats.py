@@ -18,7 +18,7 @@ from conftest import write_release
 from culturebench.cli import app
 from culturebench.evaluate import llm_globe
 from culturebench.evaluate.llm_globe import prompts
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 DIMS = prompts.DIMENSIONS
 

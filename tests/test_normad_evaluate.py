@@ -20,7 +20,7 @@ from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import normad, runs
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 SECRET = "sk-normad-secret"
 

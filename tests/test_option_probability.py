@@ -16,7 +16,7 @@ from conftest import one_line_error
 from culturebench.cli import app
 from culturebench.evaluate import normad
 from culturebench.evaluate.option_probability import most_probable, option_distribution
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 LOG = math.log
 

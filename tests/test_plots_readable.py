@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import assert_figure_readable
 from culturebench.cli import app
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 runner = CliRunner()
 MODELS = ("meta-llama/Llama-3.1-8B-Instruct", "mistralai/Mistral-7B-Instruct-v0.3")

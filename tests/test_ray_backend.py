@@ -16,7 +16,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate.backends import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import FAILED, run_requests
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'culturebench[ray]'")
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from conftest import one_line_error
 from culturebench.cli import app
 from culturebench.evaluate.runs import LOCK_FILE, hold_run_folder
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from test_backends import small_normad_release, story_number_reader
 
 SRC = Path(__file__).parents[1] / "src"

@@ -20,7 +20,7 @@ from culturebench.evaluate import socialcc
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.backends import ChatResponse, OpenAIBackend
 from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 PAPER = Path("/work/shared/papers/socialcc.txt")
 REPO_RAW = Path(__file__).resolve().parents[1] / "raw"

@@ -17,7 +17,7 @@ from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import run_json, runs, wvb
 from culturebench.evaluate.wvb import prompts
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from culturebench.evaluate.wvb.prompts import parse_answer
 from culturebench.release import load_manifest, read_tables
 

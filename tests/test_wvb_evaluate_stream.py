@@ -16,7 +16,7 @@ from culturebench.evaluate import runs, wvb
 from culturebench.evaluate.backends import ChatRequest, ChatResponse, OpenAIBackend, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import DryRun, stream_requests
-from culturebench.evaluate.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 LIMIT = 400  # test-split rows of the bundled sample, spread over its questions
 EVALUATE_ONLY = {"mode", "prompt_family", "split", "n_evaluated_rows", "n_requests", "n_parsed", "n_unparsed",

@@ -37,7 +37,7 @@ flight at once::
     with ScriptedServer(reply=lambda text, body: text.upper(), latency=0.2) as server:
         OpenAIBackend("scripted", base_url=server.base_url)
 
-``python -m culturebench.evaluate.scripted_server --latency 0.2`` runs an echo server in the foreground
+``python tests/scripted_server.py --latency 0.2`` runs an echo server in the foreground
 (``serve_echo``: asyncio, so that the server is not what limits ``bench/eval_overhead.py`` at 256 in flight) and
 prints its base URL on the first line (the benchmark keeps it out of the measured process).
 """
