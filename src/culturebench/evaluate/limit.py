@@ -2,12 +2,11 @@
 
 The rule (ours; the papers evaluate everything), the same for every benchmark:
 
-1. The items are grouped by the benchmark's design cell (wvb: question; cdeval: dimension x domain; normad: country;
-   llm_globe: dimension, per part; socialcc: value country).
+1. The items are grouped by the benchmark's design cell (each benchmark's ``limit`` help says which).
 2. A generator seeded with the run's ``--seed`` (``numpy.random.default_rng``) draws one order of the groups and,
    group by group in that order, one order of each group's items. With two design columns the group order then
    takes turns over the first column's values (a stable sort by each cell's place among its first-column value's
-   cells), so that a small N covers every dimension before a second domain of any.
+   cells), so that a small N covers every value of the first column before a second cell of any.
 3. Items are taken round-robin: the first item of every group in the drawn order, then the second of every group,
    ... until N are taken. So N >= the number of groups covers every group, with the groups' counts differing by at
    most one (a group with fewer items gives its share to the others).
