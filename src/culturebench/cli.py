@@ -20,10 +20,14 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Iterator
 
-import click
 import typer
 import typer.core
 import typer.main
+
+try:  # typer 0.29 vendors click: its Context, exceptions and parameter sources are typer._click's
+    from typer import _click as click
+except ImportError:  # typer before 0.29 runs on click itself
+    import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -295,7 +299,7 @@ class BenchmarkGroup(typer.core.TyperGroup):
         if args and not args[0].startswith("-") and module_name(args[0]) not in registry.names():
             error_line(InputError(f"unknown benchmark {module_name(args[0])!r}; choose from "
                                   f"{', '.join(registry.names())}"))
-            raise click.exceptions.Exit(2)
+            raise typer.Exit(2)
         return super().resolve_command(ctx, args)
 
 
@@ -305,14 +309,14 @@ class BenchmarkCommand(typer.core.TyperCommand):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
-        except click.NoSuchOption as exc:
+        except click.exceptions.NoSuchOption as exc:
             owners = [b.name for b in registry.benchmarks()
                       if any(exc.option_name in _flag_names(f)
                              for f in option_fields(b.Options, self.command_kind))]
             if not owners:
                 raise
             error_line(InputError(f"{exc.option_name} is a {' and '.join(owners)} option, not {self.name}'s"))
-            raise click.exceptions.Exit(2) from None
+            raise typer.Exit(2) from None
 
     command_kind = "evaluate"
 
@@ -351,11 +355,11 @@ def _benchmark_command(benchmark: Benchmark, kind: str, template: Callable, run:
     hints = typing.get_type_hints(benchmark.Options)
     own = option_fields(benchmark.Options, kind)
     shared = list(inspect.signature(template, eval_str=True).parameters.values())
-    parameters = [*shared, *(_option_parameter(f, hints[f.name]) for f in own)]
+    context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    parameters = [context, *shared, *(_option_parameter(f, hints[f.name]) for f in own)]
     names = {f.name for f in own}
 
-    def callback(**values: Any) -> None:
-        ctx = click.get_current_context()
+    def callback(ctx: typer.Context, **values: Any) -> None:
         given = {name: value for name, value in values.items()
                  if name in names and ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT}
         run(benchmark, given, {name: value for name, value in values.items() if name not in names})
