@@ -317,6 +317,15 @@ class Benchmark:
     def schemas_module_name(self) -> str:
         return self.schemas or f"culturebench.schemas.{self.name}"
 
+    def rai_facts(self) -> dict:
+        """The Responsible-AI facts croissant.json carries (``culturebench/facts/croissant_rai/<name>.json`` by
+        default; :mod:`culturebench.croissant` says what each holds)."""
+        import json
+        from importlib import resources
+
+        path = resources.files("culturebench.facts").joinpath("croissant_rai").joinpath(f"{self.name}.json")
+        return json.loads(path.read_text(encoding="utf-8"))
+
     def task(self, name: str) -> HarnessTask:
         for task in self.tasks:
             if task.name == name:
