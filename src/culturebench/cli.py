@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 # Before polars is imported: its allocator (jemalloc) keeps freed pages for 10 s by default, and a build frees its
-# raw table early but peaks later, writing parquet. Return them within 200 ms: at the 1x WVB build ~140 MB less peak
+# raw table early but peaks later, writing parquet. Return them within 200 ms: at the largest build of the bundled sample's 1x scale ~140 MB less peak
 # RSS, wall unchanged (issue #31, docs/performance.md). A value the user set is kept; children inherit it.
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0")
 
@@ -446,7 +446,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     started = datetime.now(timezone.utc)
     out = flags["out"]
     with user_errors():
-        output_folder(out)
+        output_folder(out).mkdir(parents=True, exist_ok=True)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
         options = benchmark.Options.parse(given, flags["config"], "score").replace(release=release, out=out)
         result = benchmark.score(runs.split_paths(flags["responses"]), options)
@@ -780,7 +780,7 @@ def generate(
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
     config: Annotated[Path, typer.Option(help="JSON/YAML options of a task that takes them (its GENERATE_OPTIONS; docs/benchmarks/NAME.md lists them).")] = None,
 ) -> None:
-    """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires and their translations, NormAd stories) into RAW_DIR."""
+    """Generate a benchmark's synthetic items with a model (the tasks its registry entry lists: prompts, questionnaires, their translations, stories) into RAW_DIR."""
     task = module_name(task)
     options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language,
                "config": config}

@@ -187,7 +187,7 @@ class HarnessTask:
     description: str
     options: Mapping[str, Any] = field(default_factory=dict)
     needs_config: bool = False
-    """Its options need a ``--config`` (e.g. LLM-GLOBE's jurors); left out of an export without one."""
+    """Its options need a ``--config`` (e.g. the jurors who rate its answers); left out of an export without one."""
 
 
 @dataclass(frozen=True)
@@ -233,9 +233,9 @@ class Benchmark:
     the model's answers."""
 
     name: ClassVar[str]
-    """The registry name (``llm-globe`` on the command line is ``llm_globe``)."""
+    """The registry name, a module name (a dash on the command line is an underscore)."""
     title: ClassVar[str]
-    """The paper, e.g. "CDEval (Wang et al. 2024, arXiv 2311.16421)"."""
+    """The paper: name, authors, year, arXiv id."""
     description: ClassVar[str]
     """One line: what ``evaluate`` asks and what ``score`` reports (the command line's help)."""
     Options: ClassVar[type[Options]] = Options

@@ -41,7 +41,7 @@ class SamplingParams:
     top_p: float = 1.0
     seed: int | None = None
     stop: tuple[str, ...] = ()
-    """Stop sequences (none by default; WVB App. B stops at a blank line)."""
+    """Stop sequences (none by default; a benchmark's prompts may stop at a blank line)."""
 
 
 @dataclass(frozen=True)
