@@ -8,8 +8,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 BENCHMARKS = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
-LEAD_WRITES = {REPO / "docs" / "adding-a-benchmark.md"}
-"""Pages the manual links to that another branch of issue #44 adds (the lead's); checked once present."""
 
 
 def test_readme_is_a_front_page_of_at_most_300_lines():
@@ -40,8 +38,6 @@ def test_relative_links_reach_a_file_and_heading(page):
             continue
         path, _, anchor = target.partition("#")
         file = (page.parent / path).resolve() if path else page
-        if file in LEAD_WRITES and not file.exists():
-            continue
         if not file.exists():
             broken.append(target)
         elif anchor and file.is_file() and anchor not in headings(file):
