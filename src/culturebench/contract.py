@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from culturebench.evaluate.backends import ChatRequest
-    from culturebench.evaluate.compare import BenchmarkSpec
 
 
 # ------------------------------------------------------------------------------------------------------- options
@@ -302,8 +301,8 @@ class Benchmark:
         """What ``--scoring logprobs`` needs, or None where the variant ``options`` gives is not closed-form."""
         return None
 
-    def comparison(self) -> BenchmarkSpec | None:
-        """How ``culturebench compare`` compares its runs, or None."""
+    def comparison(self) -> Any:
+        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``), or None."""
         return None
 
     def builder_module(self):
