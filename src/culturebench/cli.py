@@ -448,7 +448,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     with user_errors():
         output_folder(out).mkdir(parents=True, exist_ok=True)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
-        options = benchmark.Options.parse(given, flags["config"], "score").replace(release=release, out=out)
+        options = benchmark.Options.parse(given, flags["config"]).replace(release=release, out=out)
         result = benchmark.score(runs.split_paths(flags["responses"]), options)
         args = {"benchmark": benchmark.name, "responses": str(flags["responses"]), "release": str(release),
                 "out": str(out), "config": None if flags["config"] is None else str(flags["config"]),
