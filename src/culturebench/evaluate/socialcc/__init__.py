@@ -118,8 +118,10 @@ class SocialCCOptions(Options):
                                                              "--temperature wins over it.")
     agent_max_tokens: int | None = option(cli=False, help="Most tokens per agent turn (default 256); --max-tokens "
                                                           "wins over it.")
-    judge_temperature: float | None = option(score=True, help="The judges' temperature (default 0, Sec. 4.1).")
-    judge_max_tokens: int | None = option(score=True, help="Most tokens per judgement (default 512).")
+    judge_temperature: float | None = option(score=True, help="The judges' temperature (default 0, Sec. 4.1; score: "
+                                                              "when a judge judges again).")
+    judge_max_tokens: int | None = option(score=True, help="Most tokens per judgement (default 512; score: when a "
+                                                           "judge judges again).")
     zones: Path | None = option(cli=False, score=True,
                                 help="CSV of Country,Cultural_Region (relative to the config file): Fig. 6's "
                                      "Inglehart-Welzel group of the value countries the release gives none.")
