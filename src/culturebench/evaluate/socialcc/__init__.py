@@ -164,12 +164,18 @@ class SocialCCOptions(Options):
 class SocialCC(Benchmark):
     name = "socialcc"
     title = "SocialCC (Wu et al., ACL 2025)"
-    description = ("multi-turn dialogues against an antagonist, four judges (Tables 6A-11A); Table 2's means, "
-                   "Figs. 5-7")
+    description = ("multi-turn dialogues against an antagonist, four judges (Tables 6A-11A; the judge model is the "
+                   "--config key judge, which evaluate requires); Table 2's means, Figs. 5-7")
     Options = SocialCCOptions
     responses_help = ("transcripts.jsonl of `evaluate`; several comma-separated files (one or more models) are "
                       "scored together: paired model differences.")
     roles = ("judge", "antagonist")
+
+    def check(self, options):
+        """The zones table, a named judge and the release's scenarios (no plan: the requests depend on the model's
+        answers)."""
+        from culturebench.evaluate.socialcc.run import checked_inputs
+        checked_inputs(options)
 
     def evaluate(self, backend, options, *, args=None, console=None, roles=None):
         from culturebench.evaluate.socialcc.run import evaluate

@@ -16,13 +16,26 @@ from culturebench.errors import InputError
 from culturebench.evaluate import run_json, runs
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.socialcc import BENCHMARK, SocialCCOptions, prompts
-from culturebench.evaluate.socialcc.config import NO_JUDGE, config_from, make_backend
+from culturebench.evaluate.socialcc.config import NO_JUDGE, Config, config_from, make_backend
 from culturebench.evaluate.socialcc.dialogue import OverallProgress, judge_transcripts, simulate, transcript_record
 from culturebench.evaluate.socialcc.items import TRANSCRIPTS_FILE, release_tables, scenarios_from
 from culturebench.evaluate.socialcc.metrics import aggregate
 from culturebench.evaluate.socialcc.parsing import read_transcripts, reparse, rezone
 from culturebench.evaluate.socialcc.plots import write_run
 from culturebench.release import load_manifest
+
+
+def checked_inputs(options: SocialCCOptions, roles: Mapping[str, Any] | None = None
+                   ) -> tuple[Config, dict[str, pl.DataFrame]]:
+    """The run's settings and the release's scenarios (of ``split``), checked before any model is made: a judge
+    named in the options or given as the ``judge`` role, and a release with scenarios."""
+    config = config_from(options)
+    if (roles or {}).get("judge") is None and config.judge is None:
+        raise InputError(NO_JUDGE, file=options.config_file)
+    tables = release_tables(options.release, options.split)
+    if tables["scenarios"].height == 0:
+        raise InputError("release has no scenarios", file=options.release)
+    return config, tables
 
 
 def evaluate(backend, options: SocialCCOptions, *, args: dict | None = None, console=None,
@@ -35,15 +48,10 @@ def evaluate(backend, options: SocialCCOptions, *, args: dict | None = None, con
     from culturebench.evaluate.cache import ResponseCache
 
     started = datetime.now(UTC)
-    config = config_from(options)
     roles = roles or {}
+    config, tables = checked_inputs(options, roles)
     judge_backend, antagonist_backend = roles.get("judge"), roles.get("antagonist")
-    if judge_backend is None and config.judge is None:
-        raise InputError(NO_JUDGE, file=options.config_file)
     release, out, seed = Path(options.release), Path(options.out), options.seed
-    tables = release_tables(release, options.split)
-    if tables["scenarios"].height == 0:
-        raise InputError("release has no scenarios", file=release)
     manifest = load_manifest(release)
     scenarios = scenarios_from(tables, config)
     kept, covers = limit_frame(pl.DataFrame({"country": [s.country for s in scenarios]}).with_row_index("scenario"),
