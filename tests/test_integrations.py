@@ -311,6 +311,7 @@ def test_inspect_socialcc_with_model_roles_gives_evaluate_table2(bundled_release
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
+    from culturebench.evaluate.socialcc.prompts import JUDGES
     from culturebench.integrations import inspect_tasks
     from test_socialcc_evaluate import judge_reply, protagonist_reply
 
@@ -327,7 +328,7 @@ def test_inspect_socialcc_with_model_roles_gives_evaluate_table2(bundled_release
                                     env={"OPENAI_API_KEY": "sk-test-integrations"})
         assert result.exit_code == 0, result.output
         table2 = json.loads((tmp_path / "run" / "metrics.json").read_text())["per_model"]["evaluated"]["table2"]
-        expected = {j: table2[j] for j in ("awareness", "commonsense", "value", "behaviour") if table2[j] is not None}
+        expected = {j: table2[j] for j in JUDGES if table2[j] is not None}  # Table 2's four means
         asked = (model.request_count, judge.request_count)
         model.reset_counts(), judge.reset_counts()
         (log,) = inspect_eval(inspect_tasks.socialcc(str(release), limit=2),
