@@ -446,7 +446,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     started = datetime.now(timezone.utc)
     out = flags["out"]
     with user_errors():
-        output_folder(out).mkdir(parents=True, exist_ok=True)
+        output_folder(out)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
         options = benchmark.Options.parse(given, flags["config"]).replace(release=release, out=out)
         result = benchmark.score(runs.split_paths(flags["responses"]), options)
