@@ -15,10 +15,14 @@ and say so, with the reason, in that commit's message.
 Determinism: every command runs from the test's own folder (cwd) with relative paths (``release``, ``run``,
 ``score``, ``config.json``), so no absolute or temporary path reaches the files; the scripted server's URL (a free
 port) reaches the jurors and the judge through ``OPENAI_BASE_URL``, not through the config file that metrics.json
-copies. One input is normalised: each release's manifest.json records its build time (``created_at``), which metrics.json reaches through
-``release_manifest_sha256``; the test pins it in its copy of the release (``pin_build_time``). The metrics.json
-files themselves are compared exactly as written; ``CULTUREBENCH_WRITE_GOLDEN=1`` runs every variant twice and
-refuses to write files that differ between the two runs.
+copies.
+
+One value is normalised, ``release_manifest_sha256`` (the hash of the release's manifest.json): the manifest records
+the build's clock time (``created_at``), the git commit and dirty flag of the checkout that built it
+(``source_commit``, also printed in the release card README.md, whose hash the manifest holds), whether the bundled
+raw folder sits beside the code (``bundled_sample``), and the Python and library versions, so that hash differs
+between any two builds; it is not a result. Every other byte is compared as written; ``CULTUREBENCH_WRITE_GOLDEN=1``
+runs every variant twice and refuses to write files that differ between the two runs.
 """
 
 from __future__ import annotations
@@ -44,8 +48,8 @@ except ImportError:
 GOLDEN = Path(__file__).parent / "data" / "metrics_golden"
 WRITE_GOLDEN = os.environ.get("CULTUREBENCH_WRITE_GOLDEN") == "1"
 SCALE = re.compile(r"On a scale of (-?\d+) to (-?\d+)")
-CREATED_AT = re.compile(r'"created_at": "[^"]*"')
-BUILT_AT = "2024-01-01T00:00:00+00:00"
+MANIFEST_SHA256 = re.compile(r'"release_manifest_sha256": "[0-9a-f]{64}"')
+MANIFEST_HASH = "normalised: the manifest records the build's time, checkout and library versions"
 
 
 def pick(text: str, choices: list[str] | tuple[str, ...]) -> str:
@@ -92,13 +96,11 @@ OUTPUT = {"socialcc": "transcripts.jsonl"}
 FOLDER = {"evaluate": "run", "score": "score"}
 
 
-def pin_build_time(manifest: Path) -> None:
-    """Set the manifest's ``created_at`` (the build's clock time, the one thing in a release that varies between
-    builds of the same sample) to BUILT_AT, so that metrics.json's ``release_manifest_sha256`` is reproducible."""
-    text = manifest.read_text(encoding="utf-8")
-    pinned, count = CREATED_AT.subn(f'"created_at": "{BUILT_AT}"', text)
-    assert count == 1, f"{manifest}: expected one created_at, found {count}"
-    manifest.write_text(pinned, encoding="utf-8")
+def normalised(metrics: bytes) -> bytes:
+    """metrics.json with ``release_manifest_sha256``'s value replaced by MANIFEST_HASH (module docstring: why)."""
+    text, count = MANIFEST_SHA256.subn(f'"release_manifest_sha256": "{MANIFEST_HASH}"', metrics.decode("utf-8"))
+    assert count == 1, f"expected one release_manifest_sha256 in metrics.json, found {count}"
+    return text.encode("utf-8")
 
 
 def run(command: list[str]) -> None:
@@ -112,7 +114,6 @@ def metrics_files(variant: str, bundled_release, folder: Path, monkeypatch) -> d
     folder.mkdir()
     monkeypatch.chdir(folder)
     shutil.copytree(bundled_release(benchmark), "release")
-    pin_build_time(Path("release/manifest.json"))
     options = []
     if config is not None:
         Path("config.json").write_text(json.dumps(config), encoding="utf-8")
@@ -123,7 +124,7 @@ def metrics_files(variant: str, bundled_release, folder: Path, monkeypatch) -> d
              "release", "--out", "run", *options, *flags])
         run(["score", benchmark, "--responses", f"run/{OUTPUT.get(benchmark, 'responses.jsonl')}", "--release",
              "release", "--out", "score", *options])
-    return {step: (folder / name / "metrics.json").read_bytes() for step, name in FOLDER.items()}
+    return {step: normalised((folder / name / "metrics.json").read_bytes()) for step, name in FOLDER.items()}
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -135,10 +136,13 @@ def test_metrics_json_is_byte_identical_to_the_golden_file(variant, bundled_rele
         GOLDEN.mkdir(parents=True, exist_ok=True)
         for step, data in written.items():
             (GOLDEN / f"{variant}.{step}.json").write_bytes(data)
+    moved, diffs = [], []
     for step, data in written.items():
         golden = GOLDEN / f"{variant}.{step}.json"
         expected = golden.read_bytes()
         if data != expected:
-            diff = difflib.unified_diff(expected.decode().splitlines(), data.decode().splitlines(), golden.name,
-                                        f"{step}'s metrics.json", lineterm="", n=1)
-            pytest.fail("metrics moved:\n" + "\n".join(list(diff)[:40]))
+            moved.append(golden.name)
+            diffs += list(difflib.unified_diff(expected.decode().splitlines(), data.decode().splitlines(),
+                                               golden.name, f"{step}'s metrics.json", lineterm="", n=1))[:30]
+    if moved:
+        pytest.fail(f"metrics moved: {', '.join(moved)}\n" + "\n".join(diffs))
