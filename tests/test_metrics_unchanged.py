@@ -3,9 +3,10 @@ files byte-identical to the golden files in ``tests/data/metrics_golden/``.
 
 For every benchmark (wvb, cdeval, normad, llm_globe closed and open with two jurors, socialcc with a judge) the
 test builds the bundled sample's release (``bundled_release``), runs ``culturebench evaluate`` against the scripted
-OpenAI-compatible server, whose answers depend on the prompt only (crc32 of the last user message, so that they
-vary, parse and sometimes fail to parse), then ``culturebench score`` on the responses that run wrote, and compares
-both metrics.json files byte for byte with ``<variant>.evaluate.json`` / ``<variant>.score.json``.
+OpenAI-compatible server, whose answers depend on the prompt only (crc32 of the last user message and, for
+jurors, the juror's model name: answers that vary, parse and sometimes fail to parse), then ``culturebench score``
+on the responses that run wrote, and compares both metrics.json files byte for byte with
+``<variant>.evaluate.json`` / ``<variant>.score.json``.
 
 The golden files were recorded at commit df3d870, before the benchmark-contract redesign of issue #44, with
 ``CULTUREBENCH_WRITE_GOLDEN=1 PYTHONPATH=<df3d870 checkout>/src python -m pytest tests/test_metrics_unchanged.py``
@@ -58,14 +59,15 @@ def pick(text: str, choices: list[str] | tuple[str, ...]) -> str:
 
 
 def wvb_reply(text: str, body: dict) -> str:
-    """App. B's JSON with a score on the asked question's scale, or (one prompt in nine) a score it cannot parse."""
+    """App. B's JSON with a score on the asked question's scale, or now and then a score that does not parse."""
     low, high = (int(n) for n in SCALE.search(text).groups())
     answer = pick(text, [str(n) for n in range(low, high + 1)] * 2 + ["unsure"])
     return json.dumps({"thoughtful explanation": "Family first.", "answer as a score": answer})
 
 
 def globe_reply(text: str, body: dict) -> str:
-    """Closed prompts: a rating 1-7 or "no idea"; open prompts: an answer naming a level; jurors: a rating 1-7."""
+    """Jurors (the rubric prompt): a rating 1-7 that depends on the juror too; the model: a rating 1-7, "no idea"
+    or a sentence naming a level."""
     if text.startswith(("You are rating", "你正在")):
         return pick(body["model"] + text, [str(n) for n in range(1, 8)])
     return pick(text, [str(n) for n in range(1, 8)] + ["no idea", f"I choose option one. ANSWER {len(text) % 7 + 1}"])
