@@ -2,7 +2,7 @@
 
 The HTML page is for an auditor without tools: per config its schema (columns, types, constraints) and every check
 with pass/fail and observed vs expected, the quarantine by reason with a few example rows, the source rows a build
-left out of a config without quarantining them (WVB's released probe: rows of participants not in the input), the raw
+left out of a config without quarantining them (e.g. a released probe set's rows of participants not in the input), the raw
 input files with their sha256 and the commands that rebuild and audit the release. It has no external assets (inline CSS, no
 scripts) and no timestamps: the same release gives the same bytes, whose sha256 is in ``manifest.json``.
 """
@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import html
 import json
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from culturebench import __version__
+from culturebench import __version__, registry
 from culturebench.io import write_json
 from culturebench.validation import summary
 from culturebench.validation.checks import CheckResult, _jsonable
@@ -95,7 +94,7 @@ def _left_out_block(config: str, entry: dict) -> str:
 def schema_of(benchmark: str, config: str, frame: pl.DataFrame) -> list[dict]:
     """Columns of a config as written: name, type, nullable, unique and the constraints its pandera schema checks."""
     try:
-        declared = import_module(f"culturebench.schemas.{benchmark}").SCHEMAS.get(config)
+        declared = registry.benchmark(benchmark).schemas_module().SCHEMAS.get(config)
     except (ImportError, AttributeError):
         declared = None
     columns = getattr(declared, "columns", {}) or {}
@@ -307,7 +306,7 @@ def render_html(report: dict) -> str:
                                 schema.get(config), left_out.get(config)) for config in configs]
     left_out_html = (
         "<section id=left-out><h2>Rows left out by the build</h2><p>Rows of a file that lists what a config holds "
-        "(WVB: the authors' released probe) which the config does not hold, because the input files lack what "
+        "(e.g. the authors' released probe set) which the config does not hold, because the input files lack what "
         "they point to (a participant, an answer), counted per reason and country (the manifest's "
         "<code>provenance</code> holds the same counts). They are not in the quarantine, which keeps rows of the "
         "input files.</p>"
