@@ -535,11 +535,26 @@ def test_limit_samples_and_unparsed_answers(release, tmp_path):
     metrics = json.loads((strict / "metrics.json").read_text())
     assert metrics["answer_rule"]["rule"] == "strict" and metrics["answer_rule"]["n_read_differently"] == 0
     assert metrics["per_model"]["refuser"]["per_context"]["rot"]["parse_status"]["refusal"] == 6
-    line = one_line_error(CliRunner().invoke(app, ["score", "wvb", "--responses", str(out / "responses.jsonl"),
+    line = one_line_error(CliRunner().invoke(app, ["score", "cdeval", "--responses", str(out / "responses.jsonl"),
                                                    "--release", str(release), "--out", str(tmp_path / "w"),
                                                    "--answer-rule", "strict"]))
     assert "--answer-rule is a normad option" in line
 
+
+
+def test_contexts_flag_asks_only_those_contexts(release, tmp_path):
+    """``--contexts rot,value``: 2 stories x 2 contexts asked, in that order per story; an unknown one is a one-line
+    error before anything is asked."""
+    with ScriptedServer(reply="Yes", model="m") as server:
+        result = evaluate_cli(server, release, tmp_path / "run", "--contexts", "rot,value", "--limit", "2", model="m")
+        assert result.exit_code == 0, result.output
+        assert server.request_count == 2 * 2
+        line = one_line_error(evaluate_cli(server, release, tmp_path / "bad", "--contexts", "rot,culture", model="m"))
+        assert "unknown context 'culture'; choose from none, country, value, country_value, rot" in line
+        assert server.request_count == 2 * 2 and not (tmp_path / "bad").exists()
+    records = runs.read_jsonl(tmp_path / "run" / "responses.jsonl")
+    assert [r["context"] for r in records] == ["rot", "value"] * 2
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]["contexts"] == ["rot", "value"]
 
 
 def test_cli_errors_are_one_line_exit_2(release, tmp_path):
