@@ -75,17 +75,16 @@ class NormAdOptions(Options):
     samples: int | None = option(help="Answers per prompt (default 1).")
     temperature: float | None = option(help="Sampling temperature (default 0, the authors' inference config).")
     max_tokens: int | None = option(help="Most tokens per answer (default 10, the authors' inference config).")
-    contexts: tuple[str, ...] = option(CONTEXTS, help=f"Comma-separated contexts to ask each story under (default "
-                                                      f"all: {', '.join(CONTEXTS)}; App. A.3 Fig. 9).")
+    contexts: tuple[str, ...] = option(CONTEXTS, help=f"Comma-separated contexts to ask each story under, of "
+                                                      f"{', '.join(CONTEXTS)} (App. A.3 Fig. 9).")
     unparsed_wrong: bool = option(False, flag="--unparsed-wrong", score=True,
                                   help="Count an answer that is not one clear Yes / No / Neither as wrong (default: "
                                        "read it as Neither, the authors' fallback).")
     answer_rule: str = option(DEFAULT_ANSWER_RULE, choices=tuple(ANSWER_RULES), score=True,
-                              help="How an answer is read. authors (default): as the authors' "
-                                   "run_model_inference.py reads it, 'Yes' or 'option 1' anywhere -> yes, else 'No' "
-                                   "or 'option 2' -> no, else Neither (case-sensitive); strict (ours): the leading "
-                                   "Yes / No / Neither word, else the only one present, several different ones "
-                                   "unparsed.")
+                              help="How an answer is read: authors, as the authors' run_model_inference.py "
+                                   "reads it ('Yes' or 'option 1' anywhere -> yes, else 'No' or 'option 2' -> no, "
+                                   "else Neither; case-sensitive), or strict (ours): the leading Yes / No / Neither "
+                                   "word, else the only one present, several different ones unparsed.")
 
     def check(self) -> None:
         unknown = [c for c in self.contexts if c not in CONTEXTS]
