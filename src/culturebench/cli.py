@@ -339,7 +339,8 @@ def _option_parameter(f: dataclasses.Field, hint: Any) -> inspect.Parameter:
     if f.metadata.get("choices"):
         help_text += f" Choices: {', '.join(f.metadata['choices'])}."
     if f.default is not None and f.default is not dataclasses.MISSING and python_type is not bool:
-        help_text += f" Default: {f.default}."
+        default = ",".join(map(str, f.default)) if isinstance(f.default, tuple) else f.default
+        help_text += f" Default: {default}."
     flags = [f.metadata["flag"]] if f.metadata.get("flag") else (
         [f"--{f.name.replace('_', '-')}"] if python_type is bool else [])
     annotation = Annotated[python_type | None, typer.Option(*flags, help=help_text, show_default=False)]
