@@ -197,8 +197,9 @@ def test_inspect_tasks_give_evaluate_headline(releases, reference, jury, tmp_pat
 
 @needs_inspect
 def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
-    """``inspect eval FILE@TASK -T release=... -T limit=...`` in a separate process (installed, the task is
-    ``culturebench/normad_rot`` through the entry point). The ``inspect`` script is the one installed beside this
+    """``inspect eval culturebench/normad_rot -T release=... -T limit=...`` in a separate process: the task found
+    through the inspect_ai entry point of the installed package (the tasks are made from the registry, so there is
+    no FILE@TASK form). The ``inspect`` script is the one installed beside this
     Python (``VENV/bin/python -m pytest`` runs without the venv's bin on PATH)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -206,7 +207,7 @@ def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
     assert inspect_script.is_file(), f"inspect-ai is installed but its script is not beside {sys.executable}"
     with ScriptedServer(reply=fixed_answer) as server:
         run = subprocess.run(
-            [str(inspect_script), "eval", f"{REPO}/src/culturebench/integrations/inspect_tasks.py@normad_rot", "-T",
+            [str(inspect_script), "eval", "culturebench/normad_rot", "-T",
              f"release={releases['normad']}", "-T", f"limit={LIMIT}", "--model", "openai-api/scripted/scripted-model",
              "--model-base-url", server.base_url, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
             capture_output=True, text=True, timeout=600,
@@ -311,6 +312,7 @@ def test_inspect_socialcc_with_model_roles_gives_evaluate_table2(bundled_release
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
+    from culturebench.evaluate.socialcc.prompts import JUDGES
     from culturebench.integrations import inspect_tasks
     from test_socialcc_evaluate import judge_reply, protagonist_reply
 
@@ -327,7 +329,7 @@ def test_inspect_socialcc_with_model_roles_gives_evaluate_table2(bundled_release
                                     env={"OPENAI_API_KEY": "sk-test-integrations"})
         assert result.exit_code == 0, result.output
         table2 = json.loads((tmp_path / "run" / "metrics.json").read_text())["per_model"]["evaluated"]["table2"]
-        expected = {j: table2[j] for j in ("awareness", "commonsense", "value", "behaviour") if table2[j] is not None}
+        expected = {j: table2[j] for j in JUDGES if table2[j] is not None}  # Table 2's four means
         asked = (model.request_count, judge.request_count)
         model.reset_counts(), judge.reset_counts()
         (log,) = inspect_eval(inspect_tasks.socialcc(str(release), limit=2),

@@ -48,11 +48,11 @@ def test_word_options_at_the_first_option_token():
 def test_normad_replayed_options_read_the_same_under_both_answer_rules():
     """The replay answers with "Yes" / "No" / "Neither": the authors' rule and ours both read each as its label, so
     metrics by option probability do not depend on --answer-rule."""
-    from culturebench.evaluate.option_probability import NORMAD_OPTION
+    from culturebench.evaluate.normad import prompts
 
-    for label, text in NORMAD_OPTION.items():
-        for rule in normad.prompts.ANSWER_RULES:
-            assert normad.prompts.parse_answer(text, rule) == normad.prompts.Answer(label, "parsed")
+    for label, text in prompts.OPTION_TEXT.items():
+        for rule in prompts.ANSWER_RULES:
+            assert prompts.parse_answer(text, rule) == prompts.Answer(label, "parsed")
 
 
 def test_integer_options_after_json_tokens():

@@ -333,7 +333,8 @@ def _option_parameter(f: dataclasses.Field, hint: Any) -> inspect.Parameter:
     if f.metadata.get("choices"):
         help_text += f" Choices: {', '.join(f.metadata['choices'])}."
     if f.default is not None and f.default is not dataclasses.MISSING and python_type is not bool:
-        help_text += f" Default: {f.default}."
+        default = ",".join(map(str, f.default)) if isinstance(f.default, tuple) else f.default
+        help_text += f" Default: {default}."
     flags = [f.metadata["flag"]] if f.metadata.get("flag") else (
         [f"--{f.name.replace('_', '-')}"] if python_type is bool else [])
     annotation = Annotated[python_type | None, typer.Option(*flags, help=help_text, show_default=False)]
@@ -440,9 +441,9 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     started = datetime.now(timezone.utc)
     out = flags["out"]
     with user_errors():
-        output_folder(out).mkdir(parents=True, exist_ok=True)
+        output_folder(out)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
-        options = benchmark.Options.parse(given, flags["config"], "score").replace(release=release, out=out)
+        options = benchmark.Options.parse(given, flags["config"]).replace(release=release, out=out)
         result = benchmark.score(runs.split_paths(flags["responses"]), options)
         args = {"benchmark": benchmark.name, "responses": str(flags["responses"]), "release": str(release),
                 "out": str(out), "config": None if flags["config"] is None else str(flags["config"]),

@@ -88,19 +88,20 @@ class Options:
         """The benchmark's own checks of its option values (no release read): raise InputError."""
 
     @classmethod
-    def config_keys(cls, command: str = "evaluate") -> tuple[str, ...]:
-        """The keys a ``--config`` file of ``command`` (evaluate or score) may hold."""
-        return tuple(f.name for f in option_fields(cls, command, cli_only=False))
+    def config_keys(cls) -> tuple[str, ...]:
+        """The keys a ``--config`` file may hold: every option, so that one file serves ``evaluate`` and
+        ``score`` (each uses the options it takes)."""
+        return tuple(f.name for f in option_fields(cls, None, cli_only=False))
 
     @classmethod
-    def parse(cls, given: Mapping[str, Any], config: Path | None = None, command: str = "evaluate") -> Options:
-        """The options of ``culturebench <command>``: the ``--config`` file's values, then the flags the user gave
+    def parse(cls, given: Mapping[str, Any], config: Path | None = None) -> Options:
+        """The options of a command: the ``--config`` file's values, then the flags the user gave
         (``given``: name -> value, none left at its default; a flag wins over the file), checked."""
         values: dict[str, Any] = {}
         if config is not None:
             from culturebench.evaluate.runs import read_options_file
 
-            values.update(read_options_file(Path(config), cls.config_keys(command)))
+            values.update(read_options_file(Path(config), cls.config_keys()))
         values.update(given)
         return cls(**values, config_file=None if config is None else Path(config))
 
@@ -113,10 +114,10 @@ class Options:
         return {f.name: _json_value(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
-def option_fields(options: type[Options], command: str = "evaluate", cli_only: bool = True
+def option_fields(options: type[Options], command: str | None = "evaluate", cli_only: bool = True
                   ) -> list[dataclasses.Field]:
-    """The user-facing fields of ``options`` for ``command`` (evaluate or score): flags (``cli_only``) or every
-    config key."""
+    """The user-facing fields of ``options`` for ``command`` (evaluate, score, or None for both): flags
+    (``cli_only``) or every option."""
     fields = []
     for f in dataclasses.fields(options):
         if f.name in ("release", "out", "config_file"):

@@ -45,6 +45,7 @@ def metrics_of(records: list[dict]) -> dict:
 
 
 def write(out: Path, metrics: dict) -> list[Path]:
+    Path(out).mkdir(parents=True, exist_ok=True)
     path = Path(out) / "metrics.json"
     path.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     return [path]
