@@ -480,7 +480,7 @@ def test_plan_is_what_evaluate_asks_the_model(release, tmp_path):
     """``plan`` (no backend) yields the closed and open requests the model is then asked, the jurors' left out."""
     from collections import Counter
 
-    from culturebench.evaluate.scripted_server import last_user_message
+    from scripted_server import last_user_message
 
     options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="both", language="both", samples=2,
                               limit=4, jurors=({"name": "judge-en", "model": "judge", "language": "en"},))
