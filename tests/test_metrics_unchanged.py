@@ -41,10 +41,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 
-try:  # issue #44 moves the test double out of the package into tests/
-    from scripted_server import ScriptedServer
-except ImportError:
-    from scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 GOLDEN = Path(__file__).parent / "data" / "metrics_golden"
 WRITE_GOLDEN = os.environ.get("CULTUREBENCH_WRITE_GOLDEN") == "1"
