@@ -16,7 +16,7 @@ import pytest
 from culturebench.evaluate.backends import OpenAIBackend
 from scripted_server import ScriptedServer
 from culturebench.generation import cdeval, llm_globe
-from culturebench.registry import GENERATORS
+from culturebench import registry
 from culturebench.generation.common import json_items, split_prompts
 from culturebench.release import build_release
 
@@ -84,7 +84,7 @@ def _backend(server: ScriptedServer) -> OpenAIBackend:
 
 
 def test_registry_lists_both_generators():
-    assert {"llm_globe", "cdeval"} <= set(GENERATORS)
+    assert {"llm_globe", "cdeval"} <= set(registry.generators())
 
 
 def test_parsing_helpers_tolerate_messy_answers():

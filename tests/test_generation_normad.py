@@ -17,7 +17,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate.backends import BackendError, OpenAIBackend
 from culturebench.evaluate.cache import ResponseCache
 from scripted_server import ScriptedServer
-from culturebench.registry import GENERATORS
+from culturebench import registry
 from culturebench.generation import normad as gen
 from culturebench.generation import normad_prompts as prompts
 from culturebench.raw.normad import STORY_COLUMNS
@@ -172,7 +172,7 @@ def _ident(case) -> str:
 
 
 def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
-    assert "normad" in GENERATORS
+    assert "normad" in registry.generators()
     # a 500 and a non-JSON 200 first: the backend retries them
     with ScriptedServer(reply=reply, faults=[500, "malformed"]) as server:
         line, written = gen.cli_generate(_backend(server), {"out": raw_dir, "only": "eating"})

@@ -16,7 +16,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate.backends import OpenAIBackend
 from scripted_server import ScriptedServer
 from culturebench.generation import normad_v2_fix as v2
-from culturebench.registry import GENERATORS
+from culturebench import registry
 
 REPO = Path(__file__).resolve().parents[1]
 QUERY_END = "When unsure, answer Neutral. Prefer Neutral over Yes/No."
@@ -64,7 +64,7 @@ def stories_with_others(raw: Path) -> list[dict]:
 
 
 def test_generate_normad_v2_fix_runs_the_authors_steps(tmp_path: Path) -> None:
-    assert "normad_v2_fix" in GENERATORS
+    assert "normad_v2_fix" in registry.generators()
     source, out = tmp_path / "source", tmp_path / "out"
     given = stories_with_others(source)
     with ScriptedServer(reply=reply) as server:
