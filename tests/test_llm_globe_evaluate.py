@@ -230,7 +230,7 @@ def test_jury_regression_recovers_known_weights():
 
 def config_from(path: Path) -> llm_globe.Config:
     """The Config of ``score llm_globe --config PATH``."""
-    return llm_globe.config_of(LLMGlobeOptions.parse({}, path, "score"))
+    return llm_globe.config_of(LLMGlobeOptions.parse({}, path))
 
 
 def closed_reply(text: str, body: dict) -> str:
