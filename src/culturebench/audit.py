@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
 import polars as pl
 import pyarrow.parquet as pq
 
-from culturebench import croissant
+from culturebench import croissant, registry
 from culturebench.errors import InputError
 from culturebench.splits import SPLIT_NAMES
 from culturebench.release import MANIFEST_KEYS, file_problems, load_manifest, read_dtypes, read_tables
@@ -73,7 +72,7 @@ def audit(release: Path) -> Audit:
     except InputError as exc:
         result.problems.append(str(exc))
         return result
-    builder = import_module(f"culturebench.builders.{benchmark}")
+    builder = registry.benchmark(benchmark).builder_module()
     card = builder.manifest_card(manifest) if hasattr(builder, "manifest_card") else getattr(builder, "CARD", None)
     tables = ordered(tables, [c.name for c in getattr(card, "configs", ())])
     results = validate_tables(benchmark, tables, manifest["accounting"])

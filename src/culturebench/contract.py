@@ -241,6 +241,9 @@ class Benchmark:
     Options: ClassVar[type[Options]] = Options
     builder: ClassVar[str | None] = None
     """The module of its builder (``culturebench.builders.<name>`` when None); see ``builders/base.py``."""
+    schemas: ClassVar[str | None] = None
+    """The module of its release schemas (``culturebench.schemas.<name>`` when None): ``SCHEMAS`` (pandera, per
+    config), ``expectations()`` (Great Expectations suites), ``READ_DTYPES``."""
     build_imports: ClassVar[tuple[str, ...]] = ()
     """Modules its build imports that take a second or more: ``build all`` imports them in a thread from the
     start (issue #31)."""
@@ -262,6 +265,16 @@ class Benchmark:
     def plan(self, options: Options) -> Iterator[ChatRequest]:
         """The requests ``evaluate`` sends with ``options``, in its order (a plain generator, no model involved)."""
         raise InputError(f"{self.name}: its requests depend on the model's answers; it has no plan")
+
+    def check(self, options: Options) -> None:
+        """Read the release and check ``options`` against it, before a model is loaded (``evaluate`` calls nothing
+        else first): by default, plan the first request."""
+        next(iter(self.plan(options)), None)
+
+    @property
+    def has_plan(self) -> bool:
+        """Whether its requests can be planned without a model (``plan`` is its own)."""
+        return type(self).plan is not Benchmark.plan
 
     def evaluate(self, backend: Any, options: Options, *, args: Mapping[str, Any] | None = None,
                  console: Console | None = None, roles: Mapping[str, Any] | None = None) -> Result:
@@ -296,6 +309,13 @@ class Benchmark:
     def builder_module(self):
         """The module of its builder."""
         return import_module(self.builder or f"culturebench.builders.{self.name}")
+
+    def schemas_module(self):
+        """The module of its release schemas."""
+        return import_module(self.schemas_module_name())
+
+    def schemas_module_name(self) -> str:
+        return self.schemas or f"culturebench.schemas.{self.name}"
 
     def task(self, name: str) -> HarnessTask:
         for task in self.tasks:

@@ -22,13 +22,14 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import import_module, resources
+from importlib import resources
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from culturebench import registry
 from culturebench.builders.base import CardInfo
 from culturebench.validation.report import ORIGIN_KEYS, rebuild_commands
 
@@ -192,14 +193,14 @@ def cited(fact: dict) -> str:
 def not_distributed(benchmark: str, card: CardInfo) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Config -> (why it is not distributed, the columns withheld; empty: the whole config), for the configs whose
     source terms forbid redistribution, as ``culturebench publish`` withholds them from a public upload."""
-    from culturebench.publish import OPEN_COLUMNS, license_name
+    from culturebench.publish import license_name
 
     out = {}
     for config in card.configs:
         if config.redistributable:
             continue
         terms = license_name(benchmark, config)
-        open_columns = OPEN_COLUMNS.get((benchmark, config.name))
+        open_columns = registry.benchmark(benchmark).open_columns.get(config.name)
         if open_columns is not None:
             out[config.name] = (f"Column(s) {', '.join(open_columns.withheld)} not distributed: {open_columns.reason}; "
                                 f"`culturebench publish` uploads the config without them.", open_columns.withheld)
@@ -296,7 +297,7 @@ def type_text(kind: pa.DataType) -> str:
 def column_checks(benchmark: str) -> dict[str, dict[str, str]]:
     """Config -> column -> what its pandera schema requires, in words (e.g. ``Validated: never null; unique; one of:
     a, b.``)."""
-    schemas = getattr(import_module(f"culturebench.schemas.{benchmark}"), "SCHEMAS", {})
+    schemas = getattr(registry.benchmark(benchmark).schemas_module(), "SCHEMAS", {})
     return {config: {name: requirement_text(column) for name, column in schema.columns.items()}
             for config, schema in schemas.items()}
 

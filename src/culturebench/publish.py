@@ -7,8 +7,8 @@ files plus deletions of release files that are gone.
 
 License gating: a config that the manifest marks not redistributable (e.g. WVS respondent rows) is withheld unless
 the repo is private *and* the user names its license with ``--allow-restricted``, except where only some columns
-carry the restricted text (``OPEN_COLUMNS``: NormAd's stories, whose ``background`` is Cultural Atlas text): then the
-config is uploaded without those columns, under the license of the rest. Quarantine files are raw source
+carry the restricted text (the benchmark's ``open_columns``, ``contract.OpenColumns``): then the config is uploaded
+without those columns, under the license of the rest. Quarantine files are raw source
 rows and follow the same rule. The uploaded README.md is the release card rewritten for the Hub: withheld configs are
 dropped from the YAML ``configs``/``dataset_info`` (so ``load_dataset(repo, config)`` works for exactly what was
 uploaded), a "Withheld configs" section says how to rebuild them, and the YAML ``culturebench`` block records the
@@ -24,12 +24,11 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
 import yaml
 
-from culturebench import __version__, croissant
+from culturebench import __version__, croissant, registry
 from culturebench.errors import InputError
 from culturebench.io import sha256_file
 from culturebench.cards import loading_example
@@ -59,24 +58,6 @@ class Withheld:
     files: tuple[str, ...]
     columns: tuple[str, ...] = ()
     """Only these columns are withheld (the config is uploaded without them); empty: the whole config."""
-
-
-@dataclass(frozen=True)
-class OpenColumns:
-    """A restricted config whose restriction sits in some columns only: the rest is uploaded under ``license``."""
-
-    withheld: tuple[str, ...]
-    license: str
-    reason: str
-
-
-OPEN_COLUMNS = {
-    ("normad", "stories"): OpenColumns(
-        ("background",), "cc-by-4.0",
-        "background is Cultural Atlas text, (c) SBS; the other columns are NormAd's (Rao et al. 2024, "
-        "arXiv 2404.12464), CC BY 4.0, uploaded with that attribution"),
-}
-"""(benchmark, config) -> the columns withheld and the license of the uploaded rest."""
 
 
 @dataclass
@@ -187,7 +168,7 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     if changed:
         raise InputError(f"{len(changed)} files differ from manifest.json (first: {changed[0]}); run culturebench audit",
                          file=release)
-    card = getattr(import_module(f"culturebench.builders.{benchmark}"), "CARD", None)
+    card = getattr(registry.benchmark(benchmark).builder_module(), "CARD", None)
     described = {c.name: c for c in getattr(card, "configs", ())}
     restricted = {config: license_name(benchmark, described.get(config))
                   for config, ok in manifest.get("redistributable", {}).items() if not ok}
@@ -234,7 +215,7 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
         why = gate(license_)
         if why:
             files = tuple(by_config.get(config, []))
-            open_columns = OPEN_COLUMNS.get((benchmark, config))
+            open_columns = registry.benchmark(benchmark).open_columns.get(config)
             if open_columns is not None:
                 withheld.append(Withheld(config, license_, f"{open_columns.reason}; {why}", files,
                                          open_columns.withheld))

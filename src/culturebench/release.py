@@ -55,11 +55,11 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
 
     An InputError names its file relative to ``raw``. When a check fails, ``out/name`` is left as it was and
     ChecksFailed is raised; the failed build is kept in ``out/.failed/name/`` (report in ``validation/``)."""
-    builder = registry.builder(name)
+    builder = registry.benchmark(name).builder_module()
     if not Path(raw).is_dir():
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
     with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
-        import_in_background(f"culturebench.schemas.{name}", "datasets")  # the checks' and the card's imports
+        import_in_background(registry.benchmark(name).schemas_module_name(), "datasets")  # the checks' and the card's imports
         try:
             output: BuildOutput = builder.build(raw, seed, progress, **({"options": options} if options else {}))
         except InputError as exc:
@@ -301,7 +301,7 @@ def verify_release(release: Path, manifest: dict | None = None, *, exempt: Colle
 
 def read_dtypes(name: str) -> dict[str, dict[str, pl.DataType]]:
     """Per config, the columns that benchmark ``name``'s schemas read back as another dtype (e.g. Enum)."""
-    return getattr(import_module(f"culturebench.schemas.{name}"), "READ_DTYPES", {})
+    return getattr(registry.benchmark(name).schemas_module(), "READ_DTYPES", {})
 
 
 def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, pl.DataType]] | None = None,

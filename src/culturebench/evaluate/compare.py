@@ -7,12 +7,12 @@ What is generic lives here: reading run folders (``read_run``), refusing runs of
 (``model_labels``) and their responses relabelled (``relabelled_responses``), a value with its interval as flat
 columns (``with_interval``), and the report (``write_report``:
 report.html with the figures inlined as data URIs, every figure as a PNG, every table as CSV and all of them in
-comparison.json). What a benchmark compares is one declarative ``BenchmarkSpec``, the ``COMPARE`` attribute of its
-module ``culturebench.evaluate.<benchmark>``: a ``build`` function (the run folders and the bootstrap settings ->
+comparison.json). What a benchmark compares is one declarative ``BenchmarkSpec``, its ``Benchmark.comparison()``
+(by convention the ``COMPARE`` of its ``compare`` module): a ``build`` function (the run folders and the bootstrap settings ->
 a ``Comparison``: models, flat tables, the metrics behind them, notes), the ``tables`` to show (name in
 ``Comparison.tables``, title citing the paper), the ``figures`` (file name, title, draw function, the table it is
 drawn from: the page shows it above that table) and a sentence on how significance is decided. A benchmark without
-``COMPARE`` is refused with a one-line error.
+a comparison is refused with a one-line error.
 
 Tables are flat (one value per cell) so that they go to CSV as they are; a column ``X`` followed by ``X_low`` and
 ``X_high`` is shown on the page as one cell "X [low, high]". A boolean column ``significant`` is what the page's
@@ -215,7 +215,7 @@ class Figure:
 
 @dataclass(frozen=True)
 class BenchmarkSpec:
-    """How one benchmark is compared (its module's ``COMPARE``)."""
+    """How one benchmark is compared (its ``Benchmark.comparison()``)."""
 
     benchmark: str
     title: str
@@ -229,10 +229,9 @@ class BenchmarkSpec:
 
 
 def spec_for(benchmark: str) -> BenchmarkSpec:
-    """The ``COMPARE`` of the benchmark's evaluate package (``registry.evaluation``); an InputError when it has none
-    yet."""
-    known = benchmark in registry.EVALUATIONS
-    spec = getattr(registry.evaluation(benchmark, "compare"), "COMPARE", None) if known else None
+    """The benchmark's ``comparison()`` (``registry.benchmark``); an InputError when it has none yet."""
+    known = registry.benchmark(benchmark) if benchmark in registry.names() else None
+    spec = known.comparison() if known is not None else None
     if spec is None:
         raise InputError(f"compare does not know benchmark {benchmark!r} yet")
     return spec

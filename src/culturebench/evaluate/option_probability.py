@@ -1,22 +1,21 @@
-"""``culturebench evaluate --scoring logprobs``: the closed-form benchmarks (CDEval, WVB, NormAd, LLM-GLOBE closed)
-scored by the probabilities the model puts on the answer options as well as by its text.
+"""``culturebench evaluate --scoring logprobs``: a closed-form benchmark scored by the probabilities the model puts on
+the answer options as well as by its text.
 
-None of the papers scores this way (all four parse the generated text); it answers the question of a model that
+None of the papers scores this way (they parse the generated text); it answers the question of a model that
 "says C" but puts most of its mass on A. The run is the usual one (metrics by text in ``RUN_DIR/metrics.json``),
-with the endpoint asked for ``top_logprobs`` (OpenAI-compatible servers, vLLM); then:
+with the endpoint asked for ``top_logprobs`` (OpenAI-compatible servers, vLLM); then, with what the benchmark's
+``option_scoring`` says (``contract.OptionScoring``: which tokens are options, which field holds the parsed
+answer, which field the agreement is broken down by):
 
 - each answer's option distribution (``option_distribution``): at the first generated token that is an answer
-  option (A / B and Yes / No for CDEval, Yes / No / Neither or its option number 1-3 for NormAd, an integer for WVB
-  and LLM-GLOBE), the
-  probabilities of the options among that token's alternatives, renormalised to sum to 1. CDEval's Repeat prompts
-  are answered with an option's text, so they have no option token and stay without one.
+  option, the probabilities of the options of its group among that token's alternatives, renormalised to sum to 1.
+  An answer with no option token (an option's text repeated) stays without one.
 - metrics by option probability: the same benchmark run again with every answer replaced by its most probable
-  option (``harness.replay``: culturebench's own parsing and metrics), into ``RUN_DIR/option_probability/``; an
+  option (``replay.replay``: culturebench's own parsing and metrics), into ``RUN_DIR/option_probability/``; an
   answer without an option distribution counts as unparsed there.
 - ``RUN_DIR/agreement.json``: the share of answers whose parsed text answer is their most probable option, over the
-  answers that have both, for the benchmark and per dimension (CDEval, LLM-GLOBE), question (WVB) or context
-  (NormAd); ``n_without_option_answer`` counts answers without an option distribution or whose most probable
-  option does not parse for the prompt (an A/B token on a Compare prompt), ``n_text_unparsed`` those whose text
+  answers that have both, overall and per group; ``n_without_option_answer`` counts answers without an option
+  distribution or whose most probable option does not parse for the prompt, ``n_text_unparsed`` those whose text
   does not parse.
 
 The logprobs are not in the response cache; they are appended to ``RUN_DIR/logprobs.jsonl`` as answers arrive
@@ -34,12 +33,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from culturebench.contract import Benchmark, Options, OptionScoring
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.evaluate.backends import ChatRequest, ChatResponse
 from culturebench.evaluate.cache import cache_key
-from culturebench.evaluate.normad import prompts as normad_prompts
-from culturebench.integrations import harness
+from culturebench.evaluate.replay import planned_requests, replay
 
 SCORINGS = ("text", "logprobs")
 TOP_LOGPROBS = 20
@@ -48,67 +47,40 @@ LOGPROBS_FILE = "logprobs.jsonl"
 FOLDER = "option_probability"
 AGREEMENT_FILE = "agreement.json"
 
-OPTION_GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {"cdeval": (("A", "B"), ("Yes", "No"))}
-"""CDEval's options: a token matches an option of its group (A / B exactly, Yes / No in any case). NormAd's are
-the words and option numbers of its strict parser (``normad_prompts.OPTION_WORDS``, ``OPTION_NUMBERS``: "3" and
-"neither" are both Neither), in any case, whichever answer rule reads the text: they find the answer token; the
-replayed option text below reads the same under both rules. WVB and LLM-GLOBE answer with an integer: any integer
-token is an option."""
-NORMAD_GROUP = ("Yes", "No", "Neither")
-NORMAD_OPTION = {"yes": "Yes", "no": "No", "neutral": "Neither"}
-"""NormAd's labels as the option text the replay answers with: both answer rules (``normad_prompts.ANSWER_RULES``)
-read "Yes", "No" and "Neither" as yes, no and neutral."""
-NUMBER_BENCHMARKS = ("wvb", "llm_globe")
-PARSED_FIELD = {"cdeval": "shown", "normad": "answer", "wvb": "answer", "llm_globe": "answer"}
-"""The responses.jsonl field holding the parsed answer compared by the agreement table."""
-GROUP_FIELD = {"cdeval": "dimension", "normad": "context", "wvb": "question_id", "llm_globe": "dimension"}
-"""The responses.jsonl field the agreement table is broken down by."""
-
 _EDGES = re.compile(r"^[\s\W_]+|[\s\W_]+$")
-_INTEGER = re.compile(r"^\d{1,3}$")
 
 
-def check_scoring(benchmark: str, scoring: str, backend: str, split: str | None) -> None:
-    """``--scoring`` before anything is asked: a known mode; logprobs only for the closed-form benchmarks and the
-    openai, ray (either engine) or vllm backend."""
+def check_scoring(benchmark: Benchmark, options: Options, scoring: str, backend: str) -> None:
+    """``--scoring`` before anything is asked: a known mode; logprobs only where the benchmark's variant is
+    closed-form (``Benchmark.option_scoring``) and for the openai, ray (either engine) or vllm backend."""
     if scoring not in SCORINGS:
         raise InputError(f"unknown --scoring {scoring!r}; choose from {', '.join(SCORINGS)}")
     if scoring == "text":
         return
-    if benchmark not in PARSED_FIELD or (benchmark == "llm_globe" and (split or "closed") != "closed"):
-        raise InputError("--scoring logprobs is for the closed-form tasks: cdeval, wvb, normad, llm_globe "
-                         "(--split closed)")
+    if benchmark.option_scoring(options) is None:
+        raise InputError(f"--scoring logprobs is for the closed-form tasks; {benchmark.name} with these options "
+                         "has no answer options to read")
     if backend not in ("openai", "ray", "vllm"):
         raise InputError(f"--scoring logprobs needs --backend openai, ray or vllm (endpoints or engines that return "
                          f"logprobs), not {backend}")
 
 
-def _option(benchmark: str, token: str) -> tuple[str, tuple[str, ...] | None] | None:
-    """The option a token stands for and its group (None for an integer option), or None."""
-    text = _EDGES.sub("", token)
-    if benchmark in NUMBER_BENCHMARKS:
-        return (str(int(text)), None) if _INTEGER.match(text) else None
-    if benchmark == "normad":
-        label = normad_prompts.OPTION_WORDS.get(text.lower()) or normad_prompts.OPTION_NUMBERS.get(text)
-        return None if label is None else (NORMAD_OPTION[label], NORMAD_GROUP)
-    for group in OPTION_GROUPS[benchmark]:
-        for option in group:
-            if text == option or (len(option) > 1 and text.lower() == option.lower()):
-                return option, group
-    return None
+def _option(scoring: OptionScoring, token: str) -> tuple[str, tuple[str, ...] | None] | None:
+    """The option a token stands for and its group (None: any such token is an option), or None."""
+    return scoring.read_option(_EDGES.sub("", token))
 
 
-def option_distribution(benchmark: str, logprobs: Sequence | None) -> dict[str, float] | None:
+def option_distribution(scoring: OptionScoring, logprobs: Sequence | None) -> dict[str, float] | None:
     """At the first generated token that is an answer option, each option's probability among that token's
     alternatives (alternatives standing for the same option add up), renormalised to sum to 1; None when no
     generated token is an option (or there are no logprobs)."""
     for token, logprob, alternatives in logprobs or ():
-        found = _option(benchmark, token)
+        found = _option(scoring, token)
         if found is None:
             continue
         mass: dict[str, float] = {}
         for alternative, alternative_logprob in alternatives or ((token, logprob),):
-            other = _option(benchmark, alternative)
+            other = _option(scoring, alternative)
             if other is not None and other[1] == found[1]:
                 mass[other[0]] = mass.get(other[0], 0.0) + math.exp(alternative_logprob)
         if not mass:
@@ -157,23 +129,30 @@ def recorded_logprobs(path: Path) -> dict[str, list | None]:
             if record}
 
 
-def check_endpoint(recorder: LogprobRecorder, benchmark: str, options: Mapping, console=None) -> None:
+def recording(backend: Any, out: Path) -> LogprobRecorder:
+    """``backend`` asked for ``top_logprobs``, its logprobs recorded into ``out``/logprobs.jsonl."""
+    backend.top_logprobs = TOP_LOGPROBS
+    return LogprobRecorder(backend, Path(out) / LOGPROBS_FILE)
+
+
+def check_endpoint(recorder: LogprobRecorder, benchmark: Benchmark, options: Options, console=None) -> None:
     """One request of the run (kept in the cache) to learn whether the endpoint returns logprobs; an endpoint that
     returns none is an InputError before the run starts."""
-    first = harness.plan(benchmark, options)[0]
-    runs.ask(recorder, [first], Path(options["out"]), "logprobs check", console)
+    first = next(iter(benchmark.plan(options)))
+    runs.ask(recorder, [first], Path(options.out), "logprobs check", console)
     key = cache_key(recorder.backend.cache_params(), first)
-    if not recorded_logprobs(Path(options["out"]) / LOGPROBS_FILE).get(key):
+    if not recorded_logprobs(Path(options.out) / LOGPROBS_FILE).get(key):
         where = getattr(recorder.backend, "where", f"the {recorder.backend.name} backend")
         raise InputError(f"--scoring logprobs: {where} returned no logprobs for model {recorder.backend.model!r} "
                          "(it needs an endpoint that returns logprobs / top_logprobs, e.g. vLLM or OpenAI); "
                          "run without --scoring logprobs to score the text only")
 
 
-def agreement(benchmark: str, text_records: Sequence[Mapping], probability_records: Sequence[Mapping]) -> dict:
+def agreement(benchmark: str, scoring: OptionScoring, text_records: Sequence[Mapping],
+              probability_records: Sequence[Mapping]) -> dict:
     """Share of answers whose parsed text answer equals the one parsed from their most probable option, over the
-    answers that have both, overall and per ``GROUP_FIELD`` value."""
-    field, group_field = PARSED_FIELD[benchmark], GROUP_FIELD[benchmark]
+    answers that have both, overall and per ``scoring.group_field`` value."""
+    field, group_field = scoring.parsed_field, scoring.group_field
     if len(text_records) != len(probability_records):
         raise ValueError("the text and option-probability runs have different answers")
     cells: dict[str, dict[str, int]] = {}
@@ -205,24 +184,25 @@ def agreement(benchmark: str, text_records: Sequence[Mapping], probability_recor
             "overall": share(overall), f"by_{group_field}": {g: share(c) for g, c in sorted(cells.items())}}
 
 
-def score(benchmark: str, recorder: LogprobRecorder, options: Mapping) -> tuple[str, list[Path]]:
-    """After the text run into ``options["out"]``: metrics by option probability into ``out/option_probability``
+def score(benchmark: Benchmark, recorder: LogprobRecorder, options: Options) -> tuple[str, list[Path]]:
+    """After the text run into ``options.out``: metrics by option probability into ``out/option_probability``
     and ``out/agreement.json``; returns (summary line, paths written)."""
-    out = Path(options["out"])
-    requests = harness.plan(benchmark, options)
+    out = Path(options.out)
+    scoring = benchmark.option_scoring(options)
+    requests = planned_requests(benchmark, options)
     params = recorder.backend.cache_params()
     logprobs = recorded_logprobs(out / LOGPROBS_FILE)
-    answers = {request: most_probable(option_distribution(benchmark, logprobs.get(cache_key(params, request)))) or ""
+    answers = {request: most_probable(option_distribution(scoring, logprobs.get(cache_key(params, request)))) or ""
                for request in requests}
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
-    harness.replay(benchmark, {**options, "out": folder}, answers, model=str(recorder.backend.model))
-    table = agreement(benchmark, runs.read_records(out), runs.read_records(folder))
+    replay(benchmark, options.replace(out=folder), answers, model=str(recorder.backend.model))
+    table = agreement(benchmark.name, scoring, runs.read_records(out), runs.read_records(folder))
     path = out / AGREEMENT_FILE
     path.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     o = table["overall"]
     share = "n/a" if o["agreement"] is None else f"{o['agreement']:.3f}"
-    line = (f"{benchmark} option probability: {sum(bool(a) for a in answers.values()):,} of {len(answers):,} "
+    line = (f"{benchmark.name} option probability: {sum(bool(a) for a in answers.values()):,} of {len(answers):,} "
             f"requests with an option distribution; parsed answer = most probable option for {share} of "
             f"{o['n_compared']:,} compared answers (metrics in {folder / 'metrics.json'})")
     return line, [folder / "metrics.json", path, out / LOGPROBS_FILE]

@@ -1,22 +1,25 @@
-"""culturebench's single-turn benchmarks as inspect tasks (``pip install 'culturebench[inspect]'``).
+"""culturebench's benchmarks as inspect tasks (``pip install 'culturebench[inspect]'``), one per harness task of every
+registered benchmark, made from the registry (this module names no benchmark).
 
 Registered through the ``inspect_ai`` entry point of pyproject.toml, so that with culturebench installed::
 
-    inspect eval culturebench/cdeval --model openai/gpt-4o-mini -T release=releases/cdeval -T limit=100
+    inspect eval culturebench/TASK --model openai/gpt-4o-mini -T release=releases/NAME -T limit=100
 
-runs. One task per ``harness.TASKS`` entry (cdeval, wvb, wvb_no_demographics, normad_<context>,
-llm_globe_closed, llm_globe_open), and ``socialcc`` (its dialogues with inspect's model roles, below). Task
-parameters: ``release`` (a built release folder, default ``releases/<benchmark>``), ``limit`` (culturebench's
-``--limit``: the first N questions / rows / stories / prompts, not inspect's sample limit), ``samples``
-(culturebench's ``--samples``), ``seed``, and for llm_globe_open ``config_file`` (evaluate's ``--config``, naming
-the jurors, whom culturebench asks when the answers are scored).
+runs. Single-turn tasks (a benchmark's ``tasks``): parameters ``release`` (a built release folder, default
+``releases/<benchmark>``), ``limit`` (culturebench's ``--limit``, not inspect's sample limit), ``samples``
+(culturebench's ``--samples``), ``seed``, and ``config_file`` (evaluate's ``--config``; a task that needs one, e.g.
+for jurors, says so). The samples are the requests ``culturebench evaluate`` sends (``harness.requests_of``: same
+prompts, same repeats), the generate config is their sampling settings (temperature, max tokens, stop sequences,
+seed). The scorer keeps each answer with its request; the ``culturebench`` metric hands all answers to
+culturebench's own evaluation (``harness.score_answers``) and reports the paper's headline numbers (the benchmark's
+``headline``), so they equal ``culturebench evaluate``'s on the same answers. The eval log's task metadata carries
+the release's manifest sha256. Run with one epoch (the repeats a paper asks for are already samples).
 
-The samples are the requests ``culturebench evaluate`` sends (``harness.planned_requests``: same prompts, same
-repeats), the generate config is their sampling settings (temperature, max tokens, stop sequences, seed). The
-scorer keeps each answer with its request; the ``culturebench`` metric hands all answers to culturebench's own
-evaluation (``harness.score_answers``) and reports the paper's headline numbers (``harness.headline``), so they
-equal ``culturebench evaluate``'s on the same answers. The eval log's task metadata carries the release's manifest
-sha256. Run with one epoch (the repeats a paper asks for are already samples).
+A benchmark whose requests depend on the model's answers (no ``plan``; its ``roles``, e.g. a judge) is one task of
+its name that runs the benchmark whole: the task's model is the evaluated model, inspect's model roles play its
+roles (``--model-role ROLE=...``: the first of its roles is required, the others default to the first's model),
+and the metric is its headline; parameters ``release``, ``config_file``, ``limit`` and ``out`` (keep the run
+folder).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessag
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
+from culturebench import registry
+from culturebench.evaluate import replay
 from culturebench.evaluate.backends import ChatRequest, ChatResponse
 from culturebench.integrations import harness
 
@@ -44,15 +49,15 @@ def culturebench_metric(task_name: str, release: str, n_requests: int, limit: in
                         samples: int | None = None, seed: int = 0, config_file: str | None = None) -> Metric:
     """The paper's headline numbers from culturebench's evaluation of all ``n_requests`` answers
     (``harness.headline``); nothing while inspect shows running totals of a part of them."""
-    spec = harness.task_spec(task_name)
+    item = harness.task(task_name)
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         if len(scores) < n_requests:
             return {}
         answers = {harness.request_from_dict(s.score.metadata["request"]): s.score.answer or "" for s in scores}
-        metrics = harness.score_answers(spec, Path(release), answers, limit=limit, samples=samples, seed=seed,
+        metrics = harness.score_answers(item, Path(release), answers, limit=limit, samples=samples, seed=seed,
                                         config=config_file)
-        return harness.headline(spec, metrics)
+        return harness.headline(item, metrics)
 
     return compute
 
@@ -72,11 +77,11 @@ def culturebench_scorer() -> Scorer:
 
 def culturebench_task(task_name: str, release: str | None = None, limit: int | None = None,
                       samples: int | None = None, seed: int = 0, config_file: str | None = None) -> Task:
-    """The inspect ``Task`` of ``harness.TASKS[task_name]`` on ``release`` (``config_file``: as evaluate's
-    ``--config``; llm_globe_open needs one naming the jurors)."""
-    spec = harness.task_spec(task_name)
-    folder = Path(release) if release is not None else Path("releases") / spec.benchmark
-    requests = harness.planned_requests(spec, folder, limit=limit, samples=samples, seed=seed, config=config_file)
+    """The inspect ``Task`` of the harness task ``task_name`` on ``release`` (``config_file``: as evaluate's
+    ``--config``)."""
+    item = harness.task(task_name)
+    folder = Path(release) if release is not None else Path("releases") / item.benchmark.name
+    requests = harness.requests_of(item, folder, limit=limit, samples=samples, seed=seed, config=config_file)
     sampling = requests[0].sampling
     dataset = MemoryDataset([
         Sample(id=index, input=[_MESSAGES[role](content=content) for role, content in request.messages],
@@ -87,80 +92,8 @@ def culturebench_task(task_name: str, release: str | None = None, limit: int | N
     return Task(dataset=dataset, solver=generate(), scorer=culturebench_scorer(),
                 metrics=[culturebench_metric(task_name, str(folder), len(requests), limit, samples, seed,
                                              config_file)],
-                config=config, epochs=1, metadata=harness.task_metadata(spec, folder), description=spec.description)
-
-
-# One decorated function per harness.TASKS entry (inspect finds tasks by their @task definitions).
-
-
-@task
-def cdeval(release: str | None = None, limit: int | None = None, samples: int | None = None,
-           seed: int = 0) -> Task:
-    """CDEval: the six Table 8 prompts per question."""
-    return culturebench_task("cdeval", release, limit, samples, seed)
-
-
-@task
-def wvb(release: str | None = None, limit: int | None = None, samples: int | None = None,
-        seed: int = 0) -> Task:
-    """WorldValuesBench with demographics (Figs. 5-8, temperature 0)."""
-    return culturebench_task("wvb", release, limit, samples, seed)
-
-
-@task
-def wvb_no_demographics(release: str | None = None, limit: int | None = None, samples: int | None = None,
-                        seed: int = 0) -> Task:
-    """WorldValuesBench without demographics (Figs. 9-10, temperature 0.7, oversampled)."""
-    return culturebench_task("wvb_no_demographics", release, limit, samples, seed)
-
-
-@task
-def normad_country(release: str | None = None, limit: int | None = None, samples: int | None = None,
-                   seed: int = 0) -> Task:
-    """NormAd, context country (App. A.3 Fig. 9)."""
-    return culturebench_task("normad_country", release, limit, samples, seed)
-
-
-@task
-def normad_value(release: str | None = None, limit: int | None = None, samples: int | None = None,
-                 seed: int = 0) -> Task:
-    """NormAd, context value (App. A.3 Fig. 9)."""
-    return culturebench_task("normad_value", release, limit, samples, seed)
-
-
-@task
-def normad_rot(release: str | None = None, limit: int | None = None, samples: int | None = None,
-               seed: int = 0) -> Task:
-    """NormAd, context rot (App. A.3 Fig. 9)."""
-    return culturebench_task("normad_rot", release, limit, samples, seed)
-
-
-@task
-def normad_none(release: str | None = None, limit: int | None = None, samples: int | None = None,
-                seed: int = 0) -> Task:
-    """NormAd, context none (App. A.3 Fig. 9)."""
-    return culturebench_task("normad_none", release, limit, samples, seed)
-
-
-@task
-def normad_country_value(release: str | None = None, limit: int | None = None, samples: int | None = None,
-                         seed: int = 0) -> Task:
-    """NormAd, context country_value (App. A.3 Fig. 9)."""
-    return culturebench_task("normad_country_value", release, limit, samples, seed)
-
-
-@task
-def llm_globe_closed(release: str | None = None, limit: int | None = None, samples: int | None = None,
-                     seed: int = 0) -> Task:
-    """LLM-GLOBE closed-ended prompts, three answers each at temperature 1."""
-    return culturebench_task("llm_globe_closed", release, limit, samples, seed)
-
-
-@task
-def llm_globe_open(release: str | None = None, config_file: str | None = None, limit: int | None = None,
-                   samples: int | None = None, seed: int = 0) -> Task:
-    """LLM-GLOBE open-ended prompts, rated by the jurors ``config_file`` names (culturebench asks them)."""
-    return culturebench_task("llm_globe_open", release, limit, samples, seed, config_file)
+                config=config, epochs=1, metadata=harness.task_metadata(task_name, item.benchmark, folder),
+                description=item.spec.description)
 
 
 # --------------------------------------------------------------------------------------------------- SocialCC
@@ -200,39 +133,34 @@ class InspectModelBackend:
                 group.start_soon(one, index, request)
 
 
-SOCIALCC_JUDGES = ("awareness", "commonsense", "value", "behaviour")
-
-
 @solver
-def socialcc_dialogues(release: str, config_file: str | None, limit: int | None, split: str | None,
-                       out: str | None) -> Solver:
-    """Runs culturebench's SocialCC evaluation (``socialcc.evaluate``: dialogues, Tables 6A-11A, judges) with the
-    task's model as Character 2, the ``judge`` model role as the four judges and the ``antagonist`` role (default:
-    the judge) as Character 1; the Table 2 means go to the sample's metadata."""
-    from culturebench.evaluate import socialcc
+def whole_run(benchmark_name: str, release: str, config_file: str | None, limit: int | None,
+              out: str | None) -> Solver:
+    """Runs the benchmark's own ``evaluate`` with the task's model as the evaluated model and inspect's model roles
+    as its ``roles``; the headline numbers go to the sample's metadata."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        judge = get_model(role="judge", required=True)
-        backends = {"backend": InspectModelBackend(get_model()), "judge_backend": InspectModelBackend(judge),
-                    "antagonist_backend": InspectModelBackend(get_model(role="antagonist", default=judge))}
-        config = socialcc.load_config(config_file)
-        with tempfile.TemporaryDirectory(prefix="culturebench-socialcc-") as scratch:
-            folder = Path(out) if out is not None else Path(scratch)
-            result = await anyio.to_thread.run_sync(lambda: socialcc.evaluate(
-                backends["backend"], Path(release), folder, config, limit=limit, split=split,
-                antagonist_backend=backends["antagonist_backend"], judge_backend=backends["judge_backend"],
-                console=harness.quiet_console()))
-        (table,) = [m["table2"] for m in result.metrics["per_model"].values()]
-        state.metadata["table2"] = {j: float(table[j]) for j in SOCIALCC_JUDGES if table[j] is not None}
-        state.output.completion = socialcc.summary(result.metrics)
+        benchmark = registry.benchmark(benchmark_name)
+        first, *others = benchmark.roles
+        lead = get_model(role=first, required=True)
+        roles = {first: InspectModelBackend(lead),
+                 **{role: InspectModelBackend(get_model(role=role, default=lead)) for role in others}}
+        options = benchmark.Options.parse({} if limit is None else {"limit": limit},
+                                          None if config_file is None else Path(config_file))
+        with tempfile.TemporaryDirectory(prefix=f"culturebench-{benchmark.name}-") as scratch:
+            options = options.replace(release=Path(release), out=Path(out) if out is not None else Path(scratch))
+            result = await anyio.to_thread.run_sync(lambda: benchmark.evaluate(
+                InspectModelBackend(get_model()), options, roles=roles, console=replay.quiet_console()))
+        state.metadata["headline"] = benchmark.headline(result.metrics, options)
+        state.output.completion = benchmark.summary(result.metrics)
         return state
 
     return solve
 
 
-@metric(name="table2")
-def socialcc_table2() -> Metric:
-    """SocialCC Table 2: the mean of each judge's scores over the dialogues (the one sample's values)."""
+@metric(name="headline")
+def headline_metric() -> Metric:
+    """The benchmark's headline numbers (the one sample's values)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         (only,) = scores
@@ -241,25 +169,54 @@ def socialcc_table2() -> Metric:
     return compute
 
 
-@scorer(metrics=[socialcc_table2()])
-def socialcc_scorer() -> Scorer:
-    """The Table 2 means the solver computed (culturebench's judges and metrics)."""
+@scorer(metrics=[headline_metric()])
+def headline_scorer() -> Scorer:
+    """The headline numbers the solver computed (culturebench's evaluation)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        return Score(value=state.metadata["table2"], answer=state.output.completion)
+        return Score(value=state.metadata["headline"], answer=state.output.completion)
 
     return score
 
 
-@task
-def socialcc(release: str | None = None, config_file: str | None = None, limit: int | None = None,
-             split: str | None = None, out: str | None = None) -> Task:
-    """SocialCC (Tables 6A-11A): dialogues with an antagonist, four judges; ``--model-role judge=...`` (required)
-    and ``--model-role antagonist=...`` (default: the judge). One sample runs every scenario (the dialogues advance
-    together, as in ``culturebench evaluate``); ``out`` keeps its run folder (transcripts, metrics, plots)."""
-    folder = Path(release) if release is not None else Path("releases") / "socialcc"
-    spec = harness.TaskSpec("socialcc", "socialcc", "SocialCC dialogues and judges; Table 2 means")
-    return Task(dataset=MemoryDataset([Sample(id="socialcc", input="SocialCC: every scenario of the release")],
-                                      name="culturebench_socialcc"),
-                solver=socialcc_dialogues(str(folder), config_file, limit, split, out), scorer=socialcc_scorer(),
-                epochs=1, metadata=harness.task_metadata(spec, folder), description=spec.description)
+def whole_run_task(benchmark_name: str, release: str | None = None, config_file: str | None = None,
+                   limit: int | None = None, out: str | None = None) -> Task:
+    """The inspect ``Task`` that runs a benchmark whole (one sample: every item of the release advances together,
+    as in ``culturebench evaluate``); ``out`` keeps its run folder."""
+    benchmark = registry.benchmark(benchmark_name)
+    folder = Path(release) if release is not None else Path("releases") / benchmark.name
+    return Task(dataset=MemoryDataset([Sample(id=benchmark.name, input=f"{benchmark.title}: every item of the "
+                                                                        "release")], name=f"culturebench_{benchmark.name}"),
+                solver=whole_run(benchmark.name, str(folder), config_file, limit, out), scorer=headline_scorer(),
+                epochs=1, metadata=harness.task_metadata(benchmark.name, benchmark, folder),
+                description=f"{benchmark.title}: {benchmark.description}")
+
+
+def _single_turn(name: str, description: str):
+    def make(release: str | None = None, limit: int | None = None, samples: int | None = None, seed: int = 0,
+             config_file: str | None = None) -> Task:
+        return culturebench_task(name, release, limit, samples, seed, config_file)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = description
+    return make
+
+
+def _whole(name: str, description: str):
+    def make(release: str | None = None, config_file: str | None = None, limit: int | None = None,
+             out: str | None = None) -> Task:
+        return whole_run_task(name, release, config_file, limit, out)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = description
+    return make
+
+
+# One @task per harness task of every registered benchmark, and one per benchmark run whole with model roles
+# (inspect finds tasks by their registered @task functions).
+for _item in harness.tasks():
+    globals()[_item.name] = task(name=_item.name)(_single_turn(_item.name, _item.spec.description))
+for _benchmark in registry.benchmarks():
+    if not _benchmark.has_plan and _benchmark.roles:
+        globals()[_benchmark.name] = task(name=_benchmark.name)(
+            _whole(_benchmark.name, f"{_benchmark.title}: {_benchmark.description}"))

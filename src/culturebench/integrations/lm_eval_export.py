@@ -1,18 +1,19 @@
 """``culturebench export lm-eval RELEASE --out DIR``: an lm-evaluation-harness task folder for a release.
 
-The folder holds, per task of the release's benchmark (``harness.TASKS``):
+The folder holds, per harness task of the release's benchmark (its ``tasks``):
 
 - ``culturebench_<task>.yaml``: a ``generate_until`` task whose docs are the requests ``culturebench evaluate``
-  sends (``harness.planned_requests``), with their sampling settings as ``generation_kwargs``;
+  sends (``harness.requests_of``: the benchmark's ``plan``), with their sampling settings as ``generation_kwargs``;
 - ``culturebench_<task>.jsonl``: those docs (the request as JSON and the prompt);
 
 and for the folder: ``utils.py`` (loads the docs, keeps each answer with its request, and aggregates through
 culturebench's own evaluation, ``harness.score_answers`` + ``harness.headline``) and ``culturebench_tasks.json``
-(per task: release path and manifest sha256, limit, samples, seed, config). LLM-GLOBE's open task is written when
-a ``--config`` names the jurors; culturebench asks them when lm-eval aggregates. Exports of several releases into
-one folder add up. Run with::
+(per task: release path and manifest sha256, limit, samples, seed, config). A task that needs a config (its
+``needs_config``, e.g. one whose answers are rated by jurors the config names) is written when ``--config`` is
+given; models it names are asked when lm-eval aggregates. Exports of several releases into one folder add up. Run
+with::
 
-    lm_eval --include_path DIR --tasks culturebench_cdeval --model local-chat-completions \\
+    lm_eval --include_path DIR --tasks culturebench_<task> --model local-chat-completions \\
         --model_args model=M,base_url=http://127.0.0.1:8000/v1/chat/completions --apply_chat_template
 
 ``pip install 'culturebench[lm-eval]'`` installs lm-eval with its API models (no torch).
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from culturebench import registry
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
 from culturebench.integrations import harness
@@ -35,23 +37,6 @@ from culturebench.release import load_manifest
 SETTINGS_FILE = "culturebench_tasks.json"
 PREFIX = "culturebench_"
 
-HEADLINE_NAMES = {
-    "cdeval": ("likelihood_PDI", "likelihood_IDV", "likelihood_UAI", "likelihood_MAS", "likelihood_LTO",
-               "likelihood_IVR"),
-    "wvb": ("mean_w1", "std_w1"),
-    "normad": ("accuracy", "macro_f1"),
-}
-"""The metrics each benchmark's lm-eval task reports (``harness.headline``'s names; LLM-GLOBE: one mean per
-dimension, from ``llm_globe.prompts.DIMENSIONS``). A name without a value (a dimension the release lacks) is NaN."""
-LOWER_IS_BETTER = {"mean_w1", "std_w1"}
-
-
-def headline_names(benchmark: str) -> tuple[str, ...]:
-    if benchmark == "llm_globe":
-        from culturebench.evaluate.llm_globe.prompts import DIMENSIONS
-
-        return tuple(f"mean_{d}" for d in DIMENSIONS)
-    return HEADLINE_NAMES[benchmark]
 
 
 def function_name(task: str, metric: str) -> str:
@@ -62,7 +47,7 @@ def function_name(task: str, metric: str) -> str:
 def task_yaml(task: str, release: Path) -> dict:
     """A task's YAML; its metadata (which lm-eval copies into its results) names the release and its manifest
     sha256."""
-    spec = harness.task_spec(task)
+    item = harness.task(task)
     return {
         "task": f"{PREFIX}{task}",
         "custom_dataset": Function("utils.load_docs"),
@@ -73,9 +58,10 @@ def task_yaml(task: str, release: Path) -> dict:
         "doc_to_target": "",
         "process_results": Function("utils.process_results"),
         "metric_list": [{"metric": name, "aggregation": Function(f"utils.{function_name(task, name)}"),
-                         "higher_is_better": name not in LOWER_IS_BETTER}
-                        for name in headline_names(spec.benchmark)],
-        "metadata": {"version": 1, "description": spec.description, **harness.task_metadata(spec, release)},
+                         "higher_is_better": name not in item.benchmark.lower_is_better}
+                        for name in harness.headline_names(item)],
+        "metadata": {"version": 1, "description": item.spec.description,
+                     **harness.task_metadata(task, item.benchmark, release)},
     }
 
 
@@ -114,25 +100,26 @@ def load_docs(task, **metadata):
 
 def export(release: Path, out: Path, *, limit: int | None = None, samples: int | None = None,
            seed: int = 0, tasks: Sequence[str] | None = None, config: Path | None = None) -> list[Path]:
-    """Write the task folder of ``release`` (every task of its benchmark, or ``tasks``; llm_globe_open only with a
-    ``config`` naming the jurors) into ``out``; returns the paths written."""
+    """Write the task folder of ``release`` (every task of its benchmark, or ``tasks``; one that needs a config
+only with ``config``) into ``out``; returns the paths written."""
     release = Path(release).resolve()
     config = None if config is None else Path(config).resolve()
-    benchmark = load_manifest(release).get("benchmark")
+    benchmark = registry.benchmark(str(load_manifest(release).get("benchmark")))
     names = list(tasks) if tasks is not None else [
-        n for n, s in harness.TASKS.items()
-        if s.benchmark == benchmark and (config is not None or not s.options.get("needs_config"))]
+        t.name for t in benchmark.tasks if config is not None or not t.needs_config]
     if not names:
-        raise InputError(f"no lm-eval task for benchmark {benchmark!r} (tasks exist for "
-                         f"{', '.join(sorted({s.benchmark for s in harness.TASKS.values()}))})", file=release)
+        with_tasks = [b.name for b in registry.benchmarks() if b.tasks]
+        raise InputError(f"no lm-eval task for benchmark {benchmark.name!r} (tasks exist for "
+                         f"{', '.join(with_tasks)})", file=release)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name in names:
-        spec = harness.task_spec(name)
-        if spec.benchmark != benchmark:
-            raise InputError(f"task {name!r} is for {spec.benchmark}, the release is {benchmark}", file=release)
-        requests = harness.planned_requests(spec, release, limit=limit, samples=samples, seed=seed, config=config)
+        item = harness.task(name)
+        if item.benchmark is not benchmark:
+            raise InputError(f"task {name!r} is for {item.benchmark.name}, the release is {benchmark.name}",
+                             file=release)
+        requests = harness.requests_of(item, release, limit=limit, samples=samples, seed=seed, config=config)
         roles = {tuple(role for role, _ in r.messages) for r in requests}
         if roles != {("user",)}:
             raise InputError(f"task {name!r}: lm-eval tasks take one user message per request, found {roles}")
@@ -155,7 +142,7 @@ def export(release: Path, out: Path, *, limit: int | None = None, samples: int |
                             "config": None if config is None else str(config),
                             "release_manifest_sha256": runs.release_manifest_sha256(release)} for name in names})
     settings_path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    functions = [(t, m) for t in sorted(settings) for m in headline_names(harness.task_spec(t).benchmark)]
+    functions = [(t, m) for t in sorted(settings) for m in harness.headline_names(harness.task(t))]
     utils = UTILS + "".join(f"{function_name(t, m)} = aggregation(HERE, {t!r}, {m!r})\n" for t, m in functions)
     (out / "utils.py").write_text(utils, encoding="utf-8")
     return [*written, out / SETTINGS_FILE, out / "utils.py"]
@@ -180,21 +167,21 @@ def doc_to_text(doc: dict) -> str:
 def process_results(doc: dict, results: list[str]) -> dict:
     """Each metric of the task gets (task, request, answer); the aggregation scores them all at once."""
     item = (doc["task"], doc["request"], results[0] if results else "")
-    return {name: item for name in headline_names(harness.task_spec(doc["task"]).benchmark)}
+    return {name: item for name in harness.headline_names(harness.task(doc["task"]))}
 
 
 @lru_cache(maxsize=8)
 def _headline(folder: str, task: str, items: tuple[tuple[str, str, str], ...]) -> dict[str, float]:
     settings = json.loads((Path(folder) / SETTINGS_FILE).read_text(encoding="utf-8"))[task]
-    spec = harness.task_spec(task)
+    item = harness.task(task)
     answers = {harness.request_from_dict(json.loads(request)): text or "" for _, request, text in items}
     try:
-        metrics = harness.score_answers(spec, Path(settings["release"]), answers, limit=settings["limit"],
+        metrics = harness.score_answers(item, Path(settings["release"]), answers, limit=settings["limit"],
                                         samples=settings["samples"], seed=settings["seed"], config=settings["config"])
     except InputError as exc:
         raise InputError(f"{PREFIX}{task}: {exc}; culturebench's metrics need an answer to every request (limit "
                          "the export with culturebench export lm-eval --limit, not lm_eval --limit)") from None
-    return harness.headline(spec, metrics)
+    return harness.headline(item, metrics)
 
 
 def aggregation(folder: Path, task: str, metric: str) -> Callable[[list], float]:

@@ -9,12 +9,12 @@ import subprocess
 import sys
 import tempfile
 from contextlib import contextmanager
-from importlib import import_module
 from pathlib import Path
 from typing import Iterator
 
 import polars as pl
 
+from culturebench import registry
 from culturebench.io import child_python_env
 from culturebench.validation.checks import CheckResult, check, run_great_expectations, run_pandera
 
@@ -28,8 +28,8 @@ def validate_tables(name: str, tables: dict[str, dict[str, pl.DataFrame]], accou
 
     ``great_expectations``: a process already running the GX suites on the same tables as written (a build's);
     without one they run here."""
-    builder = import_module(f"culturebench.builders.{name}")
-    schemas = import_module(f"culturebench.schemas.{name}")
+    builder = registry.benchmark(name).builder_module()
+    schemas = registry.benchmark(name).schemas_module()
     fulls = {config: pl.concat(list(splits.values())) for config, splits in tables.items()}
     results = [
         check("rows read = rows kept + rows quarantined", "release",
@@ -50,7 +50,7 @@ def validate_tables(name: str, tables: dict[str, dict[str, pl.DataFrame]], accou
 def run_suites(name: str, tables: dict[str, pl.DataFrame]) -> list[CheckResult]:
     """The benchmark's Great Expectations suites (``schemas.<name>.expectations()``) on the configs that have a suite
     and at most GX_MAX_ROWS rows (empty configs are skipped: "config is not empty" already fails them)."""
-    suites = import_module(f"culturebench.schemas.{name}").expectations()
+    suites = registry.benchmark(name).schemas_module().expectations()
     return [result for config, frame in tables.items() if config in suites and 0 < frame.height <= GX_MAX_ROWS
             for result in run_great_expectations(frame, suites[config], config)]
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import sys
-from importlib import import_module
 from pathlib import Path
+
+from culturebench import registry
 
 
 def main(preload: list[str]) -> None:
@@ -27,13 +28,13 @@ def main(preload: list[str]) -> None:
     from culturebench.validation.checks import suite_columns
 
     for name in preload:
-        import_module(f"culturebench.schemas.{name}").expectations()
+        registry.benchmark(name).schemas_module().expectations()
 
     for line in sys.stdin:
         request = json.loads(line)
         name = request["benchmark"]
         columns = {config: suite_columns(suite)
-                   for config, suite in import_module(f"culturebench.schemas.{name}").expectations().items()}
+                   for config, suite in registry.benchmark(name).schemas_module().expectations().items()}
         tables = read_tables(Path(request["release"]), request["outputs"], read_dtypes(name), columns)
         results = run_suites(name, {config: pl.concat(list(splits.values())) for config, splits in tables.items()})
         sys.stdout.write(json.dumps([r.as_dict() for r in results]) + "\n")

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import html
 import json
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from culturebench import __version__
+from culturebench import __version__, registry
 from culturebench.io import write_json
 from culturebench.validation import summary
 from culturebench.validation.checks import CheckResult, _jsonable
@@ -95,7 +94,7 @@ def _left_out_block(config: str, entry: dict) -> str:
 def schema_of(benchmark: str, config: str, frame: pl.DataFrame) -> list[dict]:
     """Columns of a config as written: name, type, nullable, unique and the constraints its pandera schema checks."""
     try:
-        declared = import_module(f"culturebench.schemas.{benchmark}").SCHEMAS.get(config)
+        declared = registry.benchmark(benchmark).schemas_module().SCHEMAS.get(config)
     except (ImportError, AttributeError):
         declared = None
     columns = getattr(declared, "columns", {}) or {}

@@ -36,7 +36,7 @@ The computation is a chain of pure functions from tables to tables (polars), one
 
 The package, one module per role: ``prompts`` (Table 8's prompts and the answer extraction), ``items`` (the
 release's tables and the planned requests), ``parsing`` (responses.jsonl read and each answer scored),
-``equations`` (Eq. 1-7 and Sec. 4.4 as table functions), ``bootstrap`` (the intervals), ``metrics``
+``measures`` (Eq. 1-7 and Sec. 4.4 as table functions), ``intervals`` (the bootstrap), ``metrics``
 (metrics.json), ``plots``, ``run`` (``evaluate``, ``score``) and ``compare``
 (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the contract of
 :mod:`culturebench.contract`); this module imports nothing heavy, its functions load on first use.
@@ -118,8 +118,8 @@ BENCHMARK = CDEval()
 __getattr__, __dir__ = lazy_exports(__name__, {
     "BETA": "items", "DIMENSIONS": "items", "DOMAINS": "items", "INSTABILITY_SCALE": "items",
     "normalise_hofstede": "items", "plan_requests": "items", "release_tables": "items",
-    "score_answers": "parsing", "country_similarity": "equations", "country_vectors": "equations",
-    "group_similarity": "equations", "instability": "equations", "model_similarity": "equations",
-    "model_vectors": "equations", "orientation_likelihood": "equations", "pairwise_baseline": "equations",
-    "prompt_likelihood": "equations", "template_weights": "equations", "score": "metrics",
+    "score_answers": "parsing", "country_similarity": "measures", "country_vectors": "measures",
+    "group_similarity": "measures", "instability": "measures", "model_similarity": "measures",
+    "model_vectors": "measures", "orientation_likelihood": "measures", "pairwise_baseline": "measures",
+    "prompt_likelihood": "measures", "template_weights": "measures", "score": "metrics",
     "score_responses": "metrics", "evaluate": "run", "summary": "run", "COMPARE": "compare"})

@@ -11,7 +11,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, uncertainty
 from culturebench.evaluate.cdeval import prompts
-from culturebench.evaluate.cdeval.bootstrap import BOOTSTRAP_NOTE
+from culturebench.evaluate.cdeval.intervals import BOOTSTRAP_NOTE
 from culturebench.evaluate.cdeval.items import DIMENSIONS, DOMAINS, release_tables
 from culturebench.evaluate.cdeval.metrics import score_responses
 from culturebench.evaluate.cdeval.parsing import read_responses

@@ -10,8 +10,8 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import runs, uncertainty
 from culturebench.evaluate.cdeval import prompts
-from culturebench.evaluate.cdeval.bootstrap import BOOTSTRAP_NOTE, bootstrap_scores, interval, with_bounds
-from culturebench.evaluate.cdeval.equations import (
+from culturebench.evaluate.cdeval.intervals import BOOTSTRAP_NOTE, bootstrap_scores, interval, with_bounds
+from culturebench.evaluate.cdeval.measures import (
     country_similarity, country_vectors, dimension_likelihood, domain_likelihood, group_similarity, hofstede_versions,
     instability, model_similarity, model_vectors, orientation_likelihood, pairwise_baseline, pca_points,
     prompt_likelihood, template_weights)

@@ -11,7 +11,7 @@ import polars as pl
 
 from culturebench.evaluate import uncertainty
 from culturebench.evaluate.cdeval import prompts
-from culturebench.evaluate.cdeval.equations import country_vectors, human_vector, prompt_likelihood
+from culturebench.evaluate.cdeval.measures import country_vectors, human_vector, prompt_likelihood
 from culturebench.evaluate.cdeval.items import BETA, DIMENSIONS, DOMAINS, INSTABILITY_SCALE
 
 BOOTSTRAP_NOTE = {
