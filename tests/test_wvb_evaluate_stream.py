@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from culturebench.contract import Result
 from culturebench.evaluate import runs, wvb
 from culturebench.evaluate.backends import ChatRequest, ChatResponse, OpenAIBackend, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
@@ -31,9 +32,9 @@ def reply(text: str, body: dict) -> str:
     return f'{{"thoughtful explanation": "x", "answer as a score": "{1 + len(text) % 5}"}}'
 
 
-def run_evaluate(server: ScriptedServer, release: Path, out: Path, **options) -> runs.EvaluateResult:
+def run_evaluate(server: ScriptedServer, release: Path, out: Path, **options) -> Result:
     backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8)
-    return wvb.evaluate(backend, release, out, split="test", limit=LIMIT, **options)
+    return wvb.evaluate(backend, wvb.WVBOptions(release=release, out=out, split="test", limit=LIMIT, **options))
 
 
 def list_pairing(rows: pl.DataFrame, records: list[dict], demographics: bool) -> pl.DataFrame:

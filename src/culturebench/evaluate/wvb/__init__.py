@@ -56,8 +56,7 @@ DEFAULT_FAMILY = _PROMPTS["default_family"]
 @dataclass(frozen=True, kw_only=True)
 class WVBOptions(Options):
     split: str = option(SPLITS[0], choices=SPLITS,
-                        help="What to evaluate: probe (default, Sec. 3.1) or every example of train / validation / "
-                             "test.")
+                        help="What to evaluate: the probe (Sec. 3.1) or every example of a split.")
     limit: int | None = option(help="Evaluate N rows, spread over the questions by --seed (the run says what it "
                                     "covers).")
     samples: int | None = option(help="Samples per question without demographics (default: its number of human "
@@ -69,17 +68,16 @@ class WVBOptions(Options):
                                 help="Give the participant's country, urban/rural and education (default), or let "
                                      "the model assume them.")
     prompt_family: str = option(DEFAULT_FAMILY, choices=FAMILIES,
-                                help=f"Whose App. B prompts: {', '.join(FAMILIES)} (default {DEFAULT_FAMILY}, for "
-                                     "any model).")
+                                help="Whose App. B prompts (Figs. 5-10); the default serves any other model (the "
+                                     "paper has no rule for them).")
     majority: str = option(MAJORITY_DEFINITIONS[0], choices=MAJORITY_DEFINITIONS, score=True,
-                           help="The majority baseline (Sec. 3.3): pooled (default: the question's most frequent "
-                                "human answer, which reproduces Table 2) or per_group (each probe group's, as the "
-                                "text says).")
-    drop_out_of_scale: bool = option(False, score=True, flag="--drop-out-of-scale",
+                           help="The majority baseline (Sec. 3.3): pooled, the question's most frequent human "
+                                "answer (reproduces Table 2), or per_group, each probe group's (the text's reading).")
+    drop_out_of_scale: bool = option(False, score=True,
                                      help="A whole-number answer off the question's scale is invalid (left out). "
                                           "Default: scored as given, rescaled like any other, as the authors' "
                                           "evaluate.py does.")
-    drop_non_integer: bool = option(False, score=True, flag="--drop-non-integer",
+    drop_non_integer: bool = option(False, score=True,
                                     help="An answer that is not a whole number (2.6) is invalid (left out). "
                                          "Default: truncated toward zero (2), as the authors' evaluate.py does "
                                          "(astype(int)).")
