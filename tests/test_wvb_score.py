@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import one_line_error
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate.wvb import measures, score, sniff_delimiter, write_run
@@ -401,6 +402,24 @@ def test_config_errors_are_one_line(tmp_path, release, probe):
     result = CliRunner().invoke(app, ["score", "wvb", "--responses", str(responses), "--release", str(release),
                                       "--out", str(tmp_path / "run"), "--config", str(config)])
     assert result.exit_code == 2 and "unknown majority 'median'; choose from pooled, per_group" in result.output
+
+
+def test_majority_flag_scores_as_the_config_key_and_one_responses_file_at_a_time(tmp_path, release, probe):
+    """``--majority per_group`` scores as the config's ``{"majority": "per_group"}`` does (issue #44: an option from
+    a flag or the config alike); several comma-separated responses files are one error line (wvb scores one)."""
+    responses = write_responses(tmp_path / "perfect.tsv", perfect_rows(probe))
+    config = tmp_path / "per_group.json"
+    config.write_text(json.dumps({"majority": "per_group"}))
+    base = ["score", "wvb", "--responses", str(responses), "--release", str(release)]
+    by_flag = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "flag"), "--majority", "per_group"])
+    by_config = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "config"), "--config", str(config)])
+    assert by_flag.exit_code == 0 and by_config.exit_code == 0, by_flag.output + by_config.output
+    flagged, configured = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("flag", "config"))
+    assert flagged["baselines"]["majority"]["definition"] == "per_group"
+    assert flagged["baselines"] == configured["baselines"]
+    two = CliRunner().invoke(app, ["score", "wvb", "--responses", f"{responses},{responses}", "--release",
+                                   str(release), "--out", str(tmp_path / "two")])
+    assert "wvb scores one responses file at a time, got 2" in one_line_error(two)
 
 
 TABLE2_MAJORITY = {  # Table 2, Oracle baselines, Majority column
