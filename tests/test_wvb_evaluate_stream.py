@@ -279,3 +279,19 @@ def test_a_shard_damaged_past_its_footer_is_a_one_line_error(tmp_path, sample_re
     line = one_line_error(result)
     assert str(folder) in line and words in line
     assert not (tmp_path / "scored" / runs.METRICS_FILE).exists()
+
+
+@pytest.mark.parametrize("demographics", [True, False])
+def test_plan_yields_the_requests_evaluate_sends(tmp_path, sample_release, demographics):
+    """``BENCHMARK.plan`` (no model involved) yields what ``evaluate`` asks, in its order (issue #44: the harness
+    and the lm-eval export plan a run from it)."""
+    options = wvb.WVBOptions(release=sample_release, out=tmp_path / "run", split="test", limit=LIMIT,
+                             demographics=demographics, samples=2)
+    planned = list(wvb.BENCHMARK.plan(options))
+    with ScriptedServer(reply=reply) as server:
+        result = wvb.BENCHMARK.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8),
+                                        options)
+    assert result.stats["n_requests"] == len(planned)
+    records = runs.read_jsonl(tmp_path / "run" / runs.RESPONSES_FILE)
+    assert [(r.message_dicts(), r.sample_index, r.sampling.temperature) for r in planned] == [
+        (r["messages"], r["sample_index"], r["sampling"]["temperature"]) for r in records]
