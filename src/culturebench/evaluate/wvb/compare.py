@@ -13,10 +13,10 @@ from culturebench.evaluate import compare, plots, runs, uncertainty
 from culturebench.evaluate.wvb import MAJORITY_DEFINITIONS, measures
 from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, W1Bootstrap, bootstrap_intervals
 from culturebench.evaluate.wvb.items import question_order
-from culturebench.evaluate.wvb.parsing import evaluate_answers
-from culturebench.evaluate.wvb.plots import _threshold_axes
 from culturebench.evaluate.wvb.measures import ScoreResult
 from culturebench.evaluate.wvb.metrics import read_answers, score_answers
+from culturebench.evaluate.wvb.parsing import evaluate_answers
+from culturebench.evaluate.wvb.plots import _threshold_axes
 
 def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame, dict]:
     """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses (paired
