@@ -102,6 +102,12 @@ class WVB(Benchmark):
         from culturebench.evaluate.wvb.run import plan
         return (planned.request for planned in plan(options).requests)
 
+    def check(self, options):
+        """The release is a WVB release: its manifest only (a split's rows, millions, are read once, by
+        ``evaluate``)."""
+        from culturebench.evaluate.wvb.items import check_inputs
+        check_inputs(options.release, options.split, options.limit)
+
     def evaluate(self, backend, options, *, args=None, console=None, roles=None):
         from culturebench.evaluate.wvb.run import evaluate
         return evaluate(backend, options, args=args, console=console)
