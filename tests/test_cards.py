@@ -20,7 +20,7 @@ from huggingface_hub import DatasetCard
 from typer.testing import CliRunner
 
 from culturebench.cli import app
-from culturebench.registry import BUILDERS
+from culturebench import registry
 
 # The Hub's size buckets by number of examples (dataset card metadata spec), written out here for the test.
 BUCKETS = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
@@ -39,7 +39,7 @@ def rows_per_config(folder: Path) -> dict[str, int]:
     return counts
 
 
-@pytest.fixture(scope="module", params=BUILDERS)
+@pytest.fixture(scope="module", params=registry.BUILT_IN)
 def release(request, bundled_release) -> Path:
     return bundled_release(request.param)
 

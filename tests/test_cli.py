@@ -83,10 +83,10 @@ EXAMPLE_JURORS = Path(__file__).resolve().parents[1] / "examples" / "llm_globe_j
 def test_shipped_jurors_example_loads_as_written():
     import yaml
 
-    from culturebench.evaluate.llm_globe import load_config
+    from culturebench.evaluate.llm_globe import LLMGlobeOptions, config_of
 
     written = yaml.safe_load(EXAMPLE_JURORS.read_text(encoding="utf-8"))
-    config = load_config(EXAMPLE_JURORS)
+    config = config_of(LLMGlobeOptions.parse({}, EXAMPLE_JURORS))
     assert config.part == written["part"]
     assert [(j.name, j.model, j.base_url, j.language) for j in config.jurors] == [
         (j["name"], j["model"], j["base_url"], j["language"]) for j in written["jurors"]]

@@ -66,7 +66,7 @@ def test_paper_stop_runs_to_the_limit_and_says_so_tolerant_stop_ends_on_goodbye(
 
 def test_unknown_stop_rule_is_one_line(bundled_release, tmp_path):
     result = evaluate(tmp_path, bundled_release("socialcc"), "http://127.0.0.1:9/v1", "run", stop="lenient")
-    assert result.exit_code == 2 and "stop must be one of paper, tolerant, got 'lenient'" in result.output
+    assert result.exit_code == 2 and "unknown stop 'lenient'; choose from paper, tolerant" in result.output
 
 
 class Backend:

@@ -54,20 +54,20 @@ def jury(tmp_path_factory):
         yield path
 
 
-def config_for(spec: harness.TaskSpec, jury: Path) -> str | None:
-    return str(jury) if spec.options.get("needs_config") else None
+def config_for(task: harness.Task, jury: Path) -> str | None:
+    return str(jury) if task.spec.needs_config else None
 
 
-def cli_flags(spec: harness.TaskSpec, jury: Path) -> list[str]:
+def cli_flags(task: harness.Task, jury: Path) -> list[str]:
     flags = ["--limit", str(LIMIT)]
-    if config_for(spec, jury):
-        flags += ["--config", config_for(spec, jury)]
-    if spec.benchmark in SAMPLES:
-        flags += ["--samples", str(SAMPLES[spec.benchmark])]
-    if spec.options.get("demographics") is False:
+    if config_for(task, jury):
+        flags += ["--config", config_for(task, jury)]
+    if task.benchmark.name in SAMPLES:
+        flags += ["--samples", str(SAMPLES[task.benchmark.name])]
+    if task.spec.options.get("demographics") is False:
         flags.append("--no-demographics")
-    if spec.options.get("split"):
-        flags += ["--split", spec.options["split"]]
+    if task.spec.options.get("split"):
+        flags += ["--split", task.spec.options["split"]]
     return flags
 
 
@@ -87,14 +87,15 @@ def reference(releases, jury, tmp_path_factory):
     """Per task: the headline metrics of ``culturebench evaluate`` on the fixed answers, and what it sent (NormAd:
     one run asks all five contexts, each task's headline is its context's)."""
     out, runs = {}, {}
-    for name, spec in harness.TASKS.items():
-        command = (spec.benchmark, *cli_flags(spec, jury))
+    for spec in harness.tasks():
+        name, benchmark = spec.name, spec.benchmark.name
+        command = (benchmark, *cli_flags(spec, jury))
         if command not in runs:
             folder = tmp_path_factory.mktemp(f"evaluate-{name}")
             with ScriptedServer(reply=fixed_answer) as server:
-                result = CliRunner().invoke(app, ["evaluate", spec.benchmark, "--model", "scripted-model",
+                result = CliRunner().invoke(app, ["evaluate", benchmark, "--model", "scripted-model",
                                                   "--base-url", server.base_url, "--release",
-                                                  str(releases[spec.benchmark]), "--out", str(folder),
+                                                  str(releases[benchmark]), "--out", str(folder),
                                                   *cli_flags(spec, jury)],
                                             env={"OPENAI_API_KEY": "sk-test-integrations"})
                 assert result.exit_code == 0, result.output
@@ -118,21 +119,22 @@ def close(got: dict, expected: dict) -> bool:
 
 def test_planned_requests_are_those_evaluate_sends(releases, reference, jury):
     normad = set()
-    for name, spec in harness.TASKS.items():
-        requests = harness.planned_requests(spec, releases[spec.benchmark], limit=LIMIT,
-                                            samples=SAMPLES.get(spec.benchmark), config=config_for(spec, jury))
+    for spec in harness.tasks():
+        name, benchmark = spec.name, spec.benchmark.name
+        requests = harness.requests_of(spec, releases[benchmark], limit=LIMIT, samples=SAMPLES.get(benchmark),
+                                       config=config_for(spec, jury))
         planned = [(r.messages[-1][1], r.sampling.temperature, r.sampling.max_tokens, r.sampling.stop)
                    for r in requests]
         assert same_requests(name, planned, reference), name
-        if spec.benchmark == "normad":
+        if benchmark == "normad":
             normad |= set(planned)
     assert normad == set(reference["normad_country"][1])
 
 
 def test_replayed_answers_score_by_hand(releases):
     """NormAd COUNTRY, every answer "Yes": accuracy is the share of gold "yes" among the first LIMIT stories."""
-    spec = harness.TASKS["normad_country"]
-    requests = harness.planned_requests(spec, releases["normad"], limit=LIMIT)
+    spec = harness.task("normad_country")
+    requests = harness.requests_of(spec, releases["normad"], limit=LIMIT)
     metrics = harness.score_answers(spec, releases["normad"], {r: "Yes" for r in requests}, limit=LIMIT)
     golds = normad.release_tables(releases["normad"])["stories"]["gold_label"].head(LIMIT).to_list()
     assert harness.headline(spec, metrics)["accuracy"] == pytest.approx(golds.count("yes") / len(golds))
@@ -140,7 +142,7 @@ def test_replayed_answers_score_by_hand(releases):
 
 
 def test_task_metadata_pins_the_release(releases):
-    meta = harness.task_metadata(harness.TASKS["cdeval"], releases["cdeval"])
+    meta = harness.task_metadata("cdeval", harness.task("cdeval").benchmark, releases["cdeval"])
     import hashlib
 
     assert meta["release_manifest_sha256"] == hashlib.sha256(
@@ -151,7 +153,7 @@ def test_open_task_needs_the_jurors(releases, tmp_path):
     result = CliRunner().invoke(app, ["export", "lm-eval", str(releases["llm_globe"]), "--out", str(tmp_path / "x"),
                                       "--task", "llm_globe_open"])
     assert result.exit_code == 2, result.output
-    assert "llm_globe_open needs a config naming the jurors" in result.output
+    assert "llm_globe_open needs a config" in result.output
     result = CliRunner().invoke(app, ["export", "lm-eval", str(releases["llm_globe"]), "--out", str(tmp_path / "y")])
     assert result.exit_code == 0 and not (tmp_path / "y" / "culturebench_llm_globe_open.yaml").exists()
 
@@ -176,9 +178,10 @@ def test_inspect_tasks_give_evaluate_headline(releases, reference, jury, tmp_pat
     from culturebench.integrations import inspect_tasks
 
     monkeypatch.setenv("SCRIPTED_API_KEY", "sk-test-integrations")
-    for name, spec in harness.TASKS.items():
-        task = inspect_tasks.culturebench_task(name, str(releases[spec.benchmark]), limit=LIMIT,
-                                               samples=SAMPLES.get(spec.benchmark), config_file=config_for(spec, jury))
+    for spec in harness.tasks():
+        name, benchmark = spec.name, spec.benchmark.name
+        task = inspect_tasks.culturebench_task(name, str(releases[benchmark]), limit=LIMIT,
+                                               samples=SAMPLES.get(benchmark), config_file=config_for(spec, jury))
         with ScriptedServer(reply=fixed_answer) as server:
             (log,) = inspect_eval(task, model="openai-api/scripted/scripted-model", model_base_url=server.base_url,
                                   log_dir=str(tmp_path / "logs"), display="none", log_samples=False)
@@ -189,13 +192,14 @@ def test_inspect_tasks_give_evaluate_headline(releases, reference, jury, tmp_pat
         got = {key: metric.value for key, metric in score.metrics.items()}
         assert close(got, reference[name][0]), (name, got, reference[name][0])
         assert log.eval.metadata["release_manifest_sha256"] == harness.task_metadata(
-            spec, releases[spec.benchmark])["release_manifest_sha256"]
+            name, spec.benchmark, releases[benchmark])["release_manifest_sha256"]
 
 
 @needs_inspect
 def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
-    """``inspect eval FILE@TASK -T release=... -T limit=...`` in a separate process (installed, the task is
-    ``culturebench/normad_rot`` through the entry point). The ``inspect`` script is the one installed beside this
+    """``inspect eval culturebench/normad_rot -T release=... -T limit=...`` in a separate process: the task found
+    through the inspect_ai entry point of the installed package (the tasks are made from the registry, so there is
+    no FILE@TASK form). The ``inspect`` script is the one installed beside this
     Python (``VENV/bin/python -m pytest`` runs without the venv's bin on PATH)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -203,7 +207,7 @@ def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
     assert inspect_script.is_file(), f"inspect-ai is installed but its script is not beside {sys.executable}"
     with ScriptedServer(reply=fixed_answer) as server:
         run = subprocess.run(
-            [str(inspect_script), "eval", f"{REPO}/src/culturebench/integrations/inspect_tasks.py@normad_rot", "-T",
+            [str(inspect_script), "eval", "culturebench/normad_rot", "-T",
              f"release={releases['normad']}", "-T", f"limit={LIMIT}", "--model", "openai-api/scripted/scripted-model",
              "--model-base-url", server.base_url, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
             capture_output=True, text=True, timeout=600,
@@ -218,7 +222,7 @@ def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
 def test_inspect_registers_the_tasks():
     from culturebench.integrations import inspect_tasks
 
-    assert all(callable(getattr(inspect_tasks, name)) for name in harness.TASKS)
+    assert all(callable(getattr(inspect_tasks, task.name)) for task in harness.tasks())
     text = (REPO / "pyproject.toml").read_text()
     assert '[project.entry-points.inspect_ai]\nculturebench = "culturebench.integrations.inspect_tasks"' in text
 
@@ -249,14 +253,14 @@ def test_lm_eval_tasks_give_evaluate_headline(releases, reference, jury, tmp_pat
         result = CliRunner().invoke(app, ["export", "lm-eval", str(release), "--out", str(folder),
                                           "--limit", str(LIMIT), *flags])
         assert result.exit_code == 0, result.output
-    for name in harness.TASKS:
+    for spec in harness.tasks():
+        name = spec.name
         with ScriptedServer(reply=fixed_answer) as server:
             output = lm_eval_results(folder, [name], server)
             requests = sent(server)
         results = output["results"][f"culturebench_{name}"]
-        spec = harness.TASKS[name]
         assert output["configs"][f"culturebench_{name}"]["metadata"]["release_manifest_sha256"] == \
-            harness.task_metadata(spec, releases[spec.benchmark])["release_manifest_sha256"]
+            harness.task_metadata(name, spec.benchmark, releases[spec.benchmark.name])["release_manifest_sha256"]
         assert same_requests(name, requests, reference), name
         got = {key.removesuffix(",none"): value for key, value in results.items()
                if key.endswith(",none") and "_stderr" not in key and not math.isnan(value)}
@@ -308,6 +312,7 @@ def test_inspect_socialcc_with_model_roles_gives_evaluate_table2(bundled_release
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
+    from culturebench.evaluate.socialcc.prompts import JUDGES
     from culturebench.integrations import inspect_tasks
     from test_socialcc_evaluate import judge_reply, protagonist_reply
 
@@ -324,7 +329,7 @@ def test_inspect_socialcc_with_model_roles_gives_evaluate_table2(bundled_release
                                     env={"OPENAI_API_KEY": "sk-test-integrations"})
         assert result.exit_code == 0, result.output
         table2 = json.loads((tmp_path / "run" / "metrics.json").read_text())["per_model"]["evaluated"]["table2"]
-        expected = {j: table2[j] for j in inspect_tasks.SOCIALCC_JUDGES if table2[j] is not None}
+        expected = {j: table2[j] for j in JUDGES if table2[j] is not None}  # Table 2's four means
         asked = (model.request_count, judge.request_count)
         model.reset_counts(), judge.reset_counts()
         (log,) = inspect_eval(inspect_tasks.socialcc(str(release), limit=2),

@@ -19,7 +19,7 @@ from conftest import write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import llm_globe, runs, stats
-from culturebench.evaluate.llm_globe import prompts
+from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
 from culturebench.evaluate.backends import OpenAIBackend
 from culturebench.evaluate.scripted_server import ScriptedServer
 
@@ -228,6 +228,11 @@ def test_jury_regression_recovers_known_weights():
 # ---------------------------------------------------------------------------------------------------- end to end
 
 
+def config_from(path: Path) -> llm_globe.Config:
+    """The Config of ``score llm_globe --config PATH``."""
+    return llm_globe.config_of(LLMGlobeOptions.parse({}, path, "score"))
+
+
 def closed_reply(text: str, body: dict) -> str:
     """Dimension d, item k: answers d % 7 + 1, in English; "no idea" for the second item of dimension 8."""
     match = re.search(r"(?:CLOSED|封闭) (\d) (\d)", text)
@@ -239,13 +244,13 @@ def closed_reply(text: str, body: dict) -> str:
 
 def test_closed_end_to_end_resumes_and_rescores(release, tmp_path):
     out = tmp_path / "run"
-    config = llm_globe.Config(part="closed", languages=("en",), samples=3)
+    options = LLMGlobeOptions(release=release, out=out, split="closed", language="en", samples=3, seed=1)
     with ScriptedServer(reply=closed_reply) as server:
         backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=4)
-        first = llm_globe.evaluate(backend, release, out, config, seed=1, args={"model": "scripted-model"})
+        first = llm_globe.evaluate(backend, options, args={"model": "scripted-model"})
         assert server.request_count == 18 * 3
         assert first.stats["n_queried"] == 54
-        second = llm_globe.evaluate(backend, release, out, config, seed=1)
+        second = llm_globe.evaluate(backend, options)
         assert server.request_count == 54  # nothing new asked
         assert second.stats["n_cached"] == 54 and second.stats["n_queried"] == 0
     for name in ("responses.jsonl", "metrics.json", "run.json", "radar_closed.png"):
@@ -270,7 +275,7 @@ def test_closed_end_to_end_resumes_and_rescores(release, tmp_path):
     # re-scoring from the saved file gives the same numbers; with a society, the t-tests against GLOBE 2004
     cfg = tmp_path / "score.json"
     cfg.write_text(json.dumps({"society": "united states"}))
-    result = llm_globe.score([out / "responses.jsonl"], release, llm_globe.load_config(cfg))
+    result = llm_globe.score([out / "responses.jsonl"], release, config_from(cfg))
     assert result.metrics["closed"]["mean_sd"] == m["mean_sd"]
     tests = [t for t in result.metrics["closed"]["globe_ttests"] if t["dimension"] == "Power Distance"]
     # the paper's unit: one value per prompt, its mean over the samples: item c1-0 answers 2 three times (score 2),
@@ -279,7 +284,7 @@ def test_closed_end_to_end_resumes_and_rescores(release, tmp_path):
         ref = sps.ttest_1samp([2.0, 6.0], 4.2 if t["measure"] == "values" else 4.1)
         assert t["society"] == "United States" and t["pvalue"] == pytest.approx(ref.pvalue) and t["n"] == 2
     cfg.write_text(json.dumps({"society": "united states", "t_unit": "pooled"}))  # every answer a value
-    pooled = llm_globe.score([out / "responses.jsonl"], release, llm_globe.load_config(cfg))
+    pooled = llm_globe.score([out / "responses.jsonl"], release, config_from(cfg))
     for t in [t for t in pooled.metrics["closed"]["globe_ttests"] if t["dimension"] == "Power Distance"]:
         ref = sps.ttest_1samp([2.0] * 3 + [6.0] * 3, 4.2 if t["measure"] == "values" else 4.1)
         assert t["statistic"] == pytest.approx(ref.statistic) and t["n"] == 6
@@ -308,17 +313,18 @@ def test_open_jury_end_to_end_with_human_ratings(release, tmp_path):
     paths = []
     with ScriptedServer(reply=open_reply) as server:
         for name in ("model-a", "model-b", "model-c"):
-            config = llm_globe.load_config(config_path)
+            options = LLMGlobeOptions.parse({}, config_path).replace(release=release, out=tmp_path / name)
             backend = OpenAIBackend(name, base_url=server.base_url, concurrency=4)
-            jurors = {j.name: OpenAIBackend(j.model, base_url=server.base_url) for j in config.jurors}
-            result = llm_globe.evaluate(backend, release, tmp_path / name, config, seed=0, juror_backends=jurors)
+            jurors = {j.name: OpenAIBackend(j.model, base_url=server.base_url)
+                      for j in llm_globe.config_of(options).jurors}
+            result = llm_globe.evaluate(backend, options, juror_backends=jurors)
             paths.append(tmp_path / name / "responses.jsonl")
         n_after_first = server.request_count
         assert n_after_first == 3 * (27 * 2) * 3  # models x (prompts x languages) x (answer + two jurors)
-        config = llm_globe.load_config(config_path)
-        jurors = {j.name: OpenAIBackend(j.model, base_url=server.base_url) for j in config.jurors}
-        again = llm_globe.evaluate(OpenAIBackend("model-c", base_url=server.base_url), release, tmp_path / "model-c",
-                                   config, seed=0, juror_backends=jurors)
+        options = LLMGlobeOptions.parse({}, config_path).replace(release=release, out=tmp_path / "model-c")
+        jurors = {j.name: OpenAIBackend(j.model, base_url=server.base_url) for j in llm_globe.config_of(options).jurors}
+        again = llm_globe.evaluate(OpenAIBackend("model-c", base_url=server.base_url), options,
+                                   juror_backends=jurors)
         assert server.request_count == n_after_first and again.stats["n_queried"] == 0
     assert result.score.metrics["open"]["jury"]["method"] == "mean"
     records = runs.read_jsonl(paths[0])
@@ -364,10 +370,9 @@ def test_open_jury_end_to_end_with_human_ratings(release, tmp_path):
 
 
 def test_open_without_jurors_saves_answers_and_scores_nothing(release, tmp_path):
-    config = llm_globe.Config(part="open", languages=("en",))
+    options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="open", language="en")
     with ScriptedServer(reply=open_reply) as server:
-        result = llm_globe.evaluate(OpenAIBackend("model-a", base_url=server.base_url), release, tmp_path / "run",
-                                    config, seed=0)
+        result = llm_globe.evaluate(OpenAIBackend("model-a", base_url=server.base_url), options)
         assert server.request_count == 27  # the answers only: nobody asked to judge them
     m = result.score.metrics["open"]
     assert m["jury"]["method"] == "none" and m["n_answers"] == 27 and m["n_scored"] == 0
@@ -401,12 +406,13 @@ def test_closed_run_on_the_bundled_sample_release(bundled_release, tmp_path):
     """Against the real builder's release of the bundled sample raw/ (a failing build fails the test)."""
     release = bundled_release("llm_globe")
     tables = llm_globe.release_tables(release)
-    config = llm_globe.Config(part="closed", languages=("en", "zh"), samples=3)
+    options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="closed", language="both", samples=3,
+                              limit=5)
     with ScriptedServer(reply="My rating: 5") as server:
         backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8)
-        first = llm_globe.evaluate(backend, release, tmp_path / "run", config, limit=5)
+        first = llm_globe.evaluate(backend, options)
         n = server.request_count
-        again = llm_globe.evaluate(backend, release, tmp_path / "run", config, limit=5)
+        again = llm_globe.evaluate(backend, options)
         assert server.request_count == n and again.stats["n_queried"] == 0
     assert n == 5 * 2 * 3
     scored = first.score.tables["closed"]
@@ -436,10 +442,10 @@ def test_run_json_says_item_table_prompts_are_not_the_papers_and_which_prompts_l
         csv.writer(handle).writerows(rows)
     release, verdict = build_release("llm_globe", raw, tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0
-    config = llm_globe.Config(part="both", languages=("en", "zh"), samples=1)
+    options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="both", language="both", samples=1)
     with ScriptedServer(reply="4") as server:
         backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=4)
-        llm_globe.evaluate(backend, release, tmp_path / "run", config)
+        llm_globe.evaluate(backend, options)
     notes = json.loads((tmp_path / "run" / "run.json").read_text())["release_notes"]
     assert notes["closed_source"] == "item_table" and notes["closed_comparable_with_tables_2_3"] is False
     assert "not comparable with Tables 2-3" in notes["closed_note"]
@@ -465,3 +471,71 @@ def test_closed_requests_come_from_a_generator_and_their_count_needs_no_plan():
     n_planned = 1 + sum(1 for _ in planned)
     assert n_planned == (2 * closed.height - 1) * 3
     assert asked_count(closed, ("en", "zh"), 3) == n_planned
+
+
+# ------------------------------------------------------------------------------------------------- the contract
+
+
+def test_plan_is_what_evaluate_asks_the_model(release, tmp_path):
+    """``plan`` (no backend) yields the closed and open requests the model is then asked, the jurors' left out."""
+    from collections import Counter
+
+    from culturebench.evaluate.scripted_server import last_user_message
+
+    options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="both", language="both", samples=2,
+                              limit=4, jurors=({"name": "judge-en", "model": "judge", "language": "en"},))
+    planned = llm_globe.BENCHMARK.plan(options)
+    assert not isinstance(planned, (list, tuple))
+    planned_texts = Counter(request.messages[-1][1] for request in planned)
+    asked = Counter()
+
+    def reply(text, body):
+        if body["model"] == "model-a":
+            asked[last_user_message(body)] += 1
+        return open_reply(text, body) if text.startswith(("You are rating", "OPEN", "开放")) else closed_reply(text, body)
+
+    with ScriptedServer(reply=reply) as server:
+        llm_globe.evaluate(OpenAIBackend("model-a", base_url=server.base_url), options,
+                           juror_backends={"judge-en": OpenAIBackend("judge", base_url=server.base_url)})
+        assert server.request_count == sum(asked.values()) + 4 * 2  # the juror rated each open answer, unplanned
+    assert planned_texts == asked
+    assert sum(asked.values()) == 4 * 2 * 2 + 4 * 2  # closed: prompts x languages x samples; open: x languages
+
+
+def test_headline_is_the_mean_per_dimension_of_the_variants_part(release, tmp_path):
+    options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="closed", language="en")
+    with ScriptedServer(reply=closed_reply) as server:
+        result = llm_globe.BENCHMARK.evaluate(OpenAIBackend("m", base_url=server.base_url), options)
+    # closed_reply: item 0 of dimension d answers a = d % 7 + 1, item 1 is reversed (8 - a): mean 4; dimension 8
+    # has only item 0 (its item 1 answers "no idea"): 8 % 7 + 1 = 2
+    expected = {f"mean_{d}": 2.0 if i == 8 else 4.0 for i, d in enumerate(prompts.DIMENSIONS)}
+    assert llm_globe.BENCHMARK.headline(result.metrics, options) == pytest.approx(expected)
+    assert set(llm_globe.BENCHMARK.headline_names(options)) == set(expected)
+    assert set(llm_globe.BENCHMARK.headline_names(options.replace(split="open"))) == set(expected)
+
+
+def test_option_scoring_is_for_the_closed_split_only(release, tmp_path):
+    benchmark = llm_globe.BENCHMARK
+    closed = benchmark.option_scoring(LLMGlobeOptions(release=release))  # closed by default
+    assert (closed.parsed_field, closed.group_field) == ("answer", "dimension")
+    assert closed.read_option("5") == ("5", None) and closed.read_option("07") == ("7", None)
+    assert closed.read_option("seven") is None and closed.read_option("5.5") is None
+    assert benchmark.option_scoring(LLMGlobeOptions(release=release, split="open")) is None
+    assert benchmark.option_scoring(LLMGlobeOptions(release=release, part="both")) is None
+    assert [(t.name, dict(t.options), t.needs_config) for t in benchmark.tasks] == [
+        ("llm_globe_closed", {"split": "closed"}, False), ("llm_globe_open", {"split": "open"}, True)]
+
+
+def test_split_flag_wins_over_the_config_files_part_and_config_errors_name_the_file(tmp_path):
+    path = tmp_path / "options.yaml"
+    path.write_text("part: open\nlanguage: both\nsamples: 2\nhuman_ratings: ratings.csv\n")
+    from_file = llm_globe.config_of(LLMGlobeOptions.parse({}, path))
+    assert (from_file.part, from_file.languages, from_file.samples) == ("open", ("en", "zh"), 2)
+    assert from_file.human_ratings == tmp_path / "ratings.csv"  # relative to the config file
+    assert llm_globe.config_of(LLMGlobeOptions.parse({"split": "closed"}, path)).part == "closed"
+    path.write_text("jurors: gpt-4o\n")
+    with pytest.raises(InputError, match="jurors must be a list") as caught:
+        LLMGlobeOptions.parse({}, path)
+    assert str(path) in str(caught.value)
+    with pytest.raises(InputError, match="unknown split 'all'"):
+        LLMGlobeOptions.parse({"split": "all"})

@@ -19,6 +19,7 @@ from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import normad, runs
+from culturebench.evaluate.backends import ChatResponse
 from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.scripted_server import ScriptedServer
 
@@ -352,6 +353,88 @@ def test_release_gold_labels_are_checked(tmp_path):
         normad.release_tables(write_release(tmp_path / "other", {"questions": stories}, "normad"))
 
 
+# ------------------------------------------------------------------------------------------- the contract (#44)
+
+
+class AnsweringBackend:
+    """Answers every request with ``reply`` and records the requests in the order they are asked."""
+
+    name = "answering"
+
+    def __init__(self, reply: str, model: str = "answering-model") -> None:
+        self.reply, self.model, self.asked = reply, model, []
+
+    def cache_params(self) -> dict:
+        return {"backend": self.name, "model": self.model}
+
+    def generate(self, requests, on_response) -> None:
+        for index, request in enumerate(requests):
+            self.asked.append(request)
+            on_response(index, ChatResponse(self.reply))
+
+
+def test_contexts_option_from_flags_and_config(tmp_path):
+    """``--contexts`` is comma-separated, a config's ``contexts`` a list; an unknown, missing or repeated context is
+    one error naming the option (and the config file)."""
+    options = normad.BENCHMARK.Options
+    assert options.parse({}).contexts == ("none", "country", "value", "country_value", "rot")
+    assert options.parse({"contexts": "rot, value"}).contexts == ("rot", "value")
+    config = tmp_path / "normad.yaml"
+    config.write_text("contexts: [country]\nanswer_rule: strict\nunparsed_wrong: true\n", encoding="utf-8")
+    parsed = options.parse({}, config)
+    assert (parsed.contexts, parsed.answer_rule, parsed.unparsed_wrong) == (("country",), "strict", True)
+    assert options.parse({"contexts": "rot"}, config).contexts == ("rot",)  # a flag wins over the file
+    with pytest.raises(InputError, match=r"column contexts: unknown context 'culture'; choose from none, country"):
+        options.parse({"contexts": "rot,culture"})
+    with pytest.raises(InputError, match=r"column contexts: no context given"):
+        options.parse({"contexts": ","})
+    with pytest.raises(InputError, match=r"column contexts: context given twice in rot,rot"):
+        options.parse({"contexts": "rot,rot"})
+    config.write_text("contexts: [rot, culture]\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"normad.yaml.*unknown context 'culture'"):
+        options.parse({}, config)
+
+
+def test_plan_is_what_evaluate_sends(release, tmp_path):
+    """``plan`` yields the requests ``evaluate`` asks, in its order: 3 stories x 2 contexts x 2 samples."""
+    options = normad.BENCHMARK.Options(release=release, out=tmp_path / "run", contexts=("rot", "none"), limit=3,
+                                       samples=2, seed=4)
+    planned = list(normad.BENCHMARK.plan(options))
+    backend = AnsweringBackend("Yes")
+    result = normad.BENCHMARK.evaluate(backend, options)
+    assert backend.asked == planned and len(planned) == 3 * 2 * 2
+    # per story: its rule-of-thumb prompt twice (two samples), then its no-context prompt twice
+    assert ["rule: It is expected" in r.messages[0][1] for r in planned[:4]] == [True, True, False, False]
+    assert result.metrics["per_model"]["answering-model"]["contexts"] == ["none", "rot"]
+    assert tmp_path / "run" / "metrics.json" in result.written
+
+
+def test_headline_is_the_contexts_accuracy_and_macro_f1(release, tmp_path):
+    """A model answering "Yes" to all 16 stories (8 gold yes) in the VALUE context: accuracy 1/2; yes P 1/2 R 1
+    F1 2/3, no and neutral F1 0: macro F1 2/9 (Fig. 3, Table A.4). A task's options give the plain names."""
+    benchmark = normad.BENCHMARK
+    options = benchmark.Options.parse(benchmark.task("normad_value").options).replace(release=release,
+                                                                                      out=tmp_path / "run")
+    metrics = benchmark.evaluate(AnsweringBackend("Yes"), options).metrics
+    assert benchmark.headline_names(options) == ("accuracy", "macro_f1")
+    assert benchmark.headline(metrics, options) == pytest.approx({"accuracy": 1 / 2, "macro_f1": 2 / 9})
+    both = options.replace(contexts=("value", "rot"))
+    assert set(benchmark.headline_names(both)) == {"accuracy_value", "macro_f1_value", "accuracy_rot",
+                                                   "macro_f1_rot"}
+
+
+def test_option_tokens_are_the_strict_parsers_words_and_numbers():
+    """``--scoring logprobs``: a token is an option when the strict parser reads it as one (a word in any case, or
+    Fig. 9's option number), replayed as the option's text (test_option_probability: both answer rules read it as
+    that label)."""
+    read = normad.BENCHMARK.option_scoring(normad.BENCHMARK.Options()).read_option
+    group = ("Yes", "No", "Neither")
+    assert [read(t) for t in ("yes", "NO", "Neither", "neutral", "1", "2", "3")] == [
+        ("Yes", group), ("No", group), ("Neither", group), ("Neither", group), ("Yes", group), ("No", group),
+        ("Neither", group)]
+    assert read("The") is None and read("4") is None
+
+
 # ------------------------------------------------------------------------------------------------ end to end
 
 
@@ -452,11 +535,26 @@ def test_limit_samples_and_unparsed_answers(release, tmp_path):
     metrics = json.loads((strict / "metrics.json").read_text())
     assert metrics["answer_rule"]["rule"] == "strict" and metrics["answer_rule"]["n_read_differently"] == 0
     assert metrics["per_model"]["refuser"]["per_context"]["rot"]["parse_status"]["refusal"] == 6
-    line = one_line_error(CliRunner().invoke(app, ["score", "wvb", "--responses", str(out / "responses.jsonl"),
+    line = one_line_error(CliRunner().invoke(app, ["score", "cdeval", "--responses", str(out / "responses.jsonl"),
                                                    "--release", str(release), "--out", str(tmp_path / "w"),
                                                    "--answer-rule", "strict"]))
     assert "--answer-rule is a normad option" in line
 
+
+
+def test_contexts_flag_asks_only_those_contexts(release, tmp_path):
+    """``--contexts rot,value``: 2 stories x 2 contexts asked, in that order per story; an unknown one is a one-line
+    error before anything is asked."""
+    with ScriptedServer(reply="Yes", model="m") as server:
+        result = evaluate_cli(server, release, tmp_path / "run", "--contexts", "rot,value", "--limit", "2", model="m")
+        assert result.exit_code == 0, result.output
+        assert server.request_count == 2 * 2
+        line = one_line_error(evaluate_cli(server, release, tmp_path / "bad", "--contexts", "rot,culture", model="m"))
+        assert "unknown context 'culture'; choose from none, country, value, country_value, rot" in line
+        assert server.request_count == 2 * 2 and not (tmp_path / "bad").exists()
+    records = runs.read_jsonl(tmp_path / "run" / "responses.jsonl")
+    assert [r["context"] for r in records] == ["rot", "value"] * 2
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]["contexts"] == ["rot", "value"]
 
 
 def test_cli_errors_are_one_line_exit_2(release, tmp_path):
@@ -475,7 +573,7 @@ def test_cli_errors_are_one_line_exit_2(release, tmp_path):
     assert "no split 'train'" in line
     line = one_line_error(runner.invoke(app, ["evaluate", "normad", "--model", "m", "--out", str(tmp_path / "x"),
                                               "--release", str(release), "--answer-rule", "loose"]))
-    assert "unknown answer rule 'loose'; choose from authors, strict" in line
+    assert "unknown answer_rule 'loose'; choose from authors, strict" in line
     other = write_release(tmp_path / "cdeval", {"stories": small_stories()}, "cdeval")
     line = one_line_error(runner.invoke(app, ["score", "normad", "--responses", str(tmp_path / "r.jsonl"),
                                               "--release", str(other), "--out", str(tmp_path / "o")]))

@@ -15,24 +15,31 @@ from typer.testing import CliRunner
 from conftest import one_line_error
 from culturebench.cli import app
 from culturebench.evaluate import normad
+from culturebench import registry
 from culturebench.evaluate.option_probability import most_probable, option_distribution
 from culturebench.evaluate.scripted_server import ScriptedServer
 
 LOG = math.log
 
 
+def scoring(name: str):
+    """What --scoring logprobs reads of the benchmark's default variant (its ``option_scoring``)."""
+    benchmark = registry.benchmark(name)
+    return benchmark.option_scoring(benchmark.Options())
+
+
 def test_word_options_at_the_first_option_token():
     logprobs = [("Answer", LOG(0.9), [("Answer", LOG(0.9))]), (":", LOG(0.9), []),
                 (" A", LOG(0.3), [(" A", LOG(0.3)), ("B", LOG(0.6)), (" B", LOG(0.05)), ("C", LOG(0.05))])]
-    got = option_distribution("cdeval", logprobs)
+    got = option_distribution(scoring("cdeval"), logprobs)
     assert got == pytest.approx({"A": 0.3 / 0.95, "B": 0.65 / 0.95})
     assert most_probable(got) == "B"
     # "a" (the article) is not option A; the yes/no group of Compare prompts is read in any case
-    assert option_distribution("cdeval", [("a", 0.0, [("a", 0.0)])]) is None
-    assert option_distribution("cdeval", [("yes", LOG(0.7), [("yes", LOG(0.7)), ("No", LOG(0.2)), ("A", LOG(0.1))])]
+    assert option_distribution(scoring("cdeval"), [("a", 0.0, [("a", 0.0)])]) is None
+    assert option_distribution(scoring("cdeval"), [("yes", LOG(0.7), [("yes", LOG(0.7)), ("No", LOG(0.2)), ("A", LOG(0.1))])]
                                ) == pytest.approx({"Yes": 0.7 / 0.9, "No": 0.2 / 0.9})
     # NormAd: the words and the option numbers of its prompt ("1) Yes 2) No 3) Neither") add up
-    assert option_distribution("normad", [("Neither", LOG(0.4), [("Neither", LOG(0.4)), ("Yes", LOG(0.2)),
+    assert option_distribution(scoring("normad"), [("Neither", LOG(0.4), [("Neither", LOG(0.4)), ("Yes", LOG(0.2)),
                                                                   ("no", LOG(0.2)), ("3", LOG(0.1)), ("1", LOG(0.05)),
                                                                   ("The", LOG(0.05))])]) == pytest.approx(
         {"Neither": 0.5 / 0.95, "Yes": 0.25 / 0.95, "No": 0.2 / 0.95})
@@ -41,19 +48,19 @@ def test_word_options_at_the_first_option_token():
 def test_normad_replayed_options_read_the_same_under_both_answer_rules():
     """The replay answers with "Yes" / "No" / "Neither": the authors' rule and ours both read each as its label, so
     metrics by option probability do not depend on --answer-rule."""
-    from culturebench.evaluate.option_probability import NORMAD_OPTION
+    from culturebench.evaluate.normad import prompts
 
-    for label, text in NORMAD_OPTION.items():
-        for rule in normad.prompts.ANSWER_RULES:
-            assert normad.prompts.parse_answer(text, rule) == normad.prompts.Answer(label, "parsed")
+    for label, text in prompts.OPTION_TEXT.items():
+        for rule in prompts.ANSWER_RULES:
+            assert prompts.parse_answer(text, rule) == prompts.Answer(label, "parsed")
 
 
 def test_integer_options_after_json_tokens():
     logprobs = [('{"', 0.0, []), ("answer", 0.0, []), ('":', 0.0, []),
                 (" 3", LOG(0.2), [(" 3", LOG(0.2)), ("4", LOG(0.5)), ("x", LOG(0.3))])]
-    assert option_distribution("wvb", logprobs) == pytest.approx({"3": 0.2 / 0.7, "4": 0.5 / 0.7})
-    assert option_distribution("llm_globe", [("seven", 0.0, [])]) is None
-    assert option_distribution("wvb", None) is None
+    assert option_distribution(scoring("wvb"), logprobs) == pytest.approx({"3": 0.2 / 0.7, "4": 0.5 / 0.7})
+    assert option_distribution(scoring("llm_globe"), [("seven", 0.0, [])]) is None
+    assert option_distribution(scoring("wvb"), None) is None
 
 
 def story_hash(text: str) -> bool:

@@ -28,7 +28,7 @@ from conftest import SAMPLE_RAW, csv_bytes, make_rows, one_line_error, wvs_heade
 from culturebench.cli import app
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import FALLBACK_ENCODING, decode_text, read_csv_rows
-from culturebench.registry import BUILD_IMPORTS
+from culturebench import registry
 from culturebench.release import build_release
 from culturebench.validation.checks import check
 
@@ -185,7 +185,7 @@ def test_build_all_builds_every_good_benchmark_and_names_the_bad_one(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["normad"]
 
 
-@pytest.mark.parametrize("name", [name for name, modules in BUILD_IMPORTS.items() if modules])
+@pytest.mark.parametrize("name", [b.name for b in registry.benchmarks() if b.build_imports])
 def test_the_imports_build_all_starts_early_are_what_the_build_itself_imports(name):
     """registry's ``build_imports`` (``build all`` imports them in a thread from its start) must be modules that the
     build imports and that importing the builder does not: otherwise the early import loads nothing the build needs.
@@ -193,8 +193,9 @@ def test_the_imports_build_all_starts_early_are_what_the_build_itself_imports(na
     probe = ("import json, sys\n"
              "from pathlib import Path\n"
              "from culturebench import registry\n"
-             f"builder = registry.builder({name!r})\n"
-             f"wanted = registry.BUILD_IMPORTS[{name!r}]\n"
+             f"benchmark = registry.benchmark({name!r})\n"
+             "builder = benchmark.builder_module()\n"
+             "wanted = benchmark.build_imports\n"
              "before = [m in sys.modules for m in wanted]\n"
              f"builder.build(Path({str(SAMPLE_RAW)!r}), 0, lambda stage: None)\n"
              "print(json.dumps({'before': before, 'after': [m in sys.modules for m in wanted]}))\n")

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import socialcc
-from culturebench.evaluate.socialcc import prompts
+from culturebench.evaluate.socialcc import BENCHMARK, SocialCCOptions, prompts
 from culturebench.evaluate.backends import ChatResponse, OpenAIBackend
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.scripted_server import ScriptedServer
@@ -248,15 +248,17 @@ def test_user_first_dialogue_setup_is_the_named_option(release, tmp_path):
                                        ("user", "p"))
     assert seen["protagonist"][1:] == (("user", "Hello"),)
     config = tmp_path / "setup.json"
-    for key, value, message in (("dialogue_setup", "user-first", "dialogue_setup must be one of autogen, user_first"),
-                                ("fig5_country", "atlas", "fig5_country must be one of commonsense, value"),
+    for key, value, message in (("dialogue_setup", "user-first",
+                                 "unknown dialogue_setup 'user-first'; choose from autogen, user_first"),
+                                ("fig5_country", "atlas",
+                                 "unknown fig5_country 'atlas'; choose from commonsense, value"),
                                 ("event_stand_ins", "no", "event_stand_ins must be true or false")):
         config.write_text(json.dumps({"judge": "j", key: value}), encoding="utf-8")
         with pytest.raises(InputError, match=message):
-            socialcc.load_config(config)
+            SocialCCOptions.parse({}, config)
     config.write_text(json.dumps({"judge": "j", "dialogue_setup": "user_first", "fig5_country": "value",
                                   "event_stand_ins": False}), encoding="utf-8")
-    loaded = socialcc.load_config(config)
+    loaded = socialcc.config_from(SocialCCOptions.parse({}, config))
     assert (loaded.dialogue_setup, loaded.fig5_country, loaded.event_stand_ins) == ("user_first", "value", False)
 
 def record(country, zone, topic, value_topic, scores, model="m", commonsense_country=None):
@@ -308,6 +310,98 @@ def test_fig5_groups_by_the_commonsense_country():
     assert socialcc.fig5_countries(metrics) == ["Croatia", "Brazil"]
     by_value = socialcc.aggregate(records, fig5_grouping="value")["per_model"]["m"]
     assert by_value["fig5_countries"] == ["Japan", "Egypt"] and by_value["by_country"]["Japan"]["awareness"] == 2 / 3
+
+
+# ------------------------------------------------------------------------------------------------ the contract
+
+
+def test_config_file_and_flags_make_one_set_of_options(tmp_path):
+    """Every key a config file took before is an option of the same name (flags win over the file); the run's
+    settings take the paper's values where none is given: 20 rounds (Table 6A rule 6), agents at temperature 1 and
+    judges at 0 (Sec. 4.1)."""
+    (tmp_path / "zones.csv").write_text("Country,Cultural_Region\nJordan,Catholic Europe\n", encoding="utf-8")
+    config = tmp_path / "socialcc.yaml"
+    config.write_text("judge: {model: j, base_url: 'http://127.0.0.1:9/v1'}\nantagonist: a\nstop: tolerant\n"
+                      "max_rounds: 3\nagent_temperature: 0.5\nagent_max_tokens: 64\njudge_temperature: 0.2\n"
+                      "judge_max_tokens: 99\nzones: zones.csv\ndialogue_setup: user_first\nevent_stand_ins: false\n"
+                      "fig5_country: value\n", encoding="utf-8")
+    options = SocialCCOptions.parse({"max_rounds": 4, "temperature": 0.7}, config)
+    settings = socialcc.config_from(options)
+    assert (settings.judge.model, settings.judge.base_url, settings.antagonist.model) == ("j", "http://127.0.0.1:9/v1",
+                                                                                         "a")
+    assert (settings.stop, settings.max_rounds, settings.agent_temperature, settings.agent_max_tokens) == (
+        "tolerant", 4, 0.5, 64)
+    assert (settings.judge_temperature, settings.judge_max_tokens, settings.zones) == (
+        0.2, 99, {"Jordan": "Catholic Europe"})  # zones.csv read beside the config file
+    assert (settings.dialogue_setup, settings.event_stand_ins, settings.fig5_country) == ("user_first", False, "value")
+    assert options.temperature == 0.7 and settings.source == str(config)
+    paper = socialcc.config_from(SocialCCOptions())
+    assert (paper.judge, paper.max_rounds, paper.agent_temperature, paper.judge_temperature, paper.stop) == (
+        None, 20, 1.0, 0.0, "paper")
+    # score takes the judge (to judge again), its settings, the zones and Fig. 5's grouping
+    from culturebench.contract import option_fields
+
+    assert {"judge", "judge_temperature", "judge_max_tokens", "zones", "fig5_country"} <= {
+        f.name for f in option_fields(SocialCCOptions, "score", cli_only=False)}
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"samples": 3}, "--samples must be 1, got 3"),
+    ({"max_rounds": 0}, "max_rounds must be a whole number >= 1, got 0"),
+    ({"judge_max_tokens": 0}, "judge_max_tokens must be a whole number >= 1"),
+    ({"agent_temperature": -0.5}, "agent_temperature must be a number >= 0"),
+    ({"judge": {"backend": "openai"}}, "judge needs a model"),
+    ({"antagonist": {"model": "a", "backend": "tgi"}}, "antagonist: backend must be openai or vllm, got 'tgi'"),
+    ({"stop": "lenient"}, "unknown stop 'lenient'; choose from paper, tolerant"),
+])
+def test_bad_options_name_the_option_and_the_config_file(options, message, tmp_path):
+    config = tmp_path / "socialcc.json"
+    config.write_text(json.dumps(options), encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(message)) as error:
+        SocialCCOptions.parse({}, config)
+    if "samples" not in options:
+        assert error.value.file == str(config) and error.value.column == next(iter(options))
+
+
+def test_the_package_choices_are_the_prompts_rules():
+    assert socialcc.STOP_RULES == tuple(prompts.STOP_PATTERNS)
+    assert socialcc.DIALOGUE_SETUPS == tuple(prompts.DIALOGUE_SETUPS_NOTE)
+
+
+def test_role_backends_judge_and_play_the_antagonist_without_a_configured_judge(release, tmp_path):
+    """``roles={"judge": ...}`` (inspect's model roles): the judge role judges every dialogue (4 judgements each) and,
+    no antagonist being given, plays Character 1; ``score`` without a judge re-aggregates the same Table 2."""
+    def judge(messages):
+        if len(messages) == 1:
+            return JUDGE_SCORES[which_judge(messages[0][1])]
+        assert messages[0][1].startswith("Task\nAct like Mike in the scenario")  # Table 6A: Character 1
+        return "OK. GOOD BYE!"
+
+    judge_backend = FakeBackend("role-judge", judge)
+    result = BENCHMARK.evaluate(FakeBackend("evaluated", lambda m: "Fine."),
+                                SocialCCOptions(release=release, out=tmp_path / "run"), roles={"judge": judge_backend})
+    assert judge_backend.calls == 2 * 1 + 2 * 4  # one antagonist turn and four judgements per scenario
+    m = result.metrics["per_model"]["evaluated"]
+    assert m["judge_models"] == ["role-judge"] and m["antagonist_models"] == ["role-judge"]
+    # Table 2 by hand from JUDGE_SCORES: awareness 0, commonsense 1, value 1, behaviour 3
+    expected = {"awareness": 0.0, "commonsense": 1.0, "value": 1.0, "behaviour": 3.0}
+    assert BENCHMARK.headline(result.metrics, SocialCCOptions()) == expected
+    rescored = BENCHMARK.score([tmp_path / "run" / "transcripts.jsonl"],
+                               SocialCCOptions(release=release, out=tmp_path / "score"))
+    assert rescored.metrics["judge_note"] == "re-aggregated from saved judgements"
+    assert BENCHMARK.headline(rescored.metrics, SocialCCOptions()) == expected
+    assert (tmp_path / "score" / "metrics.json").is_file() and (tmp_path / "score" / "table2.png").is_file()
+
+
+def test_headline_is_table2s_four_means_without_the_missing_ones():
+    """Table 2: the mean of each judge over the dialogues it judged (by hand: awareness 2/3, commonsense 1/3, value
+    0); behaviour judged in none, so left out."""
+    records = [record("Japan", "Confucian", "Etiquette", "Social Values", [1, 0, 0, None]),
+               record("Japan", "Confucian", "Etiquette", "Migration", [1, 1, 0, None]),
+               record("Egypt", "African-Islamic", "Etiquette", "Migration", [0, 0, 0, None])]
+    headline = BENCHMARK.headline(socialcc.aggregate(records), SocialCCOptions())
+    assert headline == pytest.approx({"awareness": 2 / 3, "commonsense": 1 / 3, "value": 0.0})
+    assert BENCHMARK.headline_names(SocialCCOptions()) == ("awareness", "commonsense", "value", "behaviour")
 
 
 # ------------------------------------------------------------------------------------------------ end to end
@@ -381,7 +475,7 @@ def test_no_named_judge_is_refused_before_any_model_call(release, tmp_path):
         assert "needs a named judge model" in result.output
         backend = OpenAIBackend("evaluated", base_url=evaluated.base_url)
         with pytest.raises(InputError, match="needs a named judge model"):
-            socialcc.evaluate(backend, release, tmp_path / "run2")
+            BENCHMARK.evaluate(backend, SocialCCOptions(release=release, out=tmp_path / "run2"))
         assert evaluated.request_count == 0
     assert not (tmp_path / "run").exists() and not (tmp_path / "run2").exists()
 
@@ -578,8 +672,9 @@ def test_evaluate_on_the_authors_cc_mediation_records_says_what_stands_in(tmp_pa
     def judge(messages):
         return "Score: 1"
 
-    socialcc.evaluate(FakeBackend("evaluated", lambda m: "Fine."), release, tmp_path / "run",
-                      judge_backend=FakeBackend("judge", judge), antagonist_backend=FakeBackend("a", antagonist))
+    BENCHMARK.evaluate(FakeBackend("evaluated", lambda m: "Fine."),
+                       SocialCCOptions(release=release, out=tmp_path / "run"),
+                       roles={"judge": FakeBackend("judge", judge), "antagonist": FakeBackend("a", antagonist)})
     values = {r["cultural_axis"]["agent_2_value"] for r in records}
     assert all(m[0][0] == "system" and m[1] == ("assistant", "Hello") for m in first_requests)
     assert {next(v for v in values if v in m[0][1]) for m in first_requests} == values

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 # Before polars is imported: its allocator (jemalloc) keeps freed pages for 10 s by default, and a build frees its
-# raw table early but peaks later, writing parquet. Return them within 200 ms: at the 1x WVB build ~140 MB less peak
+# raw table early but peaks later, writing parquet. Return them within 200 ms: at the largest build of the bundled sample's 1x scale ~140 MB less peak
 # RSS, wall unchanged (issue #31, docs/performance.md). A value the user set is kept; children inherit it.
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0")
 
@@ -20,10 +20,14 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Iterator
 
-import click
 import typer
 import typer.core
 import typer.main
+
+try:  # typer 0.29 vendors click: its Context, exceptions and parameter sources are typer._click's
+    from typer import _click as click
+except ImportError:  # typer before 0.29 runs on click itself
+    import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -295,7 +299,7 @@ class BenchmarkGroup(typer.core.TyperGroup):
         if args and not args[0].startswith("-") and module_name(args[0]) not in registry.names():
             error_line(InputError(f"unknown benchmark {module_name(args[0])!r}; choose from "
                                   f"{', '.join(registry.names())}"))
-            raise click.exceptions.Exit(2)
+            raise typer.Exit(2)
         return super().resolve_command(ctx, args)
 
 
@@ -305,14 +309,14 @@ class BenchmarkCommand(typer.core.TyperCommand):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
-        except click.NoSuchOption as exc:
+        except click.exceptions.NoSuchOption as exc:
             owners = [b.name for b in registry.benchmarks()
                       if any(exc.option_name in _flag_names(f)
                              for f in option_fields(b.Options, self.command_kind))]
             if not owners:
                 raise
             error_line(InputError(f"{exc.option_name} is a {' and '.join(owners)} option, not {self.name}'s"))
-            raise click.exceptions.Exit(2) from None
+            raise typer.Exit(2) from None
 
     command_kind = "evaluate"
 
@@ -335,7 +339,8 @@ def _option_parameter(f: dataclasses.Field, hint: Any) -> inspect.Parameter:
     if f.metadata.get("choices"):
         help_text += f" Choices: {', '.join(f.metadata['choices'])}."
     if f.default is not None and f.default is not dataclasses.MISSING and python_type is not bool:
-        help_text += f" Default: {f.default}."
+        default = ",".join(map(str, f.default)) if isinstance(f.default, tuple) else f.default
+        help_text += f" Default: {default}."
     flags = [f.metadata["flag"]] if f.metadata.get("flag") else (
         [f"--{f.name.replace('_', '-')}"] if python_type is bool else [])
     annotation = Annotated[python_type | None, typer.Option(*flags, help=help_text, show_default=False)]
@@ -351,11 +356,11 @@ def _benchmark_command(benchmark: Benchmark, kind: str, template: Callable, run:
     hints = typing.get_type_hints(benchmark.Options)
     own = option_fields(benchmark.Options, kind)
     shared = list(inspect.signature(template, eval_str=True).parameters.values())
-    parameters = [*shared, *(_option_parameter(f, hints[f.name]) for f in own)]
+    context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    parameters = [context, *shared, *(_option_parameter(f, hints[f.name]) for f in own)]
     names = {f.name for f in own}
 
-    def callback(**values: Any) -> None:
-        ctx = click.get_current_context()
+    def callback(ctx: typer.Context, **values: Any) -> None:
         given = {name: value for name, value in values.items()
                  if name in names and ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT}
         run(benchmark, given, {name: value for name, value in values.items() if name not in names})
@@ -444,7 +449,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     with user_errors():
         output_folder(out)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
-        options = benchmark.Options.parse(given, flags["config"], "score").replace(release=release, out=out)
+        options = benchmark.Options.parse(given, flags["config"]).replace(release=release, out=out)
         result = benchmark.score(runs.split_paths(flags["responses"]), options)
         args = {"benchmark": benchmark.name, "responses": str(flags["responses"]), "release": str(release),
                 "out": str(out), "config": None if flags["config"] is None else str(flags["config"]),
@@ -776,7 +781,7 @@ def generate(
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
     config: Annotated[Path, typer.Option(help="JSON/YAML options of a task that takes them (its GENERATE_OPTIONS; docs/benchmarks/NAME.md lists them).")] = None,
 ) -> None:
-    """Generate a benchmark's synthetic items with a model (LLM-GLOBE open prompts, CDEval questionnaires and their translations, NormAd stories) into RAW_DIR."""
+    """Generate a benchmark's synthetic items with a model (the tasks its registry entry lists: prompts, questionnaires, their translations, stories) into RAW_DIR."""
     task = module_name(task)
     options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language,
                "config": config}

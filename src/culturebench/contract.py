@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from culturebench.evaluate.backends import ChatRequest
-    from culturebench.evaluate.compare import BenchmarkSpec
 
 
 # ------------------------------------------------------------------------------------------------------- options
@@ -89,19 +88,20 @@ class Options:
         """The benchmark's own checks of its option values (no release read): raise InputError."""
 
     @classmethod
-    def config_keys(cls, command: str = "evaluate") -> tuple[str, ...]:
-        """The keys a ``--config`` file of ``command`` (evaluate or score) may hold."""
-        return tuple(f.name for f in option_fields(cls, command, cli_only=False))
+    def config_keys(cls) -> tuple[str, ...]:
+        """The keys a ``--config`` file may hold: every option, so that one file serves ``evaluate`` and
+        ``score`` (each uses the options it takes)."""
+        return tuple(f.name for f in option_fields(cls, None, cli_only=False))
 
     @classmethod
-    def parse(cls, given: Mapping[str, Any], config: Path | None = None, command: str = "evaluate") -> Options:
-        """The options of ``culturebench <command>``: the ``--config`` file's values, then the flags the user gave
+    def parse(cls, given: Mapping[str, Any], config: Path | None = None) -> Options:
+        """The options of a command: the ``--config`` file's values, then the flags the user gave
         (``given``: name -> value, none left at its default; a flag wins over the file), checked."""
         values: dict[str, Any] = {}
         if config is not None:
             from culturebench.evaluate.runs import read_options_file
 
-            values.update(read_options_file(Path(config), cls.config_keys(command)))
+            values.update(read_options_file(Path(config), cls.config_keys()))
         values.update(given)
         return cls(**values, config_file=None if config is None else Path(config))
 
@@ -114,10 +114,10 @@ class Options:
         return {f.name: _json_value(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
-def option_fields(options: type[Options], command: str = "evaluate", cli_only: bool = True
+def option_fields(options: type[Options], command: str | None = "evaluate", cli_only: bool = True
                   ) -> list[dataclasses.Field]:
-    """The user-facing fields of ``options`` for ``command`` (evaluate or score): flags (``cli_only``) or every
-    config key."""
+    """The user-facing fields of ``options`` for ``command`` (evaluate, score, or None for both): flags
+    (``cli_only``) or every option."""
     fields = []
     for f in dataclasses.fields(options):
         if f.name in ("release", "out", "config_file"):
@@ -187,7 +187,7 @@ class HarnessTask:
     description: str
     options: Mapping[str, Any] = field(default_factory=dict)
     needs_config: bool = False
-    """Its options need a ``--config`` (e.g. LLM-GLOBE's jurors); left out of an export without one."""
+    """Its options need a ``--config`` (e.g. the jurors who rate its answers); left out of an export without one."""
 
 
 @dataclass(frozen=True)
@@ -233,9 +233,9 @@ class Benchmark:
     the model's answers."""
 
     name: ClassVar[str]
-    """The registry name (``llm-globe`` on the command line is ``llm_globe``)."""
+    """The registry name, a module name (a dash on the command line is an underscore)."""
     title: ClassVar[str]
-    """The paper, e.g. "CDEval (Wang et al. 2024, arXiv 2311.16421)"."""
+    """The paper: name, authors, year, arXiv id."""
     description: ClassVar[str]
     """One line: what ``evaluate`` asks and what ``score`` reports (the command line's help)."""
     Options: ClassVar[type[Options]] = Options
@@ -302,8 +302,8 @@ class Benchmark:
         """What ``--scoring logprobs`` needs, or None where the variant ``options`` gives is not closed-form."""
         return None
 
-    def comparison(self) -> BenchmarkSpec | None:
-        """How ``culturebench compare`` compares its runs, or None."""
+    def comparison(self) -> Any:
+        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``), or None."""
         return None
 
     def builder_module(self):
@@ -316,6 +316,15 @@ class Benchmark:
 
     def schemas_module_name(self) -> str:
         return self.schemas or f"culturebench.schemas.{self.name}"
+
+    def rai_facts(self) -> dict:
+        """The Responsible-AI facts croissant.json carries (``culturebench/facts/croissant_rai/<name>.json`` by
+        default; :mod:`culturebench.croissant` says what each holds)."""
+        import json
+        from importlib import resources
+
+        path = resources.files("culturebench.facts").joinpath("croissant_rai").joinpath(f"{self.name}.json")
+        return json.loads(path.read_text(encoding="utf-8"))
 
     def task(self, name: str) -> HarnessTask:
         for task in self.tasks:

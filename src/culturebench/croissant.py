@@ -7,7 +7,10 @@ Written by every build from what the build already knows, never by hand:
 - ``recordSet``: one per config, a field per parquet column typed from the file's Arrow schema (lists as
   ``isArray``, structs as ``subField``) and described from the pandera schema's checks; the record set from the
   card's config description;
-- the RAI fields from ``facts/croissant_rai.json`` (each fact names its source), ``rai:hasSyntheticData`` from the
+- the RAI fields the benchmark states (``Benchmark.rai_facts()``: by default ``facts/croissant_rai/<name>.json``;
+  each fact is our own summary with the source it rests on: paper section, the authors' repository, or the
+  release's own build; ``url`` is where the authors publish it; ``synthetic`` says which rows are generated: ``all``,
+  or {config, column, values} (rows whose column holds one of values), or null), ``rai:hasSyntheticData`` from the
   rows themselves, ``rai:dataCollectionRawData`` from the manifest's inputs and the rebuild recipe in
   ``rai:dataPreprocessingProtocol``; ``citeAs``, ``license`` and ``creator`` from the card, ``version`` from the
   manifest.
@@ -21,8 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import polars as pl
@@ -87,14 +88,13 @@ CONTEXT = {
 PARQUET = "application/x-parquet"
 RAI_TEXT = ("dataCollection", "dataAnnotationProtocol", "personalSensitiveInformation", "dataBiases",
             "dataLimitations", "dataUseCases", "dataSocialImpact", "dataReleaseMaintenancePlan")
-"""The RAI facts each benchmark states in facts/croissant_rai.json (plus dataCollectionType, a list of values)."""
+"""The RAI facts each benchmark states (``Benchmark.rai_facts()``; plus dataCollectionType, a list of values)."""
 _INTEGERS = {pa.int8(): "cr:Int8", pa.int16(): "cr:Int16", pa.int32(): "cr:Int32", pa.int64(): "cr:Int64",
              pa.uint8(): "cr:UInt8", pa.uint16(): "cr:UInt16", pa.uint32(): "cr:UInt32", pa.uint64(): "cr:UInt64"}
 
 
-@cache
-def rai_facts() -> dict:
-    return json.loads(resources.files("culturebench.facts").joinpath("croissant_rai.json").read_text(encoding="utf-8"))
+def rai_facts(benchmark: str) -> dict:
+    return registry.benchmark(benchmark).rai_facts()
 
 
 def render(card: CardInfo, manifest: dict, release: Path, tables: dict[str, dict[str, pl.DataFrame]]) -> str:
@@ -125,7 +125,7 @@ def has_synthetic_rows(manifest: dict, tables: dict[str, dict[str, pl.DataFrame]
     ``synthetic`` fact says which rows are generated (``all``, or rows whose column holds one of some values)."""
     if manifest.get("bundled_sample"):
         return True
-    rule = rai_facts()[manifest["benchmark"]]["synthetic"]
+    rule = rai_facts(manifest["benchmark"])["synthetic"]
     if rule is None or rule == "all":
         return rule == "all"
     return any(frame.get_column(rule["column"]).cast(pl.String).is_in(rule["values"]).any()
@@ -136,7 +136,7 @@ def document(card: CardInfo, manifest: dict, schemas: dict[str, pa.Schema], synt
     """The Croissant JSON-LD of a release: dataset-level and RAI fields, the distribution, a record set per config
     (configs in the card's order, ``schemas`` the parquet schema of each)."""
     benchmark = manifest["benchmark"]
-    facts = rai_facts()[benchmark]
+    facts = rai_facts(benchmark)
     restricted = not_distributed(benchmark, card)
     outputs = sorted(data_outputs(manifest), key=lambda o: o["path"])
     origin = {key: manifest.get(key) for key in ORIGIN_KEYS}

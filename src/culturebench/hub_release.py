@@ -41,14 +41,14 @@ def release_folder(value: str | Path) -> Path:
 def looks_like_path(value: str) -> bool:
     """A release argument written as a path, never a Hub repo id: it starts with ``.``, ``/`` or ``~``, ends with
     ``/``, holds a backslash or more than one ``/`` before any ``@revision``, or its first part is a folder here
-    (``releases/cdevall`` beside a ``releases/`` folder)."""
+    (``releases/typo`` beside a ``releases/`` folder)."""
     name = value.split("@", 1)[0]
     return (value.startswith((".", "/", "~")) or value.endswith("/") or "\\" in value or name.count("/") != 1
             or Path(name.split("/", 1)[0]).is_dir())
 
 
 def _releases_beside(path: Path) -> str:
-    """"; releases/ holds: cdeval, wvb" (the release folders beside a missing one), or "" when there are none."""
+    """"; releases/ holds: a, b" (the release folders beside a missing one), or "" when there are none."""
     parent = path.parent
     found = sorted(p.name for p in parent.iterdir() if (p / "manifest.json").is_file()) if parent.is_dir() else []
     return f"; {parent.as_posix().rstrip('/') or '.'}/ holds: {', '.join(found)}" if found else ""

@@ -34,7 +34,8 @@ def stable_hash(keys: pl.Series, salt: str) -> pl.Series:
 
 
 def assign_splits(keys: pl.Series, seed: int, fractions: tuple[float, float, float] = (0.70, 0.15, 0.15)) -> pl.Series:
-    """Split name per key: train / validation / test with the given fractions (70/15/15 as in WVB Sec. 3.1)."""
+    """Split name per key: train / validation / test with the given fractions (70/15/15 by default: the split of
+    WorldValuesBench, Zhao et al. 2024, Sec. 3.1)."""
     buckets = stable_hash(keys, f"split:{seed}") % 10_000
     train_end = round(fractions[0] * 10_000)
     validation_end = train_end + round(fractions[1] * 10_000)

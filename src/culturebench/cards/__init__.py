@@ -1,7 +1,7 @@
 """Dataset cards: the release's README.md in the Hugging Face template, with the YAML that `load_dataset` reads.
 
 The YAML ``configs`` list every config's ``data_files`` per split, so
-``datasets.load_dataset("OUT/wvb", "examples", split="test")`` works on the local folder as on the Hub, and
+``datasets.load_dataset("OUT/NAME", CONFIG, split="test")`` works on the local folder as on the Hub, and
 ``dataset_info`` declares the features derived from the written Arrow types.
 """
 

@@ -41,7 +41,7 @@ class SamplingParams:
     top_p: float = 1.0
     seed: int | None = None
     stop: tuple[str, ...] = ()
-    """Stop sequences (none by default; WVB App. B stops at a blank line)."""
+    """Stop sequences (none by default; a benchmark's prompts may stop at a blank line)."""
 
 
 @dataclass(frozen=True)
@@ -339,7 +339,7 @@ class OpenAIBackend:
 
     The wire format is the OpenAI chat-completions JSON, sent with an HTTP client directly: through the official
     ``openai`` client ``bench/eval_overhead.py`` measured more harness CPU per request, with its default transport
-    and with its aiohttp one (README, "Providers"); that CPU is what caps throughput at high concurrency. So this
+    and with its aiohttp one (docs/performance.md, "HTTP clients"); that CPU is what caps throughput at high concurrency. So this
     client does what the ``openai`` package's environment conventions do: the key comes from ``OPENAI_API_KEY``
     (``"EMPTY"`` when unset, for local servers; without ``base_url`` the key is required), ``base_url`` defaults to
     ``OPENAI_BASE_URL``, else OpenAI's; ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` are sent as the

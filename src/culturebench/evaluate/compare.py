@@ -219,7 +219,7 @@ class BenchmarkSpec:
 
     benchmark: str
     title: str
-    """The paper, e.g. "CDEval (Wang et al. 2024, arXiv 2311.16421)"."""
+    """The paper: name, authors, year, arXiv id."""
     build: Callable[[Sequence[RunFolder], list[dict[str, str]], Bootstrap, Path | None], Comparison]
     """(run folders, their ``model_labels``, bootstrap settings, the --release override or None) -> Comparison."""
     tables: tuple[Table, ...]

@@ -19,7 +19,7 @@ def return_free_heap() -> None:
     has none. glibc keeps what is freed for reuse, and numpy's large temporaries raise its mmap threshold as they are
     freed (up to 32 MB), so the arrays after them come from the heap and stay resident once freed; a later stage's
     peak then sits on top of them. Dask's workers trim for the same reason. Called after each streaming step and
-    after WVB's bootstrap (README, "Long runs (streaming)", for the figures)."""
+    after a large bootstrap (docs/performance.md, "Evaluating at scale", for the figures)."""
     trim = _malloc_trim()
     if trim is not None:
         trim(0)

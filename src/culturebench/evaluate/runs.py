@@ -284,7 +284,7 @@ def write_metrics_and_plots(metrics: dict, out: Path, plots: Mapping[str, Callab
 
 def release_configs(release: Path, benchmark: str, described: str) -> dict[str, dict]:
     """Every config of a release as ``{config: {split: DataFrame}}``; a release of another benchmark (``described``,
-    e.g. "a NormAd release") or a folder without manifest.json is an InputError naming the folder."""
+    e.g. "a release of that benchmark") or a folder without manifest.json is an InputError naming the folder."""
     manifest = load_manifest(release)
     if manifest.get("benchmark") != benchmark:
         raise InputError(f"not {described} (benchmark {manifest.get('benchmark')!r})", file=release)
@@ -459,7 +459,7 @@ class StreamedRun:
     ``close()`` moves the file into place. A context manager: on an exception the partial file is removed and the
     cache (what resumes the run) is kept. ``total``: the run's requests, which choose the layout (parquet shards
     above SHARD_THRESHOLD, with ``schema``); None: responses.jsonl at any size. One step in ``stream_records``
-    (WVB, CDEval, NormAd); LLM-GLOBE's closed, open and juror steps share one file."""
+    (a single-step run); several steps (e.g. closed, open and juror answers) may share one file."""
 
     def __init__(self, out: Path, total: int | None = None, schema: Any = None, console: Any = None) -> None:
         self.out, self.total, self.schema, self.console = Path(out), total, schema, console

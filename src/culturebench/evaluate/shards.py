@@ -6,7 +6,7 @@ whatever its length. polars marks ``register_io_source`` unstable: ``tests/test_
 
 Why not pyarrow's ``ParquetWriter``, which wrote the shards until 2026-11-27: ``bench/responses_writer.py`` writes
 the same records both ways, each in a fresh process; polars leaves less resident once the file is closed and
-writes smaller files (figures in the README, "Long runs (streaming)")."""
+writes smaller files (figures in docs/performance.md, "Evaluating at scale")."""
 
 from __future__ import annotations
 

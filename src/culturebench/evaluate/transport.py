@@ -2,7 +2,7 @@
 the reply's status, headers and body (secrets redacted), and every connection fault as ``Retryable`` (a kind and a
 one-line detail) or ``UntrustedCertificate`` (said at once: a certificate does not fix itself).
 
-``open_transport`` picks the client by the endpoint (issue #28; README, "HTTP clients side by side"):
+``open_transport`` picks the client by the endpoint (issue #28; docs/performance.md, "HTTP clients side by side"):
 
 - **pyreqwest** (Rust's reqwest, its I/O on threads of its own) for a plain-http endpoint reached without a proxy:
   local servers and a cluster's vLLM replicas, where the client's CPU per request sets the rate. Side by side in

@@ -1,15 +1,15 @@
 """Uncertainty of the headline numbers (issue #18), shared by every benchmark: seeded bootstrap intervals over the
-benchmark's unit of sampling (WVB participants within question, CDEval questions, NormAd stories, LLM-GLOBE
-prompts, SocialCC scenarios), paired-difference tests, and per-group breakdowns with small groups flagged.
+benchmark's unit of sampling (participants within a question, questions, stories, prompts, scenarios: each
+benchmark's ``intervals`` module says which), paired-difference tests, and per-group breakdowns with small groups flagged.
 
 None of the five papers reports an interval; the point estimates stay the papers' own, computed as before, and the
 bootstrap only adds an interval around them. Everything goes through ``scipy.stats.bootstrap``:
 
 - ``mean_interval``: a plain mean of independent values (accuracy over stories, a score over scenarios):
   ``scipy.stats.bootstrap((values,), np.mean)``.
-- ``resample_units``: any statistic of a set of units (CDEval's template-weighted likelihoods, a W1 over the
+- ``resample_units``: any statistic of a set of units (template-weighted likelihoods, a distance over the
   participants of a question): the statistic gets the positions of a resample and recomputes itself from them.
-  Units may be split into strata (CDEval: dimension x domain), each resampled within itself, as scipy's
+  Units may be split into strata (e.g. the cells of a design), each resampled within itself, as scipy's
   multi-sample bootstrap does with one sample per stratum; a stratum of one unit is held as it is (a resample of
   one unit with replacement is that unit; scipy asks for two or more per sample). The statistic returns a vector,
   so every number derived from the same resamples (differences between models, similarities) shares them: paired.
@@ -37,8 +37,8 @@ DEFAULT_RESAMPLES = 2000
 """Bootstrap resamples of the intervals metrics.json reports (``culturebench compare --n-resamples`` changes it)."""
 CONFIDENCE_LEVEL = 0.95
 MAX_RESAMPLED_POSITIONS = 4_000_000
-"""Resampled unit positions scipy holds at once (its ``batch``): all resamples at once for CDEval's few hundred
-questions, batches for WVB's thousands of participant answers. scipy holds its draws (int64) and two resampled
+"""Resampled unit positions scipy holds at once (its ``batch``): all resamples at once for a few hundred
+questions, batches for thousands of participant answers. scipy holds its draws (int64) and two resampled
 copies of the positions (int32, ``resample_units``) at once, ~64 MB; at 20M int64 (before issue #28) they were the
 largest part of an evaluate's peak RSS. The batch sets
 how scipy interleaves its draws across strata, so a run above this size gets other (equally valid) resamples

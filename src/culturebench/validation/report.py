@@ -2,7 +2,7 @@
 
 The HTML page is for an auditor without tools: per config its schema (columns, types, constraints) and every check
 with pass/fail and observed vs expected, the quarantine by reason with a few example rows, the source rows a build
-left out of a config without quarantining them (WVB's released probe: rows of participants not in the input), the raw
+left out of a config without quarantining them (e.g. a released probe set's rows of participants not in the input), the raw
 input files with their sha256 and the commands that rebuild and audit the release. It has no external assets (inline CSS, no
 scripts) and no timestamps: the same release gives the same bytes, whose sha256 is in ``manifest.json``.
 """
@@ -306,7 +306,7 @@ def render_html(report: dict) -> str:
                                 schema.get(config), left_out.get(config)) for config in configs]
     left_out_html = (
         "<section id=left-out><h2>Rows left out by the build</h2><p>Rows of a file that lists what a config holds "
-        "(WVB: the authors' released probe) which the config does not hold, because the input files lack what "
+        "(e.g. the authors' released probe set) which the config does not hold, because the input files lack what "
         "they point to (a participant, an answer), counted per reason and country (the manifest's "
         "<code>provenance</code> holds the same counts). They are not in the quarantine, which keeps rows of the "
         "input files.</p>"

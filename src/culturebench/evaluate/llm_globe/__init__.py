@@ -35,9 +35,11 @@ group t-test rows get the difference of the group means with its interval, and `
 pair of models per dimension with the paired difference, its interval and Fig. 2's tests. ``COMPARE`` is this
 benchmark's entry for ``culturebench compare``.
 
-**Options** come from a small JSON or YAML file given with ``--config`` (every key optional)::
+**Options** (``LLMGlobeOptions`` below): ``--split``, ``--limit``, ``--samples``, ``--temperature``,
+``--max-tokens`` and ``--seed`` as flags; the rest from a small JSON or YAML file given with ``--config`` (every
+key optional; ``evaluate`` and ``score`` take the same file)::
 
-    {"part": "closed" | "open" | "both",          # default "closed" ("--split closed|open|both" also works)
+    {"part": "closed" | "open" | "both",          # default "closed" (--split closed|open|both wins over it)
      "language": "en" | "zh" | "both",             # prompt languages (default "en")
      "samples": 3, "open_samples": 1, "open_max_tokens": 100,
      "jurors": [{"model": "m", "backend": "openai", "base_url": "http://...", "language": "en", "name": "m-en"}],
@@ -49,7 +51,8 @@ benchmark's entry for ``culturebench compare``.
      "society": "United States" or "societies": {"US": "USA", "CN": "China"},
      "t_unit": "paper" | "pooled"}
 
-Every option, the society names included, is checked against the release before the first model call.
+``config.config_of`` turns them into the run's ``Config`` (jurors, groups, societies checked); every option, the
+society names included, is checked against the release before the first model call.
 
 ``evaluate`` runs one model (and the jurors) through ``runner.run_requests`` with the run folder's response cache
 and writes responses.jsonl (one record per closed answer, open answer and juror rating: raw text kept),
@@ -57,23 +60,141 @@ metrics.json, radar.png, wilcoxon.png and run.json. ``score`` recomputes every n
 responses.jsonl files (comma-separated; several models give the across-model tests).
 
 The package, one module per role: ``prompts`` (the closed and open prompts, the juror prompt and the answer
-parsers), ``config`` (the JSON/YAML options: parts, languages, jurors, groups, societies), ``items`` (the release's
-tables and the planned closed, open and juror requests), ``parsing`` (responses.jsonl and human ratings read),
-``scoring`` (closed answers scored, the jury fitted and applied), ``groups`` (means, SDs, the GLOBE, model and group
-tests), ``bootstrap`` (the intervals), ``metrics`` (metrics.json), ``plots``, ``run`` (``evaluate``, ``score`` and
-the command line's ``cli_*``) and ``compare`` (``COMPARE``).
+parsers), ``config`` (the run's ``Config`` from the options: parts, languages, jurors, groups, societies), ``items``
+(the release's tables and the planned closed, open and juror requests), ``parsing`` (responses.jsonl and human
+ratings read, closed answers scored), ``jury`` (the jury fitted and applied), ``measures`` (means, SDs, the GLOBE,
+model and group tests), ``intervals`` (the bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (``plan``,
+``evaluate``, ``score_files``, ``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
+:mod:`culturebench.registry` (the contract of :mod:`culturebench.contract`); this module imports nothing heavy, its
+functions load on first use.
 """
 
-from culturebench.evaluate.llm_globe.config import Config, load_config
-from culturebench.evaluate.llm_globe.items import release_tables, response_id
-from culturebench.evaluate.llm_globe.scoring import apply_jury, fit_jury
-from culturebench.evaluate.llm_globe.groups import GROUP_TTEST_NOTE, globe_ttests, group_means
-from culturebench.evaluate.llm_globe.metrics import score, score_records
-from culturebench.evaluate.llm_globe.plots import write_run
-from culturebench.evaluate.llm_globe.run import cli_check, cli_evaluate, cli_score, evaluate, summary
-from culturebench.evaluate.llm_globe.compare import COMPARE
+from __future__ import annotations
 
-__all__ = [
-    "COMPARE", "Config", "GROUP_TTEST_NOTE", "apply_jury", "cli_check", "cli_evaluate", "cli_score", "evaluate",
-    "fit_jury", "globe_ttests", "group_means", "load_config", "release_tables", "response_id", "score", "score_records",
-    "summary", "write_run"]
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option
+
+PARTS = ("closed", "open", "both")
+"""What is evaluated: the closed prompts (Tables 2-3), the open prompts (Tables 4-5) or both."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMGlobeOptions(Options):
+    split: str | None = option(choices=PARTS, help="closed (default), open or both (the config's part otherwise).")
+    limit: int | None = option(help="Evaluate N prompts of each part, spread over the dimensions by --seed (the run "
+                                    "says what it covers).")
+    samples: int | None = option(score=True, help="Answers per closed prompt (default 3, Sec. 4).")
+    temperature: float | None = option(help="Sampling temperature of the evaluated model (default 1, Sec. 4).")
+    max_tokens: int | None = option(help="Most tokens per closed answer (default 16; open answers: open_max_tokens).")
+    part: str = option("closed", cli=False, score=True, help="closed, open or both (--split wins over it).")
+    language: str = option("en", cli=False, score=True, help="Prompt languages: en, zh or both.")
+    open_samples: int | None = option(cli=False, score=True, help="Answers per open prompt (default 1, Sec. 4).")
+    open_max_tokens: int | None = option(cli=False, score=True,
+                                         help="Most tokens per open answer (default 100, Sec. 4).")
+    jurors: Sequence[Mapping[str, Any] | str] | None = option(
+        cli=False, score=True, help="The jury: a list of {model, backend (openai or vllm), base_url, language (en or "
+                                    "zh), name} (see examples/llm_globe_jurors.yaml).")
+    juror_temperature: float | None = option(cli=False, score=True, help="The jurors' temperature (default 0).")
+    juror_max_tokens: int | None = option(cli=False, score=True, help="Most tokens per juror rating (default 8).")
+    human_ratings: Path | None = option(cli=False, score=True,
+                                        help="CSV/TSV/JSONL of response_id, human_score the jury is fitted on "
+                                             "(relative to the config file).")
+    jury_weights: Mapping[str, Any] | None = option(
+        cli=False, score=True, help="{weights: {juror: w}, language: wL, intercept: b}: the jury's weights, "
+                                    "instead of fitting them.")
+    split_seed: int = option(0, cli=False, score=True, help="Seed of the jury's 2:1 train/test split.")
+    test_fraction: float = option(1 / 3, cli=False, score=True, help="Share of the human ratings held out.")
+    groups: Mapping[str, Sequence[str]] | None = option(
+        cli=False, score=True, help="Group name -> its models (e.g. US, CN): group means and t-tests.")
+    compare: Sequence[str] | None = option(cli=False, score=True,
+                                           help="Two groups compared by two-sample t-tests (Sec. 4.2.4).")
+    equal_var: bool = option(True, cli=False, score=True,
+                             help="Student's t-test between the groups (false: Welch's).")
+    society: str | None = option(cli=False, score=True,
+                                 help="The GLOBE 2004 society every group is tested against.")
+    societies: Mapping[str, str] | None = option(cli=False, score=True,
+                                                 help="Group -> its GLOBE 2004 society (instead of society).")
+    t_unit: str = option("paper", cli=False, score=True,
+                         help="Unit of the t-tests: paper (Tables 2-5) or pooled (every answer a value).")
+
+    @property
+    def evaluated_part(self) -> str:
+        """--split, else the config's part."""
+        return self.split or self.part
+
+    def check(self) -> None:
+        from culturebench.evaluate.llm_globe.config import config_of
+
+        config_of(self)
+
+
+class LLMGlobe(Benchmark):
+    name = "llm_globe"
+    title = "LLM-GLOBE (Karinshak et al. 2024, arXiv 2411.06032)"
+    description = ("closed Likert prompts and open prompts rated by an LLM jury; mean per GLOBE dimension, t-tests "
+                   "against GLOBE 2004, model and group tests (Tables 2-5, Fig. 2-3)")
+    Options = LLMGlobeOptions
+    generators = ("llm_globe",)
+    responses_help = ("responses.jsonl of `evaluate`; several comma-separated files (one or more models) are scored "
+                      "together: the model tests.")
+    tasks = (HarnessTask("llm_globe_closed", "LLM-GLOBE closed-ended prompts, three answers each at temperature 1; "
+                         "mean per GLOBE dimension (Tables 2-3)", {"split": "closed"}),
+             HarnessTask("llm_globe_open", "LLM-GLOBE open-ended prompts rated by the LLM jury its config names "
+                         "(App. B); jury-scored mean per GLOBE dimension (Tables 4-5)", {"split": "open"},
+                         needs_config=True))
+
+    def plan(self, options):
+        from culturebench.evaluate.llm_globe.run import plan
+        return (planned.request for part in plan(options).parts for planned in part.requests)
+
+    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
+        from culturebench.evaluate.llm_globe.run import evaluate
+        return evaluate(backend, options, args=args, console=console)
+
+    def score(self, responses, options):
+        from culturebench.evaluate.llm_globe.run import score_files
+        return score_files(responses, options)
+
+    def summary(self, metrics):
+        from culturebench.evaluate.llm_globe.run import summary
+        return summary(metrics)
+
+    def headline(self, metrics, options):
+        """The closed (Tables 2-3) or jury-scored open (Tables 4-5) mean per GLOBE dimension of the one model."""
+        (cells,) = metrics[self._headline_part(options)]["mean_sd"].values()
+        return {f"mean_{d}": float(cell["mean"]) for d, cell in cells.items() if cell["mean"] is not None}
+
+    def headline_names(self, options):
+        from culturebench.evaluate.llm_globe.prompts import DIMENSIONS
+        self._headline_part(options)
+        return tuple(f"mean_{d}" for d in DIMENSIONS)
+
+    @staticmethod
+    def _headline_part(options) -> str:
+        part = options.evaluated_part
+        if part not in ("closed", "open"):
+            raise ValueError("LLM-GLOBE's headline is the mean per dimension of one part: closed or open")
+        return part
+
+    def option_scoring(self, options):
+        if options.evaluated_part != "closed":
+            return None
+        from culturebench.evaluate.llm_globe.prompts import read_option_token
+        return OptionScoring(read_option_token, parsed_field="answer", group_field="dimension")
+
+    def comparison(self):
+        from culturebench.evaluate.llm_globe.compare import COMPARE
+        return COMPARE
+
+
+BENCHMARK = LLMGlobe()
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "Config": "config", "config_of": "config", "release_tables": "items", "response_id": "items",
+    "apply_jury": "jury", "fit_jury": "jury", "GROUP_TTEST_NOTE": "measures", "globe_ttests": "measures",
+    "group_means": "measures", "score": "metrics", "score_records": "metrics", "write_run": "plots",
+    "evaluate": "run", "summary": "run", "COMPARE": "compare"})

@@ -11,13 +11,13 @@ from typing import Any
 import polars as pl
 
 from culturebench.evaluate import compare, plots, runs, uncertainty
-from culturebench.evaluate.llm_globe.bootstrap import BOOTSTRAP_NOTE
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, DIMENSIONS
+from culturebench.evaluate.llm_globe.intervals import BOOTSTRAP_NOTE
 from culturebench.evaluate.llm_globe.items import release_tables
+from culturebench.evaluate.llm_globe.jury import apply_jury, jury_table
 from culturebench.evaluate.llm_globe.metrics import part_metrics
-from culturebench.evaluate.llm_globe.parsing import read_responses
+from culturebench.evaluate.llm_globe.parsing import read_responses, score_closed
 from culturebench.evaluate.llm_globe.plots import draw_radar, wilcoxon_png
-from culturebench.evaluate.llm_globe.scoring import apply_jury, jury_table, score_closed
 
 PART_VALUES = {"closed": ("score", "Tables 2-3: closed-ended mean per dimension (1-7, 7 = high)"),
                "open": ("jury_score", "Tables 4-5: open-generation jury score per dimension")}

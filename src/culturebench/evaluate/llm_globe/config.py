@@ -1,22 +1,22 @@
-"""LLM-GLOBE's options (``--config`` JSON/YAML): parts, languages, samples, jurors, jury, groups, societies and
-the t-test unit."""
+"""LLM-GLOBE's run configuration (``Config``) made from its options (``LLMGlobeOptions``: flags and the ``--config``
+JSON/YAML): parts, languages, samples, jurors, jury, groups, societies and the t-test unit."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
-from culturebench.evaluate.llm_globe import prompts
+from culturebench.evaluate.llm_globe import PARTS, prompts
+
+if TYPE_CHECKING:
+    from culturebench.evaluate.llm_globe import LLMGlobeOptions
 
 BENCHMARK = "llm_globe"
 DIMENSIONS = prompts.DIMENSIONS
-PARTS = ("closed", "open", "both")
-
-CONFIG_KEYS = {"part", "language", "samples", "open_samples", "open_max_tokens", "jurors", "juror_temperature",
-               "juror_max_tokens", "human_ratings", "jury_weights", "split_seed", "test_fraction", "groups", "compare",
-               "equal_var", "society", "societies", "t_unit"}
 T_UNITS = ("paper", "pooled")
 """Unit of the one-sample t-tests, group means and group t-tests. ``paper`` (default) reproduces Tables 2-5: closed,
 one value per prompt (its mean over the group's models, samples and languages; Table 2 PO: M 4.356, SD 0.645,
@@ -73,52 +73,78 @@ class Config:
                 "source": self.source}
 
 
-def _number(raw: dict, key: str, default, kind, where):
-    """``raw[key]`` as ``kind`` (int or float), or ``default``; anything else is a one-line error."""
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and value != int(value)):
-        raise InputError(f"{key} must be a {'whole ' if kind is int else ''}number, got {value!r}", file=where,
-                         column=key)
-    return kind(value)
-
-
-def load_config(path: Path | str | None = None, *, part: str | None = None, samples: int | None = None) -> Config:
-    """The options of a JSON or YAML config file (None: the defaults); ``part`` / ``samples`` from the command
-    line win over the file."""
-    raw: dict = {}
-    base = Path(".")
-    if path is not None:
-        path = Path(path)
-        raw = runs.read_options_file(path, CONFIG_KEYS)
-        base = path.parent
-    where = path
-    config = Config(source=None if path is None else str(path))
-    chosen_part = part if part in PARTS else raw.get("part", "closed")
-    if chosen_part not in PARTS:
-        raise InputError(f"part must be one of {', '.join(PARTS)}, got {chosen_part!r}", file=where)
-    config.part = chosen_part
-    language = raw.get("language", "en")
-    config.languages = prompts.LANGUAGES if language == "both" else (language,)
+def config_of(options: LLMGlobeOptions) -> Config:
+    """The run's Config from its options (``LLMGlobeOptions``: the flags and the ``--config`` file, already
+    type-checked): languages, jurors, jury weights, groups, comparison and societies checked; a relative
+    ``human_ratings`` is relative to the config file."""
+    where = options.config_file
+    base = Path(".") if where is None else Path(where).parent
+    if options.evaluated_part not in PARTS:
+        raise InputError(f"part must be one of {', '.join(PARTS)}, got {options.evaluated_part!r}", file=where)
+    config = Config(part=options.evaluated_part, source=None if where is None else str(where))
+    config.languages = prompts.LANGUAGES if options.language == "both" else (options.language,)
     if any(lang not in prompts.LANGUAGES for lang in config.languages):
-        raise InputError(f"language must be en, zh or both, got {language!r}", file=where)
-    for key in ("samples", "open_samples", "open_max_tokens", "juror_max_tokens"):
-        if key in raw:
-            if not isinstance(raw[key], int) or raw[key] < 1:
-                raise InputError(f"{key} must be a whole number >= 1, got {raw[key]!r}", file=where)
-            setattr(config, key, raw[key])
-    if samples is not None:
-        runs.check_at_least_one({"--samples": samples})
-        config.samples = samples
-    config.juror_temperature = _number(raw, "juror_temperature", config.juror_temperature, float, where)
-    names = set()
-    jurors = raw.get("jurors") or []
-    if not isinstance(jurors, list):
+        raise InputError(f"language must be en, zh or both, got {options.language!r}", file=where)
+    for key, default in (("samples", prompts.CLOSED_SAMPLES), ("open_samples", prompts.OPEN_SAMPLES),
+                         ("open_max_tokens", prompts.OPEN_MAX_TOKENS), ("juror_max_tokens", prompts.JUROR_MAX_TOKENS)):
+        value = getattr(options, key)
+        if value is not None and value < 1:
+            raise InputError(f"{key} must be a whole number >= 1, got {value!r}", file=where, column=key)
+        setattr(config, key, default if value is None else value)
+    if options.juror_temperature is not None:
+        config.juror_temperature = options.juror_temperature
+    config.jurors = jurors_of(options.jurors, where)
+    if options.human_ratings is not None:
+        ratings = Path(options.human_ratings)
+        config.human_ratings = ratings if ratings.is_absolute() else base / ratings
+    if options.jury_weights is not None:
+        if not isinstance(options.jury_weights.get("weights"), dict):
+            raise InputError("jury_weights must be {weights: {juror: w}, language: wL, intercept: b}", file=where)
+        config.jury_weights = dict(options.jury_weights)
+    config.split_seed = options.split_seed
+    config.test_fraction = options.test_fraction
+    if not 0 < config.test_fraction < 1:
+        raise InputError(f"test_fraction must be between 0 and 1, got {config.test_fraction}", file=where)
+    groups = options.groups or {}
+    if not all(isinstance(v, (list, tuple)) for v in groups.values()):
+        raise InputError("groups must map a group name to a list of model names", file=where)
+    config.groups = {str(k): [str(m) for m in v] for k, v in groups.items()}
+    if options.compare is not None:
+        compare = options.compare
+        if not isinstance(compare, (list, tuple)) or len(compare) != 2:
+            raise InputError("compare must name two groups", file=where)
+        config.compare = (str(compare[0]), str(compare[1]))
+    config.equal_var = options.equal_var
+    if options.society:
+        config.societies["*"] = options.society
+    for group, society in (options.societies or {}).items():
+        if config.groups and group != "*" and str(group) not in config.groups:
+            raise InputError(f"societies names group {group!r}, which is not in groups", file=where,
+                             column="societies")
+        config.societies[str(group)] = str(society)
+    if config.compare is not None and config.groups:
+        for g in config.compare:
+            if g not in config.groups:
+                raise InputError(f"compare names group {g!r}, which is not in groups", file=where, column="compare")
+    config.t_unit = options.t_unit
+    if config.t_unit not in T_UNITS:
+        raise InputError(f"t_unit must be one of {', '.join(T_UNITS)}, got {config.t_unit!r}", file=where,
+                         column="t_unit")
+    return config
+
+
+def jurors_of(entries: Sequence | None, where: Path | None) -> list[Juror]:
+    """The ``jurors`` option checked: each a model name or a mapping of JUROR_KEYS, names unique."""
+    if entries is None:
+        return []
+    if isinstance(entries, str) or not isinstance(entries, Sequence):
         raise InputError("jurors must be a list of {model, base_url, language, name, backend} (see "
                          "examples/llm_globe_jurors.yaml)", file=where, column="jurors")
-    for i, entry in enumerate(jurors):
+    jurors, names = [], set()
+    for i, entry in enumerate(entries):
         if isinstance(entry, str):
             entry = {"model": entry}
-        if not isinstance(entry, dict) or not entry.get("model"):
+        if not isinstance(entry, Mapping) or not entry.get("model"):
             raise InputError(f"juror {i + 1} needs a model", file=where, column="jurors")
         unknown = sorted(set(entry) - JUROR_KEYS)
         if unknown:
@@ -134,46 +160,6 @@ def load_config(path: Path | str | None = None, *, part: str | None = None, samp
         if name in names:
             raise InputError(f"two jurors are named {name!r} (give them a name)", file=where, column="jurors")
         names.add(name)
-        config.jurors.append(Juror(name, str(entry["model"]), backend, entry.get("base_url"), lang,
-                                   runs.request_shape_option(entry.get("request_shape"), where, "jurors")))
-    if raw.get("human_ratings"):
-        ratings = Path(raw["human_ratings"])
-        config.human_ratings = ratings if ratings.is_absolute() else base / ratings
-    if raw.get("jury_weights") is not None:
-        weights = raw["jury_weights"]
-        if not isinstance(weights, dict) or not isinstance(weights.get("weights"), dict):
-            raise InputError("jury_weights must be {weights: {juror: w}, language: wL, intercept: b}", file=where)
-        config.jury_weights = weights
-    config.split_seed = _number(raw, "split_seed", 0, int, where)
-    config.test_fraction = _number(raw, "test_fraction", 1 / 3, float, where)
-    if not 0 < config.test_fraction < 1:
-        raise InputError(f"test_fraction must be between 0 and 1, got {config.test_fraction}", file=where)
-    groups = raw.get("groups") or {}
-    if not isinstance(groups, dict) or not all(isinstance(v, list) for v in groups.values()):
-        raise InputError("groups must map a group name to a list of model names", file=where)
-    config.groups = {str(k): [str(m) for m in v] for k, v in groups.items()}
-    if raw.get("compare") is not None:
-        compare = raw["compare"]
-        if not isinstance(compare, list) or len(compare) != 2:
-            raise InputError("compare must name two groups", file=where)
-        config.compare = (str(compare[0]), str(compare[1]))
-    config.equal_var = bool(raw.get("equal_var", True))
-    if raw.get("society"):
-        config.societies["*"] = str(raw["society"])
-    societies = raw.get("societies") or {}
-    if not isinstance(societies, dict):
-        raise InputError("societies must map a group name to a GLOBE society", file=where, column="societies")
-    for group, society in societies.items():
-        if config.groups and group != "*" and str(group) not in config.groups:
-            raise InputError(f"societies names group {group!r}, which is not in groups", file=where,
-                             column="societies")
-        config.societies[str(group)] = str(society)
-    if config.compare is not None and config.groups:
-        for g in config.compare:
-            if g not in config.groups:
-                raise InputError(f"compare names group {g!r}, which is not in groups", file=where, column="compare")
-    config.t_unit = str(raw.get("t_unit", "paper"))
-    if config.t_unit not in T_UNITS:
-        raise InputError(f"t_unit must be one of {', '.join(T_UNITS)}, got {config.t_unit!r}", file=where,
-                         column="t_unit")
-    return config
+        jurors.append(Juror(name, str(entry["model"]), backend, entry.get("base_url"), lang,
+                            runs.request_shape_option(entry.get("request_shape"), where, "jurors")))
+    return jurors

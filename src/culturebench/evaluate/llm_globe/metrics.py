@@ -11,13 +11,13 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import runs, uncertainty
 from culturebench.evaluate.llm_globe import prompts
-from culturebench.evaluate.llm_globe.bootstrap import BOOTSTRAP_NOTE, model_differences, prompt_bootstrap
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, DIMENSIONS
-from culturebench.evaluate.llm_globe.groups import (
-    GROUP_TTEST_NOTE, globe_ttests, group_means, group_ttests, mean_sd_table, model_groups, model_tests, unit_values)
+from culturebench.evaluate.llm_globe.intervals import BOOTSTRAP_NOTE, model_differences, prompt_bootstrap
 from culturebench.evaluate.llm_globe.items import release_tables
-from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
-from culturebench.evaluate.llm_globe.scoring import apply_jury, constant_jurors, fit_jury, jury_table, score_closed
+from culturebench.evaluate.llm_globe.jury import apply_jury, constant_jurors, fit_jury, jury_table
+from culturebench.evaluate.llm_globe.measures import (
+    GROUP_TTEST_NOTE, globe_ttests, group_means, group_ttests, mean_sd_table, model_groups, model_tests, unit_values)
+from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses, score_closed
 from culturebench.evaluate.scores import ScoreResult
 
 

@@ -1,4 +1,4 @@
-"""LLM-GLOBE's saved answers read: responses.jsonl files and human ratings."""
+"""LLM-GLOBE's saved answers read (responses.jsonl files and human ratings) and the closed answers scored."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import polars as pl
 
 from culturebench.errors import InputError, excerpt
 from culturebench.evaluate import runs
+from culturebench.evaluate.llm_globe import prompts
 
 
 def read_responses(paths: Sequence[Path]) -> list[dict]:
@@ -61,3 +62,28 @@ def read_human_ratings(path: Path) -> pl.DataFrame:
                              column=score_column) from None
     return (frame.select(pl.col("response_id").cast(pl.String)).with_columns(pl.Series("human_score", scores))
             .group_by("response_id", maintain_order=True).agg(pl.col("human_score").mean()))
+
+
+def score_closed(records: Sequence[dict], closed: pl.DataFrame | None) -> pl.DataFrame:
+    """Each closed answer parsed and reverse-scored: model, id, item_id, dimension, language, sample_index,
+    reverse, status, answer (as given), score (7 = high on the dimension; null when invalid)."""
+    rows = []
+    info = {} if closed is None else {r["id"]: r for r in closed.select(
+        "id", "item_id", "dimension", "reverse", "scale_min", "scale_max").iter_rows(named=True)}
+    for rec in records:
+        item = info.get(str(rec["id"]))
+        if item is None:
+            raise InputError(f"closed prompt id {rec['id']!r} is not in the release", file=rec.get("source"),
+                             row=rec.get("row"), column="id")
+        value, status = prompts.parse_rating(rec["response"])
+        if value is not None and not item["scale_min"] <= value <= item["scale_max"]:
+            value, status = None, "out_of_range"
+        rows.append({"model": str(rec["model"]), "id": str(rec["id"]), "item_id": item["item_id"],
+                     "dimension": item["dimension"], "language": rec["language"],
+                     "sample_index": int(rec["sample_index"]), "reverse": bool(item["reverse"]), "parse_status": status,
+                     "answer": value, "score": prompts.reverse_score(value, bool(item["reverse"]), item["scale_min"],
+                                                                     item["scale_max"])})
+    return pl.DataFrame(rows, schema={"model": pl.String, "id": pl.String, "item_id": pl.String,
+                                      "dimension": pl.String, "language": pl.String, "sample_index": pl.Int64,
+                                      "reverse": pl.Boolean, "parse_status": pl.String, "answer": pl.Int64,
+                                      "score": pl.Float64})

@@ -1,8 +1,10 @@
-"""``culturebench evaluate llm_globe`` / ``score llm_globe``: the run (the model, then the jurors), its summary
-line and the command line's entry points (``cli_check``, ``cli_evaluate``, ``cli_score``)."""
+"""``culturebench evaluate llm_globe`` / ``score llm_globe``: the plan (the model's prompts), the run (the model,
+then the jurors), scoring saved responses and the summary line (the ``LLMGlobe`` benchmark's methods)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC
 from functools import partial
 from pathlib import Path
@@ -10,21 +12,24 @@ from typing import Any
 
 import polars as pl
 
+from culturebench.contract import Result
 from culturebench.errors import InputError
 from culturebench.evaluate import run_json, runs
 from culturebench.evaluate.limit import limit_frame
-from culturebench.evaluate.llm_globe import prompts
-from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, Juror, load_config
-from culturebench.evaluate.llm_globe.groups import resolve_societies
-from culturebench.evaluate.llm_globe.items import asked_count, plan_closed, plan_jurors, plan_open, release_tables
+from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
+from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, Juror, config_of
+from culturebench.evaluate.llm_globe.items import (
+    PlannedRequest, asked_count, plan_closed, plan_jurors, plan_open, release_tables)
+from culturebench.evaluate.llm_globe.measures import resolve_societies
 from culturebench.evaluate.llm_globe.metrics import score, score_records
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
 from culturebench.evaluate.llm_globe.plots import write_run
 from culturebench.release import load_manifest
 
 
-def check_inputs(release: Path, config: Config, limit: int | None) -> dict:
-    runs.check_at_least_one({"--limit": limit})
+def check_inputs(release: Path, config: Config) -> dict:
+    """The release's tables, checked against ``config`` (the parts and rubrics it needs, the human ratings, the
+    societies) before any model is asked."""
     tables = release_tables(release)
     if config.part in ("closed", "both") and (tables["closed"] is None or tables["closed"].height == 0):
         raise InputError("release has no closed prompts", file=release)
@@ -112,48 +117,78 @@ def juror_records(model: str, items: list, responses: list) -> list[dict]:
     return records
 
 
-def evaluate(backend, release: Path, out: Path, config: Config | None = None, *, temperature: float | None = None,
-             max_tokens: int | None = None, seed: int | None = 0, limit: int | None = None,
-             juror_backends: dict[str, Any] | None = None, args: dict | None = None,
-             console=None) -> runs.EvaluateResult:
-    """Ask ``backend`` the closed and/or open prompts (``limit`` of each, spread over the dimensions:
-    ``limit.spread_positions``), the jurors to rate the open answers, then score; writes responses.jsonl,
-    metrics.json, plots and run.json into ``out``. Re-running into the same folder answers every request already
-    made from the cache. ``juror_backends`` (name -> backend)
-    replaces the backends the config's jurors would get (tests)."""
+@dataclass(frozen=True)
+class PartPlan:
+    """One part's prompts (after ``--limit``), what they cover, its requests (a generator) and their number."""
+
+    part: str
+    prompts: pl.DataFrame
+    covers: Any
+    requests: Iterator[PlannedRequest]
+    total: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What ``evaluate`` asks the model: the release's tables, the run's Config, the sampling temperature and the
+    closed and/or open parts (the jurors are asked afterwards, about the open answers)."""
+
+    tables: dict[str, pl.DataFrame | None]
+    config: Config
+    temperature: float
+    parts: tuple[PartPlan, ...]
+
+
+def plan(options: LLMGlobeOptions, model: str = "model") -> Plan:
+    """The closed and/or open prompts x languages x samples (``limit`` of each part, spread over the dimensions:
+    ``limit.spread_positions``), read from the release and checked against the options (before a model is loaded);
+    ``model`` names the open answers' response ids."""
+    config = config_of(options)
+    tables = check_inputs(Path(options.release), config)
+    temperature = prompts.TEMPERATURE if options.temperature is None else options.temperature
+    parts = []
+    if config.part in ("closed", "both"):
+        closed, covers = limit_frame(tables["closed"], ["dimension"], options.limit, options.seed, item="prompts",
+                                     columns=["dimensions"], part="closed")
+        requests = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
+                               max_tokens=options.max_tokens or prompts.CLOSED_MAX_TOKENS, seed=options.seed)
+        parts.append(PartPlan("closed", closed, covers, requests,
+                              asked_count(closed, config.languages, config.samples)))
+    if config.part in ("open", "both"):
+        opened, covers = limit_frame(tables["open"], ["dimension"], options.limit, options.seed, item="prompts",
+                                     columns=["dimensions"], part="open")
+        requests = plan_open(opened, config.languages, model, samples=config.open_samples, temperature=temperature,
+                             max_tokens=config.open_max_tokens, seed=options.seed)
+        parts.append(PartPlan("open", opened, covers, requests,
+                              asked_count(opened, config.languages, config.open_samples)))
+    return Plan(tables, config, temperature, tuple(parts))
+
+
+def evaluate(backend, options: LLMGlobeOptions, *, args: dict | None = None, console=None,
+             juror_backends: dict[str, Any] | None = None) -> Result:
+    """Ask ``backend`` the planned closed and/or open prompts, the jurors to rate the open answers, then score;
+    writes responses.jsonl, metrics.json, plots and run.json into ``options.out``. Re-running into the same folder
+    answers every request already made from the cache. ``juror_backends`` (name -> backend) replaces the backends
+    the config's jurors would get (tests)."""
     from datetime import datetime
 
     started = datetime.now(UTC)
-    config = config or Config()
-    release, out = Path(release), Path(out)
-    temperature = prompts.TEMPERATURE if temperature is None else temperature
-    tables = check_inputs(release, config, limit)
-    manifest = load_manifest(release)
+    release, out = Path(options.release), Path(options.out)
     model = str(getattr(backend, "model", "model"))
+    planned = plan(options, model)
+    tables, config = planned.tables, planned.config
+    manifest = load_manifest(release)
     runner: dict[str, dict] = {}
-    covers = []
     answers: list[dict] = []  # the open answers the jurors rate (the open prompts x languages x samples: small)
+    make_records = {"closed": partial(closed_records, model), "open": partial(open_records, model, answers)}
 
     # one responses.jsonl for every step, appended batch by batch (runs.StreamedRun)
     with runs.StreamedRun(out, console=console) as run:
-        if config.part in ("closed", "both"):
-            closed, part_covers = limit_frame(tables["closed"], ["dimension"], limit, seed, item="prompts",
-                                              columns=["dimensions"], part="closed")
-            covers.append(part_covers.as_dict())
-            planned = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
-                                  max_tokens=max_tokens or prompts.CLOSED_MAX_TOKENS, seed=seed)
-            runner["closed"] = runs.runner_stats(run.step(
-                backend, planned, "llm_globe closed", partial(closed_records, model),
-                total=asked_count(closed, config.languages, config.samples)))
-        if config.part in ("open", "both"):
-            opened, part_covers = limit_frame(tables["open"], ["dimension"], limit, seed, item="prompts",
-                                              columns=["dimensions"], part="open")
-            covers.append(part_covers.as_dict())
-            planned = plan_open(opened, config.languages, model, samples=config.open_samples,
-                                temperature=temperature, max_tokens=config.open_max_tokens, seed=seed)
-            runner["open"] = runs.runner_stats(run.step(
-                backend, planned, "llm_globe open", partial(open_records, model, answers),
-                total=asked_count(opened, config.languages, config.open_samples)))
+        for part in planned.parts:
+            runner[part.part] = runs.runner_stats(run.step(
+                backend, part.requests, f"llm_globe {part.part}", make_records[part.part], total=part.total))
+            if part.part != "open":
+                continue
             for juror in config.jurors:
                 juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror, backend)
                 jplanned = plan_jurors(answers, tables["rubrics"], juror, temperature=config.juror_temperature,
@@ -165,20 +200,27 @@ def evaluate(backend, release: Path, out: Path, config: Config | None = None, *,
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
     scored = score_records(read_responses([responses_path]), tables, config, human=human, release=release,
                            sources=[runs.source_info(responses_path)])
-    scored.metrics["covers"] = covers
+    scored.metrics["covers"] = [part.covers.as_dict() for part in planned.parts]
     totals = runs.total_stats(runner.values())
     written = run_json.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
-        extra={"evaluation": {"config": config.as_dict(), "temperature": temperature, "max_tokens": max_tokens,
-                              "seed": seed, "limit": limit, "n_records": run.writer.n_records},
+        extra={"evaluation": {"config": config.as_dict(), "temperature": planned.temperature,
+                              "max_tokens": options.max_tokens, "seed": options.seed, "limit": options.limit,
+                              "n_records": run.writer.n_records},
                "runner_by_part": runner,
-               "release_notes": release_notes(manifest, tables, config, limit),
+               "release_notes": release_notes(manifest, tables, config, options.limit),
                "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
                           for j in config.jurors],
                "parse_status": {"closed": scored.metrics.get("closed", {}).get("parse_status"),
                                 "jurors": scored.metrics.get("open", {}).get("juror_parse_status")}})
-    return runs.EvaluateResult(metrics=scored.metrics, records=[], stats=totals, written=written, score=scored)
+    return Result(metrics=scored.metrics, written=written, stats=totals, score=scored)
+
+
+def score_files(responses: Sequence[Path], options: LLMGlobeOptions) -> Result:
+    """``culturebench score llm_globe``: metrics and plots from saved responses.jsonl files into ``options.out``."""
+    scored = score(list(responses), options.release, config_of(options))
+    return Result(metrics=scored.metrics, written=write_run(scored, Path(options.out)), score=scored)
 
 
 def summary(metrics: dict) -> str:
@@ -200,30 +242,3 @@ def summary(metrics: dict) -> str:
             else:
                 lines.append(f"llm_globe jury: {jury['method']}")
     return "\n".join(lines) or "llm_globe: nothing scored"
-
-
-# --------------------------------------------------------------------------------------------- command line
-
-
-def _config(options: dict) -> Config:
-    return load_config(options.get("config"), part=options.get("split"), samples=options.get("samples"))
-
-
-def cli_check(options: dict) -> None:
-    """`culturebench evaluate` option checks before a backend is made."""
-    check_inputs(options["release"], _config(options), options.get("limit"))
-
-
-def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tuple[str, list[Path]]:
-    config = _config(options)
-    result = evaluate(model_backend, options["release"], options["out"], config,
-                      temperature=options.get("temperature"), max_tokens=options.get("max_tokens"),
-                      seed=options.get("seed"),
-                      limit=options.get("limit"), args=args, console=console)
-    line = f"{summary(result.metrics)}\nllm_globe: {runs.request_counts(result.stats['n_requests'], result.stats)}"
-    return line, result.written
-
-
-def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None) -> tuple[str, list[Path]]:
-    result = score(runs.split_paths(responses), release, load_config(config))
-    return summary(result.metrics), write_run(result, out)

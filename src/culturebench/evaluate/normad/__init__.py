@@ -38,18 +38,125 @@ label, subaxis and country get a per-group interval, size in stories and a ``sma
 
 The package, one module per role: ``prompts`` (App. A.3's prompt and the answer parser), ``items`` (the release's
 stories and the planned requests), ``parsing`` (responses.jsonl read and each answer scored under the unparsed
-rule), ``measures`` (accuracy and per-label / macro P / R / F1, the always-Neither baseline), ``bootstrap`` (the
-intervals), ``metrics`` (metrics.json), ``plots``, ``run`` (``evaluate``, ``score`` and the command line's ``cli_*``)
-and ``compare`` (``COMPARE``).
+rule), ``measures`` (accuracy and per-label / macro P / R / F1, the always-Neither baseline), ``intervals`` (the
+bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (``plan``, ``evaluate``, ``score_files``, ``summary``) and
+``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the contract of
+:mod:`culturebench.contract`); this module imports nothing heavy, its functions load on first use.
 """
 
-from culturebench.evaluate.normad.items import UNKNOWN, plan_requests, release_tables
-from culturebench.evaluate.normad.parsing import scored_label
-from culturebench.evaluate.normad.measures import accuracy, always_neither, label_scores
-from culturebench.evaluate.normad.metrics import score_responses
-from culturebench.evaluate.normad.run import cli_check, cli_evaluate, cli_score, evaluate, summary
-from culturebench.evaluate.normad.compare import COMPARE
+from __future__ import annotations
 
-__all__ = [
-    "COMPARE", "UNKNOWN", "accuracy", "always_neither", "cli_check", "cli_evaluate", "cli_score", "evaluate",
-    "label_scores", "plan_requests", "release_tables", "score_responses", "scored_label", "summary"]
+from dataclasses import dataclass
+
+from culturebench.contract import (
+    Benchmark, HarnessTask, OpenColumns, Options, OptionScoring, lazy_exports, option)
+from culturebench.errors import InputError
+
+CONTEXTS = ("none", "country", "value", "country_value", "rot")
+"""The contexts, from none to the most specific, in request order (``prompts.CONTEXT_NAMES`` names them)."""
+ANSWER_RULES = {
+    "authors": "the authors' run_model_inference.py (NormAd src/ at 9ede851): 'Yes' or 'option 1' anywhere -> yes, "
+               "else 'No' or 'option 2' anywhere -> no, else Neither (case-sensitive substrings, in that order; an "
+               "answer without 'Neither' that only the fallback labels is unparsed)",
+    "strict": "ours (--answer-rule strict): the leading Yes / No / Neither word or option number, else the only such "
+              "word present; several different ones are ambiguous, a refusal is a refusal, an answer without any "
+              "is unparsed",
+}
+"""How an answer is read (``prompts.parse_answer``; metrics.json and run.json ``answer_rule``); the first is the
+default."""
+DEFAULT_ANSWER_RULE = "authors"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NormAdOptions(Options):
+    split: str | None = option(help="A split of the stories (default all).")
+    limit: int | None = option(help="Evaluate N stories, spread over the countries by --seed (the run says what it "
+                                    "covers).")
+    samples: int | None = option(help="Answers per prompt (default 1).")
+    temperature: float | None = option(help="Sampling temperature (default 0, the authors' inference config).")
+    max_tokens: int | None = option(help="Most tokens per answer (default 10, the authors' inference config).")
+    contexts: tuple[str, ...] = option(CONTEXTS, help=f"Comma-separated contexts to ask each story under, of "
+                                                      f"{', '.join(CONTEXTS)} (App. A.3 Fig. 9).")
+    unparsed_wrong: bool = option(False, flag="--unparsed-wrong", score=True,
+                                  help="Count an answer that is not one clear Yes / No / Neither as wrong (default: "
+                                       "read it as Neither, the authors' fallback).")
+    answer_rule: str = option(DEFAULT_ANSWER_RULE, choices=tuple(ANSWER_RULES), score=True,
+                              help="How an answer is read: authors, as the authors' run_model_inference.py "
+                                   "reads it ('Yes' or 'option 1' anywhere -> yes, else 'No' or 'option 2' -> no, "
+                                   "else Neither; case-sensitive), or strict (ours): the leading Yes / No / Neither "
+                                   "word, else the only one present, several different ones unparsed.")
+
+    def check(self) -> None:
+        unknown = [c for c in self.contexts if c not in CONTEXTS]
+        if unknown or not self.contexts:
+            raise InputError(f"unknown context {unknown[0]!r}; choose from {', '.join(CONTEXTS)}" if unknown
+                             else f"no context given; choose from {', '.join(CONTEXTS)}",
+                             file=self.config_file, column="contexts")
+        if len(set(self.contexts)) < len(self.contexts):
+            raise InputError(f"context given twice in {','.join(self.contexts)}", file=self.config_file,
+                             column="contexts")
+
+
+class NormAd(Benchmark):
+    name = "normad"
+    title = "NormAd (Rao et al. 2024, arXiv 2404.12464)"
+    description = ("Yes / No / Neither per story under five contexts (App. A.3 Fig. 9); accuracy and macro F1 per "
+                   "context, zone, subaxis, label")
+    Options = NormAdOptions
+    generators = ("normad", "normad_v2_fix")
+    tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (App. A.3 Fig. 9); accuracy (Fig. 3) "
+                              "and macro F1 (Table A.4)", {"contexts": (context,)})
+                  for context in ("country", "value", "rot", "none", "country_value"))
+    open_columns = {"stories": OpenColumns(
+        ("background",), "cc-by-4.0",
+        "background is Cultural Atlas text, (c) SBS; the other columns are NormAd's (Rao et al. 2024, "
+        "arXiv 2404.12464), CC BY 4.0, uploaded with that attribution")}
+
+    def plan(self, options):
+        from culturebench.evaluate.normad.run import plan
+        return (planned.request for planned in plan(options).requests)
+
+    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
+        from culturebench.evaluate.normad.run import evaluate
+        return evaluate(backend, options, args=args, console=console)
+
+    def score(self, responses, options):
+        from culturebench.evaluate.normad.run import score_files
+        return score_files(responses, options)
+
+    def summary(self, metrics):
+        from culturebench.evaluate.normad.run import summary
+        return summary(metrics)
+
+    def headline(self, metrics, options):
+        """Accuracy (Fig. 3) and macro F1 (Table A.4) of the one model in the one context of ``options`` (a run of
+        several contexts: each name suffixed by its context)."""
+        (model,) = metrics["per_model"].values()
+        values = {name: model[key][context] for (key, context), name in _headline_keys(options).items()}
+        return {name: float(v) for name, v in values.items() if v is not None}
+
+    def headline_names(self, options):
+        return tuple(_headline_keys(options).values())
+
+    def option_scoring(self, options):
+        from culturebench.evaluate.normad.prompts import read_option_token
+        return OptionScoring(read_option_token, parsed_field="answer", group_field="context")
+
+    def comparison(self):
+        from culturebench.evaluate.normad.compare import COMPARE
+        return COMPARE
+
+
+def _headline_keys(options: NormAdOptions) -> dict[tuple[str, str], str]:
+    """(metrics.json key, context) -> headline name: ``accuracy`` and ``macro_f1``, suffixed ``_<context>`` when
+    ``options`` ask more than one context."""
+    single = len(options.contexts) == 1
+    return {(key, c): key if single else f"{key}_{c}" for c in options.contexts for key in ("accuracy", "macro_f1")}
+
+
+BENCHMARK = NormAd()
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "UNKNOWN": "items", "plan_requests": "items", "release_tables": "items", "scored_label": "parsing",
+    "score_answers": "parsing", "accuracy": "measures", "always_neither": "measures", "label_scores": "measures",
+    "score": "metrics", "score_responses": "metrics", "evaluate": "run", "summary": "run", "COMPARE": "compare"})

@@ -11,7 +11,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import compare, plots, uncertainty
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate.normad.bootstrap import BOOTSTRAP_NOTE, BREAKDOWNS
+from culturebench.evaluate.normad.intervals import BOOTSTRAP_NOTE, BREAKDOWNS
 from culturebench.evaluate.normad.items import release_tables
 from culturebench.evaluate.normad.metrics import score_responses
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, read_responses

@@ -10,7 +10,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import runs, uncertainty
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate.normad.bootstrap import BOOTSTRAP_NOTE, add_intervals, bootstrap_scores
+from culturebench.evaluate.normad.intervals import BOOTSTRAP_NOTE, add_intervals, bootstrap_scores
 from culturebench.evaluate.normad.items import release_tables
 from culturebench.evaluate.normad.measures import context_metrics
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, UNPARSED_RULES, read_responses, score_answers

@@ -21,7 +21,7 @@ Not acceptable." is no, "No. Yes, in some cases." is yes); an answer that reache
 optional "Answer:" prefix, or an option number ("3) Neither"); otherwise the only one of those words present
 anywhere; several different ones are ``ambiguous``, a refusal ("I cannot ...") is ``refusal``, nothing recognisable
 (or an empty answer) is ``unparsed``. Only ``parsed`` answers carry a label; the others are scored as Neither by
-default (the authors' fallback) or as wrong with ``--unparsed-wrong`` (``culturebench.evaluate.normad.UNPARSED_RULES``).
+default (the authors' fallback) or as wrong with ``--unparsed-wrong`` (``parsing.UNPARSED_RULES``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from culturebench.builders.normad import facts
 from culturebench.errors import InputError
+from culturebench.evaluate.normad import ANSWER_RULES, CONTEXTS, DEFAULT_ANSWER_RULE  # the options' choices
 
 _FACTS = facts()["evaluation"]
 
@@ -43,16 +44,6 @@ OPTION_NUMBERS = dict(_FACTS["answers"]["option_numbers"])
 """Fig. 9's numbered options 1) Yes 2) No 3) Neither."""
 AUTHORS_SUBSTRINGS = {label: tuple(found) for label, found in _FACTS["answers"]["authors_substrings"].items()}
 """The authors' reading: the first label (in this order) one of whose case-sensitive substrings the answer holds."""
-ANSWER_RULES = {
-    "authors": "the authors' run_model_inference.py (NormAd src/ at 9ede851): 'Yes' or 'option 1' anywhere -> yes, "
-               "else 'No' or 'option 2' anywhere -> no, else Neither (case-sensitive substrings, in that order; an "
-               "answer without 'Neither' that only the fallback labels is unparsed)",
-    "strict": "ours (--answer-rule strict): the leading Yes / No / Neither word or option number, else the only such "
-              "word present; several different ones are ambiguous, a refusal is a refusal, an answer without any "
-              "is unparsed",
-}
-"""How an answer is read (metrics.json and run.json ``answer_rule``); the first is the default."""
-DEFAULT_ANSWER_RULE = "authors"
 
 
 def check_answer_rule(rule: str) -> str:
@@ -66,8 +57,7 @@ def other_answer_rule(rule: str) -> str:
     """The answer rule that is not ``rule`` (metrics.json counts the answers the two read differently)."""
     return next(r for r in ANSWER_RULES if r != rule)
 
-CONTEXTS = ("none", "country", "value", "country_value", "rot")
-"""The contexts, from none to the most specific, in request order."""
+
 CONTEXT_NAMES = {"none": "no context", "country": "COUNTRY", "value": "VALUE", "country_value": "COUNTRY+VALUE",
                  "rot": "RULE-OF-THUMB"}
 """How plots and summaries name each context (the paper's names)."""
@@ -166,3 +156,18 @@ def _strict_answer(text: str | None) -> Answer:
 def normalise_label(value: object) -> str | None:
     """A gold label as one of LABELS (case-insensitive; "neither" -> neutral), or None when it is none of them."""
     return OPTION_WORDS.get(str(value).strip().lower()) if value is not None else None
+
+
+OPTION_TEXT = {"yes": "Yes", "no": "No", "neutral": "Neither"}
+"""Each label as the option text ``--scoring logprobs`` replays: both ANSWER_RULES read "Yes", "No" and "Neither" as
+yes, no and neutral."""
+OPTION_GROUP = tuple(OPTION_TEXT.values())
+
+
+def read_option_token(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """The option a generated token (its text without surrounding spaces and punctuation) stands for, as the text
+    the replay answers with, and its group (``OptionScoring.read_option``); None for no option. The options are the
+    words and option numbers of the strict parser (OPTION_WORDS in any case, OPTION_NUMBERS: "3" and "neither" are
+    both Neither), whichever answer rule reads the text: they find the answer token."""
+    label = OPTION_WORDS.get(text.lower()) or OPTION_NUMBERS.get(text)
+    return None if label is None else (OPTION_TEXT[label], OPTION_GROUP)

@@ -9,13 +9,13 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.evaluate import compare, runs, uncertainty
-from culturebench.evaluate.socialcc import prompts
-from culturebench.evaluate.socialcc.config import BENCHMARK, Config
+from culturebench.evaluate.socialcc import BENCHMARK, prompts
+from culturebench.evaluate.socialcc.config import Config
 from culturebench.evaluate.socialcc.items import TRANSCRIPTS_FILE, release_tables
 from culturebench.evaluate.socialcc.metrics import BOOTSTRAP_NOTE, aggregate
 from culturebench.evaluate.socialcc.plots import (
     aware_without_knowledge_png, behaviour_distribution_png, by_country_png, by_value_topic_zone_png, table2_png)
-from culturebench.evaluate.socialcc.run import read_transcripts, reparse, rezone
+from culturebench.evaluate.socialcc.parsing import read_transcripts, reparse, rezone
 
 
 def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, str]], settings: uncertainty.Bootstrap,
@@ -112,7 +112,7 @@ def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:
 
 
 COMPARE = compare.BenchmarkSpec(
-    benchmark=BENCHMARK,
+    benchmark=BENCHMARK.name,
     title="SocialCC (Wu et al., ACL 2025)",
     build=compare_runs,
     tables=(

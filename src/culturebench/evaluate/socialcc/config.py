@@ -1,5 +1,6 @@
-"""SocialCC's options (``--config`` JSON/YAML): judge, antagonist, stop rule, rounds, temperatures, zones, dialogue
-setup, event stand-ins and Fig. 5's grouping."""
+"""SocialCC's run settings made from its options (``SocialCCOptions``): the judge and antagonist models, the stop
+rule, rounds, temperatures, the zones table, the dialogue setup, event stand-ins and Fig. 5's grouping, with the
+paper's values where an option is not given."""
 
 from __future__ import annotations
 
@@ -10,20 +11,7 @@ from typing import Any
 
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
-from culturebench.evaluate.socialcc import prompts
-
-BENCHMARK = "socialcc"
-
-CONFIG_KEYS = {"judge", "antagonist", "stop", "max_rounds", "agent_temperature", "agent_max_tokens",
-               "judge_temperature", "judge_max_tokens", "zones", "dialogue_setup", "event_stand_ins", "fig5_country"}
-FIG5_GROUPINGS = {
-    "commonsense": "the country of the scenario's commonsense item (Cultural Atlas): Fig. 5 plots cultural awareness "
-                   "and commonsense knowledge, which are about that item (Steps 1-2 of Sec. 3.3), and Sec. 5.1 "
-                   "discusses Croatia, which is a Cultural Atlas country but not one of the 60 value countries of "
-                   "Table 3A",
-    "value": "the country of the scenario's value item (ours, the earlier grouping; Table 3A's countries)",
-}
-"""``fig5_country``: what Fig. 5 groups dialogues by (default ``commonsense``)."""
+from culturebench.evaluate.socialcc import DIALOGUE_SETUPS, FIG5_GROUPINGS, STOP_RULES, SocialCCOptions, prompts
 
 NO_JUDGE = ("socialcc needs a named judge model (the paper's is GPT-4o): give --config with "
             "{\"judge\": \"MODEL\"} or {\"judge\": {\"model\", \"backend\", \"base_url\"}}")
@@ -42,15 +30,15 @@ class Config:
     judge: ModelSpec | None = None
     antagonist: ModelSpec | None = None
     max_rounds: int = prompts.MAX_ROUNDS
-    stop: str = "paper"
+    stop: str = STOP_RULES[0]
     agent_temperature: float = prompts.AGENT_TEMPERATURE
     agent_max_tokens: int = prompts.AGENT_MAX_TOKENS
     judge_temperature: float = prompts.JUDGE_TEMPERATURE
     judge_max_tokens: int = prompts.JUDGE_MAX_TOKENS
     zones: dict[str, str] = field(default_factory=dict)
-    dialogue_setup: str = prompts.DIALOGUE_SETUPS[0]
+    dialogue_setup: str = DIALOGUE_SETUPS[0]
     event_stand_ins: bool = True
-    fig5_country: str = "commonsense"
+    fig5_country: str = tuple(FIG5_GROUPINGS)[0]
     source: str | None = None
 
     def as_dict(self) -> dict:
@@ -63,7 +51,8 @@ class Config:
                 "event_stand_ins": self.event_stand_ins, "fig5_country": self.fig5_country, "source": self.source}
 
 
-def _spec(value: Any, key: str, where: Path | None) -> ModelSpec:
+def model_spec(value: Any, key: str, where: Path | None) -> ModelSpec:
+    """The ``judge`` or ``antagonist`` option (a model name, or {model, backend, base_url, request_shape})."""
     if isinstance(value, str) and value:
         return ModelSpec(value)
     if not isinstance(value, dict) or not value.get("model"):
@@ -89,46 +78,20 @@ def read_zones(path: Path) -> dict[str, str]:
         return {row[country].strip(): row[zone].strip() for row in reader if row.get(country) and row.get(zone)}
 
 
-def load_config(path: Path | str | None = None) -> Config:
-    """The options of a JSON or YAML config file (None: the defaults)."""
-    if path is None:
-        return Config()
-    path = Path(path)
-    raw = runs.read_options_file(path, CONFIG_KEYS)
-    config = Config(source=str(path))
-    if raw.get("judge") is not None:
-        config.judge = _spec(raw["judge"], "judge", path)
-    if raw.get("antagonist") is not None:
-        config.antagonist = _spec(raw["antagonist"], "antagonist", path)
-    if raw.get("stop", "paper") not in prompts.STOP_RULES:
-        raise InputError(f"stop must be one of {', '.join(prompts.STOP_RULES)}, got {raw['stop']!r}", file=path,
-                         column="stop")
-    config.stop = raw.get("stop", "paper")
-    for key in ("max_rounds", "agent_max_tokens", "judge_max_tokens"):
-        if key in raw:
-            if not isinstance(raw[key], int) or isinstance(raw[key], bool) or raw[key] < 1:
-                raise InputError(f"{key} must be a whole number >= 1, got {raw[key]!r}", file=path, column=key)
-            setattr(config, key, raw[key])
-    for key in ("agent_temperature", "judge_temperature"):
-        if key in raw:
-            if not isinstance(raw[key], (int, float)) or isinstance(raw[key], bool) or raw[key] < 0:
-                raise InputError(f"{key} must be a number >= 0, got {raw[key]!r}", file=path, column=key)
-            setattr(config, key, float(raw[key]))
-    for key, allowed in (("dialogue_setup", prompts.DIALOGUE_SETUPS), ("fig5_country", tuple(FIG5_GROUPINGS))):
-        if key in raw:
-            if raw[key] not in allowed:
-                raise InputError(f"{key} must be one of {', '.join(allowed)}, got {raw[key]!r}", file=path,
-                                 column=key)
-            setattr(config, key, raw[key])
-    if "event_stand_ins" in raw:
-        if not isinstance(raw["event_stand_ins"], bool):
-            raise InputError(f"event_stand_ins must be true or false, got {raw['event_stand_ins']!r}", file=path,
-                             column="event_stand_ins")
-        config.event_stand_ins = raw["event_stand_ins"]
-    if raw.get("zones"):
-        zones = Path(raw["zones"])
-        config.zones = read_zones(zones if zones.is_absolute() else path.parent / zones)
-    return config
+def config_from(options: SocialCCOptions) -> Config:
+    """The run's settings: the options (checked when they were made) with the paper's values where one is not
+    given, the named models as ``ModelSpec``s and the zones table read."""
+    given = {key: getattr(options, key) for key in ("max_rounds", "agent_temperature", "agent_max_tokens",
+                                                    "judge_temperature", "judge_max_tokens")
+             if getattr(options, key) is not None}
+    where = options.config_file
+    zones = options.zones_file()
+    return Config(judge=None if options.judge is None else model_spec(options.judge, "judge", where),
+                  antagonist=None if options.antagonist is None else model_spec(options.antagonist, "antagonist",
+                                                                                where),
+                  stop=options.stop, zones={} if zones is None else read_zones(zones),
+                  dialogue_setup=options.dialogue_setup, event_stand_ins=options.event_stand_ins,
+                  fig5_country=options.fig5_country, source=None if where is None else str(where), **given)
 
 
 def make_backend(spec: ModelSpec, like=None):

@@ -1,4 +1,5 @@
-"""SocialCC's dialogues: the evaluated model against the antagonist, round by round, then judged."""
+"""SocialCC's dialogues: the evaluated model against the antagonist, round by round, their transcripts, then
+judged."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from culturebench.evaluate.socialcc import prompts
+from culturebench.evaluate.socialcc import DIALOGUE_SETUPS, prompts
 from culturebench.evaluate.socialcc.items import Scenario
 
 
@@ -60,10 +61,10 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
              max_rounds: int = prompts.MAX_ROUNDS, temperature: float = prompts.AGENT_TEMPERATURE,
              max_tokens: int = prompts.AGENT_MAX_TOKENS, seed: int | None = 0, stop: str = "paper",
              progress: OverallProgress | None = None,
-             setup: str = prompts.DIALOGUE_SETUPS[0]) -> tuple[list[Dialogue], list]:
+             setup: str = DIALOGUE_SETUPS[0]) -> tuple[list[Dialogue], list]:
     """Play every dialogue to its end: one batch of turns per step (protagonist = Character 2, antagonist =
     Character 1, ...), each turn a cached request holding the dialogue so far, its messages laid out as ``setup``
-    says (``prompts.DIALOGUE_SETUPS``). Returns the dialogues and the runner results of every step."""
+    says (``prompts.DIALOGUE_SETUPS_NOTE``). Returns the dialogues and the runner results of every step."""
     from culturebench.evaluate.backends import ChatRequest, SamplingParams
     from culturebench.evaluate.runner import run_requests
 
@@ -102,6 +103,15 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
         if d.ended_by is None:
             d.ended_by = "max_rounds"
     return dialogues, results
+
+
+def transcript_record(d: Dialogue, model: str, antagonist_model: str, setup: str) -> dict:
+    """A line of transcripts.jsonl: the dialogue, its scenario's groups (Figs. 5-7) and prompt fields."""
+    s = d.scenario
+    return {"scenario_id": s.id, "model": model, "antagonist_model": antagonist_model, "country": s.country,
+            "commonsense_country": s.commonsense_country, "zone": s.zone, "topic": s.topic,
+            "value_topic": s.value_topic, "n_rounds": d.rounds, "ended_by": d.ended_by, "dialogue_setup": setup,
+            "turns": d.turns, "fields": s.fields}
 
 
 def judge_transcripts(transcripts: Sequence[dict], judge_backend, cache, *,

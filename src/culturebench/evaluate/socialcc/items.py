@@ -9,8 +9,8 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import runs
-from culturebench.evaluate.socialcc import prompts
-from culturebench.evaluate.socialcc.config import BENCHMARK, Config
+from culturebench.evaluate.socialcc import BENCHMARK, prompts
+from culturebench.evaluate.socialcc.config import Config
 
 SCENARIO_COLUMNS = ("id", "scenario", "events", "characters", "commonsense_country", "commonsense_topic",
                     "commonsense_item", "value_item", "value_country", "value_topic")
@@ -26,7 +26,7 @@ TRANSCRIPTS_FILE = "transcripts.jsonl"
 def release_tables(release: Path, split: str | None = None) -> dict[str, pl.DataFrame]:
     """The release's ``scenarios`` (ids as text; all splits or only ``split``)."""
     release = Path(release)
-    tables = runs.release_configs(release, BENCHMARK, "a SocialCC release")
+    tables = runs.release_configs(release, BENCHMARK.name, "a SocialCC release")
     scenarios = runs.release_config(tables, "scenarios", release, columns=SCENARIO_COLUMNS, split=split)
     scenarios = scenarios.with_columns(pl.col("id").cast(pl.String), pl.col("value_country").cast(pl.String))
     duplicated = scenarios.filter(pl.col("id").is_duplicated())

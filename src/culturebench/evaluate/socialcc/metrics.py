@@ -12,8 +12,7 @@ import numpy as np
 
 from culturebench.errors import InputError
 from culturebench.evaluate import runs, uncertainty
-from culturebench.evaluate.socialcc import prompts
-from culturebench.evaluate.socialcc.config import BENCHMARK, FIG5_GROUPINGS
+from culturebench.evaluate.socialcc import BENCHMARK, FIG5_GROUPINGS, prompts
 from culturebench.evaluate.socialcc.items import UNKNOWN
 
 TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
@@ -228,7 +227,7 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
             "antagonist_models": sorted({str(r.get("antagonist_model")) for r in mine}),
         }
     metrics = {
-        "benchmark": BENCHMARK, "release": None if release is None else str(release),
+        "benchmark": BENCHMARK.name, "release": None if release is None else str(release),
         "release_manifest_sha256": runs.release_manifest_sha256(release), "transcripts": sources or [],
         "models": models, "judges": list(prompts.JUDGES), "judge_names": dict(prompts.JUDGE_NAMES),
         "judge_scales": {k: list(v) for k, v in prompts.JUDGE_SCALES.items()},

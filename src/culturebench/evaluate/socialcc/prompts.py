@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from culturebench.builders.socialcc import facts, portfolio
+from culturebench.evaluate.socialcc import DIALOGUE_SETUPS
 
 SIMULATION = facts()["simulation"]
 MAX_ROUNDS = int(SIMULATION["max_rounds"])
@@ -60,8 +61,7 @@ DIALOGUE_SETUPS_NOTE = {
                   f"'{ANTAGONIST_START}' before its 'Hello', for chat templates that refuse an "
                   "assistant turn right after the system message",
 }
-"""How the agents' chat messages are laid out (config ``dialogue_setup``)."""
-DIALOGUE_SETUPS = tuple(DIALOGUE_SETUPS_NOTE)
+"""How the agents' chat messages are laid out (option ``dialogue_setup``, one of the package's DIALOGUE_SETUPS)."""
 
 STAND_INS = {"Event 1": ("Character 2's Social Goal 1", "protagonist goals", 0),
              "Event 2": ("Character 2's Social Goal 2", "protagonist goals", 1)}
@@ -78,14 +78,14 @@ SOURCED_FIELDS = ("Event 1", "Event 2", "Cultural Commonsense", "Cultural Value"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9 ]+)\}")
 
 
-STOP_RULES = {"paper": _END, "tolerant": re.compile(r"\bgood[\s-]*bye\b", re.IGNORECASE)}
-"""How a turn ends the dialogue. ``paper`` (default): the printed "GOOD BYE" (Tables 6A-7A), any case and spacing.
-``tolerant`` (ours): also "Goodbye" / "good-bye", which small models say instead and which otherwise lets a dialogue
-run to the turn limit."""
+STOP_PATTERNS = {"paper": _END, "tolerant": re.compile(r"\bgood[\s-]*bye\b", re.IGNORECASE)}
+"""How a turn ends the dialogue (option ``stop``, one of the package's STOP_RULES). ``paper`` (default): the printed
+"GOOD BYE" (Tables 6A-7A), any case and spacing. ``tolerant`` (ours): also "Goodbye" / "good-bye", which small
+models say instead and which otherwise lets a dialogue run to the turn limit."""
 
 
 def ends_dialogue(text: str | None, stop: str = "paper") -> bool:
-    return bool(text) and STOP_RULES[stop].search(text) is not None
+    return bool(text) and STOP_PATTERNS[stop].search(text) is not None
 
 
 def fill(template: str, fields: dict) -> str:

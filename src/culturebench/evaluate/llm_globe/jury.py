@@ -1,5 +1,5 @@
-"""LLM-GLOBE's answers scored: closed answers parsed and reverse-scored, open answers rated by the jury (fitted
-on human ratings, given weights, or the jurors' mean)."""
+"""LLM-GLOBE's LLMs-as-a-Jury (Sec. 3.3, App. B): the jurors' ratings of the open answers combined into one score
+(fitted on human ratings, given weights, or the jurors' mean)."""
 
 from __future__ import annotations
 
@@ -14,31 +14,6 @@ from culturebench.evaluate.llm_globe import prompts
 
 LANGUAGE_FEATURE = "language_zh"
 """Name of L(x) in the jury regression (1 for zh-CN answers)."""
-
-
-def score_closed(records: Sequence[dict], closed: pl.DataFrame | None) -> pl.DataFrame:
-    """Each closed answer parsed and reverse-scored: model, id, item_id, dimension, language, sample_index,
-    reverse, status, answer (as given), score (7 = high on the dimension; null when invalid)."""
-    rows = []
-    info = {} if closed is None else {r["id"]: r for r in closed.select(
-        "id", "item_id", "dimension", "reverse", "scale_min", "scale_max").iter_rows(named=True)}
-    for rec in records:
-        item = info.get(str(rec["id"]))
-        if item is None:
-            raise InputError(f"closed prompt id {rec['id']!r} is not in the release", file=rec.get("source"),
-                             row=rec.get("row"), column="id")
-        value, status = prompts.parse_rating(rec["response"])
-        if value is not None and not item["scale_min"] <= value <= item["scale_max"]:
-            value, status = None, "out_of_range"
-        rows.append({"model": str(rec["model"]), "id": str(rec["id"]), "item_id": item["item_id"],
-                     "dimension": item["dimension"], "language": rec["language"],
-                     "sample_index": int(rec["sample_index"]), "reverse": bool(item["reverse"]), "parse_status": status,
-                     "answer": value, "score": prompts.reverse_score(value, bool(item["reverse"]), item["scale_min"],
-                                                                     item["scale_max"])})
-    return pl.DataFrame(rows, schema={"model": pl.String, "id": pl.String, "item_id": pl.String,
-                                      "dimension": pl.String, "language": pl.String, "sample_index": pl.Int64,
-                                      "reverse": pl.Boolean, "parse_status": pl.String, "answer": pl.Int64,
-                                      "score": pl.Float64})
 
 
 def jury_table(open_records: Sequence[dict], juror_records: Sequence[dict],

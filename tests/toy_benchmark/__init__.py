@@ -1,0 +1,64 @@
+"""A toy benchmark, registered from this one folder and one entry point (docs/adding-a-benchmark.md): yes / no
+questions, accuracy against the gold answer. ``test_toy_benchmark.py`` builds, evaluates, scores and exports it
+through the same command line as the five real benchmarks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, option
+
+ANSWERS = ("yes", "no")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToyOptions(Options):
+    limit: int | None = option(help="Ask the first N questions.")
+    temperature: float | None = option(help="Sampling temperature (default 0).")
+    strict: bool = option(False, score=True, help="Only an answer that is exactly yes or no counts (default: the "
+                                                  "first word).")
+
+
+class Toy(Benchmark):
+    name = "toy"
+    title = "Toy (a test benchmark)"
+    description = "one yes / no question per row; accuracy"
+    Options = ToyOptions
+    builder = "toy_benchmark.builder"
+    schemas = "toy_benchmark.schemas"
+    tasks = (HarnessTask("toy", "Toy: yes / no questions; accuracy"),)
+
+    def plan(self, options):
+        from toy_benchmark.run import requests
+        return (item.request for item in requests(options))
+
+    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
+        from toy_benchmark.run import evaluate
+        return evaluate(backend, options, args=args, console=console)
+
+    def score(self, responses, options):
+        from toy_benchmark.run import score
+        return score(responses, options)
+
+    def summary(self, metrics):
+        return f"toy: accuracy {metrics['accuracy']:.3f} over {metrics['n']} answers"
+
+    def headline(self, metrics, options):
+        return {"accuracy": float(metrics["accuracy"])}
+
+    def headline_names(self, options):
+        return ("accuracy",)
+
+    def option_scoring(self, options):
+        return OptionScoring(lambda text: (text.lower(), ANSWERS) if text.lower() in ANSWERS else None,
+                             parsed_field="answer", group_field="id")
+
+    def rai_facts(self):
+        return {"url": {"value": "https://example.org/toy", "source": "test"}, "synthetic": "all",
+                **{name: {"text": "A test benchmark.", "source": "test"} for name in (
+                    "dataCollection", "dataAnnotationProtocol", "personalSensitiveInformation", "dataBiases",
+                    "dataLimitations", "dataUseCases", "dataSocialImpact", "dataReleaseMaintenancePlan")},
+                "dataCollectionType": {"value": ["Manual Human Curator"], "source": "test"}}
+
+
+BENCHMARK = Toy()
