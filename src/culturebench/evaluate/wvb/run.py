@@ -8,13 +8,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
 from culturebench.evaluate import run_json, runs
+from culturebench.evaluate.limit import Coverage
 from culturebench.evaluate.wvb import WVBOptions
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
@@ -32,18 +33,21 @@ from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATUSES
 from culturebench.release import load_manifest
 
+if TYPE_CHECKING:
+    from culturebench.evaluate.backends import SamplingParams
+
 
 @dataclass(frozen=True)
 class Plan:
-    """What ``evaluate`` asks: the evaluated rows (after ``--limit``) and what they cover, the questions and the
-    participants' demographics the prompts need, the requests (a generator), their number and their sampling."""
+    """What ``evaluate`` asks: the evaluated rows (after ``--limit``) and what they cover, the questions (their
+    scales read the answers), the requests (a generator), their number and their sampling."""
 
     rows: pl.DataFrame
-    covers: Any
+    covers: Coverage
     questions: pl.DataFrame
     requests: Iterator[PlannedRequest]
     n_requests: int
-    sampling: Any
+    sampling: SamplingParams
 
 
 def plan(options: WVBOptions) -> Plan:
