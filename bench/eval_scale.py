@@ -115,7 +115,7 @@ def child_evaluate(release: Path, out: Path, url: str, limit: int, concurrency: 
 
     backend = OpenAIBackend("scripted-model", base_url=url, concurrency=concurrency)
     started = time.perf_counter()
-    result = wvb.evaluate(backend, release, out, split="test", limit=limit, console=None)
+    result = wvb.evaluate(backend, wvb.WVBOptions(release=release, out=out, split="test", limit=limit), console=None)
     wall = time.perf_counter() - started
     return {"requests": result.stats["n_requests"], "queried": result.stats["n_queried"], "wall_s": wall,
             "runner_s": result.stats["wall_s"], "mean_w1": result.metrics["mean"], "peak_rss_mib": own_peak_rss_mib()}

@@ -7,7 +7,7 @@ written.
 
     python bench/responses_writer.py [--records 600000] [--runs 2]
 
-The records have WVB's fields (``wvb.requests.response_schema``): a prompt of ~900 characters that differs per
+The records have WVB's fields (``wvb.items.response_schema``): a prompt of ~900 characters that differs per
 participant and question, a short reply, the sampling settings; they come in the runner's batches
 (``runner.BATCH_SIZE``), made as they are written, so the records themselves hold no memory. The runs alternate
 between the two writers.
@@ -65,7 +65,7 @@ def child(kind: str, n: int) -> dict:
     from culturebench.evaluate import runs
     from culturebench.evaluate.memory import return_free_heap
     from culturebench.evaluate.runner import BATCH_SIZE
-    from culturebench.evaluate.wvb.requests import response_schema
+    from culturebench.evaluate.wvb.items import response_schema
 
     schema = response_schema()
     pl.DataFrame(records(0, 2), schema=schema)  # polars' frame building loaded before the baseline, for both

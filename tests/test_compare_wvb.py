@@ -20,9 +20,10 @@ from typer.testing import CliRunner
 
 from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page
 from culturebench.cli import app
-from culturebench.evaluate import metrics, uncertainty, wvb
+from culturebench.evaluate import uncertainty, wvb
+from culturebench.evaluate.wvb import measures
+from culturebench.evaluate.wvb.measures import CELL_COLUMNS, AnswerCounts
 from scripted_server import ScriptedServer
-from culturebench.evaluate.wvb.scoring import CELL_COLUMNS, AnswerCounts
 from culturebench.release import load_manifest, read_tables
 
 FEW = uncertainty.Bootstrap(n_resamples=300, seed=5)
@@ -88,7 +89,7 @@ def test_w1_from_counts_by_hand():
     # and human {1, 2, 3} vs model {3} on 1-3 -> 1/2 (mean |h - 3| / 2); a cell without model answers -> NaN
     human = np.asarray([[2, 1, 0, 1, 0], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]], dtype=float)
     model = np.asarray([[0, 2, 2, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 0, 0]], dtype=float)
-    got = metrics.w1_from_counts(human, model, np.asarray([4.0, 2.0, 3.0]), np.ones(5))  # consecutive points
+    got = measures.w1_from_counts(human, model, np.asarray([4.0, 2.0, 3.0]), np.ones(5))  # consecutive points
     assert got[:2].tolist() == pytest.approx([0.25, 0.5])
     assert np.isnan(got[2])
 

@@ -235,7 +235,7 @@ def tall_wvb_groups():
     import polars as pl
 
     from culturebench.evaluate import compare
-    from culturebench.evaluate.wvb.comparison import GROUP_TABLES
+    from culturebench.evaluate.wvb.compare import GROUP_TABLES
 
     tables = {title.replace(" ", "_"): pl.DataFrame(
         [{"model": m, title: g, "mean W1": 0.5, "mean W1_low": 0.45, "mean W1_high": 0.55, "small": False}
@@ -246,7 +246,7 @@ def tall_wvb_groups():
 @pytest.mark.parametrize("figure", ["accuracy_by_context.png", "accuracy_by_zone.png", "groups.png"])
 def test_a_legend_covers_no_bar_even_when_the_bars_are_tall(figure, saved_figures, tmp_path):
     from culturebench.evaluate.normad import plots as normad_plots
-    from culturebench.evaluate.wvb.comparison import groups_png
+    from culturebench.evaluate.wvb.compare import groups_png
 
     if figure == "groups.png":
         groups_png(tall_wvb_groups(), tmp_path / figure)

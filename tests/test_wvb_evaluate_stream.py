@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from culturebench.contract import Result
 from culturebench.evaluate import runs, wvb
 from culturebench.evaluate.backends import ChatRequest, ChatResponse, OpenAIBackend, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
@@ -31,9 +32,9 @@ def reply(text: str, body: dict) -> str:
     return f'{{"thoughtful explanation": "x", "answer as a score": "{1 + len(text) % 5}"}}'
 
 
-def run_evaluate(server: ScriptedServer, release: Path, out: Path, **options) -> runs.EvaluateResult:
+def run_evaluate(server: ScriptedServer, release: Path, out: Path, **options) -> Result:
     backend = OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8)
-    return wvb.evaluate(backend, release, out, split="test", limit=LIMIT, **options)
+    return wvb.evaluate(backend, wvb.WVBOptions(release=release, out=out, split="test", limit=LIMIT, **options))
 
 
 def list_pairing(rows: pl.DataFrame, records: list[dict], demographics: bool) -> pl.DataFrame:
@@ -278,3 +279,19 @@ def test_a_shard_damaged_past_its_footer_is_a_one_line_error(tmp_path, sample_re
     line = one_line_error(result)
     assert str(folder) in line and words in line
     assert not (tmp_path / "scored" / runs.METRICS_FILE).exists()
+
+
+@pytest.mark.parametrize("demographics", [True, False])
+def test_plan_yields_the_requests_evaluate_sends(tmp_path, sample_release, demographics):
+    """``BENCHMARK.plan`` (no model involved) yields what ``evaluate`` asks, in its order (issue #44: the harness
+    and the lm-eval export plan a run from it)."""
+    options = wvb.WVBOptions(release=sample_release, out=tmp_path / "run", split="test", limit=LIMIT,
+                             demographics=demographics, samples=2)
+    planned = list(wvb.BENCHMARK.plan(options))
+    with ScriptedServer(reply=reply) as server:
+        result = wvb.BENCHMARK.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8),
+                                        options)
+    assert result.stats["n_requests"] == len(planned)
+    records = runs.read_jsonl(tmp_path / "run" / runs.RESPONSES_FILE)
+    assert [(r.message_dicts(), r.sample_index, r.sampling.temperature) for r in planned] == [
+        (r["messages"], r["sample_index"], r["sampling"]["temperature"]) for r in records]

@@ -13,10 +13,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from conftest import one_line_error
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import metrics
-from culturebench.evaluate.wvb import score, sniff_delimiter, write_run
+from culturebench.evaluate.wvb import measures, score, sniff_delimiter, write_run
 from culturebench.release import build_release, load_manifest, read_tables
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,25 +38,25 @@ def counts_of(answers: list[int], points: np.ndarray, low: int) -> np.ndarray:
 
 
 def axis(human: list[int], model: list[int], low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The axis ``metrics.support_points`` gives these answers, and the one cell's steps."""
-    points, gaps = metrics.support_points(np.asarray(human + model, dtype=np.int64) - low, high - low)
+    """The axis ``measures.support_points`` gives these answers, and the one cell's steps."""
+    points, gaps = measures.support_points(np.asarray(human + model, dtype=np.int64) - low, high - low)
     return points, gaps, np.asarray([high - low], dtype=float)
 
 
 def w1(human: list[int], model: list[int], low: int, high: int) -> float:
-    """``metrics.w1_from_counts`` of two lists of answers (one cell), as the scoring calls it."""
+    """``measures.w1_from_counts`` of two lists of answers (one cell), as the scoring calls it."""
     points, gaps, steps = axis(human, model, low, high)
-    return float(metrics.w1_from_counts(counts_of(human, points, low), counts_of(model, points, low), steps, gaps)[0])
+    return float(measures.w1_from_counts(counts_of(human, points, low), counts_of(model, points, low), steps, gaps)[0])
 
 
 def uniform_w1(human: list[int], low: int, high: int) -> float:
     points, gaps, steps = axis(human, [], low, high)
-    return float(metrics.uniform_w1_from_counts(counts_of(human, points, low), points, steps, gaps)[0])
+    return float(measures.uniform_w1_from_counts(counts_of(human, points, low), points, steps, gaps)[0])
 
 
 def majority_w1(human: list[int], low: int, high: int) -> float:
     points, gaps, steps = axis(human, [], low, high)
-    return float(metrics.majority_w1_from_counts(counts_of(human, points, low), steps, gaps)[0])
+    return float(measures.majority_w1_from_counts(counts_of(human, points, low), steps, gaps)[0])
 
 
 def test_identical_distributions_have_distance_zero():
@@ -91,10 +91,10 @@ def test_w1_against_hand_computation():
 
 
 def test_the_axis_holds_the_scale_and_each_answer_off_it_once():
-    points, gaps = metrics.support_points(np.asarray([0, 5, 10**9, 5]), 3)
+    points, gaps = measures.support_points(np.asarray([0, 5, 10**9, 5]), 3)
     assert points.tolist() == [0, 1, 2, 3, 5, 10**9]
     assert gaps.tolist() == [1, 1, 1, 2, 10**9 - 5, 0]
-    assert np.isnan(metrics.w1_from_counts(np.zeros((1, 4)), np.ones((1, 4)), np.asarray([3.0]), np.ones(4))[0])
+    assert np.isnan(measures.w1_from_counts(np.zeros((1, 4)), np.ones((1, 4)), np.asarray([3.0]), np.ones(4))[0])
 
 
 def test_uniform_baseline_against_hand_computation():
@@ -107,8 +107,8 @@ def test_uniform_baseline_against_hand_computation():
 
 
 def test_majority_baseline():
-    assert metrics.majority_counts(np.asarray([[2.0, 1.0, 0.0, 1.0]])).tolist() == [[1, 0, 0, 0]]
-    assert metrics.majority_counts(np.asarray([[0.0, 2.0, 2.0, 0.0]])).tolist() == [[0, 1, 0, 0]]  # tie: smallest
+    assert measures.majority_counts(np.asarray([[2.0, 1.0, 0.0, 1.0]])).tolist() == [[1, 0, 0, 0]]
+    assert measures.majority_counts(np.asarray([[0.0, 2.0, 2.0, 0.0]])).tolist() == [[0, 1, 0, 0]]  # tie: smallest
     # majority 1 on 1-4: mean |h - 1| / 3 = (0 + 0 + 1 + 3) / 4 / 3 = 1/3.
     assert majority_w1([1, 1, 2, 4], 1, 4) == pytest.approx(1 / 3)
     assert majority_w1([2, 2, 2], 1, 4) == 0.0
@@ -118,24 +118,24 @@ def test_majority_baseline():
 
 def test_threshold_curve_on_constructed_set():
     distances = [0.0, 0.05, 0.1 + 0.2, 0.5, 1.0]  # 0.1 + 0.2 = 0.30000000000000004 counts as <= 0.30
-    curve = metrics.threshold_curve(distances)
+    curve = measures.threshold_curve(distances)
     assert list(curve) == KEYS
     expected = {"0.00": 1, "0.05": 2, "0.10": 2, "0.25": 2, "0.30": 3, "0.45": 3, "0.50": 4, "0.95": 4, "1.00": 5}
     for key, count in expected.items():
         assert curve[key] == pytest.approx(count / 5), key
     assert all(curve[a] <= curve[b] for a, b in zip(KEYS, KEYS[1:]))
     # grid points computed by accumulation (0.05 * 3 = 0.15000000000000002) still count
-    assert metrics.threshold_curve([0.05 * 3, 0.05 * 7])["0.15"] == 0.5
-    assert metrics.threshold_curve([0.05 * 3, 0.05 * 7])["0.35"] == 1.0
-    assert metrics.threshold_curve([None, float("nan"), 0.2])["0.20"] == 1.0
-    assert set(metrics.threshold_curve([]).values()) == {None}
+    assert measures.threshold_curve([0.05 * 3, 0.05 * 7])["0.15"] == 0.5
+    assert measures.threshold_curve([0.05 * 3, 0.05 * 7])["0.35"] == 1.0
+    assert measures.threshold_curve([None, float("nan"), 0.2])["0.20"] == 1.0
+    assert set(measures.threshold_curve([]).values()) == {None}
 
 
 def test_summary_mean_std():
-    out = metrics.summary({"Q1": 0.0, "Q2": 0.5, "Q3": None})
+    out = measures.summary({"Q1": 0.0, "Q2": 0.5, "Q3": None})
     assert out["mean"] == pytest.approx(0.25) and out["std"] == pytest.approx(0.25)
     assert out["n_questions"] == 2 and out["per_question"]["Q3"] is None
-    assert metrics.mean_std([]) == (None, None)
+    assert measures.mean_std([]) == (None, None)
 
 
 # -------------------------------------------------------------------------------------------------- end to end
@@ -402,6 +402,24 @@ def test_config_errors_are_one_line(tmp_path, release, probe):
     result = CliRunner().invoke(app, ["score", "wvb", "--responses", str(responses), "--release", str(release),
                                       "--out", str(tmp_path / "run"), "--config", str(config)])
     assert result.exit_code == 2 and "unknown majority 'median'; choose from pooled, per_group" in result.output
+
+
+def test_majority_flag_scores_as_the_config_key_and_one_responses_file_at_a_time(tmp_path, release, probe):
+    """``--majority per_group`` scores as the config's ``{"majority": "per_group"}`` does (issue #44: an option from
+    a flag or the config alike); several comma-separated responses files are one error line (wvb scores one)."""
+    responses = write_responses(tmp_path / "perfect.tsv", perfect_rows(probe))
+    config = tmp_path / "per_group.json"
+    config.write_text(json.dumps({"majority": "per_group"}))
+    base = ["score", "wvb", "--responses", str(responses), "--release", str(release)]
+    by_flag = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "flag"), "--majority", "per_group"])
+    by_config = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "config"), "--config", str(config)])
+    assert by_flag.exit_code == 0 and by_config.exit_code == 0, by_flag.output + by_config.output
+    flagged, configured = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("flag", "config"))
+    assert flagged["baselines"]["majority"]["definition"] == "per_group"
+    assert flagged["baselines"] == configured["baselines"]
+    two = CliRunner().invoke(app, ["score", "wvb", "--responses", f"{responses},{responses}", "--release",
+                                   str(release), "--out", str(tmp_path / "two")])
+    assert "wvb scores one responses file at a time, got 2" in one_line_error(two)
 
 
 TABLE2_MAJORITY = {  # Table 2, Oracle baselines, Majority column

@@ -16,7 +16,7 @@ from importlib.metadata import entry_points
 from culturebench.contract import Benchmark
 from culturebench.errors import InputError
 
-BUILT_IN = ("cdeval", "normad", "llm_globe", "socialcc")  # DEV-ONLY
+BUILT_IN = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
 """The benchmarks of this package, in build order: ``culturebench.evaluate.<name>.BENCHMARK``."""
 ENTRY_POINT_GROUP = "culturebench.benchmarks"
 

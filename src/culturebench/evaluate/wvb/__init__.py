@@ -1,108 +1,156 @@
-"""Score model answers on WorldValuesBench (Zhao et al. 2024, Sec. 3.2-3.5): ``culturebench score wvb``.
+"""WorldValuesBench evaluation and scoring (Zhao et al. 2024, Sec. 3.2-3.5): ``culturebench evaluate wvb`` and
+``culturebench score wvb``.
 
-Input: the paper's evaluate input, a TSV or CSV (delimiter sniffed) with columns QUESTION_ID, PARTICIPANT_ID, SCORE,
-one model answer per row. Human answers are joined from the release's ``examples`` by (participant_id,
+Scoring input: the paper's evaluate input, a TSV or CSV (delimiter sniffed) with columns QUESTION_ID,
+PARTICIPANT_ID, SCORE, one model answer per row (or an ``evaluate`` run's responses). Human answers are joined from the release's ``examples`` by (participant_id,
 question_id), whatever split they are in; only the participants present in the input are read (lazily). Per question,
 the W1 distance between the human answers and the valid model answers of the covered rows (Sec. 3.2, Table 2; see
-``metrics``), its mean / std (Table 2's Mean row) and threshold curve (Fig. 3); the same per demographic group, and
+``measures``), its mean / std (Table 2's Mean row) and threshold curve (Fig. 3); the same per demographic group, and
 two oracle baselines (Sec. 3.3): uniform and majority.
 
 The majority baseline has two readings (``MAJORITY_DEFINITIONS``, facts/wvb.json ``evaluation.baselines``):
 ``pooled`` (default) predicts the most frequent of the question's scored human answers, which reproduces Table 2's
 Majority column; ``per_group`` predicts each participant the most frequent answer of their probe group (continent x
 urban/rural x education level), as Sec. 3.3's text says, and is 0.18 off Table 2 on average. Choose with
-``--config`` (``{"majority": "per_group"}``); metrics.json names the one used (``baselines.majority.definition``).
+``--majority per_group`` (or ``--config``: ``{"majority": "per_group"}``); metrics.json names the one used
+(``baselines.majority.definition``).
 
 ``culturebench evaluate wvb`` (``run``): builds the App. B prompts (``prompts``) for the probe or a split one at a
-time (``requests.iter_requests``), runs them through ``runner.stream_requests`` in bounded batches with a response
-cache in the run folder, appends each batch's parsed records to the responses file (responses.jsonl, or parquet shards
+time (``run.plan``, ``items.iter_requests``), runs them through ``runner.stream_requests`` in bounded batches
+with a response cache in the run folder, appends each batch's parsed records to the responses file (responses.jsonl, or parquet shards
 for a large run) and scores them from it with the same code (``score_answers``), writing run.json (``runs``).
 
-The package, one module per part of the protocol (this module re-exports their public names): ``items`` (the
-release, read lazily, and the evaluated rows), ``requests`` (prompts -> requests, responses records), ``parsing``
-(answers read back and paired with the rows), ``scoring`` (the paper's metrics), ``intervals`` (the bootstrap),
-``plots``, ``run`` (``evaluate`` and the command line's entry points) and ``comparison`` (``COMPARE``).
+The package, one module per role (this module re-exports their public names, loaded on first use): ``prompts``
+(App. B's prompts and the answer parsing), ``items`` (the release, read lazily, the evaluated rows, the planned
+requests and their records), ``parsing`` (answers read back and paired with the rows), ``measures`` (Sec. 3.2-3.3's
+W1, threshold curve and oracle baselines as functions of answer counts), ``intervals`` (the bootstrap), ``metrics``
+(metrics.json: ``score``, ``score_answers``), ``plots``, ``run`` (``plan``, ``evaluate``, ``score_files``,
+``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the
+contract of :mod:`culturebench.contract`); this module imports nothing heavy.
 
 Intervals (issue #18, ``W1Bootstrap``, ``add_intervals``): a seeded bootstrap over participants within each question
 recomputes every W1 statistic; metrics.json gets ``<key>_ci`` beside each value and ``group_breakdown``. ``COMPARE``
 is this benchmark's entry for ``culturebench compare`` (runs re-scored and bootstrapped together: paired).
 """
 
-from culturebench.evaluate.wvb.items import (  # noqa: F401
-    check_inputs,
-    evaluation_rows,
-    limited_rows,
-    PROBE_DIMENSIONS,
-    prompt_tables,
-    question_order,
-    release_routes,
-    release_rows,
-    SPLITS,
-)
+from __future__ import annotations
 
-from culturebench.evaluate.wvb.requests import (  # noqa: F401
-    iter_requests,
-    parse_records,
-    plan_requests,
-    PlannedRequest,
-    request_count,
-    request_sampling,
-    response_schema,
-)
+import json
+from dataclasses import dataclass
+from importlib import resources
 
-from culturebench.evaluate.wvb.parsing import (  # noqa: F401
-    ANSWER_COLUMNS,
-    answers_frame,
-    COLUMNS,
-    DELIMITERS,
-    evaluate_answers,
-    scan_answers,
-    read_responses,
-    sniff_delimiter,
-)
+from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option
 
-from culturebench.evaluate.wvb.intervals import (  # noqa: F401
-    add_intervals,
-    bootstrap_intervals,
-    BOOTSTRAP_NOTE,
-    DIFFERENCE_KINDS,
-    GROUP_COLUMNS,
-    group_sizes,
-    PatternRows,
-    W1Bootstrap,
-)
+SPLITS = ("probe", "train", "validation", "test")
+"""``--split``: the probe (the ``probe`` config, Sec. 3.1) or every example of a split of the ``examples`` config."""
+MAJORITY_DEFINITIONS = ("pooled", "per_group")
+"""Readings of the majority baseline (see the module docstring); the first is the default."""
+_PROMPTS = json.loads(resources.files("culturebench.facts").joinpath("wvb.json").read_text(encoding="utf-8"))[
+    "evaluation"]["prompts"]  # read here, not through builders.wvb.facts, which imports polars
+FAMILIES = tuple(_PROMPTS["with_demographics"])
+"""The model families App. B gives prompts for: alpaca, vicuna, mixtral, gpt-3.5 (``--prompt-family``)."""
+DEFAULT_FAMILY = _PROMPTS["default_family"]
+"""gpt-3.5, for any model (the paper has no rule for other models: ours)."""
 
-from culturebench.evaluate.wvb.scoring import (  # noqa: F401
-    MAJORITY_DEFINITIONS,
-    out_of_scale_report,
-    score,
-    score_answers,
-    ScoreResult,
-)
 
-from culturebench.evaluate.wvb.plots import (  # noqa: F401
-    histograms_png,
-    MAX_HISTOGRAMS,
-    threshold_curve_png,
-    write_run,
-)
+@dataclass(frozen=True, kw_only=True)
+class WVBOptions(Options):
+    split: str = option(SPLITS[0], choices=SPLITS,
+                        help="What to evaluate: the probe (Sec. 3.1) or every example of a split.")
+    limit: int | None = option(help="Evaluate N rows, spread over the questions by --seed (the run says what it "
+                                    "covers).")
+    samples: int | None = option(help="Samples per question without demographics (default: its number of human "
+                                      "answers), per row with them (default 1).")
+    temperature: float | None = option(help="Sampling temperature (default: the paper's, 0 with demographics, 0.7 "
+                                            "without).")
+    max_tokens: int | None = option(help="Most tokens per answer (default 256, ours: the paper is silent).")
+    demographics: bool = option(True, flag="--demographics/--no-demographics",
+                                help="Give the participant's country, urban/rural and education (default), or let "
+                                     "the model assume them.")
+    prompt_family: str = option(DEFAULT_FAMILY, choices=FAMILIES,
+                                help="Whose App. B prompts (Figs. 5-10); the default serves any other model (the "
+                                     "paper has no rule for them).")
+    majority: str = option(MAJORITY_DEFINITIONS[0], choices=MAJORITY_DEFINITIONS, score=True,
+                           help="The majority baseline (Sec. 3.3): pooled, the question's most frequent human "
+                                "answer (reproduces Table 2), or per_group, each probe group's (the text's reading).")
+    drop_out_of_scale: bool = option(False, score=True,
+                                     help="A whole-number answer off the question's scale is invalid (left out). "
+                                          "Default: scored as given, rescaled like any other, as the authors' "
+                                          "evaluate.py does.")
+    drop_non_integer: bool = option(False, score=True,
+                                    help="An answer that is not a whole number (2.6) is invalid (left out). "
+                                         "Default: truncated toward zero (2), as the authors' evaluate.py does "
+                                         "(astype(int)).")
 
-from culturebench.evaluate.wvb.run import (  # noqa: F401
-    cli_check,
-    cli_evaluate,
-    cli_score,
-    CONFIG_KEYS,
-    evaluate,
-    read_config,
-)
 
-from culturebench.evaluate.wvb.comparison import (  # noqa: F401
-    COMPARE,
-    compare_runs,
-    comparison_tables,
-    GROUP_TABLES,
-    groups_png,
-    REPORT_THRESHOLDS,
-    run_answers,
-    threshold_curves_png,
-)
+class WVB(Benchmark):
+    name = "wvb"
+    title = "WorldValuesBench (Zhao et al. 2024, LREC-COLING 2024)"
+    description = ("App. B's prompts for the probe or a split, with or without demographics; W1 per question, its "
+                   "mean and std (Table 2), threshold curve (Fig. 3), per group, oracle baselines")
+    Options = WVBOptions
+    responses_help = ("responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run "
+                      "above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter "
+                      "sniffed).")
+    tasks = (HarnessTask("wvb", "WorldValuesBench with demographics (Figs. 5-8, temperature 0); mean W1 (Table 2)",
+                         {"demographics": True}),
+             HarnessTask("wvb_no_demographics", "WorldValuesBench without demographics (Figs. 9-10, temperature "
+                         "0.7, oversampled); mean W1 (Table 2)", {"demographics": False}))
+    lower_is_better = frozenset({"mean_w1", "std_w1"})
+
+    def plan(self, options):
+        from culturebench.evaluate.wvb.run import plan
+        return (planned.request for planned in plan(options).requests)
+
+    def check(self, options):
+        """The release is a WVB release: its manifest only (a split's rows, millions, are read once, by
+        ``evaluate``)."""
+        from culturebench.evaluate.wvb.items import check_inputs
+        check_inputs(options.release, options.split, options.limit)
+
+    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
+        from culturebench.evaluate.wvb.run import evaluate
+        return evaluate(backend, options, args=args, console=console)
+
+    def score(self, responses, options):
+        from culturebench.evaluate.wvb.run import score_files
+        return score_files(responses, options)
+
+    def summary(self, metrics):
+        from culturebench.evaluate.wvb.run import summary
+        return summary(metrics)
+
+    def headline(self, metrics, options):
+        """Mean and std over questions of the per-question W1 (Table 2)."""
+        values = {"mean_w1": metrics["mean"], "std_w1": metrics["std"]}
+        return {name: float(value) for name, value in values.items() if value is not None}
+
+    def headline_names(self, options):
+        return ("mean_w1", "std_w1")
+
+    def option_scoring(self, options):
+        from culturebench.evaluate.wvb.prompts import read_option_token
+        return OptionScoring(read_option_token, parsed_field="answer", group_field="question_id")
+
+    def comparison(self):
+        from culturebench.evaluate.wvb.compare import COMPARE
+        return COMPARE
+
+
+BENCHMARK = WVB()
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    **dict.fromkeys(("check_inputs", "evaluation_rows", "limited_rows", "PROBE_DIMENSIONS", "prompt_tables",
+                     "question_order", "release_routes", "release_rows", "iter_requests", "parse_records",
+                     "plan_requests", "PlannedRequest", "request_count", "request_sampling", "response_schema"),
+                    "items"),
+    **dict.fromkeys(("ANSWER_COLUMNS", "answers_frame", "COLUMNS", "DELIMITERS", "evaluate_answers", "scan_answers",
+                     "read_responses", "sniff_delimiter"), "parsing"),
+    **dict.fromkeys(("add_intervals", "bootstrap_intervals", "BOOTSTRAP_NOTE", "DIFFERENCE_KINDS", "GROUP_COLUMNS",
+                     "group_sizes", "PatternRows", "W1Bootstrap"), "intervals"),
+    **dict.fromkeys(("AnswerCounts", "out_of_scale_report", "ScoreResult"), "measures"),
+    **dict.fromkeys(("score", "score_answers"), "metrics"),
+    **dict.fromkeys(("histograms_png", "MAX_HISTOGRAMS", "threshold_curve_png", "write_run"), "plots"),
+    **dict.fromkeys(("evaluate", "plan", "score_files", "summary"), "run"),
+    **dict.fromkeys(("COMPARE", "compare_runs", "comparison_tables", "GROUP_TABLES", "groups_png",
+                     "REPORT_THRESHOLDS", "run_answers", "threshold_curves_png"), "compare")})

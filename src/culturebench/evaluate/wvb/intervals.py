@@ -7,16 +7,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
-from culturebench.evaluate import metrics, uncertainty
+from culturebench.evaluate import uncertainty
+from culturebench.evaluate.wvb import measures
 from culturebench.evaluate.wvb.items import question_order
-
-if TYPE_CHECKING:
-    from culturebench.evaluate.wvb.scoring import AnswerCounts
+from culturebench.evaluate.wvb.measures import AnswerCounts
 
 # ------------------------------------------------------------------------------------------------ uncertainty
 # Issue #18: intervals by a seeded bootstrap over participants within each question (the unit of sampling of
@@ -104,7 +102,7 @@ class W1Bootstrap:
         self.steps = np.asarray([dict(zip(scales["question_id"], scales["scale_max"]))[q] - lows[q]
                                  for q in self.questions], dtype=float)
         # answers kept off the scale (score_answers) add points to the axis, one per distinct answer
-        self.support, self.gaps = metrics.support_points(np.concatenate([c.offsets for c in counts]),
+        self.support, self.gaps = measures.support_points(np.concatenate([c.offsets for c in counts]),
                                                          int(self.steps.max()))
         self.points = self.support.size
         self.groups = {kind: sorted(pl.concat([q[column].drop_nulls().unique() for q in covered]).unique().to_list())
@@ -171,7 +169,7 @@ class W1Bootstrap:
         answer counts."""
         human, answers = (c.reshape(self.n_cells, self.points)
                           for c in self.data[model].counts(weights, self.n_cells * self.points))
-        return metrics.w1_from_counts(human, answers, self.cell_steps, self.gaps), human[:len(self.questions)]
+        return measures.w1_from_counts(human, answers, self.cell_steps, self.gaps), human[:len(self.questions)]
 
     def per_model(self, model: str, weights: np.ndarray) -> dict[str, np.ndarray]:
         """Every statistic of one model when pattern ``p`` is drawn ``weights[p]`` times."""
@@ -180,10 +178,10 @@ class W1Bootstrap:
         out = {"per_question": w1[:n_q]}
         out["mean"], out["std"] = _nan_mean_std(w1[:n_q])
         values = w1[:n_q][np.isfinite(w1[:n_q])]
-        out["curve"] = (np.asarray([np.mean(values <= t + metrics.EPSILON) for _, t in metrics.threshold_grid()])
-                        if values.size else np.full(metrics.THRESHOLD_STEPS + 1, np.nan))
-        out["uniform"] = _nan_mean_std(metrics.uniform_w1_from_counts(human, self.support, self.steps, self.gaps))[0]
-        out["majority"] = _nan_mean_std(metrics.majority_w1_from_counts(human, self.steps, self.gaps))[0]
+        out["curve"] = (np.asarray([np.mean(values <= t + measures.EPSILON) for _, t in measures.threshold_grid()])
+                        if values.size else np.full(measures.THRESHOLD_STEPS + 1, np.nan))
+        out["uniform"] = _nan_mean_std(measures.uniform_w1_from_counts(human, self.support, self.steps, self.gaps))[0]
+        out["majority"] = _nan_mean_std(measures.majority_w1_from_counts(human, self.steps, self.gaps))[0]
         offset = n_q
         for kind, names in self.groups.items():
             out[kind] = w1[offset:offset + len(names) * n_q].reshape(len(names), n_q)
@@ -285,7 +283,7 @@ def _point_index(offset: pl.Expr, support: np.ndarray) -> pl.Expr:
 
 def _nan_mean_std(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and population std over the last axis of the finite values (NaN where there are none), as
-    ``metrics.mean_std`` leaves out questions without a W1."""
+    ``measures.mean_std`` leaves out questions without a W1."""
     ok = np.isfinite(values)
     n = ok.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -352,7 +350,7 @@ def bootstrap_intervals(boot: W1Bootstrap, scored: dict[str, dict], settings: un
             "per_question_ci": dict(zip(boot.questions, span(model, "per_question", own_question=True))),
             "mean_ci": span(model, "mean")[0], "std_ci": span(model, "std")[0],
             **{f"{name}_bootstrap_bias": _bias(result, layout[(model, name)].start) for name in ("mean", "std")},
-            "threshold_curve_ci": dict(zip((k for k, _ in metrics.threshold_grid()), span(model, "curve"))),
+            "threshold_curve_ci": dict(zip((k for k, _ in measures.threshold_grid()), span(model, "curve"))),
             "baselines": {"uniform": span(model, "uniform")[0], "majority": span(model, "majority")[0] if majority else None},
             "groups_ci": group_ci, "group_breakdown": tables}
     rows = []

@@ -13,7 +13,7 @@ from culturebench.evaluate.limit import counted
 from culturebench.evaluate.wvb.items import question_order
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.wvb.scoring import ScoreResult
+    from culturebench.evaluate.wvb.measures import ScoreResult
 
 MAX_HISTOGRAMS = 6
 

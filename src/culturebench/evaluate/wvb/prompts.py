@@ -31,6 +31,7 @@ import re
 from typing import Sequence
 
 from culturebench.builders.wvb import facts
+from culturebench.evaluate.wvb import DEFAULT_FAMILY, FAMILIES  # noqa: F401 - the package's option choices
 
 _FACTS = facts()["evaluation"]
 
@@ -40,10 +41,6 @@ DEMOGRAPHIC_VARIABLES = tuple(_FACTS["demographic_variables"]["variables"])
 MISSING_DEMOGRAPHIC = "No answer"
 """Shown as the answer when the participant's demographic is missing in the release (a negative WVS code; ours: the
 probe only has participants with all three, a full split may not)."""
-
-FAMILIES = tuple(_FACTS["prompts"]["with_demographics"])
-"""The model families App. B gives prompts for: alpaca, vicuna, mixtral, gpt-3.5."""
-DEFAULT_FAMILY = _FACTS["prompts"]["default_family"]
 
 WITH_DEMOGRAPHICS_TEMPLATES = {f: v["template"] for f, v in _FACTS["prompts"]["with_demographics"].items()}
 """Figs. 5-8 per family (placeholders demographics, question)."""
@@ -271,3 +268,13 @@ def parse_answer(text: str | None, scale_min: int, scale_max: int) -> tuple[int 
     if numbers and len(text.split()) <= SHORT_REPLY_WORDS:
         return _checked(numbers.pop(), "ok", "text_integer", scale_min, scale_max)
     return None, "no_answer"
+
+
+_OPTION_TOKEN = re.compile(r"^\d{1,3}$")
+
+
+def read_option_token(text: str) -> tuple[str, None] | None:
+    """The option a generated token (its text without surrounding spaces and punctuation) stands for
+    (``OptionScoring.read_option``): an integer of 1-3 digits is an answer, as the number
+    ``parse_answer`` reads ("07" -> "7"), in no fixed group of options; None for anything else."""
+    return (str(int(text)), None) if _OPTION_TOKEN.match(text) else None

@@ -1,63 +1,89 @@
-"""``culturebench evaluate wvb`` and the command line's entry points (``cli_check``, ``cli_evaluate``,
-``cli_score``): prompts (``requests``) -> the runner, batch by batch -> responses file -> ``score_answers`` -> run.json."""
+"""``culturebench evaluate wvb`` / ``score wvb``: the plan (App. B's prompts, ``items.iter_requests``), the run
+(the runner, batch by batch -> responses file -> ``score_answers`` -> run.json), scoring saved responses and the
+summary line (the ``WVB`` benchmark's methods)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import polars as pl
+
+from culturebench.contract import Result
 from culturebench.errors import InputError
 from culturebench.evaluate import run_json, runs
-from culturebench.evaluate.wvb.items import check_inputs, limited_rows, prompt_tables
-from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
-from culturebench.evaluate.wvb.plots import write_run
-from culturebench.evaluate.wvb.requests import (
+from culturebench.evaluate.limit import Coverage
+from culturebench.evaluate.wvb import WVBOptions
+from culturebench.evaluate.wvb.items import (
     PlannedRequest,
     iter_requests,
+    limited_rows,
     parse_records,
+    prompt_tables,
     request_count,
     request_sampling,
     response_schema,
 )
-from culturebench.evaluate.wvb.scoring import MAJORITY_DEFINITIONS, score, score_answers
+from culturebench.evaluate.wvb.metrics import score, score_answers
+from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
+from culturebench.evaluate.wvb.plots import write_run
+from culturebench.evaluate.wvb.prompts import STATUSES
 from culturebench.release import load_manifest
 
-CONFIG_KEYS = ("majority", "prompt_family")
-"""Keys of the ``--config`` file: majority (score and evaluate), prompt_family (evaluate: App. B's figures)."""
+if TYPE_CHECKING:
+    from culturebench.evaluate.backends import SamplingParams
 
 
-def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: int | None = None,
-             samples: int | None = None, temperature: float | None = None, demographics: bool = True,
-             seed: int | None = 0, max_tokens: int | None = None, family: str | None = None,
-             majority: str = MAJORITY_DEFINITIONS[0], drop_out_of_scale: bool = False,
-             drop_non_integer: bool = False, args: dict | None = None, console=None) -> runs.EvaluateResult:
+@dataclass(frozen=True)
+class Plan:
+    """What ``evaluate`` asks: the evaluated rows (after ``--limit``) and what they cover, the questions (their
+    scales read the answers), the requests (a generator), their number and their sampling."""
+
+    rows: pl.DataFrame
+    covers: Coverage
+    questions: pl.DataFrame
+    requests: Iterator[PlannedRequest]
+    n_requests: int
+    sampling: SamplingParams
+
+
+def plan(options: WVBOptions) -> Plan:
+    """The requests of a run (Sec. 3.5, App. B) on the probe or a split (``limit`` rows spread over the questions:
+    ``limit.spread_positions`` with ``seed``), read from the release (before a model is loaded)."""
+    rows, covers = limited_rows(options.release, options.split, options.limit, options.seed)
+    questions, participants = prompt_tables(options.release, rows["participant_id"] if options.demographics else None)
+    requests = iter_requests(rows, questions, participants, demographics=options.demographics,
+                             samples=options.samples, temperature=options.temperature,
+                             max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family)
+    return Plan(rows, covers, questions, requests, request_count(rows, options.demographics, options.samples),
+                request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed))
+
+
+def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=None) -> Result:
     """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl (above
     ``runs.SHARD_THRESHOLD`` requests: responses/, parquet shards), metrics.json, the plots and run.json.
-    ``family``: whose App. B prompts (prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
+    ``prompt_family``: whose App. B prompts (prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
     ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored as given, as the authors');
     ``drop_non_integer``: answers that are not whole numbers are invalid (default: truncated, as the authors').
     Re-running into the same folder answers every request already made from the cache.
 
-    Streamed: the requests come from a generator (``iter_requests``) in the runner's batches, each batch's parsed
-    records are appended to the responses file as it is answered, and the metrics read back the few columns they
-    need (``scan_answers``), so memory does not grow with the prompts of a run."""
-    from culturebench.evaluate.wvb import prompts
-    from datetime import datetime, timezone
+    Streamed: the requests come from a generator (``plan``) in the runner's batches, each batch's parsed records are
+    appended to the responses file as it is answered, and the metrics read back the few columns they need
+    (``scan_answers``), so memory does not grow with the prompts of a run."""
+    from datetime import datetime
 
-    from culturebench.evaluate.wvb.prompts import STATUSES
-
-    started = datetime.now(timezone.utc)
-    release, out = Path(release), Path(out)
+    started = datetime.now(UTC)
+    release, out, split, demographics = Path(options.release), Path(options.out), options.split, options.demographics
     manifest = load_manifest(release)
-    rows, covers = limited_rows(release, split, limit, seed)
-    questions, participants = prompt_tables(release, rows["participant_id"] if demographics else None)
-    family = prompts.DEFAULT_FAMILY if family is None else family
-    planned = iter_requests(rows, questions, participants, demographics=demographics, samples=samples,
-                            temperature=temperature, max_tokens=max_tokens, seed=seed, family=family)
-    sampling = request_sampling(demographics, temperature, max_tokens, seed)
-    n_requests = request_count(rows, demographics, samples)
+    planned = plan(options)
+    rows, questions, sampling = planned.rows, planned.questions, planned.sampling
     mode = "with demographics" if demographics else "without demographics"
     parse_status = {status: 0 for status in STATUSES}
     n_parsed = 0
+
     def records_of(items: list[PlannedRequest], responses: list) -> list[dict]:
         nonlocal n_parsed
         records = parse_records(items, responses, questions)
@@ -66,19 +92,19 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
             n_parsed += record["answer"] is not None
         return records
 
-    responses_path, n_records, stats = runs.stream_records(backend, planned, out, f"wvb {split} ({mode})",
-                                                           records_of, total=n_requests, schema=response_schema(),
-                                                           console=console)
+    responses_path, n_records, stats = runs.stream_records(backend, planned.requests, out, f"wvb {split} ({mode})",
+                                                           records_of, total=planned.n_requests,
+                                                           schema=response_schema(), console=console)
     label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
-    n_rows = rows.height
+    n_rows, covers = rows.height, planned.covers
     answers = answers_frame(None if demographics else rows, scan_answers(responses_path), demographics)
     del rows, planned  # with demographics the scoring needs none of the evaluated rows: memory for a run of millions
     scored = score_answers(answers, release,
-                           runs.source_info(responses_path), majority=majority, model=label,
-                           drop_out_of_scale=drop_out_of_scale, drop_non_integer=drop_non_integer)
+                           runs.source_info(responses_path), majority=options.majority, model=label,
+                           drop_out_of_scale=options.drop_out_of_scale, drop_non_integer=options.drop_non_integer)
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
-        "prompt_family": family,
+        "prompt_family": options.prompt_family,
         "split": split,
         "n_evaluated_rows": n_rows,
         "n_requests": n_records,
@@ -91,71 +117,41 @@ def evaluate(backend, release: Path, out: Path, *, split: str = "probe", limit: 
     written = run_json.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
-        extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": family, "split": split,
+        extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": options.prompt_family, "split": split,
                               "n_evaluated_rows": n_rows, "n_requests": n_records,
                               "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
-                              "stop": list(sampling.stop), "seed": seed, "samples": samples,
-                              "majority": majority, "out_of_scale_answers": "dropped" if drop_out_of_scale else "kept",
-                              "non_integer_answers": "dropped" if drop_non_integer else "truncated"},
+                              "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
+                              "majority": options.majority,
+                              "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
+                              "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
                "release_routes": scored.metrics["release_routes"],
                "parse_status": parse_status,
                "metrics": {"mean": scored.metrics["mean"], "std": scored.metrics["std"],
                            "n_questions": scored.metrics["n_questions"], "n_invalid": scored.metrics["n_invalid"]}})
-    return runs.EvaluateResult(metrics=scored.metrics, records=[], stats=stats, written=written, score=scored)
+    return Result(metrics=scored.metrics, written=written, stats=stats, score=scored)
 
 
-# --------------------------------------------------------------------------------------------- command line
+def score_files(responses: Sequence[Path], options: WVBOptions) -> Result:
+    """``culturebench score wvb``: metrics and plots from a saved responses file (``metrics.read_answers``: an
+    ``evaluate`` run's responses.jsonl or shards, or the paper's TSV/CSV) into ``options.out``."""
+    if len(responses) != 1:
+        raise InputError(f"wvb scores one responses file at a time, got {len(responses)} (compare several runs with "
+                         "culturebench compare)")
+    (path,) = responses
+    scored = score(path, options.release, options.majority, drop_out_of_scale=options.drop_out_of_scale,
+                   drop_non_integer=options.drop_non_integer)
+    return Result(metrics=scored.metrics, written=write_run(scored, Path(options.out)), score=scored)
 
 
-def read_config(path: Path | None) -> dict:
-    """The ``--config`` options (CONFIG_KEYS), checked; {} without a file."""
-    from culturebench.evaluate.wvb import prompts
-
-    if path is None:
-        return {}
-    config = runs.read_options_file(path, CONFIG_KEYS)
-    choices = {"majority": MAJORITY_DEFINITIONS, "prompt_family": prompts.FAMILIES}
-    for key, value in config.items():
-        if value not in choices[key]:
-            raise InputError(f"unknown {key} {value!r}; choose from {', '.join(choices[key])}", file=path,
-                             column=key)
-    return config
-
-
-def cli_check(options: dict) -> None:
-    """`culturebench evaluate` option checks before a backend is made."""
-    check_inputs(options["release"], options["split"] or "probe", options["limit"])
-    read_config(options.get("config"))
-
-
-def cli_evaluate(model_backend, options: dict, args: dict, console=None) -> tuple[str, list[Path]]:
-    """`culturebench evaluate`: run, score, write the run folder; returns (summary line, paths written)."""
-    split = options["split"] or "probe"
-    config = read_config(options.get("config"))
-    result = evaluate(model_backend, options["release"], options["out"], split=split,
-                      limit=options["limit"], samples=options["samples"], temperature=options["temperature"],
-                      demographics=options["demographics"], seed=options["seed"], max_tokens=options["max_tokens"],
-                      family=config.get("prompt_family"), majority=config.get("majority", MAJORITY_DEFINITIONS[0]),
-                      drop_out_of_scale=bool(options.get("drop_out_of_scale")),
-                      drop_non_integer=bool(options.get("drop_non_integer")), args=args, console=console)
-    m = result.metrics
-    mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
-    line = (f"wvb {split} ({m['mode'].replace('_', ' ')}): {runs.request_counts(m['n_requests'], result.stats)}, "
-            f"{m['n_unparsed']:,} unparsed, {m['n_questions']} questions, mean W1 {mean}")
-    return line, result.written
-
-
-def cli_score(responses: Path, release: Path, out: Path, config: Path | None = None,
-              drop_out_of_scale: bool = False, drop_non_integer: bool = False) -> tuple[str, list[Path]]:
-    """`culturebench score`: metrics from saved responses (``config``: ``{"majority": "per_group"}`` for Sec. 3.3's
-    per-group majority baseline; ``drop_out_of_scale``: answers off the scale are invalid; ``drop_non_integer``:
-    answers that are not whole numbers are invalid); returns (summary line, paths written)."""
-    result = score(responses, release, read_config(config).get("majority", MAJORITY_DEFINITIONS[0]),
-                   drop_out_of_scale=drop_out_of_scale, drop_non_integer=drop_non_integer)
-    written = write_run(result, out)
-    m = result.metrics
-    mean = "n/a" if m["mean"] is None else f"{m['mean']:.4f}"
-    return (f"wvb: {m['n_rows']:,} rows, coverage {m['coverage']:.3f}, {m['n_invalid']:,} invalid, "
-            f"{m['out_of_scale']['n']:,} off the scale ({m['out_of_scale']['answers']}), "
-            f"{m['non_integer']['n']:,} not whole numbers ({m['non_integer']['answers']}), "
-            f"{m['n_questions']} questions, mean W1 {mean}"), written
+def summary(metrics: dict) -> str:
+    """The command line's line: of an ``evaluate`` run (its metrics name the mode) its unparsed answers, questions
+    and mean W1 (the request counts are the runner's line); of ``score`` the rows, coverage, invalid, off-scale and
+    non-integer answers, questions and mean W1."""
+    mean = "n/a" if metrics["mean"] is None else f"{metrics['mean']:.4f}"
+    if "mode" in metrics:
+        return (f"wvb {metrics['split']} ({metrics['mode'].replace('_', ' ')}): {metrics['n_unparsed']:,} unparsed, "
+                f"{metrics['n_questions']} questions, mean W1 {mean}")
+    return (f"wvb: {metrics['n_rows']:,} rows, coverage {metrics['coverage']:.3f}, {metrics['n_invalid']:,} invalid, "
+            f"{metrics['out_of_scale']['n']:,} off the scale ({metrics['out_of_scale']['answers']}), "
+            f"{metrics['non_integer']['n']:,} not whole numbers ({metrics['non_integer']['answers']}), "
+            f"{metrics['n_questions']} questions, mean W1 {mean}")

@@ -9,12 +9,14 @@ import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import compare, metrics, plots, runs, uncertainty
+from culturebench.evaluate import compare, plots, runs, uncertainty
+from culturebench.evaluate.wvb import MAJORITY_DEFINITIONS, measures
 from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, W1Bootstrap, bootstrap_intervals
 from culturebench.evaluate.wvb.items import question_order
+from culturebench.evaluate.wvb.measures import ScoreResult
+from culturebench.evaluate.wvb.metrics import read_answers, score_answers
 from culturebench.evaluate.wvb.parsing import evaluate_answers
 from culturebench.evaluate.wvb.plots import _threshold_axes
-from culturebench.evaluate.wvb.scoring import MAJORITY_DEFINITIONS, ScoreResult, read_answers, score_answers
 
 def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame, dict]:
     """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses (paired
@@ -102,7 +104,7 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
     curve = [{"threshold": key, **{k: v for model, r in scored.items() for k, v in compare.with_interval(
         model, r.metrics["threshold_curve"][key], intervals["models"][model]["threshold_curve_ci"][key]).items()},
         **{f"{name} baseline": baseline["threshold_curve"][key] for name, baseline in first["baselines"].items()}}
-        for key, _ in metrics.threshold_grid()]
+        for key, _ in measures.threshold_grid()]
     tables = {"main": pl.DataFrame(main, infer_schema_length=None),
               "per_question": pl.DataFrame(per_question, infer_schema_length=None),
               "threshold_curve": pl.DataFrame(curve, infer_schema_length=None)}
