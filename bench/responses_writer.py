@@ -1,5 +1,5 @@
 """The parquet shards of a large run's responses written two ways, side by side, each in a fresh process:
-``runs.ResponsesWriter`` as it is (polars' streaming sink, ``shards.ParquetShardSink``) and pyarrow's
+``run_folder.ResponsesWriter`` as it is (polars' streaming sink, ``shards.ParquetShardSink``) and pyarrow's
 ``ParquetWriter`` fed the same frames in the same row groups and shards (how the shards were written until
 2026-11-27). Prints per run the wall time, the peak RSS above the RSS before writing, what stays resident once the
 file is closed and the free heap returned (anonymous memory and library pages, above the same point), and the bytes
@@ -62,7 +62,7 @@ def child(kind: str, n: int) -> dict:
     import culturebench.cli  # noqa: F401  (first, as on the command line: it sets polars' allocator)
     import polars as pl
 
-    from culturebench.evaluate import runs
+    from culturebench.evaluate import run_folder
     from culturebench.evaluate.memory import return_free_heap
     from culturebench.evaluate.runner import BATCH_SIZE
     from culturebench.evaluate.wvb.items import response_schema
@@ -77,7 +77,7 @@ def child(kind: str, n: int) -> dict:
             refs.write("5")
         started = time.perf_counter()
         if kind == "polars-sink":
-            with runs.ResponsesWriter(Path(folder), total=n, schema=schema) as writer:
+            with run_folder.ResponsesWriter(Path(folder), total=n, schema=schema) as writer:
                 for start in range(0, n, BATCH_SIZE):
                     writer.write(records(start, min(BATCH_SIZE, n - start)))
                 path = writer.close()
@@ -88,14 +88,14 @@ def child(kind: str, n: int) -> dict:
             path.mkdir()
             for start in range(0, n, BATCH_SIZE):
                 batch = records(start, min(BATCH_SIZE, n - start))
-                for at in range(0, len(batch), runs.ROW_GROUP_ROWS):
-                    table = pl.DataFrame(batch[at:at + runs.ROW_GROUP_ROWS], schema=schema).to_arrow()
+                for at in range(0, len(batch), run_folder.ROW_GROUP_ROWS):
+                    table = pl.DataFrame(batch[at:at + run_folder.ROW_GROUP_ROWS], schema=schema).to_arrow()
                     if parquet is None:
-                        parquet = pq.ParquetWriter(path / f"part-{written // runs.SHARD_ROWS:05d}.parquet",
+                        parquet = pq.ParquetWriter(path / f"part-{written // run_folder.SHARD_ROWS:05d}.parquet",
                                                    table.schema, compression="zstd")
                     parquet.write_table(table)
                     written += table.num_rows
-                    if written % runs.SHARD_ROWS == 0:
+                    if written % run_folder.SHARD_ROWS == 0:
                         parquet.close()
                         parquet = None
             if parquet is not None:

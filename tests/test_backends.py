@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 import types
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import pytest

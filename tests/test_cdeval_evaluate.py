@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import cdeval, runs
+from culturebench.evaluate import cdeval, run_folder
 from culturebench.evaluate.cdeval import prompts
 from scripted_server import ScriptedServer
 
@@ -393,7 +393,7 @@ def test_end_to_end_always_a_and_resume(release, tmp_path):
         assert server.request_count == 3 * 6 * 2
         for name in ("responses.jsonl", "metrics.json", "run.json", "dimensions.png", "pca.png", "cache.sqlite"):
             assert (out / name).is_file(), name
-        records = runs.read_jsonl(out / "responses.jsonl")
+        records = run_folder.read_jsonl(out / "responses.jsonl")
         assert len(records) == 36 and {r["model"] for r in records} == {"always-a"}
         by_prompt = {}
         for r in records:

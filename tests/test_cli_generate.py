@@ -4,8 +4,6 @@ its summary (generation/common.py ``junk_reason``)."""
 from __future__ import annotations
 
 import json
-import re
-import shutil
 from pathlib import Path
 
 import pytest

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from conftest import write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import llm_globe, runs, stats
+from culturebench.evaluate import llm_globe, run_folder, stats
 from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
 from culturebench.evaluate.backends import OpenAIBackend
 from scripted_server import ScriptedServer
@@ -258,7 +258,7 @@ def test_closed_end_to_end_resumes_and_rescores(release, tmp_path):
     # one model: no pairwise Wilcoxon figure (it would be nine empty panels), and metrics.json says why
     assert not (out / "wilcoxon_closed.png").exists()
     assert "one model" in json.loads((out / "metrics.json").read_text())["closed"]["wilcoxon_figure"]
-    records = runs.read_jsonl(out / "responses.jsonl")
+    records = run_folder.read_jsonl(out / "responses.jsonl")
     assert len(records) == 54 and {r["part"] for r in records} == {"closed"}
     assert all("status" not in r for r in records)
     invalid = [r for r in records if r["parse_status"] != "ok"]
@@ -327,13 +327,13 @@ def test_open_jury_end_to_end_with_human_ratings(release, tmp_path):
                                    juror_backends=jurors)
         assert server.request_count == n_after_first and again.stats["n_queried"] == 0
     assert result.score.metrics["open"]["jury"]["method"] == "mean"
-    records = runs.read_jsonl(paths[0])
+    records = run_folder.read_jsonl(paths[0])
     open_recs = [r for r in records if r["part"] == "open"]
     assert len(open_recs) == 54 and all(r["sample_index"] == 0 for r in open_recs)
     # human ratings = a known combination of the two jurors and the language
     rows = []
     for path in paths:
-        recs = runs.read_jsonl(path)
+        recs = run_folder.read_jsonl(path)
         lang = {r["response_id"]: r["language"] for r in recs if r["part"] == "open"}
         by = {}
         for r in recs:
@@ -389,7 +389,7 @@ def test_cli_evaluate_closed_and_errors(release, tmp_path):
                                           "--config", str(config_path)])
         assert result.exit_code == 0, result.output
         assert server.request_count == 4 * 2
-    records = runs.read_jsonl(out / "responses.jsonl")
+    records = run_folder.read_jsonl(out / "responses.jsonl")
     assert {r["language"] for r in records} == {"zh"}
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"parts": "open"}))
@@ -451,7 +451,7 @@ def test_run_json_says_item_table_prompts_are_not_the_papers_and_which_prompts_l
     assert "not comparable with Tables 2-3" in notes["closed_note"]
     assert notes["open_without_chinese"] == ["open-1-1"] and notes["closed_without_chinese"] == []
     languages: dict[str, set] = {}
-    for record in runs.read_jsonl(tmp_path / "run" / "responses.jsonl"):
+    for record in run_folder.read_jsonl(tmp_path / "run" / "responses.jsonl"):
         if record["part"] == "open":
             languages.setdefault(record["id"], set()).add(record["language"])
     assert len(languages) == len(rows) - 1  # every open prompt of the file asked

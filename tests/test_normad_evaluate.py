@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import normad, runs
+from culturebench.evaluate import normad, run_folder
 from culturebench.evaluate.backends import ChatResponse
 from culturebench.evaluate.normad import prompts
 from scripted_server import ScriptedServer
@@ -463,7 +463,7 @@ def test_end_to_end_rot_reader_resume_and_rescore(release, tmp_path):
         for name in ("responses.jsonl", "metrics.json", "run.json", "accuracy_by_context.png",
                      "accuracy_by_zone.png", "accuracy_by_gold.png", "cache.sqlite"):
             assert (out / name).is_file(), name
-        records = runs.read_jsonl(out / "responses.jsonl")
+        records = run_folder.read_jsonl(out / "responses.jsonl")
         assert len(records) == 80 and {r["parse_status"] for r in records} == {"parsed"}
         assert all(r["correct"] for r in records if r["context"] == "rot")
         metrics = json.loads((out / "metrics.json").read_text())
@@ -552,7 +552,7 @@ def test_contexts_flag_asks_only_those_contexts(release, tmp_path):
         line = one_line_error(evaluate_cli(server, release, tmp_path / "bad", "--contexts", "rot,culture", model="m"))
         assert "unknown context 'culture'; choose from none, country, value, country_value, rot" in line
         assert server.request_count == 2 * 2 and not (tmp_path / "bad").exists()
-    records = runs.read_jsonl(tmp_path / "run" / "responses.jsonl")
+    records = run_folder.read_jsonl(tmp_path / "run" / "responses.jsonl")
     assert [r["context"] for r in records] == ["rot", "value"] * 2
     assert json.loads((tmp_path / "run" / "run.json").read_text())["evaluation"]["contexts"] == ["rot", "value"]
 

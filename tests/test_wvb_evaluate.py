@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import run_json, runs, wvb
+from culturebench.evaluate import run_folder, run_record, wvb
 from culturebench.evaluate.wvb import prompts
 from scripted_server import ScriptedServer
 from culturebench.evaluate.wvb.prompts import parse_answer
@@ -268,7 +268,7 @@ def test_evaluate_end_to_end_and_resume(tmp_path, release, tables, monkeypatch):
         headers = {k.lower(): v for k, v in server.headers[0].items()}
         assert headers.get("authorization") == f"Bearer {SECRET}"  # the key was used, yet is written nowhere
 
-        records = runs.read_jsonl(out / "responses.jsonl")
+        records = run_folder.read_jsonl(out / "responses.jsonl")
         assert len(records) == LIMIT
         assert {r["parse_status"] for r in records} == {"json"}
         assert [(r["participant_id"], r["question_id"]) for r in records] == list(
@@ -290,7 +290,7 @@ def test_evaluate_end_to_end_and_resume(tmp_path, release, tables, monkeypatch):
             assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
         run = json.loads((out / "run.json").read_text())
-        assert run["release"]["manifest_sha256"] == runs.sha256_file(release / "manifest.json")
+        assert run["release"]["manifest_sha256"] == run_folder.sha256_file(release / "manifest.json")
         assert run["versions"]["culturebench"] and run["versions"]["python"] and "aiohttp" in run["versions"]["libraries"]
         assert run["args"]["model"] == "scripted-model" and run["args"]["limit"] == LIMIT
         assert run["backend"]["cache_params"]["model"] == "scripted-model"
@@ -311,7 +311,7 @@ def test_evaluate_end_to_end_and_resume(tmp_path, release, tables, monkeypatch):
         assert server.request_count == 0
         assert json.loads((out / "run.json").read_text())["runner"]["n_cached"] == LIMIT
         assert json.loads((out / "metrics.json").read_text())["per_question"] == m["per_question"]
-        assert runs.read_jsonl(out / "responses.jsonl") == records
+        assert run_folder.read_jsonl(out / "responses.jsonl") == records
         assert files_containing(out, SECRET) == []
 
 
@@ -326,7 +326,7 @@ def test_garbage_replies_are_no_answer_and_left_out(tmp_path, release):
     with ScriptedServer(reply=reply) as server:
         result = evaluate_cli(server, release, tmp_path / "run", "--limit", str(LIMIT))
     assert result.exit_code == 0, result.output
-    records = runs.read_jsonl(tmp_path / "run" / "responses.jsonl")
+    records = run_folder.read_jsonl(tmp_path / "run" / "responses.jsonl")
     assert sum(r["parse_status"] == "no_answer" for r in records) == n_q2
     assert all(r["answer"] is None for r in records if r["question_id"] == "Q2")
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())
@@ -428,7 +428,7 @@ def test_without_demographics_end_to_end(tmp_path, release, tables, samples):
         assert result.exit_code == 0, result.output
         expected = sum(len(h) for h in humans.values()) if samples is None else samples * len(humans)
         assert server.request_count == expected
-    records = runs.read_jsonl(tmp_path / "run" / "responses.jsonl")
+    records = run_folder.read_jsonl(tmp_path / "run" / "responses.jsonl")
     assert len(records) == expected and all(r["participant_id"] is None for r in records)
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert m["mode"] == "without_demographics" and m["n_invalid"] == 0 and SCORE_KEYS <= set(m)
@@ -461,7 +461,7 @@ def test_user_mistakes_exit_2_with_one_line(tmp_path, release):
 
 def test_run_json_helpers_drop_secrets(monkeypatch):
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-123456789")
-    args = run_json.redact_args({"model": "m", "api_key": "abc", "base_url": "http://h/v1?key=tok-123456789",
+    args = run_record.redact_args({"model": "m", "api_key": "abc", "base_url": "http://h/v1?key=tok-123456789",
                                  "out": Path("/tmp/x"), "prompt_tokens": 3})
     assert args == {"model": "m", "base_url": "http://h/v1?key=<redacted>", "out": "/tmp/x", "prompt_tokens": 3}
 

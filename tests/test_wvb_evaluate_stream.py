@@ -1,6 +1,6 @@
 """Streaming ``evaluate`` (issue #28): the runner takes requests from a generator in bounded batches and hands each
 batch's answers on as they come; ``evaluate wvb`` appends its records per batch (responses.jsonl, or zstd parquet
-shards above ``runs.SHARD_THRESHOLD``) and scores them from the file. The metrics are those of the list-based
+shards above ``run_folder.SHARD_THRESHOLD``) and scores them from the file. The metrics are those of the list-based
 pairing the code had before (re-implemented here in plain Python), and ``score`` reads both layouts."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from culturebench.contract import Result
-from culturebench.evaluate import runs, wvb
+from culturebench.evaluate import run_folder, wvb
 from culturebench.evaluate.backends import ChatRequest, ChatResponse, OpenAIBackend, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import DryRun, stream_requests
@@ -73,26 +73,26 @@ def test_streamed_metrics_equal_the_list_pairing_and_score(tmp_path, sample_rele
     demographics = options.get("demographics", True)
     with ScriptedServer(reply=reply) as server:
         result = run_evaluate(server, sample_release, out, **options)
-        records = runs.read_jsonl(out / runs.RESPONSES_FILE)
+        records = run_folder.read_jsonl(out / run_folder.RESPONSES_FILE)
         rows = wvb.evaluation_rows(sample_release, "test", LIMIT)
         assert len(records) == result.metrics["n_requests"] == result.stats["n_requests"]
         assert server.request_count == result.stats["n_queried"] > 0
         expected = wvb.score_answers(list_pairing(rows, records, demographics), sample_release,
-                                     runs.source_info(out / runs.RESPONSES_FILE),
+                                     run_folder.source_info(out / run_folder.RESPONSES_FILE),
                                      model=result.metrics["models"][0])
-        on_disk = json.loads((out / runs.METRICS_FILE).read_text())
+        on_disk = json.loads((out / run_folder.METRICS_FILE).read_text())
         assert without(on_disk, EVALUATE_ONLY) == json.loads(json.dumps(expected.metrics))
         assert on_disk["n_parsed"] == sum(r["answer"] is not None for r in records)
 
         # the same cached answers scored by ``score`` from the file: the same metrics
-        scored = wvb.score(out / runs.RESPONSES_FILE, sample_release)
+        scored = wvb.score(out / run_folder.RESPONSES_FILE, sample_release)
         assert json.loads(json.dumps(scored.metrics)) | {"models": on_disk["models"]} == without(on_disk, EVALUATE_ONLY)
 
         # and again through evaluate's cached path: nothing asked, the same metrics.json
         server.reset_counts()
         run_evaluate(server, sample_release, out, **options)
         assert server.request_count == 0
-        assert json.loads((out / runs.METRICS_FILE).read_text()) == on_disk
+        assert json.loads((out / run_folder.METRICS_FILE).read_text()) == on_disk
 
 
 def test_large_runs_write_parquet_shards_that_score_reads(tmp_path, sample_release, monkeypatch):
@@ -100,36 +100,36 @@ def test_large_runs_write_parquet_shards_that_score_reads(tmp_path, sample_relea
     with ScriptedServer(reply=reply) as server:
         run_evaluate(server, sample_release, jsonl_run)
         shard_run.mkdir()
-        shutil.copy(jsonl_run / runs.CACHE_FILE, shard_run / runs.CACHE_FILE)
-        monkeypatch.setattr(runs, "SHARD_THRESHOLD", LIMIT - 1)
-        monkeypatch.setattr(runs, "SHARD_ROWS", 150)
+        shutil.copy(jsonl_run / run_folder.CACHE_FILE, shard_run / run_folder.CACHE_FILE)
+        monkeypatch.setattr(run_folder, "SHARD_THRESHOLD", LIMIT - 1)
+        monkeypatch.setattr(run_folder, "SHARD_ROWS", 150)
         server.reset_counts()
         run_evaluate(server, sample_release, shard_run)
         assert server.request_count == 0  # every answer from the copied cache
-    shards = sorted((shard_run / runs.RESPONSES_DIR).iterdir())
+    shards = sorted((shard_run / run_folder.RESPONSES_DIR).iterdir())
     assert [p.name for p in shards] == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
-    assert not (shard_run / runs.RESPONSES_FILE).exists()
+    assert not (shard_run / run_folder.RESPONSES_FILE).exists()
     assert not [p for p in shard_run.iterdir() if p.name.startswith(".")]  # no partial file left behind
     # the shards hold the same records as responses.jsonl, in the same order, zstd-compressed
     import pyarrow.parquet as pq
 
     assert pq.ParquetFile(shards[0]).metadata.row_group(0).column(0).compression == "ZSTD"
-    assert pl.read_parquet(shards).to_dicts() == runs.read_jsonl(jsonl_run / runs.RESPONSES_FILE)
-    assert runs.read_records(shard_run) == runs.read_records(jsonl_run) == runs.read_jsonl(jsonl_run / runs.RESPONSES_FILE)
+    assert pl.read_parquet(shards).to_dicts() == run_folder.read_jsonl(jsonl_run / run_folder.RESPONSES_FILE)
+    assert run_folder.read_records(shard_run) == run_folder.read_records(jsonl_run) == run_folder.read_jsonl(jsonl_run / run_folder.RESPONSES_FILE)
 
-    by_jsonl = json.loads((jsonl_run / runs.METRICS_FILE).read_text())
-    by_shards = json.loads((shard_run / runs.METRICS_FILE).read_text())
-    assert by_shards["responses"]["path"] == str(shard_run / runs.RESPONSES_DIR)
+    by_jsonl = json.loads((jsonl_run / run_folder.METRICS_FILE).read_text())
+    by_shards = json.loads((shard_run / run_folder.METRICS_FILE).read_text())
+    assert by_shards["responses"]["path"] == str(shard_run / run_folder.RESPONSES_DIR)
     assert without(by_shards, {"responses"}) == without(by_jsonl, {"responses"})
-    scored = wvb.score(shard_run / runs.RESPONSES_DIR, sample_release)
+    scored = wvb.score(shard_run / run_folder.RESPONSES_DIR, sample_release)
     assert without(scored.metrics, {"responses", "models"}) == without(by_jsonl, EVALUATE_ONLY | {"responses", "models"})
 
     # a smaller run into the same folder goes back to responses.jsonl and removes the shards
-    monkeypatch.setattr(runs, "SHARD_THRESHOLD", 10 * LIMIT)
+    monkeypatch.setattr(run_folder, "SHARD_THRESHOLD", 10 * LIMIT)
     with ScriptedServer(reply=reply) as server:
         run_evaluate(server, sample_release, shard_run)
-    assert (shard_run / runs.RESPONSES_FILE).is_file() and not (shard_run / runs.RESPONSES_DIR).exists()
-    assert (shard_run / runs.RESPONSES_FILE).read_bytes() == (jsonl_run / runs.RESPONSES_FILE).read_bytes()
+    assert (shard_run / run_folder.RESPONSES_FILE).is_file() and not (shard_run / run_folder.RESPONSES_DIR).exists()
+    assert (shard_run / run_folder.RESPONSES_FILE).read_bytes() == (jsonl_run / run_folder.RESPONSES_FILE).read_bytes()
 
 
 def requests(n: int, pulled: list[int]):
@@ -190,8 +190,8 @@ def test_dry_run_counts_every_batch_without_sending(tmp_path):
 @pytest.mark.parametrize("sharded", [False, True])
 def test_an_interrupted_run_leaves_no_responses_file_and_resumes(tmp_path, sample_release, monkeypatch, sharded):
     if sharded:  # parquet shards of 100 records: the run fails with a shard open
-        monkeypatch.setattr(runs, "SHARD_THRESHOLD", 10)
-        monkeypatch.setattr(runs, "SHARD_ROWS", 100)
+        monkeypatch.setattr(run_folder, "SHARD_THRESHOLD", 10)
+        monkeypatch.setattr(run_folder, "SHARD_ROWS", 100)
     out = tmp_path / "run"
     answered = []
 
@@ -202,17 +202,17 @@ def test_an_interrupted_run_leaves_no_responses_file_and_resumes(tmp_path, sampl
     with ScriptedServer(reply=failing, faults=lambda number, body: 400 if number > 150 else None) as server:
         with pytest.raises(Exception):
             run_evaluate(server, sample_release, out)
-        assert not (out / runs.RESPONSES_FILE).exists() and not (out / runs.RESPONSES_DIR).exists()
+        assert not (out / run_folder.RESPONSES_FILE).exists() and not (out / run_folder.RESPONSES_DIR).exists()
         assert not [p for p in out.iterdir() if p.name.startswith(".")]
-    with ResponseCache(out / runs.CACHE_FILE) as cache:
+    with ResponseCache(out / run_folder.CACHE_FILE) as cache:
         kept = len(cache)
     assert kept > 0
     with ScriptedServer(reply=reply) as server:
         result = run_evaluate(server, sample_release, out)
         assert server.request_count == result.stats["n_queried"] < result.stats["n_requests"]
         assert result.stats["n_cached"] >= kept
-    assert len(runs.read_records(out)) == result.stats["n_requests"]
-    assert (out / (runs.RESPONSES_DIR if sharded else runs.RESPONSES_FILE)).exists()
+    assert len(run_folder.read_records(out)) == result.stats["n_requests"]
+    assert (out / (run_folder.RESPONSES_DIR if sharded else run_folder.RESPONSES_FILE)).exists()
 
 
 class WholeRunBackend:
@@ -262,7 +262,7 @@ def test_a_shard_damaged_past_its_footer_is_a_one_line_error(tmp_path, sample_re
     from culturebench.cli import app
 
     rows = wvb.evaluation_rows(sample_release, "test")
-    folder = tmp_path / "run" / runs.RESPONSES_DIR
+    folder = tmp_path / "run" / run_folder.RESPONSES_DIR
     folder.mkdir(parents=True)
     for i, part in enumerate((rows.head(rows.height // 2), rows.tail(rows.height - rows.height // 2))):
         table = pa.table({"participant_id": part["participant_id"].to_list(),
@@ -278,7 +278,7 @@ def test_a_shard_damaged_past_its_footer_is_a_one_line_error(tmp_path, sample_re
                                       "--out", str(tmp_path / "scored")])
     line = one_line_error(result)
     assert str(folder) in line and words in line
-    assert not (tmp_path / "scored" / runs.METRICS_FILE).exists()
+    assert not (tmp_path / "scored" / run_folder.METRICS_FILE).exists()
 
 
 @pytest.mark.parametrize("demographics", [True, False])
@@ -292,6 +292,6 @@ def test_plan_yields_the_requests_evaluate_sends(tmp_path, sample_release, demog
         result = wvb.BENCHMARK.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8),
                                         options)
     assert result.stats["n_requests"] == len(planned)
-    records = runs.read_jsonl(tmp_path / "run" / runs.RESPONSES_FILE)
+    records = run_folder.read_jsonl(tmp_path / "run" / run_folder.RESPONSES_FILE)
     assert [(r.message_dicts(), r.sample_index, r.sampling.temperature) for r in planned] == [
         (r["messages"], r["sample_index"], r["sampling"]["temperature"]) for r in records]

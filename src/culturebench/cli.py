@@ -174,7 +174,7 @@ def _build_options(config: Path | None) -> dict[str, dict]:
     option -> allowed values; a key no builder knows, or a value not allowed, is an error naming the file)."""
     if config is None:
         return {}
-    from culturebench.evaluate.runs import read_options_file
+    from culturebench.evaluate.run_folder import read_options_file
 
     known = {b.name: getattr(b.builder_module(), "BUILD_OPTIONS", {}) for b in registry.benchmarks()}
     given = read_options_file(config, {key for keys in known.values() for key in keys})
@@ -436,7 +436,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     """``culturebench score NAME``."""
     from datetime import datetime, timezone
 
-    from culturebench.evaluate import run_json, runs
+    from culturebench.evaluate import run_folder, run_record
 
     started = datetime.now(timezone.utc)
     out = flags["out"]
@@ -444,11 +444,11 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
         output_folder(out)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
         options = benchmark.Options.parse(given, flags["config"]).replace(release=release, out=out)
-        result = benchmark.score(runs.split_paths(flags["responses"]), options)
+        result = benchmark.score(run_folder.split_paths(flags["responses"]), options)
         args = {"benchmark": benchmark.name, "responses": str(flags["responses"]), "release": str(release),
                 "out": str(out), "config": None if flags["config"] is None else str(flags["config"]),
                 "allow_modified_release": flags["allow_modified_release"], **_json_args(given)}
-        written = run_json.write_score_record(out, result.written, benchmark=benchmark.name, release=release,
+        written = run_record.write_score_record(out, result.written, benchmark=benchmark.name, release=release,
                                               args=args, started_at=started)
     say_written(benchmark.summary(result.metrics), written)
     say_coverage(out)
@@ -462,7 +462,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
     """``culturebench evaluate NAME``."""
     from culturebench.evaluate.backends import CostLimitReached
     from culturebench.evaluate.runner import DryRun
-    from culturebench.evaluate.runs import hold_run_folder, request_counts
+    from culturebench.evaluate.run_folder import hold_run_folder, request_counts
 
     name, out, model = benchmark.name, flags["out"], flags["model"]
     release = flags["release"]

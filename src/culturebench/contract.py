@@ -99,7 +99,7 @@ class Options:
         (``given``: name -> value, none left at its default; a flag wins over the file), checked."""
         values: dict[str, Any] = {}
         if config is not None:
-            from culturebench.evaluate.runs import read_options_file
+            from culturebench.evaluate.run_folder import read_options_file
 
             values.update(read_options_file(Path(config), cls.config_keys()))
         values.update(given)

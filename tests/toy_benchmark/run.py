@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from culturebench.contract import Result
-from culturebench.evaluate import run_json, runs
+from culturebench.evaluate import run_folder, run_record
 from culturebench.evaluate.backends import ChatRequest, SamplingParams
 from culturebench.release import load_manifest, read_tables
 
@@ -60,11 +60,11 @@ def evaluate(backend, options, *, args=None, console=None) -> Result:
                  "answer": parse(response.text, options.strict)} for item, response in zip(items, responses)]
 
     total = len(questions(options))
-    path, _, stats = runs.stream_records(backend, requests(options), Path(options.out), "toy", records_of,
+    path, _, stats = run_folder.stream_records(backend, requests(options), Path(options.out), "toy", records_of,
                                          total=total, sharded=False, console=console)
-    metrics = metrics_of(runs.read_jsonl(path))
-    stats = runs.runner_stats(stats)
-    written = run_json.write_run_record(options.out, [path, *write(options.out, metrics)], benchmark="toy",
+    metrics = metrics_of(run_folder.read_jsonl(path))
+    stats = run_folder.runner_stats(stats)
+    written = run_record.write_run_record(options.out, [path, *write(options.out, metrics)], benchmark="toy",
                                         release=options.release, manifest=load_manifest(options.release),
                                         backend=backend, args=args, started_at=started, stats=stats, extra={})
     return Result(metrics=metrics, written=written, stats=stats)
@@ -72,6 +72,6 @@ def evaluate(backend, options, *, args=None, console=None) -> Result:
 
 def score(responses, options) -> Result:
     records = [{**r, "answer": parse(r["response"], options.strict)} for path in responses
-               for r in runs.read_jsonl(Path(path))]
+               for r in run_folder.read_jsonl(Path(path))]
     metrics = metrics_of(records)
     return Result(metrics=metrics, written=write(options.out, metrics))

@@ -4,7 +4,7 @@ One package per benchmark, listed in :mod:`culturebench.registry` (``evaluate/<n
 contract of :mod:`culturebench.contract`, and one module per role, its prompts in ``<name>.prompts``); shared parts,
 which know no benchmark: ``backends`` (OpenAI-compatible
 client, offline vLLM), ``cache`` and ``runner`` (every response cached in ``RUN_DIR/cache.sqlite``, so a killed run
-resumes), ``runs`` (release reading and run folders), ``scores`` (the result of scoring, answers joined to the
+resumes), ``run_folder`` (release reading and run folders), ``scores`` (the result of scoring, answers joined to the
 release), ``stats``, ``uncertainty`` (bootstrap), ``plots`` and ``compare`` (the comparison report);
 ``local_model`` serves a small real model with llama.cpp.
 """

@@ -34,7 +34,7 @@ import polars as pl
 
 from culturebench import registry
 from culturebench.errors import InputError
-from culturebench.evaluate import run_json, runs
+from culturebench.evaluate import run_folder, run_record
 from culturebench.evaluate.limit import plural
 from culturebench.evaluate.uncertainty import Bootstrap
 from culturebench.io import write_json
@@ -64,7 +64,7 @@ class RunFolder:
 
     def responses(self) -> list[Path]:
         """The answers behind the metrics: RUN_DIR/responses.jsonl, else the files metrics.json lists as scored."""
-        return self.scored_files(runs.RESPONSES_FILE, "responses")
+        return self.scored_files(run_folder.RESPONSES_FILE, "responses")
 
     def scored_files(self, name: str, key: str) -> list[Path]:
         """The files behind the metrics: RUN_DIR/``name``, else the files metrics.json lists under ``key`` (a
@@ -81,17 +81,17 @@ class RunFolder:
 def read_run(path: Path | str) -> RunFolder:
     """A run folder of ``evaluate`` or ``score``; a folder without a readable metrics.json is an InputError."""
     path = Path(path)
-    metrics_path = path / runs.METRICS_FILE
+    metrics_path = path / run_folder.METRICS_FILE
     if not metrics_path.is_file():
         raise InputError("not a run folder (no metrics.json)", file=path)
     metrics = read_json_object(metrics_path)
-    run_path = path / run_json.RUN_FILE
+    run_path = path / run_record.RUN_FILE
     run = read_json_object(run_path) if run_path.is_file() else None
     release_record = (run or {}).get("release") or {}
     release = release_record.get("path") or metrics.get("release")
     sha = release_record.get("manifest_sha256") or metrics.get("release_manifest_sha256")
     if sha is None:
-        sha = runs.release_manifest_sha256(release)
+        sha = run_folder.release_manifest_sha256(release)
     benchmark = metrics.get("benchmark") or (run or {}).get("benchmark")
     if not benchmark:
         raise InputError("metrics.json names no benchmark", file=metrics_path)
@@ -151,7 +151,7 @@ def relabelled_responses(folders: Sequence[RunFolder], labels: list[dict[str, st
     for folder, mapping in zip(folders, labels):
         paths = folder.responses()
         frames.append(read(paths).with_columns(pl.col("model").replace(mapping)))
-        sources += [runs.source_info(p) for p in paths]
+        sources += [run_folder.source_info(p) for p in paths]
     return pl.concat(frames), sources
 
 
@@ -291,7 +291,7 @@ def write_report(spec: BenchmarkSpec, comparison: Comparison, folders: Sequence[
                "significance": spec.significance, "notes": comparison.notes,
                "tables": {t.name: comparison.tables[t.name].to_dicts() for t in spec.tables},
                "metrics": comparison.metrics}
-    write_json(out / JSON_FILE, runs.json_safe(payload))
+    write_json(out / JSON_FILE, run_folder.json_safe(payload))
     page = render_html(spec, comparison, runs_info, payload["uncertainty"], images)
     (out / REPORT_FILE).write_text(page, encoding="utf-8")
     return [*written, out / JSON_FILE, out / REPORT_FILE]
@@ -345,7 +345,7 @@ def table_html(table: Table, frame: pl.DataFrame, level: float) -> str:
     if not body:
         why = f" {table.empty}" if table.empty else ""
         return (f"<h3 id=heading-{table.name}>{html.escape(table.title)}</h3>\n<p class=note id=table-{table.name}>"
-                f"No rows for these runs.{html.escape(why)}</p>")
+                f"No rows for these run_folder.{html.escape(why)}</p>")
     return (f"<h3 id=heading-{table.name}>{html.escape(table.title)}</h3>\n<table id=table-{table.name}>{caption}"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from culturebench.contract import Benchmark, Options, OptionScoring
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import run_folder
 from culturebench.evaluate.backends import ChatRequest, ChatResponse
 from culturebench.evaluate.cache import cache_key
 from culturebench.evaluate.replay import planned_requests, replay
@@ -139,7 +139,7 @@ def check_endpoint(recorder: LogprobRecorder, benchmark: Benchmark, options: Opt
     """One request of the run (kept in the cache) to learn whether the endpoint returns logprobs; an endpoint that
     returns none is an InputError before the run starts."""
     first = next(iter(benchmark.plan(options)))
-    runs.ask(recorder, [first], Path(options.out), "logprobs check", console)
+    run_folder.ask(recorder, [first], Path(options.out), "logprobs check", console)
     key = cache_key(recorder.backend.cache_params(), first)
     if not recorded_logprobs(Path(options.out) / LOGPROBS_FILE).get(key):
         where = getattr(recorder.backend, "where", f"the {recorder.backend.name} backend")
@@ -197,7 +197,7 @@ def score(benchmark: Benchmark, recorder: LogprobRecorder, options: Options) -> 
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     replay(benchmark, options.replace(out=folder), answers, model=str(recorder.backend.model))
-    table = agreement(benchmark.name, scoring, runs.read_records(out), runs.read_records(folder))
+    table = agreement(benchmark.name, scoring, run_folder.read_records(out), run_folder.read_records(folder))
     path = out / AGREEMENT_FILE
     path.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     o = table["overall"]

@@ -1,4 +1,4 @@
-"""A parquet file written as its rows arrive (``ParquetShardSink``; ``runs.ResponsesWriter`` writes each shard of a
+"""A parquet file written as its rows arrive (``ParquetShardSink``; ``run_folder.ResponsesWriter`` writes each shard of a
 large run's responses with one): polars' streaming engine sinks a lazy frame whose source is a small queue of frames
 (``polars.io.plugins.register_io_source``), in a thread of its own, so the file holds a few frames in memory
 whatever its length. polars marks ``register_io_source`` unstable: ``tests/test_shards.py`` reads back what it wrote

@@ -20,7 +20,7 @@ from culturebench.contract import Benchmark, HarnessTask, Options
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import ChatRequest, SamplingParams
 from culturebench.evaluate.replay import planned_requests, replay
-from culturebench.evaluate.runs import release_manifest_sha256
+from culturebench.evaluate.run_folder import release_manifest_sha256
 
 
 @dataclass(frozen=True)

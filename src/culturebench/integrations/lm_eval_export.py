@@ -30,7 +30,7 @@ import yaml
 
 from culturebench import registry
 from culturebench.errors import InputError
-from culturebench.evaluate import runs
+from culturebench.evaluate import run_folder
 from culturebench.integrations import harness
 from culturebench.release import load_manifest
 
@@ -140,7 +140,7 @@ only with ``config``) into ``out``; returns the paths written."""
     settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
     settings.update({name: {"release": str(release), "limit": limit, "samples": samples, "seed": seed,
                             "config": None if config is None else str(config),
-                            "release_manifest_sha256": runs.release_manifest_sha256(release)} for name in names})
+                            "release_manifest_sha256": run_folder.release_manifest_sha256(release)} for name in names})
     settings_path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     functions = [(t, m) for t in sorted(settings) for m in harness.headline_names(harness.task(t))]
     utils = UTILS + "".join(f"{function_name(t, m)} = aggregation(HERE, {t!r}, {m!r})\n" for t, m in functions)

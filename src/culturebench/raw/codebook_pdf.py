@@ -243,7 +243,7 @@ def _checked(path: Path, pages: list[tuple[int, list[list[Word]] | str]]) -> Ite
 
 
 def _read_pages(path: str, runs: list[tuple[int, int]]) -> tuple[int, list[tuple[int, list[list[Word]] | str]]]:
-    """The PDF's page count and (page number, body lines) for the pages of ``runs`` ([start, stop) each); a
+    """The PDF's page count and (page number, body lines) for the pages of ``run_folder`` ([start, stop) each); a
     failure ends the list with (page number, its description), page 0 when the file itself cannot be read."""
     out: list[tuple[int, list[list[Word]] | str]] = []
     try:

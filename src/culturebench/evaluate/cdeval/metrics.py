@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs, uncertainty
+from culturebench.evaluate import run_folder, uncertainty
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.intervals import BOOTSTRAP_NOTE, bootstrap_scores, interval, with_bounds
 from culturebench.evaluate.cdeval.measures import (
@@ -98,7 +98,7 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
     metrics = {
         "benchmark": "cdeval",
         "release": None if release is None else str(release),
-        "release_manifest_sha256": runs.release_manifest_sha256(release),
+        "release_manifest_sha256": run_folder.release_manifest_sha256(release),
         "responses": sources or [],
         "models": models,
         "constants": {"beta": beta, "instability_scale_N": scale, "neutral_score": prompts.NEUTRAL,
@@ -128,7 +128,7 @@ def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *,
                   "dimension_likelihood": by_dimension, "country_similarity": countries,
                   "countries_left_out": countries_left_out, "group_similarity": groups, "model_similarity": pairs,
                   "pca_points": points, "model_differences": differences}
-    return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
+    return ScoreResult(metrics=run_folder.json_safe(metrics), tables=tables_out)
 
 
 def score(responses: Sequence[Path], release: Path, repeat_rule: str = prompts.REPEAT_RULES[0]) -> ScoreResult:
@@ -136,5 +136,5 @@ def score(responses: Sequence[Path], release: Path, repeat_rule: str = prompts.R
     release = Path(release)
     tables = release_tables(release)
     frame = read_responses(responses)
-    return score_responses(frame, tables, sources=[runs.source_info(p) for p in responses], release=release,
+    return score_responses(frame, tables, sources=[run_folder.source_info(p) for p in responses], release=release,
                            repeat_rule=repeat_rule)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from culturebench.evaluate import plots, runs
+from culturebench.evaluate import plots, run_folder
 from culturebench.evaluate.cdeval.items import DIMENSIONS
 from culturebench.evaluate.scores import ScoreResult
 
@@ -92,4 +92,4 @@ PLOTS = {"dimensions.png": dimensions_png, "pca.png": pca_png}
 
 def write_run(result: ScoreResult, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json``, ``dimensions.png`` (Fig. 3) and ``pca.png`` (Fig. 6); returns the paths written."""
-    return runs.write_metrics_and_plots(result.metrics, out, PLOTS)
+    return run_folder.write_metrics_and_plots(result.metrics, out, PLOTS)

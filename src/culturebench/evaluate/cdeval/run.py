@@ -13,7 +13,7 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_json, runs
+from culturebench.evaluate import run_folder, run_record
 from culturebench.evaluate.cdeval import CDEvalOptions, prompts
 from culturebench.evaluate.cdeval.items import (
     DIMENSIONS, RESPONSE_FIELDS, PlannedRequest, iter_requests, release_tables)
@@ -85,18 +85,18 @@ def evaluate(backend, options: CDEvalOptions, *, args: dict | None = None, conso
                             "shown": shown, "score": s, "finish_reason": response.finish_reason})
         return records
 
-    responses_path, n_records, run_stats = runs.stream_records(
+    responses_path, n_records, run_stats = run_folder.stream_records(
         backend, planned.requests, out, "cdeval", records_of,
         total=questions.height * len(prompts.PROMPTS) * planned.samples, sharded=False, console=console)
     frame = (pl.read_ndjson(responses_path, schema={"question_id": pl.String, "prompt": pl.String,
                                                     "sample_index": pl.Int64, "response": pl.String})
              .select(pl.lit(respondent(model, tag.get("language"))).alias("model"), *RESPONSE_FIELDS[1:]))
-    scored = score_responses(frame, tables, release=release, sources=[runs.source_info(responses_path)],
+    scored = score_responses(frame, tables, release=release, sources=[run_folder.source_info(responses_path)],
                              repeat_rule=repeat_rule)
     scored.metrics["covers"] = [planned.covers.as_dict()]
-    stats = runs.runner_stats(run_stats)
+    stats = run_folder.runner_stats(run_stats)
     m = scored.metrics["per_model"][respondent(model, tag.get("language"))]
-    written = run_json.write_run_record(
+    written = run_record.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="cdeval", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"n_questions": questions.height, "prompts": list(prompts.PROMPTS),

@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from culturebench.evaluate import compare, plots, runs, uncertainty
+from culturebench.evaluate import compare, plots, run_folder, uncertainty
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, DIMENSIONS
 from culturebench.evaluate.llm_globe.intervals import BOOTSTRAP_NOTE
 from culturebench.evaluate.llm_globe.items import release_tables
@@ -48,7 +48,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     closed_records, open_tables, sources, juries = [], [], [], {}
     for folder, mapping in zip(folders, labels):
         paths = folder.responses()
-        sources += [runs.source_info(p) for p in paths]
+        sources += [run_folder.source_info(p) for p in paths]
         records = [{**r, "model": mapping.get(str(r["model"]), str(r["model"]))} if "model" in r else r
                    for r in read_responses(paths)]
         closed_records += [r for r in records if r["part"] == "closed"]
@@ -61,7 +61,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
             juries[str(folder.path)] = jury
     config = Config()
     metrics: dict[str, Any] = {"benchmark": BENCHMARK, "release": str(release_path),
-                               "release_manifest_sha256": runs.release_manifest_sha256(release_path),
+                               "release_manifest_sha256": run_folder.release_manifest_sha256(release_path),
                                "responses": sources, "juries": juries,
                                "uncertainty": settings.record(unit="prompt", strata="dimension", **BOOTSTRAP_NOTE)}
     scored = {"closed": score_closed(closed_records, tables["closed"]) if closed_records else None,
@@ -79,7 +79,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     models = sorted({m for f, mapping in zip(folders, labels) for m in mapping.values()}
                     | {m for part in ("closed", "open") for m in metrics.get(part, {}).get("mean_sd", {})})
     metrics["models"] = models
-    metrics = runs.json_safe(metrics)
+    metrics = run_folder.json_safe(metrics)
     return compare.Comparison(models=models, tables=comparison_tables(metrics, models), metrics=metrics, notes=notes)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs, uncertainty
+from culturebench.evaluate import run_folder, uncertainty
 from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, DIMENSIONS
 from culturebench.evaluate.llm_globe.intervals import BOOTSTRAP_NOTE, model_differences, prompt_bootstrap
@@ -72,7 +72,7 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
     open_recs = [r for r in records if r["part"] == "open"]
     juror_recs = [r for r in records if r["part"] == "juror"]
     metrics: dict[str, Any] = {"benchmark": BENCHMARK, "release": None if release is None else str(release),
-                               "release_manifest_sha256": runs.release_manifest_sha256(release),
+                               "release_manifest_sha256": run_folder.release_manifest_sha256(release),
                                "responses": sources or [], "dimensions": list(DIMENSIONS),
                                "config": config.as_dict(),
                                "uncertainty": bootstrap.record(unit="prompt", strata="dimension", **BOOTSTRAP_NOTE)}
@@ -120,7 +120,7 @@ def score_records(records: Sequence[dict], tables: dict, config: Config | None =
                 f"llm_globe jury: juror {juror} rated all {found['n']:,} answers {found['rating']:g}: its ratings do "
                 "not vary, so they tell no answer from another (check the juror's prompt, model and parsing)")
         uncertainty.warn_no_spread(metrics, metrics["open"], metrics["open"].get("no_spread"), "llm_globe open")
-    return ScoreResult(metrics=runs.json_safe(metrics), tables=tables_out)
+    return ScoreResult(metrics=run_folder.json_safe(metrics), tables=tables_out)
 
 
 def score(responses: Sequence[Path], release: Path, config: Config | None = None, *,
@@ -130,6 +130,6 @@ def score(responses: Sequence[Path], release: Path, config: Config | None = None
     tables = release_tables(release)
     records = read_responses(responses)
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
-    sources = [runs.source_info(p) for p in responses]
+    sources = [run_folder.source_info(p) for p in responses]
     return score_records(records, tables, config, human=human, sources=sources, release=release,
                          bootstrap=bootstrap)

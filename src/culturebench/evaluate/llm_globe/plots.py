@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from culturebench.evaluate import plots, runs
+from culturebench.evaluate import plots, run_folder
 from culturebench.evaluate.llm_globe.config import DIMENSIONS
 from culturebench.evaluate.scores import ScoreResult
 
@@ -89,4 +89,4 @@ def write_run(result: ScoreResult, out: Path) -> list[Path]:
                 continue
             figures[f"wilcoxon_{part}.png"] = lambda m, path, part=part: wilcoxon_png(
                 m[part]["model_tests"], m["models"], path, f"LLM-GLOBE {part}: pairwise Wilcoxon p-values")
-    return runs.write_metrics_and_plots(result.metrics, out, figures)
+    return run_folder.write_metrics_and_plots(result.metrics, out, figures)

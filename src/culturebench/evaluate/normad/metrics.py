@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs, uncertainty
+from culturebench.evaluate import run_folder, uncertainty
 from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.normad.intervals import BOOTSTRAP_NOTE, add_intervals, bootstrap_scores
 from culturebench.evaluate.normad.items import release_tables
@@ -59,7 +59,7 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
     metrics = {
         "benchmark": "normad",
         "release": None if release is None else str(release),
-        "release_manifest_sha256": runs.release_manifest_sha256(release),
+        "release_manifest_sha256": run_folder.release_manifest_sha256(release),
         "responses": sources or [],
         "models": models,
         "labels": list(prompts.LABELS),
@@ -78,7 +78,7 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
         "uncertainty": bootstrap.record(unit="story", strata=None, n_units=len(units), **BOOTSTRAP_NOTE),
     }
     uncertainty.warn_no_spread(metrics, metrics["uncertainty"], no_spread, "normad")
-    return ScoreResult(metrics=runs.json_safe(metrics, none_key="unparsed"),
+    return ScoreResult(metrics=run_folder.json_safe(metrics, none_key="unparsed"),
                        tables={"scored": scored, "model_differences": differences})
 
 
@@ -88,5 +88,5 @@ def score(responses: Sequence[Path], release: Path, unparsed: str = DEFAULT_UNPA
     release = Path(release)
     stories = release_tables(release)["stories"]
     frame = read_responses(responses)
-    return score_responses(frame, stories, sources=[runs.source_info(p) for p in responses], release=release,
+    return score_responses(frame, stories, sources=[run_folder.source_info(p) for p in responses], release=release,
                            unparsed=unparsed, answer_rule=answer_rule)

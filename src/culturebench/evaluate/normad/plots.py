@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from culturebench.evaluate import plots, runs
+from culturebench.evaluate import plots, run_folder
 from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.scores import ScoreResult
 
@@ -92,4 +92,4 @@ PLOTS = {"accuracy_by_context.png": accuracy_by_context_png, "accuracy_by_zone.p
 
 def write_run(result: ScoreResult, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json`` and the PLOTS; returns the paths written."""
-    return runs.write_metrics_and_plots(result.metrics, out, PLOTS)
+    return run_folder.write_metrics_and_plots(result.metrics, out, PLOTS)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.evaluate import compare, runs, uncertainty
+from culturebench.evaluate import compare, run_folder, uncertainty
 from culturebench.evaluate.socialcc import BENCHMARK, prompts
 from culturebench.evaluate.socialcc.config import Config
 from culturebench.evaluate.socialcc.items import TRANSCRIPTS_FILE, release_tables
@@ -30,7 +30,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
         for r in found:
             r["model"] = mapping.get(str(r["model"]), str(r["model"]))
         records += found
-        sources += [runs.source_info(p) for p in paths]
+        sources += [run_folder.source_info(p) for p in paths]
     release = release or folders[0].release
     notes = []
     if release is not None and (Path(release) / "manifest.json").is_file():

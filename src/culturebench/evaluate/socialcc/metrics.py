@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from culturebench.errors import InputError
-from culturebench.evaluate import runs, uncertainty
+from culturebench.evaluate import run_folder, uncertainty
 from culturebench.evaluate.socialcc import BENCHMARK, FIG5_GROUPINGS, prompts
 from culturebench.evaluate.socialcc.items import UNKNOWN
 
@@ -228,7 +228,7 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
         }
     metrics = {
         "benchmark": BENCHMARK.name, "release": None if release is None else str(release),
-        "release_manifest_sha256": runs.release_manifest_sha256(release), "transcripts": sources or [],
+        "release_manifest_sha256": run_folder.release_manifest_sha256(release), "transcripts": sources or [],
         "models": models, "judges": list(prompts.JUDGES), "judge_names": dict(prompts.JUDGE_NAMES),
         "judge_scales": {k: list(v) for k, v in prompts.JUDGE_SCALES.items()},
         "constants": {"max_rounds": prompts.MAX_ROUNDS, "opening": prompts.OPENING, "end_marker": prompts.END_MARKER,
@@ -251,4 +251,4 @@ def aggregate(records: Sequence[dict], *, release: Path | str | None = None, sou
     scenarios = {unit_of(r, i) for i, r in enumerate(records)}
     uncertainty.warn_no_spread(metrics, metrics["uncertainty"],
                                uncertainty.no_spread([len(scenarios)], unit="scenario"), "socialcc")
-    return runs.json_safe(metrics)
+    return run_folder.json_safe(metrics)

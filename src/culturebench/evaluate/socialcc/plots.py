@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from culturebench.evaluate import plots, runs, uncertainty
+from culturebench.evaluate import plots, run_folder, uncertainty
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.socialcc.items import UNKNOWN
 from culturebench.evaluate.socialcc.metrics import top_countries
@@ -183,4 +183,4 @@ PLOTS = {"table2.png": table2_png, "by_country.png": by_country_png,
 
 def write_run(metrics: dict, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json`` and the PLOTS; returns the paths written."""
-    return runs.write_metrics_and_plots(metrics, out, PLOTS)
+    return run_folder.write_metrics_and_plots(metrics, out, PLOTS)

@@ -13,7 +13,7 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_json, runs
+from culturebench.evaluate import run_folder, run_record
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.socialcc import BENCHMARK, SocialCCOptions, prompts
 from culturebench.evaluate.socialcc.config import NO_JUDGE, Config, config_from, make_backend
@@ -70,19 +70,19 @@ def evaluate(backend, options: SocialCCOptions, *, args: dict | None = None, con
                   else f"judge: {judge_model}")
     antagonist_model = str(getattr(antagonist_backend, "model", "antagonist"))
     total = len(scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
-    with ResponseCache(out / runs.CACHE_FILE) as cache, OverallProgress(console, total, backend) as progress:
+    with ResponseCache(out / run_folder.CACHE_FILE) as cache, OverallProgress(console, total, backend) as progress:
         dialogues, results = simulate(scenarios, backend, antagonist_backend, cache, max_rounds=config.max_rounds,
                                       temperature=temperature, max_tokens=max_tokens, seed=seed, stop=config.stop,
                                       progress=progress, setup=config.dialogue_setup)
         transcripts = [transcript_record(d, model, antagonist_model, config.dialogue_setup) for d in dialogues]
         jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
                                     max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
-    totals = runs.total_stats(runs.runner_stats(r) for r in (*results, jresult))
-    path = runs.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
-    metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[runs.source_info(path)],
+    totals = run_folder.total_stats(run_folder.runner_stats(r) for r in (*results, jresult))
+    path = run_folder.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
+    metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[run_folder.source_info(path)],
                         fig5_grouping=config.fig5_country)
     metrics["covers"] = [covers.as_dict()]
-    written = run_json.write_run_record(
+    written = run_record.write_run_record(
         out, [path, *write_run(metrics, out)], benchmark=BENCHMARK.name, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,
         extra={"evaluation": {"n_scenarios": len(scenarios), "temperature": temperature, "max_tokens": max_tokens,
@@ -112,16 +112,16 @@ def score_files(responses: Sequence[Path], options: SocialCCOptions) -> Result:
     note = None
     if config.judge is not None:
         out.mkdir(parents=True, exist_ok=True)
-        with ResponseCache(out / runs.CACHE_FILE) as cache:
+        with ResponseCache(out / run_folder.CACHE_FILE) as cache:
             for r in records:
                 r.pop("judgements", None)
             judge_transcripts(records, make_backend(config.judge), cache, temperature=config.judge_temperature,
                               max_tokens=config.judge_max_tokens)
-        runs.write_jsonl(out / TRANSCRIPTS_FILE, records)
+        run_folder.write_jsonl(out / TRANSCRIPTS_FILE, records)
     else:
         reparse(records)
         note = "re-aggregated from saved judgements"
-    metrics = aggregate(records, release=release, sources=[runs.source_info(p) for p in responses], judge_note=note,
+    metrics = aggregate(records, release=release, sources=[run_folder.source_info(p) for p in responses], judge_note=note,
                         fig5_grouping=config.fig5_country)
     return Result(metrics=metrics, written=write_run(metrics, out), score=records)
 

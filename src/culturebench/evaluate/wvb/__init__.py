@@ -18,7 +18,7 @@ urban/rural x education level), as Sec. 3.3's text says, and is 0.18 off Table 2
 ``culturebench evaluate wvb`` (``run``): builds the App. B prompts (``prompts``) for the probe or a split one at a
 time (``run.plan``, ``items.iter_requests``), runs them through ``runner.stream_requests`` in bounded batches
 with a response cache in the run folder, appends each batch's parsed records to the responses file (responses.jsonl, or parquet shards
-for a large run) and scores them from it with the same code (``score_answers``), writing run.json (``runs``).
+for a large run) and scores them from it with the same code (``score_answers``), writing run.json (``run_folder``).
 
 The package, one module per role (this module re-exports their public names, loaded on first use): ``prompts``
 (App. B's prompts and the answer parsing), ``items`` (the release, read lazily, the evaluated rows, the planned

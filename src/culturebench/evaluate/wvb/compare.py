@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import compare, plots, runs, uncertainty
+from culturebench.evaluate import compare, plots, run_folder, uncertainty
 from culturebench.evaluate.wvb import MAJORITY_DEFINITIONS, measures
 from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, W1Bootstrap, bootstrap_intervals
 from culturebench.evaluate.wvb.items import question_order
@@ -22,15 +22,15 @@ def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame,
     """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses (paired
     with the evaluated rows again as ``evaluate`` paired them), else the responses file a ``score`` run names, read
     as ``score`` read it (``read_answers``: an ``evaluate`` run's responses.jsonl or shards, or a TSV/CSV)."""
-    own = runs.responses_path(folder.path)
+    own = run_folder.responses_path(folder.path)
     if own is not None:
-        return evaluate_answers(own, release, folder.metrics), runs.source_info(own)
+        return evaluate_answers(own, release, folder.metrics), run_folder.source_info(own)
     source = folder.metrics.get("responses")
     path = source.get("path") if isinstance(source, dict) else None
     if not path:
         raise InputError("run folder has no responses.jsonl and its metrics.json names no responses file",
                          file=folder.path)
-    return read_answers(Path(path), release)[0], runs.source_info(Path(path))
+    return read_answers(Path(path), release)[0], run_folder.source_info(Path(path))
 
 
 def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bootstrap,

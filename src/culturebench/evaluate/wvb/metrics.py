@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import compare, runs, uncertainty
+from culturebench.evaluate import compare, run_folder, uncertainty
 from culturebench.evaluate.memory import return_free_heap
 from culturebench.evaluate.wvb import MAJORITY_DEFINITIONS
 from culturebench.evaluate.wvb.intervals import GROUP_COLUMNS, W1Bootstrap, add_intervals
@@ -31,13 +31,13 @@ def _unreadable(exc: Exception, source: dict) -> InputError:
 def read_answers(responses: Path, release: Path) -> tuple[pl.DataFrame, str]:
     """The answers of a responses file as ``score_answers`` takes them, and the model they are named after (``score``
     and ``compare`` of a ``score`` run read them alike). A ``.jsonl`` file is ``evaluate wvb``'s responses.jsonl, a
-    folder or ``.parquet`` file the parquet shards of a large run (``runs.ResponsesWriter``), both paired with the
+    folder or ``.parquet`` file the parquet shards of a large run (``run_folder.ResponsesWriter``), both paired with the
     evaluated rows again through the metrics.json beside them when asked without demographics (model: the run's);
     anything else the paper's QUESTION_ID, PARTICIPANT_ID, SCORE (model: the file's name)."""
     responses = Path(responses)
     if responses.is_dir() or responses.suffix.lower() in (".jsonl", ".parquet"):
         run_folder = responses.parent.parent if responses.suffix.lower() == ".parquet" else responses.parent
-        beside = run_folder / runs.METRICS_FILE
+        beside = run_folder / run_folder.METRICS_FILE
         run_metrics = compare.read_json_object(beside) if beside.is_file() else {}
         return evaluate_answers(responses, release, run_metrics), (run_metrics.get("models") or [run_folder.name])[0]
     return read_responses(responses), responses.stem
@@ -50,7 +50,7 @@ def score(responses: Path, release: Path, majority: str = MAJORITY_DEFINITIONS[0
     and per group."""
     responses = Path(responses)
     inputs, model = read_answers(responses, release)
-    result = score_answers(inputs, release, runs.source_info(responses), majority=majority, model=model,
+    result = score_answers(inputs, release, run_folder.source_info(responses), majority=majority, model=model,
                            bootstrap=bootstrap, drop_out_of_scale=drop_out_of_scale,
                            drop_non_integer=drop_non_integer)
     m = result.metrics
@@ -127,7 +127,7 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
         "models": [model or "model"],
         "responses": source,
         "release": str(release),
-        "release_manifest_sha256": runs.release_manifest_sha256(release),
+        "release_manifest_sha256": run_folder.release_manifest_sha256(release),
         "n_rows": n_rows,
         "n_covered": covered.height,
         "coverage": covered.height / n_rows,
@@ -145,12 +145,12 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     del covered
     plotted = plotted_rows(rows)
     if bootstrap is None or not rows.height:  # nothing covered: no interval (``score`` refuses such a file)
-        return ScoreResult(metrics=runs.json_safe(result), plotted=plotted, rows=rows, counts=counts)
+        return ScoreResult(metrics=run_folder.json_safe(result), plotted=plotted, rows=rows, counts=counts)
     by_model = {result["models"][0]: rows}
     del rows  # the bootstrap takes the only reference, and frees the rows once it has coded them
     boot = W1Bootstrap(by_model, [counts])
-    scored = ScoreResult(metrics=runs.json_safe(result), plotted=plotted)
+    scored = ScoreResult(metrics=run_folder.json_safe(result), plotted=plotted)
     add_intervals(scored.metrics, boot, bootstrap)
-    scored.metrics = runs.json_safe(scored.metrics)
+    scored.metrics = run_folder.json_safe(scored.metrics)
     return_free_heap()  # the resamples' arrays, before the plots
     return scored

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import runs
+from culturebench.evaluate import run_folder
 from culturebench.evaluate.wvb.items import evaluation_rows
 
 COLUMNS = ("QUESTION_ID", "PARTICIPANT_ID", "SCORE")
@@ -90,7 +90,7 @@ def scan_answers(path: Path) -> pl.LazyFrame:
               "not_integer": pl.Boolean}
     if path.is_dir() or path.suffix.lower() == ".parquet":
         try:
-            frame = pl.scan_parquet(runs.shard_paths(path))
+            frame = pl.scan_parquet(run_folder.shard_paths(path))
             status = pl.col("parse_status") if "parse_status" in frame.collect_schema() else pl.lit(None)
             frame = frame.select(
                 pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
@@ -101,7 +101,7 @@ def scan_answers(path: Path) -> pl.LazyFrame:
             raise InputError(f"responses shards cannot be read ({str(exc).splitlines()[0]})", file=path) from None
     else:
         columns: dict[str, list] = {name: [] for name in schema}
-        for _, record in runs.jsonl_records(path, ANSWER_COLUMNS, texts=("output",),
+        for _, record in run_folder.jsonl_records(path, ANSWER_COLUMNS, texts=("output",),
                                             integers=("participant_id", "sample_index", "answer")):
             for name in ANSWER_COLUMNS[:3]:
                 columns[name].append(record[name])
@@ -156,7 +156,7 @@ def evaluate_answers(path: Path, release: Path, run_metrics: dict) -> pl.DataFra
     if first is not None:
         return answers_frame(None, answers, True)
     if run_metrics.get("mode") != "without_demographics":
-        raise InputError(f"records without participant need the run's {runs.METRICS_FILE} beside them (it names "
+        raise InputError(f"records without participant need the run's {run_folder.METRICS_FILE} beside them (it names "
                          "the split and rows that were asked)", file=path, row=1, column="participant_id")
     covers = (run_metrics.get("covers") or [{}])[0]
     rows = evaluation_rows(release, run_metrics.get("split") or "probe",

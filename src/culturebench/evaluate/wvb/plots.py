@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from culturebench.evaluate import plots, runs
+from culturebench.evaluate import plots, run_folder
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.wvb.items import question_order
 
@@ -101,7 +101,7 @@ def _fmt(value) -> str:
 
 def write_run(result: ScoreResult, out: Path) -> list[Path]:
     """``RUN_DIR/metrics.json``, ``threshold_curve.png`` and ``histograms.png``; returns the paths written."""
-    return runs.write_metrics_and_plots(result.metrics, out, {
+    return run_folder.write_metrics_and_plots(result.metrics, out, {
         "threshold_curve.png": threshold_curve_png,
         "histograms.png": lambda _metrics, path: histograms_png(_plot_rows(result.plotted), path),
     })

@@ -14,7 +14,7 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_json, runs
+from culturebench.evaluate import run_folder, run_record
 from culturebench.evaluate.limit import Coverage
 from culturebench.evaluate.wvb import WVBOptions
 from culturebench.evaluate.wvb.items import (
@@ -64,7 +64,7 @@ def plan(options: WVBOptions) -> Plan:
 
 def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=None) -> Result:
     """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl (above
-    ``runs.SHARD_THRESHOLD`` requests: responses/, parquet shards), metrics.json, the plots and run.json.
+    ``run_folder.SHARD_THRESHOLD`` requests: responses/, parquet shards), metrics.json, the plots and run.json.
     ``prompt_family``: whose App. B prompts (prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
     ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored as given, as the authors');
     ``drop_non_integer``: answers that are not whole numbers are invalid (default: truncated, as the authors').
@@ -92,7 +92,7 @@ def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=
             n_parsed += record["answer"] is not None
         return records
 
-    responses_path, n_records, stats = runs.stream_records(backend, planned.requests, out, f"wvb {split} ({mode})",
+    responses_path, n_records, stats = run_folder.stream_records(backend, planned.requests, out, f"wvb {split} ({mode})",
                                                            records_of, total=planned.n_requests,
                                                            schema=response_schema(), console=console)
     label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
@@ -100,7 +100,7 @@ def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=
     answers = answers_frame(None if demographics else rows, scan_answers(responses_path), demographics)
     del rows, planned  # with demographics the scoring needs none of the evaluated rows: memory for a run of millions
     scored = score_answers(answers, release,
-                           runs.source_info(responses_path), majority=options.majority, model=label,
+                           run_folder.source_info(responses_path), majority=options.majority, model=label,
                            drop_out_of_scale=options.drop_out_of_scale, drop_non_integer=options.drop_non_integer)
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
@@ -113,8 +113,8 @@ def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=
         "parse_status": parse_status,
         "covers": [covers.as_dict()],
     })
-    stats = runs.runner_stats(stats)
-    written = run_json.write_run_record(
+    stats = run_folder.runner_stats(stats)
+    written = run_record.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": options.prompt_family, "split": split,

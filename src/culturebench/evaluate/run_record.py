@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from culturebench import __version__
 from culturebench.evaluate.redaction import REDACTED, sent_secrets
-from culturebench.evaluate.runs import METRICS_FILE
+from culturebench.evaluate.run_folder import METRICS_FILE
 from culturebench.io import sha256_file, write_json
 
 RUN_FILE = "run.json"

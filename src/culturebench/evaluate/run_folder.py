@@ -8,14 +8,14 @@
                                 backend cache parameters, runner totals (tokens, cost, retries, cached/queried, time)
     RUN_DIR/metrics.json, *.png the benchmark's metrics and plots
 
-Secrets never reach the folder: run.json is written scrubbed of them (``run_json``), and replies are redacted as
+Secrets never reach the folder: run.json is written scrubbed of them (``run_record``), and replies are redacted as
 they arrive (``redaction``), so responses and the cache never hold them either.
 
 Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
 (``ask``; ``stream_records`` and ``StreamedRun`` for a run written out batch by batch, into ``ResponsesWriter``)
 and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
-(``write_metrics_and_plots``), the result (``EvaluateResult``), the backends of judges and jurors
-(``companion_backend``) and the command-line bits (``request_counts``, ``split_paths``); run.json is ``run_json``'s.
+(``write_metrics_and_plots``), the backends of judges and jurors
+(``companion_backend``) and the command-line bits (``request_counts``, ``split_paths``); run.json is ``run_record``'s.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -418,23 +418,6 @@ def json_safe(value: Any, none_key: str = "null") -> Any:
 
 
 # ------------------------------------------------------------------------------- shared steps of evaluate
-
-
-@dataclass
-class EvaluateResult:
-    """What a benchmark's ``evaluate`` returns."""
-
-    metrics: dict
-    """metrics.json."""
-    records: list[dict]
-    """The lines of transcripts.jsonl (SocialCC); empty where ``evaluate`` streams its records to the responses file
-    (``StreamedRun``: WVB, CDEval, NormAd, LLM-GLOBE) instead of keeping them."""
-    stats: dict
-    """The runner's totals, as in run.json."""
-    written: list[Path]
-    """Every file written into the run folder."""
-    score: Any = None
-    """The benchmark's ScoreResult (the tables behind the metrics), where it has one."""
 
 
 def check_at_least_one(options: Mapping[str, int | None]) -> None:
