@@ -55,11 +55,14 @@ def test_help_keeps_every_bracket_of_its_source(command):
 
 
 def test_install_commands_in_help_are_whole():
-    """The two install commands a newcomer copies from --help, checked by hand."""
+    """The install commands a newcomer copies from --help, checked by hand: printed as written (no markup escape
+    such as ``culturebench\\[lm-eval]``)."""
     serve = flat(runner.invoke(app, ["serve-local", "--help"], env=WIDE).output)
     assert "pip install 'culturebench[local]'" in serve
-    evaluate = flat(runner.invoke(app, ["evaluate", "--help"], env=WIDE).output)
+    evaluate = flat(runner.invoke(app, ["evaluate", "cdeval", "--help"], env=WIDE).output)
     assert "pip install 'culturebench[ray]'" in evaluate
+    export = flat(runner.invoke(app, ["export", "lm-eval", "--help"], env=WIDE).output)
+    assert "pip install 'culturebench[lm-eval]'" in export and "\\[" not in export
 
 
 def test_error_message_keeps_its_brackets(monkeypatch):
