@@ -11,6 +11,7 @@ This module imports nothing heavy: the command line reads every benchmark's opti
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -201,6 +202,15 @@ class OptionScoring:
     """The responses.jsonl field holding the parsed answer (compared by the agreement table)."""
     group_field: str
     """The responses.jsonl field the agreement table is broken down by."""
+
+
+_WHOLE_NUMBER = re.compile(r"^\d{1,3}$")
+
+
+def whole_number_option(text: str) -> tuple[str, None] | None:
+    """``OptionScoring.read_option`` of a benchmark answered with a whole number: a token of 1-3 digits is the
+    option of that number ("07" -> "7", as a number parser reads it), in no fixed group; None for anything else."""
+    return (str(int(text)), None) if _WHOLE_NUMBER.match(text) else None
 
 
 @dataclass(frozen=True)

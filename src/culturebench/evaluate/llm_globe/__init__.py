@@ -76,7 +76,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option
+from culturebench.contract import (
+    Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
 
 PARTS = ("closed", "open", "both")
 """What is evaluated: the closed prompts (Tables 2-3), the open prompts (Tables 4-5) or both."""
@@ -183,8 +184,7 @@ class LLMGlobe(Benchmark):
     def option_scoring(self, options):
         if options.evaluated_part != "closed":
             return None
-        from culturebench.evaluate.llm_globe.prompts import read_option_token
-        return OptionScoring(read_option_token, parsed_field="answer", group_field="dimension")
+        return OptionScoring(whole_number_option, parsed_field="answer", group_field="dimension")
 
     def comparison(self):
         from culturebench.evaluate.llm_globe.compare import COMPARE

@@ -117,16 +117,6 @@ _ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六":
 _ZH_ALONE = re.compile(r"^\s*(?:我的)?(?:评分|分数|答案|回答)?[:：为是]?\s*([一二两三四五六七])\s*分?\s*[。.!！]?\s*$")
 
 
-_OPTION_TOKEN = re.compile(r"^\d{1,3}$")
-
-
-def read_option_token(text: str) -> tuple[str, None] | None:
-    """The option a generated token (its text without surrounding spaces and punctuation) stands for
-    (``OptionScoring.read_option``): any whole number is an option (``parse_rating`` reads the replayed text), in no
-    group of options; None for no option."""
-    return (str(int(text)), None) if _OPTION_TOKEN.match(text) else None
-
-
 def parse_rating(text: str | None) -> tuple[int | None, str]:
     """(value, status) of a 1-7 answer (closed prompt or juror rating).
 

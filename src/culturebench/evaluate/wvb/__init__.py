@@ -39,7 +39,8 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 
-from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option
+from culturebench.contract import (
+    Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
 
 SPLITS = ("probe", "train", "validation", "test")
 """``--split``: the probe (the ``probe`` config, Sec. 3.1) or every example of a split of the ``examples`` config."""
@@ -129,8 +130,7 @@ class WVB(Benchmark):
         return ("mean_w1", "std_w1")
 
     def option_scoring(self, options):
-        from culturebench.evaluate.wvb.prompts import read_option_token
-        return OptionScoring(read_option_token, parsed_field="answer", group_field="question_id")
+        return OptionScoring(whole_number_option, parsed_field="answer", group_field="question_id")
 
     def comparison(self):
         from culturebench.evaluate.wvb.compare import COMPARE

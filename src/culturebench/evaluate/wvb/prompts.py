@@ -268,13 +268,3 @@ def parse_answer(text: str | None, scale_min: int, scale_max: int) -> tuple[int 
     if numbers and len(text.split()) <= SHORT_REPLY_WORDS:
         return _checked(numbers.pop(), "ok", "text_integer", scale_min, scale_max)
     return None, "no_answer"
-
-
-_OPTION_TOKEN = re.compile(r"^\d{1,3}$")
-
-
-def read_option_token(text: str) -> tuple[str, None] | None:
-    """The option a generated token (its text without surrounding spaces and punctuation) stands for
-    (``OptionScoring.read_option``): an integer of 1-3 digits is an answer, as the number
-    ``parse_answer`` reads ("07" -> "7"), in no fixed group of options; None for anything else."""
-    return (str(int(text)), None) if _OPTION_TOKEN.match(text) else None
