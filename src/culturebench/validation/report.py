@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from culturebench import __version__, registry
+from culturebench.errors import InputError
 from culturebench.io import write_json
 from culturebench.validation import summary
 from culturebench.validation.checks import CheckResult, _jsonable
@@ -95,7 +96,7 @@ def schema_of(benchmark: str, config: str, frame: pl.DataFrame) -> list[dict]:
     """Columns of a config as written: name, type, nullable, unique and the constraints its pandera schema checks."""
     try:
         declared = registry.benchmark(benchmark).schemas_module().SCHEMAS.get(config)
-    except (ImportError, AttributeError):
+    except (ImportError, AttributeError, InputError):  # a benchmark not registered, or without schemas
         declared = None
     columns = getattr(declared, "columns", {}) or {}
     out = []
