@@ -268,6 +268,7 @@ def test_cdeval_translate_builds_a_release_that_evaluates_as_model_language(raw_
     """Sec. 4.2 / Fig. 4: generate cdeval_translate writes the released format with a Language key; the build
     records the language (manifest, card) and evaluate labels the model `model [zh]`."""
     from culturebench.evaluate import cdeval as cdeval_eval
+    from culturebench.evaluate.cdeval import CDEvalOptions
     from culturebench.generation import cdeval_translate
 
     with ScriptedServer(reply=script) as server:
@@ -295,7 +296,7 @@ def test_cdeval_translate_builds_a_release_that_evaluates_as_model_language(raw_
     assert "**Translated questionnaire (zh).**" in card and "\n- zh\n" in card
     with ScriptedServer(reply="A", model="always-a") as server:
         backend = OpenAIBackend("always-a", base_url=server.base_url, concurrency=4)
-        result = cdeval_eval.evaluate(backend, folder, tmp_path / "run", samples=1, limit=2)
+        result = cdeval_eval.evaluate(backend, CDEvalOptions(release=folder, out=tmp_path / "run", samples=1, limit=2))
     records = [json.loads(line) for line in (tmp_path / "run" / "responses.jsonl").open(encoding="utf-8")]
     assert {r["language"] for r in records} == {"zh"}
     assert result.metrics["models"] == ["always-a [zh]"]

@@ -211,7 +211,7 @@ def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
              f"release={releases['normad']}", "-T", f"limit={LIMIT}", "--model", "openai-api/scripted/scripted-model",
              "--model-base-url", server.base_url, "--log-dir", str(tmp_path / "logs"), "--display", "none"],
             capture_output=True, text=True, timeout=600,
-            env={**os.environ, "PYTHONPATH": str(REPO / "src"), "SCRIPTED_API_KEY": "sk-test-integrations"})
+            env={**os.environ, "SCRIPTED_API_KEY": "sk-test-integrations"})  # the installed package: its entry point
     assert run.returncode == 0, run.stderr[-2000:]
     (info,) = list_eval_logs(str(tmp_path / "logs"))
     (score,) = read_eval_log(info).results.scores

@@ -269,6 +269,10 @@ class Benchmark:
     the config otherwise): inspect runs the benchmark whole with its model roles."""
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
     """Headline names where a lower value is better."""
+    run: ClassVar[str | None] = None
+    """The module of its run (``<its package>.run`` when None): ``evaluate(backend, options, *, args, console)``
+    (and ``roles=`` where it has ``roles``), ``score_files(responses, options)`` and ``summary(metrics)``, which
+    ``evaluate``, ``score`` and ``summary`` call unless the subclass defines its own."""
     open_columns: ClassVar[Mapping[str, OpenColumns]] = {}
     """Release config -> the columns ``publish --allow-restricted`` withholds (licence columns of the card)."""
 
@@ -290,15 +294,16 @@ class Benchmark:
                  console: Console | None = None, roles: Mapping[str, Any] | None = None) -> Result:
         """Ask ``backend`` every planned request, score, write the run folder ``options.out`` (responses,
         metrics.json, plots, run.json with ``args``)."""
-        raise NotImplementedError
+        return self.run_module().evaluate(backend, options, args=args, console=console,
+                                          **({"roles": roles} if self.roles else {}))
 
     def score(self, responses: Sequence[Path], options: Options) -> Result:
         """Metrics and plots from saved responses into ``options.out``."""
-        raise NotImplementedError
+        return self.run_module().score_files(responses, options)
 
     def summary(self, metrics: Mapping) -> str:
         """The command line's lines for metrics.json."""
-        raise NotImplementedError
+        return self.run_module().summary(metrics)
 
     def headline(self, metrics: Mapping, options: Options) -> dict[str, float]:
         """The paper's headline numbers of one model's metrics.json, flat (name -> value; None left out)."""
@@ -315,6 +320,10 @@ class Benchmark:
     def comparison(self) -> Any:
         """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``), or None."""
         return None
+
+    def run_module(self):
+        """The module of its run."""
+        return import_module(self.run or f"{type(self).__module__}.run")
 
     def builder_module(self):
         """The module of its builder."""

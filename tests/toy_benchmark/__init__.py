@@ -32,14 +32,6 @@ class Toy(Benchmark):
         from toy_benchmark.run import requests
         return (item.request for item in requests(options))
 
-    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
-        from toy_benchmark.run import evaluate
-        return evaluate(backend, options, args=args, console=console)
-
-    def score(self, responses, options):
-        from toy_benchmark.run import score
-        return score(responses, options)
-
     def summary(self, metrics):
         return f"toy: accuracy {metrics['accuracy']:.3f} over {metrics['n']} answers"
 

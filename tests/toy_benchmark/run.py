@@ -70,7 +70,7 @@ def evaluate(backend, options, *, args=None, console=None) -> Result:
     return Result(metrics=metrics, written=written, stats=stats)
 
 
-def score(responses, options) -> Result:
+def score_files(responses, options) -> Result:
     records = [{**r, "answer": parse(r["response"], options.strict)} for path in responses
                for r in run_folder.read_jsonl(Path(path))]
     metrics = metrics_of(records)

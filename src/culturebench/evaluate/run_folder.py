@@ -259,10 +259,24 @@ def hold_run_folder(out: Path, wait: bool = False,
                 folder.rmdir()
 
 
+LOCK_PID_WAIT_S = 1.0
+"""How long a refused run waits for the holder to write its pid (it writes it right after it locks: a run started
+at the same moment may look in between)."""
+
+
 def _lock_holder(fd: int) -> str:
-    """Who holds a run folder's lock, as its error names it: "pid N" from the lock file."""
-    text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-    return f"pid {text}" if text.isdigit() else "pid unknown: it is starting"
+    """Who holds a run folder's lock, as its error names it: "pid N" from the lock file (waiting up to
+    LOCK_PID_WAIT_S for a holder that has just locked it)."""
+    import time
+
+    deadline = time.monotonic() + LOCK_PID_WAIT_S
+    while True:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        if text.isdigit():
+            return f"pid {text}"
+        if time.monotonic() >= deadline:
+            return "pid unknown: it is starting"
+        time.sleep(0.02)
 
 
 METRICS_FILE = "metrics.json"

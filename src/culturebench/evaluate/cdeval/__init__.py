@@ -83,18 +83,6 @@ class CDEval(Benchmark):
         from culturebench.evaluate.cdeval.run import plan
         return (planned.request for planned in plan(options).requests)
 
-    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
-        from culturebench.evaluate.cdeval.run import evaluate
-        return evaluate(backend, options, args=args, console=console)
-
-    def score(self, responses, options):
-        from culturebench.evaluate.cdeval.run import score_files
-        return score_files(responses, options)
-
-    def summary(self, metrics):
-        from culturebench.evaluate.cdeval.run import summary
-        return summary(metrics)
-
     def headline(self, metrics, options):
         """The orientation likelihood per Hofstede dimension (Table 2, Fig. 3) of the one model."""
         (model,) = metrics["per_model"].values()

@@ -152,18 +152,6 @@ class LLMGlobe(Benchmark):
         from culturebench.evaluate.llm_globe.run import plan
         return (planned.request for part in plan(options).parts for planned in part.requests)
 
-    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
-        from culturebench.evaluate.llm_globe.run import evaluate
-        return evaluate(backend, options, args=args, console=console)
-
-    def score(self, responses, options):
-        from culturebench.evaluate.llm_globe.run import score_files
-        return score_files(responses, options)
-
-    def summary(self, metrics):
-        from culturebench.evaluate.llm_globe.run import summary
-        return summary(metrics)
-
     def headline(self, metrics, options):
         """The closed (Tables 2-3) or jury-scored open (Tables 4-5) mean per GLOBE dimension of the one model."""
         (cells,) = metrics[self._headline_part(options)]["mean_sd"].values()

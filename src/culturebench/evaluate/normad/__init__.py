@@ -116,18 +116,6 @@ class NormAd(Benchmark):
         from culturebench.evaluate.normad.run import plan
         return (planned.request for planned in plan(options).requests)
 
-    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
-        from culturebench.evaluate.normad.run import evaluate
-        return evaluate(backend, options, args=args, console=console)
-
-    def score(self, responses, options):
-        from culturebench.evaluate.normad.run import score_files
-        return score_files(responses, options)
-
-    def summary(self, metrics):
-        from culturebench.evaluate.normad.run import summary
-        return summary(metrics)
-
     def headline(self, metrics, options):
         """Accuracy (Fig. 3) and macro F1 (Table A.4) of the one model in the one context of ``options`` (a run of
         several contexts: each name suffixed by its context)."""

@@ -177,18 +177,6 @@ class SocialCC(Benchmark):
         from culturebench.evaluate.socialcc.run import checked_inputs
         checked_inputs(options)
 
-    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
-        from culturebench.evaluate.socialcc.run import evaluate
-        return evaluate(backend, options, args=args, console=console, roles=roles)
-
-    def score(self, responses, options):
-        from culturebench.evaluate.socialcc.run import score_files
-        return score_files(responses, options)
-
-    def summary(self, metrics):
-        from culturebench.evaluate.socialcc.run import summary
-        return summary(metrics)
-
     def headline(self, metrics, options):
         """Table 2 of the one model: the mean of each judge's scores (awareness, commonsense, value, behaviour)."""
         (model,) = metrics["per_model"].values()

@@ -109,18 +109,6 @@ class WVB(Benchmark):
         from culturebench.evaluate.wvb.items import check_inputs
         check_inputs(options.release, options.split, options.limit)
 
-    def evaluate(self, backend, options, *, args=None, console=None, roles=None):
-        from culturebench.evaluate.wvb.run import evaluate
-        return evaluate(backend, options, args=args, console=console)
-
-    def score(self, responses, options):
-        from culturebench.evaluate.wvb.run import score_files
-        return score_files(responses, options)
-
-    def summary(self, metrics):
-        from culturebench.evaluate.wvb.run import summary
-        return summary(metrics)
-
     def headline(self, metrics, options):
         """Mean and std over questions of the per-question W1 (Table 2)."""
         values = {"mean_w1": metrics["mean"], "std_w1": metrics["std"]}

@@ -36,10 +36,10 @@ def read_answers(responses: Path, release: Path) -> tuple[pl.DataFrame, str]:
     anything else the paper's QUESTION_ID, PARTICIPANT_ID, SCORE (model: the file's name)."""
     responses = Path(responses)
     if responses.is_dir() or responses.suffix.lower() in (".jsonl", ".parquet"):
-        run_folder = responses.parent.parent if responses.suffix.lower() == ".parquet" else responses.parent
-        beside = run_folder / run_folder.METRICS_FILE
+        folder = responses.parent.parent if responses.suffix.lower() == ".parquet" else responses.parent
+        beside = folder / run_folder.METRICS_FILE
         run_metrics = compare.read_json_object(beside) if beside.is_file() else {}
-        return evaluate_answers(responses, release, run_metrics), (run_metrics.get("models") or [run_folder.name])[0]
+        return evaluate_answers(responses, release, run_metrics), (run_metrics.get("models") or [folder.name])[0]
     return read_responses(responses), responses.stem
 
 
