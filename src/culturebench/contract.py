@@ -318,8 +318,12 @@ class Benchmark:
         return None
 
     def comparison(self) -> Any:
-        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``), or None."""
-        return None
+        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``): by default the
+        ``COMPARE`` of its package's ``compare`` module; None where there is none."""
+        from importlib.util import find_spec
+
+        module = f"{type(self).__module__}.compare"
+        return getattr(import_module(module), "COMPARE", None) if find_spec(module) else None
 
     def run_module(self):
         """The module of its run."""

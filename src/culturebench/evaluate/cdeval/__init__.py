@@ -96,10 +96,6 @@ class CDEval(Benchmark):
         from culturebench.evaluate.cdeval.prompts import read_option_token
         return OptionScoring(read_option_token, parsed_field="shown", group_field="dimension")
 
-    def comparison(self):
-        from culturebench.evaluate.cdeval.compare import COMPARE
-        return COMPARE
-
 
 BENCHMARK = CDEval()
 

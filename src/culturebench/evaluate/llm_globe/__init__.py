@@ -174,10 +174,6 @@ class LLMGlobe(Benchmark):
             return None
         return OptionScoring(whole_number_option, parsed_field="answer", group_field="dimension")
 
-    def comparison(self):
-        from culturebench.evaluate.llm_globe.compare import COMPARE
-        return COMPARE
-
 
 BENCHMARK = LLMGlobe()
 

@@ -130,9 +130,6 @@ class NormAd(Benchmark):
         from culturebench.evaluate.normad.prompts import read_option_token
         return OptionScoring(read_option_token, parsed_field="answer", group_field="context")
 
-    def comparison(self):
-        from culturebench.evaluate.normad.compare import COMPARE
-        return COMPARE
 
 
 def _headline_keys(options: NormAdOptions) -> dict[tuple[str, str], str]:

@@ -187,10 +187,6 @@ class SocialCC(Benchmark):
         from culturebench.evaluate.socialcc.prompts import JUDGES
         return JUDGES
 
-    def comparison(self):
-        from culturebench.evaluate.socialcc.compare import COMPARE
-        return COMPARE
-
 
 BENCHMARK = SocialCC()
 

@@ -120,10 +120,6 @@ class WVB(Benchmark):
     def option_scoring(self, options):
         return OptionScoring(whole_number_option, parsed_field="answer", group_field="question_id")
 
-    def comparison(self):
-        from culturebench.evaluate.wvb.compare import COMPARE
-        return COMPARE
-
 
 BENCHMARK = WVB()
 
