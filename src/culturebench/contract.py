@@ -110,10 +110,6 @@ class Options:
         """A copy with ``changes`` (checked again)."""
         return dataclasses.replace(self, **changes)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The options as run.json records them (paths and tuples as JSON values)."""
-        return {f.name: _json_value(getattr(self, f.name)) for f in dataclasses.fields(self)}
-
 
 def option_fields(options: type[Options], command: str | None = "evaluate", cli_only: bool = True
                   ) -> list[dataclasses.Field]:
@@ -131,16 +127,6 @@ def option_fields(options: type[Options], command: str | None = "evaluate", cli_
             continue
         fields.append(f)
     return fields
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, tuple):
-        return [_json_value(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _json_value(v) for k, v in value.items()}
-    return value
 
 
 _SCALARS = {int: "a whole number", float: "a number", str: "text", bool: "true or false", Path: "a path"}

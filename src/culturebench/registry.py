@@ -13,7 +13,7 @@ from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
 
-from culturebench.contract import Benchmark
+from culturebench.contract import Benchmark, HarnessTask
 from culturebench.errors import InputError
 
 BUILT_IN = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
@@ -74,11 +74,10 @@ def generator(task: str):
     return import_module(f"culturebench.generation.{task}")
 
 
-def harness_task(name: str) -> tuple[Benchmark, object]:
+def harness_task(name: str) -> tuple[Benchmark, HarnessTask]:
     """The benchmark and ``HarnessTask`` of an inspect / lm-eval task name."""
     for b in benchmarks():
-        for task in b.tasks:
-            if task.name == name:
-                return b, task
+        if any(task.name == name for task in b.tasks):
+            return b, b.task(name)
     known = [t.name for b in benchmarks() for t in b.tasks]
     raise InputError(f"unknown task {name!r}; choose from {', '.join(known)}")

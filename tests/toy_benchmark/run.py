@@ -59,14 +59,14 @@ def evaluate(backend, options, *, args=None, console=None) -> Result:
         return [{"model": model, "id": item.row["id"], "gold": item.row["answer"], "response": response.text,
                  "answer": parse(response.text, options.strict)} for item, response in zip(items, responses)]
 
-    total = len(questions(options))
-    path, _, stats = run_folder.stream_records(backend, requests(options), Path(options.out), "toy", records_of,
-                                         total=total, sharded=False, console=console)
+    planned = list(requests(options))  # a few questions: read once, counted for the progress bar
+    path, _, stats = run_folder.stream_records(backend, planned, Path(options.out), "toy", records_of,
+                                               total=len(planned), sharded=False, console=console)
     metrics = metrics_of(run_folder.read_jsonl(path))
     stats = run_folder.runner_stats(stats)
     written = run_record.write_run_record(options.out, [path, *write(options.out, metrics)], benchmark="toy",
-                                        release=options.release, manifest=load_manifest(options.release),
-                                        backend=backend, args=args, started_at=started, stats=stats, extra={})
+                                          release=options.release, manifest=load_manifest(options.release),
+                                          backend=backend, args=args, started_at=started, stats=stats, extra={})
     return Result(metrics=metrics, written=written, stats=stats)
 
 
