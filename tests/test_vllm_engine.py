@@ -122,9 +122,11 @@ def test_offline_engine_and_vllm_serve_agree(vllm_model, vllm_server, releases, 
 
 def test_ray_vllm_engine_on_cpu_answers_as_the_offline_engine(vllm_model, releases, tmp_path):
     """Ray Data's vLLM processor on a local Ray without GPUs: the run streams into the cache like the others, and
-    greedy answers equal the offline engine's."""
+    greedy answers equal the offline engine's. In float32 (``VLLM_EXACT``): in bf16 the two engines' differently
+    composed batches once flipped an answer the model was undecided on ("I would accept" / "I would not accept")."""
     common = ["evaluate", "cdeval", "--release", str(releases / "cdeval"), "--limit", "2", "--samples", "1",
-              "--temperature", "0", "--max-tokens", "16", "--model", vllm_model]
+              "--temperature", "0", "--max-tokens", "16", "--model", vllm_model,
+              "--engine-args", json.dumps(VLLM_EXACT)]
     invoke(*common, "--backend", "vllm", "--out", str(tmp_path / "offline"))
     try:
         invoke(*common, "--backend", "ray", "--out", str(tmp_path / "ray"))
