@@ -245,7 +245,7 @@ def test_resume_after_kill_9(tmp_path):
 # --- counts that add up, the same runner fields everywhere, trouble in the progress bar, grouped commits ---
 
 def test_counts_add_up_with_repeats(tmp_path):
-    from culturebench.evaluate import run_folder
+    from culturebench.evaluate import run_steps
 
     with ScriptedServer() as server, ResponseCache(tmp_path / "c.sqlite") as cache:
         backend = OpenAIBackend("scripted-model", base_url=server.base_url)
@@ -254,20 +254,20 @@ def test_counts_add_up_with_repeats(tmp_path):
         result = run_requests(backend, [ask("a"), ask("b"), ask("b"), ask("b"), ask("c"), ask("a")], cache)
     s = result.stats
     assert (s.n_requests, s.n_cached, s.n_queried, s.n_repeats) == (6, 2, 2, 2)
-    stats = run_folder.runner_stats(result)
-    assert list(stats) == list(run_folder.RUNNER_STATS)
-    assert run_folder.request_counts(6, stats) == "6 requests (2 cached, 2 queried, 2 repeats asked once)"
+    stats = run_steps.runner_stats(result)
+    assert list(stats) == list(run_steps.RUNNER_STATS)
+    assert run_steps.request_counts(6, stats) == "6 requests (2 cached, 2 queried, 2 repeats asked once)"
 
 
 def test_total_stats_has_the_runner_fields():
-    from culturebench.evaluate import run_folder
+    from culturebench.evaluate import run_steps
 
     one = {"n_requests": 3, "n_cached": 1, "n_queried": 2, "retries": 1, "transient": {"500": 1}, "cost": 0.5,
            "wall_s": 1.25}
     two = {"n_requests": 4, "n_queried": 3, "n_repeats": 1, "errors": 0, "transient": {"500": 2, "timeout": 1},
            "cost": None, "wall_s": 0.5}
-    total = run_folder.total_stats([one, two])
-    assert list(total) == list(run_folder.RUNNER_STATS)
+    total = run_steps.total_stats([one, two])
+    assert list(total) == list(run_steps.RUNNER_STATS)
     assert total["n_requests"] == 7 and total["n_queried"] == 5 and total["n_repeats"] == 1
     assert total["transient"] == {"500": 3, "timeout": 1} and total["cost"] == 0.5 and total["wall_s"] == 1.75
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from conftest import one_line_error
 from culturebench.cli import app
-from culturebench.evaluate.run_folder import LOCK_FILE, hold_run_folder
+from culturebench.evaluate.run_lock import LOCK_FILE, hold_run_folder
 from scripted_server import ScriptedServer
 from test_backends import small_normad_release, story_number_reader
 
@@ -116,7 +116,7 @@ def test_two_identical_runs_started_together_never_both_fail(release, tmp_path):
 
 HOLD_AND_HANG = """
 import sys, time
-from culturebench.evaluate.run_folder import hold_run_folder
+from culturebench.evaluate.run_lock import hold_run_folder
 with hold_run_folder(sys.argv[1]):
     print("held", flush=True)
     time.sleep(120)

@@ -16,7 +16,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Iterator
 
@@ -174,7 +174,7 @@ def _build_options(config: Path | None) -> dict[str, dict]:
     option -> allowed values; a key no builder knows, or a value not allowed, is an error naming the file)."""
     if config is None:
         return {}
-    from culturebench.evaluate.run_folder import read_options_file
+    from culturebench.config_file import read_options_file
 
     known = {b.name: getattr(b.builder_module(), "BUILD_OPTIONS", {}) for b in registry.benchmarks()}
     given = read_options_file(config, {key for keys in known.values() for key in keys})
@@ -459,10 +459,11 @@ def _json_args(values: dict) -> dict:
 
 
 def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
-    """``culturebench evaluate NAME``."""
+    """``culturebench evaluate NAME``: the options and the release checked, then the engine's run
+    (``evaluate.engine.run``), which holds the run folder before the backend is made."""
     from culturebench.evaluate.backends import CostLimitReached
+    from culturebench.evaluate.run_steps import request_counts
     from culturebench.evaluate.runner import DryRun
-    from culturebench.evaluate.run_folder import hold_run_folder, request_counts
 
     name, out, model = benchmark.name, flags["out"], flags["model"]
     release = flags["release"]
@@ -478,7 +479,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
             "headers": [h.partition(":")[0].strip() for h in flags["header"] or []],
             **{k: flags[k] for k in ("api_version", "request_shape", "allow_modified_release", "price_in",
                                      "price_out", "max_cost", "scoring", "max_wait")}}
-    with user_errors(), ExitStack() as run_folder:
+    with user_errors():
         output_folder(out)
         release = _checked_release(release, flags["allow_modified_release"], hub=given_release)
         options = benchmark.Options.parse(given, config).replace(release=release, out=out)
@@ -491,48 +492,39 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
                                  flags["price_in"], flags["price_out"], flags["max_cost"])
         if not flags["max_wait"] > 0:
             raise InputError(f"--max-wait must be more than 0 seconds, got {flags['max_wait']:g}")
-        model_backend = _make_backend(flags["backend"], model, base_urls, concurrency=flags["concurrency"],
-                                      timeout=flags["timeout"], seed=options.seed,
-                                      tensor_parallel_size=flags["tensor_parallel_size"],
-                                      ray_address=flags["ray_address"], replicas=flags["replicas"],
-                                      engine_args=flags["engine_args"], max_wait=flags["max_wait"], **client)
-        if flags["dry_run"]:
-            if not hasattr(model_backend, "dry_run"):
-                raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {flags['backend']}")
-            model_backend.dry_run = True
-        kept_before = None  # answers in the cache once this run holds the folder
+        if flags["dry_run"] and flags["backend"] not in ("openai", "azure"):
+            raise InputError(f"--dry-run needs an HTTP backend (openai or azure), not {flags['backend']}")
 
-        def new_answers() -> int:
-            return 0 if kept_before is None else _cached_answers(out) - kept_before
+        def make_backend():  # called by the engine once it holds the run folder
+            made = _make_backend(flags["backend"], model, base_urls, concurrency=flags["concurrency"],
+                                 timeout=flags["timeout"], seed=options.seed,
+                                 tensor_parallel_size=flags["tensor_parallel_size"],
+                                 ray_address=flags["ray_address"], replicas=flags["replicas"],
+                                 engine_args=flags["engine_args"], max_wait=flags["max_wait"], **client)
+            if flags["dry_run"]:
+                made.dry_run = True
+            return made
+
+        from culturebench.evaluate import engine
 
         try:
-            run_folder.enter_context(hold_run_folder(out, flags["wait_for_lock"], on_wait=lambda holder: say(
-                f"waiting for the run holding {out} ({holder}) to end", style="yellow")))
-            _check_run_folder(out, name)
-            kept_before = _cached_answers(out)
-            if scoring == "logprobs":  # ask for top_logprobs, record them, check the endpoint returns them
-                model_backend = option_probability.recording(model_backend, out)
-                option_probability.check_endpoint(model_backend, benchmark, options, console)
-            result = benchmark.evaluate(model_backend, options, args=args, console=console)
-            line = f"{benchmark.summary(result.metrics)}\n{name}: {request_counts(result.stats['n_requests'], result.stats)}"
-            written = result.written
-            if scoring == "logprobs":
-                more, more_written = option_probability.score(benchmark, model_backend, options)
-                line, written = f"{line}\n{more}", [*written, *more_written]
+            result = engine.run(benchmark, make_backend, options, args=args, console=console, scoring=scoring,
+                                wait=flags["wait_for_lock"], on_wait=lambda holder: say(
+                                    f"waiting for the run holding {out} ({holder}) to end", style="yellow"))
         except DryRun as stop:
             say(stop.line())
             return
         except CostLimitReached as stop:
-            kept = new_answers()
-            say(f"stopped: {stop}; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command, "
-                "with a higher --max-cost, to resume); no results written", style="yellow")
+            say(f"stopped: {stop}; {getattr(stop, 'kept_answers', 0):,} new answers kept in {out / 'cache.sqlite'} "
+                "(re-run the same command, with a higher --max-cost, to resume); no results written", style="yellow")
             raise typer.Exit(3) from None
         except KeyboardInterrupt as exc:
-            kept = new_answers()
-            say(f"interrupted; {kept:,} new answers kept in {out / 'cache.sqlite'} (re-run the same command to "
-                "resume); no results written", style="yellow")
+            say(f"interrupted; {getattr(exc, 'kept_answers', 0):,} new answers kept in {out / 'cache.sqlite'} "
+                "(re-run the same command to resume); no results written", style="yellow")
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
-    say_written(line, written)
+    lines = [benchmark.summary(result.metrics), f"{name}: {request_counts(result.stats['n_requests'], result.stats)}",
+             *result.lines]
+    say_written("\n".join(lines), result.written)
     say_coverage(out)
 
 
@@ -549,24 +541,6 @@ def say_coverage(run_dir: Path) -> None:
             say(f"warning: {warning}", style="yellow")
     for warning in metrics.get("warnings") or []:
         say(f"warning: {warning}", style="yellow")
-
-
-def _check_run_folder(out: Path, benchmark: str) -> None:
-    """RUN_DIR may hold a run of this benchmark (re-running resumes it), not of another one (its plots and files
-    would be left beside the new ones)."""
-    import json
-
-    record = Path(out) / "run.json"
-    if not record.is_file():
-        return
-    try:
-        previous = json.loads(record.read_text(encoding="utf-8")).get("benchmark")
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        raise InputError("run.json does not parse: not a run folder of culturebench; choose another --out",
-                         file=record) from None
-    if previous != benchmark:
-        raise InputError(f"holds a run of {previous!r}, not {benchmark!r}; choose another --out (nothing was "
-                         "replaced)", file=out)
 
 
 def _checked_release(value: str | Path, allow_modified: bool, hub: bool = True) -> Path:
@@ -639,20 +613,6 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
 
         return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed, engine_args=engine)
     raise InputError(f"unknown backend {backend!r}; choose from openai, azure, vllm, ray")
-
-
-def _cached_answers(out: Path) -> int:
-    """Answers in RUN_DIR/cache.sqlite (0 when there is none yet)."""
-    import sqlite3
-
-    path = Path(out) / "cache.sqlite"
-    if not path.is_file():
-        return 0
-    try:
-        with sqlite3.connect(path) as db:
-            return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-    except sqlite3.Error:
-        return 0
 
 
 @app.command("compare", short_help="Compare models on one benchmark: tables with intervals, figures, significant differences.")

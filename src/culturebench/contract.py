@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from culturebench.evaluate.backends import ChatRequest
+    from culturebench.evaluate.engine import Answers, Run, RunPlan
 
 
 # ------------------------------------------------------------------------------------------------------- options
@@ -100,7 +101,7 @@ class Options:
         (``given``: name -> value, none left at its default; a flag wins over the file), checked."""
         values: dict[str, Any] = {}
         if config is not None:
-            from culturebench.evaluate.run_folder import read_options_file
+            from culturebench.config_file import read_options_file
 
             values.update(read_options_file(Path(config), cls.config_keys()))
         values.update(given)
@@ -221,12 +222,16 @@ class Result:
     """The runner's totals, as in run.json (``evaluate``)."""
     score: Any = None
     """The benchmark's own scored tables, for callers in Python."""
+    lines: list[str] = field(default_factory=list)
+    """Lines the command line prints after the summary (``--scoring logprobs``'s agreement)."""
 
 
 class Benchmark:
     """One benchmark, reached only through these attributes and methods. Subclasses set the class attributes and
-    implement ``evaluate``, ``score``, ``summary`` and ``headline``; ``plan`` where the requests do not depend on
-    the model's answers."""
+    implement ``headline``; ``plan`` where the requests do not depend on the model's answers. ``evaluate`` is the
+    engine's (``evaluate.engine.run``), which calls the hooks ``run_plan``, ``answer`` (or ``records``),
+    ``score_run``, ``write`` and ``evaluation``; they, ``score`` and ``summary`` default to functions of its run
+    module."""
 
     name: ClassVar[str]
     """The registry name, a module name (a dash on the command line is an underscore)."""
@@ -256,9 +261,10 @@ class Benchmark:
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
     """Headline names where a lower value is better."""
     run: ClassVar[str | None] = None
-    """The module of its run (``<its package>.run`` when None): ``evaluate(backend, options, *, args, console)``
-    (and ``roles=`` where it has ``roles``), ``score_files(responses, options)`` and ``summary(metrics)``, which
-    ``evaluate``, ``score`` and ``summary`` call unless the subclass defines its own."""
+    """The module of its run (``<its package>.run`` when None), whose functions the hooks call unless the subclass
+    defines its own: ``plan(options, model)`` (``roles=`` too where it has ``roles``), ``records(plan, items,
+    responses)`` or ``answer(run, plan)``, ``score_run(plan, answers)``, ``write_run(scored, out)`` or ``write(result,
+    out)``, ``evaluation(plan, result, answers)``; ``score_files(responses, options)`` and ``summary(metrics)``."""
     open_columns: ClassVar[Mapping[str, OpenColumns]] = {}
     """Release config -> the columns ``publish --allow-restricted`` withholds (licence columns of the card)."""
 
@@ -277,11 +283,56 @@ class Benchmark:
         return type(self).plan is not Benchmark.plan
 
     def evaluate(self, backend: Any, options: Options, *, args: Mapping[str, Any] | None = None,
-                 console: Console | None = None, roles: Mapping[str, Any] | None = None) -> Result:
+                 console: Console | None = None, roles: Mapping[str, Any] | None = None, scoring: str = "text",
+                 wait: bool = False) -> Result:
         """Ask ``backend`` every planned request, score, write the run folder ``options.out`` (responses,
-        metrics.json, plots, run.json with ``args``)."""
-        return self.run_module().evaluate(backend, options, args=args, console=console,
-                                          **({"roles": roles} if self.roles else {}))
+        metrics.json, plots, run.json with ``args``): the engine's run (``evaluate.engine.run``: the folder held, a
+        folder of another benchmark refused, the cache, run.json) with this benchmark's hooks. ``backend`` may be a
+        callable that makes it once the folder is held; ``roles`` backends of companion models by role or name."""
+        from culturebench.evaluate import engine
+
+        return engine.run(self, backend, options, args=args, console=console, roles=roles, scoring=scoring,
+                          wait=wait)
+
+    # --- the engine's hooks (``evaluate.engine``): by default the functions of the same names in its run module
+
+    def run_plan(self, options: Options, *, model: str = "model", roles: Mapping[str, Any] | None = None) -> RunPlan:
+        """What a run with ``options`` asks ``model`` (an ``engine.RunPlan``), read from the release before a model
+        is asked: the run module's ``plan(options, model)`` (``roles``: the companion backends the caller gave,
+        for a benchmark that checks them)."""
+        module = self.run_module()
+        return module.plan(options, model, **({"roles": roles} if self.roles else {}))
+
+    def answer(self, run: Run, plan: RunPlan) -> Answers:
+        """The model's answers to ``plan`` into the run folder's responses file (``engine.Answers``): the run
+        module's ``answer(run, plan)`` where it has one (several steps, dialogues), else every planned item
+        streamed through the runner and made records by ``records``."""
+        from culturebench.evaluate import engine
+
+        own = getattr(self.run_module(), "answer", None)
+        return own(run, plan) if own is not None else engine.stream(run, plan, self.records)
+
+    def records(self, plan: RunPlan, items: Sequence, responses: Sequence) -> list[dict]:
+        """The responses file's records of a batch of planned items and their responses (``ChatResponse``), in
+        order: the run module's ``records``."""
+        return self.run_module().records(plan, items, responses)
+
+    def score_run(self, plan: RunPlan, answers: Answers) -> Result:
+        """The metrics of a run's answers (``Result.metrics``, and the scored tables as ``Result.score``): the run
+        module's ``score_run``. The engine adds the plan's ``covers``."""
+        return self.run_module().score_run(plan, answers)
+
+    def write(self, result: Result, out: Path) -> list[Path]:
+        """metrics.json and the plots of a scored run into ``out``: the run module's ``write_run(result.score,
+        out)`` (or its ``write(result, out)``)."""
+        module = self.run_module()
+        own = getattr(module, "write", None)
+        return own(result, Path(out)) if own is not None else module.write_run(result.score, Path(out))
+
+    def evaluation(self, plan: RunPlan, result: Result, answers: Answers) -> dict:
+        """What run.json says of the run beside the engine's fields (its ``evaluation`` block: the settings asked,
+        and e.g. parse statuses and headline metrics): the run module's ``evaluation``."""
+        return self.run_module().evaluation(plan, result, answers)
 
     def score(self, responses: Sequence[Path], options: Options) -> Result:
         """Metrics and plots from saved responses into ``options.out``."""

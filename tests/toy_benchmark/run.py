@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from culturebench.contract import Result
-from culturebench.evaluate import run_folder, run_record
+from culturebench.evaluate import run_folder, run_record, run_steps
 from culturebench.evaluate.backends import ChatRequest, SamplingParams
 from culturebench.release import load_manifest, read_tables
 
@@ -60,10 +60,10 @@ def evaluate(backend, options, *, args=None, console=None) -> Result:
                  "answer": parse(response.text, options.strict)} for item, response in zip(items, responses)]
 
     planned = list(requests(options))  # a few questions: read once, counted for the progress bar
-    path, _, stats = run_folder.stream_records(backend, planned, Path(options.out), "toy", records_of,
+    path, _, stats = run_steps.stream_records(backend, planned, Path(options.out), "toy", records_of,
                                                total=len(planned), sharded=False, console=console)
     metrics = metrics_of(run_folder.read_jsonl(path))
-    stats = run_folder.runner_stats(stats)
+    stats = run_steps.runner_stats(stats)
     written = run_record.write_run_record(options.out, [path, *write(options.out, metrics)], benchmark="toy",
                                           release=options.release, manifest=load_manifest(options.release),
                                           backend=backend, args=args, started_at=started, stats=stats, extra={})

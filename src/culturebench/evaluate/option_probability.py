@@ -35,7 +35,7 @@ from typing import Any
 
 from culturebench.contract import Benchmark, Options, OptionScoring
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import run_folder, run_steps
 from culturebench.evaluate.backends import ChatRequest, ChatResponse
 from culturebench.evaluate.cache import cache_key
 from culturebench.evaluate.replay import planned_requests, replay
@@ -139,7 +139,7 @@ def check_endpoint(recorder: LogprobRecorder, benchmark: Benchmark, options: Opt
     """One request of the run (kept in the cache) to learn whether the endpoint returns logprobs; an endpoint that
     returns none is an InputError before the run starts."""
     first = next(iter(benchmark.plan(options)))
-    run_folder.ask(recorder, [first], Path(options.out), "logprobs check", console)
+    run_steps.ask(recorder, [first], Path(options.out), "logprobs check", console)
     key = cache_key(recorder.backend.cache_params(), first)
     if not recorded_logprobs(Path(options.out) / LOGPROBS_FILE).get(key):
         where = getattr(recorder.backend, "where", f"the {recorder.backend.name} backend")

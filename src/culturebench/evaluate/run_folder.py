@@ -11,11 +11,10 @@
 Secrets never reach the folder: run.json is written scrubbed of them (``run_record``), and replies are redacted as
 they arrive (``redaction``), so responses and the cache never hold them either.
 
-Also the steps every benchmark's ``evaluate`` shares: option checks (``check_at_least_one``), the cached model calls
-(``ask``; ``stream_records`` and ``StreamedRun`` for a run written out batch by batch, into ``ResponsesWriter``)
-and their totals (``total_stats``), the scored files (``source_info``), metrics.json and the plots
-(``write_metrics_and_plots``), the backends of judges and jurors
-(``companion_backend``) and the command-line bits (``request_counts``, ``split_paths``); run.json is ``run_record``'s.
+This module lays the folder out and reads it back: the responses file (``ResponsesWriter``, ``responses_path``,
+``read_records``), metrics.json and the plots (``write_metrics_and_plots``, ``json_safe``), the scored files as
+metrics.json records them (``source_info``, ``release_manifest_sha256``). Beside it: ``run_lock`` (one run at a
+time), ``run_steps`` (the cached model calls and their totals), ``run_record`` (run.json) and ``engine`` (the run).
 """
 
 from __future__ import annotations
@@ -26,16 +25,13 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import polars as pl
 
-from culturebench.errors import InputError, excerpt
-from culturebench.evaluate.memory import return_free_heap
-from culturebench.io import jsonl_objects, sha256_file, write_json
-from culturebench.release import load_manifest, read_tables
+from culturebench.errors import InputError
+from culturebench.io import sha256_file, write_json
 
 CACHE_FILE = "cache.sqlite"
 RESPONSES_FILE = "responses.jsonl"
@@ -49,24 +45,6 @@ SHARD_ROWS = 262_144
 ROW_GROUP_ROWS = 1024
 """Records per row group of a shard: made into a frame this many at a time, which bounds the memory of writing
 (a runner batch at once cost four times as much)."""
-RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
-                "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated", "failed")
-"""The runner fields of run.json, the same for every benchmark (``runner.RunStats``; ``total_stats`` of several)."""
-
-
-def runner_stats(result: Any) -> dict:
-    """The runner's totals as plain JSON values, the RUNNER_STATS fields in that order (0 / None / {} for those a
-    result lacks): ``result.stats`` (a dataclass) when it has one, else the attributes of ``result`` itself."""
-    source = getattr(result, "stats", result)
-    found = asdict(source) if is_dataclass(source) and not isinstance(source, type) else {
-        name: getattr(source, name) for name in RUNNER_STATS if hasattr(source, name)}
-    if "n_requests" not in found and hasattr(result, "responses"):
-        found["n_requests"] = len(result.responses)
-    out = {name: found.get(name, _EMPTY_STAT.get(name, 0)) for name in RUNNER_STATS}
-    return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in out.items()}
-
-
-_EMPTY_STAT = {"cost": None, "transient": {}, "wall_s": 0.0}
 
 
 def write_jsonl(path: Path, records: Iterable[Mapping]) -> Path:
@@ -208,77 +186,6 @@ def read_records(folder: Path) -> list[dict]:
     return read_jsonl(path)
 
 
-LOCK_FILE = ".lock"
-"""The run folder's lock (``hold_run_folder``): present while a run holds the folder, with its pid."""
-
-
-@contextlib.contextmanager
-def hold_run_folder(out: Path, wait: bool = False,
-                    on_wait: Callable[[str], None] = lambda holder: None) -> Iterator[Path]:
-    """Hold the run folder ``out`` for one run: an exclusive ``flock`` on RUN_DIR/.lock, which holds the pid of the
-    run holding it. The kernel releases the lock when the process ends, however it ends (a crash or ``kill -9``
-    leaves a stale file that the next run simply locks again). A folder held by another run is an InputError naming
-    its pid, or, with ``wait``, waited for (``on_wait(holder)`` is called first). On the way out the lock file is
-    removed, and so are the folders this call created when nothing else was written into them (a run that could
-    not reach its server leaves no empty folder)."""
-    import fcntl
-
-    out = Path(out)
-    path = out / LOCK_FILE
-    created: list[Path] = []
-    while True:
-        created += [p for p in (out, *out.parents) if not p.exists() and p not in created]
-        out.mkdir(parents=True, exist_ok=True)  # again after waiting: the holder removes a folder it left empty
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _lock_holder(fd)
-                if not wait:
-                    raise InputError(f"held by another run ({holder}); run one command per --out folder, or give "
-                                     "--wait-for-lock to wait for it to end", file=out) from None
-                on_wait(holder)
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            with contextlib.suppress(FileNotFoundError):  # the holder removes the file as it ends: lock the new one
-                if os.stat(path).st_ino == os.fstat(fd).st_ino:
-                    break
-        except BaseException:
-            os.close(fd)
-            raise
-        os.close(fd)
-    try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        yield out
-    finally:
-        path.unlink(missing_ok=True)  # while still held: a waiting run then finds the file gone and locks anew
-        os.close(fd)
-        for folder in sorted(created, key=lambda p: len(p.parts), reverse=True):
-            with contextlib.suppress(OSError):  # not empty: the run wrote something
-                folder.rmdir()
-
-
-LOCK_PID_WAIT_S = 1.0
-"""How long a refused run waits for the holder to write its pid (it writes it right after it locks: a run started
-at the same moment may look in between)."""
-
-
-def _lock_holder(fd: int) -> str:
-    """Who holds a run folder's lock, as its error names it: "pid N" from the lock file (waiting up to
-    LOCK_PID_WAIT_S for a holder that has just locked it)."""
-    import time
-
-    deadline = time.monotonic() + LOCK_PID_WAIT_S
-    while True:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        if text.isdigit():
-            return f"pid {text}"
-        if time.monotonic() >= deadline:
-            return "pid unknown: it is starting"
-        time.sleep(0.02)
-
-
 METRICS_FILE = "metrics.json"
 
 
@@ -296,37 +203,6 @@ def write_metrics_and_plots(metrics: dict, out: Path, plots: Mapping[str, Callab
     return written
 
 
-def release_configs(release: Path, benchmark: str, described: str) -> dict[str, dict]:
-    """Every config of a release as ``{config: {split: DataFrame}}``; a release of another benchmark (``described``,
-    e.g. "a release of that benchmark") or a folder without manifest.json is an InputError naming the folder."""
-    manifest = load_manifest(release)
-    if manifest.get("benchmark") != benchmark:
-        raise InputError(f"not {described} (benchmark {manifest.get('benchmark')!r})", file=release)
-    return read_tables(release, manifest.get("outputs", []))
-
-
-def release_config(tables: Mapping[str, dict], config: str, release: Path, *, columns: Sequence[str] = (),
-                   split: str | None = None, required: bool = True):
-    """One config of ``release_configs``: its splits concatenated in release order (only ``split`` when given), or
-    None when the release lacks an optional config. A missing required config, an unknown split or a missing
-    column of ``columns`` is an InputError naming the release."""
-    if config not in tables:
-        if required:
-            raise InputError(f"release has no {config!r} config", file=release)
-        return None
-    splits = tables[config]
-    if split is not None:
-        if split not in splits:
-            raise InputError(f"release has no split {split!r} in config {config!r}; choose from "
-                             f"{', '.join(splits)}", file=release)
-        splits = {split: splits[split]}
-    frame = pl.concat(list(splits.values()), how="diagonal_relaxed")
-    for column in columns:
-        if column not in frame.columns:
-            raise InputError(f"{config} config lacks column {column}", file=release, column=column)
-    return frame
-
-
 def source_info(path: Path) -> dict:
     """A scored file as metrics.json records it: its path and sha256 (a folder of parquet shards: the sha256 of
     its shards' names and sha256s, one ``name sha256`` line each, in order)."""
@@ -335,89 +211,6 @@ def source_info(path: Path) -> dict:
         return {"path": str(path), "sha256": sha256_file(path)}
     lines = "".join(f"{shard.name} {sha256_file(shard)}\n" for shard in shard_paths(path))
     return {"path": str(path), "sha256": hashlib.sha256(lines.encode()).hexdigest()}
-
-
-def jsonl_records(path: Path, required: Sequence[str] = (), what: str = "responses file", *,
-                  integers: Sequence[str] = ("sample_index",), texts: Sequence[str] = ("response",),
-                  unique: Sequence[str] = ()) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a saved JSONL file (responses.jsonl, transcripts.jsonl).
-    One-line InputErrors naming the file, the line and the field: a missing file, a line that is not valid UTF-8 or
-    not a JSON object, a record without a ``required`` field, an ``integers`` field that is not a whole number or a
-    ``texts`` field (a model's answer) that is not text (each when present and not null), and a record whose
-    ``unique`` fields repeat an earlier line's (the same item answered twice would be counted twice)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{what} not found", file=path)
-    seen: dict[tuple, int] = {}
-    with open(path, "rb") as handle:
-        for number, record in jsonl_objects(_utf8_lines(handle, path), path):
-            for name in required:
-                if name not in record:
-                    raise InputError(f"record lacks field {name!r}", file=path, row=number, column=name)
-            for name in integers:
-                value = record.get(name)
-                if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                    got = excerpt(repr(value)) if isinstance(value, (float, str)) else f"a JSON {_json_kind(value)}"
-                    raise InputError(f"{name} must be a whole number, got {got}", file=path, row=number, column=name)
-            for name in texts:
-                value = record.get(name)
-                if value is not None and not isinstance(value, str):
-                    raise InputError(f"{name} must be text, got a JSON {_json_kind(value)}", file=path, row=number,
-                                     column=name)
-            if unique:
-                key = tuple(json.dumps(record.get(name), sort_keys=True) for name in unique)
-                if key in seen:
-                    raise InputError(f"the same item as line {seen[key]} ({', '.join(unique)}): each item is "
-                                     "answered once", file=path, row=number, column=unique[-1])
-                seen[key] = number
-            yield number, record
-
-
-def _json_kind(value: Any) -> str:
-    """What a JSON value is, as an error names it (object, array, number, true / false)."""
-    if isinstance(value, bool):
-        return "true / false"
-    return {dict: "object", list: "array"}.get(type(value), "number")
-
-
-def _utf8_lines(handle, path: Path) -> Iterator[str]:
-    """The lines of a binary file as text; a line that is not valid UTF-8 is an InputError naming the line and,
-    when the line is JSON, the field holding the bad bytes."""
-    for number, raw in enumerate(handle, start=1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            field = None
-            try:
-                record = json.loads(raw.decode("utf-8", "replace"))
-                field = next((k for k, v in record.items() if "\ufffd" in json.dumps(v, ensure_ascii=False)), None)
-            except (ValueError, AttributeError):
-                pass
-            raise InputError(f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the "
-                             "line)", file=path, row=number, column=field) from None
-
-
-def read_options_file(path: Path, known: Iterable[str]) -> dict:
-    """The ``--config`` file of an evaluation: a JSON or YAML mapping whose keys are all in ``known``."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("config file not found", file=path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            raw = yaml.safe_load(text) or {}
-        else:
-            raw = json.loads(text)
-    except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
-        raise InputError(f"config does not parse ({' '.join(str(exc).split())[:200]})", file=path) from None
-    if not isinstance(raw, dict):
-        raise InputError("config must be a mapping of options", file=path)
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise InputError(f"unknown config key {unknown[0]!r}; known: {', '.join(sorted(known))}", file=path)
-    return raw
 
 
 def json_safe(value: Any, none_key: str = "null") -> Any:
@@ -429,154 +222,6 @@ def json_safe(value: Any, none_key: str = "null") -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-# ------------------------------------------------------------------------------- shared steps of evaluate
-
-
-def check_at_least_one(options: Mapping[str, int | None]) -> None:
-    """An InputError for the first option (``--name`` -> value, None when not given) below 1."""
-    for name, value in options.items():
-        if value is not None and value < 1:
-            raise InputError(f"{name} must be at least 1, got {value}")
-
-
-def ask(backend: Any, requests: Sequence, out: Path, description: str, console: Any = None) -> Any:
-    """``runner.run_requests`` through the run folder's response cache (``out``/cache.sqlite); the runner's result."""
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import run_requests
-
-    with ResponseCache(Path(out) / CACHE_FILE) as cache:
-        return run_requests(backend, requests, cache, description=description, console=console)
-
-
-class StreamedRun:
-    """The response cache (``out``/cache.sqlite) and the responses file (``ResponsesWriter``) of one run, for its
-    steps: ``step`` streams planned items through the runner and appends their records as each batch is answered;
-    ``close()`` moves the file into place. A context manager: on an exception the partial file is removed and the
-    cache (what resumes the run) is kept. ``total``: the run's requests, which choose the layout (parquet shards
-    above SHARD_THRESHOLD, with ``schema``); None: responses.jsonl at any size. One step in ``stream_records``
-    (a single-step run); several steps (e.g. closed, open and juror answers) may share one file."""
-
-    def __init__(self, out: Path, total: int | None = None, schema: Any = None, console: Any = None) -> None:
-        self.out, self.total, self.schema, self.console = Path(out), total, schema, console
-
-    def __enter__(self) -> StreamedRun:
-        from contextlib import ExitStack
-
-        from culturebench.evaluate.cache import ResponseCache
-
-        with ExitStack() as stack:
-            self.writer = stack.enter_context(
-                ResponsesWriter(self.out, self.total or 0, self.schema, threshold=None if self.total else 0))
-            self.cache = stack.enter_context(ResponseCache(self.out / CACHE_FILE))
-            self._stack = stack.pop_all()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.__exit__(*exc)
-
-    def step(self, backend: Any, planned: Iterable, description: str,
-             records_of: Callable[[list, list], list[dict]], *, total: int) -> Any:
-        """``planned`` (items, each with its ``request``; ``total`` of them, for the progress bar) through
-        ``runner.stream_requests``; each batch's answers become records (``records_of(items, responses)``) appended
-        to the file. Returns the runner's totals; what the step freed goes back to the system
-        (``memory.return_free_heap``)."""
-        from culturebench.evaluate.runner import stream_requests
-
-        stats = stream_requests(backend, planned, self.cache,
-                                lambda items, responses: self.writer.write(records_of(items, responses)),
-                                request_of=lambda item: item.request, total=total, description=description,
-                                console=self.console)
-        return_free_heap()
-        return stats
-
-    def close(self) -> Path:
-        """Finish the responses file and move it into place; its path."""
-        return self.writer.close()
-
-
-def stream_records(backend: Any, planned: Iterable, out: Path, description: str,
-                   records_of: Callable[[list, list], list[dict]], *, total: int, schema: Any = None,
-                   sharded: bool = True, console: Any = None) -> tuple[Path, int, Any]:
-    """A benchmark's one-step run, streamed (``StreamedRun``): the planned items go through the runner batch by
-    batch, each batch's records (``records_of(items, responses)``) appended to the responses file as they come
-    (parquet shards above SHARD_THRESHOLD when ``sharded``, with ``schema``; else responses.jsonl at any size).
-    Nothing of the run is kept; returns the file, its number of records and the runner's totals."""
-    with StreamedRun(out, total if sharded else None, schema, console) as run:
-        stats = run.step(backend, planned, description, records_of, total=total)
-        path = run.close()
-    return path, run.writer.n_records, stats
-
-
-def total_stats(parts: Iterable[Mapping]) -> dict:
-    """The totals of several runs' ``runner_stats``, with the same fields: counts, tokens and wall_s added up,
-    retried errors merged by kind, cost added up (None when no part has one)."""
-    parts = list(parts)
-    totals: dict[str, Any] = {}
-    for name in RUNNER_STATS:
-        if name == "transient":
-            merged: dict[str, int] = {}
-            for part in parts:
-                for kind, count in (part.get("transient") or {}).items():
-                    merged[kind] = merged.get(kind, 0) + int(count)
-            totals[name] = merged
-        elif name == "cost":
-            costs = [float(p["cost"]) for p in parts if p.get("cost") is not None]
-            totals[name] = round(sum(costs), 6) if costs else None
-        elif name == "wall_s":
-            totals[name] = round(sum(float(p.get("wall_s") or 0.0) for p in parts), 6)
-        else:
-            totals[name] = sum(int(p.get(name) or 0) for p in parts)
-    return totals
-
-
-def companion_backend(model: str, base_url: str | None, kind: str = "openai", like: Any = None,
-                      request_shape: Any = None) -> Any:
-    """The backend of a judge, juror or antagonist (``kind`` "openai" or "vllm"): an ``openai`` backend with the
-    evaluated backend's client settings (``like``: its ``--concurrency``, ``--timeout``, retries, headers, prices)
-    when it has them, and the role's ``request_shape`` (``request_shape_option``) when the config fixes one. A vllm
-    companion takes an evaluated vllm backend's ``--engine-args`` (the same model shares its loaded engine)."""
-    if kind == "vllm":
-        from culturebench.evaluate.vllm_backend import VLLMBackend
-
-        return VLLMBackend(model, engine_args=getattr(like, "engine_overrides", None))
-    if hasattr(like, "like"):
-        return like.like(model, base_url, request_shape=request_shape)
-    from culturebench.evaluate.backends import OpenAIBackend
-
-    return OpenAIBackend(model, base_url=base_url, request_shape=request_shape)
-
-
-def request_shape_option(value: Any, file: Path | None, column: str) -> dict | None:
-    """A role's ``request_shape`` in a config file (``{"token_limit": "max_completion_tokens", "omit": [...]}``),
-    checked (``request_shape.RequestShape.from_options``) and kept as that mapping (run.json records the config as
-    JSON); None when not given; anything else is an InputError naming the file and the key."""
-    from culturebench.evaluate.request_shape import RequestShape
-
-    if value is None:
-        return None
-    try:
-        RequestShape.from_options(value)
-    except InputError as exc:
-        raise InputError(exc.message, file=file, column=column) from None
-    return dict(value)
-
-
-def request_counts(n_requests: int, stats: Mapping) -> str:
-    """The "N requests (C cached, Q queried, R repeats; T retries: 12 timeouts, ...)" of the line ``culturebench
-    evaluate`` prints; the counts add up to N (repeats: identical requests of one batch, asked once), N being the
-    runner's count when it has one; the retries and what they retried are said when there were any (a server that
-    answers fewer requests at once than sent shows here as timeouts)."""
-    from culturebench.evaluate.runner import retried_errors
-
-    n = int(stats.get("n_requests") or n_requests)
-    repeats = int(stats.get("n_repeats") or 0)
-    extra = f", {repeats:,} repeats asked once" if repeats else ""
-    retries = int(stats.get("retries") or 0)
-    if retries:
-        extra += f"; {retries:,} retries: {', '.join(retried_errors(stats.get('transient') or {}))}"
-    return f"{n:,} requests ({stats.get('n_cached', 0):,} cached, {stats.get('n_queried', 0):,} queried{extra})"
 
 
 def split_paths(value: Path | str) -> list[Path]:

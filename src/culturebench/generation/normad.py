@@ -504,7 +504,7 @@ GENERATE_OPTIONS = {"zones": builder.ZONE_SOURCES, "check2": CHECK2_ROUTES,
 
 def read_config(path: Path | None) -> dict:
     """The ``--config`` options (:data:`GENERATE_OPTIONS`), checked, with the defaults filled in."""
-    from culturebench.evaluate.run_folder import read_options_file
+    from culturebench.config_file import read_options_file
 
     given = read_options_file(path, GENERATE_OPTIONS) if path is not None else {}
     for key, value in given.items():

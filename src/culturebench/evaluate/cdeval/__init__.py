@@ -98,6 +98,7 @@ class CDEval(Benchmark):
 
 
 BENCHMARK = CDEval()
+evaluate = BENCHMARK.evaluate
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "BETA": "items", "DIMENSIONS": "items", "DOMAINS": "items", "INSTABILITY_SCALE": "items",
@@ -106,4 +107,4 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "group_similarity": "measures", "instability": "measures", "model_similarity": "measures",
     "model_vectors": "measures", "orientation_likelihood": "measures", "pairwise_baseline": "measures",
     "prompt_likelihood": "measures", "template_weights": "measures", "score": "metrics",
-    "score_responses": "metrics", "evaluate": "run", "summary": "run", "COMPARE": "compare"})
+    "score_responses": "metrics", "summary": "run", "COMPARE": "compare"})

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import release_configs
 from culturebench.evaluate.cdeval import prompts
 
 if TYPE_CHECKING:
@@ -48,15 +48,15 @@ def release_tables(release: Path) -> dict[str, pl.DataFrame]:
     """The release's ``questions`` (question_id as text, plus QUESTION_COLUMNS) and ``hofstede`` (country_code,
     country_name, pdi ... ivr as floats; empty when the release has none), all splits concatenated."""
     release = Path(release)
-    tables = run_folder.release_configs(release, "cdeval", "a CDEval release")
-    questions = run_folder.release_config(tables, "questions", release, columns=QUESTION_COLUMNS)
+    tables = release_configs.release_configs(release, "cdeval", "a CDEval release")
+    questions = release_configs.release_config(tables, "questions", release, columns=QUESTION_COLUMNS)
     questions = questions.with_columns(pl.col("id").cast(pl.String).alias("question_id"),
                                        pl.col("dimension").cast(pl.String).str.to_uppercase(),
                                        pl.col("domain").cast(pl.String))
     unknown = sorted(set(questions["dimension"].drop_nulls().to_list()) - set(DIMENSIONS))
     if unknown:
         raise InputError(f"questions config has unknown dimension {unknown[0]!r}", file=release, column="dimension")
-    hofstede = run_folder.release_config(tables, "hofstede", release, required=False)
+    hofstede = release_configs.release_config(tables, "hofstede", release, required=False)
     hofstede = empty_hofstede() if hofstede is None else normalise_hofstede(hofstede, release)
     return {"questions": questions, "hofstede": hofstede}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import saved_records
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.items import RESPONSE_FIELDS, RESPONSE_KEY
 from culturebench.evaluate.scores import join_release
@@ -30,7 +30,7 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     ``model [language]``), question_id, prompt, sample_index, response, source (the file), row."""
     rows = []
     for path in map(Path, paths):
-        for number, record in run_folder.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
+        for number, record in saved_records.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
             if record["prompt"] not in prompts.TEMPLATES:
                 raise InputError(f"unknown prompt {excerpt(repr(record['prompt']))}", file=path, row=number,
                                  column="prompt")

@@ -1,45 +1,47 @@
-"""``culturebench evaluate cdeval`` / ``score cdeval``: the plan, the run, scoring saved responses and the summary
-line (the ``CDEval`` benchmark's methods)."""
+"""``culturebench evaluate cdeval`` / ``score cdeval``: the engine's hooks (the plan, each answer's record, the
+run's metrics and run.json's ``evaluation``; ``evaluate.engine`` runs them), scoring saved responses and the
+summary line (the ``CDEval`` benchmark's methods)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record
+from culturebench.evaluate import run_folder
 from culturebench.evaluate.cdeval import CDEvalOptions, prompts
 from culturebench.evaluate.cdeval.items import (
     DIMENSIONS, RESPONSE_FIELDS, PlannedRequest, iter_requests, release_tables)
 from culturebench.evaluate.cdeval.metrics import score, score_responses
 from culturebench.evaluate.cdeval.parsing import release_language, respondent
 from culturebench.evaluate.cdeval.plots import write_run
+from culturebench.evaluate.engine import Answers, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 from culturebench.release import load_manifest
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What ``evaluate`` asks: the release's tables, the questions (after ``--limit``) and what they cover, the
-    requests (a generator) and the sampling settings."""
+@dataclass(frozen=True, kw_only=True)
+class Plan(RunPlan):
+    """What ``evaluate`` asks: the release's tables, the questions (after ``--limit``), the sampling settings and
+    the questionnaire's language (``tag``: the records' ``language`` where it is not English)."""
 
     tables: dict[str, pl.DataFrame]
     questions: pl.DataFrame
-    covers: Any
-    requests: Iterator[PlannedRequest]
     samples: int
     temperature: float
     max_tokens: int
+    language: str
+    tag: dict
+    info: dict[str, dict]
+    """question_id -> its dimension, domain and options (the records carry them)."""
 
 
-def plan(options: CDEvalOptions) -> Plan:
+def plan(options: CDEvalOptions, model: str = "model") -> Plan:
     """The six prompts x R samples for every question (``limit`` spread over dimension x domain:
     ``limit.spread_positions``), read from the release (before a model is loaded)."""
     tables = release_tables(options.release)
@@ -52,62 +54,55 @@ def plan(options: CDEvalOptions) -> Plan:
                                     item="questions", columns=["dimensions", "domains"])
     requests = iter_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens,
                              seed=options.seed)
-    return Plan(tables, questions, covers, requests, samples, temperature, max_tokens)
-
-
-def evaluate(backend, options: CDEvalOptions, *, args: dict | None = None, console=None) -> Result:
-    """Ask ``backend`` the planned requests, then score: writes responses.jsonl, metrics.json, the plots and
-    run.json into ``options.out``. Re-running into the same folder answers every request already made from the
-    cache."""
-    from datetime import datetime
-
-    started = datetime.now(UTC)
-    release, out, repeat_rule = Path(options.release), Path(options.out), options.repeat_rule
-    planned = plan(options)
-    tables, questions = planned.tables, planned.questions
-    manifest = load_manifest(release)
-    model = str(getattr(backend, "model", "model"))
-    language = release_language(manifest)
-    tag = {} if language == DEFAULT_LANGUAGE else {"language": language}
+    language = release_language(load_manifest(options.release))
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
+    return Plan(options=options, model=model, requests=requests, total=questions.height * len(prompts.PROMPTS) * samples,
+                description="cdeval", covers=(covers,), tables=tables, questions=questions, samples=samples,
+                temperature=temperature, max_tokens=max_tokens, language=language,
+                tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info)
 
-    def records_of(items: list, responses: list) -> list[dict]:
-        records = []
-        for item, response in zip(items, responses, strict=True):
-            q = info[item.question_id]
-            s, status, shown = prompts.score_answer(item.prompt, response.text, q["option_1"], q["option_2"],
-                                                    repeat_rule)
-            template, order = item.prompt.rsplit("_", 1)
-            records.append({"model": model, **tag, "question_id": item.question_id, "dimension": q["dimension"],
-                            "domain": q["domain"], "prompt": item.prompt, "template": template, "order": order,
-                            "sample_index": item.sample_index, "response": response.text, "parse_status": status,
-                            "shown": shown, "score": s, "finish_reason": response.finish_reason})
-        return records
 
-    responses_path, n_records, run_stats = run_folder.stream_records(
-        backend, planned.requests, out, "cdeval", records_of,
-        total=questions.height * len(prompts.PROMPTS) * planned.samples, sharded=False, console=console)
-    frame = (pl.read_ndjson(responses_path, schema={"question_id": pl.String, "prompt": pl.String,
-                                                    "sample_index": pl.Int64, "response": pl.String})
-             .select(pl.lit(respondent(model, tag.get("language"))).alias("model"), *RESPONSE_FIELDS[1:]))
-    scored = score_responses(frame, tables, release=release, sources=[run_folder.source_info(responses_path)],
-                             repeat_rule=repeat_rule)
-    scored.metrics["covers"] = [planned.covers.as_dict()]
-    stats = run_folder.runner_stats(run_stats)
-    m = scored.metrics["per_model"][respondent(model, tag.get("language"))]
-    written = run_record.write_run_record(
-        out, [responses_path, *write_run(scored, out)], benchmark="cdeval", release=release, manifest=manifest,
-        backend=backend, args=args, started_at=started, stats=stats,
-        extra={"evaluation": {"n_questions": questions.height, "prompts": list(prompts.PROMPTS),
-                              "samples": planned.samples, "n_requests": n_records,
-                              "temperature": planned.temperature, "max_tokens": planned.max_tokens,
-                              "seed": options.seed, "limit": options.limit, "repeat_rule": repeat_rule,
-                              "questionnaire_language": language},
-               "parse_status": m["parse_status"],
-               "metrics": {"dimension_likelihood": m["dimension_likelihood"],
-                           "template_weights": m["template_weights"]}})
-    return Result(metrics=scored.metrics, written=written, stats=stats, score=scored)
+def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
+    """responses.jsonl's records: each answer scored (``prompts.score_answer``) with its question's fields."""
+    out = []
+    for item, response in zip(items, responses, strict=True):
+        q = plan.info[item.question_id]
+        s, status, shown = prompts.score_answer(item.prompt, response.text, q["option_1"], q["option_2"],
+                                                plan.options.repeat_rule)
+        template, order = item.prompt.rsplit("_", 1)
+        out.append({"model": plan.model, **plan.tag, "question_id": item.question_id, "dimension": q["dimension"],
+                    "domain": q["domain"], "prompt": item.prompt, "template": template, "order": order,
+                    "sample_index": item.sample_index, "response": response.text, "parse_status": status,
+                    "shown": shown, "score": s, "finish_reason": response.finish_reason})
+    return out
+
+
+def score_run(plan: Plan, answers: Answers) -> Result:
+    """The metrics of the run's responses.jsonl (``metrics.score_responses``)."""
+    frame = (pl.read_ndjson(answers.path, schema={"question_id": pl.String, "prompt": pl.String,
+                                                  "sample_index": pl.Int64, "response": pl.String})
+             .select(pl.lit(_respondent(plan)).alias("model"), *RESPONSE_FIELDS[1:]))
+    scored = score_responses(frame, plan.tables, release=Path(plan.options.release),
+                             sources=[run_folder.source_info(answers.path)], repeat_rule=plan.options.repeat_rule)
+    return Result(metrics=scored.metrics, written=[], score=scored)
+
+
+def _respondent(plan: Plan) -> str:
+    return respondent(plan.model, plan.tag.get("language"))
+
+
+def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
+    """run.json's ``evaluation`` (the questions, prompts and sampling asked), parse statuses and headline metrics."""
+    options, m = plan.options, result.metrics["per_model"][_respondent(plan)]
+    return {"evaluation": {"n_questions": plan.questions.height, "prompts": list(prompts.PROMPTS),
+                           "samples": plan.samples, "n_requests": answers.n_records,
+                           "temperature": plan.temperature, "max_tokens": plan.max_tokens,
+                           "seed": options.seed, "limit": options.limit, "repeat_rule": options.repeat_rule,
+                           "questionnaire_language": plan.language},
+            "parse_status": m["parse_status"],
+            "metrics": {"dimension_likelihood": m["dimension_likelihood"],
+                        "template_weights": m["template_weights"]}}
 
 
 def score_files(responses: Sequence[Path], options: CDEvalOptions) -> Result:

@@ -176,9 +176,10 @@ class LLMGlobe(Benchmark):
 
 
 BENCHMARK = LLMGlobe()
+evaluate = BENCHMARK.evaluate
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Config": "config", "config_of": "config", "release_tables": "items", "response_id": "items",
     "apply_jury": "jury", "fit_jury": "jury", "GROUP_TTEST_NOTE": "measures", "globe_ttests": "measures",
     "group_means": "measures", "score": "metrics", "score_records": "metrics", "write_run": "plots",
-    "evaluate": "run", "summary": "run", "COMPARE": "compare"})
+    "summary": "run", "COMPARE": "compare"})

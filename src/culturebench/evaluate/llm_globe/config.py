@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import companions
 from culturebench.evaluate.llm_globe import PARTS, prompts
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ class Juror:
     backend: str = "openai"
     base_url: str | None = None
     language: str = "en"
-    request_shape: dict | None = None  # fixed by the config (run_folder.request_shape_option; issue #27), else learnt
+    request_shape: dict | None = None  # fixed by the config (companions.request_shape_option; issue #27), else learnt
 
 
 JUROR_KEYS = {"model", "backend", "base_url", "language", "name"}
@@ -161,5 +161,5 @@ def jurors_of(entries: Sequence | None, where: Path | None) -> list[Juror]:
             raise InputError(f"two jurors are named {name!r} (give them a name)", file=where, column="jurors")
         names.add(name)
         jurors.append(Juror(name, str(entry["model"]), backend, entry.get("base_url"), lang,
-                            run_folder.request_shape_option(entry.get("request_shape"), where, "jurors")))
+                            companions.request_shape_option(entry.get("request_shape"), where, "jurors")))
     return jurors

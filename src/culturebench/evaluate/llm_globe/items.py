@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import release_configs
 from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Juror
 
@@ -35,9 +35,9 @@ def release_tables(release: Path) -> dict[str, pl.DataFrame | None]:
     """The release's ``closed``, ``open``, ``rubrics`` and ``globe_2004`` tables (all splits concatenated; None
     when the release lacks the config), ids as text and dimensions under the paper's names."""
     release = Path(release)
-    tables = run_folder.release_configs(release, BENCHMARK, "an LLM-GLOBE release")
+    tables = release_configs.release_configs(release, BENCHMARK, "an LLM-GLOBE release")
     out: dict[str, pl.DataFrame | None] = {}
-    closed = run_folder.release_config(tables, "closed", release, columns=CLOSED_COLUMNS, required=False)
+    closed = release_configs.release_config(tables, "closed", release, columns=CLOSED_COLUMNS, required=False)
     if closed is not None:
         closed = _dimension_column(closed, "closed", release).with_columns(
             pl.col("id").cast(pl.String), pl.col("reverse").cast(pl.Boolean))
@@ -47,15 +47,15 @@ def release_tables(release: Path) -> dict[str, pl.DataFrame | None]:
             if column not in closed.columns:
                 closed = closed.with_columns(pl.lit(default, pl.Int64).alias(column))
     out["closed"] = closed
-    opened = run_folder.release_config(tables, "open", release, columns=OPEN_COLUMNS, required=False)
+    opened = release_configs.release_config(tables, "open", release, columns=OPEN_COLUMNS, required=False)
     if opened is not None:
         opened = _dimension_column(opened, "open", release).with_columns(pl.col("id").cast(pl.String))
     out["open"] = opened
-    rubrics = run_folder.release_config(tables, "rubrics", release, columns=RUBRIC_COLUMNS, required=False)
+    rubrics = release_configs.release_config(tables, "rubrics", release, columns=RUBRIC_COLUMNS, required=False)
     if rubrics is not None:
         rubrics = _dimension_column(rubrics, "rubrics", release)
     out["rubrics"] = rubrics
-    globe = run_folder.release_config(tables, "globe_2004", release, columns=GLOBE_COLUMNS, required=False)
+    globe = release_configs.release_config(tables, "globe_2004", release, columns=GLOBE_COLUMNS, required=False)
     if globe is not None:
         globe = _dimension_column(globe, "globe_2004", release).with_columns(
             pl.col("country").cast(pl.String), pl.col("practices").cast(pl.Float64, strict=False),

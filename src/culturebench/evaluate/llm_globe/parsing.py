@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import saved_records
 from culturebench.evaluate.llm_globe import prompts
 
 
@@ -17,7 +17,7 @@ def read_responses(paths: Sequence[Path]) -> list[dict]:
     records = []
     for path in map(Path, paths):
         n = 0
-        for number, record in run_folder.jsonl_records(path, texts=("response", "rating_text")):
+        for number, record in saved_records.jsonl_records(path, texts=("response", "rating_text")):
             part = record.get("part")
             needed = {"closed": ("model", "id", "language", "sample_index", "response"),
                       "open": ("model", "id", "language", "sample_index", "response_id", "response"),

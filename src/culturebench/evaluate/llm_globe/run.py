@@ -14,7 +14,7 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record
+from culturebench.evaluate import companions, run_folder, run_record, run_steps
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, Juror, config_of
@@ -46,7 +46,7 @@ def check_inputs(release: Path, config: Config) -> dict:
 
 def make_backend(juror: Juror, like=None):
     """The juror's backend, with the evaluated backend's client settings (``like``: --concurrency, --timeout)."""
-    return run_folder.companion_backend(juror.model, juror.base_url, juror.backend, like, juror.request_shape)
+    return companions.companion_backend(juror.model, juror.base_url, juror.backend, like, juror.request_shape)
 
 
 ITEM_TABLE_NOTE = (
@@ -182,10 +182,10 @@ def evaluate(backend, options: LLMGlobeOptions, *, args: dict | None = None, con
     answers: list[dict] = []  # the open answers the jurors rate (the open prompts x languages x samples: small)
     make_records = {"closed": partial(closed_records, model), "open": partial(open_records, model, answers)}
 
-    # one responses.jsonl for every step, appended batch by batch (run_folder.StreamedRun)
-    with run_folder.StreamedRun(out, console=console) as run:
+    # one responses.jsonl for every step, appended batch by batch (run_steps.StreamedRun)
+    with run_steps.StreamedRun(out, console=console) as run:
         for part in planned.parts:
-            runner[part.part] = run_folder.runner_stats(run.step(
+            runner[part.part] = run_steps.runner_stats(run.step(
                 backend, part.requests, f"llm_globe {part.part}", make_records[part.part], total=part.total))
             if part.part != "open":
                 continue
@@ -193,7 +193,7 @@ def evaluate(backend, options: LLMGlobeOptions, *, args: dict | None = None, con
                 juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror, backend)
                 jplanned = plan_jurors(answers, tables["rubrics"], juror, temperature=config.juror_temperature,
                                        max_tokens=config.juror_max_tokens)
-                runner[f"juror:{juror.name}"] = run_folder.runner_stats(run.step(
+                runner[f"juror:{juror.name}"] = run_steps.runner_stats(run.step(
                     juror_backend, jplanned, f"juror {juror.name}", partial(juror_records, model),
                     total=len(answers)))
         responses_path = run.close()
@@ -201,7 +201,7 @@ def evaluate(backend, options: LLMGlobeOptions, *, args: dict | None = None, con
     scored = score_records(read_responses([responses_path]), tables, config, human=human, release=release,
                            sources=[run_folder.source_info(responses_path)])
     scored.metrics["covers"] = [part.covers.as_dict() for part in planned.parts]
-    totals = run_folder.total_stats(runner.values())
+    totals = run_steps.total_stats(runner.values())
     written = run_record.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=totals,

@@ -140,8 +140,9 @@ def _headline_keys(options: NormAdOptions) -> dict[tuple[str, str], str]:
 
 
 BENCHMARK = NormAd()
+evaluate = BENCHMARK.evaluate
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "UNKNOWN": "items", "plan_requests": "items", "release_tables": "items", "scored_label": "parsing",
     "score_answers": "parsing", "accuracy": "measures", "always_neither": "measures", "label_scores": "measures",
-    "score": "metrics", "score_responses": "metrics", "evaluate": "run", "summary": "run", "COMPARE": "compare"})
+    "score": "metrics", "score_responses": "metrics", "summary": "run", "COMPARE": "compare"})

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import release_configs
 from culturebench.evaluate.normad import prompts
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ def release_tables(release: Path, split: str | None = None) -> dict[str, pl.Data
     """The release's ``stories`` (story_id as text, gold_label in LABELS, zone and subaxis filled with "unknown"),
     all splits concatenated in release order, or only ``split``."""
     release = Path(release)
-    tables = run_folder.release_configs(release, "normad", "a NormAd release")
-    stories = run_folder.release_config(tables, CONFIG, release, columns=REQUIRED_COLUMNS, split=split)
+    tables = release_configs.release_configs(release, "normad", "a NormAd release")
+    stories = release_configs.release_config(tables, CONFIG, release, columns=REQUIRED_COLUMNS, split=split)
     for column in OPTIONAL_COLUMNS:
         if column not in stories.columns:
             stories = stories.with_columns(pl.lit(None, dtype=pl.String).alias(column))

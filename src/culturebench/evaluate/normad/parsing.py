@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import saved_records
 from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.scores import join_release
 
@@ -59,7 +59,7 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     rows = []
     for path in map(Path, paths):
         before = len(rows)
-        for number, record in run_folder.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
+        for number, record in saved_records.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
             if record["context"] not in prompts.CONTEXTS:
                 raise InputError(f"unknown context {excerpt(repr(record['context']))}", file=path, row=number,
                                  column="context")

@@ -13,7 +13,7 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record
+from culturebench.evaluate import run_folder, run_record, run_steps
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.normad import NormAdOptions, prompts
 from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, release_tables
@@ -87,7 +87,7 @@ def evaluate(backend, options: NormAdOptions, *, args: dict | None = None, conso
                             "correct": label == story["gold_label"], "finish_reason": response.finish_reason})
         return records
 
-    responses_path, n_records, run_stats = run_folder.stream_records(
+    responses_path, n_records, run_stats = run_steps.stream_records(
         backend, planned.requests, out, "normad", records_of, total=stories.height * len(contexts) * planned.samples,
         sharded=False, console=console)
     frame = pl.read_ndjson(responses_path, schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
@@ -95,7 +95,7 @@ def evaluate(backend, options: NormAdOptions, *, args: dict | None = None, conso
     scored = score_responses(frame, planned.release_stories, release=release,
                              sources=[run_folder.source_info(responses_path)], unparsed=unparsed, answer_rule=answer_rule)
     scored.metrics["covers"] = [planned.covers.as_dict()]
-    stats = run_folder.runner_stats(run_stats)
+    stats = run_steps.runner_stats(run_stats)
     m = scored.metrics["per_model"][model]
     written = run_record.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="normad", release=release, manifest=manifest,

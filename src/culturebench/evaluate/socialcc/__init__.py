@@ -189,9 +189,10 @@ class SocialCC(Benchmark):
 
 
 BENCHMARK = SocialCC()
+evaluate = BENCHMARK.evaluate
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Config": "config", "config_from": "config", "release_tables": "items", "scenarios_from": "items",
     "OverallProgress": "dialogue", "simulate": "dialogue", "NO_COMMONSENSE_COUNTRY": "metrics",
     "aggregate": "metrics", "model_differences": "metrics", "PLOTS": "plots", "fig5_countries": "plots",
-    "evaluate": "run", "score_files": "run", "summary": "run", "COMPARE": "compare"})
+    "score_files": "run", "summary": "run", "COMPARE": "compare"})

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import companions
 from culturebench.evaluate.socialcc import DIALOGUE_SETUPS, FIG5_GROUPINGS, STOP_RULES, SocialCCOptions, prompts
 
 NO_JUDGE = ("socialcc needs a named judge model (the paper's is GPT-4o): give --config with "
@@ -22,7 +22,7 @@ class ModelSpec:
     model: str
     backend: str = "openai"
     base_url: str | None = None
-    request_shape: dict | None = None  # fixed by the config (run_folder.request_shape_option; issue #27), else learnt
+    request_shape: dict | None = None  # fixed by the config (companions.request_shape_option; issue #27), else learnt
 
 
 @dataclass
@@ -61,7 +61,7 @@ def model_spec(value: Any, key: str, where: Path | None) -> ModelSpec:
     if backend not in ("openai", "vllm"):
         raise InputError(f"{key}: backend must be openai or vllm, got {backend!r}", file=where, column=key)
     return ModelSpec(str(value["model"]), backend, value.get("base_url"),
-                     run_folder.request_shape_option(value.get("request_shape"), where, key))
+                     companions.request_shape_option(value.get("request_shape"), where, key))
 
 
 def read_zones(path: Path) -> dict[str, str]:
@@ -96,4 +96,4 @@ def config_from(options: SocialCCOptions) -> Config:
 
 def make_backend(spec: ModelSpec, like=None):
     """The judge's or antagonist's backend, with the evaluated backend's client settings (``like``)."""
-    return run_folder.companion_backend(spec.model, spec.base_url, spec.backend, like, spec.request_shape)
+    return companions.companion_backend(spec.model, spec.base_url, spec.backend, like, spec.request_shape)

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import release_configs
 from culturebench.evaluate.socialcc import BENCHMARK, prompts
 from culturebench.evaluate.socialcc.config import Config
 
@@ -26,8 +26,8 @@ TRANSCRIPTS_FILE = "transcripts.jsonl"
 def release_tables(release: Path, split: str | None = None) -> dict[str, pl.DataFrame]:
     """The release's ``scenarios`` (ids as text; all splits or only ``split``)."""
     release = Path(release)
-    tables = run_folder.release_configs(release, BENCHMARK.name, "a SocialCC release")
-    scenarios = run_folder.release_config(tables, "scenarios", release, columns=SCENARIO_COLUMNS, split=split)
+    tables = release_configs.release_configs(release, BENCHMARK.name, "a SocialCC release")
+    scenarios = release_configs.release_config(tables, "scenarios", release, columns=SCENARIO_COLUMNS, split=split)
     scenarios = scenarios.with_columns(pl.col("id").cast(pl.String), pl.col("value_country").cast(pl.String))
     duplicated = scenarios.filter(pl.col("id").is_duplicated())
     if duplicated.height:

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import saved_records
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.socialcc.config import Config
 from culturebench.evaluate.socialcc.items import UNKNOWN, release_zones, zone_of
@@ -21,7 +21,7 @@ def read_transcripts(paths: Sequence[Path]) -> list[dict]:
     for path in map(Path, paths):
         before = len(records)
         required = ("scenario_id", "model", "turns", "fields")
-        records.extend(record for _, record in run_folder.jsonl_records(path, required, what="transcripts file"))
+        records.extend(record for _, record in saved_records.jsonl_records(path, required, what="transcripts file"))
         if len(records) == before:
             raise InputError("transcripts file has no records", file=path)
     return records

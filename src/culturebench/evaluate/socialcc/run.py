@@ -13,7 +13,7 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record
+from culturebench.evaluate import run_folder, run_record, run_steps
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.socialcc import BENCHMARK, SocialCCOptions, prompts
 from culturebench.evaluate.socialcc.config import NO_JUDGE, Config, config_from, make_backend
@@ -77,7 +77,7 @@ def evaluate(backend, options: SocialCCOptions, *, args: dict | None = None, con
         transcripts = [transcript_record(d, model, antagonist_model, config.dialogue_setup) for d in dialogues]
         jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
                                     max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
-    totals = run_folder.total_stats(run_folder.runner_stats(r) for r in (*results, jresult))
+    totals = run_steps.total_stats(run_steps.runner_stats(r) for r in (*results, jresult))
     path = run_folder.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
     metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[run_folder.source_info(path)],
                         fig5_grouping=config.fig5_country)

@@ -122,6 +122,7 @@ class WVB(Benchmark):
 
 
 BENCHMARK = WVB()
+evaluate = BENCHMARK.evaluate
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("check_inputs", "evaluation_rows", "limited_rows", "PROBE_DIMENSIONS", "prompt_tables",
@@ -135,6 +136,6 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("AnswerCounts", "out_of_scale_report", "ScoreResult"), "measures"),
     **dict.fromkeys(("score", "score_answers"), "metrics"),
     **dict.fromkeys(("histograms_png", "MAX_HISTOGRAMS", "threshold_curve_png", "write_run"), "plots"),
-    **dict.fromkeys(("evaluate", "plan", "score_files", "summary"), "run"),
+    **dict.fromkeys(("plan", "score_files", "summary"), "run"),
     **dict.fromkeys(("COMPARE", "compare_runs", "comparison_tables", "GROUP_TABLES", "groups_png",
                      "REPORT_THRESHOLDS", "run_answers", "threshold_curves_png"), "compare")})

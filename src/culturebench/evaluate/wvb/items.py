@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from culturebench.errors import InputError
+from culturebench import config_file
 from culturebench.evaluate import run_folder
 from culturebench.evaluate.limit import Coverage, limit_scan
 from culturebench.evaluate.wvb import SPLITS
@@ -97,7 +98,7 @@ def check_inputs(release: Path, split: str = "probe", limit: int | None = None) 
     """Cheap checks of the user's choices before a backend is started; the release's manifest."""
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
-    run_folder.check_at_least_one({"--limit": limit})
+    config_file.check_at_least_one({"--limit": limit})
     if not Path(release).is_dir():
         raise InputError("release folder not found (build it with: culturebench build wvb)", file=release)
     manifest = load_manifest(release)
@@ -199,7 +200,7 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
     per sample_index)."""
     from culturebench.evaluate.wvb import prompts
 
-    run_folder.check_at_least_one({"--samples": samples, "--max-tokens": max_tokens})
+    config_file.check_at_least_one({"--samples": samples, "--max-tokens": max_tokens})
     family = prompts.DEFAULT_FAMILY if family is None else family
     if family not in prompts.FAMILIES:
         raise InputError(f"unknown prompt_family {family!r}; choose from {', '.join(prompts.FAMILIES)}")

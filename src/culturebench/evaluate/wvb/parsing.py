@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import run_folder, saved_records
 from culturebench.evaluate.wvb.items import evaluation_rows
 
 COLUMNS = ("QUESTION_ID", "PARTICIPANT_ID", "SCORE")
@@ -101,7 +101,7 @@ def scan_answers(path: Path) -> pl.LazyFrame:
             raise InputError(f"responses shards cannot be read ({str(exc).splitlines()[0]})", file=path) from None
     else:
         columns: dict[str, list] = {name: [] for name in schema}
-        for _, record in run_folder.jsonl_records(path, ANSWER_COLUMNS, texts=("output",),
+        for _, record in saved_records.jsonl_records(path, ANSWER_COLUMNS, texts=("output",),
                                             integers=("participant_id", "sample_index", "answer")):
             for name in ANSWER_COLUMNS[:3]:
                 columns[name].append(record[name])

@@ -14,7 +14,7 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record
+from culturebench.evaluate import run_folder, run_record, run_steps
 from culturebench.evaluate.limit import Coverage
 from culturebench.evaluate.wvb import WVBOptions
 from culturebench.evaluate.wvb.items import (
@@ -92,7 +92,7 @@ def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=
             n_parsed += record["answer"] is not None
         return records
 
-    responses_path, n_records, stats = run_folder.stream_records(backend, planned.requests, out, f"wvb {split} ({mode})",
+    responses_path, n_records, stats = run_steps.stream_records(backend, planned.requests, out, f"wvb {split} ({mode})",
                                                            records_of, total=planned.n_requests,
                                                            schema=response_schema(), console=console)
     label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
@@ -113,7 +113,7 @@ def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=
         "parse_status": parse_status,
         "covers": [covers.as_dict()],
     })
-    stats = run_folder.runner_stats(stats)
+    stats = run_steps.runner_stats(stats)
     written = run_record.write_run_record(
         out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,

@@ -1,0 +1,194 @@
+"""The one run loop of ``culturebench evaluate``, for every benchmark (issue #50): the engine owns the run and a
+benchmark gives hooks, as lm-evaluation-harness's evaluator owns its loop and a ``Task`` gives ``doc_to_text``,
+``process_results`` and ``aggregation``.
+
+``run(benchmark, backend, options)`` does, in order:
+
+1. hold the run folder ``options.out`` (``run_lock.hold_run_folder``: one run at a time; a second run is refused,
+   or waits with ``wait``) and check it holds no other benchmark's run (``check_run_folder``), before any model
+   is made: ``backend`` may be a factory (a callable without arguments), called only once the folder is held, so a
+   refused run loads no engine (issue #52);
+2. with ``scoring="logprobs"``, ask the backend for ``top_logprobs`` and check its endpoint returns them
+   (``option_probability``);
+3. the benchmark's hooks (``contract.Benchmark``): ``run_plan`` (what is asked: the requests, how many, what they
+   cover, the records' schema), ``answer`` (the model's answers into the responses file, through the response cache:
+   by default each planned item streamed through the runner and turned into records by the hook ``records``;
+   LLM-GLOBE adds its jurors' steps, SocialCC plays its dialogues), ``score_run`` (the metrics), ``write`` (metrics.json
+   and the plots) and ``evaluation`` (what run.json says of the run beside the engine's fields);
+4. run.json (``run_record.write_run_record``) and, with ``scoring="logprobs"``, the metrics by option probability.
+
+An interrupted or cost-capped run (``KeyboardInterrupt``, ``backends.CostLimitReached``) keeps every answer in the
+cache: the exception goes on, with ``kept_answers`` set to the answers this run added (the command line says so).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from culturebench.errors import InputError
+
+if TYPE_CHECKING:
+    from culturebench.contract import Benchmark, Options, Result
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunPlan:
+    """What a run asks, before any model is made (``Benchmark.run_plan``); a benchmark subclasses it with what its
+    hooks need besides (its release tables, sampling settings, ...)."""
+
+    options: Options
+    model: str
+    """The evaluated model's name (its records carry it)."""
+    requests: Iterable | None
+    """The planned items, each with its ``request`` (a ``ChatRequest``), in order (a generator: a run is never a
+    list in memory); None where the requests depend on the model's answers (a benchmark that gives ``answer``)."""
+    total: int = 0
+    """How many ``requests`` (the progress bar; with ``schema``, the responses file's layout)."""
+    description: str = ""
+    """The progress bar's label."""
+    covers: tuple = ()
+    """What the run covers (``limit.Coverage``, one per part asked): metrics.json's ``covers``."""
+    schema: Any = None
+    """The records' ``polars.Schema``: a run of more than ``run_folder.SHARD_THRESHOLD`` requests then writes its
+    responses as parquet shards; None: responses.jsonl at any size."""
+
+
+@dataclass
+class Answers:
+    """What ``Benchmark.answer`` leaves: the responses file (or folder of shards), its records and the runner's
+    totals (``run_steps.RUNNER_STATS``)."""
+
+    path: Path
+    n_records: int
+    stats: dict
+    by_step: dict = field(default_factory=dict)
+    """A run of several steps (parts, jurors): each one's runner totals, by name."""
+    state: Any = None
+    """What the benchmark's answering leaves for its scoring (SocialCC's transcripts and judge)."""
+
+
+@dataclass
+class Run:
+    """A run in progress as the engine hands it to ``Benchmark.answer``: the held run folder, the backend (already
+    made), the options, the companion models the caller gave (``roles``: name -> backend) and the console."""
+
+    options: Options
+    backend: Any
+    roles: Mapping[str, Any]
+    console: Any = None
+
+    @property
+    def out(self) -> Path:
+        return Path(self.options.out)
+
+
+def stream(run: Run, plan: RunPlan, records: Callable[[RunPlan, list, list], list[dict]]) -> Answers:
+    """The default ``answer``: every planned item through the runner (``run_steps.stream_records``: cache, batches,
+    retries, progress), each batch's answers made records by ``records(plan, items, responses)`` and appended to
+    the responses file as they come."""
+    from culturebench.evaluate import run_steps
+
+    path, n_records, stats = run_steps.stream_records(
+        run.backend, plan.requests, run.out, plan.description, lambda items, responses: records(plan, items, responses),
+        total=plan.total, schema=plan.schema, sharded=plan.schema is not None, console=run.console)
+    return Answers(path, n_records, run_steps.runner_stats(stats))
+
+
+def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[str, Any] | None = None,
+        console: Any = None, roles: Mapping[str, Any] | None = None, scoring: str = "text", wait: bool = False,
+        on_wait: Callable[[str], None] = lambda holder: None) -> Result:
+    """Run ``benchmark`` with ``options`` into the run folder ``options.out`` (see the module's docstring):
+    ``backend`` is the evaluated model's backend, or a callable that makes it once the folder is held; ``roles``
+    the backends of companion models by role or name (a judge, an antagonist, a juror), which replace those the
+    options would make; ``args`` what run.json records of the command. Returns the benchmark's ``Result``."""
+    from culturebench.evaluate.run_lock import hold_run_folder
+
+    out = Path(options.out)
+    before = None
+    try:
+        with hold_run_folder(out, wait, on_wait=on_wait):
+            check_run_folder(out, benchmark.name)
+            before = cached_answers(out)
+            if callable(backend) and not hasattr(backend, "generate"):
+                backend = backend()
+            if scoring == "logprobs":
+                from culturebench.evaluate import option_probability
+
+                backend = option_probability.recording(backend, out)
+                option_probability.check_endpoint(backend, benchmark, options, console)
+            result = _run(benchmark, Run(options, backend, dict(roles or {}), console), args)
+            if scoring == "logprobs":
+                line, written = option_probability.score(benchmark, backend, options)
+                result.lines.append(line)
+                result.written.extend(written)
+            return result
+    except BaseException as stop:
+        from culturebench.evaluate.backends import CostLimitReached
+
+        if isinstance(stop, (KeyboardInterrupt, CostLimitReached)):
+            stop.kept_answers = 0 if before is None else cached_answers(out) - before
+        raise
+
+
+def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Result:
+    """The hooks, then run.json."""
+    from culturebench.evaluate import run_record
+    from culturebench.release import load_manifest
+
+    started = datetime.now(UTC)
+    options = run.options
+    plan = benchmark.run_plan(options, model=str(getattr(run.backend, "model", "model")), roles=run.roles)
+    manifest = load_manifest(Path(options.release))
+    answers = benchmark.answer(run, plan)
+    result = benchmark.score_run(plan, answers)
+    if plan.covers:
+        result.metrics["covers"] = [covers.as_dict() for covers in plan.covers]
+    written = run_record.write_run_record(
+        run.out, [answers.path, *benchmark.write(result, run.out)], benchmark=benchmark.name,
+        release=Path(options.release), manifest=manifest, backend=run.backend, args=args, started_at=started,
+        stats=answers.stats, extra=benchmark.evaluation(plan, result, answers))
+    result.written, result.stats = written, answers.stats
+    return result
+
+
+def check_run_folder(out: Path, benchmark: str) -> None:
+    """RUN_DIR may hold a run of this benchmark (re-running resumes it), not of another one (its plots and files
+    would be left beside the new ones) nor a run.json that is not culturebench's."""
+    import json
+
+    record = Path(out) / "run.json"
+    if not record.is_file():
+        return
+    try:
+        previous = json.loads(record.read_text(encoding="utf-8")).get("benchmark")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        raise InputError("run.json does not parse: not a run folder of culturebench; choose another --out",
+                         file=record) from None
+    if previous != benchmark:
+        raise InputError(f"holds a run of {previous!r}, not {benchmark!r}; choose another --out (nothing was "
+                         "replaced)", file=out)
+
+
+def cached_answers(out: Path) -> int:
+    """Answers in RUN_DIR/cache.sqlite (0 when there is none yet)."""
+    from culturebench.evaluate.run_folder import CACHE_FILE
+
+    path = Path(out) / CACHE_FILE
+    if not path.is_file():
+        return 0
+    try:
+        with sqlite3.connect(path) as db:
+            return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def per_item(record: Callable[[RunPlan, Any, Any], dict]) -> Callable[[RunPlan, Sequence, Sequence], list[dict]]:
+    """A batch's records from a hook that makes one record of one item and its response."""
+    return lambda plan, items, responses: [record(plan, item, response)
+                                           for item, response in zip(items, responses, strict=True)]
