@@ -317,14 +317,14 @@ def test_open_jury_end_to_end_with_human_ratings(release, tmp_path):
             backend = OpenAIBackend(name, base_url=server.base_url, concurrency=4)
             jurors = {j.name: OpenAIBackend(j.model, base_url=server.base_url)
                       for j in llm_globe.config_of(options).jurors}
-            result = llm_globe.evaluate(backend, options, juror_backends=jurors)
+            result = llm_globe.evaluate(backend, options, roles=jurors)
             paths.append(tmp_path / name / "responses.jsonl")
         n_after_first = server.request_count
         assert n_after_first == 3 * (27 * 2) * 3  # models x (prompts x languages) x (answer + two jurors)
         options = LLMGlobeOptions.parse({}, config_path).replace(release=release, out=tmp_path / "model-c")
         jurors = {j.name: OpenAIBackend(j.model, base_url=server.base_url) for j in llm_globe.config_of(options).jurors}
         again = llm_globe.evaluate(OpenAIBackend("model-c", base_url=server.base_url), options,
-                                   juror_backends=jurors)
+                                   roles=jurors)
         assert server.request_count == n_after_first and again.stats["n_queried"] == 0
     assert result.score.metrics["open"]["jury"]["method"] == "mean"
     records = run_folder.read_jsonl(paths[0])
@@ -496,7 +496,7 @@ def test_plan_is_what_evaluate_asks_the_model(release, tmp_path):
 
     with ScriptedServer(reply=reply) as server:
         llm_globe.evaluate(OpenAIBackend("model-a", base_url=server.base_url), options,
-                           juror_backends={"judge-en": OpenAIBackend("judge", base_url=server.base_url)})
+                           roles={"judge-en": OpenAIBackend("judge", base_url=server.base_url)})
         assert server.request_count == sum(asked.values()) + 4 * 2  # the juror rated each open answer, unplanned
     assert planned_texts == asked
     assert sum(asked.values()) == 4 * 2 * 2 + 4 * 2  # closed: prompts x languages x samples; open: x languages

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from culturebench.evaluate.backends import ChatRequest, OpenAIBackend, SamplingParams
+from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.chat import ChatRequest, SamplingParams
 
 pytestmark = pytest.mark.model
 

@@ -19,7 +19,7 @@ from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import normad, run_folder
-from culturebench.evaluate.backends import ChatResponse
+from culturebench.evaluate.chat import ChatResponse
 from culturebench.evaluate.normad import prompts
 from scripted_server import ScriptedServer
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from test_backends import small_normad_release, story_number_reader
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import ChatRequest, ChatResponse, SamplingParams
+from culturebench.evaluate.chat import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import FAILED, run_requests
 from scripted_server import ScriptedServer

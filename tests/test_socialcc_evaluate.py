@@ -18,7 +18,8 @@ from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import socialcc
 from culturebench.evaluate.socialcc import BENCHMARK, SocialCCOptions, prompts
-from culturebench.evaluate.backends import ChatResponse, OpenAIBackend
+from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.chat import ChatResponse
 from culturebench.evaluate.cache import ResponseCache
 from scripted_server import ScriptedServer
 

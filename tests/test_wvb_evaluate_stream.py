@@ -14,7 +14,8 @@ import pytest
 
 from culturebench.contract import Result
 from culturebench.evaluate import run_folder, wvb
-from culturebench.evaluate.backends import ChatRequest, ChatResponse, OpenAIBackend, SamplingParams
+from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.chat import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import DryRun, stream_requests
 from scripted_server import ScriptedServer

@@ -25,7 +25,7 @@ from culturebench.errors import InputError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from culturebench.evaluate.backends import ChatRequest
+    from culturebench.evaluate.chat import ChatRequest
     from culturebench.evaluate.engine import Answers, Run, RunPlan
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from culturebench.contract import Result
-from culturebench.evaluate import run_folder, run_record, run_steps
-from culturebench.evaluate.backends import ChatRequest, SamplingParams
+from culturebench.evaluate import run_folder
+from culturebench.evaluate.chat import ChatRequest, SamplingParams
+from culturebench.evaluate.engine import RunPlan
 from culturebench.release import load_manifest, read_tables
 
 
@@ -44,34 +44,37 @@ def metrics_of(records: list[dict]) -> dict:
     return {"n": len(records), "accuracy": correct / len(records) if records else None}
 
 
-def write(out: Path, metrics: dict) -> list[Path]:
+def write_metrics(out: Path, metrics: dict) -> list[Path]:
     Path(out).mkdir(parents=True, exist_ok=True)
     path = Path(out) / "metrics.json"
     path.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     return [path]
 
 
-def evaluate(backend, options, *, args=None, console=None) -> Result:
-    started = datetime.now(UTC)
-    model = str(getattr(backend, "model", "model"))
+def plan(options, model="model") -> RunPlan:
+    items = list(requests(options))  # a few questions: read once, counted for the progress bar
+    return RunPlan(options=options, model=model, requests=items, total=len(items), description="toy")
 
-    def records_of(items, responses):
-        return [{"model": model, "id": item.row["id"], "gold": item.row["answer"], "response": response.text,
-                 "answer": parse(response.text, options.strict)} for item, response in zip(items, responses)]
 
-    planned = list(requests(options))  # a few questions: read once, counted for the progress bar
-    path, _, stats = run_steps.stream_records(backend, planned, Path(options.out), "toy", records_of,
-                                               total=len(planned), sharded=False, console=console)
-    metrics = metrics_of(run_folder.read_jsonl(path))
-    stats = run_steps.runner_stats(stats)
-    written = run_record.write_run_record(options.out, [path, *write(options.out, metrics)], benchmark="toy",
-                                          release=options.release, manifest=load_manifest(options.release),
-                                          backend=backend, args=args, started_at=started, stats=stats, extra={})
-    return Result(metrics=metrics, written=written, stats=stats)
+def records(plan, items, responses):
+    return [{"model": plan.model, "id": item.row["id"], "gold": item.row["answer"], "response": response.text,
+             "answer": parse(response.text, plan.options.strict)} for item, response in zip(items, responses)]
+
+
+def score_run(plan, answers) -> Result:
+    return Result(metrics=metrics_of(run_folder.read_jsonl(answers.path)), written=[])
+
+
+def write(result, out):
+    return write_metrics(out, result.metrics)
+
+
+def evaluation(plan, result, answers) -> dict:
+    return {}
 
 
 def score_files(responses, options) -> Result:
     records = [{**r, "answer": parse(r["response"], options.strict)} for path in responses
                for r in run_folder.read_jsonl(Path(path))]
     metrics = metrics_of(records)
-    return Result(metrics=metrics, written=write(options.out, metrics))
+    return Result(metrics=metrics, written=write_metrics(options.out, metrics))

@@ -1,4 +1,4 @@
-"""Model backends: one interface, batches of chat requests -> responses with token usage.
+"""Model backends: one interface (``chat.Backend``), batches of chat requests -> responses with token usage.
 
 - ``openai``: any OpenAI-compatible endpoint (OpenAI, vLLM's ``vllm serve``, llama.cpp's server) over HTTP
   (``transport.py``: pyreqwest for plain-http endpoints reached directly, aiohttp for https and proxies),
@@ -16,15 +16,24 @@ import email.utils
 import json
 import os
 import random
-import signal
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Protocol
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from culturebench.errors import InputError
+from culturebench.evaluate.chat import (
+    BackendError,
+    BackendStats,
+    ChatRequest,
+    ChatResponse,
+    CostBudget,
+    CostLimitReached,
+    EndpointFault,
+    OnResponse,
+    gave_up,
+    sent_params,
+)
+from culturebench.evaluate.event_loop import run_coroutine
 from culturebench.evaluate.redaction import (
     check_header_value,
     proxy_passwords,
@@ -34,143 +43,9 @@ from culturebench.evaluate.request_shape import ADAPTABLE, RequestShape, rejecte
 from culturebench.evaluate.transport import Retryable, UntrustedCertificate, library_for, one_line, open_transport
 
 
-@dataclass(frozen=True)
-class SamplingParams:
-    temperature: float = 0.0
-    max_tokens: int = 256
-    top_p: float = 1.0
-    seed: int | None = None
-    stop: tuple[str, ...] = ()
-    """Stop sequences (none by default; a benchmark's prompts may stop at a blank line)."""
-
-    def probe_kind(self) -> tuple[str, ...]:
-        """The parameters these sampling settings send that a model may refuse (``request_shape.ADAPTABLE``):
-        ``temperature`` / ``top_p`` other than 1, ``stop``, ``seed``."""
-        return tuple(name for name, set_ in (("temperature", self.temperature != 1), ("top_p", self.top_p != 1),
-                                             ("stop", bool(self.stop)), ("seed", self.seed is not None))
-                     if set_)
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One conversation to complete; ``sample_index`` tells apart repeated samples of the same conversation."""
-
-    messages: tuple[tuple[str, str], ...]  # (role, content) pairs
-    sampling: SamplingParams = field(default_factory=SamplingParams)
-    sample_index: int = 0
-
-    def message_dicts(self) -> list[dict[str, str]]:
-        return [{"role": role, "content": content} for role, content in self.messages]
-
-    def as_dict(self) -> dict:
-        return {"messages": self.message_dicts(), "sampling": asdict(self.sampling), "sample_index": self.sample_index}
-
-
-@dataclass(frozen=True)
-class ChatResponse:
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    finish_reason: str | None = None
-    logprobs: tuple | None = None
-    """Asked for with ``OpenAIBackend(top_logprobs=k)`` and returned by the endpoint: per generated token
-    ``(token, logprob, ((alternative, logprob), ...))`` with the k most probable alternatives; else None (never
-    cached: ``--scoring logprobs`` keeps them in its own file)."""
-
-
-OnResponse = Callable[[int, ChatResponse], None]
-"""Called with (index into the request batch, response) as each response arrives."""
-
-
-class Backend(Protocol):
-    name: str
-    model: str
-
-    def cache_params(self) -> dict:
-        """Backend settings that change what the model returns (they enter the response-cache key)."""
-
-    def generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
-        """Complete every request, calling ``on_response`` as each one arrives (in any order)."""
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Implementations
 # --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class CostBudget:
-    """``--max-cost``: what a run may spend (in the currency of ``--price-in/--price-out``), shared by the evaluated
-    model's backend and its judges', jurors' and antagonist's (``like``)."""
-
-    limit: float | None = None
-    spent: float = 0.0
-
-
-class CostLimitReached(Exception):
-    """Spent cost passed ``--max-cost``: the run stops cleanly (answers kept in the cache; re-run to resume)."""
-
-
-class BackendError(InputError):
-    """A model call that cannot succeed (bad key, unknown model, server still failing after every retry).
-
-    One line, never the API key; an ``InputError`` so that the command line reports it without a traceback."""
-
-
-class EndpointFault(BackendError):
-    """A fault of the endpoint or of the run's settings, not of one request: authentication (401), permission (403),
-    unknown model or route (404), an untrusted certificate, and nothing listening, an unknown host, a broken
-    connection, rate limiting (429) or server errors (5xx) still there after every retry, a ``Retry-After`` longer
-    than the longest wait allowed (``--max-wait``). Every backend stops the
-    run at once with its line, the ray backend's HTTP engine too (which goes past a request that fails on its own:
-    a 400 for one prompt, a timeout, a malformed reply)."""
-
-
-def gave_up(kind: str) -> type[BackendError]:
-    """The error of a request still failing after every retry with the passing fault ``kind`` (``Retryable.kind``):
-    an ``EndpointFault`` when the endpoint is at fault, else a ``BackendError`` of this request."""
-    endpoint = kind in ("refused", "dns", "connection", "429") or (kind.isdigit() and int(kind) >= 500)
-    return EndpointFault if endpoint else BackendError
-
-
-@dataclass
-class BackendStats:
-    """Running totals of one backend (cumulative over ``generate`` calls; see ``minus`` for one run's share)."""
-
-    requests: int = 0  # responses received
-    retries: int = 0  # attempts beyond the first
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None  # in the currency of ``price_per_million``; None when no prices are known
-    errors: int = 0  # requests that failed for good
-    transient: dict[str, int] = field(default_factory=dict)  # retried errors by kind: "429", "500", "timeout"...
-    sent: dict[tuple, int] = field(default_factory=dict)
-    """Answered requests by the sampling parameters they were sent with, in the request shape of that moment
-    (``OpenAIBackend._sampling``): ((name, value), ...) with the seed before + sample_index (``sent_params``)."""
-
-    def copy(self) -> BackendStats:
-        return replace(self, transient=dict(self.transient), sent=dict(self.sent))
-
-    def minus(self, before: BackendStats) -> BackendStats:
-        """What happened since the snapshot ``before``."""
-        out = BackendStats()
-        for f in fields(self):
-            now, then = getattr(self, f.name), getattr(before, f.name)
-            if isinstance(now, dict):  # counts by kind
-                setattr(out, f.name, {k: v - then.get(k, 0) for k, v in now.items() if v - then.get(k, 0)})
-            elif f.name == "cost":
-                out.cost = None if now is None else now - (then or 0.0)
-            else:
-                setattr(out, f.name, now - then)
-        return out
-
-
-def sent_params(sent: Mapping[tuple, int]) -> list[dict]:
-    """``BackendStats.sent`` as run.json records it: every sampling parameter sent to the endpoint, by name, with
-    the requests answered so (``seed``: the run's seed; each request sends it + its sample_index)."""
-    return [{"params": {name: list(value) if isinstance(value, tuple) else value for name, value in key},
-             "requests": count} for key, count in sorted(sent.items(), key=lambda item: -item[1])]
-
 
 def parse_header(value: str) -> tuple[str, str]:
     """``--header 'Name: value'`` as (name, value); anything else is an InputError."""
@@ -223,63 +98,6 @@ def _retry_after(headers) -> float | None:
 
 class _Adapted(Exception):
     """The request shape changed after an "unsupported parameter" reply: send the request again at once."""
-
-
-def _run_with_signals(coro):
-    """``asyncio.run``, with SIGTERM and SIGHUP handled as asyncio handles Ctrl-C: the running requests are cancelled
-    (so no task is left holding the exception), then the signal's own Python handler runs (the command line's
-    raises its clean-stop exception, exit 143 / 129)."""
-    received: list[int] = []
-    handled = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
-
-    async def main():
-        loop, task = asyncio.get_running_loop(), asyncio.current_task()
-        installed = {}
-        for signum in handled:
-            previous = signal.getsignal(signum)
-            try:
-                loop.add_signal_handler(signum, lambda n=signum: (received.append(n), task.cancel()))
-            except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no such support
-                continue
-            installed[signum] = previous
-        try:
-            return await coro
-        finally:
-            for signum, previous in installed.items():
-                loop.remove_signal_handler(signum)
-                signal.signal(signum, previous)
-
-    try:
-        return asyncio.run(main())
-    except asyncio.CancelledError:
-        if not received:
-            raise
-        handler = signal.getsignal(received[0])
-        if callable(handler):
-            handler(received[0], None)
-        raise KeyboardInterrupt(signal.Signals(received[0]).name) from None
-
-
-def _run_coroutine(coro):
-    """``asyncio.run``, or the same in a helper thread when this thread already runs an event loop (notebooks)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _run_with_signals(coro)
-    result: dict = {}
-
-    def target() -> None:
-        try:
-            result["value"] = asyncio.run(coro)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            result["error"] = exc
-
-    thread = threading.Thread(target=target, name="culturebench-backend")
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result.get("value")
 
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -676,7 +494,7 @@ class OpenAIBackend:
     def generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
         if not requests:
             return
-        _run_coroutine(self._generate(requests, on_response))
+        run_coroutine(self._generate(requests, on_response))
 
 
 def _error_status(error) -> int | None:

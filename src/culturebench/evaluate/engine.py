@@ -12,8 +12,8 @@ benchmark gives hooks, as lm-evaluation-harness's evaluator owns its loop and a 
    (``option_probability``);
 3. the benchmark's hooks (``contract.Benchmark``): ``run_plan`` (what is asked: the requests, how many, what they
    cover, the records' schema), ``answer`` (the model's answers into the responses file, through the response cache:
-   by default each planned item streamed through the runner and turned into records by the hook ``records``;
-   LLM-GLOBE adds its jurors' steps, SocialCC plays its dialogues), ``score_run`` (the metrics), ``write`` (metrics.json
+   by default each planned item streamed through the runner and turned into records by the hook ``records``; a
+   benchmark of several steps (jurors rating the answers) or of dialogues gives its own), ``score_run`` (the metrics), ``write`` (metrics.json
    and the plots) and ``evaluation`` (what run.json says of the run beside the engine's fields);
 4. run.json (``run_record.write_run_record``) and, with ``scoring="logprobs"``, the metrics by option probability.
 
@@ -24,7 +24,7 @@ cache: the exception goes on, with ``kept_answers`` set to the answers this run 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,7 +69,7 @@ class Answers:
     by_step: dict = field(default_factory=dict)
     """A run of several steps (parts, jurors): each one's runner totals, by name."""
     state: Any = None
-    """What the benchmark's answering leaves for its scoring (SocialCC's transcripts and judge)."""
+    """What the benchmark's answering leaves for its scoring (e.g. the judged transcripts of dialogues)."""
 
 
 @dataclass
@@ -128,7 +128,7 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
                 result.written.extend(written)
             return result
     except BaseException as stop:
-        from culturebench.evaluate.backends import CostLimitReached
+        from culturebench.evaluate.chat import CostLimitReached
 
         if isinstance(stop, (KeyboardInterrupt, CostLimitReached)):
             stop.kept_answers = 0 if before is None else cached_answers(out) - before
@@ -186,9 +186,3 @@ def cached_answers(out: Path) -> int:
             return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
     except sqlite3.Error:
         return 0
-
-
-def per_item(record: Callable[[RunPlan, Any, Any], dict]) -> Callable[[RunPlan, Sequence, Sequence], list[dict]]:
-    """A batch's records from a hook that makes one record of one item and its response."""
-    return lambda plan, items, responses: [record(plan, item, response)
-                                           for item, response in zip(items, responses, strict=True)]

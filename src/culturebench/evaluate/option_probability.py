@@ -36,7 +36,7 @@ from typing import Any
 from culturebench.contract import Benchmark, Options, OptionScoring
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_steps
-from culturebench.evaluate.backends import ChatRequest, ChatResponse
+from culturebench.evaluate.chat import ChatRequest, ChatResponse
 from culturebench.evaluate.cache import cache_key
 from culturebench.evaluate.replay import planned_requests, replay
 

@@ -34,15 +34,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import (
+from culturebench.evaluate.backends import OpenAIBackend, _AdaptiveLimit
+from culturebench.evaluate.chat import (
     BackendError,
     BackendStats,
     ChatRequest,
     ChatResponse,
     EndpointFault,
     OnResponse,
-    OpenAIBackend,
-    _AdaptiveLimit,
     sent_params,
 )
 from culturebench.evaluate.runner import FAILED

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from culturebench.contract import Benchmark, Options
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import ChatRequest, ChatResponse
+from culturebench.evaluate.chat import ChatRequest, ChatResponse
 
 
 def planned_requests(benchmark: Benchmark, options: Options) -> list[ChatRequest]:

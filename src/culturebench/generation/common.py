@@ -30,7 +30,7 @@ from typing import Any
 from rich.console import Console
 
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import Backend, ChatRequest, ChatResponse, SamplingParams
+from culturebench.evaluate.chat import Backend, ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import RunStats, run_requests
 

@@ -18,7 +18,7 @@ from typing import Any
 from culturebench import registry
 from culturebench.contract import Benchmark, HarnessTask, Options
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import ChatRequest, SamplingParams
+from culturebench.evaluate.chat import ChatRequest, SamplingParams
 from culturebench.evaluate.replay import planned_requests, replay
 from culturebench.evaluate.run_folder import release_manifest_sha256
 

@@ -38,7 +38,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from culturebench import registry
 from culturebench.evaluate import replay
-from culturebench.evaluate.backends import ChatRequest, ChatResponse
+from culturebench.evaluate.chat import ChatRequest, ChatResponse
 from culturebench.integrations import harness
 
 _MESSAGES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}

@@ -1,11 +1,12 @@
-"""``culturebench evaluate llm_globe`` / ``score llm_globe``: the plan (the model's prompts), the run (the model,
-then the jurors), scoring saved responses and the summary line (the ``LLMGlobe`` benchmark's methods)."""
+"""``culturebench evaluate llm_globe`` / ``score llm_globe``: the engine's hooks (the plan: the model's prompts;
+the answers: the model's, then the jurors'; the run's metrics and run.json's ``evaluation``; ``evaluate.engine``
+runs them), scoring saved responses and the summary line (the ``LLMGlobe`` benchmark's methods)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,11 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import companions, run_folder, run_record, run_steps
+from culturebench.evaluate import companions, run_folder, run_steps
+from culturebench.evaluate.engine import Answers, Run, RunPlan
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
-from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, Juror, config_of
+from culturebench.evaluate.llm_globe.config import Config, Juror, config_of
 from culturebench.evaluate.llm_globe.items import (
     PlannedRequest, asked_count, plan_closed, plan_jurors, plan_open, release_tables)
 from culturebench.evaluate.llm_globe.measures import resolve_societies
@@ -128,10 +130,10 @@ class PartPlan:
     total: int
 
 
-@dataclass(frozen=True)
-class Plan:
+@dataclass(frozen=True, kw_only=True)
+class Plan(RunPlan):
     """What ``evaluate`` asks the model: the release's tables, the run's Config, the sampling temperature and the
-    closed and/or open parts (the jurors are asked afterwards, about the open answers)."""
+    closed and/or open parts (the jurors are asked afterwards, about the open answers: ``answer``)."""
 
     tables: dict[str, pl.DataFrame | None]
     config: Config
@@ -161,60 +163,58 @@ def plan(options: LLMGlobeOptions, model: str = "model") -> Plan:
                              max_tokens=config.open_max_tokens, seed=options.seed)
         parts.append(PartPlan("open", opened, covers, requests,
                               asked_count(opened, config.languages, config.open_samples)))
-    return Plan(tables, config, temperature, tuple(parts))
+    return Plan(options=options, model=model, requests=itertools.chain.from_iterable(p.requests for p in parts),
+                total=sum(p.total for p in parts), description="llm_globe", covers=tuple(p.covers for p in parts),
+                tables=tables, config=config, temperature=temperature, parts=tuple(parts))
 
 
-def evaluate(backend, options: LLMGlobeOptions, *, args: dict | None = None, console=None,
-             juror_backends: dict[str, Any] | None = None) -> Result:
-    """Ask ``backend`` the planned closed and/or open prompts, the jurors to rate the open answers, then score;
-    writes responses.jsonl, metrics.json, plots and run.json into ``options.out``. Re-running into the same folder
-    answers every request already made from the cache. ``juror_backends`` (name -> backend) replaces the backends
-    the config's jurors would get (tests)."""
-    from datetime import datetime
-
-    started = datetime.now(UTC)
-    release, out = Path(options.release), Path(options.out)
-    model = str(getattr(backend, "model", "model"))
-    planned = plan(options, model)
-    tables, config = planned.tables, planned.config
-    manifest = load_manifest(release)
-    runner: dict[str, dict] = {}
+def answer(run: Run, plan: Plan) -> Answers:
+    """The model's answers to each part, then, after the open part, each juror's ratings of the open answers, into
+    one responses.jsonl appended batch by batch (``run_steps.StreamedRun``). A juror's backend is ``run.roles``'s
+    of its name where the caller gave one, else made from the config."""
+    model, config = plan.model, plan.config
+    by_step: dict[str, dict] = {}
     answers: list[dict] = []  # the open answers the jurors rate (the open prompts x languages x samples: small)
     make_records = {"closed": partial(closed_records, model), "open": partial(open_records, model, answers)}
-
-    # one responses.jsonl for every step, appended batch by batch (run_steps.StreamedRun)
-    with run_steps.StreamedRun(out, console=console) as run:
-        for part in planned.parts:
-            runner[part.part] = run_steps.runner_stats(run.step(
-                backend, part.requests, f"llm_globe {part.part}", make_records[part.part], total=part.total))
+    with run_steps.StreamedRun(run.out, console=run.console) as streamed:
+        for part in plan.parts:
+            by_step[part.part] = run_steps.runner_stats(streamed.step(
+                run.backend, part.requests, f"llm_globe {part.part}", make_records[part.part], total=part.total))
             if part.part != "open":
                 continue
             for juror in config.jurors:
-                juror_backend = (juror_backends or {}).get(juror.name) or make_backend(juror, backend)
-                jplanned = plan_jurors(answers, tables["rubrics"], juror, temperature=config.juror_temperature,
+                juror_backend = run.roles.get(juror.name) or make_backend(juror, run.backend)
+                jplanned = plan_jurors(answers, plan.tables["rubrics"], juror, temperature=config.juror_temperature,
                                        max_tokens=config.juror_max_tokens)
-                runner[f"juror:{juror.name}"] = run_steps.runner_stats(run.step(
+                by_step[f"juror:{juror.name}"] = run_steps.runner_stats(streamed.step(
                     juror_backend, jplanned, f"juror {juror.name}", partial(juror_records, model),
                     total=len(answers)))
-        responses_path = run.close()
+        path = streamed.close()
+    return Answers(path, streamed.writer.n_records, run_steps.total_stats(by_step.values()), by_step=by_step)
+
+
+def score_run(plan: Plan, answers: Answers) -> Result:
+    """The metrics of the run's responses.jsonl (``metrics.score_records``), with the config's human ratings."""
+    config, release = plan.config, Path(plan.options.release)
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
-    scored = score_records(read_responses([responses_path]), tables, config, human=human, release=release,
-                           sources=[run_folder.source_info(responses_path)])
-    scored.metrics["covers"] = [part.covers.as_dict() for part in planned.parts]
-    totals = run_steps.total_stats(runner.values())
-    written = run_record.write_run_record(
-        out, [responses_path, *write_run(scored, out)], benchmark=BENCHMARK, release=release, manifest=manifest,
-        backend=backend, args=args, started_at=started, stats=totals,
-        extra={"evaluation": {"config": config.as_dict(), "temperature": planned.temperature,
-                              "max_tokens": options.max_tokens, "seed": options.seed, "limit": options.limit,
-                              "n_records": run.writer.n_records},
-               "runner_by_part": runner,
-               "release_notes": release_notes(manifest, tables, config, options.limit),
-               "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
-                          for j in config.jurors],
-               "parse_status": {"closed": scored.metrics.get("closed", {}).get("parse_status"),
-                                "jurors": scored.metrics.get("open", {}).get("juror_parse_status")}})
-    return Result(metrics=scored.metrics, written=written, stats=totals, score=scored)
+    scored = score_records(read_responses([answers.path]), plan.tables, config, human=human, release=release,
+                           sources=[run_folder.source_info(answers.path)])
+    return Result(metrics=scored.metrics, written=[], score=scored)
+
+
+def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
+    """run.json's ``evaluation`` (the config and sampling asked), the runner's totals per part and juror, notes on
+    the release, the jurors and the parse statuses."""
+    options, config, metrics = plan.options, plan.config, result.metrics
+    return {"evaluation": {"config": config.as_dict(), "temperature": plan.temperature,
+                           "max_tokens": options.max_tokens, "seed": options.seed, "limit": options.limit,
+                           "n_records": answers.n_records},
+            "runner_by_part": answers.by_step,
+            "release_notes": release_notes(load_manifest(options.release), plan.tables, config, options.limit),
+            "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
+                       for j in config.jurors],
+            "parse_status": {"closed": metrics.get("closed", {}).get("parse_status"),
+                             "jurors": metrics.get("open", {}).get("juror_parse_status")}}
 
 
 def score_files(responses: Sequence[Path], options: LLMGlobeOptions) -> Result:

@@ -14,7 +14,7 @@ from culturebench.evaluate import release_configs
 from culturebench.evaluate.normad import prompts
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.backends import ChatRequest
+    from culturebench.evaluate.chat import ChatRequest
 
 
 CONFIG = "stories"
@@ -66,7 +66,7 @@ def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CO
                   max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0) -> Iterator[PlannedRequest]:
     """One request per story, context and sample, in story order then context order (a generator: a run streams
     them)."""
-    from culturebench.evaluate.backends import ChatRequest, SamplingParams
+    from culturebench.evaluate.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row in stories.select("story_id", "story", "country", "value", "rule_of_thumb").iter_rows(named=True):

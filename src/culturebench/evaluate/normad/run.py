@@ -1,19 +1,19 @@
-"""``culturebench evaluate normad`` / ``score normad``: the plan, the run, scoring saved responses and the summary
-line (the ``NormAd`` benchmark's methods)."""
+"""``culturebench evaluate normad`` / ``score normad``: the engine's hooks (the plan, each answer's record, the
+run's metrics and run.json's ``evaluation``; ``evaluate.engine`` runs them), scoring saved responses and the
+summary line (the ``NormAd`` benchmark's methods)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record, run_steps
+from culturebench.evaluate import run_folder
+from culturebench.evaluate.engine import Answers, RunPlan
 from culturebench.evaluate.limit import limit_frame
 from culturebench.evaluate.normad import NormAdOptions, prompts
 from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, release_tables
@@ -23,21 +23,21 @@ from culturebench.evaluate.normad.plots import write_run
 from culturebench.release import load_manifest
 
 
-@dataclass(frozen=True)
-class Plan:
+@dataclass(frozen=True, kw_only=True)
+class Plan(RunPlan):
     """What ``evaluate`` asks: the release's stories (of ``--split``; scored against), the stories asked (after
-    ``--limit``) and what they cover, the requests (a generator) and the sampling settings."""
+    ``--limit``) and the sampling settings."""
 
     release_stories: pl.DataFrame
     stories: pl.DataFrame
-    covers: Any
-    requests: Iterator[PlannedRequest]
     samples: int
     temperature: float
     max_tokens: int
+    info: dict[str, dict]
+    """story_id -> its country, gold label, zone and sub-axis (the records carry them)."""
 
 
-def plan(options: NormAdOptions) -> Plan:
+def plan(options: NormAdOptions, model: str = "model") -> Plan:
     """Every story (``limit`` spread over the countries: ``limit.spread_positions``) under every context of
     ``options.contexts``, ``samples`` times, read from the release (before a model is loaded)."""
     release_stories = release_tables(options.release, options.split)["stories"]
@@ -50,7 +50,12 @@ def plan(options: NormAdOptions) -> Plan:
                                   columns=["countries"])
     requests = iter_requests(stories, contexts=options.contexts, samples=samples, temperature=temperature,
                              max_tokens=max_tokens, seed=options.seed)
-    return Plan(release_stories, stories, covers, requests, samples, temperature, max_tokens)
+    info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
+            .iter_rows(named=True)}
+    return Plan(options=options, model=model, requests=requests,
+                total=stories.height * len(options.contexts) * samples, description="normad", covers=(covers,),
+                release_stories=release_stories, stories=stories, samples=samples, temperature=temperature,
+                max_tokens=max_tokens, info=info)
 
 
 def unparsed_rule(options: NormAdOptions) -> str:
@@ -58,57 +63,45 @@ def unparsed_rule(options: NormAdOptions) -> str:
     return "wrong" if options.unparsed_wrong else DEFAULT_UNPARSED
 
 
-def evaluate(backend, options: NormAdOptions, *, args: dict | None = None, console=None) -> Result:
-    """Ask ``backend`` the planned requests, then score: writes responses.jsonl, metrics.json, the plots and
-    run.json into ``options.out``. Re-running into the same folder answers every request already made from the
-    cache."""
-    from datetime import datetime
+def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
+    """responses.jsonl's records: each answer parsed (``prompts.parse_answer``) and marked against the gold label."""
+    unparsed, answer_rule = unparsed_rule(plan.options), plan.options.answer_rule
+    out = []
+    for item, response in zip(items, responses, strict=True):
+        story = plan.info[item.story_id]
+        answer = prompts.parse_answer(response.text, answer_rule)
+        label = scored_label(answer, unparsed)
+        out.append({"model": plan.model, "story_id": item.story_id, "country": story["country"],
+                    "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": item.context,
+                    "sample_index": item.sample_index, "prompt": item.prompt, "response": response.text,
+                    "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
+                    "correct": label == story["gold_label"], "finish_reason": response.finish_reason})
+    return out
 
-    started = datetime.now(UTC)
-    release, out = Path(options.release), Path(options.out)
-    unparsed, answer_rule, contexts = unparsed_rule(options), options.answer_rule, options.contexts
-    planned = plan(options)
-    stories = planned.stories
-    manifest = load_manifest(release)
-    model = str(getattr(backend, "model", "model"))
-    info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
-            .iter_rows(named=True)}
 
-    def records_of(items: list, responses: list) -> list[dict]:
-        records = []
-        for item, response in zip(items, responses, strict=True):
-            story = info[item.story_id]
-            answer = prompts.parse_answer(response.text, answer_rule)
-            label = scored_label(answer, unparsed)
-            records.append({"model": model, "story_id": item.story_id, "country": story["country"],
-                            "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": item.context,
-                            "sample_index": item.sample_index, "prompt": item.prompt, "response": response.text,
-                            "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
-                            "correct": label == story["gold_label"], "finish_reason": response.finish_reason})
-        return records
+def score_run(plan: Plan, answers: Answers) -> Result:
+    """The metrics of the run's responses.jsonl (``metrics.score_responses``)."""
+    frame = pl.read_ndjson(answers.path, schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
+                                                 "response": pl.String, "sample_index": pl.Int64})
+    scored = score_responses(frame, plan.release_stories, release=Path(plan.options.release),
+                             sources=[run_folder.source_info(answers.path)], unparsed=unparsed_rule(plan.options),
+                             answer_rule=plan.options.answer_rule)
+    return Result(metrics=scored.metrics, written=[], score=scored)
 
-    responses_path, n_records, run_stats = run_steps.stream_records(
-        backend, planned.requests, out, "normad", records_of, total=stories.height * len(contexts) * planned.samples,
-        sharded=False, console=console)
-    frame = pl.read_ndjson(responses_path, schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
-                                                   "response": pl.String, "sample_index": pl.Int64})
-    scored = score_responses(frame, planned.release_stories, release=release,
-                             sources=[run_folder.source_info(responses_path)], unparsed=unparsed, answer_rule=answer_rule)
-    scored.metrics["covers"] = [planned.covers.as_dict()]
-    stats = run_steps.runner_stats(run_stats)
-    m = scored.metrics["per_model"][model]
-    written = run_record.write_run_record(
-        out, [responses_path, *write_run(scored, out)], benchmark="normad", release=release, manifest=manifest,
-        backend=backend, args=args, started_at=started, stats=stats,
-        extra={"evaluation": {"n_stories": stories.height, "contexts": list(contexts), "samples": planned.samples,
-                              "n_requests": n_records, "temperature": planned.temperature,
-                              "max_tokens": planned.max_tokens, "seed": options.seed, "limit": options.limit,
-                              "split": options.split, "unparsed": unparsed, "answer_rule": answer_rule,
-                              "prompt_source": scored.metrics["constants"]["prompt_source"]},
-               "release_build": release_build(manifest),
-               "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
-               "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}})
-    return Result(metrics=scored.metrics, written=written, stats=stats, score=scored)
+
+def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
+    """run.json's ``evaluation`` (the stories, contexts and sampling asked), the release's build, parse statuses
+    and headline metrics."""
+    options, m = plan.options, result.metrics["per_model"][plan.model]
+    return {"evaluation": {"n_stories": plan.stories.height, "contexts": list(options.contexts),
+                           "samples": plan.samples, "n_requests": answers.n_records,
+                           "temperature": plan.temperature, "max_tokens": plan.max_tokens, "seed": options.seed,
+                           "limit": options.limit, "split": options.split, "unparsed": unparsed_rule(options),
+                           "answer_rule": options.answer_rule,
+                           "prompt_source": result.metrics["constants"]["prompt_source"]},
+            "release_build": release_build(load_manifest(options.release)),
+            "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
+            "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}}
 
 
 def score_files(responses: Sequence[Path], options: NormAdOptions) -> Result:

@@ -1,11 +1,12 @@
-"""``culturebench evaluate socialcc`` / ``score socialcc``: the run (dialogues, then judgements), re-scoring saved
-transcripts and the summary line (the ``SocialCC`` benchmark's methods). There is no plan: each turn's request holds
-the dialogue so far."""
+"""``culturebench evaluate socialcc`` / ``score socialcc``: the engine's hooks (the plan: the scenarios; the answers:
+dialogues, then judgements; the run's metrics and run.json's ``evaluation``; ``evaluate.engine`` runs them),
+re-scoring saved transcripts and the summary line (the ``SocialCC`` benchmark's methods). There are no planned
+requests: each turn's request holds the dialogue so far."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +14,16 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record, run_steps
+from culturebench.evaluate import run_folder, run_steps
+from culturebench.evaluate.engine import Answers, Run, RunPlan
 from culturebench.evaluate.limit import limit_frame
-from culturebench.evaluate.socialcc import BENCHMARK, SocialCCOptions, prompts
+from culturebench.evaluate.socialcc import SocialCCOptions, prompts
 from culturebench.evaluate.socialcc.config import NO_JUDGE, Config, config_from, make_backend
 from culturebench.evaluate.socialcc.dialogue import OverallProgress, judge_transcripts, simulate, transcript_record
 from culturebench.evaluate.socialcc.items import TRANSCRIPTS_FILE, release_tables, scenarios_from
 from culturebench.evaluate.socialcc.metrics import aggregate
 from culturebench.evaluate.socialcc.parsing import read_transcripts, reparse, rezone
 from culturebench.evaluate.socialcc.plots import write_run
-from culturebench.release import load_manifest
 
 
 def checked_inputs(options: SocialCCOptions, roles: Mapping[str, Any] | None = None
@@ -38,28 +39,49 @@ def checked_inputs(options: SocialCCOptions, roles: Mapping[str, Any] | None = N
     return config, tables
 
 
-def evaluate(backend, options: SocialCCOptions, *, args: dict | None = None, console=None,
-             roles: Mapping[str, Any] | None = None) -> Result:
-    """Play every scenario (``limit`` spread over the value countries: ``limit.spread_positions``) with ``backend``
-    as Character 2 (the protagonist), judge the transcripts, score; writes transcripts.jsonl, metrics.json, the
-    plots and run.json into ``options.out``. The judge is ``roles["judge"]``, else the options' (with neither, an
-    InputError before any model call); the antagonist ``roles["antagonist"]``, else the options', else the judge.
-    Re-running into the same folder replays every turn already answered from the cache."""
-    from culturebench.evaluate.cache import ResponseCache
+@dataclass(frozen=True, kw_only=True)
+class Plan(RunPlan):
+    """What ``evaluate`` plays: the scenarios (after ``--limit``), the run's settings and the agents' sampling; no
+    requests (each turn's request holds the dialogue so far: ``answer`` plays them)."""
 
-    started = datetime.now(UTC)
-    roles = roles or {}
+    config: Config
+    scenarios: list
+    temperature: float
+    max_tokens: int
+
+
+def plan(options: SocialCCOptions, model: str = "model", roles: Mapping[str, Any] | None = None) -> Plan:
+    """Every scenario (``limit`` spread over the value countries: ``limit.spread_positions``), checked before any
+    model is made: a judge named in the options or given as the ``judge`` role, a release with scenarios."""
     config, tables = checked_inputs(options, roles)
-    judge_backend, antagonist_backend = roles.get("judge"), roles.get("antagonist")
-    release, out, seed = Path(options.release), Path(options.out), options.seed
-    manifest = load_manifest(release)
     scenarios = scenarios_from(tables, config)
     kept, covers = limit_frame(pl.DataFrame({"country": [s.country for s in scenarios]}).with_row_index("scenario"),
-                               ["country"], options.limit, seed, item="scenarios", columns=["countries"])
-    scenarios = [scenarios[i] for i in kept["scenario"]]
-    temperature = config.agent_temperature if options.temperature is None else options.temperature
-    max_tokens = config.agent_max_tokens if options.max_tokens is None else options.max_tokens
-    model = str(getattr(backend, "model", "model"))
+                               ["country"], options.limit, options.seed, item="scenarios", columns=["countries"])
+    return Plan(options=options, model=model, requests=None, description="socialcc", covers=(covers,),
+                config=config, scenarios=[scenarios[i] for i in kept["scenario"]],
+                temperature=config.agent_temperature if options.temperature is None else options.temperature,
+                max_tokens=config.agent_max_tokens if options.max_tokens is None else options.max_tokens)
+
+
+@dataclass(frozen=True)
+class Played:
+    """What the dialogues leave for scoring: the transcripts (judged) and who played and judged."""
+
+    transcripts: list[dict]
+    judge_model: str
+    judge_note: str
+    antagonist_model: str
+
+
+def answer(run: Run, plan: Plan) -> Answers:
+    """Play every scenario with the evaluated backend as Character 2 (the protagonist), judge the transcripts;
+    transcripts.jsonl. The judge is ``run.roles["judge"]``, else the options'; the antagonist
+    ``run.roles["antagonist"]``, else the options', else the judge. Re-running into the same folder replays every
+    turn already answered from the cache."""
+    from culturebench.evaluate.cache import ResponseCache
+
+    config, backend, model, seed = plan.config, run.backend, plan.model, plan.options.seed
+    judge_backend, antagonist_backend = run.roles.get("judge"), run.roles.get("antagonist")
     if judge_backend is None:
         judge_backend = make_backend(config.judge, backend)
     if antagonist_backend is None:
@@ -69,32 +91,47 @@ def evaluate(backend, options: SocialCCOptions, *, args: dict | None = None, con
     judge_note = ("the judge is the evaluated model, as named in the config" if judge_model == model
                   else f"judge: {judge_model}")
     antagonist_model = str(getattr(antagonist_backend, "model", "antagonist"))
-    total = len(scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
-    with ResponseCache(out / run_folder.CACHE_FILE) as cache, OverallProgress(console, total, backend) as progress:
-        dialogues, results = simulate(scenarios, backend, antagonist_backend, cache, max_rounds=config.max_rounds,
-                                      temperature=temperature, max_tokens=max_tokens, seed=seed, stop=config.stop,
-                                      progress=progress, setup=config.dialogue_setup)
+    total = len(plan.scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
+    with (ResponseCache(run.out / run_folder.CACHE_FILE) as cache,
+          OverallProgress(run.console, total, backend) as progress):
+        dialogues, results = simulate(plan.scenarios, backend, antagonist_backend, cache,
+                                      max_rounds=config.max_rounds, temperature=plan.temperature,
+                                      max_tokens=plan.max_tokens, seed=seed, stop=config.stop, progress=progress,
+                                      setup=config.dialogue_setup)
         transcripts = [transcript_record(d, model, antagonist_model, config.dialogue_setup) for d in dialogues]
         jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
                                     max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
     totals = run_steps.total_stats(run_steps.runner_stats(r) for r in (*results, jresult))
-    path = run_folder.write_jsonl(out / TRANSCRIPTS_FILE, transcripts)
-    metrics = aggregate(transcripts, release=release, judge_note=judge_note, sources=[run_folder.source_info(path)],
-                        fig5_grouping=config.fig5_country)
-    metrics["covers"] = [covers.as_dict()]
-    written = run_record.write_run_record(
-        out, [path, *write_run(metrics, out)], benchmark=BENCHMARK.name, release=release, manifest=manifest,
-        backend=backend, args=args, started_at=started, stats=totals,
-        extra={"evaluation": {"n_scenarios": len(scenarios), "temperature": temperature, "max_tokens": max_tokens,
-                              "seed": seed, "limit": options.limit, "split": options.split,
-                              "config": config.as_dict(), "protagonist": "Character 2 (the evaluated model)",
-                              "antagonist_model": antagonist_model, "judge_model": judge_model,
-                              "judge_note": judge_note, "prompt_source": prompts.PROMPT_SOURCE,
-                              "dialogue_setup": {config.dialogue_setup:
-                                                 prompts.DIALOGUE_SETUPS_NOTE[config.dialogue_setup]},
-                              "prompt_fields": metrics["prompt_fields"], "fig5": metrics["fig5"]},
-               "metrics": metrics["per_model"][model]["table2"]})
-    return Result(metrics=metrics, written=written, stats=totals, score=transcripts)
+    path = run_folder.write_jsonl(run.out / TRANSCRIPTS_FILE, transcripts)
+    return Answers(path, len(transcripts), totals,
+                   state=Played(transcripts, judge_model, judge_note, antagonist_model))
+
+
+def score_run(plan: Plan, answers: Answers) -> Result:
+    """Table 2's means, the dialogues' figures (``metrics.aggregate``) of the judged transcripts."""
+    played = answers.state
+    metrics = aggregate(played.transcripts, release=Path(plan.options.release), judge_note=played.judge_note,
+                        sources=[run_folder.source_info(answers.path)], fig5_grouping=plan.config.fig5_country)
+    return Result(metrics=metrics, written=[], score=played.transcripts)
+
+
+def write(result: Result, out: Path) -> list[Path]:
+    return write_run(result.metrics, out)
+
+
+def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
+    """run.json's ``evaluation`` (the scenarios, sampling, settings and who played and judged) and Table 2."""
+    options, config, metrics, played = plan.options, plan.config, result.metrics, answers.state
+    return {"evaluation": {"n_scenarios": len(plan.scenarios), "temperature": plan.temperature,
+                           "max_tokens": plan.max_tokens, "seed": options.seed, "limit": options.limit,
+                           "split": options.split, "config": config.as_dict(),
+                           "protagonist": "Character 2 (the evaluated model)",
+                           "antagonist_model": played.antagonist_model, "judge_model": played.judge_model,
+                           "judge_note": played.judge_note, "prompt_source": prompts.PROMPT_SOURCE,
+                           "dialogue_setup": {config.dialogue_setup:
+                                              prompts.DIALOGUE_SETUPS_NOTE[config.dialogue_setup]},
+                           "prompt_fields": metrics["prompt_fields"], "fig5": metrics["fig5"]},
+            "metrics": metrics["per_model"][plan.model]["table2"]}
 
 
 def score_files(responses: Sequence[Path], options: SocialCCOptions) -> Result:

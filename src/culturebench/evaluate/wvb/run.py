@@ -1,12 +1,13 @@
-"""``culturebench evaluate wvb`` / ``score wvb``: the plan (App. B's prompts, ``items.iter_requests``), the run
-(the runner, batch by batch -> responses file -> ``score_answers`` -> run.json), scoring saved responses and the
-summary line (the ``WVB`` benchmark's methods)."""
+"""``culturebench evaluate wvb`` / ``score wvb``: the engine's hooks (the plan: App. B's prompts,
+``items.iter_requests``; each batch's records; the run's metrics from its responses file; run.json's
+``evaluation``; ``evaluate.engine`` runs them: batch by batch, the requests from a generator and the records
+appended to the responses file as they are answered), scoring saved responses and the summary line (the ``WVB``
+benchmark's methods)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,8 +15,8 @@ import polars as pl
 
 from culturebench.contract import Result
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record, run_steps
-from culturebench.evaluate.limit import Coverage
+from culturebench.evaluate import run_folder
+from culturebench.evaluate.engine import Answers, RunPlan
 from culturebench.evaluate.wvb import WVBOptions
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
@@ -31,26 +32,26 @@ from culturebench.evaluate.wvb.metrics import score, score_answers
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATUSES
-from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.backends import SamplingParams
+    from culturebench.evaluate.chat import SamplingParams
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What ``evaluate`` asks: the evaluated rows (after ``--limit``) and what they cover, the questions (their
-    scales read the answers), the requests (a generator), their number and their sampling."""
+@dataclass(frozen=True, kw_only=True)
+class Plan(RunPlan):
+    """What ``evaluate`` asks: the evaluated rows (after ``--limit``; kept without demographics only, where the
+    answers are paired with them: a run with demographics of millions keeps none), their number, the questions
+    (their scales read the answers), the sampling, and the parse statuses counted as the answers arrive."""
 
-    rows: pl.DataFrame
-    covers: Coverage
+    rows: pl.DataFrame | None
+    n_rows: int
     questions: pl.DataFrame
-    requests: Iterator[PlannedRequest]
-    n_requests: int
     sampling: SamplingParams
+    parse_status: dict[str, int]
+    """Answers per parse status (``prompts.STATUSES``), and ``n_parsed``, counted by ``records``."""
 
 
-def plan(options: WVBOptions) -> Plan:
+def plan(options: WVBOptions, model: str = "model") -> Plan:
     """The requests of a run (Sec. 3.5, App. B) on the probe or a split (``limit`` rows spread over the questions:
     ``limit.spread_positions`` with ``seed``), read from the release (before a model is loaded)."""
     rows, covers = limited_rows(options.release, options.split, options.limit, options.seed)
@@ -58,77 +59,70 @@ def plan(options: WVBOptions) -> Plan:
     requests = iter_requests(rows, questions, participants, demographics=options.demographics,
                              samples=options.samples, temperature=options.temperature,
                              max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family)
-    return Plan(rows, covers, questions, requests, request_count(rows, options.demographics, options.samples),
-                request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed))
+    mode = "with demographics" if options.demographics else "without demographics"
+    return Plan(options=options, model=model, requests=requests,
+                total=request_count(rows, options.demographics, options.samples),
+                description=f"wvb {options.split} ({mode})", covers=(covers,), schema=response_schema(),
+                rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
+                sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
+                parse_status={**{status: 0 for status in STATUSES}, "n_parsed": 0})
 
 
-def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=None) -> Result:
-    """Run a model on a WVB release and score it: RUN_DIR/cache.sqlite, responses.jsonl (above
-    ``run_folder.SHARD_THRESHOLD`` requests: responses/, parquet shards), metrics.json, the plots and run.json.
-    ``prompt_family``: whose App. B prompts (prompts.FAMILIES); ``majority``: MAJORITY_DEFINITIONS;
-    ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored as given, as the authors');
-    ``drop_non_integer``: answers that are not whole numbers are invalid (default: truncated, as the authors').
-    Re-running into the same folder answers every request already made from the cache.
+def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
+    """responses records (``items.parse_records``), their parse statuses counted."""
+    out = parse_records(items, responses, plan.questions)
+    for record in out:
+        plan.parse_status[record["parse_status"]] = plan.parse_status.get(record["parse_status"], 0) + 1
+        plan.parse_status["n_parsed"] += record["answer"] is not None
+    return out
 
-    Streamed: the requests come from a generator (``plan``) in the runner's batches, each batch's parsed records are
-    appended to the responses file as it is answered, and the metrics read back the few columns they need
-    (``scan_answers``), so memory does not grow with the prompts of a run."""
-    from datetime import datetime
 
-    started = datetime.now(UTC)
-    release, out, split, demographics = Path(options.release), Path(options.out), options.split, options.demographics
-    manifest = load_manifest(release)
-    planned = plan(options)
-    rows, questions, sampling = planned.rows, planned.questions, planned.sampling
+def score_run(plan: Plan, answers: Answers) -> Result:
+    """The metrics of the run's responses (read back lazily, the few columns they need: ``scan_answers``), so
+    memory does not grow with the prompts of a run. ``prompt_family``: whose App. B prompts (prompts.FAMILIES);
+    ``majority``: MAJORITY_DEFINITIONS; ``drop_out_of_scale``: answers off the question's scale are invalid
+    (default: scored as given, as the authors'); ``drop_non_integer``: answers that are not whole numbers are invalid
+    (default: truncated, as the authors')."""
+    options, demographics = plan.options, plan.options.demographics
     mode = "with demographics" if demographics else "without demographics"
-    parse_status = {status: 0 for status in STATUSES}
-    n_parsed = 0
-
-    def records_of(items: list[PlannedRequest], responses: list) -> list[dict]:
-        nonlocal n_parsed
-        records = parse_records(items, responses, questions)
-        for record in records:
-            parse_status[record["parse_status"]] = parse_status.get(record["parse_status"], 0) + 1
-            n_parsed += record["answer"] is not None
-        return records
-
-    responses_path, n_records, stats = run_steps.stream_records(backend, planned.requests, out, f"wvb {split} ({mode})",
-                                                           records_of, total=planned.n_requests,
-                                                           schema=response_schema(), console=console)
-    label = f"{getattr(backend, 'model', None) or getattr(backend, 'name', 'model')} ({mode})"
-    n_rows, covers = rows.height, planned.covers
-    answers = answers_frame(None if demographics else rows, scan_answers(responses_path), demographics)
-    del rows, planned  # with demographics the scoring needs none of the evaluated rows: memory for a run of millions
-    scored = score_answers(answers, release,
-                           run_folder.source_info(responses_path), majority=options.majority, model=label,
-                           drop_out_of_scale=options.drop_out_of_scale, drop_non_integer=options.drop_non_integer)
+    label = f"{plan.model} ({mode})"
+    answered = answers_frame(plan.rows, scan_answers(answers.path), demographics)
+    scored = score_answers(answered, Path(options.release), run_folder.source_info(answers.path),
+                           majority=options.majority, model=label, drop_out_of_scale=options.drop_out_of_scale,
+                           drop_non_integer=options.drop_non_integer)
+    n_parsed = plan.parse_status["n_parsed"]
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
         "prompt_family": options.prompt_family,
-        "split": split,
-        "n_evaluated_rows": n_rows,
-        "n_requests": n_records,
+        "split": options.split,
+        "n_evaluated_rows": plan.n_rows,
+        "n_requests": answers.n_records,
         "n_parsed": n_parsed,
-        "n_unparsed": n_records - n_parsed,
-        "parse_status": parse_status,
-        "covers": [covers.as_dict()],
+        "n_unparsed": answers.n_records - n_parsed,
+        "parse_status": _statuses(plan),
     })
-    stats = run_steps.runner_stats(stats)
-    written = run_record.write_run_record(
-        out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
-        backend=backend, args=args, started_at=started, stats=stats,
-        extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": options.prompt_family, "split": split,
-                              "n_evaluated_rows": n_rows, "n_requests": n_records,
-                              "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
-                              "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
-                              "majority": options.majority,
-                              "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
-                              "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
-               "release_routes": scored.metrics["release_routes"],
-               "parse_status": parse_status,
-               "metrics": {"mean": scored.metrics["mean"], "std": scored.metrics["std"],
-                           "n_questions": scored.metrics["n_questions"], "n_invalid": scored.metrics["n_invalid"]}})
-    return Result(metrics=scored.metrics, written=written, stats=stats, score=scored)
+    return Result(metrics=scored.metrics, written=[], score=scored)
+
+
+def _statuses(plan: Plan) -> dict[str, int]:
+    return {status: n for status, n in plan.parse_status.items() if status != "n_parsed"}
+
+
+def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
+    """run.json's ``evaluation`` (the mode, split, rows and sampling asked and the rules the answers were read
+    by), the release's routes, parse statuses and headline metrics."""
+    options, metrics, sampling = plan.options, result.metrics, plan.sampling
+    return {"evaluation": {"mode": metrics["mode"], "prompt_family": options.prompt_family, "split": options.split,
+                           "n_evaluated_rows": plan.n_rows, "n_requests": answers.n_records,
+                           "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
+                           "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
+                           "majority": options.majority,
+                           "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
+                           "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
+            "release_routes": metrics["release_routes"],
+            "parse_status": _statuses(plan),
+            "metrics": {"mean": metrics["mean"], "std": metrics["std"], "n_questions": metrics["n_questions"],
+                        "n_invalid": metrics["n_invalid"]}}
 
 
 def score_files(responses: Sequence[Path], options: WVBOptions) -> Result:
