@@ -77,7 +77,7 @@ def child(kind: str, n: int) -> dict:
             refs.write("5")
         started = time.perf_counter()
         if kind == "polars-sink":
-            with run_folder.ResponsesWriter(Path(folder), total=n, schema=schema) as writer:
+            with run_folder.ResponsesWriter(Path(folder), total=n, schema=schema, threshold=0) as writer:  # shards at any size
                 for start in range(0, n, BATCH_SIZE):
                     writer.write(records(start, min(BATCH_SIZE, n - start)))
                 path = writer.close()

@@ -2,12 +2,12 @@
 runs side by side in one invocation, tokens/s of each and their ratio (issue #42's goal: >= 0.9).
 
     .venv-vllm/bin/python bench/vllm_overhead.py [--benchmark normad] [--limit 40] [--max-tokens 32] [--rounds 2]
-                                                 [--model FOLDER] [--engine-args JSON]
+                                                 [--model FOLDER] [--engine-args JSON] [--plan-only]
 
 Run it with a Python that has vLLM (``bash .ci/vllm`` makes ``.venv-vllm``: the CPU build here, the CUDA build on a
 GPU machine). The model defaults to the small real model (``culturebench local-model``). The benchmark's bundled
 sample is built into a temp folder; its requests for ``--limit`` (temperature 0, one answer each, ``--max-tokens``)
-are planned by the harness (``integrations.harness.plan``: the requests ``evaluate`` sends). Each round runs, in
+are the benchmark's plan (``replay.planned_requests``: the requests ``evaluate`` sends). Each round runs, in
 turn:
 
 - **culturebench**: ``culturebench evaluate BENCHMARK --backend vllm`` in a process of its own, into a fresh run
@@ -20,6 +20,9 @@ worker are processes of their own), the engine's start, the generation time (cul
 run.json; raw: the ``LLM.chat`` call) and the completion tokens; tokens/s over the generation time and over the
 whole process. The last lines give culturebench's tokens/s over raw's, per round and as the median. The machine is
 shared: compare only the figures of one invocation.
+
+``--plan-only`` stops after the release and the plan (no vLLM needed): the smallest form, which the test suite runs
+(``tests/test_benches.py``) so that a change of the plan cannot break this script unseen.
 """
 
 from __future__ import annotations
@@ -40,15 +43,17 @@ from wvb_build import checkout_env, measure  # noqa: E402  (whole processes are 
 
 
 def plan_requests(benchmark: str, release: Path, limit: int, max_tokens: int, path: Path) -> int:
-    """The requests ``evaluate`` sends for this slice, as JSON (messages, sampling) in ``path``; returns how many."""
+    """The distinct requests ``evaluate`` sends for this slice (``replay.planned_requests``: the benchmark's
+    ``plan``; the runner asks identical ones once), as JSON (messages, sampling) in ``path``; returns how many."""
     from dataclasses import asdict
 
-    from culturebench.integrations import harness
+    from culturebench import registry
+    from culturebench.evaluate.replay import planned_requests
 
-    options = {"release": release, "split": None, "limit": limit, "samples": 1, "temperature": 0.0,
-               "demographics": True, "seed": 0, "max_tokens": max_tokens, "config": None, "unparsed_wrong": False,
-               "drop_out_of_scale": False}
-    requests = harness.plan(benchmark, options)
+    chosen = registry.benchmark(benchmark)
+    options = chosen.Options.parse({"limit": limit, "samples": 1, "temperature": 0.0, "max_tokens": max_tokens,
+                                    "seed": 0}).replace(release=release)
+    requests = planned_requests(chosen, options)
     path.write_text(json.dumps([{"messages": r.message_dicts(), "sampling": asdict(r.sampling)} for r in requests]),
                     encoding="utf-8")
     return len(requests)
@@ -116,16 +121,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--model", default=None, help="a model folder or id (default: culturebench local-model)")
     parser.add_argument("--engine-args", default=None, help="--engine-args of the culturebench run (JSON)")
+    parser.add_argument("--plan-only", action="store_true", help="build the release, plan the requests, stop")
     args = parser.parse_args()
-    from culturebench.evaluate.local_model import vllm_model_folder
     from culturebench.release import build_release
 
-    model = args.model or str(vllm_model_folder())
     with tempfile.TemporaryDirectory(prefix="vllm-overhead-") as scratch:
         folder = Path(scratch)
         release, verdict = build_release(args.benchmark, REPO / "raw", folder / "releases", 0, lambda stage: None)
         requests_path = folder / "requests.json"
         n = plan_requests(args.benchmark, release, args.limit, args.max_tokens, requests_path)
+        if args.plan_only:
+            print(f"{args.benchmark}: {n} requests, max_tokens {args.max_tokens}, temperature 0 (--plan-only)")
+            return
+        from culturebench.evaluate.local_model import vllm_model_folder
+
+        model = args.model or str(vllm_model_folder())
         print(f"{args.benchmark}: {n} requests, max_tokens {args.max_tokens}, temperature 0; model {model}")
         print(f"{'arm':<13} {'wall s':>8} {'peak MiB':>9} {'load s':>7} {'gen s':>8} {'tokens':>7} {'tok/s gen':>9} "
               f"{'tok/s all':>9}")

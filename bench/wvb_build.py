@@ -1,6 +1,6 @@
 """WorldValuesBench build side by side with the paper's own pipeline at 1x and 4x: wall, CPU and peak memory.
 
-    python bench/wvb_build.py [--runs N] [--seed N] [--scales 1,4] [--skip-reference] [--keep DIR]
+    python bench/wvb_build.py [--runs N] [--seed N] [--scales 1,4] [--skip-reference] [--keep DIR] [--files N]
 
 Both programs get the same input, one CSV per scale made in a temp folder from the 56 real WVS-7 v5.0 country
 files in ../shared/reference/WVS7 (never copied into the repository):
@@ -158,11 +158,13 @@ def main() -> None:
     parser.add_argument("--scales", default="1,4",
                         help="comma-separated copies of the 56 files to measure (default 1,4)")
     parser.add_argument("--skip-reference", action="store_true", help="time culturebench only (no ratio)")
+    parser.add_argument("--files", type=int, default=None, metavar="N",
+                        help="only the first N country files (default all 56; 1: the smallest form, a smoke run)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep the last culturebench release in DIR (default: everything is removed)")
     args = parser.parse_args()
     scales = sorted({int(scale) for scale in args.scales.split(",")})
-    files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
+    files = sorted(COUNTRY_FILES.glob("*.csv.gz"))[:args.files]
     if not files or not CODEBOOK_PDF.is_file() or not (REFERENCE_SCRIPT_DIR / "data_preparation.py").is_file():
         sys.exit(f"the real WVS-7 files, codebook PDF or reference script are missing under {SHARED}")
 

@@ -2,7 +2,7 @@
 ``culturebench evaluate cdeval`` and ``culturebench score cdeval``.
 
 ``evaluate`` asks a model the six prompts of Table 8 (``prompts``) for every question of a CDEval release,
-``R`` samples each at temperature 1, streamed from a generator through ``run_folder.stream_records``
+``R`` samples each at temperature 1, streamed from a generator through ``run_steps.stream_records``
 (``runner.stream_requests`` with a response cache in the run folder, each batch's records appended to
 responses.jsonl as it is answered), and writes responses.jsonl, metrics.json, the plots and run.json. ``score``
 recomputes everything from one or more responses.jsonl files (several models, or language variants of one: the

@@ -5,7 +5,7 @@ Language Models", 2024, Sec. 3-5, App. A): ``culturebench evaluate normad`` and 
 socially acceptable under each of five contexts (``prompts.CONTEXTS``: none, COUNTRY, VALUE, COUNTRY+VALUE,
 RULE-OF-THUMB) with the prompt of App. A.3 Fig. 9, options Yes / No / Neither, at temperature 0 with ``max_tokens`` 10
 (the authors' inference config; the paper prints no decoding settings),
-streamed from a generator through ``run_folder.stream_records`` (``runner.stream_requests`` with a response cache in the run
+streamed from a generator through ``run_steps.stream_records`` (``runner.stream_requests`` with a response cache in the run
 folder, each batch's records appended to responses.jsonl as it is answered); it writes responses.jsonl, metrics.json,
 the plots and run.json. ``score`` recomputes everything from one or more responses.jsonl files (re-parsing the raw
 answers against the release's gold labels).

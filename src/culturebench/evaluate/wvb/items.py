@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from culturebench.errors import InputError
 from culturebench import config_file
-from culturebench.evaluate import run_folder
+from culturebench.errors import InputError
 from culturebench.evaluate.limit import Coverage, limit_scan
 from culturebench.evaluate.wvb import SPLITS
 from culturebench.release import load_manifest
