@@ -84,3 +84,19 @@ def test_an_interrupted_python_run_says_how_many_answers_it_kept_and_resumes(bun
     normad.BENCHMARK.evaluate(again, given)
     assert again.asked == 4 * len(given.contexts) - 5  # the 5 kept answers come from the cache
     assert json.loads((out / "run.json").read_text(encoding="utf-8"))["runner"]["n_cached"] == 5
+
+
+def test_the_command_line_is_refused_a_held_folder_before_it_loads_a_model(bundled_release, tmp_path):
+    """``evaluate --backend vllm`` into a held folder: the refusal comes before the engine is loaded (issue #52), so
+    it is the lock's line, not vLLM's (installed or not)."""
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    out = tmp_path / "run"
+    with hold_run_folder(out):
+        done = CliRunner().invoke(app, ["evaluate", "normad", "--backend", "vllm", "--model", "no-such-model",
+                                        "--release", str(bundled_release("normad")), "--out", str(out),
+                                        "--limit", "2"])
+    assert done.exit_code == 2, done.output
+    assert "held by another run" in done.output and "vllm" not in done.output.lower()

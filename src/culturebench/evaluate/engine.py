@@ -28,12 +28,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from culturebench.errors import InputError
+from culturebench.evaluate.chat import CostLimitReached
 
-if TYPE_CHECKING:
-    from culturebench.contract import Benchmark, Options, Result
+Benchmark = Options = Result = Any
+"""``contract.Benchmark``, ``contract.Options`` and ``contract.Result`` as this module's annotations name them: the
+contract imports the engine (``Benchmark.evaluate`` is ``run``), so the engine imports nothing of it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,11 +111,10 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
     from culturebench.evaluate.run_lock import hold_run_folder
 
     out = Path(options.out)
-    before = None
-    try:
-        with hold_run_folder(out, wait, on_wait=on_wait):
-            check_run_folder(out, benchmark.name)
-            before = cached_answers(out)
+    with hold_run_folder(out, wait, on_wait=on_wait):
+        check_run_folder(out, benchmark.name)
+        before = cached_answers(out)
+        try:
             if callable(backend) and not hasattr(backend, "generate"):
                 backend = backend()
             if scoring == "logprobs":
@@ -127,12 +128,9 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
                 result.lines.append(line)
                 result.written.extend(written)
             return result
-    except BaseException as stop:
-        from culturebench.evaluate.chat import CostLimitReached
-
-        if isinstance(stop, (KeyboardInterrupt, CostLimitReached)):
-            stop.kept_answers = 0 if before is None else cached_answers(out) - before
-        raise
+        except (KeyboardInterrupt, CostLimitReached) as stop:
+            stop.kept_answers = cached_answers(out) - before
+            raise
 
 
 def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Result:
