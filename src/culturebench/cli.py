@@ -234,6 +234,29 @@ def validate(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None
         raise typer.Exit(1)
 
 
+@app.command(short_help="What changed between two releases of one benchmark: rows, score inputs, card, provenance.")
+def diff(
+    old: Annotated[str, typer.Argument(help="The earlier release. " + RELEASE_HELP)],
+    new: Annotated[str, typer.Argument(help="The later release (same forms).")],
+    out: Annotated[Path, typer.Option(help="Folder that receives diff.json and diff.md.")] = Path("diff"),
+) -> None:
+    """Compare two releases of one benchmark: per config and split the rows added, removed and changed (matched on
+    the config's key columns), schema changes, what the scores depend on, and card, licence, provenance and
+    validation changes; prints a summary, writes OUT/diff.json and OUT/diff.md. Exit 0 whether or not anything
+    changed; 2 for releases of two benchmarks or a damaged one."""
+    from culturebench import release_diff
+
+    with user_errors():
+        output_folder(out)
+        result = release_diff.diff(release_diff.open_release(old), release_diff.open_release(new))
+        written = release_diff.write(result, out)
+    output = plain_console()
+    for line in release_diff.summary_lines(result):
+        say(line, out=output)
+    for path in written:
+        say(f"  wrote {path}", out=output)
+
+
 @app.command()
 def info(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Show a release's configs, splits, row counts, inputs and validation summary."""
