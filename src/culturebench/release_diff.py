@@ -422,6 +422,20 @@ def manifest_summary(result: dict) -> dict:
     return {"previous": result["old"], "changed": result["changed"], "lines": summary_lines(result)}
 
 
+def previous_release(previous: str | Path, benchmark: str) -> Release:
+    """``build --previous``: the earlier release, checked before the build starts (same benchmark, not damaged)."""
+    old = open_release(previous)
+    if old.manifest["benchmark"] != benchmark:
+        raise InputError(f"--previous {previous} is a release of {old.manifest['benchmark']!r}, not {benchmark!r}")
+    return old
+
+
+def changes_since(old: Release, folder: Path, manifest: dict) -> dict:
+    """The summary of what a build being written into ``folder`` (its ``manifest`` with ``outputs``, its validation
+    report written, its card not yet) changes from ``old``: what ``build --previous`` records."""
+    return manifest_summary(diff(old, Release("this build", folder, manifest, card=False)))
+
+
 def markdown(result: dict) -> str:
     """diff.md: the summary, then per config and split the counts, columns changed and examples, then the score
     inputs' largest changes and the rest."""
