@@ -144,3 +144,36 @@ def test_build_previous_writes_the_changes_into_card_and_manifest(revised, tmp_p
     from culturebench.cards import changes_section
 
     assert changes_section(manifest) in card and changes_section({}) == ""
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    import huggingface_hub.constants
+
+    from hub_standin import HubStandIn
+
+    with HubStandIn() as server:
+        monkeypatch.setenv("HF_TOKEN", "hf_standinSECRETtoken0123456789")
+        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
+        monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_XET", True)  # the stand-in speaks LFS only
+        yield server
+
+
+def test_publish_shows_the_diff_against_the_hubs_current_revision(revised, hub):
+    first = runner.invoke(app, ["publish", str(revised["old"]), "--repo-id", "org/normad"])
+    assert first.exit_code == 0, first.output
+    assert "changes since" not in first.output  # a new repo: nothing to compare with
+    writes = len(hub.writes())
+    dry = runner.invoke(app, ["publish", str(revised["new"]), "--repo-id", "org/normad", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert len(hub.writes()) == writes  # a dry run sends nothing
+    lines = dry.output.splitlines()
+    assert ("changes since org/normad@main: stories/test: 1 added, 1 removed, 2 changed (rule_of_thumb 1, "
+            "explanation 1)") in lines
+    assert not any("atlas" in line for line in lines if line.startswith("changes since"))  # withheld: not compared
+    # shown before anything is sent, then published; the same release again shows no change
+    real = runner.invoke(app, ["publish", str(revised["new"]), "--repo-id", "org/normad"])
+    assert real.exit_code == 0, real.output
+    assert real.output.index("changes since") < real.output.index("committed")
+    again = runner.invoke(app, ["publish", str(revised["new"]), "--repo-id", "org/normad", "--dry-run"])
+    assert "changes since org/normad@main: no change" in again.output.splitlines()

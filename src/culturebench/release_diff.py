@@ -53,16 +53,26 @@ class Release:
 def open_release(value: str | Path) -> Release:
     """``value`` (a folder, or ``ORG/NAME[@REVISION]``) as ``validate`` reads it, its files checked against its
     manifest.json: a damaged release is an InputError."""
-    from culturebench.hub_release import card_block, release_folder
+    from culturebench.hub_release import release_folder
     from culturebench.release import MANIFEST_KEYS, load_manifest, verify_release
 
     folder = release_folder(value)
+    if folder != Path(value):  # fetched and verified
+        return snapshot_release(folder, str(value))
     manifest = load_manifest(folder, MANIFEST_KEYS)
-    hub = folder != Path(value)
-    if not hub:
-        verify_release(folder, manifest, remedy="rebuild or re-download it")
-    block = card_block(folder) if hub else {}
-    return Release(str(value), folder, manifest, hub, set(block.get("withheld_configs") or ()),
+    verify_release(folder, manifest, remedy="rebuild or re-download it")
+    return Release(str(value), folder, manifest)
+
+
+def snapshot_release(folder: Path, label: str) -> Release:
+    """A verified Hub snapshot: the configs and columns its upload withheld (its card's ``culturebench`` block)
+    are not compared."""
+    from culturebench.hub_release import card_block
+    from culturebench.release import MANIFEST_KEYS, load_manifest
+
+    block = card_block(folder)
+    return Release(label, folder, load_manifest(folder, MANIFEST_KEYS), True,
+                   set(block.get("withheld_configs") or ()),
                    {c: set(cols) for c, cols in (block.get("withheld_columns") or {}).items()})
 
 
