@@ -5,6 +5,8 @@ every request (method, path, headers, body) so that a test can assert on exactly
 
     POST /api/repos/create                                   create_repo
     GET  /api/datasets/ORG/NAME[/revision/REV]?blobs=True    dataset_info (siblings with blobId / lfs.sha256, cardData)
+    GET  /api/datasets/ORG/NAME/tree/REV                     list_repo_tree (snapshot_download)
+    GET  /datasets/ORG/NAME/resolve/REV/PATH (and HEAD)       a file's bytes (hf_hub_download, snapshot_download)
     POST /api/datasets/ORG/NAME/branch/BRANCH                create_branch (from main)
     POST /api/validate-yaml                                  README.md metadata check
     POST /api/datasets/ORG/NAME/preupload/REV                upload mode per file: lfs for .parquet, else regular
@@ -91,7 +93,7 @@ class HubStandIn:
         return folder
 
     def writes(self) -> list[Request]:
-        return [r for r in self.requests if r.method != "GET"]
+        return [r for r in self.requests if r.method not in ("GET", "HEAD")]
 
     # -- server ----------------------------------------------------------------------------------------------------
     def _handler(self):
@@ -118,7 +120,8 @@ class HubStandIn:
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if self.command != "HEAD":  # a HEAD answer has the GET's headers and no body
+                    self.wfile.write(data)
 
             do_GET = do_POST = do_PUT = do_HEAD = _serve
 
@@ -144,6 +147,8 @@ class HubStandIn:
                         {"actions": {"upload": {"href": f"{self.endpoint}/lfs-upload/{o['oid']}"}}})}
                        for o in r.json()["objects"]]
             return 200, {"transfer": "basic", "objects": objects}, {}
+        if r.method in ("GET", "HEAD") and p.startswith("/datasets/") and "/resolve/" in p:
+            return self._resolve(p)
         if p.startswith("/api/datasets/"):
             rest = p[len("/api/datasets/"):].split("/")
             repo_id, tail = "/".join(rest[:2]), rest[2:]
@@ -154,6 +159,8 @@ class HubStandIn:
                 return self._info(repo_id, repo, "main")
             if r.method == "GET" and tail[0] == "revision":
                 return self._info(repo_id, repo, "/".join(tail[1:]))
+            if r.method == "GET" and tail[0] == "tree":
+                return self._tree(repo, "/".join(tail[1:]))
             if r.method == "POST" and tail[0] == "branch":
                 branch = "/".join(tail[1:])
                 if branch in repo.branches:
@@ -204,6 +211,36 @@ class HubStandIn:
             card = yaml.safe_load(readme[4:readme.index("\n---\n", 4)]) or {}
         return 200, {"id": repo_id, "private": repo.private, "sha": repo.heads[branch], "siblings": siblings,
                      "cardData": card, "tags": []}, {}
+
+    def _tree(self, repo: Repo, revision: str):
+        """GET /api/datasets/ORG/NAME/tree/REV?recursive=true (list_repo_tree, snapshot_download): every file."""
+        branch = next((b for b, head in repo.heads.items() if revision in (b, head)), None)
+        if branch is None:
+            return 404, {"error": "Invalid rev id"}, {"X-Error-Code": "RevisionNotFound"}
+        entries = []
+        for path, data in sorted(repo.branches[branch].items()):
+            entry = {"type": "file", "path": path, "size": len(data), "oid": git_blob_oid(data)}
+            if path.endswith(".parquet"):
+                entry["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134}
+            entries.append(entry)
+        return 200, entries, {}
+
+    def _resolve(self, p: str):
+        """GET/HEAD /datasets/ORG/NAME/resolve/REV/PATH (hf_hub_download, snapshot_download): REV a branch or a
+        branch's head commit."""
+        repo_id, rest = p[len("/datasets/"):].split("/resolve/", 1)
+        repo = self.repos.get(repo_id)
+        if repo is None:
+            return self._not_found()
+        for branch, head in repo.heads.items():
+            if rest.startswith(f"{branch}/") or rest.startswith(f"{head}/"):
+                path = rest.split("/", len(branch.split("/")) if rest.startswith(f"{branch}/") else 1)[-1]
+                data = repo.branches[branch].get(path)
+                if data is None:
+                    return 404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"}
+                etag = hashlib.sha256(data).hexdigest() if path.endswith(".parquet") else git_blob_oid(data)
+                return 200, data, {"X-Repo-Commit": head, "ETag": f'"{etag}"'}
+        return 404, {"error": "Invalid rev id"}, {"X-Error-Code": "RevisionNotFound"}
 
     def _preupload(self, repo: Repo, branch: str, payload: dict):
         files = repo.branches.get(branch, repo.branches["main"])

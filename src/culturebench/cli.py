@@ -43,6 +43,7 @@ def build(
     out: Annotated[Path, typer.Option(help="Folder that receives one release folder per benchmark.")] = Path("releases"),
     seed: Annotated[int, typer.Option(help="Seed for splits and samples; same inputs + seed give byte-identical parquet.")] = 0,
     config: Annotated[Path, typer.Option(help="JSON/YAML build options: each key goes to the builders that take it (their BUILD_OPTIONS; docs/benchmarks/NAME.md lists a benchmark's).")] = None,
+    previous: Annotated[str, typer.Option(help="An earlier release of the benchmark (folder or ORG/NAME[@revision]): the card gets a \"Changes since\" section, the manifest the diff's summary.")] = None,
 ) -> None:
     """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
     checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
@@ -61,8 +62,10 @@ def build(
         else:
             registry.benchmark(name, extra=" or 'all'")
             names = [name]
+        if previous is not None and len(names) != 1:
+            raise InputError("--previous names the earlier release of one benchmark; build that benchmark alone")
         if len(names) == 1:
-            folder, verdict = _build_one(names[0], raw, out, seed, options)
+            folder, verdict = _build_one(names[0], raw, out, seed, options, previous)
             say(f"{names[0]}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)", style="green")
             return
     # build all: every benchmark is built (a bad one does not stop the others), then one line per benchmark
@@ -102,7 +105,8 @@ def _build_options(config: Path | None) -> dict[str, dict]:
     return {name: {k: v for k, v in given.items() if k in keys} for name, keys in known.items()}
 
 
-def _build_one(benchmark: str, raw: Path, out: Path, seed: int, options: dict[str, dict]) -> tuple[Path, dict]:
+def _build_one(benchmark: str, raw: Path, out: Path, seed: int, options: dict[str, dict],
+               previous: str | None = None) -> tuple[Path, dict]:
     """Build one release with a progress bar that disappears when done (so an error stays the only line)."""
     from culturebench.release import WRITE_STAGES, build_release
 
@@ -115,7 +119,7 @@ def _build_one(benchmark: str, raw: Path, out: Path, seed: int, options: dict[st
         def advance(stage: str) -> None:
             bar.update(task, completed=stages.index(stage), stage=stage)
 
-        return build_release(benchmark, raw, out, seed, advance, options.get(benchmark))
+        return build_release(benchmark, raw, out, seed, advance, options.get(benchmark), previous=previous)
 
 
 @app.command()
@@ -149,6 +153,29 @@ def validate(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None
         + (f"; {unlisted} file(s) not listed in it" if unlisted else ""), out=out)
     if verdict["failed"] or problems:
         raise typer.Exit(1)
+
+
+@app.command(short_help="What changed between two releases of one benchmark: rows, score inputs, card, provenance.")
+def diff(
+    old: Annotated[str, typer.Argument(help="The earlier release. " + RELEASE_HELP)],
+    new: Annotated[str, typer.Argument(help="The later release (same forms).")],
+    out: Annotated[Path, typer.Option(help="Folder that receives diff.json and diff.md.")] = Path("diff"),
+) -> None:
+    """Compare two releases of one benchmark: per config and split the rows added, removed and changed (matched on
+    the config's key columns), schema changes, what the scores depend on, and card, licence, provenance and
+    validation changes; prints a summary, writes OUT/diff.json and OUT/diff.md. Exit 0 whether or not anything
+    changed; 2 for releases of two benchmarks or a damaged one."""
+    from culturebench import release_diff
+
+    with user_errors():
+        output_folder(out)
+        result = release_diff.diff(release_diff.open_release(old), release_diff.open_release(new))
+        written = release_diff.write(result, out)
+    output = plain_console()
+    for line in release_diff.summary_lines(result):
+        say(line, out=output)
+    for path in written:
+        say(f"  wrote {path}", out=output)
 
 
 @app.command()

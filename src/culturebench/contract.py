@@ -210,6 +210,30 @@ class OpenColumns:
     reason: str
 
 
+@dataclass(frozen=True)
+class ScoreInput:
+    """One table of what a benchmark's scores depend on, counted from a release (``culturebench diff`` compares a
+    rebuild's with the previous release's): ``counts`` holds the ``by`` columns, ``value`` (when given) and ``count``
+    (rows per group, or per group and value: a distribution per group)."""
+
+    counts: Any
+    """A small polars DataFrame: ``by`` columns (+ ``value``) + ``count``."""
+    by: tuple[str, ...]
+    description: str
+    value: str | None = None
+    scale: str | None = None
+    """A column of ``counts`` with each group's scale_max - scale_min: ``value`` is ordinal on that scale and the
+    diff gives the Wasserstein-1 distance of OLD's and NEW's distributions rescaled to [0, 1] (else the total
+    variation distance of the shares)."""
+
+
+def config_rows(tables: Mapping[str, Mapping[str, Any]], config: str, columns: Sequence[str]) -> Any:
+    """``columns`` of every split of ``config`` as one polars LazyFrame (for ``score_inputs``)."""
+    import polars as pl
+
+    return pl.concat([frame.select(columns) for frame in tables[config].values()], how="vertical_relaxed")
+
+
 @dataclass
 class Result:
     """What ``evaluate`` and ``score`` return."""
@@ -361,6 +385,12 @@ class Benchmark:
 
         module = f"{type(self).__module__}.compare"
         return getattr(import_module(module), "COMPARE", None) if find_spec(module) else None
+
+    def score_inputs(self, tables: Mapping[str, Mapping[str, Any]]) -> dict[str, ScoreInput]:
+        """What its scores depend on, counted from a release's tables (config -> split -> polars LazyFrame):
+        ``culturebench diff`` compares OLD's and NEW's. By default ``score_inputs(tables)`` of its schemas module,
+        which also declares each config's key columns (``KEYS``)."""
+        return self.schemas_module().score_inputs(tables)
 
     def run_module(self):
         """The module of its run."""

@@ -89,6 +89,8 @@ class Plan:
     unchanged: list[str] = field(default_factory=list)
     commit: str | None = None
     branch_created: bool = False
+    changes: list[str] = field(default_factory=list)
+    """What the release changes from the remote's current revision (``release_diff``; empty for a new repo)."""
 
     @property
     def up_to_date(self) -> bool:
@@ -112,6 +114,7 @@ class Plan:
         else:
             state = f"remote {where}: does not exist{self.remote.note}; will be created {'private' if self.private else 'public'}"
         out = [state, f"local manifest sha256 {self.manifest_sha256}"]
+        out += [f"changes since {where}: {line}" for line in self.changes]
         for item in self.withheld:
             if item.columns:
                 out.append(f"withheld column {', '.join(item.columns)} of {item.config} (license {item.license}; the "
@@ -398,6 +401,33 @@ and load a withheld config from the local folder: `load_dataset("releases/{bench
 """
 
 
+def changes_since_remote(api, plan: Plan) -> list[str]:
+    """The diff summary (``release_diff``) of the remote's current revision and the release, over what the upload
+    holds (configs and columns withheld on either side are not compared); [] when the remote holds no release. A
+    remote that cannot be read or verified is one line saying so (publishing replaces it)."""
+    import tempfile
+
+    from culturebench import release_diff
+    from culturebench.hub_release import verify
+
+    remote = plan.remote
+    if not (remote.exists and remote.branch_exists and "manifest.json" in remote.files):
+        return []
+    where = f"{plan.repo_id}@{plan.revision or 'main'}"
+    with tempfile.TemporaryDirectory(prefix="culturebench-remote-") as temporary:
+        try:
+            folder = Path(api.snapshot_download(plan.repo_id, repo_type="dataset", revision=remote.sha,
+                                                local_dir=temporary))
+            verify(folder, where)
+            old = release_diff.snapshot_release(folder, where)
+        except InputError as exc:
+            return [f"not compared: {exc}"]
+        new = release_diff.Release(str(plan.release), plan.release, load_manifest(plan.release),
+                                   withheld_configs={w.config for w in plan.withheld if not w.columns},
+                                   withheld_columns={w.config: set(w.columns) for w in plan.withheld if w.columns})
+        return release_diff.summary_lines(release_diff.diff(old, new))
+
+
 def make_api(endpoint: str | None = None):
     from huggingface_hub import HfApi
 
@@ -415,6 +445,7 @@ def publish(release: Path, repo_id: str, *, private: bool = False, revision: str
     try:
         result = plan(release, repo_id, private=private, revision=revision, allow_restricted=allow_restricted, api=api,
                       offline_ok=dry_run)
+        result.changes = changes_since_remote(api, result)
         needs_branch = bool(revision) and (not result.remote.exists or not result.remote.branch_exists)
         if dry_run or (result.up_to_date and not needs_branch):
             return result

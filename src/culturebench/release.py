@@ -29,7 +29,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from culturebench import __version__, croissant, registry
+from culturebench import __version__, croissant, registry, release_diff
 from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
 from culturebench.checkout import is_bundled_sample, source_commit
@@ -49,15 +49,17 @@ MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "valida
 
 
 def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress,
-                  options: dict | None = None) -> tuple[Path, dict]:
+                  options: dict | None = None, previous: str | Path | None = None) -> tuple[Path, dict]:
     """Build benchmark ``name`` from ``raw`` into ``out/name``; returns the folder and the validation summary.
-    ``options``: the builder's own (its ``BUILD_OPTIONS``; ``build --config``), passed only when given.
+    ``options``: the builder's own (its ``BUILD_OPTIONS``; ``build --config``), passed only when given. With
+    ``previous`` (an earlier release of ``name``) the manifest's ``changes`` and the card say what changed since.
 
     An InputError names its file relative to ``raw``. When a check fails, ``out/name`` is left as it was and
     ChecksFailed is raised; the failed build is kept in ``out/.failed/name/`` (report in ``validation/``)."""
     builder = registry.benchmark(name).builder_module()
     if not Path(raw).is_dir():
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
+    earlier = release_diff.previous_release(previous, name) if previous is not None else None
     with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
         import_in_background(registry.benchmark(name).schemas_module_name(), "datasets")  # the checks' and the card's imports
         try:
@@ -98,6 +100,8 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             "validation": summary(results),
             **origin,
         }
+        if earlier is not None:
+            manifest["changes"] = release_diff.changes_since(earlier, folder, manifest | {"outputs": outputs})
         card = output.card or builder.CARD
         (folder / "README.md").write_text(render_card(card, tables, manifest), encoding="utf-8")
         (folder / croissant.FILE).write_text(croissant.render(card, manifest | {"outputs": outputs}, folder, tables),

@@ -127,7 +127,7 @@ def render_card(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]], mani
 ## Dataset Summary
 
 {card.summary}
-
+{changes_section(manifest)}
 ## Dataset Structure
 
 ### Configs and splits
@@ -182,6 +182,24 @@ Rebuild and audit:
 ```bibtex
 {card.citation}
 ```
+"""
+
+
+def changes_section(manifest: dict) -> str:
+    """"Changes since OLD's version" (``build --previous OLD``: ``release_diff.manifest_summary`` in the manifest),
+    or "" without one."""
+    changes = manifest.get("changes")
+    if not changes:
+        return ""
+    previous = changes["previous"]
+    lines = "\n".join(f"- {line}" for line in changes["lines"])
+    return f"""
+## Changes since {previous['release']}'s version
+
+Compared with the release built {previous['created_at']} (manifest sha256 `{previous['manifest_sha256']}`), rows
+matched on each config's key columns (`culturebench diff` gives every detail):
+
+{lines}
 """
 
 

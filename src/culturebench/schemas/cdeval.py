@@ -65,6 +65,18 @@ def _stats() -> pa.DataFrameSchema:
 
 SCHEMAS = {"questions": _questions(), "hofstede": _hofstede(), "stats": _stats()}
 
+KEYS = {"questions": ("id",), "hofstede": ("country_code",), "stats": ("group_by", "group")}
+"""Per config, the columns that identify a row across rebuilds (``culturebench diff`` matches rows on them)."""
+
+
+def score_inputs(tables) -> dict:
+    """What CDEval's scores depend on: the questions per dimension and domain (Table 2's cells)."""
+    from culturebench.contract import ScoreInput, config_rows
+
+    counts = config_rows(tables, "questions", ["dimension", "domain"]).group_by("dimension", "domain").len("count")
+    return {"questions per dimension and domain": ScoreInput(counts.collect(), ("dimension", "domain"),
+                                                             "questions per dimension and domain")}
+
 
 def expectations() -> dict[str, list]:
     import great_expectations as gx

@@ -83,6 +83,18 @@ def _globe() -> pa.DataFrameSchema:
 
 SCHEMAS = {"closed": _closed(), "open": _open(), "rubrics": _rubrics(), "globe_2004": _globe()}
 
+KEYS = {"closed": ("id",), "open": ("id",), "rubrics": ("dimension",), "globe_2004": ("country", "dimension")}
+"""Per config, the columns that identify a row across rebuilds (``culturebench diff`` matches rows on them)."""
+
+
+def score_inputs(tables) -> dict:
+    """What LLM-GLOBE's scores depend on: the closed and the open prompts per GLOBE dimension."""
+    from culturebench.contract import ScoreInput, config_rows
+
+    return {f"{config} prompts per dimension": ScoreInput(
+        config_rows(tables, config, ["dimension"]).group_by("dimension").len("count").collect(), ("dimension",),
+        f"{config}-ended prompts per dimension") for config in ("closed", "open") if config in tables}
+
 
 def expectations() -> dict[str, list]:
     import great_expectations as gx

@@ -53,6 +53,18 @@ def _atlas() -> pa.DataFrameSchema:
 
 SCHEMAS = {"stories": _stories(), "atlas": _atlas()}
 
+KEYS = {"stories": ("id",), "atlas": ("source_file", "order")}
+"""Per config, the columns that identify a row across rebuilds (``culturebench diff`` matches rows on them)."""
+
+
+def score_inputs(tables) -> dict:
+    """What NormAd's scores depend on: the gold labels' shares per country (Sec. 4's accuracy is per label)."""
+    from culturebench.contract import ScoreInput, config_rows
+
+    counts = config_rows(tables, "stories", ["country", "gold_label"]).group_by("country", "gold_label").len("count")
+    return {"gold labels per country": ScoreInput(counts.collect(), ("country",), "stories' gold labels per country",
+                                                  value="gold_label")}
+
 
 def expectations() -> dict[str, list]:
     import great_expectations as gx

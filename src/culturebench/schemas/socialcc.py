@@ -63,6 +63,18 @@ def _preferences() -> pa.DataFrameSchema:
 
 SCHEMAS = {"scenarios": _scenarios(), "value_preferences": _preferences()}
 
+KEYS = {"scenarios": ("id",), "value_preferences": ("country", "question_id", "side")}
+"""Per config, the columns that identify a row across rebuilds (``culturebench diff`` matches rows on them)."""
+
+
+def score_inputs(tables) -> dict:
+    """What SocialCC's scores depend on: the scenarios per country pair (commonsense country, value country)."""
+    from culturebench.contract import ScoreInput, config_rows
+
+    pair = ("commonsense_country", "value_country")
+    counts = config_rows(tables, "scenarios", list(pair)).group_by(*pair).len("count")
+    return {"scenarios per country pair": ScoreInput(counts.collect(), pair, "scenarios per country pair")}
+
 
 def expectations() -> dict[str, list]:
     import great_expectations as gx

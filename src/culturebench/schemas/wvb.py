@@ -78,6 +78,28 @@ def _probe() -> pa.DataFrameSchema:
 
 SCHEMAS = {"participants": _participants(), "questions": _questions(), "examples": _examples(), "probe": _probe()}
 
+KEYS = {"participants": ("participant_id",), "questions": ("question_id",),
+        "examples": ("participant_id", "question_id"), "probe": ("question_id", "participant_id")}
+"""Per config, the columns that identify a row across rebuilds (``culturebench diff`` matches rows on them)."""
+
+
+def score_inputs(tables) -> dict:
+    """What WVB's scores depend on: the human answer distribution per question and country (Sec. 3.2 compares a
+    model's with it by W1 on answers rescaled by the question's scale), over every split's examples."""
+    from culturebench.contract import ScoreInput, config_rows
+
+    countries = config_rows(tables, "participants", ["participant_id", "country"])
+    scales = config_rows(tables, "questions", ["question_id", "scale_min", "scale_max"]).select(
+        "question_id", (pl.col("scale_max").cast(pl.Int64) - pl.col("scale_min").cast(pl.Int64)).alias("scale"))
+    counts = (config_rows(tables, "examples", ["participant_id", "question_id", "answer"])
+              .with_columns(pl.col("question_id").cast(pl.String))
+              .join(countries, on="participant_id", how="left")
+              .group_by("question_id", "country", "answer").len("count")
+              .join(scales, on="question_id", how="left"))
+    return {"answers per question and country": ScoreInput(
+        counts.collect(engine="streaming"), ("question_id", "country"),
+        "examples' answer distribution per question and country", value="answer", scale="scale")}
+
 
 def expectations() -> dict[str, list]:
     """Great Expectations suites for the configs small enough for pandas (examples is pandera-only)."""
