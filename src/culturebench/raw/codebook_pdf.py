@@ -29,7 +29,7 @@ from pathlib import Path
 from culturebench.errors import InputError
 from culturebench.io import child_python_env
 from culturebench.raw.codebook import Codebook, Variable
-from culturebench.raw.pdf_words import PdfReadError, Word, open_pdf, page_words
+from culturebench.raw.pdf_words import Fonts, PdfReadError, Word, open_pdf, page_words
 
 HEADER_MARGIN = 90.0  # running header ("The WORLD VALUES SURVEY ASSOCIATION", web address) lies above this
 FOOTER_MARGIN = 55.0  # the page number starts within this distance of the page bottom (body lines end above)
@@ -247,11 +247,11 @@ def _read_pages(path: str, runs: list[tuple[int, int]]) -> tuple[int, list[tuple
     except PdfReadError as exc:
         return 0, [(0, _describe(exc))]
     with document:
-        total = len(document)
+        total, fonts = len(document), Fonts()
         for start, stop in runs:
             for number in range(start, min(stop, total + 1)):
                 try:
-                    height, words = page_words(document, number - 1)
+                    height, words = page_words(document, number - 1, fonts)
                 except PdfReadError as exc:
                     return total, [*out, (number, _describe(exc))]
                 body = [w for w in words if HEADER_MARGIN <= w["top"] < height - FOOTER_MARGIN]
