@@ -25,15 +25,11 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pdfplumber
 
 from culturebench.errors import InputError
 from culturebench.io import child_python_env
 from culturebench.raw.codebook import Codebook, Variable
-
-Word = dict[str, Any]  # one pdfplumber word: text, x0, x1, top, bottom, fontname
+from culturebench.raw.pdf_words import Fonts, PdfReadError, Word, open_pdf, page_words
 
 HEADER_MARGIN = 90.0  # running header ("The WORLD VALUES SURVEY ASSOCIATION", web address) lies above this
 FOOTER_MARGIN = 55.0  # the page number starts within this distance of the page bottom (body lines end above)
@@ -243,29 +239,24 @@ def _checked(path: Path, pages: list[tuple[int, list[list[Word]] | str]]) -> Ite
 
 
 def _read_pages(path: str, runs: list[tuple[int, int]]) -> tuple[int, list[tuple[int, list[list[Word]] | str]]]:
-    """The PDF's page count and (page number, body lines) for the pages of ``run_folder`` ([start, stop) each); a
-    failure ends the list with (page number, its description), page 0 when the file itself cannot be read."""
+    """The PDF's page count and (page number, body lines) for the pages of ``runs`` ([start, stop) each); a failure
+    ends the list with (page number, its description), page 0 when the file itself cannot be read."""
     out: list[tuple[int, list[list[Word]] | str]] = []
     try:
-        pdf = pdfplumber.open(path)
-    except Exception as exc:  # pdfminer raises many kinds of exceptions for damaged or non-PDF input
+        document = open_pdf(path)
+    except PdfReadError as exc:
         return 0, [(0, _describe(exc))]
-    with pdf:
-        try:
-            pages = pdf.pages
-        except Exception as exc:
-            return 0, [(0, _describe(exc))]
+    with document:
+        total, fonts = len(document), Fonts()
         for start, stop in runs:
-            for number, page in enumerate(pages[start - 1:stop - 1], start):
+            for number in range(start, min(stop, total + 1)):
                 try:
-                    words = page.extract_words(extra_attrs=["fontname"])
-                except Exception as exc:
-                    return len(pages), [*out, (number, _describe(exc))]
-                finally:
-                    page.close()
-                body = [w for w in words if HEADER_MARGIN <= w["top"] < page.height - FOOTER_MARGIN]
+                    height, words = page_words(document, number - 1, fonts)
+                except PdfReadError as exc:
+                    return total, [*out, (number, _describe(exc))]
+                body = [w for w in words if HEADER_MARGIN <= w["top"] < height - FOOTER_MARGIN]
                 out.append((number, _group_lines(body)))
-        return len(pages), out
+        return total, out
 
 
 def _group_lines(words: list[Word]) -> list[list[Word]]:
