@@ -37,9 +37,10 @@ from culturebench.builders import normad as builder
 from culturebench.errors import InputError
 from culturebench.generation import normad_prompts as prompts
 from culturebench.generation.common import GenerationRun, check_options, request, write_atomic
+from culturebench.io import input_files
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import read_atlas
-from culturebench.raw.normad import OTHER_COLUMNS, STORIES_FOLDER, STORY_COLUMNS, input_files, read_stories
+from culturebench.raw.normad import OTHER_COLUMNS, STORIES_FOLDER, STORY_COLUMNS, read_stories
 
 TASK = "normad_v2_fix"
 OUTPUT_FILE = "normad_v2_fix_neutral.csv"
