@@ -117,13 +117,15 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="a model folder or id (default: culturebench local-model)")
     parser.add_argument("--engine-args", default=None, help="--engine-args of the culturebench run (JSON)")
     args = parser.parse_args()
+    from culturebench import registry
     from culturebench.evaluate.local_model import vllm_model_folder
     from culturebench.release import build_release
 
     model = args.model or str(vllm_model_folder())
     with tempfile.TemporaryDirectory(prefix="vllm-overhead-") as scratch:
         folder = Path(scratch)
-        release, verdict = build_release(args.benchmark, REPO / "raw", folder / "releases", 0, lambda stage: None)
+        release, verdict = build_release(registry.benchmark(args.benchmark), REPO / "raw", folder / "releases", 0,
+                                         lambda stage: None)
         requests_path = folder / "requests.json"
         n = plan_requests(args.benchmark, release, args.limit, args.max_tokens, requests_path)
         print(f"{args.benchmark}: {n} requests, max_tokens {args.max_tokens}, temperature 0; model {model}")

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from culturebench import registry
 from culturebench import countries
 from culturebench.builders import normad
 from culturebench.cli import app
@@ -35,7 +36,7 @@ def sample_rows() -> list[dict]:
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("releases")
-    folder, verdict = build_release("normad", RAW, out, seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("normad"), RAW, out, seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return folder
 
@@ -249,7 +250,7 @@ def test_zones_are_the_authors_unless_raw_is_asked_for(tmp_path):
     with open(raw / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv", "a", encoding="utf-8") as handle:
         handle.write("France,Catholic Europe\n")
     default = normad.build(raw, 0, NOOP)  # (the real countries have no atlas page: the release's check would fail)
-    asked = normad.build(raw, 0, NOOP, {"zones": "raw"})
+    asked = normad.build(raw, 0, NOOP, normad.Options(zones="raw"))
     zones = {name: dict(out.tables["stories"]["test"].select("country", "iw_zone").iter_rows())
              for name, out in (("default", default), ("raw", asked))}
     assert zones["default"] == {"veloria": "Protestant Europe", "sri_lanka": "West & South Asia",
@@ -332,7 +333,7 @@ def test_real_inglehart_welzel_table():
 
 
 def test_two_builds_are_byte_identical(release, tmp_path):
-    again, _ = build_release("normad", RAW, tmp_path, seed=0, progress=NOOP)
+    again, _ = build_release(registry.benchmark("normad"), RAW, tmp_path, seed=0, progress=NOOP)
     manifests = [json.loads((f / "manifest.json").read_text()) for f in (release, again)]
     first, second = ({o["path"]: o["sha256"] for o in m["outputs"] if o["path"].endswith(".parquet")}
                      for m in manifests)
@@ -411,13 +412,13 @@ def test_revision_v2_needs_the_other_columns(tmp_path):
     raw = copy_raw(tmp_path)
     write_stories(raw, sample_rows())  # no Other columns
     with pytest.raises(InputError, match="Other Country") as error:
-        normad.build(raw, 0, NOOP, {"revision": "v2_fix_neutral"})
+        normad.build(raw, 0, NOOP, normad.Options(revision="v2_fix_neutral"))
     assert error.value.row == 3 and error.value.column == "Other Country"  # the first neutral row
     rows = rows_with_other_columns()
     rows[10]["Other Background"] = " "
     write_stories(raw, rows)
     with pytest.raises(InputError, match="empty 'Other Background'") as error:
-        normad.build(raw, 0, NOOP, {"revision": "v2_fix_neutral"})
+        normad.build(raw, 0, NOOP, normad.Options(revision="v2_fix_neutral"))
     assert error.value.row == 11
 
 

@@ -352,6 +352,30 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         raise
 
 
+def read_options_file(path: Path, known: Iterable[str]) -> dict:
+    """A ``--config`` file (of build, generate, evaluate or score): a JSON or YAML mapping whose keys are all in
+    ``known``; an InputError naming the file otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("config file not found", file=path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            raw = yaml.safe_load(text) or {}
+        else:
+            raw = json.loads(text)
+    except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
+        raise InputError(f"config does not parse ({' '.join(str(exc).split())[:200]})", file=path) from None
+    if not isinstance(raw, dict):
+        raise InputError("config must be a mapping of options", file=path)
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise InputError(f"unknown config key {unknown[0]!r}; known: {', '.join(sorted(known))}", file=path)
+    return raw
+
+
 def input_files(folder: Path, suffixes: tuple[str, ...], what: str) -> list[Path]:
     """The files of ``folder`` with one of ``suffixes`` (lower case), in name order; an InputError naming the folder
     when it is missing or has none (``what`` says what they are)."""

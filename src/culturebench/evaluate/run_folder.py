@@ -397,29 +397,6 @@ def _utf8_lines(handle, path: Path) -> Iterator[str]:
                              "line)", file=path, row=number, column=field) from None
 
 
-def read_options_file(path: Path, known: Iterable[str]) -> dict:
-    """The ``--config`` file of an evaluation: a JSON or YAML mapping whose keys are all in ``known``."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("config file not found", file=path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            raw = yaml.safe_load(text) or {}
-        else:
-            raw = json.loads(text)
-    except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
-        raise InputError(f"config does not parse ({' '.join(str(exc).split())[:200]})", file=path) from None
-    if not isinstance(raw, dict):
-        raise InputError("config must be a mapping of options", file=path)
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise InputError(f"unknown config key {unknown[0]!r}; known: {', '.join(sorted(known))}", file=path)
-    return raw
-
-
 def json_safe(value: Any, none_key: str = "null") -> Any:
     """Metrics made JSON-safe: NaN and infinities become None, dict keys text (a None key becomes ``none_key``)."""
     if isinstance(value, dict):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from culturebench.builders.normad.zones import (  # noqa: F401 - the zones are t
     zone_report,
     zones_for,
 )
+from culturebench.contract import BuildOptions, option
 from culturebench.countries import compare_key, country_key, normal
 from culturebench.errors import InputError
 from culturebench.facts import read as read_facts
@@ -96,8 +98,17 @@ REVISIONS = ("v1", "v2_fix_neutral")
 :func:`revise_v2_fix_neutral`); its model steps run through ``culturebench generate``."""
 
 
-BUILD_OPTIONS = {"zones": ZONE_SOURCES, "revision": REVISIONS}
-"""``culturebench build normad --config``: option -> allowed values."""
+@dataclass(frozen=True, kw_only=True)
+class Options(BuildOptions):
+    """``culturebench build normad --zones ... --revision ...`` (or the keys of ``--config``)."""
+
+    zones: str = option(ZONE_SOURCES[0], choices=ZONE_SOURCES,
+                        help="Where a country's Inglehart-Welzel zone comes from: authors (the NormAd authors' map; "
+                             "RAW/inglehart_welzel/ only for a country it lacks) or raw (RAW/inglehart_welzel/ "
+                             "wins).")
+    revision: str = option(REVISIONS[0], choices=REVISIONS,
+                           help="v1 (the stories as read: the published release) or v2_fix_neutral (the "
+                                "deterministic steps of the authors' revised release).")
 
 
 # ------------------------------------------------------------------------------------------------------ build
@@ -115,10 +126,10 @@ FIELDS = {"Country": "country", "Background": "background", "Axis": "axis", "Sub
           "Rule-of-Thumb": "rule_of_thumb", "Story": "story", "Explanation": "explanation", "Gold Label": "gold_label"}
 
 
-def build(raw: Path, seed: int, progress: Progress, options: dict | None = None) -> BuildOutput:
+def build(raw: Path, seed: int, progress: Progress, options: Options | None = None) -> BuildOutput:
     """``seed`` is unused: nothing is sampled and NormAd has one (test) split. ``options``: ``zones``
     (:data:`ZONE_SOURCES`, default ``authors``)."""
-    options = options or {}
+    options = options or Options()
     progress("read")
     stories: list[StoryRow] = []
     inputs = []
@@ -126,14 +137,14 @@ def build(raw: Path, seed: int, progress: Progress, options: dict | None = None)
         rows, info = read_stories(path, raw)
         stories += rows
         inputs.append(info)
-    zones = zones_for(raw, options.get("zones", "authors"))
+    zones = zones_for(raw, options.zones)
     inputs += zones.inputs
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
     revision = file_revision(stories)
     if revision is None:
         revision = {"name": "v1"}
-        if options.get("revision", "v1") == "v2_fix_neutral":
+        if options.revision == "v2_fix_neutral":
             stories, revision = revise_v2_fix_neutral(stories, items)
     zones_used = zone_report(zones, [row.values["Country"] for row in stories
                                      if country_key(row.values["Country"]) in zones.zone_of])

@@ -44,7 +44,7 @@ CARD = CardInfo(
         "zones from the NormAd authors' own map of their 75 countries (`src/analysis/country_iwlist.csv`, the "
         "map of their Table 2 and per-zone figures, CC BY 4.0, shipped in `culturebench/facts/normad_authors/`); "
         "`RAW/inglehart_welzel/*.csv` (Country + Cultural_Region; optional) gives the zone of a country that map "
-        "lacks, and wins over it only with the build option `zones: raw` (`culturebench build normad --config`); "
+        "lacks, and wins over it only with the build option `zones: raw` (`culturebench build normad --zones raw`); "
         "provenance `zones` and the line at the end of this section name the countries the two place apart. "
         "A missing column, a malformed line, "
         "a page that is not an atlas page or a zone outside the eight stops the build with one line naming the "

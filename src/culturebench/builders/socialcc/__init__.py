@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -56,12 +57,13 @@ from culturebench.builders.socialcc.values import (  # noqa: F401 - the branches
     value_branches,
     wvs_consensus,
 )
+from culturebench.contract import BuildOptions, option
 from culturebench.countries import compare_key, normal
 from culturebench.errors import InputError
 from culturebench.io import InputFile, input_name
 from culturebench.raw.codebook import Codebook
 from culturebench.raw.codebook_files import codebook_input, find_codebook, load_codebook
-from culturebench.raw.inglehart_welzel import read_zone_tables
+from culturebench.raw.inglehart_welzel import read_zone_tables, read_zones
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas
 from culturebench.raw.socialcc import (
@@ -109,6 +111,16 @@ def raw_present(raw: Path) -> bool:
     return (raw / FOLDER).is_dir()
 
 
+@dataclass(frozen=True, kw_only=True)
+class Options(BuildOptions):
+    """``culturebench build socialcc --zones TABLE`` (or the key of ``--config``)."""
+
+    zones: Path | None = option(help="A country -> Inglehart-Welzel zone table (CSV with a country and a zone "
+                                     "column, as RAW/inglehart_welzel/*.csv) whose zones the scenarios take instead "
+                                     "of RAW/inglehart_welzel/'s (Fig. 6's eight cultural groups); read and hashed "
+                                     "as an input. Default: RAW/inglehart_welzel/.")
+
+
 # ---------------------------------------------------------------------------------------------------- build
 
 _VERSION = re.compile(r"v(\d+)[_.](\d+)", re.IGNORECASE)
@@ -123,8 +135,9 @@ def wvs_versions(inputs: list[InputFile]) -> dict[str, str]:
     return out
 
 
-def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
-    """``seed`` is unused: nothing is sampled."""
+def build(raw: Path, seed: int, progress: Progress, options: Options | None = None) -> BuildOutput:
+    """``seed`` is unused: nothing is sampled. ``options.zones``: a zone table instead of RAW/inglehart_welzel/."""
+    options = options or Options()
     progress("read")
     wvs_folder = raw / WVS_FOLDER
     files = respondent_files(wvs_folder)
@@ -145,7 +158,11 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
         inputs.append(info)
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
-    zone_rows, zone_inputs = read_zone_tables(raw)
+    if options.zones is None:
+        zone_rows, zone_inputs = read_zone_tables(raw)
+    else:
+        zone_rows, zone_table_input = read_zones(options.zones, raw)
+        zone_inputs = [zone_table_input]
     inputs += zone_inputs
     atlas_countries = {i.country for i in items}
     progress("preferences")
@@ -178,6 +195,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
             "value_branches": branches,
             "atlas_items_read": len(items),
             "iw_zone_rows_read": len(zone_rows),
+            **({} if options.zones is None else {"iw_zone_table": zone_inputs[0].name}),
             "scenarios_by_iw_zone": zone_counts(scenarios),
             "continent_counts": continent_counts(scenarios, atlas_countries),
             "codebook": {"file": input_name(codebook_path, raw), "sha256": codebook.sha256},
