@@ -61,9 +61,10 @@ def synthetic_release(folder: Path, rows: int) -> Path:
     """The bundled sample release with its test split repeated (fresh participant ids) to at least ``rows`` rows."""
     import polars as pl
 
+    from culturebench import registry
     from culturebench.release import build_release
 
-    release, _ = build_release("wvb", REPO / "raw", folder / "releases", seed=0, progress=lambda stage: None)
+    release, _ = build_release(registry.benchmark("wvb"), REPO / "raw", folder / "releases", seed=0, progress=lambda stage: None)
     examples = pl.read_parquet(release / TEST_SPLIT)
     participants = pl.read_parquet(release / TEST_PARTICIPANTS)
     copies = -(-rows // examples.height)

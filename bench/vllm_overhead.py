@@ -123,11 +123,13 @@ def main() -> None:
     parser.add_argument("--engine-args", default=None, help="--engine-args of the culturebench run (JSON)")
     parser.add_argument("--plan-only", action="store_true", help="build the release, plan the requests, stop")
     args = parser.parse_args()
+    from culturebench import registry
     from culturebench.release import build_release
 
     with tempfile.TemporaryDirectory(prefix="vllm-overhead-") as scratch:
         folder = Path(scratch)
-        release, verdict = build_release(args.benchmark, REPO / "raw", folder / "releases", 0, lambda stage: None)
+        release, verdict = build_release(registry.benchmark(args.benchmark), REPO / "raw", folder / "releases", 0,
+                                         lambda stage: None)
         requests_path = folder / "requests.json"
         n = plan_requests(args.benchmark, release, args.limit, args.max_tokens, requests_path)
         if args.plan_only:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import pytest
 
+from culturebench import registry
 from culturebench.io import sha256_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -199,7 +200,7 @@ def bundled_release(tmp_path_factory: pytest.TempPathFactory):
 
     def release(name: str) -> Path:
         if name not in built:
-            folder, verdict = build_release(name, SAMPLE_RAW, tmp_path_factory.mktemp(f"{name}-sample"), seed=0,
+            folder, verdict = build_release(registry.benchmark(name), SAMPLE_RAW, tmp_path_factory.mktemp(f"{name}-sample"), seed=0,
                                             progress=lambda stage: None)
             assert verdict["failed"] == 0, f"the bundled {name} sample builds with failing checks: {verdict}"
             built[name] = folder

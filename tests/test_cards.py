@@ -115,7 +115,7 @@ def test_a_release_from_other_files_has_no_sample_note(bundled_release, tmp_path
     sample.write_text(sample.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # same items, other bytes
     from culturebench.release import build_release
 
-    folder, _ = build_release("cdeval", raw, tmp_path / "out", seed=0, progress=lambda stage: None)
+    folder, _ = build_release(registry.benchmark("cdeval"), raw, tmp_path / "out", seed=0, progress=lambda stage: None)
     body = (folder / "README.md").read_text(encoding="utf-8")
     assert manifest_of(folder)["bundled_sample"] is False
     assert "bundled synthetic sample" not in body and "--raw RAW " in body

@@ -21,6 +21,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from culturebench import registry
 from culturebench.builders import cdeval
 from culturebench.cli import app
 from culturebench.errors import InputError
@@ -100,7 +101,7 @@ def sample_items() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
-    folder, verdict = build_release("cdeval", SAMPLE_RAW, tmp_path_factory.mktemp("cdeval"), seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("cdeval"), SAMPLE_RAW, tmp_path_factory.mktemp("cdeval"), seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return folder
 
@@ -220,7 +221,7 @@ def test_validation_report_passes_and_lists_the_shared_question(release):
 def test_translated_items_give_a_release_in_their_language(tmp_path):
     """Sec. 4.2: items with a Language key (generate cdeval_translate) build a release that says its language."""
     raw = write_raw(tmp_path, [{**item, "Language": "de"} for item in sample_items()])
-    folder, verdict = build_release("cdeval", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("cdeval"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     assert manifest_of(folder)["provenance"]["language"] == "de"
     assert front_matter(folder)["language"] == ["de"]
@@ -241,7 +242,7 @@ def test_card_license_provenance_and_citation(release):
 
 
 def test_two_builds_are_byte_identical(release, tmp_path):
-    again, _ = build_release("cdeval", SAMPLE_RAW, tmp_path, seed=0, progress=NOOP)
+    again, _ = build_release(registry.benchmark("cdeval"), SAMPLE_RAW, tmp_path, seed=0, progress=NOOP)
     first = {o["path"]: o["sha256"] for o in manifest_of(release)["outputs"] if o["path"].endswith(".parquet")}
     second = {o["path"]: o["sha256"] for o in manifest_of(again)["outputs"] if o["path"].endswith(".parquet")}
     assert first == second and first
@@ -365,7 +366,7 @@ def test_bad_questionnaire_gives_one_line_and_writes_nothing(tmp_path, case):
     raw = write_raw(tmp_path, make())
     out = tmp_path / "out"
     with pytest.raises(InputError) as caught:
-        build_release("cdeval", raw, out, seed=0, progress=NOOP)
+        build_release(registry.benchmark("cdeval"), raw, out, seed=0, progress=NOOP)
     message = str(caught.value)
     assert "\n" not in message
     for fragment in fragments:
@@ -388,7 +389,7 @@ def test_bad_hofstede_file_gives_one_line(tmp_path, case):
     text, fragments = BAD_CSV[case]
     raw = write_raw(tmp_path, countries=text)
     with pytest.raises(InputError) as caught:
-        build_release("cdeval", raw, tmp_path / "out", seed=0, progress=NOOP)
+        build_release(registry.benchmark("cdeval"), raw, tmp_path / "out", seed=0, progress=NOOP)
     message = str(caught.value)
     assert "\n" not in message
     for fragment in fragments:
@@ -399,7 +400,7 @@ def test_missing_hofstede_folder_is_an_input_error(tmp_path):
     raw = write_raw(tmp_path)
     shutil.rmtree(raw / "hofstede")
     with pytest.raises(InputError, match="hofstede"):
-        build_release("cdeval", raw, tmp_path / "out", seed=0, progress=NOOP)
+        build_release(registry.benchmark("cdeval"), raw, tmp_path / "out", seed=0, progress=NOOP)
 
 
 def test_cli_reports_a_bad_file_in_one_line_with_exit_2(tmp_path):
@@ -418,7 +419,7 @@ def test_item_defects_go_to_quarantine_with_a_reason(tmp_path):
     items.append({**items[30], "Dimension": "PDI"})  # same question + options under another dimension
     countries = SAMPLE_CSV.read_text(encoding="utf-8") + "USA;U.S.A. again;1;2;3;4;5;6\r\n"
     raw = write_raw(tmp_path, items, countries)
-    folder, verdict = build_release("cdeval", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("cdeval"), raw, tmp_path / "out", seed=0, progress=NOOP)
     accounting = manifest_of(folder)["accounting"]
     assert accounting["quarantined_by_rule"] == {"identical_options": 1, "empty_text": 1, "duplicate_question": 2,
                                                  "duplicate_country": 1}
@@ -454,7 +455,7 @@ def test_reference_release_counts_and_stats(tmp_path):
     (raw / "hofstede" / REAL_CSV.name).symlink_to(REAL_CSV)
 
     start = time.perf_counter()
-    folder, verdict = build_release("cdeval", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("cdeval"), raw, tmp_path / "out", seed=0, progress=NOOP)
     seconds = time.perf_counter() - start
     assert verdict["failed"] == 0, verdict
 

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import SAMPLE_RAW, assert_croissant_records_are_the_parquet_rows
+from culturebench import registry
 from culturebench.cli import app
 from culturebench.croissant import has_synthetic_rows
 from culturebench.release import build_release
@@ -98,7 +99,7 @@ def test_has_synthetic_data_marks_the_generated_items():
     LLM-GLOBE's open prompts partly (Karinshak et al. Sec. 3.1.2: 90 of 100 per dimension), SocialCC's scenarios only
     where culturebench generated them, WVB's survey answers never; a build from the bundled sample always."""
     def synthetic(benchmark: str, tables: dict, sample: bool = False) -> bool:
-        return has_synthetic_rows({"benchmark": benchmark, "bundled_sample": sample}, tables)
+        return has_synthetic_rows(registry.benchmark(benchmark), {"benchmark": benchmark, "bundled_sample": sample}, tables)
 
     def table(config: str, **columns) -> dict:
         return {config: {"test": pl.DataFrame(columns)}}
@@ -112,7 +113,7 @@ def test_has_synthetic_data_marks_the_generated_items():
 
 
 def test_same_inputs_give_a_byte_identical_croissant(bundled_release, tmp_path):
-    again, _ = build_release("normad", SAMPLE_RAW, tmp_path, seed=0, progress=lambda stage: None)
+    again, _ = build_release(registry.benchmark("normad"), SAMPLE_RAW, tmp_path, seed=0, progress=lambda stage: None)
     first = bundled_release("normad")
     assert (again / "croissant.json").read_bytes() == (first / "croissant.json").read_bytes()
 

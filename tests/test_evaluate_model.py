@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EVALUATE_ONLY
+from culturebench import registry
 from culturebench.cli import app
 
 pytestmark = pytest.mark.model
@@ -48,7 +49,7 @@ def test_evaluate_slice_with_real_model_resumes_and_rescores(real_model, name, t
 
     model, base_url = real_model
     options, config, answers = SLICES[name]
-    release, verdict = build_release(name, REPO / "raw", tmp_path / "rel", 0, lambda stage: None)
+    release, verdict = build_release(registry.benchmark(name), REPO / "raw", tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0
     if config is not None:
         text = json.dumps(config).replace("{model}", model).replace("{base_url}", base_url)  # jurors: this model

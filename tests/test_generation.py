@@ -119,7 +119,7 @@ def test_llm_globe_generates_translates_and_builds(raw_dir, tmp_path):
     assert all("messages" in e and "output" in e for e in log)
     assert any(r["reason"].startswith("near duplicate") for e in log if e["kind"] == "generate" for r in e["rejected"])
 
-    folder, verdict = build_release("llm_globe", raw_dir, tmp_path / "rel", 0, lambda stage: None)
+    folder, verdict = build_release(registry.benchmark("llm_globe"), raw_dir, tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0
     import polars as pl
 
@@ -148,7 +148,7 @@ def test_cdeval_generates_validates_and_builds(raw_dir, tmp_path):
     items = json.loads((raw_dir / "cdeval" / "generated_CDEval.json").read_text())
     assert all(set(i) == {"Dimension", "Domain", "Question", "Option 1", "Option 2"} for i in items)
 
-    folder, verdict = build_release("cdeval", raw_dir, tmp_path / "rel", 0, lambda stage: None)
+    folder, verdict = build_release(registry.benchmark("cdeval"), raw_dir, tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0
 
 
@@ -289,7 +289,7 @@ def test_cdeval_translate_builds_a_release_that_evaluates_as_model_language(raw_
         i[k] for i in first_items.values() for k in ("Question", "Option 1", "Option 2")}
     assert "machine-translated" in (raw_dir / "cdeval" / "TRANSLATED.md").read_text(encoding="utf-8")
 
-    folder, verdict = build_release("cdeval", raw_dir, tmp_path / "rel", 0, lambda stage: None)
+    folder, verdict = build_release(registry.benchmark("cdeval"), raw_dir, tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0
     assert json.loads((folder / "manifest.json").read_text())["provenance"]["language"] == "zh"
     card = (folder / "README.md").read_text(encoding="utf-8")
@@ -337,7 +337,7 @@ def test_cdeval_translate_on_the_authors_release(raw_dir, tmp_path):
                                                                           english["Domain"], "de")
         assert all(item[k] != english[k].strip() and english[k].strip() in by_question
                    for k in ("Question", "Option 1", "Option 2"))
-    folder, verdict = build_release("cdeval", out, tmp_path / "rel", 0, lambda stage: None)
+    folder, verdict = build_release(registry.benchmark("cdeval"), out, tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0
     provenance = json.loads((folder / "manifest.json").read_text())["provenance"]
     assert provenance["language"] == "de" and not any("CDEval_de" in name for name in provenance["known_inputs"])

@@ -1,5 +1,5 @@
 """NormAd story generation against the scripted server: deterministic replies (malformed ones included), every
-filter rejecting a constructed bad item, the output building with ``build_release("normad", ...)``, and resume."""
+filter rejecting a constructed bad item, the output building with ``build_release(registry.benchmark("normad"), ...)``, and resume."""
 
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     assert "normad" in registry.generators()
     # a 500 and a non-JSON 200 first: the backend retries them
     with ScriptedServer(reply=reply, faults=[500, "malformed"]) as server:
-        line, written = gen.cli_generate(_backend(server), {"out": raw_dir, "only": "eating"})
+        line, written = gen.GENERATOR.generate(_backend(server), gen.NormAdGenerateOptions(out=raw_dir, only="eating"))
     summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
     assert summary["norm_units"] == 3 and summary["stories_planned"] == 27
     rejected = summary["rejected_by_check"]
@@ -245,7 +245,7 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     assert f"Country 1:\n{fixed['Other Country']}\n\nCountry 2:\nkestrava\n" in edit["messages"][0]["content"]
 
     # the builder reads it (extra columns ignored); every check passes, incl. background and leak checks
-    folder, verdict = build_release("normad", raw_dir, tmp_path / "rel", 0, lambda stage: None)
+    folder, verdict = build_release(registry.benchmark("normad"), raw_dir, tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0, verdict
     import polars as pl
 
@@ -261,7 +261,8 @@ def test_check2_paper_route_tests_the_other_background_and_discards(raw_dir: Pat
     config = tmp_path / "gen.yaml"
     config.write_text("check2: paper\nyes_no_stories: paper\n")
     with ScriptedServer(reply=reply) as server:
-        gen.cli_generate(_backend(server), {"out": raw_dir, "only": "eating", "config": config})
+        options = gen.NormAdGenerateOptions.parse({"only": "eating"}, config).replace(out=raw_dir)
+        gen.GENERATOR.generate(_backend(server), options)
     summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
     assert summary["rejected_by_check"]["rot_not_entailed"] == 4 and summary["rejected_by_check"]["rot_fix_unparsed"] == 0
     assert summary["rot_fixed"] == 0 and summary["options"]["check2"] == "paper"
@@ -320,9 +321,9 @@ def test_leak_check_and_selection() -> None:
     assert gen.leaks("She met Germans.", ["Veloria"]) == ["Germans"]
     assert gen.leaks("They went to ormund isles.", ["Veloria", "Ormund Isles"]) == ["ormund isles"]
     assert gen.leaks("They walked south.", ["South Korea"]) == []
-    countries, subaxes = gen._selection({"only": "Veloria, gift giving,ormund_isles"})
+    countries, subaxes = gen._selection(gen.NormAdGenerateOptions(only="Veloria, gift giving,ormund_isles"))
     assert countries == {"veloria", "ormund isles"} and subaxes == {"gift_giving"}
-    assert gen._selection({}) == (None, None)
+    assert gen._selection(gen.NormAdGenerateOptions()) == (None, None)
 
 
 def test_neutral_needs_another_zone(tmp_path: Path) -> None:
@@ -348,10 +349,12 @@ def test_other_zone_draws_take_the_authors_story_map_unless_raw_is_asked_for(tmp
     assert {u.zone for u in gen.read_units(raw, "raw")} == {"Catholic Europe"}
     config = tmp_path / "gen.json"
     config.write_text('{"zones": "raw"}')
-    assert gen.read_config(config)["zones"] == "raw" and gen.read_config(None)["zones"] == "authors"
+    assert gen.NormAdGenerateOptions.parse({}, config).zones == "raw"
+    assert gen.NormAdGenerateOptions.parse({}).zones == "authors"
     config.write_text('{"zones": "wvs"}')
-    with pytest.raises(InputError, match="zones"):
-        gen.read_config(config)
+    with pytest.raises(InputError, match="zones") as info:
+        gen.NormAdGenerateOptions.parse({}, config)
+    assert "gen.json" in str(info.value)
 
 
 def test_parsing() -> None:

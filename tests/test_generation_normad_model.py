@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from culturebench import registry
 from culturebench.evaluate.backends import OpenAIBackend
 
 pytestmark = pytest.mark.model
@@ -35,9 +36,9 @@ def test_generate_normad_with_real_model(real_model, tmp_path: Path) -> None:
     backend = OpenAIBackend(model, base_url=base_url, concurrency=2, timeout=300)
     countries = os.environ.get("NORMAD_MODEL_COUNTRIES", "Veloria")
     per_label = int(os.environ.get("NORMAD_MODEL_PER_LABEL", "1"))
-    options = {"out": raw, "only": f"{countries},eating", "seed": 0, "per_label": per_label}
+    options = gen.NormAdGenerateOptions(out=raw, only=f"{countries},eating", seed=0, per_label=per_label)
     planned = 3 * per_label * len(countries.split(","))
-    line, _ = gen.cli_generate(backend, options)
+    line, _ = gen.GENERATOR.generate(backend, options)
     summary = json.loads((raw / ".generation" / "normad.summary.json").read_text())
     log = [json.loads(x) for x in (raw / ".generation" / "normad.log.jsonl").read_text().splitlines()]
     print(f"\n{line}\nrejected by check: {summary['rejected_by_check']}\nneutral regenerations: "
@@ -50,10 +51,10 @@ def test_generate_normad_with_real_model(real_model, tmp_path: Path) -> None:
             print(f"--- {entry['id']} attempt {entry['attempt'] + 1}: {entry['parse']}; rejection "
                   f"{entry['rejection']}; story: {(entry.get('fields') or {}).get('story', entry['output'][:160])!r}")
     if summary["kept"]:
-        folder, verdict = build_release("normad", raw, tmp_path / "rel", 0, lambda stage: None)
+        folder, verdict = build_release(registry.benchmark("normad"), raw, tmp_path / "rel", 0, lambda stage: None)
         assert verdict["failed"] == 0, verdict
 
     # resume: the same command again asks the model nothing
     again = OpenAIBackend(model, base_url=base_url, concurrency=2, timeout=300)
-    gen.cli_generate(again, options)
+    gen.GENERATOR.generate(again, options)
     assert again.stats.requests == 0

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from culturebench import registry
 from culturebench.builders import normad as builder
+from culturebench.contract import GenerateOptions
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import OpenAIBackend
-from scripted_server import ScriptedServer
 from culturebench.generation import normad_v2_fix as v2
-from culturebench import registry
+from scripted_server import ScriptedServer
 
 REPO = Path(__file__).resolve().parents[1]
 QUERY_END = "When unsure, answer Neutral. Prefer Neutral over Yes/No."
@@ -69,7 +70,7 @@ def test_generate_normad_v2_fix_runs_the_authors_steps(tmp_path: Path) -> None:
     given = stories_with_others(source)
     with ScriptedServer(reply=reply) as server:
         backend = OpenAIBackend("scripted", base_url=server.base_url, concurrency=4, max_retries=1)
-        line, written = v2.cli_generate(backend, {"out": out, "source": source})
+        line, written = v2.GENERATOR.generate(backend, GenerateOptions(out=out, source=source))
     summary = json.loads((out / ".generation" / "normad_v2_fix.summary.json").read_text())
     assert summary["neutral_rows"] == 3 and summary["neutral_rows_swapped"] == 3
     assert summary["stage1_failed"] == 1 and summary["rot_value_regenerated"] == 1  # the flagged row only
@@ -98,7 +99,7 @@ def test_generate_normad_v2_fix_runs_the_authors_steps(tmp_path: Path) -> None:
     # the build reads the revised file as revised: no second swap, the revision named
     shutil.copytree(source / "cultural_atlas", out / "cultural_atlas")
     shutil.copytree(REPO / "raw" / "inglehart_welzel", out / "inglehart_welzel")  # the fictional countries' zones
-    built = builder.build(out, 0, lambda stage: None, {"revision": "v2_fix_neutral"})
+    built = builder.build(out, 0, lambda stage: None, builder.Options(revision="v2_fix_neutral"))
     assert built.provenance["revision"]["applied_by"].startswith("culturebench generate normad_v2_fix")
     table = built.tables["stories"]["test"]
     assert table.filter(table["story"] == flagged["Story"])["country"].to_list() == ["kestrava"]
@@ -115,6 +116,6 @@ def test_parsers_read_as_the_authors_scripts() -> None:
 def test_same_folder_and_revised_input_are_refused(tmp_path: Path) -> None:
     stories_with_others(tmp_path / "raw")
     with pytest.raises(InputError, match="beside the original"):
-        v2.cli_generate(None, {"out": tmp_path / "raw"})
+        v2.GENERATOR.generate(None, GenerateOptions(out=tmp_path / "raw"))
     with pytest.raises(InputError, match="does not apply"):
-        v2.cli_generate(None, {"out": tmp_path / "o", "source": tmp_path / "raw", "limit": 3})
+        v2.GENERATOR.generate(None, GenerateOptions(out=tmp_path / "o", source=tmp_path / "raw", limit=3))

@@ -1,7 +1,11 @@
-"""No import circles among culturebench's modules: the graph of the imports each module makes when it is loaded (its
-top-level statements, ``if TYPE_CHECKING:`` blocks and class bodies included; imports inside functions, which run
-later, left out), read with ``ast`` from the source files, has no cycle. A type-only import is counted: it is still a
-dependency (the circle backends <-> request_shape was one). A failure lists every cycle found."""
+"""No import circles among culturebench's modules: the graph of the imports each module makes, read with ``ast`` from
+the source files, has no cycle. Every import counts: at load time (top-level statements, ``if TYPE_CHECKING:``
+blocks and class bodies) and inside functions, which only defer the same dependency (``contract -> run_folder`` and
+``croissant <-> publish`` closed a circle of nine shared modules that way, issue #50). A type-only import is counted:
+it is still a dependency (the circle backends <-> request_shape was one). One kind of edge is left out: a package's
+``__init__`` importing one of its own submodules inside a function, the lazy loading of a benchmark package (PEP
+562, ``contract.lazy_exports``): the package is loaded whole before any submodule is, so the submodule importing the
+package closes no circle. A failure lists every cycle found."""
 
 from __future__ import annotations
 
@@ -35,25 +39,43 @@ def load_time_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """Module -> the culturebench modules it imports at load time. ``from X import name`` points at the module
-    ``X.name`` where that is one, else at ``X``; parent packages loaded along the way are not edges."""
+def function_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements inside functions (run when the function is called)."""
+    at_load = set(map(id, load_time_imports(tree)))
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in at_load]
+
+
+def import_graph(modules: dict[str, Path], function_level: bool = True) -> dict[str, set[str]]:
+    """Module -> the culturebench modules it imports (at load time; inside functions too with ``function_level``,
+    but for a package's lazy imports of its own submodules). ``from X import name`` points at the module ``X.name``
+    where that is one, else at ``X``; parent packages loaded along the way are not edges."""
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        targets = set()
-        for node in load_time_imports(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-            if isinstance(node, ast.Import):
-                targets.update(alias.name for alias in node.names)
-                continue
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            for alias in node.names:
-                targets.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        targets = imported(load_time_imports(tree), package, modules)
+        if function_level:
+            lazy = path.name == "__init__.py"
+            targets |= {t for t in imported(function_level_imports(tree), package, modules)
+                        if not (lazy and t.startswith(name + "."))}
         graph[name] = {target for target in targets if target in modules and target != name}
     return graph
+
+
+def imported(nodes: list[ast.Import | ast.ImportFrom], package: str, modules: dict[str, Path]) -> set[str]:
+    """The modules ``nodes`` (import statements of a module of ``package``) name."""
+    targets = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+            base = ".".join(anchor + ([base] if base else []))
+        for alias in node.names:
+            targets.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+    return targets
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -123,15 +145,21 @@ def test_the_cycle_finder_finds_a_circle_of_three_and_a_pair_and_passes_a_chain(
     assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
-def test_the_graph_reads_load_time_imports_only(tmp_path: Path) -> None:
+def test_the_graph_reads_load_time_and_function_level_imports(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
-    (package / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("def part():\n    from pkg import three\n")
     (package / "one.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import two\n")
     (package / "two.py").write_text("def later():\n    from pkg.one import thing\n")
     (package / "three.py").write_text("from . import one\nfrom .two import later\nimport pkg.one\n")
-    graph = import_graph(module_names(package))
-    assert graph == {"pkg": set(), "pkg.one": {"pkg.two"}, "pkg.two": set(), "pkg.three": {"pkg.one", "pkg.two"}}
+    modules = module_names(package)
+    assert import_graph(modules, function_level=False) == {
+        "pkg": set(), "pkg.one": {"pkg.two"}, "pkg.two": set(), "pkg.three": {"pkg.one", "pkg.two"}}
+    # later()'s import closes one -> two -> one; the package's lazy import of its own part is no edge
+    graph = import_graph(modules)
+    assert graph == {"pkg": set(), "pkg.one": {"pkg.two"}, "pkg.two": {"pkg.one"},
+                     "pkg.three": {"pkg.one", "pkg.two"}}
+    assert cycles(graph) == [["pkg.one", "pkg.two"]]
 
 
 def test_no_import_cycle_among_the_shared_modules() -> None:

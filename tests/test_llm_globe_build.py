@@ -16,6 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from culturebench import registry
 from culturebench.builders import llm_globe
 from culturebench.cli import app
 from culturebench.errors import ChecksFailed, InputError
@@ -90,7 +91,7 @@ def rewrite(path: Path, change) -> None:
 
 def build_error(raw: Path, tmp_path: Path) -> str:
     with pytest.raises(InputError) as info:
-        build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+        build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     message = str(info.value)
     assert "\n" not in message
     assert not (tmp_path / "out" / "llm_globe").exists()
@@ -101,7 +102,7 @@ def build_error(raw: Path, tmp_path: Path) -> str:
 def release(tmp_path_factory) -> Path:
     """The item-table route: the sample without its closed_prompts.csv."""
     root = tmp_path_factory.mktemp("llm_globe")
-    folder, verdict = build_release("llm_globe", copy_sample(root), root / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("llm_globe"), copy_sample(root), root / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return folder
 
@@ -109,7 +110,7 @@ def release(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def released(tmp_path_factory) -> Path:
     """The bundled sample as it is: closed from its closed_prompts.csv."""
-    folder, verdict = build_release("llm_globe", SAMPLE_RAW, tmp_path_factory.mktemp("llm_globe_released"), seed=0,
+    folder, verdict = build_release(registry.benchmark("llm_globe"), SAMPLE_RAW, tmp_path_factory.mktemp("llm_globe_released"), seed=0,
                                     progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return folder
@@ -207,7 +208,7 @@ def test_card_names_the_route_and_gics_translation_only_when_read(release, tmp_p
     assert "built from a GLOBE item table" in card and "translation file in `RAW/gics/`" in card
     raw = copy_sample(tmp_path)
     (raw / "gics" / "SAMPLE_gics_names_zh.csv").unlink()
-    folder, _ = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, _ = build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert "translation file" not in (folder / "README.md").read_text(encoding="utf-8")
 
 
@@ -228,7 +229,7 @@ def test_card_and_manifest_name_the_open_prompts_without_chinese(release, tmp_pa
                 row[header.index("prompt_zhCN")] = ""
 
     rewrite(raw / "llm_globe" / "SAMPLE_open_prompts.csv", blank)
-    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "2 open prompt(s) of this release have none (open-3-1, open-9-11;" in card
@@ -239,7 +240,7 @@ def test_card_and_manifest_name_the_open_prompts_without_chinese(release, tmp_pa
 def test_no_item_table_and_no_closed_prompts_still_builds_the_rest(tmp_path):
     raw = copy_sample(tmp_path)
     (raw / "globe" / "SAMPLE_globe_items.csv").unlink()
-    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     assert sorted(p.name for p in (folder / "data").iterdir()) == ["globe_2004", "open", "rubrics"]
     card = (folder / "README.md").read_text(encoding="utf-8")
@@ -268,7 +269,7 @@ def test_origin_column_overrides_the_rule_and_duplicates_are_quarantined(tmp_pat
         body.append(["1-50", "Performance Orientation", body[0][2], "重复", "human"])
 
     rewrite(raw / "llm_globe" / "SAMPLE_open_prompts.csv", change)
-    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     opened = read_config(folder, "open")
     assert set(opened["origin"]) == {"generated"} and opened.height == 18
@@ -281,7 +282,7 @@ def test_origin_column_overrides_the_rule_and_duplicates_are_quarantined(tmp_pat
 def test_untranslated_gics_names_stay_english_in_the_chinese_prompt(tmp_path):
     raw = copy_sample(tmp_path)
     (raw / "gics" / "SAMPLE_gics_names_zh.csv").unlink()
-    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     closed = read_config(folder, "closed")
     assert closed["prompt_zh"][0].startswith("你是Tea & Coffee Growing行业中一家Tea Estates公司的初级员工。")
@@ -290,7 +291,7 @@ def test_untranslated_gics_names_stay_english_in_the_chinese_prompt(tmp_path):
 def test_same_inputs_give_identical_parquet(tmp_path):
     hashes = []
     for name in ("a", "b"):
-        folder, _ = build_release("llm_globe", SAMPLE_RAW, tmp_path / name, seed=0, progress=NOOP)
+        folder, _ = build_release(registry.benchmark("llm_globe"), SAMPLE_RAW, tmp_path / name, seed=0, progress=NOOP)
         hashes.append({p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
                        for p in sorted((folder / "data").rglob("*.parquet"))})
     assert hashes[0] == hashes[1]
@@ -462,7 +463,7 @@ def test_drawn_form_alpha_pdf_supplies_english_text(tmp_path):
     # two items cover two of the nine dimensions: the dimension x role x pair check fails, as it should, so the
     # build is kept aside in out/.failed/ instead of becoming a release
     with pytest.raises(ChecksFailed) as failure:
-        build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+        build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     folder = tmp_path / "out" / ".failed" / "llm_globe"
     assert failure.value.report == folder / "validation" / "report.html" and not (tmp_path / "out" / "llm_globe").exists()
     closed = read_config(folder, "closed")
@@ -555,7 +556,7 @@ def real_raw(tmp_path: Path) -> Path:
 @reference
 @needs_reference
 def test_real_build_gives_36675_closed_rows(tmp_path):
-    folder, verdict = build_release("llm_globe", real_raw(tmp_path), tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("llm_globe"), real_raw(tmp_path), tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     closed = read_config(folder, "closed")
     assert closed.height == 75 * 163 * 3 == 36_675
@@ -618,7 +619,7 @@ def test_public_files_build_without_closed_then_with_a_closed_prompts_csv(tmp_pa
 @needs_reference
 def test_public_open_prompts_without_chinese_are_named_in_manifest_and_card(tmp_path):
     raw = public_raw(tmp_path)
-    folder, verdict = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     expected = [f"open-{r['Question_Num']}" for r in read_csv_rows(REAL_OPEN) if not r["prompt_zhCN"].strip()]
     assert expected == [f"open-9-{n}" for n in range(95, 101)]  # the issue's count, from the authors' file
     assert json.loads((folder / "manifest.json").read_text())["provenance"]["open_without_chinese"] == expected
@@ -657,6 +658,6 @@ def test_audit_reproduces_the_card_of_each_closed_route(release, released, tmp_p
 
     raw = copy_sample(tmp_path)
     (raw / "globe" / "SAMPLE_globe_items.csv").unlink()
-    without, _ = build_release("llm_globe", raw, tmp_path / "out", seed=0, progress=NOOP)
+    without, _ = build_release(registry.benchmark("llm_globe"), raw, tmp_path / "out", seed=0, progress=NOOP)
     for folder in (release, released, without):
         assert audit(folder).problems == [], folder

@@ -16,6 +16,7 @@ from scipy import stats as sps
 from typer.testing import CliRunner
 
 from conftest import write_release
+from culturebench import registry
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import llm_globe, run_folder, stats
@@ -440,7 +441,7 @@ def test_run_json_says_item_table_prompts_are_not_the_papers_and_which_prompts_l
     rows[1][column] = ""
     with path.open("w", encoding="utf-8", newline="") as handle:
         csv.writer(handle).writerows(rows)
-    release, verdict = build_release("llm_globe", raw, tmp_path / "rel", 0, lambda stage: None)
+    release, verdict = build_release(registry.benchmark("llm_globe"), raw, tmp_path / "rel", 0, lambda stage: None)
     assert verdict["failed"] == 0
     options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="both", language="both", samples=1)
     with ScriptedServer(reply="4") as server:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from culturebench import registry
 from culturebench.evaluate.backends import OpenAIBackend
 from culturebench.evaluate.chat import ChatRequest, SamplingParams
 
@@ -30,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 def release(tmp_path_factory):
     from culturebench.release import build_release
 
-    folder, verdict = build_release("wvb", REPO / "raw", tmp_path_factory.mktemp("rel"), 0, lambda stage: None)
+    folder, verdict = build_release(registry.benchmark("wvb"), REPO / "raw", tmp_path_factory.mktemp("rel"), 0, lambda stage: None)
     assert verdict["failed"] == 0
     return folder
 

@@ -13,6 +13,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from culturebench import registry
+from culturebench import countries
 from culturebench.builders import normad
 from culturebench.cli import app
 from culturebench.errors import InputError
@@ -34,7 +36,7 @@ def sample_rows() -> list[dict]:
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("releases")
-    folder, verdict = build_release("normad", RAW, out, seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("normad"), RAW, out, seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return folder
 
@@ -232,7 +234,7 @@ def test_country_keys_join_spellings():
     assert normad.country_key("south_korea") == normad.country_key("South Korea") == normad.country_key("Korea")
     assert normad.country_key("türkiye") == normad.country_key("Turkey")
     assert normad.country_key("United States of America") == normad.country_key("United States")
-    assert normad.zone_name("west and south asia") == "West & South Asia"
+    assert countries.zone_name("west and south asia") == "West & South Asia"
 
 
 def test_zones_are_the_authors_unless_raw_is_asked_for(tmp_path):
@@ -248,7 +250,7 @@ def test_zones_are_the_authors_unless_raw_is_asked_for(tmp_path):
     with open(raw / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv", "a", encoding="utf-8") as handle:
         handle.write("France,Catholic Europe\n")
     default = normad.build(raw, 0, NOOP)  # (the real countries have no atlas page: the release's check would fail)
-    asked = normad.build(raw, 0, NOOP, {"zones": "raw"})
+    asked = normad.build(raw, 0, NOOP, normad.Options(zones="raw"))
     zones = {name: dict(out.tables["stories"]["test"].select("country", "iw_zone").iter_rows())
              for name, out in (("default", default), ("raw", asked))}
     assert zones["default"] == {"veloria": "Protestant Europe", "sri_lanka": "West & South Asia",
@@ -288,8 +290,8 @@ def test_authors_zone_maps_cover_their_75_countries():
     story_map = normad.authors_zones(normad.AUTHORS_GENERATION_ZONES)
     results_map = normad.authors_zones()
     for zone_of in (story_map, results_map):
-        assert len(zone_of) == 75 and set(zone_of.values()) == set(normad.zones())
-    counts = {zone: sum(1 for z in story_map.values() if z == zone) for zone in normad.zones()}
+        assert len(zone_of) == 75 and set(zone_of.values()) == set(countries.zones())
+    counts = {zone: sum(1 for z in story_map.values() if z == zone) for zone in countries.zones()}
     # map_iw_bin_to_country of collect_irrelevant.py, counted by hand from the authors' code
     assert counts == {"African-Islamic": 19, "Catholic Europe": 7, "Confucian": 5, "English-Speaking": 6,
                       "Latin America": 9, "Orthodox Europe": 7, "Protestant Europe": 4, "West & South Asia": 18}
@@ -319,19 +321,19 @@ REAL_ZONES = (REPO.parent / "shared" / "reference" / "InglehartWelzel" / "sunshi
 @pytest.mark.reference
 @pytest.mark.skipif(not REAL_ZONES.is_file(), reason=f"reference data absent: {REAL_ZONES}")
 def test_real_inglehart_welzel_table():
-    from culturebench.raw.normad import read_zones
+    from culturebench.raw.inglehart_welzel import read_zones, zone_table
 
     rows, info = read_zones(REAL_ZONES, REAL_ZONES.parent)
-    zone_of = normad.zone_table(rows)
+    zone_of = zone_table(rows)
     # Great Britain and Northern Ireland are both the United Kingdom (same zone, English-Speaking): 115 keys
     assert info.rows == 116 and len(zone_of) == 115
-    assert set(zone_of.values()) == set(normad.zones())
+    assert set(zone_of.values()) == set(countries.zones())
     assert zone_of[normad.country_key("south_korea")] == "Confucian"
     assert zone_of[normad.country_key("türkiye")] == zone_of[normad.country_key("Turkey")]
 
 
 def test_two_builds_are_byte_identical(release, tmp_path):
-    again, _ = build_release("normad", RAW, tmp_path, seed=0, progress=NOOP)
+    again, _ = build_release(registry.benchmark("normad"), RAW, tmp_path, seed=0, progress=NOOP)
     manifests = [json.loads((f / "manifest.json").read_text()) for f in (release, again)]
     first, second = ({o["path"]: o["sha256"] for o in m["outputs"] if o["path"].endswith(".parquet")}
                      for m in manifests)
@@ -343,9 +345,9 @@ def test_two_builds_are_byte_identical(release, tmp_path):
 def test_authors_map_against_the_public_zone_table():
     """The public table lacks 15 of the authors' 75 countries (not surveyed: the authors' map is their only zone)
     and puts 13 of the story scripts' map in another zone (12 of the results map: not the Philippines)."""
-    from culturebench.raw.normad import read_zones
+    from culturebench.raw.inglehart_welzel import read_zones, zone_table
 
-    public = normad.zone_table(read_zones(REAL_ZONES, REAL_ZONES.parent)[0])
+    public = zone_table(read_zones(REAL_ZONES, REAL_ZONES.parent)[0])
     authors = normad.authors_zones(normad.AUTHORS_GENERATION_ZONES)
     results = normad.authors_zones()
     missing = sorted(k for k in authors if k not in public)
@@ -410,13 +412,13 @@ def test_revision_v2_needs_the_other_columns(tmp_path):
     raw = copy_raw(tmp_path)
     write_stories(raw, sample_rows())  # no Other columns
     with pytest.raises(InputError, match="Other Country") as error:
-        normad.build(raw, 0, NOOP, {"revision": "v2_fix_neutral"})
+        normad.build(raw, 0, NOOP, normad.Options(revision="v2_fix_neutral"))
     assert error.value.row == 3 and error.value.column == "Other Country"  # the first neutral row
     rows = rows_with_other_columns()
     rows[10]["Other Background"] = " "
     write_stories(raw, rows)
     with pytest.raises(InputError, match="empty 'Other Background'") as error:
-        normad.build(raw, 0, NOOP, {"revision": "v2_fix_neutral"})
+        normad.build(raw, 0, NOOP, normad.Options(revision="v2_fix_neutral"))
     assert error.value.row == 11
 
 

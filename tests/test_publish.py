@@ -13,6 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from culturebench import registry
 from culturebench.cli import app
 from hub_standin import HubStandIn
 
@@ -140,7 +141,7 @@ def test_a_rebuilt_release_uploads_only_what_changed(hub, release):
 
     assert publish(release, "--repo-id", "org/wvb", "--private", "--allow-restricted", "wvs-terms").exit_code == 0
     old = hub.files("org/wvb")
-    build_release("wvb", SAMPLE_RAW, release.parent, seed=1, progress=lambda stage: None)  # other splits
+    build_release(registry.benchmark("wvb"), SAMPLE_RAW, release.parent, seed=1, progress=lambda stage: None)  # other splits
     result = publish(release, "--repo-id", "org/wvb", "--private", "--allow-restricted", "wvs-terms")
     assert result.exit_code == 0, result.output
     second = hub.commits("org/wvb")[1]
@@ -214,7 +215,7 @@ def test_revision_commits_to_a_new_branch_and_leaves_main_alone(hub, release):
     assert result.exit_code == 0, result.output
     assert "created branch v2" in result.output and "up to date" in result.output  # branched from main: same files
     assert hub.files("org/wvb", "v2") == main and len(hub.commits("org/wvb")) == 1
-    build_release("wvb", SAMPLE_RAW, release.parent, seed=1, progress=lambda stage: None)
+    build_release(registry.benchmark("wvb"), SAMPLE_RAW, release.parent, seed=1, progress=lambda stage: None)
     result = publish(release, "--repo-id", "org/wvb", "--revision", "v2")
     assert result.exit_code == 0, result.output
     assert hub.commits("org/wvb")[-1]["branch"] == "v2"

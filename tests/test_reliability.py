@@ -58,7 +58,7 @@ def file_hashes(folder: Path) -> dict[str, str]:
 
 def build_error(raw: Path, benchmark: str, out: Path) -> InputError:
     with pytest.raises(InputError) as info:
-        build_release(benchmark, raw, out, seed=0, progress=NOOP)
+        build_release(registry.benchmark(benchmark), raw, out, seed=0, progress=NOOP)
     message = str(info.value)
     assert "\n" not in message
     assert str(raw) not in message, f"path not relative to the raw folder: {message}"
@@ -75,7 +75,7 @@ def cli(*args: str):
 @pytest.fixture(scope="module")
 def cdeval_release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("cdeval-release")
-    folder, verdict = build_release("cdeval", SAMPLE_RAW, out, seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("cdeval"), SAMPLE_RAW, out, seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     return folder
 
@@ -109,7 +109,7 @@ def test_a_build_whose_checks_fail_never_replaces_a_release(cdeval_release, monk
 def test_build_release_raises_checks_failed_and_writes_no_release(monkeypatch, tmp_path):
     _failing_check(monkeypatch)
     with pytest.raises(ChecksFailed) as info:
-        build_release("cdeval", SAMPLE_RAW, tmp_path, seed=0, progress=NOOP)
+        build_release(registry.benchmark("cdeval"), SAMPLE_RAW, tmp_path, seed=0, progress=NOOP)
     assert info.value.failed == ["questions: an injected check that fails"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [".failed"]
 
@@ -249,7 +249,7 @@ def test_a_legacy_encoded_file_builds_and_the_manifest_records_its_encoding(tmp_
     raw = copy_raw(tmp_path, "cdeval")
     path = raw / "hofstede" / "SAMPLE_6-dimensions-for-website-2015-08-16.csv"
     path.write_bytes(path.read_text(encoding="utf-8").replace("Brazil", "Brasília").encode("cp1252"))
-    folder, _ = build_release("cdeval", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, _ = build_release(registry.benchmark("cdeval"), raw, tmp_path / "out", seed=0, progress=NOOP)
     inputs = {i["name"]: i for i in json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["inputs"]}
     assert inputs[f"hofstede/{path.name}"]["encoding"] == FALLBACK_ENCODING
     assert inputs["cdeval/SAMPLE_CDEval.json"]["encoding"] == "utf-8"
@@ -555,8 +555,8 @@ def test_the_build_checks_the_tables_exactly_as_they_read_back_from_its_parquet(
 
     release = bundled_release(name)
     built = import_module(f"culturebench.builders.{name}").build(SAMPLE_RAW, 0, lambda stage: None).tables
-    in_memory = as_read_back(built, read_dtypes(name))
-    on_disk = read_tables(release, load_manifest(release)["outputs"], read_dtypes(name))
+    in_memory = as_read_back(built, read_dtypes(registry.benchmark(name)))
+    on_disk = read_tables(release, load_manifest(release)["outputs"], read_dtypes(registry.benchmark(name)))
     assert {c: sorted(s) for c, s in in_memory.items()} == {c: sorted(s) for c, s in on_disk.items()}
     for config, splits in on_disk.items():
         for split, frame in splits.items():

@@ -10,10 +10,11 @@ import pytest
 from conftest import REFERENCE, REPO, reference
 from typer.testing import CliRunner
 
+from culturebench import registry
 from culturebench.builders import socialcc
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.raw.normad import read_zones
+from culturebench.raw.inglehart_welzel import read_zones
 from culturebench.raw.socialcc import parse_scenario, read_scenarios
 from culturebench.release import build_release
 
@@ -30,7 +31,7 @@ def sample_records() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
-    folder, verdict = build_release("socialcc", RAW, tmp_path_factory.mktemp("releases"), seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("socialcc"), RAW, tmp_path_factory.mktemp("releases"), seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return folder
 
@@ -95,7 +96,7 @@ def test_load_dataset(release):
 
 
 def test_rebuild_is_byte_identical(release, tmp_path):
-    again, _ = build_release("socialcc", RAW, tmp_path, seed=3, progress=NOOP)
+    again, _ = build_release(registry.benchmark("socialcc"), RAW, tmp_path, seed=3, progress=NOOP)
     for path in sorted((release / "data").rglob("*.parquet")):
         assert (again / path.relative_to(release)).read_bytes() == path.read_bytes()
 
@@ -218,10 +219,10 @@ def test_malformed_scenario_lines(tmp_path, mutate, message):
 def test_empty_and_missing_scenario_files(tmp_path):
     raw = raw_with(tmp_path, [])
     with pytest.raises(InputError, match="scenarios.jsonl: file is empty"):
-        build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+        build_release(registry.benchmark("socialcc"), raw, tmp_path / "out", seed=0, progress=NOOP)
     (raw / "socialcc" / "scenarios.jsonl").unlink()
     with pytest.raises(InputError, match=r"no SocialCC scenario files \(\*.json, \*.jsonl\)"):
-        build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+        build_release(registry.benchmark("socialcc"), raw, tmp_path / "out", seed=0, progress=NOOP)
 
 
 def test_quarantine_rules(tmp_path):
@@ -244,7 +245,7 @@ def test_quarantine_rules(tmp_path):
          "scenario": "A different scenario."},  # kept: an alias of a WVS-7 country
     ]
     raw = raw_with(tmp_path, [json.dumps(v) for v in variants])
-    folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("socialcc"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["accounting"]["quarantined_by_rule"] == {
@@ -268,7 +269,7 @@ def test_iw_zone_of_the_value_country_from_raw_inglehart_welzel(tmp_path):
     table = raw / "inglehart_welzel" / "zones.csv"
     table.write_text("Country,Cultural_Region\nJOR,african-islamic\nJapan,Confucian\nVeloria,Confucian\n",
                      encoding="utf-8")
-    folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("socialcc"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     kept = read_config(folder, "scenarios")
     assert set(kept["value_country"]) == {"Jordan", "Sweden", "Japan"}  # Japan kept although its share is 0.49
@@ -296,7 +297,7 @@ def test_released_layout_folder_and_errors(tmp_path):
           "agent_2_background": "Samir: A 35-year-old male engineer from Jordanian"}
     (folder / "7.json").write_text(json.dumps(record), encoding="utf-8")
     (folder / "8.json").write_text(json.dumps({**uk, "scenario": "Another one."}), encoding="utf-8")
-    built, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+    built, verdict = build_release(registry.benchmark("socialcc"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     scenarios = read_config(built, "scenarios").sort("source_id")
     assert scenarios["source_id"].to_list() == ["7", "8"]
@@ -446,7 +447,7 @@ def test_released_ids_are_different_scenarios(tmp_path):
     record = json.loads((CC_SAMPLE / "SAMPLE_cc_mediation_records.jsonl").read_text().splitlines()[0])
     lines = [json.dumps(record), json.dumps({**record, "scenario_id": 99}), json.dumps(record)]
     (raw / "socialcc" / "scenarios.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("socialcc"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0
     assert sorted(read_config(folder, "scenarios")["source_id"].to_list()) == ["11", "99"]
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -588,7 +589,7 @@ def build_on_real_wvs(tmp_path: Path, scenarios: Path) -> Path:
     (raw / "cultural_atlas").symlink_to(RAW / "cultural_atlas")
     (raw / "socialcc").mkdir()
     (raw / "socialcc" / scenarios.name).symlink_to(scenarios)
-    folder, verdict = build_release("socialcc", raw, tmp_path / "out", seed=0, progress=NOOP)
+    folder, verdict = build_release(registry.benchmark("socialcc"), raw, tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return folder
 

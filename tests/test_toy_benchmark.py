@@ -65,6 +65,11 @@ def test_toy_benchmark_builds_evaluates_scores_and_exports(registered, tmp_path)
     assert built.returncode == 0, built.stderr
     release = tmp_path / "releases" / "toy"
     assert cli(env, "validate", str(release)).returncode == 0
+    croissant = json.loads((release / "croissant.json").read_text(encoding="utf-8"))  # no rai_facts() of its own
+    assert croissant["rai:dataBiases"].startswith("Not stated") and "url" not in croissant
+    assert croissant["rai:hasSyntheticData"] is False and croissant["rai:dataCollectionType"] == []
+    own_help = cli(env, "build", "toy", "--help")
+    assert own_help.returncode == 0 and "--raw" in own_help.stdout, own_help.stdout + own_help.stderr
 
     n = len(gold())
     with ScriptedServer(reply=reply, model="toy-model") as server:

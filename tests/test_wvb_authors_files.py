@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import SAMPLE_RAW, countries, expected_answers, one_line_error, read_wvs_csv
+from culturebench import registry
 from culturebench.builders import wvb
 from culturebench.cli import app
 from culturebench.errors import InputError
@@ -57,7 +58,7 @@ def codebook_release(tmp_path_factory) -> Path:
     """The sample without question_metadata.json and samples.tsv."""
     tmp = tmp_path_factory.mktemp("codebook-route")
     raw = copy_raw(tmp, without=(wvb.QUESTION_METADATA, wvb.PROBE_SAMPLES))
-    release, verdict = build_release("wvb", raw, tmp / "out", seed=0, progress=NOOP)
+    release, verdict = build_release(registry.benchmark("wvb"), raw, tmp / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return release
 

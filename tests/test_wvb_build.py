@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 import culturebench.release as release_module
 from conftest import (SAMPLE_RAW, codebook, countries, demographic_variables, expected_answers, facts, make_rows,
                       read_wvs_csv)
+from culturebench import registry
 from culturebench.builders import wvb
 from culturebench.cli import app
 from culturebench.release import build_release
@@ -292,7 +293,7 @@ def drawn_release(tmp_path_factory) -> Path:
     question text and our probe draw."""
     raw = tmp_path_factory.mktemp("drawn") / "raw"
     shutil.copytree(SAMPLE_RAW / "wvs", raw / "wvs")
-    release, verdict = build_release("wvb", raw, raw.parent / "out", seed=0, progress=NOOP)
+    release, verdict = build_release(registry.benchmark("wvb"), raw, raw.parent / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     return release
 
@@ -375,7 +376,7 @@ def test_a_build_failing_midway_leaves_no_release_and_no_temp_folder(monkeypatch
     monkeypatch.setattr(release_module, target, _boom)
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="injected failure"):
-        build_release("wvb", SAMPLE_RAW, out, seed=0, progress=NOOP)
+        build_release(registry.benchmark("wvb"), SAMPLE_RAW, out, seed=0, progress=NOOP)
     assert not out.exists() or sorted(p.name for p in out.iterdir()) == []
 
 
@@ -385,7 +386,7 @@ def test_a_failed_rebuild_leaves_the_existing_release_intact(sample_release, mon
     before = file_hashes(out / "wvb")
     monkeypatch.setattr(release_module, "write_report", _boom)
     with pytest.raises(RuntimeError, match="injected failure"):
-        build_release("wvb", SAMPLE_RAW, out, seed=0, progress=NOOP)
+        build_release(registry.benchmark("wvb"), SAMPLE_RAW, out, seed=0, progress=NOOP)
     assert sorted(p.name for p in out.iterdir()) == ["wvb"]
     assert file_hashes(out / "wvb") == before
 
@@ -535,9 +536,9 @@ def test_great_expectations_run_by_the_build_process_equal_an_in_process_run(sam
     from culturebench.validation import validate_tables
 
     manifest = manifest_of(sample_release)
-    tables = ordered(read_tables(sample_release, manifest["outputs"], read_dtypes("wvb")),  # the build's order
+    tables = ordered(read_tables(sample_release, manifest["outputs"], read_dtypes(registry.benchmark("wvb"))),  # the build's order
                      [c.name for c in wvb.CARD.configs])
-    in_process = [r.as_dict() for r in validate_tables("wvb", tables, manifest["accounting"])]
+    in_process = [r.as_dict() for r in validate_tables(registry.benchmark("wvb"), tables, manifest["accounting"])]
     written = json.loads((sample_release / "validation" / "report.json").read_text(encoding="utf-8"))["checks"]
     assert json.loads(json.dumps(in_process)) == written
     # The sample's participants, questions and probe each have a suite (schemas.wvb.expectations()).
@@ -571,7 +572,7 @@ def test_order_check_counts_each_disordered_neighbour_once_whatever_the_slices(c
 def test_stray_examples_are_counted_including_a_null_participant(sample_release):
     from culturebench.release import read_dtypes, read_tables
 
-    tables = read_tables(sample_release, manifest_of(sample_release)["outputs"], read_dtypes("wvb"))
+    tables = read_tables(sample_release, manifest_of(sample_release)["outputs"], read_dtypes(registry.benchmark("wvb")))
     test = tables["examples"]["test"]
     # Two rows that belong to no test participant: one of a train participant, one without a participant id.
     train_id = tables["participants"]["train"]["participant_id"][0]
@@ -587,13 +588,13 @@ def test_read_tables_keeps_only_the_named_columns_that_the_files_have(sample_rel
     from culturebench.release import read_dtypes, read_tables
 
     outputs = manifest_of(sample_release)["outputs"]
-    everything = read_tables(sample_release, outputs, read_dtypes("wvb"))
-    some = read_tables(sample_release, outputs, read_dtypes("wvb"),
+    everything = read_tables(sample_release, outputs, read_dtypes(registry.benchmark("wvb")))
+    some = read_tables(sample_release, outputs, read_dtypes(registry.benchmark("wvb")),
                        {"participants": {"split", "participant_id", "no_such_column"}, "examples": {"question_id"},
                         "questions": {"no_such_column"}})
     assert some["participants"]["train"].columns == ["participant_id", "split"]
     assert some["examples"]["test"].columns == ["question_id"]
-    assert some["examples"]["test"]["question_id"].dtype == read_dtypes("wvb")["examples"]["question_id"]
+    assert some["examples"]["test"]["question_id"].dtype == read_dtypes(registry.benchmark("wvb"))["examples"]["question_id"]
     assert some["examples"]["test"]["question_id"].equals(everything["examples"]["test"]["question_id"])
     for config in ("questions", "probe"):
         assert some[config]["full" if config == "questions" else "validation"].equals(

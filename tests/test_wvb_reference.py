@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REFERENCE, as_code, assert_croissant_records_are_the_parquet_rows, countries, expected_answers, reference
+from culturebench import registry
 from culturebench.builders import wvb
 from culturebench.cli import app
 from culturebench.evaluate.wvb import score
@@ -87,7 +88,7 @@ def v5_release(tmp_path_factory):
     """AND, URY and NZL (v5.0 country files) with the real v6.0 codebook PDF, built with seed 0."""
     tmp = tmp_path_factory.mktemp("reference-v5")
     raw = raw_folder(tmp, V5_FILES)
-    release, verdict = build_release("wvb", raw, tmp / "out", seed=0, progress=lambda stage: None)
+    release, verdict = build_release(registry.benchmark("wvb"), raw, tmp / "out", seed=0, progress=lambda stage: None)
     return release, verdict
 
 
@@ -136,7 +137,7 @@ def test_croissant_of_the_reference_release_reads_as_its_parquet_rows(v5_release
 
 def test_v6_sample_builds_with_every_check_passing(tmp_path):
     raw = raw_folder(tmp_path, [V6_SAMPLE])
-    release, verdict = build_release("wvb", raw, tmp_path / "out", seed=0, progress=lambda stage: None)
+    release, verdict = build_release(registry.benchmark("wvb"), raw, tmp_path / "out", seed=0, progress=lambda stage: None)
     assert verdict["failed"] == 0, verdict
     rows = read_rows(V6_SAMPLE)
     participants = read_config(release, "participants")
@@ -147,7 +148,7 @@ def test_v6_sample_builds_with_every_check_passing(tmp_path):
 def test_v6_sample_with_v5_country_files(tmp_path):
     files = [V6_SAMPLE, *V5_FILES]
     raw = raw_folder(tmp_path, files)
-    release, verdict = build_release("wvb", raw, tmp_path / "out", seed=0, progress=lambda stage: None)
+    release, verdict = build_release(registry.benchmark("wvb"), raw, tmp_path / "out", seed=0, progress=lambda stage: None)
     check_release(release, verdict, files)
 
 
@@ -209,7 +210,7 @@ def authors_release(tmp_path_factory):
     (tmp / "raw" / wvb.AUTHORS_FOLDER).mkdir()
     for path in [METADATA, SAMPLES]:
         (tmp / "raw" / wvb.AUTHORS_FOLDER / path.name).symlink_to(path)
-    release, verdict = build_release("wvb", tmp / "raw", tmp / "out", seed=0, progress=lambda stage: None)
+    release, verdict = build_release(registry.benchmark("wvb"), tmp / "raw", tmp / "out", seed=0, progress=lambda stage: None)
     assert verdict["failed"] == 0, verdict
     return release, {as_code(row["D_INTERVIEW"]): row for row in kept}, counts
 

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import one_line_error
+from culturebench import registry
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate.wvb import measures, score, sniff_delimiter, write_run
@@ -317,7 +318,7 @@ def real_release(tmp_path_factory) -> Path:
         (wvs / path.name).symlink_to(path)
     (wvs / CODEBOOK_PDF.name).symlink_to(CODEBOOK_PDF)
     out = tmp_path_factory.mktemp("real-release")
-    folder, verdict = build_release("wvb", wvs.parent, out, seed=0, progress=lambda s: None)
+    folder, verdict = build_release(registry.benchmark("wvb"), wvs.parent, out, seed=0, progress=lambda s: None)
     return folder
 
 

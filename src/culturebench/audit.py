@@ -51,8 +51,8 @@ class Audit:
 def audit(release: Path) -> Audit:
     release = Path(release)
     manifest = load_manifest(release, MANIFEST_KEYS)
-    benchmark = manifest["benchmark"]
-    result = Audit(release, benchmark, files=len(manifest["outputs"]))
+    benchmark = registry.benchmark(manifest["benchmark"])  # the manifest names it: looked up once, here
+    result = Audit(release, benchmark.name, files=len(manifest["outputs"]))
     result.problems = file_problems(release, manifest)  # the same file check as ``validate``
     damaged = {problem.split(": ", 1)[0] for problem in result.problems}
     for output in manifest["outputs"]:
@@ -72,7 +72,7 @@ def audit(release: Path) -> Audit:
     except InputError as exc:
         result.problems.append(str(exc))
         return result
-    builder = registry.benchmark(benchmark).builder_module()
+    builder = benchmark.builder_module()
     card = builder.manifest_card(manifest) if hasattr(builder, "manifest_card") else getattr(builder, "CARD", None)
     tables = ordered(tables, [c.name for c in getattr(card, "configs", ())])
     results = validate_tables(benchmark, tables, manifest["accounting"])
@@ -85,7 +85,8 @@ def audit(release: Path) -> Audit:
     for output in manifest["outputs"]:
         if output["path"].startswith("quarantine/") and (release / output["path"]).is_file():
             quarantine_frames[Path(output["path"]).stem] = pl.read_parquet(release / output["path"])
-    report = build_report(benchmark, results, rows, manifest["accounting"]["quarantined_by_rule"], tables=tables,
+    report = build_report(benchmark.name, results, rows, manifest["accounting"]["quarantined_by_rule"],
+                          schemas=getattr(benchmark.schemas_module(), "SCHEMAS", {}), tables=tables,
                           quarantine_frames=quarantine_frames, inputs=manifest["inputs"], seed=manifest["seed"],
                           origin={key: manifest.get(key) for key in ORIGIN_KEYS},
                           left_out=left_out_rows(builder, manifest.get("provenance") or {}))
@@ -106,7 +107,7 @@ def audit(release: Path) -> Audit:
         _compare(result, release / "README.md", render_card(card, tables, manifest), "dataset card")
         data = croissant.data_outputs(manifest)
         if croissant.FILE in {o["path"] for o in manifest["outputs"]} and all((release / o["path"]).is_file() for o in data):
-            _compare(result, release / croissant.FILE, croissant.render(card, manifest, release, tables),
+            _compare(result, release / croissant.FILE, croissant.render(benchmark, card, manifest, release, tables),
                      "Croissant metadata")
     return result
 

@@ -62,15 +62,20 @@ class BenchmarkCommand(typer.core.TyperCommand):
         try:
             return super().parse_args(ctx, args)
         except click.exceptions.NoSuchOption as exc:
-            owners = [b.name for b in registry.benchmarks()
-                      if any(exc.option_name in _flag_names(f)
-                             for f in option_fields(b.Options, self.command_kind))]
+            owners = [b.name for b in registry.benchmarks() if self.command_kind != "generate"
+                      and any(exc.option_name in _flag_names(f)
+                              for f in option_fields(_stage_options(b, self.command_kind), self.command_kind))]
             if not owners:
                 raise
             error_line(InputError(f"{exc.option_name} is a {' and '.join(owners)} option, not {self.name}'s"))
             raise typer.Exit(2) from None
 
     command_kind = "evaluate"
+
+
+def _stage_options(benchmark: Benchmark, kind: str) -> type:
+    """The options class of ``benchmark``'s command ``kind``: its build options for build, else its Options."""
+    return benchmark.build_options() if kind == "build" else benchmark.Options
 
 
 def _flag_names(f: dataclasses.Field) -> list[str]:
@@ -101,12 +106,14 @@ def _option_parameter(f: dataclasses.Field, hint: Any) -> inspect.Parameter:
 
 
 def _benchmark_command(benchmark: Benchmark, kind: str, template: Callable, run: Callable,
-                       help_text: str) -> click.Command:
+                       help_text: str, options: type | None = None) -> click.Command:
     """The click command ``culturebench <kind> <benchmark>``: the flags of ``template``'s signature (what every
-    benchmark takes) and of the benchmark's Options fields for ``kind``; ``run(benchmark, given, shared)`` with the
-    Options values the user gave (flags left at their default are not: the config file's values stand)."""
-    hints = typing.get_type_hints(benchmark.Options)
-    own = option_fields(benchmark.Options, kind)
+    benchmark takes) and of the fields for ``kind`` of ``options`` (the benchmark's Options when None; its
+    BuildOptions for build; for generate, ``benchmark`` is a Generator); ``run(benchmark, given, shared)`` with
+    the option values the user gave (flags left at their default are not: the config file's values stand)."""
+    options = options or benchmark.Options
+    hints = typing.get_type_hints(options)
+    own = option_fields(options, kind)
     shared = list(inspect.signature(template, eval_str=True).parameters.values())
     context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
     parameters = [context, *shared, *(_option_parameter(f, hints[f.name]) for f in own)]

@@ -9,24 +9,33 @@ import os
 # RSS, wall unchanged (issue #31, docs/performance.md). A value the user set is kept; children inherit it.
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0")
 
+import inspect
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.core
+import typer.main
+
+try:  # typer 0.29 vendors click: its Context, exceptions and parameter sources are typer._click's
+    from typer import _click as click
+except ImportError:  # typer before 0.29 runs on click itself
+    import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from culturebench import registry
-from culturebench.benchmark_commands import evaluate_app, score_app
+from culturebench.benchmark_commands import BenchmarkGroup, _benchmark_command, evaluate_app, score_app
 from culturebench.checkout import bundled_raw
+from culturebench.contract import Benchmark, Generator
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.hub_release import by_design, release_folder
 from culturebench.io import output_folder
 from culturebench.registry import module_name
-from culturebench.terminal import RELEASE_HELP, console, plain_console, say, say_written, user_errors
+from culturebench.terminal import RELEASE_HELP, console, error_line, plain_console, say, say_written, user_errors
 
 app = typer.Typer(help="Rebuild, validate, evaluate and score cultural-values benchmark releases.", no_args_is_help=True,
                   pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -36,90 +45,99 @@ terminal up to 200 columns), so that the install commands in them (``pip install
 their brackets."""
 
 
-@app.command(short_help="Build release folders (parquet, dataset card, validation report, manifest) from raw files.")
-def build(
-    name: Annotated[str, typer.Argument(help=f"Benchmark to build: {', '.join(registry.names())}, or 'all' (every benchmark whose raw inputs are present).")],
+# --- build: one command per registered benchmark (``culturebench build NAME``), its flags made from its builder's
+# Options (``Benchmark.build_options()``) as evaluate's are, and ``build all``; registered below, with the group
+# machinery of evaluate (BenchmarkGroup, _benchmark_command).
+
+
+def _build_flags(
     raw: Annotated[Path, typer.Option(help="Folder of raw inputs (one sub-folder per source). Default: the bundled sample raw/.")] = None,
     out: Annotated[Path, typer.Option(help="Folder that receives one release folder per benchmark.")] = Path("releases"),
     seed: Annotated[int, typer.Option(help="Seed for splits and samples; same inputs + seed give byte-identical parquet.")] = 0,
-    config: Annotated[Path, typer.Option(help="JSON/YAML build options: each key goes to the builders that take it (their BUILD_OPTIONS; docs/benchmarks/NAME.md lists a benchmark's).")] = None,
+    config: Annotated[Path, typer.Option(help="JSON/YAML file of build options: any flag below by its name with underscores (a flag given wins); with 'all', each key goes to the benchmarks that take it (docs/benchmarks/NAME.md lists a benchmark's).")] = None,
     previous: Annotated[str, typer.Option(help="An earlier release of the benchmark (folder or ORG/NAME[@revision]): the card gets a \"Changes since\" section, the manifest the diff's summary.")] = None,
 ) -> None:
-    """Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release whose
-    checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/."""
-    raw = raw or bundled_raw()
-    name = module_name(name)
-    with user_errors():
-        output_folder(out)
-        options = _build_options(config)
-        if name == "all":
-            from culturebench.validation import start_great_expectations
+    """The flags every ``build NAME`` (and ``build all``) takes."""
 
-            start_great_expectations(registry.names())  # GX imports in its process while the builders import and read
-            names = [n for n in registry.names() if registry.benchmark(n).builder_module().raw_present(raw)]
-            if not names:
-                raise InputError(f"no raw inputs for any benchmark ({', '.join(registry.names())})", file=raw)
-        else:
-            registry.benchmark(name, extra=" or 'all'")
-            names = [name]
-        if previous is not None and len(names) != 1:
+
+BUILD_HELP = ("Build release folders (parquet + dataset card + validation report + manifest) from raw files. A release "
+              "whose checks fail is not written (an existing one is kept); its report goes to OUT/.failed/NAME/validation/.")
+
+
+def _build(benchmark: Benchmark, given: dict, flags: dict) -> None:
+    """``culturebench build NAME``."""
+    raw = flags["raw"] or bundled_raw()
+    with user_errors():
+        output_folder(flags["out"])
+        options = benchmark.build_options().parse(given, flags["config"])
+        folder, verdict = _build_one(benchmark, raw, flags["out"], flags["seed"], options, flags["previous"])
+    say(f"{benchmark.name}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)", style="green")
+
+
+def _build_all(**flags: Any) -> None:
+    """Build every benchmark whose raw inputs are present (a bad one does not stop the others), then one line per
+    benchmark. The build options of ``--config`` go to the benchmarks that take them."""
+    raw, out, seed = flags["raw"] or bundled_raw(), flags["out"], flags["seed"]
+    with user_errors():
+        if flags["previous"] is not None:
             raise InputError("--previous names the earlier release of one benchmark; build that benchmark alone")
-        if len(names) == 1:
-            folder, verdict = _build_one(names[0], raw, out, seed, options, previous)
-            say(f"{names[0]}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)", style="green")
-            return
-    # build all: every benchmark is built (a bad one does not stop the others), then one line per benchmark
+        output_folder(out)
+        from culturebench.validation import start_great_expectations
+
+        start_great_expectations(registry.names())  # GX imports in its process while the builders import and read
+        benchmarks = [b for b in registry.benchmarks() if b.builder_module().raw_present(raw)]
+        if not benchmarks:
+            raise InputError(f"no raw inputs for any benchmark ({', '.join(registry.names())})", file=raw)
+        options = _build_options(benchmarks, flags["config"])
     from culturebench.release import import_in_background
 
-    import_in_background(*(module for name in names for module in registry.benchmark(name).build_imports))
+    import_in_background(*(module for b in benchmarks for module in b.build_imports))
     lines, code = [], 0
-    for benchmark in names:
+    for benchmark in benchmarks:
         with user_errors():
             try:
-                folder, verdict = _build_one(benchmark, raw, out, seed, options)
-                lines.append((f"{benchmark}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks passed)",
-                              "green"))
+                folder, verdict = _build_one(benchmark, raw, out, seed, options[benchmark.name])
+                lines.append((f"{benchmark.name}: wrote {folder} ({verdict['passed']}/{verdict['checks']} checks "
+                               "passed)", "green"))
             except (InputError, ChecksFailed) as exc:
                 code = max(code, 2 if isinstance(exc, InputError) else 1)
-                detail = str(exc).removeprefix(f"{benchmark}: ")
-                lines.append((f"{benchmark}: NOT written: {detail}", "red"))
+                detail = str(exc).removeprefix(f"{benchmark.name}: ")
+                lines.append((f"{benchmark.name}: NOT written: {detail}", "red"))
     for line, style in lines:
         say(line, style=style)
     if code:
         raise typer.Exit(code)
 
 
-def _build_options(config: Path | None) -> dict[str, dict]:
-    """``build --config``: benchmark -> its options (each key goes to the builders whose ``BUILD_OPTIONS`` name it,
-    option -> allowed values; a key no builder knows, or a value not allowed, is an error naming the file)."""
-    if config is None:
-        return {}
+_build_all.__signature__ = inspect.signature(_build_flags, eval_str=True)
+
+
+def _build_options(benchmarks: list[Benchmark], config: Path | None) -> dict[str, Any]:
+    """``build all --config``: benchmark name -> its build options, each key of the file given to the benchmarks
+    whose options take it (a key none takes, or a value one of them refuses, is an error naming the file)."""
     from culturebench.config_file import read_options_file
 
-    known = {b.name: getattr(b.builder_module(), "BUILD_OPTIONS", {}) for b in registry.benchmarks()}
-    given = read_options_file(config, {key for keys in known.values() for key in keys})
-    for key, value in given.items():
-        choices = next(keys[key] for keys in known.values() if key in keys)
-        if value not in choices:
-            raise InputError(f"unknown {key} {value!r}; choose from {', '.join(choices)}", file=config, column=key)
-    return {name: {k: v for k, v in given.items() if k in keys} for name, keys in known.items()}
+    classes = {b.name: b.build_options() for b in benchmarks}
+    given = {} if config is None else read_options_file(config, {k for c in classes.values() for k in c.config_keys()})
+    return {name: cls(**{k: v for k, v in given.items() if k in cls.config_keys()}, config_file=config)
+            for name, cls in classes.items()}
 
 
-def _build_one(benchmark: str, raw: Path, out: Path, seed: int, options: dict[str, dict],
+def _build_one(benchmark: Benchmark, raw: Path, out: Path, seed: int, options: Any,
                previous: str | None = None) -> tuple[Path, dict]:
     """Build one release with a progress bar that disappears when done (so an error stays the only line)."""
     from culturebench.release import WRITE_STAGES, build_release
 
-    stages = [*registry.benchmark(benchmark).builder_module().STAGES, *WRITE_STAGES]
+    stages = [*benchmark.builder_module().STAGES, *WRITE_STAGES]
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                   TextColumn("{task.fields[stage]}", markup=False),
                   TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task(benchmark, total=len(stages), stage="")
+        task = bar.add_task(benchmark.name, total=len(stages), stage="")
 
         def advance(stage: str) -> None:
             bar.update(task, completed=stages.index(stage), stage=stage)
 
-        return build_release(benchmark, raw, out, seed, advance, options.get(benchmark), previous=previous)
+        return build_release(benchmark, raw, out, seed, advance, options, previous=previous)
 
 
 @app.command()
@@ -321,34 +339,95 @@ def audit(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
         raise typer.Exit(1)
 
 
-@app.command()
-def generate(
-    task: Annotated[str, typer.Argument(help=f"What to generate: {', '.join(registry.generators())}.")],
+# --- generate: one command per generation task a benchmark lists (``culturebench generate TASK``), its flags made
+# from the generator's Options as evaluate's are from a benchmark's.
+
+
+def _generate_flags(
     model: Annotated[str, typer.Option(help="Model name (the server's model id).")],
     out: Annotated[Path, typer.Option(help="RAW_DIR: receives the raw file the task's builder reads, and .generation/ (cache.sqlite, log, summary). Re-running the same command resumes.")],
     base_url: Annotated[str, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1.")] = None,
-    seed: Annotated[int, typer.Option(help="Sampling seed and seed of the few-shot example draws.")] = 0,
-    limit: Annotated[int, typer.Option(help="Cap per group of the task's design, for demos (the task's module docstring and docs/benchmarks/NAME.md say which group).")] = None,
-    only: Annotated[str, typer.Option(help="Comma-separated groups of the task's design to generate (e.g. dimensions by name or code, domains, countries).")] = None,
-    source: Annotated[Path, typer.Option(help="Raw folder the task reads its inputs from (seed items, items to translate or revise, atlas pages; default: the bundled raw/ or RAW_DIR, as the task says).")] = None,
-    language: Annotated[str, typer.Option(help="For a translating task: the language to translate the items into (de, zh, ...).")] = None,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 8,
-    config: Annotated[Path, typer.Option(help="JSON/YAML options of a task that takes them (its GENERATE_OPTIONS; docs/benchmarks/NAME.md lists them).")] = None,
+    config: Annotated[Path, typer.Option(help="JSON/YAML file of the task's options: any flag below by its name with underscores (a flag given wins).")] = None,
 ) -> None:
-    """Generate a benchmark's synthetic items with a model (the tasks its registry entry lists: prompts, questionnaires, their translations, stories) into RAW_DIR."""
-    task = module_name(task)
-    options = {"out": out, "seed": seed, "limit": limit, "only": only, "source": source, "language": language,
-               "config": config}
+    """The flags every ``generate TASK`` takes."""
+
+
+def _generate(generator: Generator, given: dict, flags: dict) -> None:
+    """``culturebench generate TASK``."""
+    out = flags["out"]
     with user_errors():
-        generator = registry.generator(task)
-        if config is not None and not getattr(generator, "GENERATE_OPTIONS", {}):
-            raise InputError(f"generate {task} takes no --config")
+        options = generator.Options.parse(given, flags["config"]).replace(out=out)
         output_folder(out)
         from culturebench.evaluate.backends import OpenAIBackend
 
-        backend = OpenAIBackend(model, base_url=base_url, concurrency=concurrency)
-        line, written = generator.cli_generate(backend, options, console)
+        backend = OpenAIBackend(flags["model"], base_url=flags["base_url"], concurrency=flags["concurrency"])
+        line, written = generator.generate(backend, options, console)
     say_written(line, written)
+
+
+def _generate_command(generator: Generator) -> click.Command:
+    owner = registry.generators()[generator.name]
+    return _benchmark_command(generator, "generate", _generate_flags, _generate,
+                              f"{generator.title}: synthetic items of {owner.title}, generated with a model into "
+                              "RAW_DIR (re-running the same command resumes).")
+
+
+class GenerateGroup(BenchmarkGroup):
+    """``generate``: a subcommand per generation task the registered benchmarks list."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(registry.generators())
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        name = module_name(name)
+        return _generate_command(registry.generator(name)) if name in registry.generators() else None
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        if args and not args[0].startswith("-") and module_name(args[0]) not in registry.generators():
+            error_line(InputError(f"unknown generation task {module_name(args[0])!r}; choose from "
+                                  f"{', '.join(registry.generators())}"))
+            raise typer.Exit(2)
+        return typer.core.TyperGroup.resolve_command(self, ctx, args)
+
+
+def _build_command(benchmark: Benchmark) -> click.Command:
+    return _benchmark_command(benchmark, "build", _build_flags, _build, f"{BUILD_HELP} ({benchmark.title})",
+                              options=benchmark.build_options())
+
+
+class BuildGroup(BenchmarkGroup):
+    """``build``: a subcommand per registered benchmark, and ``all``."""
+
+    make_command = staticmethod(_build_command)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*registry.names(), "all"]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name != "all":
+            return super().get_command(ctx, name)
+        single = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False,
+                             context_settings={"max_content_width": 200})
+        single.command("all", short_help="Every benchmark whose raw inputs are present.", help=BUILD_HELP)(_build_all)
+        return typer.main.get_command(single)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        if args and not args[0].startswith("-") and module_name(args[0]) not in (*registry.names(), "all"):
+            error_line(InputError(f"unknown benchmark {module_name(args[0])!r}; choose from "
+                                  f"{', '.join(registry.names())} or 'all'"))
+            raise typer.Exit(2)
+        return typer.core.TyperGroup.resolve_command(self, ctx, args)
+
+
+app.add_typer(typer.Typer(cls=BuildGroup, no_args_is_help=True, rich_markup_mode=None), name="build",
+              help=f"{BUILD_HELP} (culturebench build NAME --help: a benchmark's build options.)",
+              short_help="Build release folders (parquet, dataset card, validation report, manifest) from raw files.")
+app.add_typer(typer.Typer(cls=GenerateGroup, no_args_is_help=True, rich_markup_mode=None), name="generate",
+              help="Generate a benchmark's synthetic items with a model (the tasks its benchmark lists: prompts, "
+                   "questionnaires, their translations, stories) into RAW_DIR (culturebench generate TASK --help: "
+                   "a task's options).",
+              short_help="Generate a benchmark's synthetic items with a model into RAW_DIR.")
 
 
 # --- export: a release as another harness's tasks (culturebench.integrations)

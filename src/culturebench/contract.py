@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from culturebench.errors import InputError
+from culturebench.config_file import read_options_file
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,18 +69,7 @@ class Options:
     max_tokens: int | None = option(help="Most tokens per answer (default: the paper's setting, else 256).")
 
     def __post_init__(self) -> None:
-        hints = typing.get_type_hints(type(self))
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.metadata.get("cli") is False and f.name in ("release", "out", "config_file"):
-                continue
-            checked = _checked_value(f.name, value, hints[f.name], self.config_file)
-            if checked is not value:
-                object.__setattr__(self, f.name, checked)
-            choices = f.metadata.get("choices")
-            if choices and checked is not None and checked not in choices:
-                raise InputError(f"unknown {f.name} {checked!r}; choose from {', '.join(choices)}",
-                                 file=self.config_file, column=f.name)
+        check_fields(self)
         for name in ("limit", "samples", "max_tokens"):
             value = getattr(self, name)
             if value is not None and value < 1:
@@ -99,13 +89,7 @@ class Options:
     def parse(cls, given: Mapping[str, Any], config: Path | None = None) -> Options:
         """The options of a command: the ``--config`` file's values, then the flags the user gave
         (``given``: name -> value, none left at its default; a flag wins over the file), checked."""
-        values: dict[str, Any] = {}
-        if config is not None:
-            from culturebench.config_file import read_options_file
-
-            values.update(read_options_file(Path(config), cls.config_keys()))
-        values.update(given)
-        return cls(**values, config_file=None if config is None else Path(config))
+        return parsed(cls, given, config)
 
     def replace(self, **changes: Any) -> Options:
         """A copy with ``changes`` (checked again)."""
@@ -128,6 +112,107 @@ def option_fields(options: type[Options], command: str | None = "evaluate", cli_
             continue
         fields.append(f)
     return fields
+
+
+def check_fields(options: Any) -> None:
+    """Check every option of an options dataclass (``Options``, ``BuildOptions``, ``GenerateOptions``): each
+    value made its field's type (``_checked_value``) and one of its ``choices``; an InputError naming the option
+    and the ``--config`` file."""
+    hints = typing.get_type_hints(type(options))
+    for f in dataclasses.fields(options):
+        value = getattr(options, f.name)
+        if f.metadata.get("cli") is False and f.name in ("release", "out", "config_file"):
+            continue
+        checked = _checked_value(f.name, value, hints[f.name], options.config_file)
+        if checked is not value:
+            object.__setattr__(options, f.name, checked)
+        choices = f.metadata.get("choices")
+        if choices and checked is not None and checked not in choices:
+            raise InputError(f"unknown {f.name} {checked!r}; choose from {', '.join(choices)}",
+                             file=options.config_file, column=f.name)
+
+
+def parsed(cls: type, given: Mapping[str, Any], config: Path | None = None) -> Any:
+    """``cls`` (an options dataclass) from the ``--config`` file's values, then the flags the user gave (``given``:
+    name -> value, none left at its default; a flag wins over the file), checked."""
+    values: dict[str, Any] = {}
+    if config is not None:
+        values.update(read_options_file(Path(config), cls.config_keys()))
+    values.update(given)
+    return cls(**values, config_file=None if config is None else Path(config))
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageOptions:
+    """The options of ``build`` and ``generate``, typed as evaluate's ``Options`` are: a benchmark (or generator)
+    subclasses ``BuildOptions`` / ``GenerateOptions`` with ``option(...)`` fields, which become the flags of its
+    command (``culturebench build normad --zones raw``) and the keys of ``--config`` (a flag wins); checked once, in
+    ``__post_init__`` (field types and choices, then ``check``)."""
+
+    config_file: Path | None = field(default=None, metadata={"cli": False})
+    """The ``--config`` file the options were read from (errors name it)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        self.check()
+
+    def check(self) -> None:
+        """The benchmark's own checks of its option values: raise InputError."""
+
+    @classmethod
+    def config_keys(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in option_fields(cls, None, cli_only=False))
+
+    @classmethod
+    def parse(cls, given: Mapping[str, Any], config: Path | None = None) -> StageOptions:
+        return parsed(cls, given, config)
+
+    def replace(self, **changes: Any) -> StageOptions:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildOptions(StageOptions):
+    """What a benchmark's build takes besides RAW, OUT and the seed (none by default): its ``build_options`` class
+    (e.g. NormAd's ``zones`` and ``revision``), given to its builder's ``build(raw, seed, progress, options)``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerateOptions(StageOptions):
+    """What every ``culturebench generate TASK`` takes besides the model and its endpoint; a generator subclasses
+    it with its own options."""
+
+    out: Path = field(default=Path("."), metadata={"cli": False})
+    """RAW_DIR: receives the raw files the benchmark's builder reads, and ``.generation/``."""
+    seed: int = option(0, help="Sampling seed and seed of the few-shot example draws.")
+    limit: int | None = option(help="Cap per group of the task's design, for demos (docs/benchmarks/NAME.md says "
+                                    "which group).")
+    only: str | None = option(help="Comma-separated groups of the task's design to generate (e.g. dimensions by "
+                                   "name or code, domains, countries).")
+    source: Path | None = option(help="Raw folder the task reads its inputs from (seed items, items to translate or "
+                                      "revise, atlas pages; default: the bundled raw/ or RAW_DIR, as the task "
+                                      "says).")
+
+    def check(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise InputError(f"--limit must be at least 1, got {self.limit}")
+
+
+class Generator:
+    """One ``culturebench generate TASK``: re-creates a benchmark's synthetic items with a model into a raw folder
+    its builder reads. A benchmark lists its generators (``Benchmark.generators``: task -> ``"module:attribute"``
+    of an instance, imported when the task runs), so a benchmark of another package adds its own."""
+
+    name: ClassVar[str]
+    """The task name (``culturebench generate <name>``)."""
+    title: ClassVar[str]
+    """One line: what it generates (the command line's list)."""
+    Options: ClassVar[type[GenerateOptions]] = GenerateOptions
+
+    def generate(self, backend: Any, options: GenerateOptions, console: Console | None = None
+                 ) -> tuple[str, list[Path]]:
+        """Generate into ``options.out`` with ``backend``: (one summary line, the files written)."""
+        raise NotImplementedError
 
 
 _SCALARS = {int: "a whole number", float: "a number", str: "text", bool: "true or false", Path: "a path"}
@@ -272,9 +357,9 @@ class Benchmark:
     build_imports: ClassVar[tuple[str, ...]] = ()
     """Modules its build imports that take a second or more: ``build all`` imports them in a thread from the
     start (issue #31)."""
-    generators: ClassVar[tuple[str, ...]] = ()
-    """Modules of ``culturebench.generation`` (``culturebench generate <task>``) that re-create its synthetic
-    items."""
+    generators: ClassVar[Mapping[str, str]] = {}
+    """Its ``culturebench generate`` tasks: task name -> ``"module:attribute"`` of a :class:`Generator` that
+    re-creates its synthetic items (imported when the task is asked for)."""
     responses_help: ClassVar[str] = "responses.jsonl of `evaluate` (several comma-separated files are scored together)."
     """What ``culturebench score --responses`` takes."""
     tasks: ClassVar[tuple[HarnessTask, ...]] = ()
@@ -400,6 +485,15 @@ class Benchmark:
         """The module of its builder."""
         return import_module(self.builder or f"culturebench.builders.{self.name}")
 
+    def build_options(self) -> type[BuildOptions]:
+        """The options of its build: its builder module's ``Options`` (a :class:`BuildOptions`), or none."""
+        return getattr(self.builder_module(), "Options", BuildOptions)
+
+    def generator(self, task: str) -> Generator:
+        """The :class:`Generator` of its task ``task`` (one of ``generators``)."""
+        module, _, attribute = self.generators[task].partition(":")
+        return getattr(import_module(module), attribute or "GENERATOR")
+
     def schemas_module(self):
         """The module of its release schemas."""
         return import_module(self.schemas_module_name())
@@ -408,13 +502,14 @@ class Benchmark:
         return self.schemas or f"culturebench.schemas.{self.name}"
 
     def rai_facts(self) -> dict:
-        """The Responsible-AI facts croissant.json carries (``culturebench/facts/croissant_rai/<name>.json`` by
-        default; :mod:`culturebench.croissant` says what each holds)."""
+        """The Responsible-AI facts croissant.json carries (:mod:`culturebench.croissant` says what each holds): by
+        default ``culturebench/facts/croissant_rai/<name>.json``, and none for a benchmark without that file (a
+        plugin's): croissant.json then says of each fact that the benchmark does not state it."""
         import json
         from importlib import resources
 
         path = resources.files("culturebench.facts").joinpath("croissant_rai").joinpath(f"{self.name}.json")
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
     def task(self, name: str) -> HarnessTask:
         for task in self.tasks:

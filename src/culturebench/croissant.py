@@ -25,14 +25,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from culturebench import registry
-from culturebench.builders.base import CardInfo
+from culturebench.builders.base import CardInfo, license_name
 from culturebench.validation.report import ORIGIN_KEYS, rebuild_commands
+
+if TYPE_CHECKING:
+    from culturebench.contract import Benchmark
 
 FILE = "croissant.json"
 CONFORMS_TO = ["http://mlcommons.org/croissant/1.1", "http://mlcommons.org/croissant/RAI/1.0"]
@@ -89,18 +92,26 @@ PARQUET = "application/x-parquet"
 RAI_TEXT = ("dataCollection", "dataAnnotationProtocol", "personalSensitiveInformation", "dataBiases",
             "dataLimitations", "dataUseCases", "dataSocialImpact", "dataReleaseMaintenancePlan")
 """The RAI facts each benchmark states (``Benchmark.rai_facts()``; plus dataCollectionType, a list of values)."""
+UNSTATED = "not stated: the benchmark gives no Responsible-AI facts (its Benchmark.rai_facts())"
+
+
+def stated_facts(benchmark: Benchmark) -> dict:
+    """``benchmark.rai_facts()`` with every fact it does not give marked unstated (no url, no synthetic rows
+    known, no collection type), so that a benchmark of another package needs none to build."""
+    unstated = {"url": {"value": None, "source": UNSTATED}, "synthetic": None,
+                "dataCollectionType": {"value": [], "source": UNSTATED},
+                **{name: {"text": "Not stated", "source": UNSTATED} for name in RAI_TEXT}}
+    return unstated | benchmark.rai_facts()
 _INTEGERS = {pa.int8(): "cr:Int8", pa.int16(): "cr:Int16", pa.int32(): "cr:Int32", pa.int64(): "cr:Int64",
              pa.uint8(): "cr:UInt8", pa.uint16(): "cr:UInt16", pa.uint32(): "cr:UInt32", pa.uint64(): "cr:UInt64"}
 
 
-def rai_facts(benchmark: str) -> dict:
-    return registry.benchmark(benchmark).rai_facts()
-
-
-def render(card: CardInfo, manifest: dict, release: Path, tables: dict[str, dict[str, pl.DataFrame]]) -> str:
-    """croissant.json of the release in ``release`` whose data files ``manifest["outputs"]`` lists (their parquet
-    schemas are read from the files), as text."""
-    return dumps(document(card, manifest, parquet_schemas(release, manifest), has_synthetic_rows(manifest, tables)))
+def render(benchmark: Benchmark, card: CardInfo, manifest: dict, release: Path,
+           tables: dict[str, dict[str, pl.DataFrame]]) -> str:
+    """croissant.json of ``benchmark``'s release in ``release`` whose data files ``manifest["outputs"]`` lists (their
+    parquet schemas are read from the files), as text."""
+    return dumps(document(benchmark, card, manifest, parquet_schemas(release, manifest),
+                          has_synthetic_rows(benchmark, manifest, tables)))
 
 
 def dumps(document: dict) -> str:
@@ -120,27 +131,28 @@ def data_outputs(manifest: dict) -> list[dict]:
     return [o for o in manifest["outputs"] if "config" in o]
 
 
-def has_synthetic_rows(manifest: dict, tables: dict[str, dict[str, pl.DataFrame]]) -> bool:
+def has_synthetic_rows(benchmark: Benchmark, manifest: dict, tables: dict[str, dict[str, pl.DataFrame]]) -> bool:
     """``rai:hasSyntheticData``: a build from the bundled sample is synthetic throughout; otherwise the benchmark's
     ``synthetic`` fact says which rows are generated (``all``, or rows whose column holds one of some values)."""
     if manifest.get("bundled_sample"):
         return True
-    rule = rai_facts(manifest["benchmark"])["synthetic"]
+    rule = stated_facts(benchmark)["synthetic"]
     if rule is None or rule == "all":
         return rule == "all"
     return any(frame.get_column(rule["column"]).cast(pl.String).is_in(rule["values"]).any()
                for frame in tables.get(rule["config"], {}).values() if rule["column"] in frame.columns)
 
 
-def document(card: CardInfo, manifest: dict, schemas: dict[str, pa.Schema], synthetic: bool) -> dict:
+def document(benchmark: Benchmark, card: CardInfo, manifest: dict, schemas: dict[str, pa.Schema],
+             synthetic: bool) -> dict:
     """The Croissant JSON-LD of a release: dataset-level and RAI fields, the distribution, a record set per config
     (configs in the card's order, ``schemas`` the parquet schema of each)."""
-    benchmark = manifest["benchmark"]
-    facts = rai_facts(benchmark)
+    name = manifest["benchmark"]
+    facts = stated_facts(benchmark)
     restricted = not_distributed(benchmark, card)
     outputs = sorted(data_outputs(manifest), key=lambda o: o["path"])
     origin = {key: manifest.get(key) for key in ORIGIN_KEYS}
-    recipe = "\n".join(rebuild_commands(benchmark, manifest["seed"], manifest["inputs"], origin))
+    recipe = "\n".join(rebuild_commands(name, manifest["seed"], manifest["inputs"], origin))
     acc = manifest["accounting"]
     described = {c.name: c for c in card.configs}
     doc: dict = {
@@ -148,7 +160,7 @@ def document(card: CardInfo, manifest: dict, schemas: dict[str, pa.Schema], synt
         "@type": "sc:Dataset",
         "conformsTo": CONFORMS_TO,
         "name": card.pretty_name,
-        "alternateName": benchmark,
+        "alternateName": name,
         "description": card.summary + (" Built from culturebench's bundled synthetic sample: the rows exercise the "
                                        "pipeline and are not the benchmark's data." if manifest.get("bundled_sample")
                                        else ""),
@@ -162,6 +174,8 @@ def document(card: CardInfo, manifest: dict, schemas: dict[str, pa.Schema], synt
         "inLanguage": list(card.language),
         "isLiveDataset": False,
     }
+    if doc["url"] is None:
+        del doc["url"]
     for name in RAI_TEXT:
         doc[f"rai:{name}"] = cited(facts[name])
     doc["rai:dataCollectionType"] = facts["dataCollectionType"]["value"]
@@ -190,17 +204,15 @@ def cited(fact: dict) -> str:
     return f"{fact['text']} (Source: {fact['source']}.)"
 
 
-def not_distributed(benchmark: str, card: CardInfo) -> dict[str, tuple[str, tuple[str, ...]]]:
+def not_distributed(benchmark: Benchmark, card: CardInfo) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Config -> (why it is not distributed, the columns withheld; empty: the whole config), for the configs whose
     source terms forbid redistribution, as ``culturebench publish`` withholds them from a public upload."""
-    from culturebench.publish import license_name
-
     out = {}
     for config in card.configs:
         if config.redistributable:
             continue
-        terms = license_name(benchmark, config)
-        open_columns = registry.benchmark(benchmark).open_columns.get(config.name)
+        terms = license_name(benchmark.name, config)
+        open_columns = benchmark.open_columns.get(config.name)
         if open_columns is not None:
             out[config.name] = (f"Column(s) {', '.join(open_columns.withheld)} not distributed: {open_columns.reason}; "
                                 f"`culturebench publish` uploads the config without them.", open_columns.withheld)
@@ -294,10 +306,10 @@ def type_text(kind: pa.DataType) -> str:
     return f"Parquet type {str(kind).replace('large_', '').replace('element: ', '')}."
 
 
-def column_checks(benchmark: str) -> dict[str, dict[str, str]]:
+def column_checks(benchmark: Benchmark) -> dict[str, dict[str, str]]:
     """Config -> column -> what its pandera schema requires, in words (e.g. ``Validated: never null; unique; one of:
     a, b.``)."""
-    schemas = getattr(registry.benchmark(benchmark).schemas_module(), "SCHEMAS", {})
+    schemas = getattr(benchmark.schemas_module(), "SCHEMAS", {})
     return {config: {name: requirement_text(column) for name, column in schema.columns.items()}
             for config, schema in schemas.items()}
 

@@ -350,3 +350,14 @@ def atomic_directory(target: Path) -> Iterator[Path]:
             except OSError:
                 break
         raise
+
+
+def input_files(folder: Path, suffixes: tuple[str, ...], what: str) -> list[Path]:
+    """The files of ``folder`` with one of ``suffixes`` (lower case), in name order; an InputError naming the folder
+    when it is missing or has none (``what`` says what they are)."""
+    if not folder.is_dir():
+        raise InputError(f"missing folder of {what}", file=folder)
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
+    if not files:
+        raise InputError(f"no {what} ({', '.join('*' + s for s in suffixes)}) in the folder", file=folder)
+    return files

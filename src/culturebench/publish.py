@@ -29,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from culturebench import __version__, croissant, registry
+from culturebench.builders.base import license_name
 from culturebench.errors import InputError
 from culturebench.io import sha256_file
 from culturebench.cards import loading_example
@@ -150,11 +151,6 @@ def _file_oid(path: Path) -> str:
     return digest.hexdigest()
 
 
-def license_name(benchmark: str, config_info) -> str:
-    """The license name ``--allow-restricted`` must give for a not-redistributable config."""
-    return getattr(config_info, "license_name", None) or f"{benchmark}-source-terms"
-
-
 def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | None = None,
          allow_restricted: tuple[str, ...] | list[str] = (), api=None, offline_ok: bool = False) -> Plan:
     """Everything a publish would send, compared with the remote (read only; nothing is written). With
@@ -163,7 +159,7 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo_id or ""):
         raise InputError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
     manifest = load_manifest(release)
-    benchmark = manifest["benchmark"]
+    benchmark = registry.benchmark(manifest["benchmark"])  # the manifest names it: looked up once, here
     if manifest.get("validation", {}).get("failed"):
         raise InputError(f"release has {manifest['validation']['failed']} failing checks; not publishing", file=release)
     changed = [o["path"] for o in manifest["outputs"]
@@ -171,9 +167,9 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     if changed:
         raise InputError(f"{len(changed)} files differ from manifest.json (first: {changed[0]}); run culturebench audit",
                          file=release)
-    card = getattr(registry.benchmark(benchmark).builder_module(), "CARD", None)
+    card = getattr(benchmark.builder_module(), "CARD", None)
     described = {c.name: c for c in getattr(card, "configs", ())}
-    restricted = {config: license_name(benchmark, described.get(config))
+    restricted = {config: license_name(benchmark.name, described.get(config))
                   for config, ok in manifest.get("redistributable", {}).items() if not ok}
     allowed = set(allow_restricted)
     unknown = allowed - set(restricted.values())
@@ -218,7 +214,7 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
         why = gate(license_)
         if why:
             files = tuple(by_config.get(config, []))
-            open_columns = registry.benchmark(benchmark).open_columns.get(config)
+            open_columns = benchmark.open_columns.get(config)
             if open_columns is not None:
                 withheld.append(Withheld(config, license_, f"{open_columns.reason}; {why}", files,
                                          open_columns.withheld))
@@ -255,7 +251,7 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     files.append(_planned_bytes("README.md", readme.encode("utf-8")))
     files.sort(key=lambda f: f.path)
 
-    result = Plan(release, repo_id, revision, repo_private, benchmark, manifest_sha, files, withheld, remote)
+    result = Plan(release, repo_id, revision, repo_private, benchmark.name, manifest_sha, files, withheld, remote)
     for item in files:
         sha256, oid = remote.files.get(item.path, (None, None))
         if (sha256 is not None and sha256 == item.sha256) or (oid is not None and oid == item.git_oid):

@@ -13,7 +13,7 @@ from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
 
-from culturebench.contract import Benchmark, HarnessTask
+from culturebench.contract import Benchmark, Generator, HarnessTask
 from culturebench.errors import InputError
 
 BUILT_IN = ("wvb", "cdeval", "normad", "llm_globe", "socialcc")
@@ -67,11 +67,12 @@ def generators() -> dict[str, Benchmark]:
     return {task: b for b in benchmarks() for task in b.generators}
 
 
-def generator(task: str):
-    """``culturebench.generation.<task>``; an InputError for an unknown task."""
-    if task not in generators():
-        raise InputError(f"unknown generation task {task!r}; choose from {', '.join(generators())}")
-    return import_module(f"culturebench.generation.{task}")
+def generator(task: str) -> Generator:
+    """The generator of ``culturebench generate <task>``; an InputError for an unknown task."""
+    owners = generators()
+    if task not in owners:
+        raise InputError(f"unknown generation task {task!r}; choose from {', '.join(owners)}")
+    return owners[task].generator(task)
 
 
 def harness_task(name: str) -> tuple[Benchmark, HarnessTask]:

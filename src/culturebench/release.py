@@ -33,6 +33,7 @@ from culturebench import __version__, croissant, registry, release_diff
 from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
 from culturebench.checkout import is_bundled_sample, source_commit
+from culturebench.contract import Benchmark, BuildOptions, option_fields
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
 from culturebench.validation import great_expectations_process, summary, validate_tables
@@ -48,22 +49,25 @@ MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "valida
 """What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
 
 
-def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress,
-                  options: dict | None = None, previous: str | Path | None = None) -> tuple[Path, dict]:
-    """Build benchmark ``name`` from ``raw`` into ``out/name``; returns the folder and the validation summary.
-    ``options``: the builder's own (its ``BUILD_OPTIONS``; ``build --config``), passed only when given. With
-    ``previous`` (an earlier release of ``name``) the manifest's ``changes`` and the card say what changed since.
+def build_release(benchmark: Benchmark, raw: Path, out: Path, seed: int, progress: Progress,
+                  options: BuildOptions | None = None, previous: str | Path | None = None) -> tuple[Path, dict]:
+    """Build ``benchmark`` from ``raw`` into ``out/<its name>``; returns the folder and the validation summary.
+    ``options``: its build options (``Benchmark.build_options()``; ``culturebench build NAME --flag``), given to a
+    builder that has any. With ``previous`` (an earlier release of the benchmark) the manifest's ``changes`` and the
+    card say what changed since.
 
     An InputError names its file relative to ``raw``. When a check fails, ``out/name`` is left as it was and
     ChecksFailed is raised; the failed build is kept in ``out/.failed/name/`` (report in ``validation/``)."""
-    builder = registry.benchmark(name).builder_module()
+    name = benchmark.name
+    builder = benchmark.builder_module()
     if not Path(raw).is_dir():
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
     earlier = release_diff.previous_release(previous, name) if previous is not None else None
     with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
-        import_in_background(registry.benchmark(name).schemas_module_name(), "datasets")  # the checks' and the card's imports
+        import_in_background(benchmark.schemas_module_name(), "datasets")  # the checks' and the card's imports
         try:
-            output: BuildOutput = builder.build(raw, seed, progress, **({"options": options} if options else {}))
+            takes_options = options is not None and option_fields(type(options), None, cli_only=False)
+            output: BuildOutput = builder.build(raw, seed, progress, **({"options": options} if takes_options else {}))
         except InputError as exc:
             raise exc.relative_to(raw) from None
         progress("write")
@@ -77,13 +81,13 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
         }
         progress("validate")
         great_expectations.submit(name, folder, outputs)
-        tables = as_read_back(output.tables, read_dtypes(name))
-        results = validate_tables(name, tables, accounting, great_expectations)
+        tables = as_read_back(output.tables, read_dtypes(benchmark))
+        results = validate_tables(benchmark, tables, accounting, great_expectations)
         rows = {config: {split: frame.height for split, frame in splits.items()} for config, splits in tables.items()}
         origin = {"source_commit": source_commit(),
                   "bundled_sample": is_bundled_sample([{"name": i.name, "sha256": i.sha256} for i in output.inputs])}
         write_report(folder / "validation", name, results, rows, accounting["quarantined_by_rule"],
-                     tables=tables, quarantine_frames=output.quarantine, inputs=output.inputs, seed=seed, origin=origin,
+                     schemas=getattr(benchmark.schemas_module(), "SCHEMAS", {}), tables=tables, quarantine_frames=output.quarantine, inputs=output.inputs, seed=seed, origin=origin,
                      left_out=left_out_rows(builder, output.provenance or {}))
         manifest = {
             "benchmark": name,
@@ -104,8 +108,8 @@ def build_release(name: str, raw: Path, out: Path, seed: int, progress: Progress
             manifest["changes"] = release_diff.changes_since(earlier, folder, manifest | {"outputs": outputs})
         card = output.card or builder.CARD
         (folder / "README.md").write_text(render_card(card, tables, manifest), encoding="utf-8")
-        (folder / croissant.FILE).write_text(croissant.render(card, manifest | {"outputs": outputs}, folder, tables),
-                                             encoding="utf-8")
+        (folder / croissant.FILE).write_text(
+            croissant.render(benchmark, card, manifest | {"outputs": outputs}, folder, tables), encoding="utf-8")
         for extra in ("README.md", croissant.FILE, "validation/report.json", "validation/report.html"):
             outputs.append({"path": extra, "sha256": sha256_file(folder / extra)})
         manifest["outputs"] = sorted(outputs, key=lambda o: o["path"])
@@ -303,9 +307,9 @@ def verify_release(release: Path, manifest: dict | None = None, *, exempt: Colle
             os.replace(temporary, memo_path)
 
 
-def read_dtypes(name: str) -> dict[str, dict[str, pl.DataType]]:
-    """Per config, the columns that benchmark ``name``'s schemas read back as another dtype (e.g. Enum)."""
-    return getattr(registry.benchmark(name).schemas_module(), "READ_DTYPES", {})
+def read_dtypes(benchmark: Benchmark) -> dict[str, dict[str, pl.DataType]]:
+    """Per config, the columns that ``benchmark``'s schemas read back as another dtype (e.g. Enum)."""
+    return getattr(benchmark.schemas_module(), "READ_DTYPES", {})
 
 
 def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, pl.DataType]] | None = None,
@@ -343,5 +347,6 @@ def revalidate(release: Path) -> tuple[dict, list, list[str]]:
     manifest = load_manifest(release, MANIFEST_KEYS)
     problems = file_problems(release, manifest)
     readable = [o for o in manifest["outputs"] if (Path(release) / o["path"]).is_file()]
-    tables = read_tables(release, readable, read_dtypes(manifest["benchmark"]))
-    return manifest, validate_tables(manifest["benchmark"], tables, manifest["accounting"]), problems
+    benchmark = registry.benchmark(manifest["benchmark"])
+    tables = read_tables(release, readable, read_dtypes(benchmark))
+    return manifest, validate_tables(benchmark, tables, manifest["accounting"]), problems

@@ -45,12 +45,5 @@ class Toy(Benchmark):
         return OptionScoring(lambda text: (text.lower(), ANSWERS) if text.lower() in ANSWERS else None,
                              parsed_field="answer", group_field="id")
 
-    def rai_facts(self):
-        return {"url": {"value": "https://example.org/toy", "source": "test"}, "synthetic": "all",
-                **{name: {"text": "A test benchmark.", "source": "test"} for name in (
-                    "dataCollection", "dataAnnotationProtocol", "personalSensitiveInformation", "dataBiases",
-                    "dataLimitations", "dataUseCases", "dataSocialImpact", "dataReleaseMaintenancePlan")},
-                "dataCollectionType": {"value": ["Manual Human Curator"], "source": "test"}}
-
 
 BENCHMARK = Toy()

@@ -1,15 +1,20 @@
-"""What every builder returns and what the release writer needs to know about a benchmark."""
+"""What every builder returns and what the release writer needs to know about a benchmark.
+
+A builder is a module (or package) per benchmark, from raw files to validated tables: ``NAME``, ``CARD``
+(:class:`CardInfo`), ``STAGES`` (the progress bar's stages), ``raw_present(raw) -> bool``, ``build(raw, seed,
+progress[, options]) -> BuildOutput`` and ``checks(tables) -> list[CheckResult]`` (the cross-table checks); where
+its build takes options, ``Options`` (a :class:`culturebench.contract.BuildOptions`) and ``build``'s ``options``;
+``manifest_card(manifest)`` where the card depends on the build, and ``left_out_rows(provenance)`` where it leaves
+source rows out without quarantining them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable
 
 import polars as pl
 
 from culturebench.io import InputFile
-from culturebench.validation.checks import CheckResult
 
 Progress = Callable[[str], None]
 """Called with the name of each stage as a build enters it (drives the CLI's progress bar)."""
@@ -24,6 +29,12 @@ class ConfigInfo:
     redistributable: bool = True
     license_name: str | None = None
     """For a config that is not redistributable: the name of the source terms (``publish --allow-restricted``)."""
+
+
+def license_name(benchmark: str, config: ConfigInfo | None) -> str:
+    """The license name ``publish --allow-restricted`` must give for a not-redistributable config (its
+    ``license_name``, else ``<benchmark>-source-terms``)."""
+    return getattr(config, "license_name", None) or f"{benchmark}-source-terms"
 
 
 @dataclass(frozen=True)
@@ -70,17 +81,3 @@ class BuildOutput:
     @property
     def rows_quarantined(self) -> int:
         return sum(frame.height for frame in self.quarantine.values())
-
-
-class Benchmark(Protocol):
-    """A builder module: one per benchmark, from raw files to validated tables."""
-
-    NAME: str
-    CARD: CardInfo
-    STAGES: tuple[str, ...]
-
-    def raw_present(self, raw: Path) -> bool: ...
-
-    def build(self, raw: Path, seed: int, progress: Progress) -> BuildOutput: ...
-
-    def checks(self, tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]: ...

@@ -28,20 +28,19 @@ one above is the closest natural reading.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import warnings
 from collections import Counter
 from dataclasses import replace
 from fractions import Fraction
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import polars as pl
 
 from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
 from culturebench.errors import InputError
+from culturebench.facts import read as read_facts
 from culturebench.raw.cdeval import (
     DEFAULT_LANGUAGE,
     HOFSTEDE_FOLDER,
@@ -213,7 +212,7 @@ def questionnaire_language(items: list[Item]) -> str:
 
 @cache
 def facts() -> dict:
-    return json.loads(resources.files("culturebench.facts").joinpath("cdeval.json").read_text(encoding="utf-8"))
+    return read_facts(NAME)
 
 
 def dimension_codes() -> list[str]:

@@ -35,8 +35,8 @@ import polars as pl
 from culturebench import registry
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_record
-from culturebench.evaluate.limit import plural
 from culturebench.evaluate.uncertainty import Bootstrap
+from culturebench.evaluate.words import plural
 from culturebench.io import write_json
 
 REPORT_FILE = "report.html"

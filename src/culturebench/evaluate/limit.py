@@ -26,21 +26,7 @@ import numpy as np
 import polars as pl
 
 from culturebench.evaluate.uncertainty import MIN_GROUP_SIZE
-
-
-def singular(plural: str) -> str:
-    """"questions" -> "question", "stories" -> "story", "countries" -> "country"."""
-    return plural[:-3] + "y" if plural.endswith("ies") else plural[:-1]
-
-
-def plural(noun: str) -> str:
-    """"story" -> "stories", "question" -> "questions" (the nouns of the reports)."""
-    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
-
-
-def counted(n: int, plural: str) -> str:
-    """``1 story``, ``2 stories``."""
-    return f"{n:,} {singular(plural) if n == 1 else plural}"
+from culturebench.evaluate.words import counted, singular
 
 
 def spread_positions(frame: pl.DataFrame, by: Sequence[str], limit: int | None,

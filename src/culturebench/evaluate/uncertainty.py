@@ -33,6 +33,8 @@ from functools import cached_property
 
 import numpy as np
 
+from culturebench.evaluate.words import counted, plural
+
 DEFAULT_RESAMPLES = 2000
 """Bootstrap resamples of the intervals metrics.json reports (``culturebench compare --n-resamples`` changes it)."""
 CONFIDENCE_LEVEL = 0.95
@@ -82,8 +84,6 @@ def no_spread(sizes: Sequence[int], *, unit: str = "unit", stratum: str = "strat
     stratified variance estimate cannot be made from a stratum with a single sampling unit (the variance formula
     gives 0/0): R's survey package refuses such a stratum by default (``options(survey.lonely.psu = "fail")``),
     and so does this rule: no interval, p-value or significance verdict, and this reason said instead."""
-    from culturebench.evaluate.limit import counted, plural
-
     sizes = [int(n) for n in sizes if n]
     few = [n for n in sizes if n < MIN_UNITS_PER_STRATUM]
     if not few and sizes:

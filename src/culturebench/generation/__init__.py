@@ -1,8 +1,8 @@
 """Re-creates synthetic benchmark items through an OpenAI-compatible endpoint (``culturebench generate TASK``).
 
-Each task (listed under its benchmark in :mod:`culturebench.registry`) is a module
-``culturebench.generation.<task>`` exposing ``cli_generate(backend, options, console) -> (summary line, files
-written)``; ``options`` holds ``out`` (RAW_DIR), ``seed``, ``limit``, ``only``, ``source``,
-``language``.
+Each task is a :class:`culturebench.contract.Generator` that its benchmark lists (``Benchmark.generators``):
+here the ``GENERATOR`` of ``culturebench.generation.<task>``, whose ``Options`` (a ``GenerateOptions``: ``out``
+(RAW_DIR), ``seed``, ``limit``, ``only``, ``source`` and the task's own) are the flags of ``culturebench generate
+<task>`` and whose ``generate(backend, options, console)`` returns (summary line, files written).
 Shared plumbing (run folder, log, cache, resume, parsing) is in :mod:`culturebench.generation.common`.
 """

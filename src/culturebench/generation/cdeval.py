@@ -25,11 +25,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from culturebench.contract import GenerateOptions, Generator
 from culturebench.errors import InputError
 from culturebench.generation.common import (
     GenerationRun,
     NearDuplicates,
-    check_options,
     json_items,
     junk_reason,
     only_filter,
@@ -232,18 +232,28 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
     return summary
 
 
-def cli_generate(backend, options: dict, console: Console) -> tuple[str, list[Path]]:
-    """``culturebench generate cdeval``: returns (one-line summary, files written)."""
-    check_options(options)
-    out = Path(options["out"])
-    s = generate(backend, out, seed=options.get("seed") or 0, limit=options.get("limit"), only=only_filter(options),
-                 console=console)
+class CDEvalGenerator(Generator):
+    """``culturebench generate cdeval``: the questionnaire items of every dimension x domain (Sec. 3.1)."""
+
+    name = TASK
+    title = "CDEval questionnaire items per Hofstede dimension x domain (Sec. 3.1, Tables 5-6)"
+
+    def generate(self, backend, options: GenerateOptions, console: Console | None = None) -> tuple[str, list[Path]]:
+        out = options.out
+        s = generate(backend, out, seed=options.seed, limit=options.limit, only=only_filter(options.only),
+                     console=console)
+        return _summary_line(s), [Path(s["output"]), out / ".generation" / "cdeval.log.jsonl", Path(s["summary_file"])]
+
+
+GENERATOR = CDEvalGenerator()
+
+
+def _summary_line(s: dict) -> str:
     overall = s["statistics"].get("all", {})
 
     def fmt(x):
         return "n/a" if x is None else f"{x:.3f}"
 
-    line = (f"cdeval: {s['items']} items over {len(s['cells'])} cells ({s['wanted_per_cell']} wanted each; short: "
+    return (f"cdeval: {s['items']} items over {len(s['cells'])} cells ({s['wanted_per_cell']} wanted each; short: "
             f"{len(s['short_per_cell'])} cells); Distinct-2 {fmt(overall.get('distinct_2'))}, Self-BLEU "
             f"{fmt(overall.get('self_bleu'))}; rejected: {s['rejected'] or 'none'}")
-    return line, [Path(s["output"]), out / ".generation" / "cdeval.log.jsonl", Path(s["summary_file"])]

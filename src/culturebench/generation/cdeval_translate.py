@@ -22,15 +22,16 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
 from culturebench.checkout import bundled_raw
+from culturebench.contract import GenerateOptions, Generator, option
 from culturebench.errors import InputError
 from culturebench.generation.common import (
     GenerationRun,
-    check_options,
     clean_translation,
     has_cjk,
     only_filter,
@@ -169,17 +170,33 @@ def generate(backend, raw_dir: Path, *, language: str, source: Path, seed: int =
     return summary
 
 
-def cli_generate(backend, options: dict, console: Console) -> tuple[str, list[Path]]:
-    """``culturebench generate cdeval_translate --language L``: returns (one-line summary, files written)."""
-    check_options(options)
-    if not options.get("language"):
-        raise InputError("cdeval_translate needs --language (e.g. de or zh, Fig. 4)")
-    out = Path(options["out"])
-    s = generate(backend, out, language=options["language"], source=options.get("source") or bundled_raw(),
-                 seed=options.get("seed") or 0, limit=options.get("limit"), only=only_filter(options),
-                 console=console)
-    line = (f"cdeval_translate: {s['translated_items']} of {s['items']} items translated to {s['language_name']} "
-            f"({s['untranslated_items']} left out: a text still untranslated after a retry); rejected: "
-            f"{s['rejected'] or 'none'}")
-    return line, [Path(s["output"]), out / "cdeval" / "TRANSLATED.md", out / ".generation" / f"{TASK}.log.jsonl",
-                  Path(s["summary_file"])]
+@dataclass(frozen=True, kw_only=True)
+class TranslateOptions(GenerateOptions):
+    language: str | None = option(help="The language to translate the items into (de, zh, ...; Fig. 4).")
+
+    def check(self) -> None:
+        super().check()
+        if not self.language:
+            raise InputError("cdeval_translate needs --language (e.g. de or zh, Fig. 4)")
+
+
+class TranslateGenerator(Generator):
+    """``culturebench generate cdeval_translate --language L``: a CDEval questionnaire translated (Fig. 4)."""
+
+    name = TASK
+    title = "A CDEval questionnaire translated into another language (Sec. 4.2, Fig. 4)"
+    Options = TranslateOptions
+
+    def generate(self, backend, options: TranslateOptions, console: Console | None = None
+                 ) -> tuple[str, list[Path]]:
+        out = options.out
+        s = generate(backend, out, language=options.language, source=options.source or bundled_raw(),
+                     seed=options.seed, limit=options.limit, only=only_filter(options.only), console=console)
+        line = (f"cdeval_translate: {s['translated_items']} of {s['items']} items translated to "
+                f"{s['language_name']} ({s['untranslated_items']} left out: a text still untranslated after a "
+                f"retry); rejected: {s['rejected'] or 'none'}")
+        return line, [Path(s["output"]), out / "cdeval" / "TRANSLATED.md",
+                      out / ".generation" / f"{TASK}.log.jsonl", Path(s["summary_file"])]
+
+
+GENERATOR = TranslateGenerator()

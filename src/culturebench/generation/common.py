@@ -29,7 +29,6 @@ from typing import Any
 
 from rich.console import Console
 
-from culturebench.errors import InputError
 from culturebench.evaluate.chat import Backend, ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import RunStats, run_requests
@@ -128,17 +127,8 @@ def write_atomic(path: Path, text: str) -> None:
     partial.replace(path)
 
 
-def check_options(options: dict) -> None:
-    if options.get("out") is None:
-        raise InputError("--out RAW_DIR is required")
-    limit = options.get("limit")
-    if limit is not None and limit < 1:
-        raise InputError(f"--limit must be 1 or more, got {limit}")
-
-
-def only_filter(options: dict) -> set[str] | None:
+def only_filter(value: str | None) -> set[str] | None:
     """``--only a,b``: the casefolded names to keep (None: everything)."""
-    value = options.get("only")
     if not value:
         return None
     return {part.strip().casefold() for part in str(value).split(",") if part.strip()}

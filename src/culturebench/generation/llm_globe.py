@@ -28,11 +28,11 @@ from pathlib import Path
 from rich.console import Console
 
 from culturebench.checkout import bundled_raw
+from culturebench.contract import GenerateOptions, Generator
 from culturebench.errors import InputError
 from culturebench.generation.common import (
     GenerationRun,
     NearDuplicates,
-    check_options,
     clean_translation,
     has_cjk,
     junk_reason,
@@ -251,15 +251,22 @@ def generate(backend, raw_dir: Path, *, source: Path, seed: int = 0, limit: int 
     return summary
 
 
-def cli_generate(backend, options: dict, console: Console) -> tuple[str, list[Path]]:
-    """``culturebench generate llm_globe``: returns (one-line summary, files written)."""
-    check_options(options)
-    out = Path(options["out"])
-    s = generate(backend, out, source=Path(options.get("source") or bundled_raw()), seed=options.get("seed") or 0,
-                 limit=options.get("limit"), only=only_filter(options), console=console)
-    kept = sum(s["kept_per_dimension"].values())
-    line = (f"llm_globe: {kept} prompts kept over {len(s['dimensions'])} dimensions ({s['wanted_per_dimension']} "
-            f"wanted each; short: {s['short_per_dimension'] or 'none'}), {s['translated']} translated; "
-            f"rejected: {s['rejected'] or 'none'}")
-    return line, [Path(s["output"]), out / "llm_globe" / "GENERATED.md", out / ".generation" / "llm_globe.log.jsonl",
-                  Path(s["summary_file"])]
+class LLMGlobeGenerator(Generator):
+    """``culturebench generate llm_globe``: the open prompts of every dimension, translated (Sec. 3.1.2)."""
+
+    name = "llm_globe"
+    title = "LLM-GLOBE open prompts per dimension from the seeds and rubrics, with zh-CN translations (Sec. 3.1.2)"
+
+    def generate(self, backend, options: GenerateOptions, console: Console | None = None) -> tuple[str, list[Path]]:
+        out = options.out
+        s = generate(backend, out, source=Path(options.source or bundled_raw()), seed=options.seed,
+                     limit=options.limit, only=only_filter(options.only), console=console)
+        kept = sum(s["kept_per_dimension"].values())
+        line = (f"llm_globe: {kept} prompts kept over {len(s['dimensions'])} dimensions "
+                f"({s['wanted_per_dimension']} wanted each; short: {s['short_per_dimension'] or 'none'}), "
+                f"{s['translated']} translated; rejected: {s['rejected'] or 'none'}")
+        return line, [Path(s["output"]), out / "llm_globe" / "GENERATED.md",
+                      out / ".generation" / "llm_globe.log.jsonl", Path(s["summary_file"])]
+
+
+GENERATOR = LLMGlobeGenerator()

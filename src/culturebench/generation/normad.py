@@ -64,12 +64,12 @@ from rich.console import Console
 
 from culturebench.builders import normad as builder
 from culturebench.checkout import bundled_raw
+from culturebench.contract import GenerateOptions, Generator, option
 from culturebench.errors import InputError
 from culturebench.generation import normad_prompts as prompts
 from culturebench.generation.common import (
     GenerationRun,
     NearDuplicates,
-    check_options,
     only_filter,
     request,
     write_atomic,
@@ -477,19 +477,18 @@ def stories_csv(kept: list[Slot]) -> str:
 # ------------------------------------------------------------------------------------------------ command line
 
 
-def _input_raw(options: dict, out: Path) -> Path:
-    source = options.get("source") or options.get("raw")
-    if source:
-        return Path(source)
+def _input_raw(options: NormAdGenerateOptions, out: Path) -> Path:
+    if options.source:
+        return Path(options.source)
     if (out / ATLAS_FOLDER).is_dir():
         return out
     return bundled_raw()
 
 
-def _selection(options: dict) -> tuple[set[str] | None, set[str] | None]:
+def _selection(options: NormAdGenerateOptions) -> tuple[set[str] | None, set[str] | None]:
     """``--only``: country names (any spelling the builder's country key accepts) and/or subaxes (codes or
     titles), comma-separated; each kind not named is not filtered."""
-    names = only_filter(options)
+    names = only_filter(options.only)
     if not names:
         return None, None
     subaxes = {builder.subaxis_key(n) for n in names} - {None}
@@ -497,38 +496,48 @@ def _selection(options: dict) -> tuple[set[str] | None, set[str] | None]:
     return (countries or None), (subaxes or None)
 
 
-GENERATE_OPTIONS = {"zones": builder.ZONE_SOURCES, "check2": CHECK2_ROUTES,
-                    "yes_no_stories": tuple(prompts.YES_NO_ROUTES)}
-"""``culturebench generate normad --config``: option -> allowed values (the first is the default)."""
+@dataclass(frozen=True, kw_only=True)
+class NormAdGenerateOptions(GenerateOptions):
+    """``culturebench generate normad``: ``--source`` is a folder with cultural_atlas/ and an optional
+    inglehart_welzel/ (default RAW_DIR when it has cultural_atlas/, else the bundled sample raw/); ``--only``
+    countries and/or subaxes; ``--limit`` at most this many country x subaxis norms."""
+
+    zones: str = option(builder.ZONE_SOURCES[0], choices=builder.ZONE_SOURCES,
+                        help="Where a neutral story's other zone comes from: authors (their map) or raw "
+                             "(RAW/inglehart_welzel/ wins), as the build option.")
+    check2: str = option(CHECK2_ROUTES[0], choices=CHECK2_ROUTES,
+                         help="The rule-of-thumb entailment check: authors (their code) or paper (Sec. 3.2's text).")
+    yes_no_stories: str = option(tuple(prompts.YES_NO_ROUTES)[0], choices=tuple(prompts.YES_NO_ROUTES),
+                                 help="The yes / no stories' few-shots, temperature and background: authors "
+                                      "(collect_stories.py) or paper (Fig. 14).")
+    per_label: int = option(STORIES_PER_LABEL, help="Stories per norm and label (Sec. 3.1: three).")
+
+    def check(self) -> None:
+        super().check()
+        if self.per_label < 1:
+            raise InputError(f"--per-label must be at least 1, got {self.per_label}")
 
 
-def read_config(path: Path | None) -> dict:
-    """The ``--config`` options (:data:`GENERATE_OPTIONS`), checked, with the defaults filled in."""
-    from culturebench.config_file import read_options_file
+class NormAdGenerator(Generator):
+    """``culturebench generate normad --out RAW_DIR``: the stories of every country x subaxis norm."""
 
-    given = read_options_file(path, GENERATE_OPTIONS) if path is not None else {}
-    for key, value in given.items():
-        if value not in GENERATE_OPTIONS[key]:
-            raise InputError(f"unknown {key} {value!r}; choose from {', '.join(GENERATE_OPTIONS[key])}", file=path,
-                             column=key)
-    return {key: given.get(key, choices[0]) for key, choices in GENERATE_OPTIONS.items()}
+    name = TASK
+    title = "NormAd-Eti stories from the Cultural Atlas etiquette pages (Sec. 3.1-3.2, App. A.2)"
+    Options = NormAdGenerateOptions
+
+    def generate(self, backend, options: NormAdGenerateOptions, console: Console | None = None
+                 ) -> tuple[str, list[Path]]:
+        out = options.out
+        countries, subaxes = _selection(options)
+        summary = generate(backend, _input_raw(options, out), out, seed=options.seed, only=countries,
+                           subaxes=subaxes, limit=options.limit, per_label=options.per_label, console=console,
+                           zones=options.zones, check2=options.check2, yes_no_stories=options.yes_no_stories)
+        rejected = ", ".join(f"{k} {v}" for k, v in summary["rejected_by_check"].items() if v) or "none"
+        message = (f"normad: {summary['kept']} of {summary['stories_planned']} stories kept over "
+                   f"{summary['norm_units']} country x subaxis norms "
+                   f"({', '.join(f'{k} {v}' for k, v in summary['kept_by_label'].items())}); rejected: {rejected}")
+        paths = [Path(p) for p in (summary["output"], summary["log"], summary["summary_file"]) if p]
+        return message, paths
 
 
-def cli_generate(backend, options: dict, console: Console | None = None) -> tuple[str, list[Path]]:
-    """``culturebench generate normad --out RAW_DIR``: options ``out``; ``source`` (folder with cultural_atlas/ and
-    an optional inglehart_welzel/; default RAW_DIR when it has cultural_atlas/, else the bundled sample raw/);
-    ``seed``; ``only`` (countries and/or subaxes, comma-separated); ``limit`` (at most this many country x subaxis
-    norms); ``config`` (a JSON/YAML file of :data:`GENERATE_OPTIONS`)."""
-    check_options(options)
-    config = read_config(options.get("config"))
-    out = Path(options["out"])
-    countries, subaxes = _selection(options)
-    summary = generate(backend, _input_raw(options, out), out, seed=int(options.get("seed") or 0),
-                       only=countries, subaxes=subaxes, limit=options.get("limit"),
-                       per_label=int(options.get("per_label") or STORIES_PER_LABEL), console=console, **config)
-    rejected = ", ".join(f"{k} {v}" for k, v in summary["rejected_by_check"].items() if v) or "none"
-    message = (f"normad: {summary['kept']} of {summary['stories_planned']} stories kept over "
-               f"{summary['norm_units']} country x subaxis norms "
-               f"({', '.join(f'{k} {v}' for k, v in summary['kept_by_label'].items())}); rejected: {rejected}")
-    paths = [Path(p) for p in (summary["output"], summary["log"], summary["summary_file"]) if p]
-    return message, paths
+GENERATOR = NormAdGenerator()

@@ -34,12 +34,14 @@ from pathlib import Path
 from rich.console import Console
 
 from culturebench.builders import normad as builder
+from culturebench.contract import GenerateOptions, Generator
 from culturebench.errors import InputError
 from culturebench.generation import normad_prompts as prompts
-from culturebench.generation.common import GenerationRun, check_options, request, write_atomic
+from culturebench.generation.common import GenerationRun, request, write_atomic
+from culturebench.io import input_files
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import read_atlas
-from culturebench.raw.normad import OTHER_COLUMNS, STORIES_FOLDER, STORY_COLUMNS, input_files, read_stories
+from culturebench.raw.normad import OTHER_COLUMNS, STORIES_FOLDER, STORY_COLUMNS, read_stories
 
 TASK = "normad_v2_fix"
 OUTPUT_FILE = "normad_v2_fix_neutral.csv"
@@ -253,22 +255,30 @@ def revised_csv(rows: list[dict], extras: list[dict], changed: list[list[str]]) 
     return buffer.getvalue()
 
 
-def cli_generate(backend, options: dict, console: Console | None = None) -> tuple[str, list[Path]]:
-    """``culturebench generate normad_v2_fix --out RAW_DIR --source DIR``: DIR/normad/ holds the stories file
-    (with Other Country / Other Background) and DIR/cultural_atlas/ the atlas pages (Canada's Gift Giving); the
-    revised file goes to RAW_DIR/normad/, which must not be DIR/normad/ (the build would read both)."""
-    check_options(options)
-    for name in ("limit", "only", "language", "config"):
-        if options.get(name):
-            raise InputError(f"--{name} does not apply to normad_v2_fix (it revises a whole stories file)")
-    out = Path(options["out"])
-    source = Path(options.get("source") or out)
-    if (source / STORIES_FOLDER).resolve() == (out / STORIES_FOLDER).resolve():
-        raise InputError("the revised stories file would sit beside the original in the folder the build reads: "
-                         "give the stories' folder as --source and another --out", file=out / STORIES_FOLDER)
-    summary = revise(backend, source, out, seed=int(options.get("seed") or 0), console=console)
-    message = (f"normad_v2_fix: {summary['rows']} rows, {summary['neutral_rows']} neutral swapped; rules regenerated "
-               f"{summary['rot_value_regenerated']} (stage 1 failed {summary['stage1_failed']}), Canada "
-               f"{summary['canada_regenerated']}; stories rewritten {summary['stories_rewritten']} of "
-               f"{summary['stories_rejected']} rejected; explanations {summary['explanations_rewritten']}")
-    return message, [Path(summary["output"]), Path(summary["log"]), Path(summary["summary_file"])]
+class RevisionGenerator(Generator):
+    """``culturebench generate normad_v2_fix --out RAW_DIR --source DIR``: DIR/normad/ holds the stories file (with
+    Other Country / Other Background) and DIR/cultural_atlas/ the atlas pages (Canada's Gift Giving); the revised
+    file goes to RAW_DIR/normad/, which must not be DIR/normad/ (the build would read both)."""
+
+    name = TASK
+    title = "The NormAd authors' revised release (src/v2_fix_neutral) of a stories file"
+
+    def generate(self, backend, options: GenerateOptions, console: Console | None = None) -> tuple[str, list[Path]]:
+        for name in ("limit", "only"):
+            if getattr(options, name):
+                raise InputError(f"--{name} does not apply to normad_v2_fix (it revises a whole stories file)")
+        out = options.out
+        source = Path(options.source or out)
+        if (source / STORIES_FOLDER).resolve() == (out / STORIES_FOLDER).resolve():
+            raise InputError("the revised stories file would sit beside the original in the folder the build "
+                             "reads: give the stories' folder as --source and another --out",
+                             file=out / STORIES_FOLDER)
+        summary = revise(backend, source, out, seed=options.seed, console=console)
+        message = (f"normad_v2_fix: {summary['rows']} rows, {summary['neutral_rows']} neutral swapped; rules "
+                   f"regenerated {summary['rot_value_regenerated']} (stage 1 failed {summary['stage1_failed']}), "
+                   f"Canada {summary['canada_regenerated']}; stories rewritten {summary['stories_rewritten']} of "
+                   f"{summary['stories_rejected']} rejected; explanations {summary['explanations_rewritten']}")
+        return message, [Path(summary["output"]), Path(summary["log"]), Path(summary["summary_file"])]
+
+
+GENERATOR = RevisionGenerator()

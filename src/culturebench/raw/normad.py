@@ -1,11 +1,10 @@
-"""Readers for NormAd's raw inputs besides the atlas pages: the stories file and the Inglehart-Welzel zone table.
+"""Readers for NormAd's raw inputs besides the atlas pages and the zone tables: the stories file.
 
 - ``RAW/normad/*.csv`` / ``*.jsonl``: stories with the NormAd release's columns ``Country, Background, Axis,
   Subaxis, Value, Rule-of-Thumb, Story, Explanation, Gold Label`` (other columns, e.g. ``ID`` or an unnamed index,
   are ignored). Several files are read in name order and concatenated.
-- ``RAW/inglehart_welzel/*.csv``: one row per country with a country column (``Country``, ``country`` or
-  ``Country/Territory``) and a zone column (``Cultural_Region``, ``iw_zone``, ``Zone`` or ``zone``); other columns
-  (e.g. the two survey coordinates) are ignored.
+- ``RAW/inglehart_welzel/*.csv``: the zone tables, read by :mod:`culturebench.raw.inglehart_welzel` (shared with
+  SocialCC).
 
 A missing column, a malformed line or a non-text value is an :class:`~culturebench.errors.InputError` of one line
 naming the file, the row (1-based data row / JSONL line) and the column. Values are not judged here (labels,
@@ -21,14 +20,11 @@ from culturebench.errors import InputError, excerpt
 from culturebench.io import InputFile, input_name, jsonl_objects, read_csv_rows, read_input_text
 
 STORIES_FOLDER = "normad"
-ZONES_FOLDER = "inglehart_welzel"
 STORY_COLUMNS = ("Country", "Background", "Axis", "Subaxis", "Value", "Rule-of-Thumb", "Story", "Explanation",
                  "Gold Label")
 OTHER_COLUMNS = ("Other Country", "Other Background")
 """Optional: for a neutral row, the country its Value and Rule-of-Thumb come from (the authors' story files and
 ``generate normad`` carry them; the revision ``v2_fix_neutral`` needs them)."""
-COUNTRY_COLUMNS = ("Country", "country", "Country/Territory")
-ZONE_COLUMNS = ("Cultural_Region", "iw_zone", "Zone", "zone", "IW Zone", "Cultural Region")
 
 
 @dataclass(frozen=True)
@@ -40,24 +36,7 @@ class StoryRow:
     extra: dict[str, str] | None = None  # every other named column (text values), e.g. ID, Revision, check flags
 
 
-@dataclass(frozen=True)
-class ZoneRow:
-    file: str
-    row: int
-    country: str
-    zone: str
 
-
-
-
-
-def input_files(folder: Path, suffixes: tuple[str, ...], what: str) -> list[Path]:
-    if not folder.is_dir():
-        raise InputError(f"missing folder of {what}", file=folder)
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
-    if not files:
-        raise InputError(f"no {what} ({', '.join('*' + s for s in suffixes)}) in the folder", file=folder)
-    return files
 
 
 def _missing(name: str, header: list[str], wanted: tuple[str, ...]) -> None:
@@ -98,29 +77,4 @@ def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
                 for number, row in body]
     if not rows:
         raise InputError("no stories in the file", file=name)
-    return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)
-
-
-def read_zones(path: Path, root: Path) -> tuple[list[ZoneRow], InputFile]:
-    name = input_name(path, root)
-    data, text, encoding = read_input_text(path, name)
-    header, body = read_csv_rows(text, name)
-    country = next((c for c in COUNTRY_COLUMNS if c in header), None)
-    zone = next((c for c in ZONE_COLUMNS if c in header), None)
-    if country is None:
-        raise InputError(f"missing country column (one of {list(COUNTRY_COLUMNS)}; columns: {excerpt(header)})",
-                         file=name, column=COUNTRY_COLUMNS[0])
-    if zone is None:
-        raise InputError(f"missing zone column (one of {list(ZONE_COLUMNS)}; columns: {excerpt(header)})", file=name,
-                         column=ZONE_COLUMNS[0])
-    ci, zi = header.index(country), header.index(zone)
-    rows = []
-    for number, row in body:
-        if not row[ci].strip():
-            raise InputError("empty country", file=name, row=number, column=country)
-        if not row[zi].strip():
-            raise InputError("empty zone", file=name, row=number, column=zone)
-        rows.append(ZoneRow(name, number, row[ci].strip(), row[zi].strip()))
-    if not rows:
-        raise InputError("no countries in the file", file=name)
     return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)

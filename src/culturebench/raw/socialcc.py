@@ -54,9 +54,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from culturebench.errors import InputError
+from culturebench.facts import read as read_facts
 from culturebench.io import InputFile, input_name, jsonl_objects, read_input_text
 
 FOLDER = "socialcc"
@@ -287,3 +289,28 @@ def read_scenarios(path: Path, root: Path) -> tuple[list[ScenarioRow], InputFile
     if not rows:
         raise InputError("file has no scenarios", file=name)
     return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)
+
+
+@cache
+def _portfolio_template() -> str:
+    return read_facts("socialcc")["portfolio_template"]
+
+
+def portfolio(character: dict) -> str:
+    """A character's profile text: as given (released backgrounds), else Tables 12A-16A's "Name: A 25-year-old
+    male IT programmer from China." from its fields.
+    A field the record lacks (CC-Mediation's agents have nulls where it could not parse the released background)
+    is left out with its words: {"name": "Lucas", "age": 29, "occupation": "accountant", "nationality": "Egypt"}
+    gives "Lucas: A 29-year-old accountant from Egypt.", a name alone "Lucas."."""
+    if character.get("profile"):
+        return str(character["profile"])
+    fields = {k: character.get(k) for k in ("name", "age", "gender", "occupation", "nationality")}
+    if all(v not in (None, "") for v in fields.values()):
+        return _portfolio_template().format(**fields)
+    words = [f"{fields['age']}-year-old" if fields["age"] is not None else "", fields["gender"] or "",
+             fields["occupation"] or "", f"from {fields['nationality']}" if fields["nationality"] else ""]
+    described = " ".join(w for w in words if w)
+    if not described:
+        return f"{fields['name'] or ''}."
+    article = "" if described.startswith("from ") else "A "
+    return f"{fields['name'] or ''}: {article}{described}."

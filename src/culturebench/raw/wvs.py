@@ -13,12 +13,16 @@ import io
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.io import (InputFile, check_csv_field_counts, compressed_errors, input_name, read_zip_member,
                              sha256_file)
+
+if TYPE_CHECKING:
+    from culturebench.raw.codebook import Codebook
 
 SOURCE_FILE = "source_file"
 SOURCE_ROW = "source_row"
@@ -233,3 +237,20 @@ def _check_complete(table: pl.DataFrame, columns: list[str]) -> None:
     if row == last_row:
         raise InputError("truncated last line: fewer fields than the header", file=file, row=row, column=column)
     raise InputError("empty or non-integer value where a numeric code is expected", file=file, row=row, column=column)
+
+
+def check_codes_in_codebook(table: pl.DataFrame, codebook: Codebook, variables: list[str]) -> None:
+    """A non-negative code that the codebook does not list is an input error (file, row, column)."""
+    for variable in variables:
+        if variable not in codebook:
+            raise InputError("variable is not in the codebook", file=codebook.source, column=variable)
+    outside = {v: (pl.col(v) >= 0) & ~pl.col(v).is_in(list(codebook[v].valid_choices())) for v in variables}
+    counts = table.select(expr.sum().alias(v) for v, expr in outside.items()).row(0, named=True)
+    for variable, count in counts.items():
+        if count:
+            first = table.filter(outside[variable]).row(0, named=True)
+            raise InputError(
+                f"code {first[variable]} is not in the codebook's choices for {variable} "
+                f"({sorted(codebook[variable].valid_choices())}); {count} row(s) affected",
+                file=first[SOURCE_FILE], row=first[SOURCE_ROW], column=variable,
+            )

@@ -6,10 +6,11 @@ import pandera.polars as pa
 import polars as pl
 
 from culturebench.builders import normad
+from culturebench.countries import zones
 
 LABELS = normad.labels()
 SUBAXES = normad.subaxes()
-ZONES = normad.zones()
+ZONES = zones()
 TEXT = pa.Check.str_length(min_value=1)
 
 

@@ -6,7 +6,7 @@ import pandera.polars as pa
 import polars as pl
 
 from culturebench.builders import socialcc
-from culturebench.builders.normad import zones
+from culturebench.countries import zones
 
 TEXT = pa.Check.str_length(min_value=1)
 QUESTIONS = socialcc.question_ids()

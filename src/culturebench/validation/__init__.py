@@ -10,26 +10,28 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import polars as pl
 
-from culturebench import registry
 from culturebench.io import child_python_env
 from culturebench.validation.checks import CheckResult, check, run_great_expectations, run_pandera
+
+if TYPE_CHECKING:
+    from culturebench.contract import Benchmark
 
 GX_MAX_ROWS = 2_000_000
 """Configs larger than this are validated by pandera/polars only (GX 1.x has no polars backend)."""
 
 
-def validate_tables(name: str, tables: dict[str, dict[str, pl.DataFrame]], accounting: dict,
+def validate_tables(benchmark: Benchmark, tables: dict[str, dict[str, pl.DataFrame]], accounting: dict,
                     great_expectations: GreatExpectationsProcess | None = None) -> list[CheckResult]:
     """Every check of a release's tables, in a fixed order (so that the report is deterministic).
 
     ``great_expectations``: a process already running the GX suites on the same tables as written (a build's);
     without one they run here."""
-    builder = registry.benchmark(name).builder_module()
-    schemas = registry.benchmark(name).schemas_module()
+    builder = benchmark.builder_module()
+    schemas = benchmark.schemas_module()
     fulls = {config: pl.concat(list(splits.values())) for config, splits in tables.items()}
     results = [
         check("rows read = rows kept + rows quarantined", "release",
@@ -41,16 +43,16 @@ def validate_tables(name: str, tables: dict[str, dict[str, pl.DataFrame]], accou
     del fulls
     cross_table = builder.checks(tables)
     if great_expectations is None:
-        results += run_suites(name, {config: pl.concat(list(splits.values())) for config, splits in tables.items()})
+        results += run_suites(benchmark, {config: pl.concat(list(splits.values())) for config, splits in tables.items()})
     else:
         results += great_expectations.results()
     return results + cross_table
 
 
-def run_suites(name: str, tables: dict[str, pl.DataFrame]) -> list[CheckResult]:
+def run_suites(benchmark: Benchmark, tables: dict[str, pl.DataFrame]) -> list[CheckResult]:
     """The benchmark's Great Expectations suites (``schemas.<name>.expectations()``) on the configs that have a suite
     and at most GX_MAX_ROWS rows (empty configs are skipped: "config is not empty" already fails them)."""
-    suites = registry.benchmark(name).schemas_module().expectations()
+    suites = benchmark.schemas_module().expectations()
     return [result for config, frame in tables.items() if config in suites and 0 < frame.height <= GX_MAX_ROWS
             for result in run_great_expectations(frame, suites[config], config)]
 

@@ -32,11 +32,10 @@ def main(preload: list[str]) -> None:
 
     for line in sys.stdin:
         request = json.loads(line)
-        name = request["benchmark"]
-        columns = {config: suite_columns(suite)
-                   for config, suite in registry.benchmark(name).schemas_module().expectations().items()}
-        tables = read_tables(Path(request["release"]), request["outputs"], read_dtypes(name), columns)
-        results = run_suites(name, {config: pl.concat(list(splits.values())) for config, splits in tables.items()})
+        benchmark = registry.benchmark(request["benchmark"])  # a name: the request crossed a process boundary
+        columns = {config: suite_columns(suite) for config, suite in benchmark.schemas_module().expectations().items()}
+        tables = read_tables(Path(request["release"]), request["outputs"], read_dtypes(benchmark), columns)
+        results = run_suites(benchmark, {config: pl.concat(list(splits.values())) for config, splits in tables.items()})
         sys.stdout.write(json.dumps([r.as_dict() for r in results]) + "\n")
         sys.stdout.flush()
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import polars as pl
 
-from culturebench import __version__, registry
-from culturebench.errors import InputError
+from culturebench import __version__
 from culturebench.io import write_json
 from culturebench.validation import summary
 from culturebench.validation.checks import CheckResult, _jsonable
@@ -31,23 +30,26 @@ release, so it never copies their answers."""
 
 
 def write_report(folder: Path, benchmark: str, results: list[CheckResult], rows: dict, quarantine: dict, *,
-                 tables: dict[str, dict[str, pl.DataFrame]] | None = None,
+                 schemas: Mapping[str, Any] | None = None, tables: dict[str, dict[str, pl.DataFrame]] | None = None,
                  quarantine_frames: dict[str, pl.DataFrame] | None = None,
                  inputs: list | None = None, seed: int | None = None, origin: dict | None = None,
                  left_out: dict | None = None) -> dict:
-    report = build_report(benchmark, results, rows, quarantine, tables=tables, quarantine_frames=quarantine_frames,
-                          inputs=inputs, seed=seed, origin=origin, left_out=left_out)
+    report = build_report(benchmark, results, rows, quarantine, schemas=schemas, tables=tables,
+                          quarantine_frames=quarantine_frames, inputs=inputs, seed=seed, origin=origin,
+                          left_out=left_out)
     write_json(folder / "report.json", report)
     (folder / "report.html").write_text(render_html(report), encoding="utf-8")
     return report
 
 
 def build_report(benchmark: str, results: list[CheckResult], rows: dict, quarantine: dict, *,
-                 tables: dict[str, dict[str, pl.DataFrame]] | None = None,
+                 schemas: Mapping[str, Any] | None = None, tables: dict[str, dict[str, pl.DataFrame]] | None = None,
                  quarantine_frames: dict[str, pl.DataFrame] | None = None,
                  inputs: list | None = None, seed: int | None = None, origin: dict | None = None,
                  left_out: dict | None = None) -> dict:
-    """The report as a JSON-able dict (deterministic: fixed orders, no timestamps). ``origin``: the manifest's
+    """The report of benchmark ``benchmark`` (its name) as a JSON-able dict (deterministic: fixed orders, no
+    timestamps). ``schemas``: its declared pandera schemas per config (its schemas module's ``SCHEMAS``), which the
+    columns of ``tables`` are described by. ``origin``: the manifest's
     ORIGIN_KEYS (git commit of the checkout, built from the bundled sample or not); ``left_out``: per config, the
     source rows the build left out without quarantining them (``left_out_rows``)."""
     report: dict[str, Any] = {
@@ -58,7 +60,7 @@ def build_report(benchmark: str, results: list[CheckResult], rows: dict, quarant
         "checks": [r.as_dict() for r in results],
     }
     if tables is not None:
-        report["schema"] = {config: schema_of(benchmark, config, next(iter(splits.values())))
+        report["schema"] = {config: schema_of((schemas or {}).get(config), next(iter(splits.values())))
                             for config, splits in tables.items() if splits}
     if quarantine_frames is not None:
         report["quarantine_examples"] = {rule: quarantine_examples(frame)
@@ -92,12 +94,9 @@ def _left_out_block(config: str, entry: dict) -> str:
             + (_table(["reason", "country", "rows"], body) if body else ""))
 
 
-def schema_of(benchmark: str, config: str, frame: pl.DataFrame) -> list[dict]:
-    """Columns of a config as written: name, type, nullable, unique and the constraints its pandera schema checks."""
-    try:
-        declared = registry.benchmark(benchmark).schemas_module().SCHEMAS.get(config)
-    except (ImportError, AttributeError, InputError):  # a benchmark not registered, or without schemas
-        declared = None
+def schema_of(declared: Any, frame: pl.DataFrame) -> list[dict]:
+    """Columns of a config as written: name, type, nullable, unique and the constraints its pandera schema
+    (``declared``; None: none) checks."""
     columns = getattr(declared, "columns", {}) or {}
     out = []
     for name, dtype in frame.schema.items():

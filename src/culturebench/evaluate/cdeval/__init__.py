@@ -73,7 +73,10 @@ class CDEval(Benchmark):
                    "model similarities (Eq. 1-7), PCA")
     Options = CDEvalOptions
     build_imports = ("nltk.tokenize", "nltk.translate.bleu_score")  # ~1 s: nltk imports scipy.stats, sklearn
-    generators = ("cdeval", "cdeval_translate")
+    generators = {
+        "cdeval": "culturebench.generation.cdeval:GENERATOR",
+        "cdeval_translate": "culturebench.generation.cdeval_translate:GENERATOR",
+    }
     responses_help = ("responses.jsonl of `evaluate`; several comma-separated files (models, or language variants "
                       "of one) are scored together: between-model similarities and the PCA.")
     tasks = (HarnessTask("cdeval", "CDEval: the six Table 8 prompts per question; orientation likelihood per "

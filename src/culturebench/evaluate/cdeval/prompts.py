@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
-from culturebench.builders.cdeval import facts
+from culturebench.facts import read as read_facts
 
 TEMPLATE_KINDS = ("ab", "repeat", "compare")
 """The three templates, in Table 8 order."""
@@ -30,7 +30,7 @@ ORDERS = ("norm", "reverse")
 """Option orders: norm shows option_1 first, reverse shows option_2 first."""
 
 
-EVALUATION = facts()["evaluation"]
+EVALUATION = read_facts("cdeval")["evaluation"]
 TEMPLATES: dict[str, str] = dict(EVALUATION["templates"])
 """The six prompts of Table 8, verbatim (placeholders: question, option_1, option_2), keyed ``<template>_<order>``."""
 

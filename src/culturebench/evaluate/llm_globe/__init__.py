@@ -139,7 +139,9 @@ class LLMGlobe(Benchmark):
     description = ("closed Likert prompts and open prompts rated by an LLM jury; mean per GLOBE dimension, t-tests "
                    "against GLOBE 2004, model and group tests (Tables 2-5, Fig. 2-3)")
     Options = LLMGlobeOptions
-    generators = ("llm_globe",)
+    generators = {
+        "llm_globe": "culturebench.generation.llm_globe:GENERATOR",
+    }
     responses_help = ("responses.jsonl of `evaluate`; several comma-separated files (one or more models) are scored "
                       "together: the model tests.")
     tasks = (HarnessTask("llm_globe_closed", "LLM-GLOBE closed-ended prompts, three answers each at temperature 1; "

@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
+
+from culturebench.facts import read as read_facts
 
 SCALE_MIN, SCALE_MAX = 1, 7
 TEMPERATURE = 1.0
@@ -47,10 +50,9 @@ DIMENSIONS = ("Performance Orientation", "Power Distance", "Institutional Collec
 """The nine GLOBE dimensions in the paper's order (rubrics R-1 ... R-9)."""
 
 
+@cache
 def _facts() -> dict:
-    from culturebench.builders.llm_globe import facts
-
-    return facts()
+    return read_facts("llm_globe")
 
 
 DIMENSIONS_ZH = {d["name"]: d["name_zh"] for d in _facts()["dimensions"]}

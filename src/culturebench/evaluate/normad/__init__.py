@@ -103,7 +103,10 @@ class NormAd(Benchmark):
     description = ("Yes / No / Neither per story under five contexts (App. A.3 Fig. 9); accuracy and macro F1 per "
                    "context, zone, subaxis, label")
     Options = NormAdOptions
-    generators = ("normad", "normad_v2_fix")
+    generators = {
+        "normad": "culturebench.generation.normad:GENERATOR",
+        "normad_v2_fix": "culturebench.generation.normad_v2_fix:GENERATOR",
+    }
     tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (App. A.3 Fig. 9); accuracy (Fig. 3) "
                               "and macro F1 (Table A.4)", {"contexts": (context,)})
                   for context in ("country", "value", "rot", "none", "country_value"))

@@ -29,11 +29,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from culturebench.builders.normad import facts
+from culturebench.facts import read as read_facts
 from culturebench.errors import InputError
 from culturebench.evaluate.normad import ANSWER_RULES, CONTEXTS, DEFAULT_ANSWER_RULE  # the options' choices
 
-_FACTS = facts()["evaluation"]
+_FACTS = read_facts("normad")["evaluation"]
 
 LABELS = ("yes", "no", "neutral")
 """Gold and predicted labels, in the paper's order (Neither = neutral, Sec. 3.1.3)."""

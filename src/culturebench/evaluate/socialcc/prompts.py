@@ -24,10 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from culturebench.builders.socialcc import facts, portfolio
+from culturebench.facts import read as read_facts
+from culturebench.raw.socialcc import portfolio
 from culturebench.evaluate.socialcc import DIALOGUE_SETUPS
 
-SIMULATION = facts()["simulation"]
+FACTS = read_facts("socialcc")
+SIMULATION = FACTS["simulation"]
 MAX_ROUNDS = int(SIMULATION["max_rounds"])
 """Table 6A rule 6 / Table 7A: at most 20 rounds (one protagonist + one antagonist turn each) after the opening."""
 OPENING = SIMULATION["opening"]
@@ -45,10 +47,10 @@ JUDGE_NAMES = {"awareness": "cultural awareness", "commonsense": "commonsense kn
                "value": "value knowledge", "behaviour": "cultural behaviour"}
 JUDGE_SCALES = {"awareness": (0, 1), "commonsense": (0, 1), "value": (0, 1), "behaviour": (0, 3)}
 STATUSES = ("parsed", "out_of_range", "empty", "unparsed")
-PROMPTS = {name: entry["template"] for name, entry in facts()["prompts"].items()}
-PROMPT_SOURCES = {name: entry["source"] for name, entry in facts()["prompts"].items()}
+PROMPTS = {name: entry["template"] for name, entry in FACTS["prompts"].items()}
+PROMPT_SOURCES = {name: entry["source"] for name, entry in FACTS["prompts"].items()}
 PROMPT_SOURCE = "SocialCC Tables 6A-11A, verbatim (facts/socialcc.json prompts)"
-BEHAVIOUR_SCALE_NOTE = facts()["behaviour_scale_note"]
+BEHAVIOUR_SCALE_NOTE = FACTS["behaviour_scale_note"]
 
 ANTAGONIST_START = "[The conversation begins. Open it.]"
 """Ours, only with ``dialogue_setup: user_first``: the user message before the antagonist's fixed opening."""

@@ -30,10 +30,10 @@ import math
 import re
 from typing import Sequence
 
-from culturebench.builders.wvb import facts
+from culturebench.facts import read as read_facts
 from culturebench.evaluate.wvb import DEFAULT_FAMILY, FAMILIES  # noqa: F401 - the package's option choices
 
-_FACTS = facts()["evaluation"]
+_FACTS = read_facts("wvb")["evaluation"]
 
 DEMOGRAPHIC_VARIABLES = tuple(_FACTS["demographic_variables"]["variables"])
 """The demographics given to the model, in prompt order: country, urban/rural, highest education level (Sec. 3.5)."""

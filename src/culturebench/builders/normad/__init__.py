@@ -6,11 +6,11 @@ Zones are the NormAd authors' own map (:func:`authors_zones`, their ``country_iw
 in ``culturebench/facts/normad_authors/``); the zone tables give a country that map lacks, and win only with the
 option ``zones: raw`` (:func:`zones_for`).
 
-The paper's choices are data in ``culturebench/facts/normad.json``: the three labels, the four etiquette subaxes,
-the eight Inglehart-Welzel zones, and our own list of countries with other names and demonyms (the leak check).
+The paper's choices are data in ``culturebench/facts/normad.json``: the three labels and the four etiquette
+subaxes; the eight Inglehart-Welzel zones and our own list of countries with other names and demonyms (the leak
+check) are shared ones in ``facts/countries.json``.
 
-Country names are matched across the three inputs by a *country key*: casefolded, ``_``/``-`` as spaces,
-whitespace collapsed, and every name or other name of a facts country mapped to that country's key
+Country names are matched across the three inputs by the *country key* of :mod:`culturebench.countries`
 (``south_korea``, ``South Korea`` and ``Korea`` are one country; ``türkiye`` is Turkey).
 
 Background check (``background_matches_atlas``): every text is compared after :func:`compare_key` (Unicode NFKC,
@@ -24,34 +24,36 @@ that page. A country without an Etiquette page fails.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
 import re
-import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import polars as pl
 
-from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
+from culturebench import countries
+from culturebench.builders.base import BuildOutput, Progress
+from culturebench.builders.normad.card import CARD, build_card  # noqa: F401 - CARD: the release's
+from culturebench.builders.normad.zones import (  # noqa: F401 - the zones are the builder's too (generate normad)
+    AUTHORS_GENERATION_ZONES,
+    AUTHORS_ZONES,
+    ZONE_SOURCES,
+    Zones,
+    authors_file,
+    authors_zones,
+    zone_report,
+    zones_for,
+)
+from culturebench.contract import BuildOptions, option
+from culturebench.countries import compare_key, country_key, normal
 from culturebench.errors import InputError
+from culturebench.facts import read as read_facts
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas
-from culturebench.raw.normad import (
-    OTHER_COLUMNS,
-    STORIES_FOLDER,
-    ZONES_FOLDER,
-    StoryRow,
-    ZoneRow,
-    input_files,
-    read_stories,
-    read_zones,
-)
+from culturebench.io import input_files
+from culturebench.raw.normad import OTHER_COLUMNS, STORIES_FOLDER, StoryRow, read_stories
 from culturebench.validation.checks import CheckResult, check
 
 NAME = "normad"
@@ -59,94 +61,9 @@ STAGES = ("read", "atlas", "stories")
 STORIES_SPLIT = "test"
 ATLAS_SPLIT = "full"
 
-CARD = CardInfo(
-    pretty_name="NormAd-Eti (rebuilt by culturebench)",
-    summary=(
-        "NormAd (Rao et al., 2024) measures the cultural adaptability of language models: given a short social "
-        "situation (story) and, optionally, its country, an abstract value or a rule-of-thumb, is the protagonist's "
-        "action socially acceptable (yes / no / neutral)? NormAd-Eti has 2,633 stories from 75 countries built "
-        "from the etiquette pages of the Cultural Atlas (SBS). This release was rebuilt by culturebench from a "
-        "stories file, the saved atlas pages and a country -> Inglehart-Welzel cultural zone table."
-    ),
-    license="cc-by-4.0",
-    citation=(
-        "@article{rao2024normad,\n"
-        "  title = {{NormAd}: A Benchmark for Measuring the Cultural Adaptability of Large Language Models},\n"
-        "  author = {Rao, Abhinav Sukumar and Yerukola, Akhila and Shah, Vishwa and Reinecke, Katharina and Sap, "
-        "Maarten},\n"
-        "  journal = {arXiv preprint arXiv:2404.12464},\n  year = {2024}\n}"
-    ),
-    configs=(
-        ConfigInfo("stories", "One row per story: id (normad- + 16 hex of the sha256 of the country key and the "
-                   "whitespace-normalised, casefolded story), country (as in the stories file), background (the "
-                   "atlas etiquette text the story was made from), axis, subaxis (basic_etiquette, eating, "
-                   "visiting, gift_giving), value, rule_of_thumb, story, explanation, gold_label (yes, no, "
-                   "neutral) and iw_zone (one of the eight Inglehart-Welzel cultural zones). Not redistributable: `background` "
-                   "is Cultural Atlas text, (c) SBS.", redistributable=False, license_name="cultural-atlas-terms"),
-        ConfigInfo("atlas", "The parsed Cultural Atlas pages: country (from the folder name), culture (the page "
-                   "title), topic, subsection, kind (bullet or paragraph), text, order (1-based on the page) and "
-                   "source_file. Page content is (c) SBS.", redistributable=False,
-                   license_name="cultural-atlas-terms"),
-    ),
-    creation=(
-        "Stories are read from `RAW/normad/*.csv|*.jsonl` (columns Country, Background, Axis, Subaxis, Value, "
-        "Rule-of-Thumb, Story, Explanation, Gold Label as in the NormAd release; extra columns ignored), atlas "
-        "pages from `RAW/cultural_atlas/<country>/<page>.html` (parsed with the standard library's HTML parser: "
-        "only the open topic card's text is read, scripts and styles ignored, nothing fetched or executed) and the "
-        "zones from the NormAd authors' own map of their 75 countries (`src/analysis/country_iwlist.csv`, the "
-        "map of their Table 2 and per-zone figures, CC BY 4.0, shipped in `culturebench/facts/normad_authors/`); "
-        "`RAW/inglehart_welzel/*.csv` (Country + Cultural_Region; optional) gives the zone of a country that map "
-        "lacks, and wins over it only with the build option `zones: raw` (`culturebench build normad --config`); "
-        "provenance `zones` and the line at the end of this section name the countries the two place apart. "
-        "A missing column, a malformed line, "
-        "a page that is not an atlas page or a zone outside the eight stops the build with one line naming the "
-        "file, row and column. Outer whitespace of every text is stripped; labels are casefolded; a subaxis is "
-        "written in snake_case (`Gift Giving` -> `gift_giving`).\n\n"
-        "Quarantined (in `quarantine/`, with a `reason`): stories with an empty field (`empty_text`), a label "
-        "outside yes/no/neutral (`bad_label`), a subaxis outside the four (`bad_subaxis`), a country missing from "
-        "the zone table (`no_iw_zone`), and every later copy of a story with the same country and story text "
-        "(case and whitespace ignored; `duplicate_story`). Rows read (stories + atlas items) = kept + quarantined.\n\n"
-        "Neutral stories, in the authors' release as in files `culturebench generate normad` writes, are built as the "
-        "authors built them (their collect_irrelevant.py): country and background are the story's, while value and "
-        "rule_of_thumb come from a country of another Inglehart-Welzel zone (the generated file names it in "
-        "`Other Country` / `Other Background`). The authors' revised release (their src/v2_fix_neutral) swaps country "
-        "and background of neutral rows to the rule's country: the build option `revision: v2_fix_neutral` applies "
-        "that swap and the Canada gift-giving background (the line at the end of this section names the revision "
-        "of this build); its model steps run through `culturebench generate`.\n\n"
-        "Checks beyond the schemas: every background is its country's atlas etiquette text (compared after NFKC, "
-        "plain quotes and dashes and whitespace normalisation; heading lines must name a subsection; the rest must "
-        "be a contiguous part of the page text or each line one item of it); no story or rule-of-thumb names a "
-        "country, another name of it or a demonym (our own list in facts/normad.json, whole words, case-sensitive, "
-        "plus the story's own country), as the paper's construction requires; label balance per country and "
-        "counts per zone and label (Table 2) are reported."
-    ),
-    considerations=(
-        "**Licensing.** NormAd is released under CC BY 4.0 (Rao et al.), but its backgrounds and the `atlas` "
-        "config reproduce Cultural Atlas text, (c) SBS: both `stories` (for its `background` column) and `atlas` "
-        "are marked *not redistributable* (`cultural-atlas-terms`): `culturebench publish` withholds `atlas` and "
-        "uploads `stories` without its `background` column (the rest is NormAd's, CC BY 4.0). The Inglehart-Welzel zone "
-        "assignment is the NormAd authors' (their own binning of the 75 countries; 12 of them sit in another zone "
-        "in a public cultural-map table and 15 are absent from it: see "
-        "`culturebench/facts/normad_authors/README.md`).\n\n"
-        "**Use.** Stories were generated by GPT-4 from the atlas text and filtered by humans; they are English "
-        "only and describe norms as the atlas states them, which is a simplification of any country's culture."
-    ),
-    tags=("cultural-norms", "etiquette", "social-acceptability", "llm-evaluation", "inglehart-welzel"),
-    source=("the NormAd-Eti stories (normad_etiquette_final_data.csv, akhilayerukola/NormAd), the Cultural Atlas "
-            "etiquette pages (culturalatlas.sbs.com.au) and a country -> Inglehart-Welzel zone table"),
-    language=("en",),
-    task_categories=("text-classification",),
-    annotations_creators=("machine-generated", "expert-generated"),
-    source_datasets=("extended|akhilayerukola/NormAd",),
-    license_details=("NormAd is CC BY 4.0, but the `background` column of `stories` and the whole `atlas` config are "
-                     "Cultural Atlas text, (c) SBS: both configs are marked not redistributable, so publishing this "
-                     "release uploads neither (rebuild them locally from the raw files)."),
-)
-
-
 @cache
 def facts() -> dict:
-    return json.loads(resources.files("culturebench.facts").joinpath("normad.json").read_text(encoding="utf-8"))
+    return read_facts(NAME)
 
 
 def labels() -> list[str]:
@@ -157,38 +74,11 @@ def subaxes() -> list[str]:
     return list(facts()["subaxes"])
 
 
-def zones() -> list[str]:
-    return list(facts()["iw_zones"])
-
-
 def raw_present(raw: Path) -> bool:
     return (raw / STORIES_FOLDER).is_dir()
 
 
 # ------------------------------------------------------------------------------------------------ normalising
-
-
-def normal(text: str) -> str:
-    return " ".join(text.replace("\u00a0", " ").split())
-
-
-def _base_key(name: str) -> str:
-    return normal(name.replace("_", " ").replace("-", " ")).casefold()
-
-
-@cache
-def _aliases() -> dict[str, str]:
-    out = {}
-    for entry in facts()["countries"]:
-        canonical = _base_key(entry["country"])
-        for name in [entry["country"], *entry["other_names"]]:
-            out[_base_key(name)] = canonical
-    return out
-
-
-def country_key(name: str) -> str:
-    key = _base_key(name)
-    return _aliases().get(key, key)
 
 
 def subaxis_key(value: str) -> str | None:
@@ -197,25 +87,28 @@ def subaxis_key(value: str) -> str | None:
     return key if key in facts()["subaxes"] else by_title.get(key)
 
 
-def zone_name(value: str) -> str | None:
-    lookup = {z.casefold(): z for z in zones()} | {k: v for k, v in facts()["iw_zone_aliases"].items()}
-    key = normal(value).casefold()
-    return lookup.get(key) or lookup.get(key.replace("-", " "))
-
-
-_PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-                        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"',
-                        "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u200b": None})
-
-
-def compare_key(text: str) -> str:
-    """How backgrounds and atlas texts are compared: NFKC, plain quotes/dashes, whitespace collapsed."""
-    return normal(unicodedata.normalize("NFKC", text).translate(_PLAIN))
-
-
 def story_id(country: str, story: str) -> str:
     text = f"{country_key(country)}\x1f{normal(story).casefold()}"
     return f"normad-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
+
+
+REVISIONS = ("v1", "v2_fix_neutral")
+"""Build option ``revision``: ``v1`` (default) keeps the stories as read (the published release);
+``v2_fix_neutral`` applies the deterministic steps of the authors' revised release (their ``src/v2_fix_neutral``,
+:func:`revise_v2_fix_neutral`); its model steps run through ``culturebench generate``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options(BuildOptions):
+    """``culturebench build normad --zones ... --revision ...`` (or the keys of ``--config``)."""
+
+    zones: str = option(ZONE_SOURCES[0], choices=ZONE_SOURCES,
+                        help="Where a country's Inglehart-Welzel zone comes from: authors (the NormAd authors' map; "
+                             "RAW/inglehart_welzel/ only for a country it lacks) or raw (RAW/inglehart_welzel/ "
+                             "wins).")
+    revision: str = option(REVISIONS[0], choices=REVISIONS,
+                           help="v1 (the stories as read: the published release) or v2_fix_neutral (the "
+                                "deterministic steps of the authors' revised release).")
 
 
 # ------------------------------------------------------------------------------------------------------ build
@@ -233,10 +126,10 @@ FIELDS = {"Country": "country", "Background": "background", "Axis": "axis", "Sub
           "Rule-of-Thumb": "rule_of_thumb", "Story": "story", "Explanation": "explanation", "Gold Label": "gold_label"}
 
 
-def build(raw: Path, seed: int, progress: Progress, options: dict | None = None) -> BuildOutput:
+def build(raw: Path, seed: int, progress: Progress, options: Options | None = None) -> BuildOutput:
     """``seed`` is unused: nothing is sampled and NormAd has one (test) split. ``options``: ``zones``
     (:data:`ZONE_SOURCES`, default ``authors``)."""
-    options = options or {}
+    options = options or Options()
     progress("read")
     stories: list[StoryRow] = []
     inputs = []
@@ -244,14 +137,14 @@ def build(raw: Path, seed: int, progress: Progress, options: dict | None = None)
         rows, info = read_stories(path, raw)
         stories += rows
         inputs.append(info)
-    zones = zones_for(raw, options.get("zones", "authors"))
+    zones = zones_for(raw, options.zones)
     inputs += zones.inputs
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
     revision = file_revision(stories)
     if revision is None:
         revision = {"name": "v1"}
-        if options.get("revision", "v1") == "v2_fix_neutral":
+        if options.revision == "v2_fix_neutral":
             stories, revision = revise_v2_fix_neutral(stories, items)
     zones_used = zone_report(zones, [row.values["Country"] for row in stories
                                      if country_key(row.values["Country"]) in zones.zone_of])
@@ -277,138 +170,6 @@ def build(raw: Path, seed: int, progress: Progress, options: dict | None = None)
         },
         card=build_card(zones_used, revision),
     )
-
-
-def build_card(zones_used: dict, revision: dict) -> CardInfo:
-    """:data:`CARD` with this build's revision and zones (their source, the countries the RAW table places
-    elsewhere)."""
-    differ = zones_used["differing_from_raw_table"]
-    moves = ", ".join(f"{c} ({d['authors']} -> {d['raw_table']})" for c, d in differ.items()) or "none"
-    if zones_used["source"] == "raw":
-        line = (f"This build: zones `raw` (RAW/inglehart_welzel/ wins); {len(differ)} of the stories' countries "
-                f"moved from the authors' zone: {moves}.")
-    else:
-        line = (f"This build: zones `authors` (the authors' `{zones_used['authors_map']}`; RAW/inglehart_welzel/ "
-                f"only for {len(zones_used['from_raw_table'])} countries it lacks); {len(differ)} of the stories' "
-                f"countries sit in another zone in RAW/inglehart_welzel/ and would move with `zones: raw`: {moves}.")
-    if "applied_by" in revision:
-        line += f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral), applied by {revision['applied_by']}."
-    elif revision["name"] == "v2_fix_neutral":
-        line += (f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral, deterministic steps): "
-                 f"{revision['neutral_rows_swapped']} neutral rows swapped to the rule's country and background "
-                 f"(the story's in the Other columns), {revision['canada_gift_giving_backgrounds_set']} of Canada's "
-                 f"gift-giving rows given its atlas Gift Giving background; {revision['model_steps']}.")
-    else:
-        line += " Revision `v1`: the stories as read (the published release; neutral rows keep the story's country)."
-    return replace(CARD, creation=f"{CARD.creation}\n\n{line}")
-
-
-def zone_table(rows: list[ZoneRow]) -> dict[str, str]:
-    """Country key -> zone; an unknown zone, or one country given two zones, is an input error."""
-    out: dict[str, tuple[str, ZoneRow]] = {}
-    for row in rows:
-        zone = zone_name(row.zone)
-        if zone is None:
-            raise InputError(f"unknown Inglehart-Welzel zone {row.zone!r}; expected one of {zones()}",
-                             file=row.file, row=row.row, column="zone")
-        key = country_key(row.country)
-        if key in out and out[key][0] != zone:
-            earlier = out[key][1]
-            raise InputError(f"country {row.country!r} already has zone {out[key][0]!r} in row {earlier.row} of "
-                             f"{earlier.file}", file=row.file, row=row.row, column="zone")
-        out.setdefault(key, (zone, row))
-    return {k: v[0] for k, v in out.items()}
-
-
-AUTHORS_ZONES = "country_iwlist.csv"
-"""The NormAd authors' country -> zone map of their results: ``src/analysis/country_iwlist.csv`` (Table 2, the
-per-zone Figs. 5 / 10 / 13), as their analysis script writes it (Malta in Protestant Europe, the Philippines in West
-and South Asia); their repository keeps it as a Git LFS pointer, which this copy matches in size and sha256."""
-AUTHORS_GENERATION_ZONES = "country_iw_zones.csv"
-"""The map their story scripts drew a neutral story's other zone from (``map_iw_bin_to_country`` of
-collect_irrelevant.py / collect_stories.py: Malta and the Philippines in Latin America)."""
-ZONE_SOURCES = ("authors", "raw")
-"""Build / generate option ``zones``: ``authors`` (default) takes a country's zone from the authors' map and
-``RAW/inglehart_welzel/`` only for a country that map lacks; ``raw`` lets that folder's tables win."""
-REVISIONS = ("v1", "v2_fix_neutral")
-"""Build option ``revision``: ``v1`` (default) keeps the stories as read (the published release);
-``v2_fix_neutral`` applies the deterministic steps of the authors' revised release (their ``src/v2_fix_neutral``,
-:func:`revise_v2_fix_neutral`); its model steps run through ``culturebench generate``."""
-
-
-BUILD_OPTIONS = {"zones": ZONE_SOURCES, "revision": REVISIONS}
-"""``culturebench build normad --config``: option -> allowed values."""
-
-
-def authors_file(name: str):
-    """A file the NormAd authors released (CC BY 4.0), shipped in ``culturebench/facts/normad_authors/`` (its
-    README names the repository, commit and licence)."""
-    path = resources.files("culturebench.facts") / "normad_authors"
-    for part in name.split("/"):
-        path = path / part
-    return path
-
-
-@cache
-def authors_zones(name: str = AUTHORS_ZONES) -> dict[str, str]:
-    """Country key -> zone for the authors' 75 countries (``facts/normad_authors/<name>``: country column
-    ``Country`` or ``country``, zone column ``Cultural_Region`` or ``iw_bin``)."""
-    text = authors_file(name).read_text(encoding="utf-8-sig")
-    where = f"culturebench/facts/normad_authors/{name}"
-    rows = [ZoneRow(where, number, row.get("Country") or row["country"], row.get("Cultural_Region") or row["iw_bin"])
-            for number, row in enumerate(csv.DictReader(io.StringIO(text)), 1)]
-    return zone_table(rows)
-
-
-def raw_zones(raw: Path) -> tuple[dict[str, str], list, int]:
-    """Country key -> zone from ``RAW/inglehart_welzel/*.csv`` (empty when the folder is absent), the files read
-    and their row count."""
-    if not (raw / ZONES_FOLDER).is_dir():
-        return {}, [], 0
-    rows: list[ZoneRow] = []
-    inputs = []
-    for path in input_files(raw / ZONES_FOLDER, (".csv",), "Inglehart-Welzel zone tables"):
-        found, info = read_zones(path, raw)
-        rows += found
-        inputs.append(info)
-    return zone_table(rows), inputs, len(rows)
-
-
-@dataclass(frozen=True)
-class Zones:
-    """The zone of every country a build or a generation run uses, and where each came from."""
-
-    zone_of: dict[str, str]  # country key -> zone
-    source: str  # one of ZONE_SOURCES
-    authors_map: str  # the authors' file consulted
-    from_table: frozenset[str]  # keys whose zone is RAW/inglehart_welzel's
-    differing: dict[str, tuple[str, str]]  # key -> (authors' zone, table's zone) where both name the country
-    inputs: tuple = ()
-    rows_read: int = 0
-
-
-def zones_for(raw: Path, source: str = "authors", authors_map: str = AUTHORS_ZONES) -> Zones:
-    """Every country's zone under option ``zones`` = ``source`` (:data:`ZONE_SOURCES`)."""
-    if source not in ZONE_SOURCES:
-        raise InputError(f"unknown zones {source!r}; choose from {', '.join(ZONE_SOURCES)}", column="zones")
-    table, inputs, rows = raw_zones(raw)
-    authors = authors_zones(authors_map)
-    zone_of = {**authors, **table} if source == "raw" else {**table, **authors}
-    differing = {key: (authors[key], zone) for key, zone in table.items() if key in authors and authors[key] != zone}
-    from_table = frozenset(key for key in table if source == "raw" or key not in authors)
-    return Zones(zone_of, source, authors_map, from_table, differing, tuple(inputs), rows)
-
-
-def zone_report(zones: Zones, countries: list[str]) -> dict:
-    """The build's account of its zones for the stories' ``countries``: the source, the countries whose zone is
-    the RAW table's, and those the two maps place differently (moved under ``raw``, kept under ``authors``)."""
-    present = sorted(set(countries), key=country_key)
-    differ = {c: {"authors": zones.differing[country_key(c)][0], "raw_table": zones.differing[country_key(c)][1]}
-              for c in present if country_key(c) in zones.differing}
-    return {"source": zones.source, "authors_map": zones.authors_map,
-            "from_raw_table": [c for c in present if country_key(c) in zones.from_table],
-            "differing_from_raw_table": differ,
-            "moved_by_raw_table": sorted(differ) if zones.source == "raw" else []}
 
 
 def atlas_table(items: list[AtlasItem]) -> pl.DataFrame:
@@ -568,7 +329,7 @@ def background_problem(background: str, page: list[dict] | None) -> str | None:
 def _leak_pattern_parts() -> tuple[tuple[str, str], ...]:
     skip = set(facts()["leak_check"]["not_checked"])
     words = []
-    for entry in facts()["countries"]:
+    for entry in countries.facts()["countries"]:
         for name in [entry["country"], *entry["other_names"]]:
             if name not in skip:
                 words.append((name, re.escape(name)))
