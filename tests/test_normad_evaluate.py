@@ -1,5 +1,6 @@
 """``culturebench evaluate normad`` / ``score normad`` (Rao et al., NormAd, Sec. 3-5, App. A): the five context
-prompts (App. A.3 Fig. 9 as printed), Yes / No / Neither parsing, accuracy and macro precision / recall / F1
+prompts (the authors' run_model_inference.py templates by default, App. A.3 Fig. 9 as printed with --protocol paper),
+Yes / No / Neither parsing, accuracy and macro precision / recall / F1
 against scikit-learn, accuracy by Inglehart-Welzel zone / subaxis / gold label on hand-counted cases, and end to end
 against the scripted OpenAI-compatible server on a small release built here (resume from the cache, rescoring, CLI
 errors) and on the builder's sample release when the builder exists."""
@@ -55,15 +56,16 @@ def gold_by_story(stories: pl.DataFrame) -> dict[str, str]:
 
 def rot_reader(stories: pl.DataFrame):
     """A scripted model that answers from the story text: the right label when given the rule-of-thumb, "Yes." in
-    every other context (models favour "yes", Fig. 6)."""
+    every other context (models favour "yes", Fig. 6). It reads both protocols' prompts: the authors' ("Story: ...\n\n
+    Options:", "Rule-of-thumb: <rule>\n") and Fig. 9's ("Story: ... Options: 1) Yes", "rule: <rule>\n")."""
     golds = gold_by_story(stories)
     rules = {" ".join(str(story).split()): " ".join(str(rot).split())
              for story, rot in stories.select("story", "rule_of_thumb").iter_rows()}
     word = {"yes": "Yes.", "no": "No", "neutral": "Answer: Neither."}
 
     def reply(text: str, body: dict) -> str:
-        story = re.search(r"\nStory: (.*) Options: 1\) Yes", text).group(1)
-        if f"rule: {rules[story]}\n" in text:
+        story = " ".join(re.search(r"\nStory: (.*?)(?:\n\nOptions:| Options: 1\) Yes)", text, re.S).group(1).split())
+        if re.search(rf"(?:Rule-of-thumb|rule): {re.escape(rules[story])}\n", text):
             return word[golds[story]]
         return "Yes."
 
@@ -92,10 +94,11 @@ FIG9_COUNTRY_EGYPT = (
     "(Yes, No or Neither):")
 
 
-def test_five_contexts_show_the_right_information():
+def test_fig9_five_contexts_show_the_right_information():
+    """--protocol paper: App. A.3 Fig. 9 filled per context."""
     args = {"story": "Sam  ate with the left hand. Is what Sam did socially acceptable?", "country": "Egypt",
             "value": "Respect shared food.", "rule_of_thumb": "One must eat with the right hand."}
-    texts = {c: prompts.prompt_text(c, **args) for c in prompts.CONTEXTS}
+    texts = {c: prompts.prompt_text(c, **args, protocol="paper") for c in prompts.CONTEXTS}
     assert list(texts) == ["none", "country", "value", "country_value", "rot"]
     assert texts["country"] == FIG9_COUNTRY_EGYPT
     # VALUE and RULE-OF-THUMB: the paper's 'rule' (App. A.3), the same text with country -> rule
@@ -117,7 +120,7 @@ def test_plan_requests_story_times_context_at_temperature_0():
     assert len(planned) == 3 * 5
     assert [p.context for p in planned[:5]] == list(prompts.CONTEXTS)
     assert {p.request.sampling.temperature for p in planned} == {0.0}
-    assert {p.request.sampling.max_tokens for p in planned} == {10}
+    assert {p.request.sampling.max_tokens for p in planned} == {50}  # the authors' script (lines 110, 124, 181)
     assert planned[0].request.messages == (("user", planned[0].prompt),)
     assert len(normad.plan_requests(frame, contexts=("rot",), samples=2)) == 6
 
@@ -158,19 +161,28 @@ def test_parse_answer_strict(text, label, status):
     ("I choose option 2", "no", "parsed"),
     ("option 1) and option 2)", "yes", "parsed"),
     ("Nothing wrong here", "no", "parsed"),  # "No" in "Nothing"
-    # case-sensitive: lower-case words and bare numbers reach the fallback (Neither, status unparsed)
+    # option numbers are matched in the lower-cased answer (lines 346-355): any case
+    ("Option 1", "yes", "parsed"),
+    ("OPTION 2", "no", "parsed"),
+    ("I choose Option 1.", "yes", "parsed"),
+    ("I choose option 3.", "neutral", "parsed"),
+    ("OPTION 3", "neutral", "parsed"),
+    ("Option 3) Neither, but option 2 is close", "no", "parsed"),  # option 2 is tried before option 3
+    ("option1", None, "unparsed"),  # no space: not the script's substring
+    # the words stay case-sensitive: lower-case words and bare numbers reach the fallback (Neither, unparsed)
     ("no", None, "unparsed"),
     ("yes", None, "unparsed"),
     ("NO", None, "unparsed"),
+    ("neither", None, "unparsed"),
     ("2", None, "unparsed"),
-    ("Option 1", None, "unparsed"),
     ("I cannot judge this.", None, "unparsed"),
     ("", None, "unparsed"),
     (None, None, "unparsed"),
 ])
 def test_parse_answer_authors_default(text, label, status):
-    """The authors' run_model_inference.py (NormAd src/ at 9ede851): 'Yes' or 'option 1' anywhere -> yes, else 'No'
-    or 'option 2' -> no, else Neither; the expected labels are worked out by hand from that rule."""
+    """The authors' run_model_inference.py (NormAd src/ at 9ede851, lines 346-355): "Yes" in the answer or "option
+    1" in the lower-cased answer -> yes, else "No" / "option 2" -> no, else "Neither" / "option 3" -> Neither, else
+    their fallback (Neither, here unparsed); the expected labels are worked out by hand from that rule."""
     assert prompts.parse_answer(text) == prompts.Answer(label, status)
     assert prompts.parse_answer(text, "authors") == prompts.Answer(label, status)
 
@@ -404,7 +416,7 @@ def test_plan_is_what_evaluate_sends(release, tmp_path):
     result = normad.BENCHMARK.evaluate(backend, options)
     assert backend.asked == planned and len(planned) == 3 * 2 * 2
     # per story: its rule-of-thumb prompt twice (two samples), then its no-context prompt twice
-    assert ["rule: It is expected" in r.messages[0][1] for r in planned[:4]] == [True, True, False, False]
+    assert ["Rule-of-thumb: It is expected" in r.messages[0][1] for r in planned[:4]] == [True, True, False, False]
     assert result.metrics["per_model"]["answering-model"]["contexts"] == ["none", "rot"]
     assert tmp_path / "run" / "metrics.json" in result.written
 
@@ -459,7 +471,7 @@ def test_end_to_end_rot_reader_resume_and_rescore(release, tmp_path):
         result = evaluate_cli(server, release, out, model="rot-reader")
         assert result.exit_code == 0, result.output
         assert server.request_count == 16 * 5
-        assert {b["max_tokens"] for b in server.bodies} == {10} and {b["temperature"] for b in server.bodies} == {0}
+        assert {b["max_tokens"] for b in server.bodies} == {50} and {b["temperature"] for b in server.bodies} == {0}
         for name in ("responses.jsonl", "metrics.json", "run.json", "accuracy_by_context.png",
                      "accuracy_by_zone.png", "accuracy_by_gold.png", "cache.sqlite"):
             assert (out / name).is_file(), name
@@ -479,7 +491,9 @@ def test_end_to_end_rot_reader_resume_and_rescore(release, tmp_path):
         assert country["macro"] == pytest.approx({"precision": 1 / 6, "recall": 1 / 3, "f1": 2 / 9})
         run = json.loads((out / "run.json").read_text())
         assert run["benchmark"] == "normad" and run["runner"]["n_queried"] == 80
-        assert run["evaluation"]["max_tokens"] == 10 and run["evaluation"]["temperature"] == 0.0
+        assert run["evaluation"]["max_tokens"] == 50 and run["evaluation"]["temperature"] == 0.0
+        assert run["evaluation"]["protocol"] == "authors" and metrics["protocol"]["name"] == "authors"
+        assert metrics["protocol"]["max_tokens"] == 50
         assert run["release_build"] == {"revision": "v1", "zones": None}  # a release recording neither
         assert SECRET not in (out / "run.json").read_text()
         assert (out / "accuracy_by_zone.png").stat().st_size > 1000

@@ -35,6 +35,7 @@ class Plan:
     samples: int
     temperature: float
     max_tokens: int
+    protocol: str
 
 
 def plan(options: NormAdOptions) -> Plan:
@@ -44,13 +45,27 @@ def plan(options: NormAdOptions) -> Plan:
     if release_stories.height == 0:
         raise InputError("release has no stories", file=options.release)
     samples = prompts.DEFAULT_SAMPLES if options.samples is None else options.samples
-    temperature = prompts.TEMPERATURE if options.temperature is None else options.temperature
-    max_tokens = prompts.MAX_TOKENS if options.max_tokens is None else options.max_tokens
+    temperature, max_tokens = sampling(options)
     stories, covers = limit_frame(release_stories, ["country"], options.limit, options.seed, item="stories",
                                   columns=["countries"])
     requests = iter_requests(stories, contexts=options.contexts, samples=samples, temperature=temperature,
-                             max_tokens=max_tokens, seed=options.seed)
-    return Plan(release_stories, stories, covers, requests, samples, temperature, max_tokens)
+                             max_tokens=max_tokens, seed=options.seed, protocol=options.protocol)
+    return Plan(release_stories, stories, covers, requests, samples, temperature, max_tokens, options.protocol)
+
+
+def sampling(options: NormAdOptions) -> tuple[float, int]:
+    """(temperature, max_tokens) asked: the options' when given, else the protocol's (``prompts.PROTOCOL_SETTINGS``;
+    ``--max-tokens-70b``: the authors' 20)."""
+    settings = prompts.PROTOCOL_SETTINGS[options.protocol]
+    temperature = settings.temperature if options.temperature is None else options.temperature
+    if options.max_tokens is not None:
+        return temperature, options.max_tokens
+    return temperature, prompts.MAX_TOKENS_70B if options.max_tokens_70b else settings.max_tokens
+
+
+def record_protocol(metrics: dict, planned: Plan) -> None:
+    """metrics.json's ``protocol``: the one the run asked under, with the ``max_tokens`` it asked."""
+    metrics["protocol"] = prompts.protocol_record(planned.protocol, planned.max_tokens)
 
 
 def unparsed_rule(options: NormAdOptions) -> str:
@@ -95,6 +110,7 @@ def evaluate(backend, options: NormAdOptions, *, args: dict | None = None, conso
     scored = score_responses(frame, planned.release_stories, release=release,
                              sources=[run_folder.source_info(responses_path)], unparsed=unparsed, answer_rule=answer_rule)
     scored.metrics["covers"] = [planned.covers.as_dict()]
+    record_protocol(scored.metrics, planned)
     stats = run_folder.runner_stats(run_stats)
     m = scored.metrics["per_model"][model]
     written = run_record.write_run_record(
@@ -104,7 +120,8 @@ def evaluate(backend, options: NormAdOptions, *, args: dict | None = None, conso
                               "n_requests": n_records, "temperature": planned.temperature,
                               "max_tokens": planned.max_tokens, "seed": options.seed, "limit": options.limit,
                               "split": options.split, "unparsed": unparsed, "answer_rule": answer_rule,
-                              "prompt_source": scored.metrics["constants"]["prompt_source"]},
+                              "protocol": planned.protocol,
+                              "prompt_source": scored.metrics["protocol"]["prompt_source"]},
                "release_build": release_build(manifest),
                "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
                "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}})
