@@ -110,9 +110,11 @@ CARD = CardInfo(
         "authors built them (their collect_irrelevant.py): country and background are the story's, while value and "
         "rule_of_thumb come from a country of another Inglehart-Welzel zone (the generated file names it in "
         "`Other Country` / `Other Background`). The authors' revised release (their src/v2_fix_neutral) swaps country "
-        "and background of neutral rows to the rule's country: the build option `revision: v2_fix_neutral` applies "
-        "that swap and the Canada gift-giving background (the line at the end of this section names the revision "
-        "of this build); its model steps run through `culturebench generate`.\n\n"
+        "and background of neutral rows to the rule's country and has a model rewrite rules, values, stories and "
+        "explanations: `culturebench generate normad_v2_fix` runs every step and a build of its file is revision "
+        "`v2_fix_neutral`; the build option `revision: v2_swap_only` applies the swap and the Canada gift-giving "
+        "background alone, a release named for what it is (the line at the end of this section names the revision "
+        "of this build).\n\n"
         "Checks beyond the schemas: every background is its country's atlas etiquette text (compared after NFKC, "
         "plain quotes and dashes and whitespace normalisation; heading lines must name a subsection; the rest must "
         "be a contiguous part of the page text or each line one item of it); no story or rule-of-thumb names a "
@@ -248,11 +250,7 @@ def build(raw: Path, seed: int, progress: Progress, options: dict | None = None)
     inputs += zones.inputs
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
-    revision = file_revision(stories)
-    if revision is None:
-        revision = {"name": "v1"}
-        if options.get("revision", "v1") == "v2_fix_neutral":
-            stories, revision = revise_v2_fix_neutral(stories, items)
+    stories, revision = revision_of(stories, items, options.get("revision", "v1"))
     zones_used = zone_report(zones, [row.values["Country"] for row in stories
                                      if country_key(row.values["Country"]) in zones.zone_of])
     progress("atlas")
@@ -293,8 +291,9 @@ def build_card(zones_used: dict, revision: dict) -> CardInfo:
                 f"countries sit in another zone in RAW/inglehart_welzel/ and would move with `zones: raw`: {moves}.")
     if "applied_by" in revision:
         line += f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral), applied by {revision['applied_by']}."
-    elif revision["name"] == "v2_fix_neutral":
-        line += (f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral, deterministic steps): "
+    elif revision["name"] == SWAP_ONLY:
+        line += (f" Revision `{SWAP_ONLY}` (the deterministic steps of the authors' src/v2_fix_neutral only; not their "
+                 f"revised release `v2_fix_neutral`, whose model steps have not run): "
                  f"{revision['neutral_rows_swapped']} neutral rows swapped to the rule's country and background "
                  f"(the story's in the Other columns), {revision['canada_gift_giving_backgrounds_set']} of Canada's "
                  f"gift-giving rows given its atlas Gift Giving background; {revision['model_steps']}.")
@@ -330,10 +329,15 @@ collect_irrelevant.py / collect_stories.py: Malta and the Philippines in Latin A
 ZONE_SOURCES = ("authors", "raw")
 """Build / generate option ``zones``: ``authors`` (default) takes a country's zone from the authors' map and
 ``RAW/inglehart_welzel/`` only for a country that map lacks; ``raw`` lets that folder's tables win."""
-REVISIONS = ("v1", "v2_fix_neutral")
-"""Build option ``revision``: ``v1`` (default) keeps the stories as read (the published release);
-``v2_fix_neutral`` applies the deterministic steps of the authors' revised release (their ``src/v2_fix_neutral``,
-:func:`revise_v2_fix_neutral`); its model steps run through ``culturebench generate``."""
+SWAP_ONLY = "v2_swap_only"
+"""The revision of a build that applied only the deterministic steps of the authors' ``src/v2_fix_neutral``."""
+REVISIONS = ("v1", SWAP_ONLY, "v2_fix_neutral")
+"""Build option ``revision``: ``v1`` (default) keeps the stories as read (the published release); ``v2_swap_only``
+applies the deterministic steps of the authors' revised release (their ``src/v2_fix_neutral``,
+:func:`revise_v2_fix_neutral`: the swap and the Canada background) and is named so, since its rules, values, stories
+and explanations are still v1's; ``v2_fix_neutral`` is the revised release itself, a stories file that
+``culturebench generate normad_v2_fix`` wrote (every step; :func:`file_revision`): asked of any other file it is an
+error. A revised file is ``v2_fix_neutral`` whatever the option says."""
 
 
 BUILD_OPTIONS = {"zones": ZONE_SOURCES, "revision": REVISIONS}
@@ -481,6 +485,23 @@ def file_revision(rows: list[StoryRow]) -> dict | None:
                 r.values["Gold Label"].strip().casefold() == "neutral" for r in rows)}
 
 
+def revision_of(rows: list[StoryRow], items: list[AtlasItem], asked: str) -> tuple[list[StoryRow], dict]:
+    """The stories and the revision they are (REVISIONS): a file ``generate normad_v2_fix`` wrote is
+    ``v2_fix_neutral``; otherwise ``v1`` as read or ``v2_swap_only`` (:func:`revise_v2_fix_neutral`); asking
+    ``v2_fix_neutral`` of a file that is not revised is an error, not a release misnamed."""
+    revision = file_revision(rows)
+    if revision is not None:
+        return rows, revision
+    if asked == "v2_fix_neutral":
+        raise InputError("revision v2_fix_neutral is the authors' revised release only once `culturebench generate "
+                         f"normad_v2_fix` has run (its stories file has a {REVISION_COLUMN!r} column, this one has "
+                         f"none); `revision: {SWAP_ONLY}` applies the swap and the Canada background alone",
+                         file=rows[0].file if rows else None, column="revision")
+    if asked == SWAP_ONLY:
+        return revise_v2_fix_neutral(rows, items)
+    return rows, {"name": "v1"}
+
+
 def revise_v2_fix_neutral(rows: list[StoryRow], items: list[AtlasItem]) -> tuple[list[StoryRow], dict]:
     """The authors' ``swap_neutral_country_background.py`` and the deterministic half of
     ``fix_canada_gift_giving.py``: a neutral row's Country and Background become its Other Country and Other
@@ -515,7 +536,7 @@ def revise_v2_fix_neutral(rows: list[StoryRow], items: list[AtlasItem]) -> tuple
                 fixed += 1
         out.append(StoryRow(row.file, row.row, values, {"Other Country": row.values["Country"],
                                                         "Other Background": row.values["Background"]}, row.extra))
-    return out, {"name": "v2_fix_neutral", "neutral_rows_swapped": swapped,
+    return out, {"name": SWAP_ONLY, "neutral_rows_swapped": swapped,
                  "canada_gift_giving_backgrounds_set": fixed,
                  "canada_gift_giving_without_atlas_page": unfixed,
                  "model_steps": "not applied by the build (rules and values regenerated where they fail entailment, "
