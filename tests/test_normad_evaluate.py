@@ -168,7 +168,8 @@ def test_authors_templates_filled_from_a_release_row_byte_for_byte(sample_releas
             assert sent.encode("utf-8") == authors_prompt(context, row).encode("utf-8"), (row["story_id"], context)
     odd = {"story": "Sam  ate.\nIs it ok?", "country": "egypt", "value": "Share {food}.", "rule_of_thumb": "Eat."}
     assert prompts.prompt_text("value", **odd) == authors_prompt("value", odd)
-    assert "Rule-of-thumb: Share {food}.\n\nStory: Sam  ate.\nIs it ok?\n\nOptions:" in prompts.prompt_text("value", **odd)
+    filled = prompts.prompt_text("value", **odd)
+    assert "Rule-of-thumb: Share {food}.\n\nStory: Sam  ate.\nIs it ok?\n\nOptions:" in filled
 
 
 def test_plan_requests_story_times_context_at_temperature_0():

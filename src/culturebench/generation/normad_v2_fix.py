@@ -148,7 +148,8 @@ def revise(backend, source: Path, out: Path, *, seed: int = 0, console: Console 
                                 for s, r in zip(swapped, rows)]
     neutral = [i for i, r in enumerate(rows) if r["Gold Label"].strip().casefold() == "neutral"]
     run = GenerationRun(TASK, out, backend, console)
-    counts = {"neutral_rows": len(neutral), **{k: v for k, v in report.items() if k not in ("name", "model_steps")}}
+    counts = {"neutral_rows": len(neutral),
+              **{k: v for k, v in report.items() if k not in ("name", "model_steps")}}
 
     def where(i: int) -> dict:
         return {"row": swapped[i].row, "file": swapped[i].file, "country": rows[i]["Country"],

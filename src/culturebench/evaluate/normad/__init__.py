@@ -133,8 +133,8 @@ class NormAd(Benchmark):
                    "Fig. 9); accuracy and macro F1 per context, zone, subaxis, label")
     Options = NormAdOptions
     generators = ("normad", "normad_v2_fix")
-    tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (the authors' prompt); accuracy (Fig. 3) "
-                              "and macro F1 (Table A.4)", {"contexts": (context,)})
+    tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (the authors' prompt); accuracy "
+                              "(Fig. 3) and macro F1 (Table A.4)", {"contexts": (context,)})
                   for context in ("country", "value", "rot", "none", "country_value"))
     open_columns = {"stories": OpenColumns(
         ("background",), "cc-by-4.0",

@@ -112,14 +112,14 @@ def check_protocol(protocol: str) -> str:
     return protocol
 
 
-def protocol_record(protocol: str | None, max_tokens: int | None = None) -> dict:
-    """metrics.json's and run.json's ``protocol``: its name, what it is, its prompt source and decoding (the
-    ``max_tokens`` a run asked when given); a protocol not recorded (responses without their prompts) is None."""
+def protocol_record(protocol: str | None, temperature: float | None = None, max_tokens: int | None = None) -> dict:
+    """metrics.json's ``protocol``: its name, what it is, its prompt source and decoding (the protocol's, or what a
+    run asked when given); a protocol not recorded (responses without their prompts) is named None."""
     if protocol is None:
         return {"name": None, "meaning": "not recorded: the responses hold no prompt of a known protocol"}
     settings = PROTOCOL_SETTINGS[check_protocol(protocol)]
     return {"name": protocol, "meaning": PROTOCOLS[protocol], "prompt_source": settings.prompt_source,
-            "temperature": settings.temperature,
+            "temperature": settings.temperature if temperature is None else temperature,
             "max_tokens": settings.max_tokens if max_tokens is None else max_tokens}
 
 

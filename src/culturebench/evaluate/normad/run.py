@@ -64,8 +64,8 @@ def sampling(options: NormAdOptions) -> tuple[float, int]:
 
 
 def record_protocol(metrics: dict, planned: Plan) -> None:
-    """metrics.json's ``protocol``: the one the run asked under, with the ``max_tokens`` it asked."""
-    metrics["protocol"] = prompts.protocol_record(planned.protocol, planned.max_tokens)
+    """metrics.json's ``protocol``: the one the run asked under, with the temperature and ``max_tokens`` it asked."""
+    metrics["protocol"] = prompts.protocol_record(planned.protocol, planned.temperature, planned.max_tokens)
 
 
 def unparsed_rule(options: NormAdOptions) -> str:
