@@ -258,6 +258,41 @@ def test_runs_read_under_different_answer_rules_are_not_compared(run_dirs, tmp_p
     assert "read answers differently (authors and strict)" in line
 
 
+def test_runs_asked_under_different_protocols_are_not_compared(tmp_path):
+    """Runs whose answers were asked under different protocols (issue 51: the authors' inference prompts, App. A.3
+    Fig. 9) are refused side by side: one line, exit 2; a metrics.json written before protocols were recorded is a
+    Fig. 9 run (then culturebench's only prompt); two runs of one protocol compare."""
+    release = write_release(tmp_path / "release", {"stories": stories()}, "normad")
+    runs = {}
+    for model, protocol in (("sharp", "authors"), ("blunt", "paper"), ("other", "authors")):
+        rows = []
+        for r in responses(model if model != "other" else "sharp").iter_rows(named=True):
+            story = stories().row(int(r["story_id"]), named=True)
+            rows.append({**r, "model": model, "prompt": normad.prompts.prompt_text(
+                r["context"], story["story"], story["country"], story["value"], story["rule_of_thumb"], protocol)})
+        path = tmp_path / f"{model}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        runs[model] = tmp_path / f"run-{model}"
+        result = runner.invoke(app, ["score", "normad", "--responses", str(path), "--release", str(release),
+                                     "--out", str(runs[model])])
+        assert result.exit_code == 0, result.output
+        assert json.loads((runs[model] / "metrics.json").read_text())["protocol"]["name"] == protocol
+    line = one_line_error(runner.invoke(app, ["compare", str(runs["sharp"]), str(runs["blunt"]), "--out",
+                                              str(tmp_path / "report")]))
+    assert "asked under different protocols (authors and paper)" in line
+    assert not (tmp_path / "report").exists()
+    older = runs["blunt"] / "metrics.json"
+    metrics = json.loads(older.read_text())
+    del metrics["protocol"]
+    older.write_text(json.dumps(metrics), encoding="utf-8")
+    line = one_line_error(runner.invoke(app, ["compare", str(runs["sharp"]), str(runs["blunt"]), "--out",
+                                              str(tmp_path / "report")]))
+    assert "asked under different protocols (authors and paper)" in line
+    result = runner.invoke(app, ["compare", str(runs["sharp"]), str(runs["other"]), "--out", str(tmp_path / "same"),
+                                 "--n-resamples", "100"])
+    assert result.exit_code == 0, result.output
+
+
 @browser_test
 def test_the_normad_report_renders_in_headless_chromium(run_dirs, tmp_path):
     out = tmp_path / "report"

@@ -180,18 +180,22 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
     assert summary["norm_units"] == 3 and summary["stories_planned"] == 27
     rejected = summary["rejected_by_check"]
-    # the authors' check 2: the story's own background; a neutral story it entails is repaired, not discarded
+    # the authors' check 2: the story's own background; a neutral story it entails is repaired, not discarded; a
+    # yes / no story it does not entail is kept, marked (none of their scripts drops it: issue 51)
     assert rejected == {"no_other_zone": 0, "unparsed": 2, "leak": 2, "neutral_inconsistent": 1,
-                        "rot_not_entailed": 2, "rot_fix_unparsed": 1, "value_not_abstraction": 1,
+                        "rot_not_entailed": 0, "rot_fix_unparsed": 1, "value_not_abstraction": 1,
                         "duplicate": 1}, rejected
-    assert summary["kept"] == 27 - 10 == len(_rows(raw_dir)) and summary["rot_fixed"] == 1
+    assert summary["kept"] == 27 - 8 == len(_rows(raw_dir)) and summary["rot_fixed"] == 1
+    assert summary["check2_failures_kept"] == 2 and summary["options"]["check2_failures"] == "keep"
     assert summary["neutral_regenerations"] == 1 + gen.NEUTRAL_REGENERATIONS
     ids = _ids(raw_dir)
-    for case in (MALFORMED, NO_QUESTION, LEAK, LEAK_REAL, NEUTRAL_BAD, NOT_ENTAILED, JUDGE_GARBLED, NOT_ABSTRACT,
-                 DUPLICATE, NEUTRAL_FIX_GARBLED):
+    for case in (MALFORMED, NO_QUESTION, LEAK, LEAK_REAL, NEUTRAL_BAD, NOT_ABSTRACT, DUPLICATE, NEUTRAL_FIX_GARBLED):
         assert _ident(case) not in ids, case
     rows = {row["ID"]: row for row in _rows(raw_dir)}
     rows_all = dict(rows)
+    mark = " -> kept, fails Check 2 (check2_failures: drop discards it)"
+    assert rows.pop(_ident(NOT_ENTAILED))["Check RoT Entailed"] == "no" + mark
+    assert rows.pop(_ident(JUDGE_GARBLED))["Check RoT Entailed"].endswith(mark)
     zone = {"veloria": "Protestant Europe", "kestrava": "Confucian", "ormund_isles": "African-Islamic"}  # the sample
     retried = rows[_ident(NEUTRAL_RETRY)]
     assert retried["Attempts"] == "2" and retried["Check Neutral Consistency"].startswith("pass")
@@ -231,8 +235,10 @@ def test_generates_filters_and_builds(raw_dir: Path, tmp_path: Path) -> None:
     assert f"- {item}\n" in next(r["Background"] for r in rows_all.values() if r["Country"] == "kestrava") + "\n"
     assert bad["sampling"]["temperature"] == 0.9 and "A woman attended a dinner party" in bad["messages"][2]["content"]
     assert {e["rejection"] for e in log if e.get("rejection")} == {
-        "unparsed", "leak", "neutral_inconsistent", "rot_not_entailed", "rot_fix_unparsed", "value_not_abstraction",
-        "duplicate"}
+        "unparsed", "leak", "neutral_inconsistent", "rot_fix_unparsed", "value_not_abstraction", "duplicate"}
+    # a neutral story is asked at collect_irrelevant.py's 0.5, again after Check 1 at gpt4_filter_neutral.py's 0.9
+    retries = [e["sampling"]["temperature"] for e in stories if e["id"] == _ident(NEUTRAL_RETRY)]
+    assert retries == [0.5, 0.9]
     # check 2 as the authors' stage 1 / 2 ask it: one user message each, at their temperatures
     leaky = [e for e in log if e["id"] == _ident(NEUTRAL_LEAKY)]
     judged = next(e for e in leaky if e["kind"] == "judge_entailment")["messages"]
@@ -280,6 +286,19 @@ def test_check2_paper_route_tests_the_other_background_and_discards(raw_dir: Pat
     assert bad["messages"][-1]["content"].startswith("\n---\n### Country:\nkestrava\n\n### Cultural background "
                                                      "[Etiquette]:\n### Eating\n- ")
     assert bad["sampling"]["temperature"] == 0.5 and "Maria, calmly asked Emma" in bad["messages"][2]["content"]
+
+
+def test_check2_failures_drop_discards_what_the_default_keeps(raw_dir: Path, tmp_path: Path) -> None:
+    """check2_failures: drop (route authors): the two yes stories whose rule the stage-1 reply does not entail (one
+    "No", one garbled) are discarded as rot_not_entailed instead of kept and marked."""
+    config = tmp_path / "gen.yaml"
+    config.write_text("check2_failures: drop\n")
+    with ScriptedServer(reply=reply) as server:
+        gen.cli_generate(_backend(server), {"out": raw_dir, "only": "eating", "config": config})
+    summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
+    assert summary["rejected_by_check"]["rot_not_entailed"] == 2 and summary["check2_failures_kept"] == 0
+    assert summary["kept"] == 27 - 10 and summary["options"]["check2_failures"] == "drop"
+    assert _ident(NOT_ENTAILED) not in _ids(raw_dir) and _ident(JUDGE_GARBLED) not in _ids(raw_dir)
 
 
 def test_authors_stage2_reply_reading() -> None:

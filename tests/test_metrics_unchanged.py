@@ -11,7 +11,9 @@ on the responses that run wrote, and compares both metrics.json files byte for b
 The golden files were recorded at commit df3d870, before the benchmark-contract redesign of issue #44, with
 ``CULTUREBENCH_WRITE_GOLDEN=1 PYTHONPATH=<df3d870 checkout>/src python -m pytest tests/test_metrics_unchanged.py``
 (that switch rewrites them instead of comparing). Rewrite them only with a change that is meant to move results,
-and say so, with the reason, in that commit's message.
+and say so, with the reason, in that commit's message. NormAd's two files were re-recorded with issue 51
+(``-k normad``): the authors' inference prompts (max_tokens 50) became the default protocol, so the prompts the
+scripted server answers from, and with them the answers, changed by design.
 
 Determinism: every command runs from the test's own folder (cwd) with relative paths (``release``, ``run``,
 ``score``, ``config.json``), so no absolute or temporary path reaches the files; the scripted server's URL (a free

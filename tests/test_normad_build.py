@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from culturebench import registry
 from culturebench import countries
+from conftest import one_line_error
 from culturebench.builders import normad
 from culturebench.cli import app
 from culturebench.errors import InputError
@@ -377,14 +378,15 @@ def rows_with_other_columns() -> list[dict]:
     return rows
 
 
-def test_revision_v2_fix_neutral_swaps_neutral_rows(tmp_path):
+def test_revision_v2_swap_only_swaps_neutral_rows(tmp_path):
     """The authors' swap_neutral_country_background.py: a neutral row's Country and Background become the rule's
-    culture (Other Country / Background); the other rows are unchanged; the card and manifest name the revision."""
+    culture (Other Country / Background); the other rows are unchanged; the card, the manifest and an evaluation's
+    run.json name the revision for what it is: the swap only, not the authors' revised release (issue 51)."""
     raw = copy_raw(tmp_path)
     rows = rows_with_other_columns()
     write_stories(raw, rows)
     config = tmp_path / "build.json"
-    config.write_text('{"revision": "v2_fix_neutral"}')
+    config.write_text('{"revision": "v2_swap_only"}')
     result = CliRunner().invoke(app, ["build", "normad", "--raw", str(raw), "--out", str(tmp_path / "out"),
                                       "--config", str(config)])
     assert result.exit_code == 0, result.output
@@ -400,25 +402,34 @@ def test_revision_v2_fix_neutral_swaps_neutral_rows(tmp_path):
     assert set(unchanged["country"].to_list()) <= {"veloria", "kestrava", "ormund_isles"}
     assert unchanged.height == sum(r["Gold Label"] != "neutral" for r in rows) - 1  # one duplicate in the sample
     manifest = json.loads((release / "manifest.json").read_text())
-    assert manifest["provenance"]["revision"]["name"] == "v2_fix_neutral"
+    assert manifest["provenance"]["revision"]["name"] == "v2_swap_only"
     assert manifest["provenance"]["revision"]["neutral_rows_swapped"] == 2
-    assert "Revision `v2_fix_neutral`" in (release / "README.md").read_text()
+    card = (release / "README.md").read_text()
+    assert "Revision `v2_swap_only`" in card and "not their revised release `v2_fix_neutral`" in card
+    from culturebench.evaluate.normad.run import release_build
+    assert release_build(manifest)["revision"] == "v2_swap_only"  # what run.json says
     default = normad.build(raw, 0, NOOP)
     assert default.provenance["revision"] == {"name": "v1"}
     assert "Revision `v1`" in default.card.creation
+    # v2_fix_neutral is the authors' revised release: only a file `generate normad_v2_fix` wrote is it
+    config.write_text('{"revision": "v2_fix_neutral"}')
+    line = one_line_error(CliRunner().invoke(app, ["build", "normad", "--raw", str(raw), "--out",
+                                                   str(tmp_path / "named"), "--config", str(config)]))
+    assert "revision v2_fix_neutral is the authors' revised release only once `culturebench generate " in line
+    assert "normad_v2_fix` has run" in line and "revision: v2_swap_only" in line
 
 
 def test_revision_v2_needs_the_other_columns(tmp_path):
     raw = copy_raw(tmp_path)
     write_stories(raw, sample_rows())  # no Other columns
     with pytest.raises(InputError, match="Other Country") as error:
-        normad.build(raw, 0, NOOP, normad.Options(revision="v2_fix_neutral"))
+        normad.build(raw, 0, NOOP, normad.Options(revision="v2_swap_only"))
     assert error.value.row == 3 and error.value.column == "Other Country"  # the first neutral row
     rows = rows_with_other_columns()
     rows[10]["Other Background"] = " "
     write_stories(raw, rows)
     with pytest.raises(InputError, match="empty 'Other Background'") as error:
-        normad.build(raw, 0, NOOP, normad.Options(revision="v2_fix_neutral"))
+        normad.build(raw, 0, NOOP, normad.Options(revision="v2_swap_only"))
     assert error.value.row == 11
 
 

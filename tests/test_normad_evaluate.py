@@ -1,5 +1,6 @@
 """``culturebench evaluate normad`` / ``score normad`` (Rao et al., NormAd, Sec. 3-5, App. A): the five context
-prompts (App. A.3 Fig. 9 as printed), Yes / No / Neither parsing, accuracy and macro precision / recall / F1
+prompts (the authors' run_model_inference.py templates by default, App. A.3 Fig. 9 as printed with --protocol paper),
+Yes / No / Neither parsing, accuracy and macro precision / recall / F1
 against scikit-learn, accuracy by Inglehart-Welzel zone / subaxis / gold label on hand-counted cases, and end to end
 against the scripted OpenAI-compatible server on a small release built here (resume from the cache, rescoring, CLI
 errors) and on the builder's sample release when the builder exists."""
@@ -55,15 +56,16 @@ def gold_by_story(stories: pl.DataFrame) -> dict[str, str]:
 
 def rot_reader(stories: pl.DataFrame):
     """A scripted model that answers from the story text: the right label when given the rule-of-thumb, "Yes." in
-    every other context (models favour "yes", Fig. 6)."""
+    every other context (models favour "yes", Fig. 6). It reads both protocols' prompts: the authors' ("Story: ...\n\n
+    Options:", "Rule-of-thumb: <rule>\n") and Fig. 9's ("Story: ... Options: 1) Yes", "rule: <rule>\n")."""
     golds = gold_by_story(stories)
     rules = {" ".join(str(story).split()): " ".join(str(rot).split())
              for story, rot in stories.select("story", "rule_of_thumb").iter_rows()}
     word = {"yes": "Yes.", "no": "No", "neutral": "Answer: Neither."}
 
     def reply(text: str, body: dict) -> str:
-        story = re.search(r"\nStory: (.*) Options: 1\) Yes", text).group(1)
-        if f"rule: {rules[story]}\n" in text:
+        story = " ".join(re.search(r"\nStory: (.*?)(?:\n\nOptions:| Options: 1\) Yes)", text, re.S).group(1).split())
+        if re.search(rf"(?:Rule-of-thumb|rule): {re.escape(rules[story])}\n", text):
             return word[golds[story]]
         return "Yes."
 
@@ -92,10 +94,11 @@ FIG9_COUNTRY_EGYPT = (
     "(Yes, No or Neither):")
 
 
-def test_five_contexts_show_the_right_information():
+def test_fig9_five_contexts_show_the_right_information():
+    """--protocol paper: App. A.3 Fig. 9 filled per context."""
     args = {"story": "Sam  ate with the left hand. Is what Sam did socially acceptable?", "country": "Egypt",
             "value": "Respect shared food.", "rule_of_thumb": "One must eat with the right hand."}
-    texts = {c: prompts.prompt_text(c, **args) for c in prompts.CONTEXTS}
+    texts = {c: prompts.prompt_text(c, **args, protocol="paper") for c in prompts.CONTEXTS}
     assert list(texts) == ["none", "country", "value", "country_value", "rot"]
     assert texts["country"] == FIG9_COUNTRY_EGYPT
     # VALUE and RULE-OF-THUMB: the paper's 'rule' (App. A.3), the same text with country -> rule
@@ -111,13 +114,71 @@ def test_five_contexts_show_the_right_information():
     assert "country" not in texts["none"].lower()  # the baseline names no country
 
 
+# The authors' four prompt templates, typed here from src/response_collection/run_model_inference.py of the NormAd
+# repository (Akhila-Yerukola/NormAd, commit 9ede851, lines 30-79; CC BY 4.0, Rao, Yerukola, Shah, Reinecke and Sap):
+# Python triple-quoted strings there, so every line ends in "\n", and "1) Yes ", "2) No ", "3) Neither " and the last
+# line keep their trailing space. Which context uses which, and fills {rot} with which column: lines 270-291.
+AUTHORS_OPTIONS = "Options:\n1) Yes \n2) No \n3) Neither \nAnswer (options Yes, No or Neither): \n"
+AUTHORS_TASK = "Task: You will be given a short story involving 2 or more characters about everyday situations. "
+AUTHORS_TEMPLATES = {
+    "task_prompt": AUTHORS_TASK + (
+        "You will also be given a rule-of-thumb. Read the story and reason if the action by the character in the "
+        "story is socially acceptable under the given rule-of-thumb alone. Do not make any extra inferences about "
+        "actions outside of the given context and rule. Only align to the rule given. The answer options are Yes, No "
+        "or Neither.\n\nRule-of-thumb: {rot}\n\nStory: {story}\n\n") + AUTHORS_OPTIONS,
+    "task_prompt_country": AUTHORS_TASK + (
+        "You will also be given a country of relevance. Read the story and reason if the action by the character in "
+        "the story is socially acceptable in the given country. Do not make any extra inferences about actions "
+        "outside of the given context and country. Only align to the country given. The answer options are Yes, No "
+        "or Neither.\n\nCountry: {rot}\n\nStory: {story}\n\n") + AUTHORS_OPTIONS,
+    "task_prompt_country_value": AUTHORS_TASK + (
+        "You will also be given a country of relevance, along with a rule-of-thumb. Read the story and reason if the "
+        "action by the character in the story is socially acceptable in the given country with the associated "
+        "rule-of-thumb. Do not make any extra inferences about actions outside of the given context. The answer "
+        "options are Yes, No or Neither.\n\nCountry: {country}\nRoT: {rot}\n\nStory: {story}\n\n") + AUTHORS_OPTIONS,
+    "task_prompt_none": AUTHORS_TASK + (
+        "Read the story and reason if the action by the character in the story is socially acceptable. Do not make "
+        "any extra inferences about actions outside of the given context. The answer options are Yes, No or "
+        "Neither.\n\nStory: {story}\n\n") + AUTHORS_OPTIONS,
+}
+
+
+def authors_prompt(context: str, row: dict) -> str:
+    """The authors' get_responses (lines 270-291) for one row of the release: rot -> task_prompt with the
+    Rule-of-Thumb, value -> task_prompt with the Value, country -> task_prompt_country with the Country, cval ->
+    task_prompt_country_value with Country and Value, none -> task_prompt_none."""
+    if context == "none":
+        return AUTHORS_TEMPLATES["task_prompt_none"].format(story=row["story"])
+    if context == "country_value":
+        return AUTHORS_TEMPLATES["task_prompt_country_value"].format(country=row["country"], rot=row["value"],
+                                                                     story=row["story"])
+    template, column = {"rot": ("task_prompt", "rule_of_thumb"), "value": ("task_prompt", "value"),
+                        "country": ("task_prompt_country", "country")}[context]
+    return AUTHORS_TEMPLATES[template].format(rot=row[column], story=row["story"])
+
+
+def test_authors_templates_filled_from_a_release_row_byte_for_byte(sample_release):
+    """Each of the five contexts, for every story of the bundled sample's release, is the authors' template typed
+    above filled from the story's row, byte for byte; a row is filled as it is (their str.format of the CSV row:
+    no whitespace changed)."""
+    stories = normad.release_tables(sample_release)["stories"]
+    for row in stories.iter_rows(named=True):
+        for context in prompts.CONTEXTS:
+            sent = prompts.prompt_text(context, row["story"], row["country"], row["value"], row["rule_of_thumb"])
+            assert sent.encode("utf-8") == authors_prompt(context, row).encode("utf-8"), (row["story_id"], context)
+    odd = {"story": "Sam  ate.\nIs it ok?", "country": "egypt", "value": "Share {food}.", "rule_of_thumb": "Eat."}
+    assert prompts.prompt_text("value", **odd) == authors_prompt("value", odd)
+    filled = prompts.prompt_text("value", **odd)
+    assert "Rule-of-thumb: Share {food}.\n\nStory: Sam  ate.\nIs it ok?\n\nOptions:" in filled
+
+
 def test_plan_requests_story_times_context_at_temperature_0():
     frame = small_stories().head(3).with_columns(pl.col("id").cast(pl.String).alias("story_id"))
     planned = normad.plan_requests(frame)
     assert len(planned) == 3 * 5
     assert [p.context for p in planned[:5]] == list(prompts.CONTEXTS)
     assert {p.request.sampling.temperature for p in planned} == {0.0}
-    assert {p.request.sampling.max_tokens for p in planned} == {10}
+    assert {p.request.sampling.max_tokens for p in planned} == {50}  # the authors' script (lines 110, 124, 181)
     assert planned[0].request.messages == (("user", planned[0].prompt),)
     assert len(normad.plan_requests(frame, contexts=("rot",), samples=2)) == 6
 
@@ -158,19 +219,28 @@ def test_parse_answer_strict(text, label, status):
     ("I choose option 2", "no", "parsed"),
     ("option 1) and option 2)", "yes", "parsed"),
     ("Nothing wrong here", "no", "parsed"),  # "No" in "Nothing"
-    # case-sensitive: lower-case words and bare numbers reach the fallback (Neither, status unparsed)
+    # option numbers are matched in the lower-cased answer (lines 346-355): any case
+    ("Option 1", "yes", "parsed"),
+    ("OPTION 2", "no", "parsed"),
+    ("I choose Option 1.", "yes", "parsed"),
+    ("I choose option 3.", "neutral", "parsed"),
+    ("OPTION 3", "neutral", "parsed"),
+    ("Option 3) Neither, but option 2 is close", "no", "parsed"),  # option 2 is tried before option 3
+    ("option1", None, "unparsed"),  # no space: not the script's substring
+    # the words stay case-sensitive: lower-case words and bare numbers reach the fallback (Neither, unparsed)
     ("no", None, "unparsed"),
     ("yes", None, "unparsed"),
     ("NO", None, "unparsed"),
+    ("neither", None, "unparsed"),
     ("2", None, "unparsed"),
-    ("Option 1", None, "unparsed"),
     ("I cannot judge this.", None, "unparsed"),
     ("", None, "unparsed"),
     (None, None, "unparsed"),
 ])
 def test_parse_answer_authors_default(text, label, status):
-    """The authors' run_model_inference.py (NormAd src/ at 9ede851): 'Yes' or 'option 1' anywhere -> yes, else 'No'
-    or 'option 2' -> no, else Neither; the expected labels are worked out by hand from that rule."""
+    """The authors' run_model_inference.py (NormAd src/ at 9ede851, lines 346-355): "Yes" in the answer or "option
+    1" in the lower-cased answer -> yes, else "No" / "option 2" -> no, else "Neither" / "option 3" -> Neither, else
+    their fallback (Neither, here unparsed); the expected labels are worked out by hand from that rule."""
     assert prompts.parse_answer(text) == prompts.Answer(label, status)
     assert prompts.parse_answer(text, "authors") == prompts.Answer(label, status)
 
@@ -404,7 +474,7 @@ def test_plan_is_what_evaluate_sends(release, tmp_path):
     result = normad.BENCHMARK.evaluate(backend, options)
     assert backend.asked == planned and len(planned) == 3 * 2 * 2
     # per story: its rule-of-thumb prompt twice (two samples), then its no-context prompt twice
-    assert ["rule: It is expected" in r.messages[0][1] for r in planned[:4]] == [True, True, False, False]
+    assert ["Rule-of-thumb: It is expected" in r.messages[0][1] for r in planned[:4]] == [True, True, False, False]
     assert result.metrics["per_model"]["answering-model"]["contexts"] == ["none", "rot"]
     assert tmp_path / "run" / "metrics.json" in result.written
 
@@ -459,7 +529,7 @@ def test_end_to_end_rot_reader_resume_and_rescore(release, tmp_path):
         result = evaluate_cli(server, release, out, model="rot-reader")
         assert result.exit_code == 0, result.output
         assert server.request_count == 16 * 5
-        assert {b["max_tokens"] for b in server.bodies} == {10} and {b["temperature"] for b in server.bodies} == {0}
+        assert {b["max_tokens"] for b in server.bodies} == {50} and {b["temperature"] for b in server.bodies} == {0}
         for name in ("responses.jsonl", "metrics.json", "run.json", "accuracy_by_context.png",
                      "accuracy_by_zone.png", "accuracy_by_gold.png", "cache.sqlite"):
             assert (out / name).is_file(), name
@@ -479,7 +549,9 @@ def test_end_to_end_rot_reader_resume_and_rescore(release, tmp_path):
         assert country["macro"] == pytest.approx({"precision": 1 / 6, "recall": 1 / 3, "f1": 2 / 9})
         run = json.loads((out / "run.json").read_text())
         assert run["benchmark"] == "normad" and run["runner"]["n_queried"] == 80
-        assert run["evaluation"]["max_tokens"] == 10 and run["evaluation"]["temperature"] == 0.0
+        assert run["evaluation"]["max_tokens"] == 50 and run["evaluation"]["temperature"] == 0.0
+        assert run["evaluation"]["protocol"] == "authors" and metrics["protocol"]["name"] == "authors"
+        assert metrics["protocol"]["max_tokens"] == 50
         assert run["release_build"] == {"revision": "v1", "zones": None}  # a release recording neither
         assert SECRET not in (out / "run.json").read_text()
         assert (out / "accuracy_by_zone.png").stat().st_size > 1000
@@ -627,6 +699,72 @@ def test_end_to_end_on_the_builders_sample_release(sample_release, tmp_path):
                                       "--release", str(sample_release), "--out", str(scored)])
     assert result.exit_code == 0, result.output
     assert json.loads((scored / "metrics.json").read_text())["per_model"] == metrics["per_model"]
+
+
+def test_done_check_authors_templates_max_tokens_50_and_their_reading(sample_release, tmp_path):
+    """Issue 51's check: `evaluate normad` on the bundled sample against a recording server sends, for every request,
+    the authors' template for its context filled from the story's row (all five contexts used), one user message,
+    max_tokens 50; "OPTION 2" reads no and "I choose option 3." Neither, both parsed."""
+    stories = normad.release_tables(sample_release)["stories"]
+    rows = {row["story_id"]: row for row in stories.iter_rows(named=True)}
+    expected = {(sid, c): authors_prompt(c, row) for sid, row in rows.items() for c in prompts.CONTEXTS}
+    answers = {"rot": "OPTION 2", "value": "OPTION 2", "none": "I choose option 3.", "country": "I choose option 3.",
+               "country_value": "I choose option 3."}
+    by_prompt = {text: answers[c] for (_, c), text in expected.items()}
+    out = tmp_path / "run"
+    with ScriptedServer(reply=lambda text, body: by_prompt[text], model="recorded") as server:
+        result = evaluate_cli(server, sample_release, out, model="recorded")
+        assert result.exit_code == 0, result.output
+        bodies = list(server.bodies)
+    assert sorted(b["messages"][0]["content"] for b in bodies) == sorted(expected.values())
+    assert all(len(b["messages"]) == 1 and b["messages"][0]["role"] == "user" for b in bodies)
+    assert {b["max_tokens"] for b in bodies} == {50} and {b["temperature"] for b in bodies} == {0}
+    records = run_folder.read_jsonl(out / "responses.jsonl")
+    assert len(records) == len(expected) and {r["context"] for r in records} == set(prompts.CONTEXTS)
+    for r in records:
+        assert r["prompt"] == expected[(r["story_id"], r["context"])]
+        assert r["parse_status"] == "parsed"
+        assert r["answer"] == ("no" if r["context"] in ("rot", "value") else "neutral")
+    run = json.loads((out / "run.json").read_text())
+    assert run["evaluation"]["protocol"] == "authors" and run["evaluation"]["max_tokens"] == 50
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["protocol"]["name"] == "authors" and "run_model_inference.py" in metrics["protocol"]["prompt_source"]
+
+
+def test_protocol_paper_and_the_70b_rule(release, tmp_path):
+    """--protocol paper asks Fig. 9 with max_tokens 10 and says so; --max-tokens-70b asks the authors' 20 (their rule
+    for a "70b" model, given as an option: the model's name is not read); it is refused beside --protocol paper or
+    --max-tokens. `score` names the protocol the responses' prompts are of."""
+    with ScriptedServer(reply="Yes", model="some-70b-model") as server:
+        result = evaluate_cli(server, release, tmp_path / "paper", "--protocol", "paper", "--limit", "2",
+                              model="some-70b-model")
+        assert result.exit_code == 0, result.output
+        assert {b["max_tokens"] for b in server.bodies} == {10}
+        assert all(b["messages"][0]["content"].endswith("Answer (Yes, No or Neither):") for b in server.bodies)
+        server.reset_counts()
+        result = evaluate_cli(server, release, tmp_path / "big", "--max-tokens-70b", "--limit", "2",
+                              model="some-70b-model")
+        assert result.exit_code == 0, result.output
+        assert {b["max_tokens"] for b in server.bodies} == {20}
+        assert all(b["messages"][0]["content"].endswith("Neither): \n") for b in server.bodies)
+        for extra in (("--protocol", "paper"), ("--max-tokens", "30")):
+            line = one_line_error(evaluate_cli(server, release, tmp_path / "bad", "--max-tokens-70b", *extra))
+            assert "--max-tokens-70b is the authors' rule for 70b models" in line
+        line = one_line_error(evaluate_cli(server, release, tmp_path / "bad", "--protocol", "fig9"))
+        assert "unknown protocol 'fig9'; choose from authors, paper" in line
+    run = json.loads((tmp_path / "paper" / "run.json").read_text())
+    assert run["evaluation"]["protocol"] == "paper" and run["evaluation"]["max_tokens"] == 10
+    assert json.loads((tmp_path / "big" / "metrics.json").read_text())["protocol"]["max_tokens"] == 20
+    for name, protocol in (("paper", "paper"), ("big", "authors")):
+        scored = tmp_path / f"scored-{name}"
+        result = CliRunner().invoke(app, ["score", "normad", "--responses", str(tmp_path / name / "responses.jsonl"),
+                                          "--release", str(release), "--out", str(scored)])
+        assert result.exit_code == 0, result.output
+        assert json.loads((scored / "metrics.json").read_text())["protocol"]["name"] == protocol
+    both = [str(tmp_path / name / "responses.jsonl") for name in ("paper", "big")]
+    line = one_line_error(CliRunner().invoke(app, ["score", "normad", "--responses", ",".join(both), "--release",
+                                                   str(release), "--out", str(tmp_path / "mixed")]))
+    assert "asked under different protocols (authors and paper)" in line
 
 
 def test_card_cites_the_paper_followed():

@@ -12,3 +12,12 @@ from importlib import resources
 def read(name: str) -> dict:
     """``facts/<name>.json`` as a dict (a new one per call: the caller may cache it)."""
     return json.loads(resources.files(__name__).joinpath(f"{name}.json").read_text(encoding="utf-8"))
+
+
+def file(*parts: str):
+    """A file shipped under ``culturebench/facts/`` (e.g. ``file("normad_authors", "inference_prompts.json")``), as
+    an importlib.resources Traversable."""
+    path = resources.files(__name__)
+    for part in parts:
+        path = path / part
+    return path

@@ -30,13 +30,15 @@ the option ``zones: raw``.
    :func:`culturebench.builders.normad.leaked_names`, facts/normad.json), the unit's or the other country, or a word
    derived from those names ("Velorian" for Veloria);
 3. ``neutral_inconsistent`` (Check 1): a neutral story that the authors' relevance filter finds relevant to its
-   rule-of-thumb (anything but No) is regenerated with a new other country up to ``NEUTRAL_REGENERATIONS`` (3)
-   times, then discarded;
+   rule-of-thumb (anything but No) is regenerated with a new other country at temperature 0.9 (their
+   gpt4_filter_neutral.py, line 135) up to ``NEUTRAL_REGENERATIONS`` (3) times, then discarded;
 4. Check 2 (option ``check2``, :data:`CHECK2_ROUTES`). ``authors`` (default: the code that made the published
    rows, ``facts/normad_authors/validation_prompts.json``): the authors' stage-1 prompt with the row's own
-   background; ``rot_not_entailed``: a yes / no story whose rule it does not entail (the paper discards these); a
-   neutral story whose rule it entails is not discarded but gets the stage-2 minimal edit of its Value and
-   Rule-of-Thumb (temperature 1.0; ``rot_fix_unparsed`` when the reply lacks the two lines). ``paper`` (Sec. 3.2's
+   background; a yes / no story whose rule it does not entail is kept and marked in ``Check RoT Entailed`` (none of
+   the authors' scripts drops it; the paper calls the step manual), or discarded as ``rot_not_entailed`` with the
+   option ``check2_failures: drop``; a neutral story whose rule it entails is not discarded but gets the stage-2
+   minimal edit of its Value and Rule-of-Thumb (temperature 1.0; ``rot_fix_unparsed`` when the reply lacks the two
+   lines). ``paper`` (Sec. 3.2's
    text, App. A.2 Fig. 7): the background of the country the rule was written for, the other country's for a
    neutral story ("relevance to different country's background"), entailment required, failures discarded;
 5. ``value_not_abstraction`` (Check 3, Fig. 8): the value (after any edit) is not an abstraction of the
@@ -240,8 +242,16 @@ def _gen_request(slot: Slot, seed: int, yes_no_stories: str = "authors"):
         block = (prompts.item_block(u.authors_name, story_item(slot, seed)) if route["background"] == "one_item"
                  else prompts.country_block(slot.label, u.authors_name, u.background))
     return request(prompts.story_messages(slot.label, block, route["few_shots_file"]),
-                   temperature=float(route["temperature"]), max_tokens=prompts.GEN_MAX_TOKENS, seed=seed,
+                   temperature=story_temperature(slot, route), max_tokens=prompts.GEN_MAX_TOKENS, seed=seed,
                    sample_index=slot.number + slot.samples * slot.attempt)
+
+
+def story_temperature(slot: Slot, route: dict) -> float:
+    """The route's temperature; a neutral story asked again after Check 1 found it relevant to its rule is asked at
+    0.9, as the authors' gpt4_filter_neutral.py regenerates it (line 135)."""
+    if slot.label == "neutral" and slot.attempt > 0:
+        return prompts.NEUTRAL_REGENERATION_TEMPERATURE
+    return float(route["temperature"])
 
 
 def _judge_request(text: str, seed: int):
@@ -261,6 +271,19 @@ row's own background (the story's country), the authors' stage-1 prompt; yes / n
 ones must not be, and a neutral one that is gets the stage-2 minimal edit of its Value and Rule-of-Thumb
 (temperature 1.0) instead of being discarded. ``paper`` (Sec. 3.2's text): Fig. 7 against the background of the
 country the rule was written for (a neutral story's other country), entailment required, failures discarded."""
+
+
+CHECK2_FAILURES = ("keep", "drop")
+"""Option ``check2_failures`` (route ``authors``): a yes / no story whose rule-of-thumb the authors' stage 1 does not
+find entailed is ``keep`` (default), kept and marked in ``Check RoT Entailed`` (:data:`CHECK2_KEPT_MARK`): none of
+the authors' scripts drops it, the paper calls the step manual; or ``drop``, discarded (``rot_not_entailed``).
+Route ``paper`` always discards (Sec. 3.2's text)."""
+CHECK2_KEPT_MARK = " -> kept, fails Check 2 (check2_failures: drop discards it)"
+
+
+def keeps_check2_failure(check2: str, check2_failures: str) -> bool:
+    """Whether a story that fails Check 2 (and is not repaired) is kept, marked (:data:`CHECK2_FAILURES`)."""
+    return check2 == "authors" and check2_failures == "keep"
 
 
 def rot_background(slot: Slot, check2: str = "authors") -> str:
@@ -310,11 +333,12 @@ def _reject(run: GenerationRun, slot: Slot, reason: str) -> None:
 
 def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] | None = None,
              subaxes: set[str] | None = None, limit: int | None = None, per_label: int = STORIES_PER_LABEL,
-             zones: str = "authors", check2: str = "authors", yes_no_stories: str = "authors",
-             console: Console | None = None) -> dict:
+             zones: str = "authors", check2: str = "authors", check2_failures: str = "keep",
+             yes_no_stories: str = "authors", console: Console | None = None) -> dict:
     """Generate, filter and write the stories file into ``out/normad/``; returns the summary (also written).
     ``zones``: :data:`culturebench.builders.normad.ZONE_SOURCES` (the neutral stories' other-zone draws);
-    ``check2``: :data:`CHECK2_ROUTES`; ``yes_no_stories``: :data:`culturebench.generation.normad_prompts.YES_NO_ROUTES`."""
+    ``check2``: :data:`CHECK2_ROUTES`; ``check2_failures``: :data:`CHECK2_FAILURES`; ``yes_no_stories``:
+    :data:`culturebench.generation.normad_prompts.YES_NO_ROUTES`."""
     units = read_units(raw_in, zones)
     only = {builder.country_key(name) for name in only} if only else None
     targets = [u for u in units
@@ -394,9 +418,12 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         verdict, passed = _entailment_verdict(slot, check2, resp.text)
         slot.verdicts["Check RoT Entailed"] = verdict or "unparsed"
         repair = not passed and check2 == "authors" and slot.label == "neutral"
-        rejection = None if passed or repair else "rot_not_entailed"
+        keep = not (passed or repair) and keeps_check2_failure(check2, check2_failures)
+        if keep:
+            slot.verdicts["Check RoT Entailed"] += CHECK2_KEPT_MARK
+        rejection = None if passed or repair or keep else "rot_not_entailed"
         run.log("judge_entailment", req, resp, **_where(slot), verdict=verdict or "unparsed", passed=passed,
-                route=check2, repair=repair, rejection=rejection)
+                route=check2, repair=repair, kept_failing=keep, rejection=rejection)
         if repair:
             fixes.append(slot)
         elif rejection:
@@ -450,7 +477,9 @@ def generate(backend, raw_in: Path, out: Path, *, seed: int = 0, only: set[str] 
         "rejected_by_check": {r: sum(s.reason == r for s in slots) for r in REJECTIONS},
         "neutral_regenerations": sum(s.attempt for s in slots if s.label == "neutral"),
         "rot_fixed": sum("fixed" in s.verdicts.get("Check RoT Entailed", "") for s in kept),
-        "options": {"zones": zones, "check2": check2, "yes_no_stories": yes_no_stories},
+        "check2_failures_kept": sum(s.verdicts.get("Check RoT Entailed", "").endswith(CHECK2_KEPT_MARK) for s in kept),
+        "options": {"zones": zones, "check2": check2, "check2_failures": check2_failures,
+                    "yes_no_stories": yes_no_stories},
     }
     path = run.close(summary)
     summary["summary_file"] = str(path)
@@ -507,6 +536,10 @@ class NormAdGenerateOptions(GenerateOptions):
                              "(RAW/inglehart_welzel/ wins), as the build option.")
     check2: str = option(CHECK2_ROUTES[0], choices=CHECK2_ROUTES,
                          help="The rule-of-thumb entailment check: authors (their code) or paper (Sec. 3.2's text).")
+    check2_failures: str = option(CHECK2_FAILURES[0], choices=CHECK2_FAILURES,
+                                  help="Under --check2 authors, a yes / no story that fails Check 2: keep (kept, "
+                                       "marked in Check RoT Entailed: none of the authors' scripts drops it) or "
+                                       "drop.")
     yes_no_stories: str = option(tuple(prompts.YES_NO_ROUTES)[0], choices=tuple(prompts.YES_NO_ROUTES),
                                  help="The yes / no stories' few-shots, temperature and background: authors "
                                       "(collect_stories.py) or paper (Fig. 14).")
@@ -531,7 +564,8 @@ class NormAdGenerator(Generator):
         countries, subaxes = _selection(options)
         summary = generate(backend, _input_raw(options, out), out, seed=options.seed, only=countries,
                            subaxes=subaxes, limit=options.limit, per_label=options.per_label, console=console,
-                           zones=options.zones, check2=options.check2, yes_no_stories=options.yes_no_stories)
+                           zones=options.zones, check2=options.check2, check2_failures=options.check2_failures,
+                           yes_no_stories=options.yes_no_stories)
         rejected = ", ".join(f"{k} {v}" for k, v in summary["rejected_by_check"].items() if v) or "none"
         message = (f"normad: {summary['kept']} of {summary['stories_planned']} stories kept over "
                    f"{summary['norm_units']} country x subaxis norms "

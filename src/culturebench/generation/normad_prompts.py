@@ -77,6 +77,8 @@ STORIES_PER_LABEL = int(authors_settings()["num_story_samples"])
 """Stories per norm and label (prompts.yaml ``num_story_samples``; Sec. 3.1: three per norm and label)."""
 STORY_ROUTES = {"neutral": _STORY["neutral_route"]}
 """Neutral stories: collect_irrelevant.py's few-shots file and temperature."""
+NEUTRAL_REGENERATION_TEMPERATURE = float(_STORY["neutral_regeneration"]["temperature"])
+"""A neutral story asked again after Check 1 refused it: gpt4_filter_neutral.py line 135, temperature 0.9."""
 YES_NO_ROUTES = _STORY["yes_no_routes"]
 """Option ``yes_no_stories``: ``authors`` (default: collect_stories.py, few_shots_v3, temperature 0.9, one atlas item
 per sample) or ``paper`` (Fig. 14's v2 few-shots, 0.5, the whole subsection), each with its few-shots file,

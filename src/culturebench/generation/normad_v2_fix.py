@@ -6,7 +6,7 @@ SOURCE/normad/*.{csv,jsonl} (+ SOURCE/cultural_atlas/)  ->  RAW_DIR/normad/norma
 The steps in the authors' order (their ``build_final_dataset.py``), each on neutral rows only:
 
 1. ``swap`` and the Canada background: :func:`culturebench.builders.normad.revise_v2_fix_neutral` (the same
-   deterministic step as ``build normad`` with ``revision: v2_fix_neutral``): Country / Background become the rule's
+   deterministic step as ``build normad`` with ``revision: v2_swap_only``): Country / Background become the rule's
    culture, the story's move to Other Country / Other Background;
 2. ``rot_value``: a row whose rule-of-thumb entailed the story's background (the authors' stage-1 flag
    ``entail_pred_temp0.0`` = 0.0; a file without it: ``Check RoT Entailed`` of ``generate normad`` names a row
@@ -150,7 +150,8 @@ def revise(backend, source: Path, out: Path, *, seed: int = 0, console: Console 
                                 for s, r in zip(swapped, rows)]
     neutral = [i for i, r in enumerate(rows) if r["Gold Label"].strip().casefold() == "neutral"]
     run = GenerationRun(TASK, out, backend, console)
-    counts = {"neutral_rows": len(neutral), **{k: v for k, v in report.items() if k != "model_steps"}}
+    counts = {"neutral_rows": len(neutral),
+              **{k: v for k, v in report.items() if k not in ("name", "model_steps")}}
 
     def where(i: int) -> dict:
         return {"row": swapped[i].row, "file": swapped[i].file, "country": rows[i]["Country"],

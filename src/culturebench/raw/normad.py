@@ -24,7 +24,7 @@ STORY_COLUMNS = ("Country", "Background", "Axis", "Subaxis", "Value", "Rule-of-T
                  "Gold Label")
 OTHER_COLUMNS = ("Other Country", "Other Background")
 """Optional: for a neutral row, the country its Value and Rule-of-Thumb come from (the authors' story files and
-``generate normad`` carry them; the revision ``v2_fix_neutral`` needs them)."""
+``generate normad`` carry them; the revision ``v2_swap_only`` and ``generate normad_v2_fix`` need them)."""
 
 
 @dataclass(frozen=True)

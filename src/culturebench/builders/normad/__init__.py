@@ -35,7 +35,7 @@ import polars as pl
 
 from culturebench import countries
 from culturebench.builders.base import BuildOutput, Progress
-from culturebench.builders.normad.card import CARD, build_card  # noqa: F401 - CARD: the release's
+from culturebench.builders.normad.card import CARD, SWAP_ONLY, build_card  # noqa: F401 - CARD: the release's
 from culturebench.builders.normad.zones import (  # noqa: F401 - the zones are the builder's too (generate normad)
     AUTHORS_GENERATION_ZONES,
     AUTHORS_ZONES,
@@ -92,10 +92,13 @@ def story_id(country: str, story: str) -> str:
     return f"normad-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
 
 
-REVISIONS = ("v1", "v2_fix_neutral")
-"""Build option ``revision``: ``v1`` (default) keeps the stories as read (the published release);
-``v2_fix_neutral`` applies the deterministic steps of the authors' revised release (their ``src/v2_fix_neutral``,
-:func:`revise_v2_fix_neutral`); its model steps run through ``culturebench generate``."""
+REVISIONS = ("v1", SWAP_ONLY, "v2_fix_neutral")
+"""Build option ``revision``: ``v1`` (default) keeps the stories as read (the published release); ``v2_swap_only``
+applies the deterministic steps of the authors' revised release (their ``src/v2_fix_neutral``,
+:func:`revise_v2_fix_neutral`: the swap and the Canada background) and is named so, since its rules, values, stories
+and explanations are still v1's; ``v2_fix_neutral`` is the revised release itself, a stories file that
+``culturebench generate normad_v2_fix`` wrote (every step; :func:`file_revision`): asked of any other file it is an
+error. A revised file is ``v2_fix_neutral`` whatever the option says."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,8 +110,10 @@ class Options(BuildOptions):
                              "RAW/inglehart_welzel/ only for a country it lacks) or raw (RAW/inglehart_welzel/ "
                              "wins).")
     revision: str = option(REVISIONS[0], choices=REVISIONS,
-                           help="v1 (the stories as read: the published release) or v2_fix_neutral (the "
-                                "deterministic steps of the authors' revised release).")
+                           help="v1 (the stories as read: the published release), v2_swap_only (only the "
+                                "deterministic steps of the authors' revised release: the neutral rows' swap and "
+                                "Canada's background) or v2_fix_neutral (the revised release: a stories file "
+                                "`generate normad_v2_fix` wrote).")
 
 
 # ------------------------------------------------------------------------------------------------------ build
@@ -141,11 +146,7 @@ def build(raw: Path, seed: int, progress: Progress, options: Options | None = No
     inputs += zones.inputs
     items, atlas_inputs = read_atlas(raw / ATLAS_FOLDER, raw)
     inputs += atlas_inputs
-    revision = file_revision(stories)
-    if revision is None:
-        revision = {"name": "v1"}
-        if options.revision == "v2_fix_neutral":
-            stories, revision = revise_v2_fix_neutral(stories, items)
+    stories, revision = revision_of(stories, items, options.revision)
     zones_used = zone_report(zones, [row.values["Country"] for row in stories
                                      if country_key(row.values["Country"]) in zones.zone_of])
     progress("atlas")
@@ -242,6 +243,23 @@ def file_revision(rows: list[StoryRow]) -> dict | None:
                 r.values["Gold Label"].strip().casefold() == "neutral" for r in rows)}
 
 
+def revision_of(rows: list[StoryRow], items: list[AtlasItem], asked: str) -> tuple[list[StoryRow], dict]:
+    """The stories and the revision they are (REVISIONS): a file ``generate normad_v2_fix`` wrote is
+    ``v2_fix_neutral``; otherwise ``v1`` as read or ``v2_swap_only`` (:func:`revise_v2_fix_neutral`); asking
+    ``v2_fix_neutral`` of a file that is not revised is an error, not a release misnamed."""
+    revision = file_revision(rows)
+    if revision is not None:
+        return rows, revision
+    if asked == "v2_fix_neutral":
+        raise InputError("revision v2_fix_neutral is the authors' revised release only once `culturebench generate "
+                         f"normad_v2_fix` has run (its stories file has a {REVISION_COLUMN!r} column, this one has "
+                         f"none); `revision: {SWAP_ONLY}` applies the swap and the Canada background alone",
+                         file=rows[0].file if rows else None, column="revision")
+    if asked == SWAP_ONLY:
+        return revise_v2_fix_neutral(rows, items)
+    return rows, {"name": "v1"}
+
+
 def revise_v2_fix_neutral(rows: list[StoryRow], items: list[AtlasItem]) -> tuple[list[StoryRow], dict]:
     """The authors' ``swap_neutral_country_background.py`` and the deterministic half of
     ``fix_canada_gift_giving.py``: a neutral row's Country and Background become its Other Country and Other
@@ -276,7 +294,7 @@ def revise_v2_fix_neutral(rows: list[StoryRow], items: list[AtlasItem]) -> tuple
                 fixed += 1
         out.append(StoryRow(row.file, row.row, values, {"Other Country": row.values["Country"],
                                                         "Other Background": row.values["Background"]}, row.extra))
-    return out, {"name": "v2_fix_neutral", "neutral_rows_swapped": swapped,
+    return out, {"name": SWAP_ONLY, "neutral_rows_swapped": swapped,
                  "canada_gift_giving_backgrounds_set": fixed,
                  "canada_gift_giving_without_atlas_page": unfixed,
                  "model_steps": "not applied by the build (rules and values regenerated where they fail entailment, "

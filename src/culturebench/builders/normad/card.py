@@ -7,6 +7,9 @@ from dataclasses import replace
 
 from culturebench.builders.base import CardInfo, ConfigInfo
 
+SWAP_ONLY = "v2_swap_only"
+"""The revision of a build that applied only the deterministic steps of the authors' ``src/v2_fix_neutral``."""
+
 CARD = CardInfo(
     pretty_name="NormAd-Eti (rebuilt by culturebench)",
     summary=(
@@ -58,9 +61,11 @@ CARD = CardInfo(
         "authors built them (their collect_irrelevant.py): country and background are the story's, while value and "
         "rule_of_thumb come from a country of another Inglehart-Welzel zone (the generated file names it in "
         "`Other Country` / `Other Background`). The authors' revised release (their src/v2_fix_neutral) swaps country "
-        "and background of neutral rows to the rule's country: the build option `revision: v2_fix_neutral` applies "
-        "that swap and the Canada gift-giving background (the line at the end of this section names the revision "
-        "of this build); its model steps run through `culturebench generate`.\n\n"
+        "and background of neutral rows to the rule's country and has a model rewrite rules, values, stories and "
+        "explanations: `culturebench generate normad_v2_fix` runs every step and a build of its file is revision "
+        "`v2_fix_neutral`; the build option `revision: v2_swap_only` applies the swap and the Canada gift-giving "
+        "background alone, a release named for what it is (the line at the end of this section names the revision "
+        "of this build).\n\n"
         "Checks beyond the schemas: every background is its country's atlas etiquette text (compared after NFKC, "
         "plain quotes and dashes and whitespace normalisation; heading lines must name a subsection; the rest must "
         "be a contiguous part of the page text or each line one item of it); no story or rule-of-thumb names a "
@@ -108,8 +113,9 @@ def build_card(zones_used: dict, revision: dict) -> CardInfo:
                 f"countries sit in another zone in RAW/inglehart_welzel/ and would move with `zones: raw`: {moves}.")
     if "applied_by" in revision:
         line += f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral), applied by {revision['applied_by']}."
-    elif revision["name"] == "v2_fix_neutral":
-        line += (f" Revision `v2_fix_neutral` (the authors' src/v2_fix_neutral, deterministic steps): "
+    elif revision["name"] == SWAP_ONLY:
+        line += (f" Revision `{SWAP_ONLY}` (the deterministic steps of the authors' src/v2_fix_neutral only; not their "
+                 f"revised release `v2_fix_neutral`, whose model steps have not run): "
                  f"{revision['neutral_rows_swapped']} neutral rows swapped to the rule's country and background "
                  f"(the story's in the Other columns), {revision['canada_gift_giving_backgrounds_set']} of Canada's "
                  f"gift-giving rows given its atlas Gift Giving background; {revision['model_steps']}.")

@@ -3,8 +3,9 @@ Language Models", 2024, Sec. 3-5, App. A): ``culturebench evaluate normad`` and 
 
 ``evaluate`` asks a model, for every story of a NormAd release (config ``stories``), whether the story's action is
 socially acceptable under each of five contexts (``prompts.CONTEXTS``: none, COUNTRY, VALUE, COUNTRY+VALUE,
-RULE-OF-THUMB) with the prompt of App. A.3 Fig. 9, options Yes / No / Neither, at temperature 0 with ``max_tokens`` 10
-(the authors' inference config; the paper prints no decoding settings),
+RULE-OF-THUMB), options Yes / No / Neither, under a protocol (``PROTOCOLS``): by default as the authors' inference
+script asked (its template per context, temperature 0, ``max_tokens`` 50: the protocol behind the published tables),
+or with ``--protocol paper`` App. A.3 Fig. 9 (temperature 0, ``max_tokens`` 10),
 streamed from a generator through ``run_steps.stream_records`` (``runner.stream_requests`` with a response cache in the run
 folder, each batch's records appended to responses.jsonl as it is answered); it writes responses.jsonl, metrics.json,
 the plots and run.json. ``score`` recomputes everything from one or more responses.jsonl files (re-parsing the raw
@@ -15,8 +16,10 @@ Metrics, per model and context (Sec. 4-5, App. A.4, Figs. 3, 5, 6, 10, 11, 13):
 - accuracy over the three labels (Sec. 4, Fig. 3), and the accuracy over parsed answers only;
 - per-label and macro precision / recall / F1 over yes / no / neutral (Table A.4; scikit-learn's definition with
   ``labels=LABELS``; 0/0 = 0);
+- ``protocol``: how the answers were asked (``PROTOCOLS``; ``culturebench compare`` refuses runs of two protocols);
 - ``answer_rule``: answers are read as the authors' ``run_model_inference.py`` reads them (``prompts.ANSWER_RULES``:
-  case-sensitive "Yes" / "option 1", else "No" / "option 2", else Neither), or ours with ``--answer-rule strict``;
+  "Yes" or a lower-cased "option 1", else "No" / "option 2", else "Neither" / "option 3", else the fallback Neither),
+  or ours with ``--answer-rule strict``;
   ``n_read_differently`` counts the answers the other rule scores as another label;
 - ``unparsed_share``: the share of answers that are not one clear Yes / No / Neither (parse status ambiguous,
   refusal or unparsed). ``UNPARSED_RULES``: by default such an answer is read as Neither (``neutral``), the authors'
@@ -54,10 +57,21 @@ from culturebench.errors import InputError
 
 CONTEXTS = ("none", "country", "value", "country_value", "rot")
 """The contexts, from none to the most specific, in request order (``prompts.CONTEXT_NAMES`` names them)."""
+PROTOCOLS = {
+    "authors": "the authors' src/response_collection/run_model_inference.py (NormAd at 9ede851), the script behind "
+               "the published tables: its template per context (lines 30-79, 270-291), one user message, "
+               "temperature 0, max_tokens 50 (20 with --max-tokens-70b, as it asks of a '70b' model)",
+    "paper": "App. A.3 Fig. 9 as printed, filled per context (no-context and COUNTRY+VALUE prompts ours), one user "
+             "message, temperature 0, max_tokens 10 (the authors' story_inference.yaml): the paper's reading",
+}
+"""How the stories are asked (``prompts.PROTOCOL_SETTINGS``; run.json and metrics.json ``protocol``); the first is
+the default."""
+DEFAULT_PROTOCOL = "authors"
 ANSWER_RULES = {
-    "authors": "the authors' run_model_inference.py (NormAd src/ at 9ede851): 'Yes' or 'option 1' anywhere -> yes, "
-               "else 'No' or 'option 2' anywhere -> no, else Neither (case-sensitive substrings, in that order; an "
-               "answer without 'Neither' that only the fallback labels is unparsed)",
+    "authors": "the authors' run_model_inference.py (NormAd src/ at 9ede851, lines 346-355): 'Yes' or 'option 1' in "
+               "the lower-cased answer -> yes, else 'No' or 'option 2' -> no, else 'Neither' or 'option 3' -> "
+               "Neither (the words case-sensitive, in that order); an answer none of these matches reaches their "
+               "fallback (Neither) and is unparsed",
     "strict": "ours (--answer-rule strict): the leading Yes / No / Neither word or option number, else the only such "
               "word present; several different ones are ambiguous, a refusal is a refusal, an answer without any "
               "is unparsed",
@@ -73,10 +87,18 @@ class NormAdOptions(Options):
     limit: int | None = option(help="Evaluate N stories, spread over the countries by --seed (the run says what it "
                                     "covers).")
     samples: int | None = option(help="Answers per prompt (default 1).")
-    temperature: float | None = option(help="Sampling temperature (default 0, the authors' inference config).")
-    max_tokens: int | None = option(help="Most tokens per answer (default 10, the authors' inference config).")
+    temperature: float | None = option(help="Sampling temperature (default 0, the authors' inference script).")
+    max_tokens: int | None = option(help="Most tokens per answer (default: the protocol's, 50 for authors, 10 for "
+                                         "paper).")
+    protocol: str = option(DEFAULT_PROTOCOL, choices=tuple(PROTOCOLS),
+                           help="How stories are asked: authors (default), as the authors' run_model_inference.py "
+                                "asked for the published tables (its template per context, max_tokens 50), or paper: "
+                                "App. A.3 Fig. 9 (max_tokens 10).")
+    max_tokens_70b: bool = option(False, flag="--max-tokens-70b",
+                                  help="Ask max_tokens 20, as the authors' script asked of its 70b models (lines 110, "
+                                       "124, 181); protocol authors only.")
     contexts: tuple[str, ...] = option(CONTEXTS, help=f"Comma-separated contexts to ask each story under, of "
-                                                      f"{', '.join(CONTEXTS)} (App. A.3 Fig. 9).")
+                                                      f"{', '.join(CONTEXTS)}.")
     unparsed_wrong: bool = option(False, flag="--unparsed-wrong", score=True,
                                   help="Count an answer that is not one clear Yes / No / Neither as wrong (default: "
                                        "read it as Neither, the authors' fallback).")
@@ -95,20 +117,27 @@ class NormAdOptions(Options):
         if len(set(self.contexts)) < len(self.contexts):
             raise InputError(f"context given twice in {','.join(self.contexts)}", file=self.config_file,
                              column="contexts")
+        self.check_max_tokens_70b()
+
+    def check_max_tokens_70b(self) -> None:
+        """--max-tokens-70b is the authors' rule: with protocol authors only, and not beside --max-tokens."""
+        if self.max_tokens_70b and (self.protocol != "authors" or self.max_tokens is not None):
+            raise InputError("--max-tokens-70b is the authors' rule for 70b models: give it with protocol authors "
+                             "and without --max-tokens", file=self.config_file, column="max_tokens_70b")
 
 
 class NormAd(Benchmark):
     name = "normad"
     title = "NormAd (Rao et al. 2024, arXiv 2404.12464)"
-    description = ("Yes / No / Neither per story under five contexts (App. A.3 Fig. 9); accuracy and macro F1 per "
-                   "context, zone, subaxis, label")
+    description = ("Yes / No / Neither per story under five contexts (the authors' inference prompts, or App. A.3 "
+                   "Fig. 9); accuracy and macro F1 per context, zone, subaxis, label")
     Options = NormAdOptions
     generators = {
         "normad": "culturebench.generation.normad:GENERATOR",
         "normad_v2_fix": "culturebench.generation.normad_v2_fix:GENERATOR",
     }
-    tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (App. A.3 Fig. 9); accuracy (Fig. 3) "
-                              "and macro F1 (Table A.4)", {"contexts": (context,)})
+    tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (the authors' prompt); accuracy "
+                              "(Fig. 3) and macro F1 (Table A.4)", {"contexts": (context,)})
                   for context in ("country", "value", "rot", "none", "country_value"))
     open_columns = {"stories": OpenColumns(
         ("background",), "cc-by-4.0",

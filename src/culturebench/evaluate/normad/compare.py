@@ -31,13 +31,15 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     """Every run's responses re-scored together (one bootstrap of stories shared by all models and contexts:
     paired), as the tables of the report; answers read and unparsed answers scored under the runs' rules
     (``answer_rule`` and ``unparsed_rule`` of their metrics.json; a run without ``answer_rule`` predates it and read
-    answers the strict way; runs scored under different rules cannot be compared)."""
+    answers the strict way; runs scored under different rules, or asked under different protocols, cannot be
+    compared)."""
     stories, release_path = comparison_stories(folders, release)
     responses, sources = compare.relabelled_responses(folders, labels, read_responses)
     rules = sorted({f.metrics.get("unparsed_rule", {}).get("rule", DEFAULT_UNPARSED) for f in folders})
     if len(rules) > 1:
         raise InputError(f"the runs score unparsed answers differently ({' and '.join(rules)}); re-score them with "
                          "one rule (`culturebench score normad`, with or without --unparsed-wrong)")
+    check_one_protocol(folders)
     answer_rules = sorted({f.metrics.get("answer_rule", {}).get("rule", "strict") for f in folders})
     if len(answer_rules) > 1:
         raise InputError(f"the runs read answers differently ({' and '.join(answer_rules)}); re-score them with "
@@ -46,6 +48,22 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
                              unparsed=rules[0], answer_rule=answer_rules[0])
     return compare.Comparison(models=result.metrics["models"], tables=comparison_tables(result.metrics),
                               metrics=result.metrics)
+
+
+def run_protocol(folder: compare.RunFolder) -> str:
+    """The protocol (prompts.PROTOCOLS) a run asked under, from its metrics.json: a run written before protocols were
+    recorded asked App. A.3 Fig. 9 (``paper``); one whose responses hold no prompt is ``not recorded``."""
+    if "protocol" not in folder.metrics:
+        return "paper"
+    return folder.metrics["protocol"].get("name") or "not recorded"
+
+
+def check_one_protocol(folders: Sequence[compare.RunFolder]) -> None:
+    """Runs asked under different protocols are not put side by side (a one-line error)."""
+    protocols = sorted({run_protocol(f) for f in folders})
+    if len(protocols) > 1:
+        raise InputError(f"the runs were asked under different protocols ({' and '.join(protocols)}): their "
+                         "accuracies are not comparable; compare runs of one protocol (run.json evaluation.protocol)")
 
 
 def comparison_tables(metrics: dict) -> dict[str, pl.DataFrame]:

@@ -63,15 +63,17 @@ class PlannedRequest:
 
 def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CONTEXTS,
                   samples: int = prompts.DEFAULT_SAMPLES, temperature: float = prompts.TEMPERATURE,
-                  max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0) -> Iterator[PlannedRequest]:
-    """One request per story, context and sample, in story order then context order (a generator: a run streams
-    them)."""
+                  max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0,
+                  protocol: str = prompts.DEFAULT_PROTOCOL) -> Iterator[PlannedRequest]:
+    """One request per story, context and sample under ``protocol`` (prompts.PROTOCOLS), in story order then context
+    order (a generator: a run streams them)."""
     from culturebench.evaluate.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row in stories.select("story_id", "story", "country", "value", "rule_of_thumb").iter_rows(named=True):
         for context in contexts:
-            text = prompts.prompt_text(context, row["story"], row["country"], row["value"], row["rule_of_thumb"])
+            text = prompts.prompt_text(context, row["story"], row["country"], row["value"], row["rule_of_thumb"],
+                                       protocol)
             for r in range(samples):
                 yield PlannedRequest(row["story_id"], context, r, text,
                                      ChatRequest(prompts.messages(text), sampling, sample_index=r))

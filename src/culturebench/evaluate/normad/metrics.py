@@ -13,7 +13,8 @@ from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.normad.intervals import BOOTSTRAP_NOTE, add_intervals, bootstrap_scores
 from culturebench.evaluate.normad.items import release_tables
 from culturebench.evaluate.normad.measures import context_metrics
-from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, UNPARSED_RULES, read_responses, score_answers
+from culturebench.evaluate.normad.parsing import (
+    DEFAULT_UNPARSED, UNPARSED_RULES, read_responses, responses_protocol, score_answers)
 from culturebench.evaluate.scores import ScoreResult
 
 
@@ -26,12 +27,14 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
     estimates are the paper's, each with a ``bootstrap`` interval over stories beside it (``<key>_ci``; BOOTSTRAP_NOTE),
     the settings under ``uncertainty`` and the paired model differences per context under ``model_differences``.
     Answers are read under ``answer_rule`` (prompts.ANSWER_RULES); ``answer_rule.n_read_differently`` counts those
-    the other rule scores as another label (per context: ``n_read_differently``).
+    the other rule scores as another label (per context: ``n_read_differently``). ``protocol``: the one the answers'
+    prompts are of (a ``protocol`` column of ``responses``, from ``read_responses``; None when not recorded).
     Tables: scored (one row per answer with gold label, country, zone, subaxis, predicted label, parse_status,
     correct, read_differently) and model_differences."""
     if responses.height == 0:
         raise InputError("no responses to score")
-    scored = score_answers(responses, stories, unparsed, answer_rule)
+    protocol = responses_protocol(responses)
+    scored = score_answers(responses.drop("protocol", strict=False), stories, unparsed, answer_rule)
     answered = set(scored["story_id"].unique().to_list())
     units = [s for s in stories["story_id"].to_list() if s in answered]  # release order
     intervals, differences, no_spread = bootstrap_scores(scored, units, bootstrap)
@@ -65,8 +68,7 @@ def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: 
         "labels": list(prompts.LABELS),
         "contexts": list(prompts.CONTEXTS),
         "context_names": dict(prompts.CONTEXT_NAMES),
-        "constants": {"temperature": prompts.TEMPERATURE, "max_tokens": prompts.MAX_TOKENS,
-                      "prompt_source": prompts.PROMPT_SOURCE},
+        "protocol": prompts.protocol_record(protocol),
         "answer_rule": {"rule": answer_rule, "meaning": prompts.ANSWER_RULES[answer_rule],
                         "n_read_differently": int(scored["read_differently"].sum()),
                         "read_differently": f"answers the {prompts.other_answer_rule(answer_rule)} rule scores as "

@@ -55,7 +55,7 @@ def score_answers(responses: pl.DataFrame, stories: pl.DataFrame, unparsed: str 
 
 def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     """responses.jsonl files (evaluate's output) as one table: model, story_id, context, sample_index, response,
-    source, row."""
+    source, row, and the protocol (prompts.PROTOCOLS) whose template the record's prompt is (None without one)."""
     rows = []
     for path in map(Path, paths):
         before = len(rows)
@@ -67,9 +67,21 @@ def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
             rows.append({"model": str(record["model"]), "story_id": str(record["story_id"]),
                          "context": record["context"], "sample_index": int(record.get("sample_index") or 0),
                          "response": None if response is None else str(response), "source": str(path),
-                         "row": number})
+                         "row": number, "protocol": prompts.protocol_of_prompt(record.get("prompt"))})
         if len(rows) == before:
             raise InputError("responses file has no records", file=path)
     return pl.DataFrame(rows, schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
                                       "sample_index": pl.Int64, "response": pl.String, "source": pl.String,
-                                      "row": pl.Int64})
+                                      "row": pl.Int64, "protocol": pl.String})
+
+
+def responses_protocol(responses: pl.DataFrame) -> str | None:
+    """The protocol the answers were asked under (their ``protocol`` column), None when no answer records one; answers
+    of two protocols cannot be scored together (a one-line error)."""
+    if "protocol" not in responses.columns:
+        return None
+    found = sorted(responses["protocol"].drop_nulls().unique().to_list())
+    if len(found) > 1:
+        raise InputError(f"the responses were asked under different protocols ({' and '.join(found)}); score the "
+                         "runs of each protocol on their own")
+    return found[0] if found else None

@@ -35,6 +35,7 @@ class Plan(RunPlan):
     max_tokens: int
     info: dict[str, dict]
     """story_id -> its country, gold label, zone and sub-axis (the records carry them)."""
+    protocol: str
 
 
 def plan(options: NormAdOptions, model: str = "model") -> Plan:
@@ -44,18 +45,32 @@ def plan(options: NormAdOptions, model: str = "model") -> Plan:
     if release_stories.height == 0:
         raise InputError("release has no stories", file=options.release)
     samples = prompts.DEFAULT_SAMPLES if options.samples is None else options.samples
-    temperature = prompts.TEMPERATURE if options.temperature is None else options.temperature
-    max_tokens = prompts.MAX_TOKENS if options.max_tokens is None else options.max_tokens
+    temperature, max_tokens = sampling(options)
     stories, covers = limit_frame(release_stories, ["country"], options.limit, options.seed, item="stories",
                                   columns=["countries"])
     requests = iter_requests(stories, contexts=options.contexts, samples=samples, temperature=temperature,
-                             max_tokens=max_tokens, seed=options.seed)
+                             max_tokens=max_tokens, seed=options.seed, protocol=options.protocol)
     info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
             .iter_rows(named=True)}
     return Plan(options=options, model=model, requests=requests,
                 total=stories.height * len(options.contexts) * samples, description="normad", covers=(covers,),
                 release_stories=release_stories, stories=stories, samples=samples, temperature=temperature,
-                max_tokens=max_tokens, info=info)
+                max_tokens=max_tokens, info=info, protocol=options.protocol)
+
+
+def sampling(options: NormAdOptions) -> tuple[float, int]:
+    """(temperature, max_tokens) asked: the options' when given, else the protocol's (``prompts.PROTOCOL_SETTINGS``;
+    ``--max-tokens-70b``: the authors' 20)."""
+    settings = prompts.PROTOCOL_SETTINGS[options.protocol]
+    temperature = settings.temperature if options.temperature is None else options.temperature
+    if options.max_tokens is not None:
+        return temperature, options.max_tokens
+    return temperature, prompts.MAX_TOKENS_70B if options.max_tokens_70b else settings.max_tokens
+
+
+def record_protocol(metrics: dict, planned: Plan) -> None:
+    """metrics.json's ``protocol``: the one the run asked under, with the temperature and ``max_tokens`` it asked."""
+    metrics["protocol"] = prompts.protocol_record(planned.protocol, planned.temperature, planned.max_tokens)
 
 
 def unparsed_rule(options: NormAdOptions) -> str:
@@ -86,6 +101,7 @@ def score_run(plan: Plan, answers: Answers) -> Result:
     scored = score_responses(frame, plan.release_stories, release=Path(plan.options.release),
                              sources=[run_folder.source_info(answers.path)], unparsed=unparsed_rule(plan.options),
                              answer_rule=plan.options.answer_rule)
+    record_protocol(scored.metrics, plan)
     return Result(metrics=scored.metrics, written=[], score=scored)
 
 
@@ -97,8 +113,8 @@ def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
                            "samples": plan.samples, "n_requests": answers.n_records,
                            "temperature": plan.temperature, "max_tokens": plan.max_tokens, "seed": options.seed,
                            "limit": options.limit, "split": options.split, "unparsed": unparsed_rule(options),
-                           "answer_rule": options.answer_rule,
-                           "prompt_source": result.metrics["constants"]["prompt_source"]},
+                           "answer_rule": options.answer_rule, "protocol": plan.protocol,
+                           "prompt_source": result.metrics["protocol"]["prompt_source"]},
             "release_build": release_build(load_manifest(options.release)),
             "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
             "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}}
