@@ -293,8 +293,9 @@ def test_check2_failures_drop_discards_what_the_default_keeps(raw_dir: Path, tmp
     "No", one garbled) are discarded as rot_not_entailed instead of kept and marked."""
     config = tmp_path / "gen.yaml"
     config.write_text("check2_failures: drop\n")
+    options = gen.NormAdGenerateOptions.parse({"only": "eating"}, config).replace(out=raw_dir)
     with ScriptedServer(reply=reply) as server:
-        gen.cli_generate(_backend(server), {"out": raw_dir, "only": "eating", "config": config})
+        gen.GENERATOR.generate(_backend(server), options)
     summary = json.loads((raw_dir / ".generation" / "normad.summary.json").read_text())
     assert summary["rejected_by_check"]["rot_not_entailed"] == 2 and summary["check2_failures_kept"] == 0
     assert summary["kept"] == 27 - 10 and summary["options"]["check2_failures"] == "drop"
