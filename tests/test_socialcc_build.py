@@ -649,3 +649,29 @@ def test_real_inglehart_welzel_table_gives_every_wvs7_country_a_zone():
     assert len({zones[n] for n in names}) == 8
     assert (zones["Jordan"], zones["Japan"], zones["Bosnia Herzegovina"], zones["Macao SAR"]) == (
         "African-Islamic", "Confucian", "Orthodox Europe", "Confucian")
+
+
+def test_build_zones_flag_takes_another_zone_table(release, tmp_path):
+    """``build socialcc --zones TABLE``: the scenarios take their iw_zone from TABLE instead of
+    RAW/inglehart_welzel/ (here every country moved to the next zone), which is hashed as an input; --help lists it."""
+    from culturebench.countries import zones
+
+    listed = CliRunner().invoke(app, ["build", "socialcc", "--help"])
+    assert listed.exit_code == 0 and "--zones" in listed.output
+    order = zones()
+    moved = {row.country: order[(order.index(row.zone) + 1) % len(order)]
+             for row in read_zones(RAW / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv", RAW)[0]}
+    table = tmp_path / "other_map.csv"
+    table.write_text("Country,Cultural_Region\n" + "".join(f"{c},{z}\n" for c, z in moved.items()), encoding="utf-8")
+    result = CliRunner().invoke(app, ["build", "socialcc", "--raw", str(RAW), "--out", str(tmp_path / "out"),
+                                      "--zones", str(table)])
+    assert result.exit_code == 0, result.output
+    built = tmp_path / "out" / "socialcc"
+    before = dict(read_config(release, "scenarios").select("id", "iw_zone").iter_rows())
+    after = dict(read_config(built, "scenarios").select("id", "iw_zone").iter_rows())
+    assert before.keys() == after.keys() and any(zone is not None for zone in before.values())
+    assert after == {i: None if z is None else order[(order.index(z) + 1) % len(order)] for i, z in before.items()}
+    manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["provenance"]["iw_zone_table"] == "other_map.csv"
+    assert "other_map.csv" in {i["name"] for i in manifest["inputs"]}
+    assert not any(i["name"].startswith("inglehart_welzel/") for i in manifest["inputs"])
