@@ -652,25 +652,28 @@ def test_real_inglehart_welzel_table_gives_every_wvs7_country_a_zone():
 
 
 def test_build_zones_flag_takes_another_zone_table(release, tmp_path):
-    """``build socialcc --zones TABLE``: the scenarios take their iw_zone from TABLE instead of
-    RAW/inglehart_welzel/ (here every country moved to the next zone), which is hashed as an input; --help lists it."""
+    """``build socialcc --zones TABLE``: the scenarios take their iw_zone from TABLE (here each value country in a
+    zone of its own choosing, none of them in the sample's RAW/inglehart_welzel/) instead of RAW/inglehart_welzel/,
+    and the table is hashed as an input; --help lists the flag."""
     from culturebench.countries import zones
 
     listed = CliRunner().invoke(app, ["build", "socialcc", "--help"])
     assert listed.exit_code == 0 and "--zones" in listed.output
-    order = zones()
-    moved = {row.country: order[(order.index(row.zone) + 1) % len(order)]
-             for row in read_zones(RAW / "inglehart_welzel" / "SAMPLE_country_iw_zones.csv", RAW)[0]}
+    countries = sorted(set(read_config(release, "scenarios")["value_country"].drop_nulls()))
+    assert countries
+    table_zones = {country: zones()[i % len(zones())] for i, country in enumerate(countries)}
     table = tmp_path / "other_map.csv"
-    table.write_text("Country,Cultural_Region\n" + "".join(f"{c},{z}\n" for c, z in moved.items()), encoding="utf-8")
+    table.write_text("Country,Cultural_Region\n" + "".join(f"{c},{z}\n" for c, z in table_zones.items()),
+                     encoding="utf-8")
     result = CliRunner().invoke(app, ["build", "socialcc", "--raw", str(RAW), "--out", str(tmp_path / "out"),
                                       "--zones", str(table)])
     assert result.exit_code == 0, result.output
     built = tmp_path / "out" / "socialcc"
-    before = dict(read_config(release, "scenarios").select("id", "iw_zone").iter_rows())
+    before = read_config(release, "scenarios").select("id", "value_country", "iw_zone").rows()
     after = dict(read_config(built, "scenarios").select("id", "iw_zone").iter_rows())
-    assert before.keys() == after.keys() and any(zone is not None for zone in before.values())
-    assert after == {i: None if z is None else order[(order.index(z) + 1) % len(order)] for i, z in before.items()}
+    assert {i for i, _, _ in before} == after.keys()
+    assert all(after[i] == table_zones[country] for i, country, _ in before if country is not None)
+    assert [i for i, _, zone in before if zone != after[i]]  # the default build placed them otherwise
     manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["provenance"]["iw_zone_table"] == "other_map.csv"
     assert "other_map.csv" in {i["name"] for i in manifest["inputs"]}
