@@ -176,3 +176,28 @@ def test_no_import_cycle_touching_a_benchmark_package(package: str) -> None:
     found = [component for component in cycles(graph)
              if any(_benchmark_package(module) == package for module in component)]
     assert not found, _found(graph, found)
+
+
+STAGES = ("builders", "raw", "schemas", "generation", "evaluate")
+
+
+def _owner(module: str, benchmarks: set[str]) -> str | None:
+    """The benchmark a stage module belongs to (``builders.normad.zones``, ``raw.socialcc``, ``evaluate.wvb.run``,
+    ``generation.normad_v2_fix``: normad's), or None for a shared one (``raw.wvs``, ``raw.cultural_atlas``)."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[1] not in STAGES:
+        return None
+    return next((b for b in sorted(benchmarks, key=len, reverse=True)
+                 if parts[2] == b or parts[1] == "generation" and parts[2].startswith(b + "_")), None)
+
+
+def test_no_benchmark_imports_another_benchmarks_modules() -> None:
+    """A benchmark's stage modules (builder, reader, schemas, generators, evaluate package) import shared modules and
+    their own, never another benchmark's (socialcc's builder took country keys from normad's and a codebook check
+    from wvb's before issue #50): what they share is a shared module."""
+    benchmarks = {p.name for p in BENCHMARKS.iterdir() if (p / "__init__.py").is_file()}
+    graph = import_graph(module_names())
+    crossing = sorted(f"{module} -> {target}" for module, targets in graph.items() for target in targets
+                      if None not in (_owner(module, benchmarks), _owner(target, benchmarks))
+                      and _owner(module, benchmarks) != _owner(target, benchmarks))
+    assert crossing == []

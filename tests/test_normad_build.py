@@ -454,3 +454,22 @@ def test_revision_v2_canada_gift_giving_takes_the_atlas_subsection():
     assert revised[1].values["Background"] == "### old" and revised[2] is rows[2]
     assert report["neutral_rows_swapped"] == 2 and report["canada_gift_giving_backgrounds_set"] == 1
     assert normad.revise_v2_fix_neutral(rows, [])[1]["canada_gift_giving_without_atlas_page"] == 1
+
+
+def test_build_normad_flags_come_from_its_options_and_win_over_the_config(tmp_path):
+    """``build normad --help`` lists its build options (``--zones``, ``--revision``) with their choices; a flag given
+    wins over the same key of ``--config``; a flag of another benchmark's build is named as such."""
+    listed = CliRunner().invoke(app, ["build", "normad", "--help"])
+    assert listed.exit_code == 0
+    assert "--zones" in listed.output and "--revision" in listed.output and "v2_fix_neutral" in listed.output
+    raw = copy_raw(tmp_path)
+    write_stories(raw, sample_rows())
+    config = tmp_path / "build.yaml"
+    config.write_text("zones: raw\n")
+    result = CliRunner().invoke(app, ["build", "normad", "--raw", str(raw), "--out", str(tmp_path / "out"),
+                                      "--config", str(config), "--zones", "authors"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "out" / "normad" / "manifest.json").read_text())
+    assert manifest["provenance"]["zones"]["source"] == "authors"
+    other = CliRunner().invoke(app, ["build", "cdeval", "--revision", "v1"])
+    assert other.exit_code == 2 and "--revision is a normad option" in other.output

@@ -649,3 +649,32 @@ def test_real_inglehart_welzel_table_gives_every_wvs7_country_a_zone():
     assert len({zones[n] for n in names}) == 8
     assert (zones["Jordan"], zones["Japan"], zones["Bosnia Herzegovina"], zones["Macao SAR"]) == (
         "African-Islamic", "Confucian", "Orthodox Europe", "Confucian")
+
+
+def test_build_zones_flag_takes_another_zone_table(release, tmp_path):
+    """``build socialcc --zones TABLE``: the scenarios take their iw_zone from TABLE (here each value country in a
+    zone of its own choosing, none of them in the sample's RAW/inglehart_welzel/) instead of RAW/inglehart_welzel/,
+    and the table is hashed as an input; --help lists the flag."""
+    from culturebench.countries import zones
+
+    listed = CliRunner().invoke(app, ["build", "socialcc", "--help"])
+    assert listed.exit_code == 0 and "--zones" in listed.output
+    countries = sorted(set(read_config(release, "scenarios")["value_country"].drop_nulls()))
+    assert countries
+    table_zones = {country: zones()[i % len(zones())] for i, country in enumerate(countries)}
+    table = tmp_path / "other_map.csv"
+    table.write_text("Country,Cultural_Region\n" + "".join(f"{c},{z}\n" for c, z in table_zones.items()),
+                     encoding="utf-8")
+    result = CliRunner().invoke(app, ["build", "socialcc", "--raw", str(RAW), "--out", str(tmp_path / "out"),
+                                      "--zones", str(table)])
+    assert result.exit_code == 0, result.output
+    built = tmp_path / "out" / "socialcc"
+    before = read_config(release, "scenarios").select("id", "value_country", "iw_zone").rows()
+    after = dict(read_config(built, "scenarios").select("id", "iw_zone").iter_rows())
+    assert {i for i, _, _ in before} == after.keys()
+    assert all(after[i] == table_zones[country] for i, country, _ in before if country is not None)
+    assert [i for i, _, zone in before if zone != after[i]]  # the default build placed them otherwise
+    manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["provenance"]["iw_zone_table"] == "other_map.csv"
+    assert "other_map.csv" in {i["name"] for i in manifest["inputs"]}
+    assert not any(i["name"].startswith("inglehart_welzel/") for i in manifest["inputs"])

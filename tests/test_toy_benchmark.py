@@ -71,6 +71,15 @@ def test_toy_benchmark_builds_evaluates_scores_and_exports(registered, tmp_path)
     own_help = cli(env, "build", "toy", "--help")
     assert own_help.returncode == 0 and "--raw" in own_help.stdout, own_help.stdout + own_help.stderr
 
+    generate_help = cli(env, "generate", "toy", "--help")  # the plugin's own generator and its option
+    assert generate_help.returncode == 0 and "--topics" in generate_help.stdout, generate_help.stderr
+    with ScriptedServer(reply=lambda text, body: "Is ice cold?", model="toy-model") as server:
+        generated = cli(env, "generate", "toy", "--model", "toy-model", "--base-url", server.base_url, "--out",
+                        str(tmp_path / "generated"), "--topics", "ice,snow,rain")
+    assert generated.returncode == 0, generated.stderr
+    rows = (tmp_path / "generated" / "toy" / "questions.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[1:] == ["g1,Is ice cold?,yes", "g2,Is ice cold?,yes", "g3,Is ice cold?,yes"]
+
     n = len(gold())
     with ScriptedServer(reply=reply, model="toy-model") as server:
         run = cli(env, "evaluate", "toy", "--model", "toy-model", "--base-url", server.base_url, "--release",

@@ -146,7 +146,7 @@ def parsed(cls: type, given: Mapping[str, Any], config: Path | None = None) -> A
 class StageOptions:
     """The options of ``build`` and ``generate``, typed as evaluate's ``Options`` are: a benchmark (or generator)
     subclasses ``BuildOptions`` / ``GenerateOptions`` with ``option(...)`` fields, which become the flags of its
-    command (``culturebench build normad --zones raw``) and the keys of ``--config`` (a flag wins); checked once, in
+    command (``culturebench build NAME --flag``) and the keys of ``--config`` (a flag wins); checked once, in
     ``__post_init__`` (field types and choices, then ``check``)."""
 
     config_file: Path | None = field(default=None, metadata={"cli": False})
@@ -173,8 +173,9 @@ class StageOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class BuildOptions(StageOptions):
-    """What a benchmark's build takes besides RAW, OUT and the seed (none by default): its ``build_options`` class
-    (e.g. NormAd's ``zones`` and ``revision``), given to its builder's ``build(raw, seed, progress, options)``."""
+    """What a benchmark's build takes besides RAW, OUT and the seed (none by default): its builder module's
+    ``Options`` (``Benchmark.build_options()``; a zone source, a revision of the items), given to its builder's
+    ``build(raw, seed, progress, options)``."""
 
 
 @dataclass(frozen=True, kw_only=True)

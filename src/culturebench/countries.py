@@ -1,5 +1,5 @@
 """Country names and Inglehart-Welzel cultural zones, shared by the benchmarks that match countries across sources
-(NormAd's stories, atlas pages and zone tables; SocialCC's scenarios and zone tables). The lists are data in
+(stories, Cultural Atlas pages, scenarios and zone tables). The lists are data in
 ``culturebench/facts/countries.json``: the eight zones, spellings of zone names that zone tables use, and our own
 list of countries with other names and demonyms.
 

@@ -27,6 +27,7 @@ class Toy(Benchmark):
     builder = "toy_benchmark.builder"
     schemas = "toy_benchmark.schemas"
     tasks = (HarnessTask("toy", "Toy: yes / no questions; accuracy"),)
+    generators = {"toy": "toy_benchmark.generate:GENERATOR"}
 
     def plan(self, options):
         from toy_benchmark.run import requests

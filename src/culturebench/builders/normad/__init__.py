@@ -40,7 +40,6 @@ from culturebench.builders.normad.zones import (  # noqa: F401 - the zones are t
     AUTHORS_GENERATION_ZONES,
     AUTHORS_ZONES,
     ZONE_SOURCES,
-    Zones,
     authors_file,
     authors_zones,
     zone_report,

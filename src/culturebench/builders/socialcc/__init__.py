@@ -50,8 +50,6 @@ from culturebench.builders.socialcc.statements import (  # noqa: F401 - the stat
     wvs_countries,
 )
 from culturebench.builders.socialcc.values import (  # noqa: F401 - the branches are the builder's too
-    BRANCH_EVIDENCE,
-    VALUE_BRANCHES,
     released_value,
     value_branch,
     value_branches,

@@ -37,7 +37,6 @@ from culturebench.builders.wvb.card import (  # noqa: F401 - the card is the bui
     card,
     left_out_rows,
     manifest_card,
-    route_keys,
 )
 from culturebench.errors import InputError, excerpt
 from culturebench.facts import read as read_facts
