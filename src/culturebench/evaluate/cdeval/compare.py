@@ -16,6 +16,7 @@ from culturebench.evaluate.cdeval.items import DIMENSIONS, DOMAINS, release_tabl
 from culturebench.evaluate.cdeval.metrics import score_responses
 from culturebench.evaluate.cdeval.parsing import read_responses
 from culturebench.evaluate.cdeval.plots import pca_png
+from culturebench.evaluate.readability import status_counts
 from culturebench.evaluate.scores import ScoreResult
 
 
@@ -59,7 +60,10 @@ def comparison_tables(result: ScoreResult) -> dict[str, pl.DataFrame]:
     t = result.tables
     cells = t["domain_likelihood"]
     domains = [d for d in DOMAINS if d in set(cells["domain"])] + sorted(set(cells["domain"]) - set(DOMAINS))
-    main = t["dimension_likelihood"].select("model", "dimension", "n_questions")
+    counts = pl.DataFrame([{"model": model, **dict(zip(("answers read", "unreadable"), status_counts(
+        m["parse_status"], prompts.READ_STATUSES)))} for model, m in result.metrics["per_model"].items()],
+        schema={"model": pl.String, "answers read": pl.Int64, "unreadable": pl.Int64})
+    main = t["dimension_likelihood"].select("model", "dimension", "n_questions").join(counts, on="model", how="left")
     for domain in domains:
         part = cells.filter(pl.col("domain") == domain).select(
             "model", "dimension", *(pl.col(c).alias(c.replace("likelihood", domain))
@@ -155,7 +159,9 @@ COMPARE = compare.BenchmarkSpec(
     tables=(
         compare.Table("main", "Table 2 / Table 9: orientation likelihood per dimension and domain",
                       "Mean P(g|S) per dimension and domain; C_m,d is the mean over all the dimension's questions "
-                      "(Eq. 3); 'mean of domains' is Table 2's Mean column (no interval)."),
+                      "(Eq. 3); 'mean of domains' is Table 2's Mean column (no interval). answers read / "
+                      "unreadable: all the model's answers (an unreadable one scores neutral, as both options or "
+                      "a refusal do)."),
         compare.Table("template_weights", "Table 4: template weights (Eq. 6-7)"),
         compare.Table("model_similarity", "Eq. 4: model-model similarity, and the Eq. 5 pairwise baseline"),
         compare.Table("differences", "Paired differences of C_m,d between models",

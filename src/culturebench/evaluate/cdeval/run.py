@@ -133,7 +133,7 @@ def summary(metrics: dict) -> str:
             closest = f"closest country {best['country_name']} (Eq. 3: {best['similarity']:.3f})"
         else:
             closest = "no country with all six scores"
-        read, unreadable = status_counts(m["parse_status"], ("chosen", "both", "refusal"))
+        read, unreadable = status_counts(m["parse_status"], prompts.READ_STATUSES)
         lines.append(f"cdeval {model}: {m['n_responses']:,} responses ({read_counts(read, unreadable)}; "
                      f"{m['n_neutral']:,} neutral); {dims}; template weights {weights}; {closest}")
         warnings += unreadable_warning(

@@ -18,6 +18,7 @@ from culturebench.evaluate.llm_globe.jury import apply_jury, jury_table
 from culturebench.evaluate.llm_globe.metrics import part_metrics
 from culturebench.evaluate.llm_globe.parsing import read_responses, score_closed
 from culturebench.evaluate.llm_globe.plots import draw_radar, wilcoxon_png
+from culturebench.evaluate.readability import read_counts, status_counts
 
 PART_VALUES = {"closed": ("score", "Tables 2-3: closed-ended mean per dimension (1-7, 7 = high)"),
                "open": ("jury_score", "Tables 4-5: open-generation jury score per dimension")}
@@ -66,7 +67,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
                                "uncertainty": settings.record(unit="prompt", strata="dimension", **BOOTSTRAP_NOTE)}
     scored = {"closed": score_closed(closed_records, tables["closed"]) if closed_records else None,
               "open": pl.concat(open_tables) if open_tables else None}
-    notes = []
+    notes = [] if scored["closed"] is None else [closed_counts_note(scored["closed"])]
     for part, frame in scored.items():
         if frame is None:
             notes.append(f"No {part} answers in these runs: the {part} table and figures are empty.")
@@ -83,12 +84,24 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     return compare.Comparison(models=models, tables=comparison_tables(metrics, models), metrics=metrics, notes=notes)
 
 
+def closed_counts_note(scored: pl.DataFrame) -> str:
+    """The page's note of every model's closed answers read (on the scale or off it, left out) and unreadable."""
+    counts = []
+    for model in sorted(set(scored["model"])):
+        status = dict(scored.filter(pl.col("model") == model).group_by("parse_status").len().iter_rows())
+        read, unreadable = status_counts(status, ("ok", "out_of_range"))
+        counts.append(f"{model}: {read_counts(read, unreadable)} ({status.get('out_of_range', 0):,} of those read "
+                      "off the scale)")
+    return "Closed answers (the means rest on those read on the scale): " + "; ".join(counts) + "."
+
+
 def means_table(part: dict | None, models: Sequence[str]) -> pl.DataFrame:
     """Tables 2-5 layout: one row per dimension (prompts: how many the models answered, at most), per model its
-    mean with ``_low``/``_high`` (the bootstrap interval) and its SD."""
+    mean with ``_low``/``_high`` (the bootstrap interval), its SD and the answers it rests on (``n``)."""
     schema = {"dimension": pl.String, "prompts": pl.Int64}
     for m in models:
-        schema.update({m: pl.Float64, f"{m}_low": pl.Float64, f"{m}_high": pl.Float64, f"{m} SD": pl.Float64})
+        schema.update({m: pl.Float64, f"{m}_low": pl.Float64, f"{m}_high": pl.Float64, f"{m} SD": pl.Float64,
+                       f"{m} n": pl.Int64})
     if part is None:
         return pl.DataFrame(schema=schema)
     rows = []
@@ -99,7 +112,8 @@ def means_table(part: dict | None, models: Sequence[str]) -> pl.DataFrame:
         row = {"dimension": dimension, "prompts": max(c.get("n_prompts") or 0 for c in cells.values())}
         for m, c in cells.items():
             low, high = c.get("mean_ci") or [None, None]
-            row.update({m: c.get("mean"), f"{m}_low": low, f"{m}_high": high, f"{m} SD": c.get("sd")})
+            row.update({m: c.get("mean"), f"{m}_low": low, f"{m}_high": high, f"{m} SD": c.get("sd"),
+                        f"{m} n": c.get("n")})
         rows.append(row)
     return pl.DataFrame(rows, schema=schema)
 
@@ -206,11 +220,12 @@ COMPARE = compare.BenchmarkSpec(
     build=compare_runs,
     tables=(
         compare.Table("closed_means", PART_VALUES["closed"][1],
-                      "Per model: mean over its answers [bootstrap interval over prompts] and SD; prompts: how many "
+                      "Per model: mean over its answers [bootstrap interval over prompts], SD and n, the answers "
+                      "on the scale it rests on (the others: the Notes' unreadable counts); prompts: how many "
                       "prompts of the dimension were answered."),
         compare.Table("open_means", PART_VALUES["open"][1],
-                      "Per model: mean jury score S(x) over its answers [bootstrap interval over prompts] and SD; "
-                      "each run's answers scored by that run's jury."),
+                      "Per model: mean jury score S(x) over its answers [bootstrap interval over prompts], SD and n, "
+                      "the answers the jury scored; each run's answers scored by that run's jury."),
         compare.Table("friedman", "Sec. 4.2.3: Friedman test across models per dimension (prompts as blocks)",
                       "Needs three or more models; blocks are the prompts every model answered."),
         compare.Table("differences", "Fig. 2: pairwise differences between models per dimension",

@@ -28,7 +28,7 @@ from culturebench.evaluate.wvb.items import (
     request_sampling,
     response_schema,
 )
-from culturebench.evaluate.wvb.metrics import score, score_answers
+from culturebench.evaluate.wvb.metrics import score, score_answers, unreadable_answers
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATUSES
@@ -150,8 +150,7 @@ def summary(metrics: dict) -> str:
     non-integer answers, questions and mean W1 (the request counts are the runner's line); then a ``warning:`` when
     answers could not be read, with what mean W1 rests on (``readability.unreadable_warning``)."""
     mean = "n/a" if metrics["mean"] is None else f"{metrics['mean']:.4f}"
-    dropped = sum(metrics[k]["n"] for k in ("out_of_scale", "non_integer") if metrics[k]["answers"] == "dropped")
-    unreadable = metrics["n_unparsed"] if "n_unparsed" in metrics else metrics["n_invalid"] - dropped
+    unreadable = metrics["n_unparsed"] if "n_unparsed" in metrics else unreadable_answers(metrics)
     answers = (f"{read_counts(metrics['n_rows'] - unreadable, unreadable)} answers, "
                f"{metrics['out_of_scale']['n']:,} off the scale ({metrics['out_of_scale']['answers']}), "
                f"{metrics['non_integer']['n']:,} not whole numbers ({metrics['non_integer']['answers']}), "
