@@ -17,7 +17,6 @@ import pytest
 from typer.testing import CliRunner
 
 from culturebench.cli import app
-from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
 from scripted_server import ScriptedServer
 
 SCALE = re.compile(r"Question: On a scale of (-?\d+) to (-?\d+)")
@@ -95,6 +94,8 @@ def test_normad_warns_of_unreadable_answers(bundled_release, tmp_path):
 
 
 def test_the_warning_names_count_share_and_what_the_headline_rests_on():
+    from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
+
     assert unreadable_warning("x", 0, 10, "anything") == []
     assert unreadable_warning("x", 0, 0, "anything") == []
     (line,) = unreadable_warning("wvb probe", 3, 4, "mean W1 rests on 1 answer")
