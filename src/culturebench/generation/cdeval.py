@@ -158,6 +158,7 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
     rounds_cap = max_rounds or (2 * math.ceil(wanted / FEW_SHOT_N) + 2)
     todo = cells(only)
     run = GenerationRun(TASK, raw_dir, backend, console)
+    run.announce(len(todo), "cells", rounds_cap)
     kept: dict[tuple[str, str], list[dict]] = {(d["code"], dom): [] for d, dom in todo}
     initial: dict[tuple[str, str], list[dict]] = {key: [] for key in kept}  # the cell's zero-shot items
     seen = {key: NearDuplicates() for key in kept}

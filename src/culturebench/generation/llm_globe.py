@@ -140,6 +140,8 @@ def generate(backend, raw_dir: Path, *, source: Path, seed: int = 0, limit: int 
             raise InputError(f"--only {sorted(only)} names no dimension with seed prompts")
     wanted = min(PER_DIMENSION, limit) if limit else PER_DIMENSION
     run = GenerationRun(TASK, raw_dir, backend, console)
+    run.announce(len(dimensions), "dimensions", MAX_ROUNDS, ", then one translation request per prompt kept (a "
+                 "failed one asked once more)")
     kept: dict[str, list[str]] = {d: [] for d in dimensions}
     seen = {d: NearDuplicates() for d in dimensions}
     for d in dimensions:
