@@ -4,6 +4,8 @@ generate's warnings advise only what generate can do."""
 from __future__ import annotations
 
 import re
+import shlex
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -44,3 +46,39 @@ def test_export_help_says_how_limit_picks_and_where_the_tasks_are_listed():
     text = " ".join(result.output.split())
     assert "the first N" not in text and "spread over the benchmark's design by --seed" in text
     assert "docs/integrations.md lists them" in text
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+EXAMPLE_BUDGET = 40
+"""Requests a README example may send: a minute or two on the local model (README's promise, issue #55)."""
+
+
+def readme_commands(prefix: str) -> list[list[str]]:
+    return [shlex.split(line)[1:] for line in README.read_text(encoding="utf-8").splitlines()
+            if line.startswith(prefix)]
+
+
+def test_readme_evaluate_and_export_examples_fit_the_budget(bundled_release, tmp_path):
+    """Every README ``evaluate`` over HTTP, dry-run against a scripted server on the bundled releases, and its
+    ``export lm-eval``, plan at most EXAMPLE_BUDGET requests."""
+    examples = [c for c in readme_commands("culturebench evaluate ") if "--base-url" in c]
+    assert len(examples) >= 2
+    for i, args in enumerate(examples):
+        args = list(args)
+        benchmark = args[1]
+        args[args.index("--base-url") + 1] = "BASE"
+        args[args.index("--out") + 1] = str(tmp_path / f"run{i}")
+        with ScriptedServer(reply="x") as server:
+            args = [server.base_url if a == "BASE" else a for a in args]
+            result = CliRunner().invoke(app, [*args, "--release", str(bundled_release(benchmark)), "--dry-run"],
+                                        env={"OPENAI_API_KEY": "sk-test"})
+        assert result.exit_code == 0, result.output
+        planned = [int(n.replace(",", "")) for n in re.findall(r"dry run, .*?: ([\d,]+) requests", result.output)]
+        assert planned and sum(planned) <= EXAMPLE_BUDGET, (args, result.output)
+    (export,) = readme_commands("culturebench export lm-eval ")
+    export[export.index("--out") + 1] = str(tmp_path / "lm")
+    export[2] = str(bundled_release("cdeval"))
+    result = CliRunner().invoke(app, export)
+    assert result.exit_code == 0, result.output
+    sent = int(re.search(r"lm_eval will send ([\d,]+) requests", result.output).group(1).replace(",", ""))
+    assert 0 < sent <= EXAMPLE_BUDGET
