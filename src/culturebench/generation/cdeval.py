@@ -26,6 +26,7 @@ from pathlib import Path
 from rich.console import Console
 
 from culturebench.errors import InputError
+from culturebench.evaluate.limit import counted
 from culturebench.generation.common import (
     GenerationRun,
     NearDuplicates,
@@ -244,7 +245,8 @@ def cli_generate(backend, options: dict, console: Console) -> tuple[str, list[Pa
     def fmt(x):
         return "n/a" if x is None else f"{x:.3f}"
 
-    line = (f"cdeval: {s['items']} items over {len(s['cells'])} cells ({s['wanted_per_cell']} wanted each; short: "
-            f"{len(s['short_per_cell'])} cells); Distinct-2 {fmt(overall.get('distinct_2'))}, Self-BLEU "
-            f"{fmt(overall.get('self_bleu'))}; rejected: {s['rejected'] or 'none'}")
+    line = (f"cdeval: {counted(s['items'], 'items')} over {counted(len(s['cells']), 'cells')} "
+            f"({s['wanted_per_cell']} wanted each; short: {counted(len(s['short_per_cell']), 'cells')}); "
+            f"Distinct-2 {fmt(overall.get('distinct_2'))}, Self-BLEU {fmt(overall.get('self_bleu'))}; "
+            f"rejected: {s['rejected'] or 'none'}")
     return line, [Path(s["output"]), out / ".generation" / "cdeval.log.jsonl", Path(s["summary_file"])]

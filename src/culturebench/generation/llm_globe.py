@@ -29,6 +29,7 @@ from rich.console import Console
 
 from culturebench.checkout import bundled_raw
 from culturebench.errors import InputError
+from culturebench.evaluate.limit import counted
 from culturebench.generation.common import (
     GenerationRun,
     NearDuplicates,
@@ -260,7 +261,8 @@ def cli_generate(backend, options: dict, console: Console) -> tuple[str, list[Pa
     s = generate(backend, out, source=Path(options.get("source") or bundled_raw()), seed=options.get("seed") or 0,
                  limit=options.get("limit"), only=only_filter(options), console=console)
     kept = sum(s["kept_per_dimension"].values())
-    line = (f"llm_globe: {kept} prompts kept over {len(s['dimensions'])} dimensions ({s['wanted_per_dimension']} "
+    line = (f"llm_globe: {counted(kept, 'prompts')} kept over {counted(len(s['dimensions']), 'dimensions')} "
+            f"({s['wanted_per_dimension']} "
             f"wanted each; short: {s['short_per_dimension'] or 'none'}), {s['translated']} translated; "
             f"rejected: {s['rejected'] or 'none'}")
     return line, [Path(s["output"]), out / "llm_globe" / "GENERATED.md", out / ".generation" / "llm_globe.log.jsonl",

@@ -134,7 +134,7 @@ def summary(metrics: dict) -> str:
         else:
             closest = "no country with all six scores"
         read, unreadable = status_counts(m["parse_status"], prompts.READ_STATUSES)
-        lines.append(f"cdeval {model}: {m['n_responses']:,} responses ({read_counts(read, unreadable)}; "
+        lines.append(f"cdeval {model}: {counted(m['n_responses'], 'responses')} ({read_counts(read, unreadable)}; "
                      f"{m['n_neutral']:,} neutral); {dims}; template weights {weights}; {closest}")
         warnings += unreadable_warning(
             f"cdeval {model}", unreadable, m["n_responses"],

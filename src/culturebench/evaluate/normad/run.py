@@ -143,8 +143,9 @@ def summary(metrics: dict) -> str:
                   for c, pc in m["per_context"].items()}
         parts = ", ".join(f"{prompts.CONTEXT_NAMES[c]} {m['accuracy'][c]:.3f}{counts[c]}" for c in m["contexts"]
                           if m["accuracy"][c] is not None)
-        lines.append(f"normad {model}: {m['n_responses']:,} responses ({unparsed:,} unparsed, {read_as}), "
-                     f"{m['n_stories']:,} stories; accuracy {parts}")
+        lines.append(f"normad {model}: {counted(m['n_responses'], 'responses')} ({unparsed:,} unparsed, "
+                     f"{read_as}), "
+                     f"{counted(m['n_stories'], 'stories')}; accuracy {parts}")
         rests = (f"the accuracies rest on {counted(m['n_responses'] - unparsed, 'answers')}, the others {others} "
                  "(metrics.json accuracy_parsed: the read answers alone)")
         warnings += unreadable_warning(f"normad {model}", unparsed, m["n_responses"], rests)

@@ -144,7 +144,8 @@ def summary(metrics: dict) -> str:
         dist = " / ".join(f"{v:.0f}%" if v is not None else "n/a" for v in t["behaviour_distribution_pct"].values())
         invalid = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
         valid = sum(t[f"n_valid_{j}"] for j in prompts.JUDGES)
-        lines.append(f"socialcc {model}: {t['n']:,} dialogues (mean {d['mean_rounds'] or 0:.1f} rounds); {parts}; "
+        lines.append(f"socialcc {model}: {counted(t['n'], 'dialogues')} (mean {d['mean_rounds'] or 0:.1f} rounds); "
+                     f"{parts}; "
                      f"behaviour 0/1/2/3 {dist}; judgements {read_counts(valid, invalid)}")
         rests = ", ".join(f"{prompts.JUDGE_NAMES[j]} on {t[f'n_valid_{j}']:,}" for j in prompts.JUDGES)
         warnings += unreadable_warning(f"socialcc {model} judgements", invalid, valid + invalid,
