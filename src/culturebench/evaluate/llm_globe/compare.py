@@ -179,10 +179,11 @@ def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
             cells = [(x, table.get(model, {}).get(d) or {}) for x, d in
                      zip(plots.grouped_bar_x(slots, len(models), i, width), DIMENSIONS)]
             shown = [(x, c["mean"], c.get("mean_ci") or [None, None]) for x, c in cells if c.get("mean") is not None]
-            err = [[v - (lo if lo is not None else v) for _, v, (lo, _) in shown],
-                   [(hi if hi is not None else v) - v for _, v, (_, hi) in shown]]
-            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, yerr=err, capsize=2, label=model,
-                   color=f"C{i % 10}")
+            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, label=model, color=f"C{i % 10}")
+            spread = [(x, v, lo, hi) for x, v, (lo, hi) in shown if lo is not None and hi is not None]
+            if spread:  # error bars only where there is an interval: a cap of zero width reads as certainty
+                ax.errorbar([x for x, *_ in spread], [v for _, v, _, _ in spread], fmt="none", ecolor="black",
+                            yerr=[[v - lo for _, v, lo, _ in spread], [hi - v for _, v, _, hi in spread]], capsize=2)
         ax.set_xticks(slots)
         ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
         ax.set_xlim(-0.5, len(DIMENSIONS) - 0.5)
@@ -190,7 +191,8 @@ def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
         plots.note_if_empty(ax, [(table.get(m, {}).get(d) or {}).get("mean") for m in models for d in DIMENSIONS],
                             "no parsed rating from any model")
         ax.set_ylabel("mean (1-7)")
-        ax.set_title(f"LLM-GLOBE {part}: mean per dimension (bootstrap intervals over prompts)")
+        level = (comparison.metrics.get("uncertainty") or {}).get("confidence_level")
+        ax.set_title(f"LLM-GLOBE {part}: mean per dimension" + plots.interval_words(fig, level, "prompts"))
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     plots.save_figure(fig, path)
 

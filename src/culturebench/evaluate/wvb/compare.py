@@ -147,7 +147,8 @@ def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
         ax.plot(x, frame[column].to_list(), linestyle="--", linewidth=1.2, color="grey" if "uniform" in column
                 else "black", label=column)
     _threshold_axes(ax)
-    ax.set_title("WorldValuesBench: threshold curves (bands: bootstrap intervals)")
+    level = (comparison.metrics.get("uncertainty") or {}).get("confidence_level")
+    ax.set_title("WorldValuesBench: threshold curves" + plots.interval_words(fig, level, "participants"))
     plots.save_figure(fig, path)
 
 
