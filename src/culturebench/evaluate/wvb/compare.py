@@ -16,7 +16,7 @@ from culturebench.evaluate.wvb.items import question_order
 from culturebench.evaluate.wvb.measures import ScoreResult
 from culturebench.evaluate.wvb.metrics import read_answers, score_answers, unreadable_answers
 from culturebench.evaluate.wvb.parsing import evaluate_answers
-from culturebench.evaluate.wvb.plots import _threshold_axes
+from culturebench.evaluate.wvb.plots import BASELINE_STYLE, _threshold_axes
 
 def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame, dict]:
     """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses (paired
@@ -143,9 +143,9 @@ def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
         ax.fill_between(x, [v if v is not None else np.nan for v in frame[f"{model}_low"]],
                         [v if v is not None else np.nan for v in frame[f"{model}_high"]], color=line.get_color(),
                         alpha=0.2, linewidth=0)
-    for column in (c for c in frame.columns if c.endswith(" baseline")):
-        ax.plot(x, frame[column].to_list(), linestyle="--", linewidth=1.2, color="grey" if "uniform" in column
-                else "black", label=column)
+    for k, column in enumerate(c for c in frame.columns if c.endswith(" baseline")):
+        ax.plot(x, frame[column].to_list(), **BASELINE_STYLE[k % len(BASELINE_STYLE)],
+                color="grey" if "uniform" in column else "black", label=column)
     _threshold_axes(ax)
     level = (comparison.metrics.get("uncertainty") or {}).get("confidence_level")
     ax.set_title("WorldValuesBench: threshold curves" + plots.interval_words(fig, level, "participants"))
