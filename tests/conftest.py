@@ -21,6 +21,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pytest
 
 from culturebench import registry
@@ -622,4 +623,40 @@ def assert_figure_readable(fig, name: str = "figure") -> None:
             labels = [t.get_text() for t in _drawn_tick_labels(axis)[0]]
             if labels and all(_is_number(t) for t in labels) and not axis.get_label_text().strip():
                 problems.append(f"axes {ax.get_title()!r}: the {axis.axis_name} axis has numbers and no label")
+    claims = [t.get_text() for t, _, _ in shapes if _claims_intervals(t.get_text())]
+    if claims and not _shows_intervals(fig, texts):
+        problems.append(f"{claims[0]!r} claims intervals the figure does not draw (issue #55)")
     assert not problems, f"{name}:\n" + "\n".join(dict.fromkeys(problems))
+
+
+INTERVAL_CLAIM = re.compile(r"\b(interval|intervals|band|bands|CI)\b", re.IGNORECASE)
+NO_INTERVAL = re.compile(r"\b(no|not|without|points only|too few)\b", re.IGNORECASE)
+INTERVAL_TEXT = re.compile(r"\[-?\d[\d.]*%?, -?\d[\d.]*%?\]")
+
+
+def _claims_intervals(text: str) -> bool:
+    """A title, label or legend entry that says intervals are shown (not one saying there are none)."""
+    return bool(INTERVAL_CLAIM.search(text)) and not NO_INTERVAL.search(text)
+
+
+def _shows_intervals(fig, texts) -> bool:
+    """Whether ``fig`` shows an interval: an error bar segment or a filled band with some extent (window
+    coordinates), or a text writing one as ``[low, high]`` with low != high."""
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    for ax in fig.axes:
+        for collection in ax.collections:
+            if isinstance(collection, (LineCollection, PolyCollection)):
+                for path in collection.get_paths():
+                    points = collection.get_transform().transform(path.vertices) if len(path.vertices) else []
+                    if not len(points):
+                        continue
+                    points = np.nan_to_num(points)
+                    if isinstance(collection, LineCollection):  # an error bar (either way): some length
+                        if np.ptp(points[:, 0]) > 1 or np.ptp(points[:, 1]) > 1:
+                            return True
+                    elif abs(np.dot(points[:, 0], np.roll(points[:, 1], 1))
+                             - np.dot(points[:, 1], np.roll(points[:, 0], 1))) / 2 > 4:
+                        return True  # a band (fill_between): some area, in square pixels
+    return any(low != high for t in texts for low, high in
+               (m.group(0)[1:-1].split(", ") for m in INTERVAL_TEXT.finditer(t.get_text())))

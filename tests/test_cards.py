@@ -103,6 +103,9 @@ def test_the_card_says_it_was_built_from_the_bundled_sample(release):
     body = (release / "README.md").read_text(encoding="utf-8")
     assert manifest_of(release)["bundled_sample"] is True
     assert "Built from the bundled synthetic sample" in body
+    summary = body.split("## Dataset Summary", 1)[1].split("\n## ", 1)[0]  # issue #55: one story of the source
+    assert "rebuilt by culturebench from the bundled synthetic sample" in summary
+    assert "from the released" not in summary
     assert "pip install 'culturebench==" not in body  # no package index has it
     assert "--raw raw " in body  # the recipe rebuilds from the checkout's raw/
 
@@ -119,6 +122,7 @@ def test_a_release_from_other_files_has_no_sample_note(bundled_release, tmp_path
     body = (folder / "README.md").read_text(encoding="utf-8")
     assert manifest_of(folder)["bundled_sample"] is False
     assert "bundled synthetic sample" not in body and "--raw RAW " in body
+    assert "rebuilt by culturebench from the released CDEval.json and the Hofstede 6-D country scores" in body
 
 
 def test_license_sentences_agree_in_number_and_normad_withholds_its_atlas_text(bundled_release):

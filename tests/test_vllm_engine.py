@@ -107,6 +107,9 @@ def test_offline_engine_and_vllm_serve_agree(vllm_model, vllm_server, releases, 
     invoke(*common, "--model", served_name, "--base-url", base_url, "--out", str(tmp_path / "served"))
     offline, served = responses(tmp_path / "offline"), responses(tmp_path / "served")
     assert len(offline) == len(served) > 0
+    models = [json.loads((tmp_path / run / "metrics.json").read_text(encoding="utf-8"))["models"]
+              for run in ("offline", "served")]
+    assert models[0] == models[1] == [served_name]  # one model in compare, not its path and its served name
     assert [r["answer"] for r in offline] == [r["answer"] for r in served]
     for ours, theirs in zip(offline, served):  # the same tokens up to where one of them stopped
         assert_same_greedy_text(ours, theirs)

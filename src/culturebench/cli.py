@@ -439,10 +439,10 @@ app.add_typer(export_app, name="export", short_help="Export a release as lm-eval
 def export_lm_eval(
     release: Annotated[Path, typer.Argument(help="A release folder of a benchmark with single-turn tasks, e.g. releases/NAME.")],
     out: Annotated[Path, typer.Option(help="Task folder to write, for lm_eval --include_path.")],
-    limit: Annotated[int, typer.Option(help="As evaluate's --limit: only the first N questions / rows / stories / prompts.")] = None,
+    limit: Annotated[int, typer.Option(help="As evaluate's --limit: N questions / rows / stories / prompts spread over the benchmark's design by --seed (docs/evaluating.md, --limit).")] = None,
     samples: Annotated[int, typer.Option(help="As evaluate's --samples (default per benchmark, the paper's).")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed of the planned requests.")] = 0,
-    task: Annotated[list[str], typer.Option(help="Only these tasks (repeatable; default every task of the release's benchmark, those that need a config only with --config; docs/evaluating.md lists them).")] = None,
+    task: Annotated[list[str], typer.Option(help="Only these tasks (repeatable; default every task of the release's benchmark, those that need a config only with --config; docs/integrations.md lists them).")] = None,
     config: Annotated[Path, typer.Option(help="As evaluate's --config; a task whose answers are rated by models the config names needs one (culturebench asks them when lm-eval aggregates).")] = None,
 ) -> None:
     """Write an lm-evaluation-harness task folder for RELEASE: a YAML and the docs per task (the requests
@@ -454,10 +454,9 @@ def export_lm_eval(
     with user_errors():
         output_folder(out)
         written = export(release, out, limit=limit, samples=samples, seed=seed, tasks=task or None, config=config)
-    say(f"lm-eval tasks for {release} in {out}: "
-        + ", ".join(p.stem for p in written if p.suffix == ".yaml"))
-    for path in written:
-        say(f"  wrote {path}")
+    from culturebench.integrations.lm_eval_export import export_line
+
+    say_written(export_line(release, out, written), written)
 
 
 NATIVE_CLIENTS = ("pyreqwest", "ray")

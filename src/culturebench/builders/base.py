@@ -49,6 +49,9 @@ class CardInfo:
     tags: tuple[str, ...] = ()
     source: str = ""
     """Where a user gets the raw files (for the card of an upload that withholds configs)."""
+    rebuilt_from: str = ""
+    """What a release of the publishers' files is rebuilt from (the card's "This release was rebuilt by
+    culturebench from ..."); a release of the bundled sample says it was rebuilt from the sample instead."""
     language: tuple[str, ...] = ("en",)
     """ISO 639-1 codes of the text in the release (the card's ``language``; two or more make it multilingual)."""
     task_categories: tuple[str, ...] = ()

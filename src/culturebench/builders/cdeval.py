@@ -83,9 +83,10 @@ CARD = CardInfo(
         "cultural dimensions (PDI, IDV, UAI, MAS, LTO, IVR) across seven domains (education, family, lifestyle, "
         "wellness, work, arts, scientific). Option 1 of every item stands for the dimension's target pole (high "
         "power distance, individualism, high uncertainty avoidance, masculinity, long-term orientation, "
-        "indulgence). This release was rebuilt by culturebench from the released CDEval.json and the Hofstede 6-D "
-        "country scores, with the dataset statistics of the paper's Table 1 recomputed."
+        "indulgence)."
     ),
+    rebuilt_from="the released CDEval.json and the Hofstede 6-D country scores, with the dataset statistics of the "
+                 "paper's Table 1 recomputed",
     license="unknown",
     citation=(
         "@inproceedings{wang-etal-2024-cdeval,\n"

@@ -12,6 +12,7 @@ import pyarrow as pa
 import yaml
 
 from culturebench.builders.base import CardInfo
+from culturebench.evaluate.words import counted
 from culturebench.validation.report import ORIGIN_KEYS, rebuild_commands
 
 
@@ -114,7 +115,9 @@ def render_card(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]], mani
     acc = manifest["accounting"]
     quarantine = ", ".join(f"{rule}: {n:,}" for rule, n in acc["quarantined_by_rule"].items()) or "none"
     v = manifest["validation"]
-    informational = f" ({v['informational']} further reported numbers are not counted)" if v.get("informational") else ""
+    n_informational = v.get("informational") or 0
+    informational = (f" ({counted(n_informational, 'further reported numbers')} "
+                     f"{'is' if n_informational == 1 else 'are'} not counted)" if n_informational else "")
     origin = {key: manifest.get(key) for key in ORIGIN_KEYS}
     recipe = "\n".join(rebuild_commands(benchmark, manifest["seed"], manifest["inputs"], origin))
     commit = (origin.get("source_commit") or {}).get("commit")
@@ -126,7 +129,7 @@ def render_card(card: CardInfo, tables: dict[str, dict[str, pl.DataFrame]], mani
 {SAMPLE_NOTE if manifest.get("bundled_sample") else ""}
 ## Dataset Summary
 
-{card.summary}
+{card.summary}{rebuilt_from(card, manifest)}
 {changes_section(manifest)}
 ## Dataset Structure
 
@@ -213,6 +216,15 @@ from datasets import load_dataset
 
 {note}
 """
+
+
+def rebuilt_from(card: CardInfo, manifest: dict) -> str:
+    """The summary's last sentence: what this release was rebuilt from, the bundled sample's rows when it was
+    built from them (never the publishers' files, which the sample is not)."""
+    if manifest.get("bundled_sample"):
+        return (" This release was rebuilt by culturebench from the bundled synthetic sample (`raw/`), not from the "
+                "publishers' files: its rows and counts are the sample's, not the benchmark's.")
+    return f" This release was rebuilt by culturebench from {card.rebuilt_from}." if card.rebuilt_from else ""
 
 
 SAMPLE_NOTE = """

@@ -327,9 +327,16 @@ def display_columns(columns: Sequence[str]) -> list[tuple[str, str | None, str |
     return shown
 
 
+def has_interval(frame: pl.DataFrame, low: str | None, high: str | None) -> bool:
+    """Whether a column's ``low``/``high`` columns hold any interval: a head says "[95% CI]" only over one that
+    does (point values under it would read as intervals the data cannot give)."""
+    return bool(low and high) and (frame[low].null_count() < frame.height or frame[high].null_count() < frame.height)
+
+
 def table_html(table: Table, frame: pl.DataFrame, level: float) -> str:
     columns = display_columns(frame.columns)
-    head = "".join(f"<th>{html.escape(c)}{f' [{level:.0%} CI]' if low else ''}</th>" for c, low, _ in columns)
+    head = "".join(f"<th>{html.escape(c)}{f' [{level:.0%} CI]' if has_interval(frame, low, high) else ''}</th>"
+                   for c, low, high in columns)
     body = []
     for row in frame.iter_rows(named=True):
         cells = []

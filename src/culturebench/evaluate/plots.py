@@ -10,7 +10,10 @@ scatter points that never overlap (``label_points``) and the note on a panel wit
 from __future__ import annotations
 
 import math
+import re
 import textwrap
+
+import numpy as np
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -54,22 +57,73 @@ def interval_bars(ax, xs: Sequence[float], values: Sequence[float | None],
     a missing value (None) draws no bar and writes "n/a" at the baseline. ``hatches[k]`` hatches bar k (a group
     flagged small); ``vertical`` writes the values upright (many narrow bars)."""
     shown = [k for k, v in enumerate(values) if is_number(v)]
-    below, above = [], []
+    above = []
+    spread = []  # the bars with an interval: only they get an error bar (a cap of zero width reads as certainty)
     for k in shown:
         low, high = intervals[k] or (None, None)
-        below.append(max(0.0, values[k] - low) if low is not None else 0.0)
         above.append(max(0.0, high - values[k]) if high is not None else 0.0)
-    bars = ax.bar([xs[k] for k in shown], [values[k] for k in shown], width, yerr=[below, above], capsize=2,
-                  label=label, color=color, error_kw={"linewidth": 0.8})
+        if is_number(low) and is_number(high):
+            spread.append((k, max(0.0, values[k] - low), max(0.0, high - values[k])))
+    bars = ax.bar([xs[k] for k in shown], [values[k] for k in shown], width, label=label, color=color)
+    if spread:
+        ax.errorbar([xs[k] for k, _, _ in spread], [values[k] for k, _, _ in spread],
+                    yerr=[[b for _, b, _ in spread], [a for _, _, a in spread]], fmt="none", ecolor="black",
+                    elinewidth=0.8, capsize=2)
     for bar, k in zip(bars, shown):
         if k < len(hatches) and hatches[k]:
             bar.set_hatch(hatches[k])
     tops = dict(zip(shown, (values[k] + up for k, up in zip(shown, above))))
     for k, x in enumerate(xs):
         text = value_format.format(values[k]) if k in tops else "n/a"
-        ax.annotate(text, (x, tops.get(k, 0.0)), ha="center", va="bottom", fontsize=fontsize,
+        ax.annotate(text, (x, tops.get(k, 0.0)), ha="center", va="bottom", fontsize=max(fontsize, MIN_FONTSIZE),
                     rotation=90 if vertical else 0, textcoords="offset points", xytext=(0, 2),
                     color="black" if k in tops else "#777777")
+
+
+def wrapped(label: str, width: int = 24) -> str:
+    """A long label (a model path, a run's name) in lines of at most ``width`` characters where it can break: after
+    a space, slash, hyphen or underscore; a part longer than ``width`` keeps its own line."""
+    lines = [""]
+    for part in re.split(r"(?<=[ /_-])", label):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def draws_intervals(fig) -> bool:
+    """Whether ``fig`` draws any interval: an error bar of some length or a band (``fill_between``) of some
+    height."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.container import ErrorbarContainer
+
+    for ax in fig.axes:
+        for container in ax.containers:
+            if isinstance(container, ErrorbarContainer):
+                for collection in container.lines[2]:
+                    if any(abs(seg[0] - seg[-1]).max() > 0 for seg in map(np.asarray, collection.get_segments())):
+                        return True
+        for collection in ax.collections:
+            if isinstance(collection, PolyCollection) and any(
+                    path.vertices.size and np.ptp(np.nan_to_num(path.vertices[:, 1])) > 0
+                    for path in collection.get_paths()):
+                return True
+    return False
+
+
+def interval_words(fig, level: float | None, unit: str) -> str:
+    """A title's words on the intervals, said after the figure is drawn: `` (95% bootstrap intervals over
+    questions)`` where ``fig`` draws one (``draws_intervals``), else that it shows points only; empty without a
+    confidence ``level``."""
+    if not level:
+        return ""
+    if draws_intervals(fig):
+        return f" ({level:.0%} bootstrap intervals over {unit})"
+    return f" (points only: too few {unit} for a bootstrap interval)"
+
+
+MIN_FONTSIZE = 7
+"""The smallest value label ``interval_bars`` writes (points): smaller is not read at the PNG's 100 dpi."""
 
 
 def value_axis(ax, top: float, label: str) -> None:

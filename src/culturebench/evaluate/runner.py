@@ -78,11 +78,16 @@ def failed_warning(failed: int, n: int, description: str) -> str | None:
     return None
 
 
-def truncation_warning(truncated: int, n: int, description: str) -> str | None:
+RAISE_MAX_TOKENS = "raise --max-tokens (reasoning models spend tokens thinking)"
+"""What ``truncation_warning`` advises by default: evaluate's remedy (a command without --max-tokens, such as
+``generate`` whose token limits are its task's, passes its own)."""
+
+
+def truncation_warning(truncated: int, n: int, description: str, remedy: str = RAISE_MAX_TOKENS) -> str | None:
     """The terminal warning when more than ``TRUNCATED_WARNING_SHARE`` of ``n`` answers were cut off, else None."""
     if n and truncated / n > TRUNCATED_WARNING_SHARE:
         return (f"warning: {description}: {truncated:,} of {n:,} answers ({truncated / n:.0%}) were cut off by the "
-                "token limit (finish_reason length); raise --max-tokens (reasoning models spend tokens thinking)")
+                f"token limit (finish_reason length); {remedy}")
     return None
 
 
@@ -179,7 +184,7 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
                     on_batch: Callable[[list, list[ChatResponse]], None], *,
                     request_of: Callable[[object], ChatRequest] = lambda item: item, total: int | None = None,
                     batch_size: int = BATCH_SIZE, description: str = "model calls",
-                    console: Console | None = None) -> RunStats:
+                    console: Console | None = None, truncation_remedy: str = RAISE_MAX_TOKENS) -> RunStats:
     """Responses to ``items`` (``request_of(item)`` is the request of one), ``batch_size`` items at a time: each
     batch from ``cache`` where present, from ``backend`` for the rest (each one cached as it arrives, so an
     interrupted run resumes where it stopped), then ``on_batch(items, responses)`` in item order. Identical
@@ -275,7 +280,7 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
         errors = getattr(backend, "failed", None) or ["not recorded"]
         raise BackendError(f"{backend.name} backend: none of the {stats.n_requests:,} requests of {description} was "
                            f"answered (the first error: {errors[0]}); no results written")
-    for warning in (truncation_warning(stats.truncated, stats.n_requests, description),
+    for warning in (truncation_warning(stats.truncated, stats.n_requests, description, truncation_remedy),
                     failed_warning(stats.failed, stats.n_requests, description)):
         if warning:
             console.print(Text(warning, style="yellow"), highlight=False, soft_wrap=True)
@@ -283,11 +288,13 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
 
 
 def run_requests(backend: Backend, requests: Iterable[ChatRequest], cache: ResponseCache | None,
-                 description: str = "model calls", console: Console | None = None) -> RunResult:
+                 description: str = "model calls", console: Console | None = None,
+                 truncation_remedy: str = RAISE_MAX_TOKENS) -> RunResult:
     """Responses to ``requests`` in order, kept as one list (``stream_requests`` with the whole run as one batch:
     identical requests anywhere in it are sent once); for a run too long to keep, ``stream_requests``."""
     requests = list(requests)
     responses: list[ChatResponse] = []
     stats = stream_requests(backend, requests, cache, lambda _, batch: responses.extend(batch), total=len(requests),
-                            batch_size=max(1, len(requests)), description=description, console=console)
+                            batch_size=max(1, len(requests)), description=description, console=console,
+                            truncation_remedy=truncation_remedy)
     return RunResult(responses=responses, stats=stats)

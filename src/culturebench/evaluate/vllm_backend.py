@@ -15,6 +15,7 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from culturebench.errors import InputError
@@ -110,6 +111,13 @@ def token_logprobs(token_ids: Sequence[int], steps: Sequence[Mapping] | None) ->
     return tuple(out)
 
 
+def model_label(model: str) -> str:
+    """How a run names the model the engine loads from ``model``: a local folder by its name (the name
+    ``culturebench serve-local --engine vllm`` serves it under, so that the same model offline and over HTTP is one
+    model in ``compare``), a Hub id as given."""
+    return Path(model).name if Path(model).is_dir() else model
+
+
 class VLLMBackend:
     """Offline ``vllm.LLM``, batched ``LLM.chat``.
 
@@ -126,7 +134,8 @@ class VLLMBackend:
                  engine_args: Mapping[str, Any] | None = None, batch_size: int = 1024) -> None:
         vllm = import_vllm()
         self.platform = vllm_platform()
-        self.model = model
+        self.model = model_label(model)  # the label of the run's metrics and plots, as `vllm serve` names it
+        self.model_source = model
         self.seed = seed
         self.batch_size = batch_size
         self.top_logprobs: int | None = None
@@ -150,7 +159,7 @@ class VLLMBackend:
         self.llm = _ENGINES[key]
 
     def cache_params(self) -> dict:
-        params = {"backend": "vllm", "model": self.model, "dtype": self.engine_args.get("dtype", "auto"),
+        params = {"backend": "vllm", "model": self.model_source, "dtype": self.engine_args.get("dtype", "auto"),
                   "seed": self.seed}
         if self.top_logprobs is not None:  # only when set, so that runs without logprobs keep their keys
             params["top_logprobs"] = self.top_logprobs

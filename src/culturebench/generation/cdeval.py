@@ -27,6 +27,7 @@ from rich.console import Console
 
 from culturebench.contract import GenerateOptions, Generator
 from culturebench.errors import InputError
+from culturebench.evaluate.words import counted
 from culturebench.generation.common import (
     GenerationRun,
     NearDuplicates,
@@ -158,6 +159,7 @@ def generate(backend, raw_dir: Path, *, seed: int = 0, limit: int | None = None,
     rounds_cap = max_rounds or (2 * math.ceil(wanted / FEW_SHOT_N) + 2)
     todo = cells(only)
     run = GenerationRun(TASK, raw_dir, backend, console)
+    run.announce(len(todo), "cells", rounds_cap)
     kept: dict[tuple[str, str], list[dict]] = {(d["code"], dom): [] for d, dom in todo}
     initial: dict[tuple[str, str], list[dict]] = {key: [] for key in kept}  # the cell's zero-shot items
     seen = {key: NearDuplicates() for key in kept}
@@ -254,6 +256,7 @@ def _summary_line(s: dict) -> str:
     def fmt(x):
         return "n/a" if x is None else f"{x:.3f}"
 
-    return (f"cdeval: {s['items']} items over {len(s['cells'])} cells ({s['wanted_per_cell']} wanted each; short: "
-            f"{len(s['short_per_cell'])} cells); Distinct-2 {fmt(overall.get('distinct_2'))}, Self-BLEU "
-            f"{fmt(overall.get('self_bleu'))}; rejected: {s['rejected'] or 'none'}")
+    return (f"cdeval: {counted(s['items'], 'items')} over {counted(len(s['cells']), 'cells')} "
+            f"({s['wanted_per_cell']} wanted each; short: {counted(len(s['short_per_cell']), 'cells')}); "
+            f"Distinct-2 {fmt(overall.get('distinct_2'))}, Self-BLEU {fmt(overall.get('self_bleu'))}; "
+            f"rejected: {s['rejected'] or 'none'}")

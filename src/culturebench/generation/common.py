@@ -28,12 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from culturebench.evaluate.chat import Backend, ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import RunStats, run_requests
 
 STATE_FOLDER = ".generation"
+GENERATE_TRUNCATION = ("generate's token limits are its task's (sized to the items asked for): a model that writes "
+                       "longer answers loses items, rejected or asked again (RAW_DIR/.generation/TASK.log.jsonl "
+                       "holds the answers)")
+"""What the truncation warning advises for ``generate``, which has no --max-tokens."""
 NEAR_DUPLICATE_RATIO = 90.0
 """rapidfuzz ``fuzz.ratio`` (0-100) on normalised texts at or above which two texts count as near duplicates."""
 
@@ -65,7 +70,8 @@ class GenerationRun:
     def ask(self, requests: Sequence[ChatRequest], description: str) -> list[ChatResponse]:
         if not requests:
             return []
-        result = run_requests(self.backend, requests, self.cache, description=description, console=self.console)
+        result = run_requests(self.backend, requests, self.cache, description=description, console=self.console,
+                              truncation_remedy=GENERATE_TRUNCATION)
         s, t = result.stats, self.totals
         t.n_requests += s.n_requests
         t.n_cached += s.n_cached
@@ -92,6 +98,17 @@ class GenerationRun:
         entry.update(fields)
         self._log.write(json.dumps(entry, ensure_ascii=False) + "\n")
         self._log.flush()
+
+    def announce(self, groups: int, group: str, rounds: int, then: str = "") -> None:
+        """Before the first request, the run's size: one request per ``group`` (plural noun) still short of its
+        target in each of at most ``rounds`` rounds (``then``: what follows, e.g. translations)."""
+        from culturebench.evaluate.limit import counted
+
+        at_most = f"at most {counted(groups * rounds, 'requests')}" if rounds > 1 else counted(groups, "requests")
+        self.console.print(Text(
+            f"generate {self.task}: {at_most} ({counted(groups, group)}"
+            + (f" x up to {rounds} rounds; a round asks only the {group} still short of their target" if rounds > 1
+               else "") + f"){then}; --limit and --only make it smaller", style=""), highlight=False, soft_wrap=True)
 
     def reject(self, reason: str, n: int = 1) -> None:
         self.rejected[reason] += n

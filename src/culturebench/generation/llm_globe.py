@@ -30,6 +30,7 @@ from rich.console import Console
 from culturebench.checkout import bundled_raw
 from culturebench.contract import GenerateOptions, Generator
 from culturebench.errors import InputError
+from culturebench.evaluate.words import counted
 from culturebench.generation.common import (
     GenerationRun,
     NearDuplicates,
@@ -140,6 +141,8 @@ def generate(backend, raw_dir: Path, *, source: Path, seed: int = 0, limit: int 
             raise InputError(f"--only {sorted(only)} names no dimension with seed prompts")
     wanted = min(PER_DIMENSION, limit) if limit else PER_DIMENSION
     run = GenerationRun(TASK, raw_dir, backend, console)
+    run.announce(len(dimensions), "dimensions", MAX_ROUNDS, ", then one translation request per prompt kept (a "
+                 "failed one asked once more)")
     kept: dict[str, list[str]] = {d: [] for d in dimensions}
     seen = {d: NearDuplicates() for d in dimensions}
     for d in dimensions:
@@ -262,7 +265,7 @@ class LLMGlobeGenerator(Generator):
         s = generate(backend, out, source=Path(options.source or bundled_raw()), seed=options.seed,
                      limit=options.limit, only=only_filter(options.only), console=console)
         kept = sum(s["kept_per_dimension"].values())
-        line = (f"llm_globe: {kept} prompts kept over {len(s['dimensions'])} dimensions "
+        line = (f"llm_globe: {counted(kept, 'prompts')} kept over {counted(len(s['dimensions']), 'dimensions')} "
                 f"({s['wanted_per_dimension']} wanted each; short: {s['short_per_dimension'] or 'none'}), "
                 f"{s['translated']} translated; rejected: {s['rejected'] or 'none'}")
         return line, [Path(s["output"]), out / "llm_globe" / "GENERATED.md",

@@ -31,6 +31,7 @@ import yaml
 from culturebench import registry
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
+from culturebench.evaluate.limit import counted
 from culturebench.integrations import harness
 from culturebench.release import load_manifest
 
@@ -96,6 +97,15 @@ def load_docs(task, **metadata):
 
 
 '''
+
+
+def export_line(release: Path, out: Path, written: Sequence[Path]) -> str:
+    """The command's line: the tasks written and how many requests ``lm_eval`` will send for each (the lines of
+    its requests file), so that a run's size is seen before it is started."""
+    counts = {p.stem: sum(1 for _ in p.open(encoding="utf-8")) for p in written if p.suffix == ".jsonl"}
+    tasks = ", ".join(f"{task} ({counted(n, 'requests')})" for task, n in counts.items())
+    return (f"lm-eval tasks for {release} in {out}: {tasks}; lm_eval will send "
+            f"{counted(sum(counts.values()), 'requests')}")
 
 
 def export(release: Path, out: Path, *, limit: int | None = None, samples: int | None = None,

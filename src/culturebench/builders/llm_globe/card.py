@@ -62,9 +62,9 @@ CARD = CardInfo(
         "and Simplified Chinese. Closed-ended prompts put the model in a role (entry-level employee, middle manager "
         "or executive) of a company of a GICS industry and sub-industry and ask a GLOBE Form Alpha item on its own "
         "1-7 scale; open-generation prompts ask for a decision and a short explanation, rated by LLM jurors with "
-        "nine rubrics. The GLOBE 2004 society scores are the human baseline. This release was rebuilt by "
-        "culturebench from the raw sources."
+        "nine rubrics. The GLOBE 2004 society scores are the human baseline."
     ),
+    rebuilt_from="the raw sources",
     license="other",
     citation=(
         "@article{karinshak2024llmglobe,\n"

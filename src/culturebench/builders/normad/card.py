@@ -16,9 +16,9 @@ CARD = CardInfo(
         "NormAd (Rao et al., 2024) measures the cultural adaptability of language models: given a short social "
         "situation (story) and, optionally, its country, an abstract value or a rule-of-thumb, is the protagonist's "
         "action socially acceptable (yes / no / neutral)? NormAd-Eti has 2,633 stories from 75 countries built "
-        "from the etiquette pages of the Cultural Atlas (SBS). This release was rebuilt by culturebench from a "
-        "stories file, the saved atlas pages and a country -> Inglehart-Welzel cultural zone table."
+        "from the etiquette pages of the Cultural Atlas (SBS)."
     ),
+    rebuilt_from="a stories file, the saved atlas pages and a country -> Inglehart-Welzel cultural zone table",
     license="cc-by-4.0",
     citation=(
         "@article{rao2024normad,\n"

@@ -16,11 +16,11 @@ CARD = CardInfo(
         "conflict built on a cultural commonsense item (Cultural Atlas: etiquette or dates of significance) and a "
         "cultural value preference mined from the World Values Survey wave 7 (Table 4A: \"People from <country> "
         "strongly agree that ...\", over 80% of the country's respondents), and the evaluated protagonist "
-        "(Character 2) is judged on cultural awareness, knowledge and behaviour. This release was rebuilt by "
-        "culturebench: the value preferences from raw WVS-7 files, the scenarios from the released per-scenario "
-        "JSON files, CC-Mediation's copy of them or our JSONL, checked against the atlas pages; no released "
-        "scenario is dropped for its value's WVS share."
+        "(Character 2) is judged on cultural awareness, knowledge and behaviour."
     ),
+    rebuilt_from="raw WVS-7 files (the value preferences) and the released per-scenario JSON files, CC-Mediation's "
+                 "copy of them or our JSONL (the scenarios), checked against the atlas pages; no released scenario "
+                 "is dropped for its value's WVS share",
     license="other",
     citation=(
         "@inproceedings{wu2025socialcc,\n"

@@ -29,9 +29,9 @@ CARD = CardInfo(
     pretty_name="WorldValuesBench (rebuilt by culturebench)",
     summary=(
         "WorldValuesBench (Zhao et al., 2024) pairs World Values Survey wave 7 respondents' demographics with their "
-        "answers to 239 ordinal value questions: the task (demographic attributes, value question) -> answer. This "
-        "release was rebuilt from raw WVS-7 files by culturebench, following Sec. 2.2-3.1 of the paper."
+        "answers to 239 ordinal value questions: the task (demographic attributes, value question) -> answer."
     ),
+    rebuilt_from="raw WVS-7 files, following Sec. 2.2-3.1 of the paper",
     license="other",
     citation=(
         "@inproceedings{zhao-etal-2024-worldvaluesbench,\n"

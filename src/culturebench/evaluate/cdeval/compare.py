@@ -16,6 +16,7 @@ from culturebench.evaluate.cdeval.items import DIMENSIONS, DOMAINS, release_tabl
 from culturebench.evaluate.cdeval.metrics import score_responses
 from culturebench.evaluate.cdeval.parsing import read_responses
 from culturebench.evaluate.cdeval.plots import pca_png
+from culturebench.evaluate.readability import status_counts
 from culturebench.evaluate.scores import ScoreResult
 
 
@@ -59,7 +60,10 @@ def comparison_tables(result: ScoreResult) -> dict[str, pl.DataFrame]:
     t = result.tables
     cells = t["domain_likelihood"]
     domains = [d for d in DOMAINS if d in set(cells["domain"])] + sorted(set(cells["domain"]) - set(DOMAINS))
-    main = t["dimension_likelihood"].select("model", "dimension", "n_questions")
+    counts = pl.DataFrame([{"model": model, **dict(zip(("answers read", "unreadable"), status_counts(
+        m["parse_status"], prompts.READ_STATUSES)))} for model, m in result.metrics["per_model"].items()],
+        schema={"model": pl.String, "answers read": pl.Int64, "unreadable": pl.Int64})
+    main = t["dimension_likelihood"].select("model", "dimension", "n_questions").join(counts, on="model", how="left")
     for domain in domains:
         part = cells.filter(pl.col("domain") == domain).select(
             "model", "dimension", *(pl.col(c).alias(c.replace("likelihood", domain))
@@ -104,8 +108,9 @@ def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
     ax.set_xticks(slots)
     ax.set_xticklabels(DIMENSIONS)
     plots.value_axis(ax, 1, "orientation likelihood C_m,d")
-    plots.panel_title(ax, "CDEval: orientation likelihood per dimension (bootstrap intervals over questions)",
-                      fontsize=11)
+    level = (comparison.metrics.get("uncertainty") or {}).get("confidence_level")
+    plots.panel_title(ax, "CDEval: orientation likelihood per dimension"
+                      + plots.interval_words(fig, level, "questions"), fontsize=11)
     plots.legend_beside(ax)
     plots.save_figure(fig, path)
 
@@ -115,8 +120,10 @@ def model_similarity_png(comparison: compare.Comparison, path: Path) -> None:
     plt = plots.pyplot()
     models = comparison.models
     values = {(r["model_a"], r["model_b"]): r for r in comparison.tables["model_similarity"].iter_rows(named=True)}
+    labels = [plots.wrapped(m) for m in models]  # a long label (a model's path) wraps, not cut at the edge
     size = max(4.0, 1.3 * len(models) + 2)
-    fig, ax = plt.subplots(figsize=(size + 1.5, size), dpi=100)
+    longest = max(len(line) for label in labels for line in label.splitlines())
+    fig, ax = plt.subplots(figsize=(size + 1.5 + 0.06 * longest, size + 0.04 * longest), dpi=100)
     grid = [[None if a == b else (values.get((a, b)) or {}).get("similarity") for b in models] for a in models]
     found = [v for row in grid for v in row if v is not None]
     # colours span the pairs' own range (Eq. 4 values of similar models all sit near 1); the diagonal is grey
@@ -140,11 +147,11 @@ def model_similarity_png(comparison: compare.Comparison, path: Path) -> None:
             light = (row["similarity"] - low) / ((1.0 - low) or 1.0) > 0.6  # viridis is light at its top end
             ax.text(j, i, text, ha="center", va="center", fontsize=8, color="black" if light else "white")
     ax.set_xticks(range(len(models)))
-    ax.set_xticklabels(models, rotation=30, ha="right", fontsize=8)
+    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(models)))
-    ax.set_yticklabels(models, fontsize=8)
+    ax.set_yticklabels(labels, fontsize=8)
     fig.colorbar(image, ax=ax, label="Eq. 4 similarity")
-    ax.set_title("CDEval: model-model similarity (Eq. 4)")
+    fig.suptitle("CDEval: model-model similarity (Eq. 4)")  # over the figure: clear of the colour bar
     plots.save_figure(fig, path)
 
 
@@ -155,7 +162,9 @@ COMPARE = compare.BenchmarkSpec(
     tables=(
         compare.Table("main", "Table 2 / Table 9: orientation likelihood per dimension and domain",
                       "Mean P(g|S) per dimension and domain; C_m,d is the mean over all the dimension's questions "
-                      "(Eq. 3); 'mean of domains' is Table 2's Mean column (no interval)."),
+                      "(Eq. 3); 'mean of domains' is Table 2's Mean column (no interval). answers read / "
+                      "unreadable: all the model's answers (an unreadable one scores neutral, as both options or "
+                      "a refusal do)."),
         compare.Table("template_weights", "Table 4: template weights (Eq. 6-7)"),
         compare.Table("model_similarity", "Eq. 4: model-model similarity, and the Eq. 5 pairwise baseline"),
         compare.Table("differences", "Paired differences of C_m,d between models",

@@ -38,8 +38,7 @@ def dimensions_png(metrics: dict, path: Path) -> None:
         ax.set_xlabel("orientation likelihood")
         ax.grid(axis="x", alpha=0.3)
     level = metrics.get("uncertainty", {}).get("confidence_level")
-    fig.suptitle("CDEval: orientation likelihood per dimension"
-                 + (f" ({level:.0%} bootstrap intervals over questions)" if level else ""))
+    fig.suptitle("CDEval: orientation likelihood per dimension" + plots.interval_words(fig, level, "questions"))
     plots.save_figure(fig, path)
 
 

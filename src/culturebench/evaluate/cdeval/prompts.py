@@ -58,6 +58,8 @@ rather than as whichever option happens to be a few edits nearer."""
 STATUSES = ("chosen", "both", "refusal", "unparsed")
 """How an answer was read: one option chosen; both options (or A and B, yes and no) given; a refusal or a
 neither/both/depends answer; nothing recognisable. Only "chosen" scores 0 or 1, the others NEUTRAL."""
+READ_STATUSES = STATUSES[:3]
+"""The statuses of answers that were read (all but "unparsed"): the counts beside the means (issue #55)."""
 
 
 def prompt_text(name: str, question: str, option_1: str, option_2: str) -> str:

@@ -21,6 +21,7 @@ from culturebench.evaluate.cdeval.parsing import release_language, respondent
 from culturebench.evaluate.cdeval.plots import write_run
 from culturebench.evaluate.engine import Answers, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
+from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 from culturebench.release import load_manifest
 
@@ -112,8 +113,9 @@ def score_files(responses: Sequence[Path], options: CDEvalOptions) -> Result:
 
 
 def summary(metrics: dict) -> str:
-    """One line per model for the command line."""
-    lines = []
+    """One line per model for the command line, its responses read and unreadable beside its likelihoods; a
+    ``warning:`` per model with unreadable answers (``readability.unreadable_warning``)."""
+    lines, warnings = [], []
     for model in metrics["models"]:
         m = metrics["per_model"][model]
         dims = ", ".join(f"{d} {m['dimension_likelihood'][d]:.2f}" for d in DIMENSIONS
@@ -126,8 +128,14 @@ def summary(metrics: dict) -> str:
             closest = f"closest country {best['country_name']} (Eq. 3: {best['similarity']:.3f})"
         else:
             closest = "no country with all six scores"
-        lines.append(f"cdeval {model}: {m['n_responses']:,} responses ({m['n_neutral']:,} neutral); {dims}; "
-                     f"template weights {weights}; {closest}")
+        read, unreadable = status_counts(m["parse_status"], prompts.READ_STATUSES)
+        lines.append(f"cdeval {model}: {counted(m['n_responses'], 'responses')} ({read_counts(read, unreadable)}; "
+                     f"{m['n_neutral']:,} neutral); {dims}; template weights {weights}; {closest}")
+        warnings += unreadable_warning(
+            f"cdeval {model}", unreadable, m["n_responses"],
+            f"the dimension likelihoods rest on {counted(m['parse_status']['chosen'], 'answers')} that chose an "
+            f"option, the other {counted(m['n_neutral'], 'answers')} (unreadable, both options or a refusal) "
+            f"score neutral ({prompts.NEUTRAL:g})")
     left = metrics["hofstede"]["countries_left_out"]
     if left:
         lines.append(f"cdeval: {counted(len(left), 'countries')} lacking a Hofstede dimension, not compared "
@@ -135,4 +143,4 @@ def summary(metrics: dict) -> str:
     if metrics.get("pairwise_baseline") is not None:
         lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "
                      f"{metrics['pairwise_baseline']:.4f}")
-    return "\n".join(lines)
+    return "\n".join(lines + warnings)

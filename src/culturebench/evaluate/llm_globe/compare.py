@@ -18,6 +18,7 @@ from culturebench.evaluate.llm_globe.jury import apply_jury, jury_table
 from culturebench.evaluate.llm_globe.metrics import part_metrics
 from culturebench.evaluate.llm_globe.parsing import read_responses, score_closed
 from culturebench.evaluate.llm_globe.plots import draw_radar, wilcoxon_png
+from culturebench.evaluate.readability import read_counts, status_counts
 
 PART_VALUES = {"closed": ("score", "Tables 2-3: closed-ended mean per dimension (1-7, 7 = high)"),
                "open": ("jury_score", "Tables 4-5: open-generation jury score per dimension")}
@@ -66,7 +67,7 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
                                "uncertainty": settings.record(unit="prompt", strata="dimension", **BOOTSTRAP_NOTE)}
     scored = {"closed": score_closed(closed_records, tables["closed"]) if closed_records else None,
               "open": pl.concat(open_tables) if open_tables else None}
-    notes = []
+    notes = [] if scored["closed"] is None else [closed_counts_note(scored["closed"])]
     for part, frame in scored.items():
         if frame is None:
             notes.append(f"No {part} answers in these runs: the {part} table and figures are empty.")
@@ -83,12 +84,24 @@ def compare_runs(folders: Sequence[compare.RunFolder], labels: list[dict[str, st
     return compare.Comparison(models=models, tables=comparison_tables(metrics, models), metrics=metrics, notes=notes)
 
 
+def closed_counts_note(scored: pl.DataFrame) -> str:
+    """The page's note of every model's closed answers read (on the scale or off it, left out) and unreadable."""
+    counts = []
+    for model in sorted(set(scored["model"])):
+        status = dict(scored.filter(pl.col("model") == model).group_by("parse_status").len().iter_rows())
+        read, unreadable = status_counts(status, ("ok", "out_of_range"))
+        counts.append(f"{model}: {read_counts(read, unreadable)} ({status.get('out_of_range', 0):,} of those read "
+                      "off the scale)")
+    return "Closed answers (the means rest on those read on the scale): " + "; ".join(counts) + "."
+
+
 def means_table(part: dict | None, models: Sequence[str]) -> pl.DataFrame:
     """Tables 2-5 layout: one row per dimension (prompts: how many the models answered, at most), per model its
-    mean with ``_low``/``_high`` (the bootstrap interval) and its SD."""
+    mean with ``_low``/``_high`` (the bootstrap interval), its SD and the answers it rests on (``n``)."""
     schema = {"dimension": pl.String, "prompts": pl.Int64}
     for m in models:
-        schema.update({m: pl.Float64, f"{m}_low": pl.Float64, f"{m}_high": pl.Float64, f"{m} SD": pl.Float64})
+        schema.update({m: pl.Float64, f"{m}_low": pl.Float64, f"{m}_high": pl.Float64, f"{m} SD": pl.Float64,
+                       f"{m} n": pl.Int64})
     if part is None:
         return pl.DataFrame(schema=schema)
     rows = []
@@ -99,7 +112,8 @@ def means_table(part: dict | None, models: Sequence[str]) -> pl.DataFrame:
         row = {"dimension": dimension, "prompts": max(c.get("n_prompts") or 0 for c in cells.values())}
         for m, c in cells.items():
             low, high = c.get("mean_ci") or [None, None]
-            row.update({m: c.get("mean"), f"{m}_low": low, f"{m}_high": high, f"{m} SD": c.get("sd")})
+            row.update({m: c.get("mean"), f"{m}_low": low, f"{m}_high": high, f"{m} SD": c.get("sd"),
+                        f"{m} n": c.get("n")})
         rows.append(row)
     return pl.DataFrame(rows, schema=schema)
 
@@ -165,10 +179,11 @@ def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
             cells = [(x, table.get(model, {}).get(d) or {}) for x, d in
                      zip(plots.grouped_bar_x(slots, len(models), i, width), DIMENSIONS)]
             shown = [(x, c["mean"], c.get("mean_ci") or [None, None]) for x, c in cells if c.get("mean") is not None]
-            err = [[v - (lo if lo is not None else v) for _, v, (lo, _) in shown],
-                   [(hi if hi is not None else v) - v for _, v, (_, hi) in shown]]
-            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, yerr=err, capsize=2, label=model,
-                   color=f"C{i % 10}")
+            ax.bar([x for x, _, _ in shown], [v for _, v, _ in shown], width, label=model, color=f"C{i % 10}")
+            spread = [(x, v, lo, hi) for x, v, (lo, hi) in shown if lo is not None and hi is not None]
+            if spread:  # error bars only where there is an interval: a cap of zero width reads as certainty
+                ax.errorbar([x for x, *_ in spread], [v for _, v, _, _ in spread], fmt="none", ecolor="black",
+                            yerr=[[v - lo for _, v, lo, _ in spread], [hi - v for _, v, _, hi in spread]], capsize=2)
         ax.set_xticks(slots)
         ax.set_xticklabels([d.replace(" ", "\n") for d in DIMENSIONS], fontsize=8)
         ax.set_xlim(-0.5, len(DIMENSIONS) - 0.5)
@@ -176,7 +191,8 @@ def dimension_bars_png(comparison: compare.Comparison, path: Path) -> None:
         plots.note_if_empty(ax, [(table.get(m, {}).get(d) or {}).get("mean") for m in models for d in DIMENSIONS],
                             "no parsed rating from any model")
         ax.set_ylabel("mean (1-7)")
-        ax.set_title(f"LLM-GLOBE {part}: mean per dimension (bootstrap intervals over prompts)")
+        level = (comparison.metrics.get("uncertainty") or {}).get("confidence_level")
+        ax.set_title(f"LLM-GLOBE {part}: mean per dimension" + plots.interval_words(fig, level, "prompts"))
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     plots.save_figure(fig, path)
 
@@ -206,11 +222,12 @@ COMPARE = compare.BenchmarkSpec(
     build=compare_runs,
     tables=(
         compare.Table("closed_means", PART_VALUES["closed"][1],
-                      "Per model: mean over its answers [bootstrap interval over prompts] and SD; prompts: how many "
+                      "Per model: mean over its answers [bootstrap interval over prompts], SD and n, the answers "
+                      "on the scale it rests on (the others: the Notes' unreadable counts); prompts: how many "
                       "prompts of the dimension were answered."),
         compare.Table("open_means", PART_VALUES["open"][1],
-                      "Per model: mean jury score S(x) over its answers [bootstrap interval over prompts] and SD; "
-                      "each run's answers scored by that run's jury."),
+                      "Per model: mean jury score S(x) over its answers [bootstrap interval over prompts], SD and n, "
+                      "the answers the jury scored; each run's answers scored by that run's jury."),
         compare.Table("friedman", "Sec. 4.2.3: Friedman test across models per dimension (prompts as blocks)",
                       "Needs three or more models; blocks are the prompts every model answered."),
         compare.Table("differences", "Fig. 2: pairwise differences between models per dimension",

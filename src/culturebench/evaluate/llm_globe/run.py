@@ -17,7 +17,7 @@ from culturebench.contract import Result
 from culturebench.errors import InputError
 from culturebench.evaluate import companions, run_folder, run_steps
 from culturebench.evaluate.engine import Answers, Run, RunPlan
-from culturebench.evaluate.limit import limit_frame
+from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
 from culturebench.evaluate.llm_globe.config import Config, Juror, config_of
 from culturebench.evaluate.llm_globe.items import (
@@ -26,6 +26,7 @@ from culturebench.evaluate.llm_globe.measures import resolve_societies
 from culturebench.evaluate.llm_globe.metrics import score, score_records
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
 from culturebench.evaluate.llm_globe.plots import write_run
+from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
 from culturebench.release import load_manifest
 
 
@@ -224,14 +225,25 @@ def score_files(responses: Sequence[Path], options: LLMGlobeOptions) -> Result:
 
 
 def summary(metrics: dict) -> str:
-    """One line per model and part for the command line."""
-    lines = []
+    """One line per model and part for the command line, the answers read and unreadable beside the closed
+    part's means; a ``warning:`` per model whose closed answers could not all be read and for open answers the
+    jury could not score (``readability.unreadable_warning``)."""
+    lines, warnings = [], []
     for part in ("closed", "open"):
         if part not in metrics:
             continue
         for model, dims in metrics[part]["mean_sd"].items():
             text = "; ".join(f"{d} {v['mean']:.2f}" for d, v in dims.items() if v["mean"] is not None)
-            lines.append(f"llm_globe {part} {model}: {text or 'nothing scored'}")
+            counts = ""
+            if part == "closed":
+                status = metrics["closed"]["parse_status"].get(model) or {}
+                read, unreadable = status_counts(status, ("ok", "out_of_range"))
+                off = status.get("out_of_range", 0)
+                counts = f" ({read_counts(read, unreadable)}, {off:,} off the scale, left out)"
+                warnings += unreadable_warning(
+                    f"llm_globe closed {model}", unreadable, read + unreadable,
+                    f"the means rest on the {counted(read - off, 'answers')} on the scale, the others left out")
+            lines.append(f"llm_globe {part} {model}{counts}: {text or 'nothing scored'}")
         if part == "open":
             jury = metrics["open"]["jury"]
             if jury["method"] == "none":
@@ -241,4 +253,10 @@ def summary(metrics: dict) -> str:
                              f"{jury['test']['r2'] if jury['test']['r2'] is None else round(jury['test']['r2'], 3)}")
             else:
                 lines.append(f"llm_globe jury: {jury['method']}")
-    return "\n".join(lines) or "llm_globe: nothing scored"
+            if jury["method"] != "none":
+                n, scored = metrics["open"]["n_answers"], metrics["open"]["n_scored"]
+                warnings += unreadable_warning(
+                    "llm_globe open", n - scored, n,
+                    f"the open means rest on the {counted(scored, 'answers')} the jury scored (a juror's rating "
+                    "unreadable: metrics.json open.juror_parse_status)")
+    return "\n".join(lines + warnings) or "llm_globe: nothing scored"

@@ -28,8 +28,7 @@ def accuracy_by_context_png(metrics: dict, path: Path) -> None:
     ax.set_xticklabels([prompts.CONTEXT_NAMES[c] for c in contexts])
     plots.value_axis(ax, 1, "accuracy")
     level = metrics.get("uncertainty", {}).get("confidence_level")
-    ax.set_title("NormAd: accuracy per context"
-                 + (f" ({level:.0%} bootstrap intervals over stories)" if level else ""))
+    ax.set_title("NormAd: accuracy per context" + plots.interval_words(fig, level, "stories"))
     plots.legend_beside(ax)
     plots.save_figure(fig, path)
 

@@ -14,12 +14,13 @@ from culturebench.contract import Result
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
 from culturebench.evaluate.engine import Answers, RunPlan
-from culturebench.evaluate.limit import limit_frame
+from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.normad import NormAdOptions, prompts
 from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, release_tables
 from culturebench.evaluate.normad.metrics import score, score_responses
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, scored_label
 from culturebench.evaluate.normad.plots import write_run
+from culturebench.evaluate.readability import read_counts, unreadable_warning
 from culturebench.release import load_manifest
 
 
@@ -136,15 +137,27 @@ def release_build(manifest: dict) -> dict:
 
 
 def summary(metrics: dict) -> str:
-    """One line per model for the command line."""
-    lines = []
+    """One line per model for the command line: per context its accuracy, with the answers read and unreadable
+    where some could not be read; then a ``warning:`` per model with unreadable answers, naming what the accuracies
+    then rest on (``readability.unreadable_warning``)."""
+    lines, warnings = [], []
+    neither = metrics["unparsed_rule"]["rule"] == "neutral"
+    read_as = "read as Neither" if neither else "counted wrong"
+    others = ("scored as Neither (right only where the gold label is neutral; --unparsed-wrong: wrong)" if neither
+              else "scored wrong")
     for model in metrics["models"]:
         m = metrics["per_model"][model]
-        parts = ", ".join(f"{prompts.CONTEXT_NAMES[c]} {m['accuracy'][c]:.3f}" for c in m["contexts"]
-                          if m["accuracy"][c] is not None)
         unparsed = sum(m["per_context"][c]["n_unparsed"] for c in m["contexts"])
-        read_as = "read as Neither" if metrics["unparsed_rule"]["rule"] == "neutral" else "counted wrong"
-        lines.append(f"normad {model}: {m['n_responses']:,} responses ({unparsed:,} unparsed, {read_as}), "
-                     f"{m['n_stories']:,} stories; accuracy {parts}")
+        counts = {c: f" ({read_counts(pc['n'] - pc['n_unparsed'], pc['n_unparsed'])})" if unparsed else ""
+                  for c, pc in m["per_context"].items()}
+        parts = ", ".join(f"{prompts.CONTEXT_NAMES[c]} {m['accuracy'][c]:.3f}{counts[c]}" for c in m["contexts"]
+                          if m["accuracy"][c] is not None)
+        lines.append(f"normad {model}: {counted(m['n_responses'], 'responses')} ({unparsed:,} unparsed, "
+                     f"{read_as}), "
+                     f"{counted(m['n_stories'], 'stories')}; accuracy {parts}")
+        rests = (f"the accuracies rest on {counted(m['n_responses'] - unparsed, 'answers')}, the others {others} "
+                 "(metrics.json accuracy_parsed: the read answers alone)")
+        warnings += unreadable_warning(f"normad {model}", unparsed, m["n_responses"], rests)
+    lines += warnings
     return "\n".join(lines)
 

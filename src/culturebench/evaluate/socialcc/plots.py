@@ -24,9 +24,8 @@ def _bar_series(ax, slots: Sequence[float], n_series: int, index: int, values: S
                         value_format=value_format, fontsize=6, vertical=len(values) * n_series > 16)
 
 
-def _level(metrics: dict) -> str:
-    level = (metrics.get("uncertainty") or {}).get("confidence_level")
-    return f" ({level:.0%} bootstrap intervals over scenarios)" if level else ""
+def _level(metrics: dict, fig) -> str:
+    return plots.interval_words(fig, (metrics.get("uncertainty") or {}).get("confidence_level"), "scenarios")
 
 
 def table2_png(metrics: dict, path: Path) -> None:
@@ -49,7 +48,7 @@ def table2_png(metrics: dict, path: Path) -> None:
         plots.note_if_empty(ax, [metrics["per_model"][m]["table2"][j] for m in models for j in judges],
                             "no valid judgement (see parse_status in metrics.json)")
     plots.legend_beside(axes[1], fontsize=7)
-    fig.suptitle("SocialCC Table 2: cultural competence per model" + _level(metrics), fontsize=10)
+    fig.suptitle("SocialCC Table 2: cultural competence per model" + _level(metrics, fig), fontsize=10)
     plots.save_figure(fig, path)
 
 
@@ -96,7 +95,7 @@ def by_country_png(metrics: dict, path: Path) -> None:
         plots.panel_title(ax, f"{prompts.JUDGE_NAMES[judge]} per {fig5_label(metrics)} (hatched: fewer than "
                               f"{uncertainty.MIN_GROUP_SIZE} judged dialogues)")
     plots.legend_beside(axes[0, 0], fontsize=7)
-    fig.suptitle(f"SocialCC Fig. 5: per {fig5_label(metrics)}" + _level(metrics), fontsize=10)
+    fig.suptitle(f"SocialCC Fig. 5: per {fig5_label(metrics)}" + _level(metrics, fig), fontsize=10)
     plots.save_figure(fig, path)
 
 
@@ -171,7 +170,7 @@ def behaviour_distribution_png(metrics: dict, path: Path) -> None:
     ax.set_xticks(range(len(scores)))
     ax.set_xticklabels([f"score {s}" for s in scores])
     plots.value_axis(ax, 100, "% of dialogues")
-    plots.panel_title(ax, "SocialCC Table 2: behaviour scores" + _level(metrics))
+    plots.panel_title(ax, "SocialCC Table 2: behaviour scores" + _level(metrics, fig))
     plots.legend_beside(ax, fontsize=7)
     plots.save_figure(fig, path)
 

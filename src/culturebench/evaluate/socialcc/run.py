@@ -16,7 +16,8 @@ from culturebench.contract import Result
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_steps
 from culturebench.evaluate.engine import Answers, Run, RunPlan
-from culturebench.evaluate.limit import limit_frame
+from culturebench.evaluate.limit import counted, limit_frame
+from culturebench.evaluate.readability import read_counts, unreadable_warning
 from culturebench.evaluate.socialcc import SocialCCOptions, prompts
 from culturebench.evaluate.socialcc.config import NO_JUDGE, Config, config_from, make_backend
 from culturebench.evaluate.socialcc.dialogue import OverallProgress, judge_transcripts, simulate, transcript_record
@@ -169,8 +170,9 @@ def _bracket(interval: Sequence[float | None] | None) -> str:
 
 def summary(metrics: dict) -> str:
     """Per model the Table 2 means with their intervals, the behaviour distribution and the invalid judgements;
-    the dialogues that ran to the turn limit; the judge."""
-    lines = []
+    the dialogues that ran to the turn limit; the judge; a ``warning:`` per model whose judgements could not all be
+    read, naming what each mean rests on (``readability.unreadable_warning``)."""
+    lines, warnings = [], []
     for model in metrics["models"]:
         t = metrics["per_model"][model]["table2"]
         d = metrics["per_model"][model]["dialogue"]
@@ -178,11 +180,17 @@ def summary(metrics: dict) -> str:
                           else f"{prompts.JUDGE_NAMES[j]} n/a" for j in prompts.JUDGES)
         dist = " / ".join(f"{v:.0f}%" if v is not None else "n/a" for v in t["behaviour_distribution_pct"].values())
         invalid = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
-        lines.append(f"socialcc {model}: {t['n']:,} dialogues (mean {d['mean_rounds'] or 0:.1f} rounds); {parts}; "
-                     f"behaviour 0/1/2/3 {dist}; {invalid} invalid judgements")
+        valid = sum(t[f"n_valid_{j}"] for j in prompts.JUDGES)
+        lines.append(f"socialcc {model}: {counted(t['n'], 'dialogues')} (mean {d['mean_rounds'] or 0:.1f} rounds); "
+                     f"{parts}; "
+                     f"behaviour 0/1/2/3 {dist}; judgements {read_counts(valid, invalid)}")
+        rests = ", ".join(f"{prompts.JUDGE_NAMES[j]} on {t[f'n_valid_{j}']:,}" for j in prompts.JUDGES)
+        warnings += unreadable_warning(f"socialcc {model} judgements", invalid, valid + invalid,
+                                       f"each mean rests on the dialogues whose judgement was read ({rests} of "
+                                       f"{counted(t['n'], 'dialogues')})")
         if d.get("n_turn_limit"):
             lines.append(f"socialcc {model}: {d['n_turn_limit']:,} of {t['n']:,} dialogues ran to the turn limit "
                          "without a GOOD BYE (config max_rounds; stop: tolerant also ends on 'Goodbye')")
     if metrics.get("judge_note"):
         lines.append(f"judge: {metrics['judge_note']}")
-    return "\n".join(lines)
+    return "\n".join(lines + warnings)

@@ -14,9 +14,9 @@ from culturebench.evaluate.wvb import MAJORITY_DEFINITIONS, measures
 from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, W1Bootstrap, bootstrap_intervals
 from culturebench.evaluate.wvb.items import question_order
 from culturebench.evaluate.wvb.measures import ScoreResult
-from culturebench.evaluate.wvb.metrics import read_answers, score_answers
+from culturebench.evaluate.wvb.metrics import read_answers, score_answers, unreadable_answers
 from culturebench.evaluate.wvb.parsing import evaluate_answers
-from culturebench.evaluate.wvb.plots import _threshold_axes
+from culturebench.evaluate.wvb.plots import BASELINE_STYLE, _threshold_axes
 
 def run_answers(folder: compare.RunFolder, release: Path) -> tuple[pl.DataFrame, dict]:
     """A run's answers as ``score_answers`` input, and their source: an ``evaluate`` run's responses (paired
@@ -83,15 +83,18 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
     main = []
     for model, result in scored.items():
         m, ci = result.metrics, intervals["models"][model]
-        main.append({"model": model, "mode": m.get("mode") or NO_MODE, "n_questions": m["n_questions"],
-                     "coverage": m["coverage"], **compare.with_interval("mean W1", m["mean"], ci["mean_ci"]),
+        unreadable = unreadable_answers(m)
+        main.append({"model": model, "mode": m.get("mode") or NO_MODE, "answers read": m["n_rows"] - unreadable,
+                     "unreadable": unreadable, "n_questions": m["n_questions"], "coverage": m["coverage"],
+                     **compare.with_interval("mean W1", m["mean"], ci["mean_ci"]),
                      **compare.with_interval("std", m["std"], ci["std_ci"]),
                      **{k: v for t in REPORT_THRESHOLDS for k, v in compare.with_interval(
                          f"share W1<={t}", m["threshold_curve"][t], ci["threshold_curve_ci"][t]).items()}})
     first_ci = intervals["models"][next(iter(scored))]["baselines"]
     for name, baseline in first["baselines"].items():
         label = f"{name} baseline" + (f" ({baseline['definition']})" if "definition" in baseline else "")
-        main.append({"model": label, "mode": "baseline", "n_questions": baseline["n_questions"], "coverage": None,
+        main.append({"model": label, "mode": "baseline", "answers read": None, "unreadable": None,
+                     "n_questions": baseline["n_questions"], "coverage": None,
                      **compare.with_interval("mean W1", baseline["mean"], first_ci[name]),
                      **compare.with_interval("std", baseline["std"], None),
                      **{k: v for t in REPORT_THRESHOLDS for k, v in compare.with_interval(
@@ -140,11 +143,12 @@ def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
         ax.fill_between(x, [v if v is not None else np.nan for v in frame[f"{model}_low"]],
                         [v if v is not None else np.nan for v in frame[f"{model}_high"]], color=line.get_color(),
                         alpha=0.2, linewidth=0)
-    for column in (c for c in frame.columns if c.endswith(" baseline")):
-        ax.plot(x, frame[column].to_list(), linestyle="--", linewidth=1.2, color="grey" if "uniform" in column
-                else "black", label=column)
+    for k, column in enumerate(c for c in frame.columns if c.endswith(" baseline")):
+        ax.plot(x, frame[column].to_list(), **BASELINE_STYLE[k % len(BASELINE_STYLE)],
+                color="grey" if "uniform" in column else "black", label=column)
     _threshold_axes(ax)
-    ax.set_title("WorldValuesBench: threshold curves (bands: bootstrap intervals)")
+    level = (comparison.metrics.get("uncertainty") or {}).get("confidence_level")
+    ax.set_title("WorldValuesBench: threshold curves" + plots.interval_words(fig, level, "participants"))
     plots.save_figure(fig, path)
 
 
@@ -183,7 +187,9 @@ COMPARE = compare.BenchmarkSpec(
     tables=(
         compare.Table("main", "Table 2 (Mean row): mean and std of the per-question W1, and Sec. 4's shares of "
                               "questions with W1 <= 0.1 and 0.2",
-                      "Lower is better. Baselines: Sec. 3.3's oracles (their std and shares have no interval)."),
+                      "Lower is better. answers read / unreadable: the model's answers a score was read from, and "
+                      "those none could be read from (left out of every mean). Baselines: Sec. 3.3's oracles (their "
+                      "std and shares have no interval)."),
         compare.Table("per_question", "Table 2: W1 per question and model",
                       "Baseline columns are point values (not bootstrapped)."),
         compare.Table("threshold_curve", "Fig. 3: share of questions with W1 <= t",

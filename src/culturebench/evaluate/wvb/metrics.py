@@ -154,3 +154,10 @@ def score_answers(inputs: pl.DataFrame, release: Path, source: dict, majority: s
     scored.metrics = run_folder.json_safe(scored.metrics)
     return_free_heap()  # the resamples' arrays, before the plots
     return scored
+
+
+def unreadable_answers(metrics: dict) -> int:
+    """Of a ``score_answers`` result's answers, those no score could be read from: the invalid ones less those
+    read but dropped (off the scale with ``drop_out_of_scale``, not whole numbers with ``drop_non_integer``)."""
+    dropped = sum(metrics[k]["n"] for k in ("out_of_scale", "non_integer") if metrics[k]["answers"] == "dropped")
+    return max(0, metrics["n_invalid"] - dropped)

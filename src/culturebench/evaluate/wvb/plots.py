@@ -32,12 +32,17 @@ def _band(ax, curve_ci: dict | None, color) -> None:
                         alpha=0.2, linewidth=0)
 
 
+BASELINE_STYLE = ({"linestyle": "--", "linewidth": 1.8, "zorder": 3}, {"linestyle": ":", "linewidth": 2.2, "zorder": 3})
+"""The baselines' curves, over the models' (zorder): a model's curve that runs along one (e.g. every question under
+t, as the majority oracle's at 1.0) must not hide it."""
+
+
 def _threshold_axes(ax) -> None:
     """Fig. 3's axes: threshold t on W1 (0-1) against the share of questions with W1 <= t, grid and legend."""
     ax.set_xlabel("threshold t on W1")
     ax.set_ylabel("share of questions with W1 <= t")
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
+    ax.set_ylim(-0.03, 1.08)  # curves at 0 or 1 (every question under t, a majority oracle's) clear of the frame
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
 
@@ -49,9 +54,10 @@ def threshold_curve_png(metrics: dict, path: Path) -> None:
     x, y = _curve(metrics["threshold_curve"])
     line, = ax.plot(x, y, marker="o", markersize=3, linewidth=2, label=f"model (mean W1 {_fmt(metrics.get('mean'))})")
     _band(ax, metrics.get("threshold_curve_ci"), line.get_color())
-    for name, baseline in sorted(metrics.get("baselines", {}).items()):
+    for k, (name, baseline) in enumerate(sorted(metrics.get("baselines", {}).items())):
         bx, by = _curve(baseline["threshold_curve"])
-        ax.plot(bx, by, linestyle="--", linewidth=1.5, label=f"{name} baseline (mean W1 {_fmt(baseline.get('mean'))})")
+        ax.plot(bx, by, **BASELINE_STYLE[k % len(BASELINE_STYLE)],
+                label=f"{name} baseline (mean W1 {_fmt(baseline.get('mean'))})")
     _threshold_axes(ax)
     title = f"WorldValuesBench: {counted(metrics.get('n_questions', 0), 'questions')}"
     if metrics.get("n_rows"):  # coverage: the share of answer rows that matched a row of the release (scored)
@@ -79,13 +85,16 @@ def histograms_png(rows: pl.DataFrame, path: Path, questions: list[str] | None =
         points = np.arange(low, high + 1)
         human = part["human"].to_numpy()
         model = part["model"].drop_nulls().to_numpy()
+        off = int(((model < low) | (model > high)).sum())  # kept off the scale (the authors'), not drawn
         width = 0.4
         for i, (values, label) in enumerate(((human, "human"), (model, "model"))):
             shares = np.array([(values == p).sum() for p in points], dtype=float) / max(len(values), 1)
             ax.bar(plots.grouped_bar_x(points, 2, i, width), shares, width=width, color=f"C{i}", label=label)
         ax.set_xticks(points)
         ax.set_ylim(0, 1.05)
-        ax.set_title(f"{question} (answers: {len(human)} human, {len(model)} model)", fontsize=10)
+        drawn = f"{counted(len(human), 'human answers')}, {counted(len(model) - off, 'model answers')}"
+        ax.set_title(f"{question}: {drawn}" + (f"\n({counted(off, 'model answers')} off the scale, not drawn)"
+                                               if off else ""), fontsize=10)
         ax.set_xlabel("answer")
         ax.set_ylabel("share")
     if chosen:  # one legend for the figure, above the panels, never on the bars

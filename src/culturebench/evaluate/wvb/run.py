@@ -17,6 +17,8 @@ from culturebench.contract import Result
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
 from culturebench.evaluate.engine import Answers, RunPlan
+from culturebench.evaluate.limit import counted
+from culturebench.evaluate.readability import read_counts, unreadable_warning
 from culturebench.evaluate.wvb import WVBOptions
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
@@ -28,7 +30,7 @@ from culturebench.evaluate.wvb.items import (
     request_sampling,
     response_schema,
 )
-from culturebench.evaluate.wvb.metrics import score, score_answers
+from culturebench.evaluate.wvb.metrics import score, score_answers, unreadable_answers
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATUSES
@@ -138,14 +140,23 @@ def score_files(responses: Sequence[Path], options: WVBOptions) -> Result:
 
 
 def summary(metrics: dict) -> str:
-    """The command line's line: of an ``evaluate`` run (its metrics name the mode) its unparsed answers, questions
-    and mean W1 (the request counts are the runner's line); of ``score`` the rows, coverage, invalid, off-scale and
-    non-integer answers, questions and mean W1."""
+    """The command line's lines: of an ``evaluate`` run (its metrics name the mode and the split) or of ``score``
+    (the rows and coverage), the answers read and unreadable, off-scale (kept as the authors do, or dropped) and
+    non-integer answers, questions and mean W1 (the request counts are the runner's line); then a ``warning:`` when
+    answers could not be read, with what mean W1 rests on (``readability.unreadable_warning``)."""
     mean = "n/a" if metrics["mean"] is None else f"{metrics['mean']:.4f}"
+    unreadable = metrics["n_unparsed"] if "n_unparsed" in metrics else unreadable_answers(metrics)
+    answers = (f"{read_counts(metrics['n_rows'] - unreadable, unreadable)} answers, "
+               f"{metrics['out_of_scale']['n']:,} off the scale ({metrics['out_of_scale']['answers']}), "
+               f"{metrics['non_integer']['n']:,} not whole numbers ({metrics['non_integer']['answers']}), "
+               f"{counted(metrics['n_questions'], 'questions')}, mean W1 {mean}")
     if "mode" in metrics:
-        return (f"wvb {metrics['split']} ({metrics['mode'].replace('_', ' ')}): {metrics['n_unparsed']:,} unparsed, "
-                f"{metrics['n_questions']} questions, mean W1 {mean}")
-    return (f"wvb: {metrics['n_rows']:,} rows, coverage {metrics['coverage']:.3f}, {metrics['n_invalid']:,} invalid, "
-            f"{metrics['out_of_scale']['n']:,} off the scale ({metrics['out_of_scale']['answers']}), "
-            f"{metrics['non_integer']['n']:,} not whole numbers ({metrics['non_integer']['answers']}), "
-            f"{metrics['n_questions']} questions, mean W1 {mean}")
+        who = f"wvb {metrics['split']} ({metrics['mode'].replace('_', ' ')})"
+        line = f"{who}: {answers}"
+    else:
+        who = "wvb"
+        line = f"wvb: {metrics['n_rows']:,} rows, coverage {metrics['coverage']:.3f}, {answers}"
+    scored = metrics["n_rows"] - metrics["n_invalid"]
+    rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
+             f"of the {len(metrics['per_question']):,} asked")
+    return "\n".join([line, *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
