@@ -33,7 +33,7 @@ from culturebench.errors import InputError, excerpt
 from culturebench.io import InputFile, decode_text, input_name, sha256_file
 from culturebench.raw.codebook import Codebook
 from culturebench.raw.codebook_files import codebook_input, find_codebook, load_codebook
-from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, read_respondents, respondent_files
+from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, WEIGHT, read_respondents, respondent_files
 from culturebench.splits import SPLIT_NAMES, assign_splits, stable_hash
 from culturebench.validation.checks import CheckResult, check
 
@@ -60,6 +60,9 @@ ROUTES = {
 }
 """Where the question texts and the probe came from (manifest ``provenance.routes``, card, ``info``, run.json)."""
 STAGES = ("read", "participants", "questions", "examples", "probe")
+WEIGHT_COLUMN = "W_WEIGHT"
+"""WVS-7's design weight, kept in ``participants`` (null where the input files lack it): a country's answer
+distribution is weighted by it (``evaluate wvb --no-demographics``'s country view, issue #56)."""
 PROBE_SPLIT = "validation"
 """The probe's split name in the release, and the split our draw takes participants from (CREATION_ROUTES)."""
 
@@ -81,7 +84,7 @@ CARD = CardInfo(
         "  publisher = {JD Systems Institute and WVSA Secretariat},\n  doi = {10.14281/18241.24},\n  year = {2022}\n}"
     ),
     configs=(
-        ConfigInfo("participants", "One row per WVS respondent: participant_id (D_INTERVIEW), country (ISO alpha-3), continent, split, and the 42 demographic answers as codebook text (null = missing).", redistributable=False, license_name="wvs-terms"),
+        ConfigInfo("participants", "One row per WVS respondent: participant_id (D_INTERVIEW), country (ISO alpha-3), continent, split, the 42 demographic answers as codebook text (null = missing), and W_WEIGHT (the survey's weight; null where the input lacks it).", redistributable=False, license_name="wvs-terms"),
         ConfigInfo("questions", "The 42 demographic and 239 value questions: id, kind, category, prompt text (see Dataset creation for its source), answer scale and labels (value scales after the paper's 15 recodes)."),
         ConfigInfo("examples", "Long table of (participant_id, question_id, answer, split): one row per participant and answered value question; missing codes and recodes to missing are not examples.", redistributable=False, license_name="wvs-terms"),
         ConfigInfo("probe", "WVB-probe: 36 value questions (first 3 of each of the 12 categories) x demographic groups (6 continents x urban/rural x 4 education levels) x 5 participants: the authors' released rows or our draw (see Dataset creation); `split` is the participant's split in this release.", redistributable=False, license_name="wvs-terms"),
@@ -226,7 +229,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     codebook_path = find_codebook(folder)
     codebook = load_codebook(codebook_path, cache_dir=Path.home() / ".cache" / "culturebench")
     columns = [key_column(), *demographic_variables(), *value_variables()]
-    table, inputs = read_respondents(files, columns, root=raw)
+    table, inputs = read_respondents(files, columns, root=raw, weight=WEIGHT_COLUMN)
     metadata_path, samples_path = authors_files(raw)
     metadata = read_question_metadata(metadata_path) if metadata_path.is_file() else None
     samples = read_probe_samples(samples_path) if samples_path.is_file() else None
@@ -235,7 +238,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     unique, quarantined = quarantine_duplicate_ids(table)
     # the kept rows' demographic columns, and their answers as Int8 made before filtering: the wide raw table
     # (~0.2 GB on the full survey, Int64 codes) is never copied whole
-    kept = table.select(key_column(), *demographic_variables(), SOURCE_FILE, SOURCE_ROW).filter(unique)
+    kept = table.select(key_column(), *demographic_variables(), WEIGHT, SOURCE_FILE, SOURCE_ROW).filter(unique)
     answers = recoded_answers(table, unique)
     del table
     progress("participants")
@@ -419,7 +422,7 @@ def quarantine_duplicate_ids(table: pl.DataFrame) -> tuple[pl.Series, pl.DataFra
 def participants_table(kept: pl.DataFrame, codebook: Codebook, seed: int) -> pl.DataFrame:
     """One row per participant, demographic codes mapped to codebook text (negative codes -> null)."""
     frame = (
-        kept.select(pl.col(key_column()).alias("participant_id"), *demographic_variables())
+        kept.select(pl.col(key_column()).alias("participant_id"), *demographic_variables(), WEIGHT)
         .join(countries(), on="B_COUNTRY", how="left")
         .sort("participant_id")
     )
@@ -434,6 +437,7 @@ def participants_table(kept: pl.DataFrame, codebook: Codebook, seed: int) -> pl.
         "continent",
         assign_splits(frame["participant_id"], seed).alias("split"),
         *[_as_text(variable, codebook) for variable in demographic_variables()],
+        pl.col(WEIGHT).alias(WEIGHT_COLUMN),
     )
 
 

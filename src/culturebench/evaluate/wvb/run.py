@@ -28,6 +28,7 @@ from culturebench.evaluate.wvb.items import (
     response_schema,
 )
 from culturebench.evaluate.wvb.metrics import score, score_answers
+from culturebench.evaluate.wvb.opinions import opinion_requests, write_country_view
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATUSES
@@ -55,10 +56,12 @@ def plan(options: WVBOptions) -> Plan:
     ``limit.spread_positions`` with ``seed``), read from the release (before a model is loaded)."""
     rows, covers = limited_rows(options.release, options.split, options.limit, options.seed)
     questions, participants = prompt_tables(options.release, rows["participant_id"] if options.demographics else None)
+    steer, samples = opinion_requests(options)
     requests = iter_requests(rows, questions, participants, demographics=options.demographics,
-                             samples=options.samples, temperature=options.temperature,
-                             max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family)
-    return Plan(rows, covers, questions, requests, request_count(rows, options.demographics, options.samples),
+                             samples=samples, temperature=options.temperature,
+                             max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family,
+                             steer=steer, reading=options.reading)
+    return Plan(rows, covers, questions, requests, request_count(rows, options.demographics, samples, len(steer)),
                 request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed))
 
 
@@ -113,15 +116,18 @@ def evaluate(backend, options: WVBOptions, *, args: dict | None = None, console=
         "parse_status": parse_status,
         "covers": [covers.as_dict()],
     })
+    country_files = [] if demographics else write_country_view(backend, options, responses_path, questions,
+                                                                  scored.metrics, label, console)
     stats = run_folder.runner_stats(stats)
     written = run_record.write_run_record(
-        out, [responses_path, *write_run(scored, out)], benchmark="wvb", release=release, manifest=manifest,
+        out, [responses_path, *write_run(scored, out), *country_files], benchmark="wvb", release=release, manifest=manifest,
         backend=backend, args=args, started_at=started, stats=stats,
         extra={"evaluation": {"mode": scored.metrics["mode"], "prompt_family": options.prompt_family, "split": split,
                               "n_evaluated_rows": n_rows, "n_requests": n_records,
                               "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
                               "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
-                              "majority": options.majority,
+                              "majority": options.majority, "steer": options.steer,
+                              "reading": scored.metrics.get("countries", {}).get("reading"),
                               "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
                               "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
                "release_routes": scored.metrics["release_routes"],
