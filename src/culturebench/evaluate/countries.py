@@ -74,7 +74,7 @@ def country_code(name: str | None) -> str | None:
     text = str(name).strip()
     if re.fullmatch(r"[A-Z]{3}", text):
         return text
-    key = re.sub(r"\s+", " ", text.replace("_", " ").replace("-", " ").lower()).strip()
+    key = re.sub(r"\s+", " ", text.replace("_", " ").replace("-", " ").replace(".", "").lower()).strip()
     table = _name_table()
     for candidate in (key, key.removeprefix("the "), text.lower()):
         if candidate in table:
@@ -132,3 +132,27 @@ def ranked(data: Mapping) -> list[tuple[str, dict]]:
     measure, sign = data["measure"], (-1 if data.get("higher_is_better", True) else 1)
     rows = [(code, e) for code, e in data["countries"].items() if e.get(measure) is not None]
     return sorted(rows, key=lambda row: (sign * row[1][measure], row[0]))
+
+
+def from_named(rows: Sequence[tuple[str, float | None, Sequence[float | None] | None, int | None]], *,
+               benchmark: str, measure: str, measures: Mapping[str, str], higher_is_better: bool = True,
+               model: str | None = None, notes: Sequence[str] = (), **extra) -> dict:
+    """A countries.json object from (country name as the benchmark writes it, value, [low, high] or None, n)
+    rows: keyed by ISO alpha-3 where ``country_code`` knows the name, else by the name itself (listed in
+    ``notes``: not on the map); a second name of the same code (GLOBE's "Germany (WEST)" and "(EAST)") keeps its
+    own name as key."""
+    countries: dict[str, dict] = {}
+    unknown = []
+    interval = f"interval_{measure}"
+    for name, value, bounds, n in rows:
+        code = country_code(re.sub(r"\s*\(.*\)$", "", str(name)))
+        if code is None or code in countries:
+            unknown += [str(name)] if code is None else []
+            code = str(name)
+        label = str(name).replace("_", " ")
+        countries[code] = {"name": label.title() if label.islower() else label, measure: value,
+                           interval: list(bounds) if bounds else [None, None], "n": n}
+    if unknown:
+        notes = [*notes, f"no ISO code for {', '.join(sorted(unknown))}: in the table, not on the map"]
+    return view(countries, benchmark=benchmark, measure=measure, measures=measures,
+                higher_is_better=higher_is_better, model=model, notes=notes, **extra)

@@ -24,7 +24,9 @@ def series(data: Mapping, measure: str | None = None, interval: str | None = Non
     """{code: (value, interval)} of a countries.json's ``measure`` (default its primary one) and its interval
     (``interval_<measure without 'similarity_'>`` by default)."""
     measure = measure or data["measure"]
-    interval = interval or f"interval_{measure.removeprefix('similarity_')}"
+    if interval is None:
+        short = f"interval_{measure.removeprefix('similarity_')}"
+        interval = short if any(short in e for e in data["countries"].values()) else f"interval_{measure}"
     return {code: (e.get(measure), e.get(interval)) for code, e in data["countries"].items()}
 
 
