@@ -61,9 +61,18 @@ def expected_similarities(release, asked: list[str], stated: dict[int, float] | 
     return out
 
 
-def test_countries_json_equals_an_independent_computation_from_the_parquet(sample_release, tmp_path, saved_figures):
-    out = tmp_path / "run"
-    evaluate(sample_release, out)
+@pytest.fixture(scope="module")
+def runs(sample_release, tmp_path_factory):
+    """A run without demographics (every answer "1") and the same run with --steer country, with the prompts
+    the server received."""
+    folder = tmp_path_factory.mktemp("wvb-countries")
+    plain, _ = evaluate(sample_release, folder / "plain")
+    steered, bodies = evaluate(sample_release, folder / "steered", "--steer", "country")
+    return {"plain": folder / "plain", "steered": folder / "steered", "bodies": bodies}
+
+
+def test_countries_json_equals_an_independent_computation_from_the_parquet(sample_release, runs):
+    out = runs["plain"]
     data = json.loads((out / "countries.json").read_text())
     asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
     assert len(asked) == 20
@@ -83,15 +92,21 @@ def test_countries_json_equals_an_independent_computation_from_the_parquet(sampl
     assert metrics["most_similar"][0]["country"] == best and len(metrics["least_similar"]) == 5
     run = json.loads((out / "run.json").read_text())
     assert run["evaluation"]["reading"] == "samples"
-    figures = {name: fig for name, fig in saved_figures}
     assert (out / "countries_map.png").stat().st_size > 10_000 and (out / "countries_ranked.png").is_file()
-    for name in ("countries_map.png", "countries_ranked.png"):
-        assert_figure_readable(figures[name], name)
 
 
-def test_steer_country_names_every_country_in_its_prompts_and_reports_the_gain(sample_release, tmp_path):
-    out = tmp_path / "steered"
-    result, bodies = evaluate(sample_release, out, "--steer", "country")
+def test_the_map_and_the_ranked_plot_are_readable(runs, tmp_path, saved_figures):
+    from culturebench.evaluate.country_plots import series, write_figures
+
+    data = json.loads((runs["steered"] / "countries.json").read_text())
+    write_figures(data, tmp_path, extra_series=[("steered", series(data, "steered_jsd", "interval_steered_jsd"))])
+    assert {name for name, _ in saved_figures} == {"countries_map.png", "countries_ranked.png"}
+    for name, fig in saved_figures:
+        assert_figure_readable(fig, name)
+
+
+def test_steer_country_names_every_country_in_its_prompts_and_reports_the_gain(runs):
+    out, bodies = runs["steered"], runs["bodies"]
     names = {code: entry["name"] for code, entry in
              json.loads((out / "countries.json").read_text())["countries"].items()}
     prompts = [body["messages"][-1]["content"] for body in bodies]
@@ -108,9 +123,20 @@ def test_steer_country_names_every_country_in_its_prompts_and_reports_the_gain(s
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["countries"]["mean_gain_jsd"] == pytest.approx(0.0, abs=1e-12)
     # the pooled W1 of the run is the unsteered answers' only: as without --steer
-    plain = tmp_path / "plain"
-    evaluate(sample_release, plain)
-    assert metrics["mean"] == json.loads((plain / "metrics.json").read_text())["mean"]
+    assert metrics["mean"] == json.loads((runs["plain"] / "metrics.json").read_text())["mean"]
+
+
+def test_compare_puts_runs_and_steering_side_by_side_per_country(runs, tmp_path, saved_figures):
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["compare", str(runs["plain"]), str(runs["steered"]), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    table = pl.read_csv(out / "countries.csv")
+    plain = json.loads((runs["plain"] / "countries.json").read_text())["countries"]
+    assert table["run"].n_unique() == 3 and table.height == 3 * len(plain)  # plain, steered run, its steered answers
+    first = table.filter(pl.col("run") == table["run"][0])
+    assert dict(zip(first["country"], first["similarity_jsd"])) == pytest.approx(
+        {c: e["similarity_jsd"] for c, e in plain.items()})
+    assert_figure_readable(dict(saved_figures)["countries.png"], "countries.png")
 
 
 def test_verbalized_reading_reads_the_stated_distribution(sample_release, tmp_path):

@@ -133,3 +133,16 @@ def write_figures(data: Mapping, out: Path, *, prefix: str = "countries", extra_
     world_map_png({c: v for c, (v, _) in main.items()}, world, label=label,
                   title=f"{data['benchmark']}: {label} per country{model}")
     return [world, ranked]
+
+
+def side_by_side(views: Mapping[str, Mapping]) -> tuple[dict[str, dict], dict[str, str]]:
+    """The series of several runs' countries.json (label -> data), for ``compare``: label -> {code: (value,
+    interval)} of each primary measure, plus "<label> (steered)" where the run steered to each country; and the
+    countries' names."""
+    out, names = {}, {}
+    for label, data in views.items():
+        out[label] = series(data)
+        if any("steered_jsd" in e for e in data["countries"].values()):
+            out[f"{label} (steered)"] = series(data, "steered_jsd", "interval_steered_jsd")
+        names.update({code: e.get("name") or code for code, e in data["countries"].items()})
+    return out, names
