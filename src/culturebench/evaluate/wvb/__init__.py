@@ -28,6 +28,11 @@ W1, threshold curve and oracle baselines as functions of answer counts), ``inter
 ``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the
 contract of :mod:`culturebench.contract`); this module imports nothing heavy.
 
+The country view (issue #56, ``opinions``): a run without demographics also compares the model's answer
+distribution per question with each country's respondents (1 - JSD and 1 - W1 per country, bootstrap over
+questions) into RUN_DIR/countries.json and its figures; ``--steer country`` asks each question again naming each
+country, ``--reading verbalized`` asks for the distribution in words.
+
 Intervals (issue #18, ``W1Bootstrap``, ``add_intervals``): a seeded bootstrap over participants within each question
 recomputes every W1 statistic; metrics.json gets ``<key>_ci`` beside each value and ``group_breakdown``. ``COMPARE``
 is this benchmark's entry for ``culturebench compare`` (runs re-scored and bootstrapped together: paired).

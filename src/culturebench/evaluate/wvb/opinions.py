@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import warnings
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
@@ -249,11 +248,13 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
             blocks[f"gain_{m}"] = blocks[f"steered_{m}"] - blocks[f"similarity_{m}"]
     names_of_blocks = list(blocks)
     stacked = np.concatenate([blocks[b] for b in names_of_blocks], axis=1)
+    present = np.isfinite(stacked)
+    values, counts = np.where(present, stacked, 0.0), present.astype(float)
 
     def means(positions: np.ndarray) -> np.ndarray:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a country without questions in a resample: NaN
-            return np.nanmean(stacked[positions], axis=0)
+        """Each column's mean over the resampled questions that have it (NaN: none in this resample)."""
+        n = counts[positions].sum(axis=0)
+        return values[positions].sum(axis=0) / np.where(n > 0, n, np.nan)
 
     result = uncertainty.resample_units([list(range(len(questions)))], means, bootstrap, unit="question",
                                         stratum="run") if questions else None
