@@ -97,3 +97,27 @@ def test_a_run_without_a_country_view_is_one_line(sample_release, tmp_path):
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["profile", str(out), "--out", str(tmp_path / "profile")])
     assert result.exit_code != 0 and "has no country view" in result.output and "Traceback" not in result.output
+
+
+def test_llm_globe_view_is_the_distance_to_each_globe_society(bundled_release, tmp_path):
+    import math
+
+    import polars as pl
+
+    release = bundled_release("llm_globe")
+    out = tmp_path / "globe"
+    with ScriptedServer(reply=lambda text, body: str(zlib.crc32(text.encode()) % 7 + 1)) as server:
+        result = runner.invoke(app, ["evaluate", "llm_globe", "--model", "m", "--base-url", server.base_url,
+                                     "--release", str(release), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["profile", str(out), "--out", str(tmp_path / "profile")])
+    assert result.exit_code == 0, result.output
+    view = json.loads((tmp_path / "profile" / "profile.json").read_text())["benchmarks"]["llm_globe"]
+    (means,) = json.loads((out / "metrics.json").read_text())["closed"]["mean_sd"].values()
+    globe = pl.read_parquet(release / "data" / "globe_2004")
+    assert view["higher_is_better"] is False
+    for society in globe["country"].unique():
+        rows = globe.filter(pl.col("country") == society)
+        expected = math.sqrt(sum((means[d]["mean"] - v) ** 2 for d, v in zip(rows["dimension"], rows["values"])))
+        (entry,) = [e for e in view["countries"].values() if e["name"] == society]
+        assert entry["distance"] == pytest.approx(expected)
