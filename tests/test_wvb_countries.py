@@ -170,3 +170,24 @@ def test_steer_needs_no_demographics(sample_release, tmp_path):
                                  "--release", str(sample_release), "--out", str(tmp_path / "run"), "--steer",
                                  "country"])
     assert result.exit_code != 0 and "--no-demographics" in result.output
+
+
+def test_scoring_logprobs_reads_the_options_probabilities(sample_release, tmp_path):
+    """Every answer says "1" while the model puts 0.25 on "1" and 0.75 on "2": under --scoring logprobs the
+    model's distribution is the probabilities', not the point mass of the text."""
+    import math
+
+    out = tmp_path / "logprobs"
+    with ScriptedServer(reply="1", logprobs=lambda text, body, reply: [{"1": math.log(0.25), "2": math.log(0.75)}]
+                        ) as server:
+        result = runner.invoke(app, ["evaluate", "wvb", "--model", "m", "--base-url", server.base_url,
+                                     "--release", str(sample_release), "--out", str(out), "--no-demographics",
+                                     "--samples", "2", "--limit", "8", "--scoring", "logprobs"],
+                               env={"OPENAI_API_KEY": "sk-test-logprobs"})
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "countries.json").read_text())
+    assert data["reading"] == "logprobs"
+    asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
+    for country, (jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
+        assert data["countries"][country]["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
+        assert data["countries"][country]["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
