@@ -22,7 +22,7 @@ from scripted_server import ScriptedServer
 
 LIMIT = 400  # test-split rows of the bundled sample, spread over its questions
 EVALUATE_ONLY = {"mode", "prompt_family", "split", "n_evaluated_rows", "n_requests", "n_parsed", "n_unparsed",
-                 "parse_status", "covers", "truncated_answers"}
+                 "parse_status", "covers", "truncated_answers", "countries"}
 """metrics.json keys that only ``evaluate`` writes (``score`` of the same responses has every other one)."""
 
 

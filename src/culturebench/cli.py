@@ -257,6 +257,22 @@ def compare_runs(
     say_written(line, written)
 
 
+@app.command("profile", short_help="Whose values: one model's runs on any benchmarks, per country, as one page.")
+def profile_runs(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders of one model (any benchmarks): each gives its "
+                                                        "country view (countries.json or the benchmark's own).")],
+    out: Annotated[Path, typer.Option(help="PROFILE_DIR: profile.html (self-contained), the maps and ranked plots as "
+                                           "PNG, profile.json.")],
+) -> None:
+    """Per benchmark a world map and a ranked table of the model's similarity (or score) per country, and how far
+    the benchmarks agree on the countries' order (Spearman's rank correlation)."""
+    from culturebench.evaluate.profile import profile
+
+    with user_errors():
+        line, written = profile(run_dirs, out)
+    say_written(line, written)
+
+
 @app.command("serve-local", short_help="Serve a small real model offline (llama.cpp or vLLM, OpenAI-compatible) until Ctrl-C.")
 def serve_local(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8080,

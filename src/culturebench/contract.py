@@ -464,6 +464,13 @@ class Benchmark:
         """What ``--scoring logprobs`` needs, or None where the variant ``options`` gives is not closed-form."""
         return None
 
+    def countries(self, metrics: Mapping, release: Path | None = None) -> dict | None:
+        """Its country view of one model's metrics.json (issue #56): a countries.json object
+        (``evaluate.countries.view``: a measure per ISO alpha-3 country, with its interval), read by ``culturebench
+        profile`` from a run folder without countries.json; ``release`` the release the run scored (None when
+        unknown). None where it has no view."""
+        return None
+
     def comparison(self) -> Any:
         """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``): by default the
         ``COMPARE`` of its package's ``compare`` module; None where there is none."""

@@ -26,6 +26,7 @@ def _participants() -> pa.DataFrameSchema:
     }
     columns |= {v: pa.Column(pl.String, nullable=True) for v in wvb.demographic_variables()}
     columns["B_COUNTRY"] = pa.Column(pl.String)
+    columns[wvb.WEIGHT_COLUMN] = pa.Column(pl.Float64, pa.Check.ge(0), nullable=True)
     return pa.DataFrameSchema(columns, strict=True, ordered=True)
 
 

@@ -43,7 +43,7 @@ from culturebench.facts import read as read_facts
 from culturebench.io import InputFile, decode_text, input_name, sha256_file
 from culturebench.raw.codebook import Codebook
 from culturebench.raw.codebook_files import codebook_input, find_codebook, load_codebook
-from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, check_codes_in_codebook, read_respondents, respondent_files
+from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, WEIGHT, check_codes_in_codebook, read_respondents, respondent_files
 from culturebench.splits import SPLIT_NAMES, assign_splits, stable_hash
 from culturebench.validation.checks import CheckResult, check
 
@@ -52,6 +52,9 @@ RAW_FOLDER = "wvs"
 AUTHORS_FOLDER = "wvb"
 """RAW/wvb/: the authors' released files (question_metadata.json, samples.tsv), kept apart from the WVS files."""
 STAGES = ("read", "participants", "questions", "examples", "probe")
+WEIGHT_COLUMN = "W_WEIGHT"
+"""WVS-7's design weight, kept in ``participants`` (null where the input files lack it): a country's answer
+distribution is weighted by it (``evaluate wvb --no-demographics``'s country view, issue #56)."""
 PROBE_SPLIT = "validation"
 """The probe's split name in the release, and the split our draw takes participants from (CREATION_ROUTES)."""
 
@@ -109,7 +112,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     codebook_path = find_codebook(folder)
     codebook = load_codebook(codebook_path, cache_dir=Path.home() / ".cache" / "culturebench")
     columns = [key_column(), *demographic_variables(), *value_variables()]
-    table, inputs = read_respondents(files, columns, root=raw)
+    table, inputs = read_respondents(files, columns, root=raw, weight=WEIGHT_COLUMN)
     metadata_path, samples_path = authors_files(raw)
     metadata = read_question_metadata(metadata_path) if metadata_path.is_file() else None
     samples = read_probe_samples(samples_path) if samples_path.is_file() else None
@@ -118,7 +121,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     unique, quarantined = quarantine_duplicate_ids(table)
     # the kept rows' demographic columns, and their answers as Int8 made before filtering: the wide raw table
     # (~0.2 GB on the full survey, Int64 codes) is never copied whole
-    kept = table.select(key_column(), *demographic_variables(), SOURCE_FILE, SOURCE_ROW).filter(unique)
+    kept = table.select(key_column(), *demographic_variables(), WEIGHT, SOURCE_FILE, SOURCE_ROW).filter(unique)
     answers = recoded_answers(table, unique)
     del table
     progress("participants")
@@ -285,7 +288,7 @@ def quarantine_duplicate_ids(table: pl.DataFrame) -> tuple[pl.Series, pl.DataFra
 def participants_table(kept: pl.DataFrame, codebook: Codebook, seed: int) -> pl.DataFrame:
     """One row per participant, demographic codes mapped to codebook text (negative codes -> null)."""
     frame = (
-        kept.select(pl.col(key_column()).alias("participant_id"), *demographic_variables())
+        kept.select(pl.col(key_column()).alias("participant_id"), *demographic_variables(), WEIGHT)
         .join(countries(), on="B_COUNTRY", how="left")
         .sort("participant_id")
     )
@@ -300,6 +303,7 @@ def participants_table(kept: pl.DataFrame, codebook: Codebook, seed: int) -> pl.
         "continent",
         assign_splits(frame["participant_id"], seed).alias("split"),
         *[_as_text(variable, codebook) for variable in demographic_variables()],
+        pl.col(WEIGHT).alias(WEIGHT_COLUMN),
     )
 
 

@@ -43,7 +43,7 @@ CARD = CardInfo(
         "  publisher = {JD Systems Institute and WVSA Secretariat},\n  doi = {10.14281/18241.24},\n  year = {2022}\n}"
     ),
     configs=(
-        ConfigInfo("participants", "One row per WVS respondent: participant_id (D_INTERVIEW), country (ISO alpha-3), continent, split, and the 42 demographic answers as codebook text (null = missing).", redistributable=False, license_name="wvs-terms"),
+        ConfigInfo("participants", "One row per WVS respondent: participant_id (D_INTERVIEW), country (ISO alpha-3), continent, split, the 42 demographic answers as codebook text (null = missing), and W_WEIGHT (the survey's weight; null where the input lacks it).", redistributable=False, license_name="wvs-terms"),
         ConfigInfo("questions", "The 42 demographic and 239 value questions: id, kind, category, prompt text (see Dataset creation for its source), answer scale and labels (value scales after the paper's 15 recodes)."),
         ConfigInfo("examples", "Long table of (participant_id, question_id, answer, split): one row per participant and answered value question; missing codes and recodes to missing are not examples.", redistributable=False, license_name="wvs-terms"),
         ConfigInfo("probe", "WVB-probe: 36 value questions (first 3 of each of the 12 categories) x demographic groups (6 continents x urban/rural x 4 education levels) x 5 participants: the authors' released rows or our draw (see Dataset creation); `split` is the participant's split in this release.", redistributable=False, license_name="wvs-terms"),

@@ -95,6 +95,19 @@ class CDEval(Benchmark):
         from culturebench.evaluate.cdeval.items import DIMENSIONS
         return tuple(f"likelihood_{d}" for d in DIMENSIONS)
 
+    def countries(self, metrics, release=None):
+        """Eq. 3's similarity of the model's six-dimension orientation to each country's Hofstede scores (the
+        metrics' ``country_similarity``), with its bootstrap interval."""
+        from culturebench.evaluate.countries import from_named
+
+        name, model = next(iter(metrics["per_model"].items()))
+        rows = [(r["country_name"] or r["country_code"], r["similarity"],
+                 [r.get("similarity_low"), r.get("similarity_high")] if r.get("similarity_low") is not None else None,
+                 None) for r in model.get("country_similarity") or []]
+        return from_named(rows, benchmark=self.name, measure="similarity", model=name, measures={
+            "similarity": "Eq. 3: 1 / (1 + ||beta C_h - model's orientation likelihoods||_2) over Hofstede's six "
+                          "dimensions (bootstrap over questions)"}) if rows else None
+
     def option_scoring(self, options):
         from culturebench.evaluate.cdeval.prompts import read_option_token
         return OptionScoring(read_option_token, parsed_field="shown", group_field="dimension")

@@ -164,6 +164,14 @@ class LLMGlobe(Benchmark):
         self._headline_part(options)
         return tuple(f"mean_{d}" for d in DIMENSIONS)
 
+    def countries(self, metrics, release=None):
+        """Euclidean distance between the model's mean per GLOBE dimension (closed prompts, else the jury-scored
+        open ones) and each GLOBE 2004 society's nine societal values ("should be") scores, both on GLOBE's 1-7
+        scale (lower: closer); ``distance_practices`` against the practices ("as is"). No interval: one distance of
+        two mean vectors (metrics.json has each dimension's). None without the release's globe_2004 config."""
+        from culturebench.evaluate.llm_globe.country_view import society_distances
+        return society_distances(metrics, release)
+
     @staticmethod
     def _headline_part(options) -> str:
         part = options.evaluated_part

@@ -158,6 +158,25 @@ class NormAd(Benchmark):
     def headline_names(self, options):
         return tuple(_headline_keys(options).values())
 
+    def countries(self, metrics, release=None):
+        """Accuracy per country (per-country accuracy, ours: the paper plots zones) in the bare-story context
+        (none: the model is not told the country, so it judges by its own norms) when the run asked it, else the
+        first context asked, with its bootstrap interval over stories."""
+        from culturebench.evaluate.countries import from_named
+
+        name, model = next(iter(metrics["per_model"].items()))
+        contexts = model.get("per_context") or {}
+        context = "none" if "none" in contexts else next(iter(contexts), None)
+        if context is None:
+            return None
+        cell = contexts[context]
+        bounds = cell.get("accuracy_by_country_ci") or {}
+        rows = [(country, v["accuracy"], bounds.get(country), v["n"])
+                for country, v in (cell.get("accuracy_by_country") or {}).items()]
+        return from_named(rows, benchmark=self.name, measure="accuracy", model=name, context=context, measures={
+            "accuracy": f"share of the country's stories whose Yes / No / Neither matches the gold label, context "
+                        f"{context} (Fig. 3's accuracy, per country; bootstrap over stories)"})
+
     def option_scoring(self, options):
         from culturebench.evaluate.normad.prompts import read_option_token
         return OptionScoring(read_option_token, parsed_field="answer", group_field="context")

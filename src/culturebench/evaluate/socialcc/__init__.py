@@ -187,6 +187,19 @@ class SocialCC(Benchmark):
         from culturebench.evaluate.socialcc.prompts import JUDGES
         return JUDGES
 
+    def countries(self, metrics, release=None):
+        """The value judge's mean score per scenario country (Table 2's value column, per country), with its
+        bootstrap interval; scenarios without a country left out."""
+        from culturebench.evaluate.countries import from_named
+        from culturebench.evaluate.socialcc.metrics import NO_COMMONSENSE_COUNTRY
+
+        name, model = next(iter(metrics["per_model"].items()))
+        rows = [(r["group"], r["estimate"], [r["low"], r["high"]] if r.get("low") is not None else None, r["n"])
+                for r in (model.get("country_breakdown") or {}).get("value", []) if r["group"] != NO_COMMONSENSE_COUNTRY]
+        return from_named(rows, benchmark=self.name, measure="value", model=name, measures={
+            "value": "the value judge's mean score of the model's dialogues set in the country (Table 2's value, "
+                     "per country; bootstrap over dialogues)"}) if rows else None
+
 
 BENCHMARK = SocialCC()
 evaluate = BENCHMARK.evaluate

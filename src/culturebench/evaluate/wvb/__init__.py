@@ -28,6 +28,11 @@ W1, threshold curve and oracle baselines as functions of answer counts), ``inter
 ``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the
 contract of :mod:`culturebench.contract`); this module imports nothing heavy.
 
+The country view (issue #56, ``opinions``): a run without demographics also compares the model's answer
+distribution per question with each country's respondents (1 - JSD and 1 - W1 per country, bootstrap over
+questions) into RUN_DIR/countries.json and its figures; ``--steer country`` asks each question again naming each
+country, ``--reading verbalized`` asks for the distribution in words.
+
 Intervals (issue #18, ``W1Bootstrap``, ``add_intervals``): a seeded bootstrap over participants within each question
 recomputes every W1 statistic; metrics.json gets ``<key>_ci`` beside each value and ``group_breakdown``. ``COMPARE``
 is this benchmark's entry for ``culturebench compare`` (runs re-scored and bootstrapped together: paired).
@@ -41,9 +46,15 @@ from importlib import resources
 
 from culturebench.contract import (
     Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+from culturebench.errors import InputError
 
 SPLITS = ("probe", "train", "validation", "test")
 """``--split``: the probe (the ``probe`` config, Sec. 3.1) or every example of a split of the ``examples`` config."""
+STEER = ("country",)
+"""``--steer``: ask each question again per country of the release, the prompt naming it (issue #56)."""
+READINGS = ("samples", "verbalized")
+"""``--reading``: the model's answer distribution per question from sampled answers (default; or from the options'
+probabilities with ``--scoring logprobs``), or the distribution it states in words (Liu, Kaneko and Chu 2025)."""
 MAJORITY_DEFINITIONS = ("pooled", "per_group")
 """Readings of the majority baseline (see the module docstring); the first is the default."""
 _PROMPTS = json.loads(resources.files("culturebench.facts").joinpath("wvb.json").read_text(encoding="utf-8"))[
@@ -68,6 +79,12 @@ class WVBOptions(Options):
     demographics: bool = option(True, flag="--demographics/--no-demographics",
                                 help="Give the participant's country, urban/rural and education (default), or let "
                                      "the model assume them.")
+    steer: str | None = option(None, choices=STEER,
+                               help="Without demographics: ask each question again for every country of the "
+                                    "release, the prompt naming it; countries.json gets the steering gain.")
+    reading: str = option(READINGS[0], choices=READINGS,
+                          help="Without demographics: the model's answer distribution from sampled answers, or "
+                               "the distribution it states when asked for one (verbalized).")
     prompt_family: str = option(DEFAULT_FAMILY, choices=FAMILIES,
                                 help="Whose App. B prompts (Figs. 5-10); the default serves any other model (the "
                                      "paper has no rule for them).")
@@ -82,6 +99,12 @@ class WVBOptions(Options):
                                     help="An answer that is not a whole number (2.6) is invalid (left out). "
                                          "Default: truncated toward zero (2), as the authors' evaluate.py does "
                                          "(astype(int)).")
+
+    def check(self) -> None:
+        if self.demographics and (self.steer or self.reading != READINGS[0]):
+            flag = f"--steer {self.steer}" if self.steer else f"--reading {self.reading}"
+            raise InputError(f"{flag} asks the questions without a persona: add --no-demographics",
+                             file=self.config_file)
 
 
 class WVB(Benchmark):

@@ -57,6 +57,7 @@ def compare_runs(folders, labels: list[dict[str, str]], settings: uncertainty.Bo
                                                 [s.counts for s in scored.values()]),
                                     {m: s.metrics for m, s in scored.items()}, settings)
     tables = comparison_tables(scored, intervals)
+    tables["countries"] = countries_table(folders, list(scored))
     notes = [f"Baselines (uniform, majority) are those of the human answers {next(iter(scored))} was scored on."]
     summary = {m: {k: s.metrics.get(k) for k in ("mode", "n_questions", "coverage", "n_invalid", "mean", "std")}
                | {k: intervals["models"][m][k] for k in ("mean_ci", "std_ci")} for m, s in scored.items()}
@@ -132,6 +133,35 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
     return tables
 
 
+def countries_table(folders, models: list[str]) -> pl.DataFrame:
+    """Per country and run (and steered, where the run steered): similarity_jsd with the run's own interval,
+    from each run's countries.json (runs without one, asked with demographics, are left out)."""
+    from culturebench.evaluate.countries import COUNTRIES_FILE, read_countries
+    from culturebench.evaluate.country_plots import side_by_side
+
+    views = {m: read_countries(f.path) for f, m in zip(folders, models) if (f.path / COUNTRIES_FILE).is_file()}
+    all_series, names = side_by_side(views)
+    rows = [{"country": code, "name": names.get(code), "run": label,
+             **compare.with_interval("similarity_jsd", value, interval)}
+            for label, values in all_series.items() for code, (value, interval) in sorted(values.items())]
+    return pl.DataFrame(rows, schema={"country": pl.String, "name": pl.String, "run": pl.String,
+                                      "similarity_jsd": pl.Float64, "similarity_jsd_low": pl.Float64,
+                                      "similarity_jsd_high": pl.Float64})
+
+
+def countries_png(comparison: compare.Comparison, path: Path) -> None:
+    """The runs' similarity_jsd per country side by side (sorted by the first), each with its interval."""
+    from culturebench.evaluate.country_plots import dot_plot_png
+
+    frame = comparison.tables["countries"]
+    runs = list(dict.fromkeys(frame["run"].to_list()))
+    all_series = [(run, {r["country"]: (r["similarity_jsd"], [r["similarity_jsd_low"], r["similarity_jsd_high"]])
+                         for r in frame.filter(pl.col("run") == run).iter_rows(named=True)}) for run in runs]
+    dot_plot_png(all_series or [("no run without demographics", {})], dict(zip(frame["country"], frame["name"])),
+                 path, xlabel="similarity jsd (1 - JSD, base 2)",
+                 title="WorldValuesBench: similarity to each country's answers (runs without demographics)")
+
+
 def threshold_curves_png(comparison: compare.Comparison, path: Path) -> None:
     """Fig. 3 with one solid line per model and its bootstrap band, and the baselines dashed."""
     plt = plots.pyplot()
@@ -201,12 +231,19 @@ COMPARE = compare.BenchmarkSpec(
         compare.Table("differences", "Paired differences of mean W1 between models",
                       "difference = mean over the questions both have a W1 of W1_a - W1_b (negative: model_a closer "
                       "to the humans); pvalue_holm over all rows."),
+        compare.Table("countries", "Similarity to each country's answers (1 - JSD, base 2; issue #56)",
+                      "From each run's countries.json, with its own bootstrap over questions (not paired between "
+                      "runs); (steered): the run asked with --steer country, each country named.",
+                      empty="No run was asked without demographics (evaluate wvb --no-demographics writes the "
+                            "country view)."),
     ),
     figures=(
         compare.Figure("threshold_curves.png", "Fig. 3: threshold curves, one per model, with bootstrap bands",
                        threshold_curves_png, table="threshold_curve"),
         compare.Figure("groups.png", "Mean W1 per continent and per education level", groups_png,
                        table="education_level"),
+        compare.Figure("countries.png", "Similarity per country, runs side by side", countries_png,
+                       table="countries"),
     ),
     significance=BOOTSTRAP_NOTE["significance"] + ".",
 )

@@ -7,7 +7,7 @@ schema."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -161,6 +161,8 @@ class PlannedRequest:
     question_id: str
     sample_index: int
     request: ChatRequest
+    steer: str | None = None
+    """The country (ISO alpha-3) the prompt names under ``--steer country``; None: not steered."""
 
 
 
@@ -177,18 +179,20 @@ def request_sampling(demographics: bool = True, temperature: float | None = None
                           else max_tokens, seed=seed, stop=prompts.STOP)
 
 
-def request_count(rows: pl.DataFrame, demographics: bool = True, samples: int | None = None) -> int:
+def request_count(rows: pl.DataFrame, demographics: bool = True, samples: int | None = None,
+                  n_steered: int = 0) -> int:
     """How many requests ``iter_requests`` yields for ``rows``, without building them (the progress bar's total and
-    the responses file's layout)."""
+    the responses file's layout); ``n_steered``: countries each question is asked again for (``--steer``)."""
     if demographics or samples is None:
-        return rows.height * (samples or 1) if demographics else rows.height
-    return rows["question_id"].n_unique() * samples
+        return rows.height * (samples or 1) if demographics else rows.height * (1 + n_steered)
+    return rows["question_id"].n_unique() * samples * (1 + n_steered)
 
 
 def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.DataFrame, *,
                   demographics: bool = True, samples: int | None = None, temperature: float | None = None,
                   max_tokens: int | None = None, seed: int | None = 0,
-                  family: str | None = None) -> Iterator[PlannedRequest]:
+                  family: str | None = None, steer: Sequence[tuple[str, str]] = (),
+                  reading: str = "samples") -> Iterator[PlannedRequest]:
     """The model calls of a run (Sec. 3.5, App. B), with ``family``'s prompts (default DEFAULT_FAMILY), one at a
     time (a generator: a run of millions is never a list); the options are checked before the first is made.
 
@@ -196,7 +200,9 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
     prompt Figs. 5-8, temperature 0. Without: per question, as many samples of the one prompt as the question has
     human answers among the rows (``samples`` overrides), ``sample_index`` 0..K-1, prompt Figs. 9-10, temperature
     0.7. Every request stops at "\\n\\n" (App. B). The seed is the same for every request (the backends vary it
-    per sample_index)."""
+    per sample_index). Without demographics, ``steer`` ((code, name) pairs) asks each question again per country,
+    the prompt naming it (``opinions.steered_question``), and ``reading`` "verbalized" asks for the distribution in
+    words (``opinions.verbalized_prompt``) instead of one answer."""
     from culturebench.evaluate.wvb import prompts
 
     config_file.check_at_least_one({"--samples": samples, "--max-tokens": max_tokens})
@@ -214,7 +220,7 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
                   participants.select("participant_id", *prompts.DEMOGRAPHIC_VARIABLES).iter_rows()}
         blank = [(q, None) for q in demographic_questions]
         return _with_demographics(rows, people, blank, text, family, sampling, samples or 1)
-    return _without_demographics(rows, text, family, sampling, samples)
+    return _without_demographics(rows, text, family, sampling, samples, steer, reading)
 
 
 def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict, family: str, sampling,
@@ -230,16 +236,20 @@ def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict
                                  ChatRequest(messages=message, sampling=sampling, sample_index=index))
 
 
-def _without_demographics(rows: pl.DataFrame, text: dict, family: str, sampling,
-                          samples: int | None) -> Iterator[PlannedRequest]:
+def _without_demographics(rows: pl.DataFrame, text: dict, family: str, sampling, samples: int | None,
+                          steer: Sequence[tuple[str, str]] = (), reading: str = "samples") -> Iterator[PlannedRequest]:
     from culturebench.evaluate.chat import ChatRequest
-    from culturebench.evaluate.wvb import prompts
+    from culturebench.evaluate.wvb import opinions, prompts
 
     for question_id, n_human in rows.group_by("question_id", maintain_order=True).len().iter_rows():
-        message = prompts.messages(prompts.without_demographics_prompt(text[question_id], family))
-        for index in range(samples or n_human):
-            yield PlannedRequest(None, question_id, index,
-                                 ChatRequest(messages=message, sampling=sampling, sample_index=index))
+        for code, name in ((None, None), *steer):
+            question = text[question_id] if name is None else opinions.steered_question(text[question_id], name)
+            prompt = (prompts.without_demographics_prompt(question, family) if reading == "samples"
+                      else opinions.verbalized_prompt(question))
+            message = prompts.messages(prompt)
+            for index in range(samples or n_human):
+                yield PlannedRequest(None, question_id, index,
+                                     ChatRequest(messages=message, sampling=sampling, sample_index=index), code)
 
 
 def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.DataFrame,
@@ -262,6 +272,7 @@ def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.
             "participant_id": item.participant_id,
             "question_id": item.question_id,
             "sample_index": item.sample_index,
+            "steer": item.steer,
             "messages": item.request.message_dicts(),
             "sampling": {"temperature": item.request.sampling.temperature, "max_tokens": item.request.sampling.max_tokens,
                          "top_p": item.request.sampling.top_p, "seed": item.request.sampling.seed,
@@ -280,7 +291,7 @@ def response_schema() -> pl.Schema:
     """The polars schema of responses.jsonl's records (``parse_records``), for the parquet shards of a large run
     (``run_folder.ResponsesWriter``)."""
     return pl.Schema({
-        "participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64,
+        "participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64, "steer": pl.String,
         "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String})),
         "sampling": pl.Struct({"temperature": pl.Float64, "max_tokens": pl.Int64, "top_p": pl.Float64,
                                "seed": pl.Int64, "stop": pl.List(pl.String)}),

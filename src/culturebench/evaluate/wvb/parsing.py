@@ -92,6 +92,8 @@ def scan_answers(path: Path) -> pl.LazyFrame:
         try:
             frame = pl.scan_parquet(run_folder.shard_paths(path))
             status = pl.col("parse_status") if "parse_status" in frame.collect_schema() else pl.lit(None)
+            if "steer" in frame.collect_schema():  # answers steered to a country are the country view's only
+                frame = frame.filter(pl.col("steer").is_null())
             frame = frame.select(
                 pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
                 pl.col("sample_index").cast(pl.Int64), pl.col("answer").cast(pl.Float64).alias("score"),
@@ -103,6 +105,8 @@ def scan_answers(path: Path) -> pl.LazyFrame:
         columns: dict[str, list] = {name: [] for name in schema}
         for _, record in saved_records.jsonl_records(path, ANSWER_COLUMNS, texts=("output",),
                                             integers=("participant_id", "sample_index", "answer")):
+            if record.get("steer") is not None:  # answers steered to a country are the country view's only
+                continue
             for name in ANSWER_COLUMNS[:3]:
                 columns[name].append(record[name])
             columns["score"].append(None if record["answer"] is None else str(record["answer"]))

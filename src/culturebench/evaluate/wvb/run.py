@@ -16,7 +16,7 @@ import polars as pl
 from culturebench.contract import Result
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
-from culturebench.evaluate.engine import Answers, RunPlan
+from culturebench.evaluate.engine import Answers, Run, RunPlan, stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
 from culturebench.evaluate.wvb import WVBOptions
@@ -31,6 +31,7 @@ from culturebench.evaluate.wvb.items import (
     response_schema,
 )
 from culturebench.evaluate.wvb.metrics import score, score_answers, unreadable_answers
+from culturebench.evaluate.wvb.opinions import opinion_requests, write_country_view
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATUSES
@@ -58,12 +59,14 @@ def plan(options: WVBOptions, model: str = "model") -> Plan:
     ``limit.spread_positions`` with ``seed``), read from the release (before a model is loaded)."""
     rows, covers = limited_rows(options.release, options.split, options.limit, options.seed)
     questions, participants = prompt_tables(options.release, rows["participant_id"] if options.demographics else None)
+    steer, samples = opinion_requests(options)
     requests = iter_requests(rows, questions, participants, demographics=options.demographics,
-                             samples=options.samples, temperature=options.temperature,
-                             max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family)
+                             samples=samples, temperature=options.temperature,
+                             max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family,
+                             steer=steer, reading=options.reading)
     mode = "with demographics" if options.demographics else "without demographics"
     return Plan(options=options, model=model, requests=requests,
-                total=request_count(rows, options.demographics, options.samples),
+                total=request_count(rows, options.demographics, samples, len(steer)),
                 description=f"wvb {options.split} ({mode})", covers=(covers,), schema=response_schema(),
                 rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
                 sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
@@ -103,7 +106,22 @@ def score_run(plan: Plan, answers: Answers) -> Result:
         "n_unparsed": answers.n_records - n_parsed,
         "parse_status": _statuses(plan),
     })
-    return Result(metrics=scored.metrics, written=[], score=scored)
+    country_files = [] if demographics else write_country_view(
+        answers.state["backend"], options, answers.path, plan.questions, scored.metrics, label, answers.state["console"])
+    return Result(metrics=scored.metrics, written=country_files, score=scored)
+
+
+def answer(run: Run, plan: Plan) -> Answers:
+    """The planned requests streamed through the runner (``engine.stream``); the backend and console stay with the
+    answers for the country view of a run without demographics (its ``--scoring logprobs`` reading)."""
+    answers = stream(run, plan, records)
+    answers.state = {"backend": run.backend, "console": run.console}
+    return answers
+
+
+def write(result: Result, out: Path) -> list[Path]:
+    """metrics.json and the plots (``plots.write_run``), after the country view's files ``score_run`` wrote."""
+    return [*write_run(result.score, out), *result.written]
 
 
 def _statuses(plan: Plan) -> dict[str, int]:
@@ -118,7 +136,8 @@ def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
                            "n_evaluated_rows": plan.n_rows, "n_requests": answers.n_records,
                            "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
                            "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
-                           "majority": options.majority,
+                           "majority": options.majority, "steer": options.steer,
+                           "reading": metrics.get("countries", {}).get("reading"),
                            "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
                            "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
             "release_routes": metrics["release_routes"],

@@ -1,0 +1,402 @@
+"""Whose opinions does a model hold (issue #56): WVB's value questions asked without a persona, the model's answer
+distribution per question compared with each country's respondents (``evaluate wvb --no-demographics``).
+
+Sources (``facts/opinions.json`` holds the templates and the definitions with their sources): Durmus et al. 2023
+(GlobalOpinionQA: similarity 1 - Jensen-Shannon per question averaged per country; "cross-national prompting", which
+names the country) and Liu, Kaneko and Chu 2025 (the WVS; a Wasserstein-based alignment score; the distribution the
+model states in words).
+
+Pure functions from tables to tables, one pass each:
+
+- ``country_distributions``: each country's answer distribution per question from the release's examples (every
+  split) joined with its participants, weighted by ``W_WEIGHT`` where every respondent has one;
+- ``answer_distributions`` (sampled answers), ``mean_distributions`` (per-request distributions: option
+  probabilities with ``--scoring logprobs``, or verbalized ones, ``parse_distribution``): the model's, per steering
+  country (null: unsteered) and question;
+- ``similarity_table``: per (steer, country, question) 1 - JSD (base 2) and 1 - W1 / (max code - min code);
+- ``country_view``: per country the means over questions with bootstrap intervals over questions (one
+  ``uncertainty.resample_units`` for every country and measure: paired), the steering gain, and the headline.
+
+``write_country_view`` is the one call ``run.evaluate`` makes: it reads the run's responses, scores them and writes
+countries.json and the figures (``evaluate.countries``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from culturebench.errors import InputError
+from culturebench.evaluate import uncertainty
+from culturebench.evaluate.wvb.items import _collect, _paths, _scan
+from culturebench.release import load_manifest
+
+WEIGHT_COLUMN = "W_WEIGHT"
+"""The survey weight in the participants config (``builders.wvb.WEIGHT_COLUMN``; not imported: that module
+imports the builder's stack)."""
+MEASURES = ("similarity_jsd", "similarity_w1")
+N_EXTREMES = 5
+"""metrics.json names the five most and five least similar countries."""
+
+
+@cache
+def facts() -> dict:
+    return json.loads(resources.files("culturebench.facts").joinpath("opinions.json").read_text(encoding="utf-8"))
+
+
+@cache
+def country_names() -> dict[str, str]:
+    """ISO alpha-3 -> English name of every WVS-7 country culturebench knows (facts/wvs_countries.csv)."""
+    text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
+    return {row["iso_alpha3"]: row["name"] for row in csv.DictReader(text.splitlines())}
+
+
+def steered_question(question: str, country: str) -> str:
+    """The question as cross-national prompting asks it, naming ``country`` in words (Durmus et al. 2023)."""
+    return facts()["cross_national"]["template"].format(country=country, question=question)
+
+
+def verbalized_prompt(question: str) -> str:
+    """The prompt asking for the distribution of answers in words (Liu, Kaneko and Chu 2025; wording ours)."""
+    return facts()["verbalized"]["template"].format(question=question)
+
+
+_OBJECT = re.compile(r"\{[^{}]*\}")
+
+
+def parse_distribution(text: str | None, scale_min: int, scale_max: int) -> dict[int, float] | None:
+    """A stated distribution (``{"1": 0.2, "2": 0.5, ...}``) over the codes of ``scale_min..scale_max``,
+    renormalised to sum to 1; keys off the scale or not whole numbers and negative shares are left out; None when
+    the text holds no such object or its shares sum to 0."""
+    for span in _OBJECT.findall(text or ""):
+        try:
+            obj = json.loads(span)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        shares = {}
+        for key, value in obj.items():
+            try:
+                code, share = int(str(key).strip()), float(value)
+            except (TypeError, ValueError):
+                continue
+            if scale_min <= code <= scale_max and share >= 0 and np.isfinite(share):
+                shares[code] = shares.get(code, 0.0) + share
+        total = sum(shares.values())
+        if total > 0:
+            return {code: share / total for code, share in sorted(shares.items())}
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ the release
+
+
+def release_countries(release: Path) -> pl.DataFrame:
+    """The release's countries (participants' ``country``, ISO alpha-3) with their names (null where culturebench
+    knows none), sorted; an InputError when the participants config has no country column."""
+    release = Path(release)
+    frame = _scan(release, load_manifest(release), "participants")
+    if "country" not in frame.collect_schema().names():
+        raise InputError("the participants config has no country column: no country to compare with", file=release,
+                         column="country")
+    codes = _collect(frame.select(pl.col("country").cast(pl.String)).unique().drop_nulls(), release, "participants")
+    names = country_names()
+    return (codes.sort("country")
+            .with_columns(pl.col("country").replace_strict(names, default=None, return_dtype=pl.String).alias("name")))
+
+
+def steering_countries(release: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """(code, name) of every country ``--steer country`` names, and one line per problem: countries without a
+    name are left out (the prompt names a country in words, never by its code); none named is an InputError."""
+    countries = release_countries(release)
+    unnamed = countries.filter(pl.col("name").is_null())["country"].to_list()
+    named = [(code, name) for code, name in countries.drop_nulls("name").iter_rows()]
+    if not named:
+        raise InputError("--steer country: the release's countries have no names culturebench knows "
+                         f"({', '.join(unnamed[:5]) or 'no country'}): a prompt names a country in words", file=release)
+    notes = [f"--steer country: no name for {', '.join(unnamed)}; not steered to"] if unnamed else []
+    return named, notes
+
+
+def country_distributions(release: Path, question_ids: Iterable[str]) -> tuple[pl.DataFrame, bool]:
+    """Each country's answer distribution per question: (country, question_id, code, share, n) with n the
+    respondents of the country who answered the question, from every split's examples joined with the participants
+    in one streamed pass; weighted by W_WEIGHT when the participants config has it for every respondent (then
+    also the second value, True)."""
+    release = Path(release)
+    manifest = load_manifest(release)
+    people = _scan(release, manifest, "participants")
+    has_weight = WEIGHT_COLUMN in people.collect_schema().names()
+    weighted = False
+    if has_weight:
+        counts = _collect(people.select(pl.col(WEIGHT_COLUMN).null_count().alias("missing"),
+                                        pl.col(WEIGHT_COLUMN).min().alias("lowest")), release, "participants")
+        weighted = counts["missing"][0] == 0 and (counts["lowest"][0] or 0) > 0
+    weight = pl.col(WEIGHT_COLUMN).cast(pl.Float64) if weighted else pl.lit(1.0)
+    people = people.select(pl.col("participant_id").cast(pl.Int64), pl.col("country").cast(pl.String),
+                           weight.alias("weight"))
+    wanted = pl.Series(list(question_ids), dtype=pl.String).implode()
+    answers = (_scan(release, manifest, "examples")
+               .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
+                       pl.col("answer").cast(pl.Int64).alias("code"))
+               .filter(pl.col("question_id").is_in(wanted) & pl.col("code").is_not_null())
+               .join(people, on="participant_id", how="inner")
+               .group_by("country", "question_id", "code")
+               .agg(pl.col("weight").sum(), pl.len().alias("n")))
+    frame = _collect(answers, release, "examples")
+    group = ("country", "question_id")
+    frame = frame.select(*group, "code", (pl.col("weight") / pl.col("weight").sum().over(group)).alias("share"),
+                         pl.col("n").sum().over(group).cast(pl.Int64).alias("n")).sort(*group, "code")
+    return frame, weighted
+
+
+# ------------------------------------------------------------------------------------------------ the model
+
+
+def answer_distributions(answers: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
+    """The model's distribution per (steer, question) from its sampled answers (steer, question_id, answer):
+    (steer, question_id, code, share); answers off the question's scale and unparsed ones are left out."""
+    return (answers.lazy().drop_nulls("answer")
+            .join(questions.lazy().select("question_id", "scale_min", "scale_max"), on="question_id", how="inner")
+            .filter(pl.col("answer").is_between(pl.col("scale_min"), pl.col("scale_max")))
+            .group_by("steer", "question_id", pl.col("answer").cast(pl.Int64).alias("code"))
+            .agg(pl.len().alias("n"))
+            .select("steer", "question_id", "code",
+                    (pl.col("n") / pl.col("n").sum().over("steer", "question_id")).alias("share"))
+            .sort("steer", "question_id", "code", nulls_last=False).collect())
+
+
+def mean_distributions(parts: pl.DataFrame) -> pl.DataFrame:
+    """The model's distribution per (steer, question) as the mean of its requests' distributions (steer,
+    question_id, sample_index, code, share; each request's shares sum to 1): (steer, question_id, code, share)."""
+    group = ("steer", "question_id")
+    return (parts.lazy()
+            .with_columns(pl.struct("sample_index").n_unique().over(group).alias("n_samples"))
+            .group_by(*group, "code")
+            .agg((pl.col("share").sum() / pl.col("n_samples").first()).alias("share"))
+            .sort(*group, "code", nulls_last=False).collect())
+
+
+# ------------------------------------------------------------------------------------------------ the measures
+
+
+def similarity_table(model: pl.DataFrame, humans: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
+    """Per (steer, country, question): ``jsd`` = 1 - JSD(model, country) in base 2 and ``w1`` = 1 - W1 / (max code -
+    min code) over the question's codes scale_min..scale_max (``facts/opinions.json`` ``measures``), for the
+    unsteered model (steer null) against every country and the model steered to a country against that country.
+    Questions without a scale are left out."""
+    scales = (questions.lazy().drop_nulls(["scale_min", "scale_max"])
+              .filter(pl.col("scale_max") > pl.col("scale_min"))
+              .select("question_id", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)))
+    model_keys = model.lazy().select("steer", "question_id").unique()
+    human_keys = humans.lazy().select("country", "question_id").unique()
+    pairs = (model_keys.join(human_keys, on="question_id", how="inner")
+             .filter(pl.col("steer").is_null() | (pl.col("steer") == pl.col("country")))
+             .join(scales, on="question_id", how="inner"))
+    grid = (pairs.with_columns(pl.int_ranges("scale_min", pl.col("scale_max") + 1).alias("code")).explode("code")
+            .join(model.lazy().rename({"share": "p"}), on=["steer", "question_id", "code"], how="left", nulls_equal=True)
+            .join(humans.lazy().select("country", "question_id", "code", pl.col("share").alias("q")),
+                  on=["country", "question_id", "code"], how="left")
+            .with_columns(pl.col("p").fill_null(0.0), pl.col("q").fill_null(0.0))
+            .sort("steer", "country", "question_id", "code", nulls_last=False))
+    keys = ("steer", "country", "question_id")
+    m = (pl.col("p") + pl.col("q")) / 2
+
+    def kl(a: str) -> pl.Expr:
+        return pl.when(pl.col(a) > 0).then(pl.col(a) * (pl.col(a) / m).log(2)).otherwise(0.0)
+
+    gap = (pl.col("p").cum_sum() - pl.col("q").cum_sum()).abs()
+    return (grid.group_by(*keys, maintain_order=True)
+            .agg((1 - 0.5 * kl("p").sum() - 0.5 * kl("q").sum()).clip(0.0, 1.0).alias("jsd"),
+                 (1 - gap.sum() / (pl.col("scale_max").first() - pl.col("scale_min").first())).alias("w1"))
+            .collect())
+
+
+def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.DataFrame,
+                 bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> tuple[dict, dict]:
+    """(countries.json's ``countries``, metrics.json's ``countries`` headline) from ``similarity_table``: per country
+    (``countries``: country, name) the mean of each measure over the questions asked that it answered, with a
+    bootstrap interval over those questions (one resampling of the questions for every country and measure, so
+    the numbers are paired); under steering also the steered similarities and the gain over the unsteered."""
+    codes = countries["country"].to_list()
+    names = dict(countries.select("country", "name").iter_rows())
+    questions = similarity["question_id"].unique(maintain_order=True).sort().to_list()
+    q_index, c_index = {q: i for i, q in enumerate(questions)}, {c: j for j, c in enumerate(codes)}
+    steered = similarity.filter(pl.col("steer").is_not_null())
+
+    def matrix(frame: pl.DataFrame, column: str) -> np.ndarray:
+        out = np.full((len(questions), len(codes)), np.nan)
+        for question, country, value in frame.select("question_id", "country", column).iter_rows():
+            if country in c_index:
+                out[q_index[question], c_index[country]] = value
+        return out
+
+    plain = similarity.filter(pl.col("steer").is_null())
+    blocks = {f"similarity_{m}": matrix(plain, m) for m in ("jsd", "w1")}
+    if steered.height:
+        for m in ("jsd", "w1"):
+            blocks[f"steered_{m}"] = matrix(steered, m)
+            blocks[f"gain_{m}"] = blocks[f"steered_{m}"] - blocks[f"similarity_{m}"]
+    names_of_blocks = list(blocks)
+    stacked = np.concatenate([blocks[b] for b in names_of_blocks], axis=1)
+    present = np.isfinite(stacked)
+    values, counts = np.where(present, stacked, 0.0), present.astype(float)
+
+    def means(positions: np.ndarray) -> np.ndarray:
+        """Each column's mean over the resampled questions that have it (NaN: none in this resample)."""
+        n = counts[positions].sum(axis=0)
+        return values[positions].sum(axis=0) / np.where(n > 0, n, np.nan)
+
+    result = uncertainty.resample_units([list(range(len(questions)))], means, bootstrap, unit="question",
+                                        stratum="run") if questions else None
+    n_questions = dict(humans.group_by("country").agg(pl.col("question_id").n_unique()).iter_rows())
+    answered = {c: int(np.isfinite(blocks["similarity_jsd"][:, j]).sum()) for j, c in enumerate(codes)}
+    view: dict[str, dict] = {}
+    for j, code in enumerate(codes):
+        entry: dict = {"name": names.get(code), "n_questions": answered[code],
+                       "n_questions_answered_by_country": int(n_questions.get(code, 0))}
+        for b, block in enumerate(names_of_blocks):
+            k = b * len(codes) + j
+            value = None if result is None else uncertainty.finite_or_none(result.estimate[k])
+            interval = [None, None] if value is None or answered[code] < uncertainty.MIN_UNITS_PER_STRATUM \
+                else result.interval(k)
+            measure = block.replace("similarity_", "")
+            entry[block] = value
+            entry[f"interval_{measure}" if block.startswith("similarity_") else f"interval_{block}"] = interval
+        view[code] = entry
+    return view, headline(view)
+
+
+def headline(view: Mapping[str, Mapping]) -> dict:
+    """metrics.json's ``countries``: the mean similarity over countries, the five most and least similar (by
+    similarity_jsd), and under steering the mean gain."""
+    out: dict = {}
+    for measure in MEASURES + ("gain_jsd", "gain_w1"):
+        values = [e[measure] for e in view.values() if e.get(measure) is not None]
+        if measure in MEASURES or values:
+            out[f"mean_{measure}"] = float(np.mean(values)) if values else None
+    ranked = sorted(((e["similarity_jsd"], code) for code, e in view.items() if e["similarity_jsd"] is not None),
+                    key=lambda pair: (-pair[0], pair[1]))
+    out["most_similar"] = [{"country": c, "name": view[c]["name"], "similarity_jsd": v} for v, c in ranked[:N_EXTREMES]]
+    out["least_similar"] = [{"country": c, "name": view[c]["name"], "similarity_jsd": v}
+                            for v, c in ranked[::-1][:N_EXTREMES]]
+    out["n_countries"] = len(ranked)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ the run
+
+
+def opinion_requests(options) -> tuple[list[tuple[str, str]], int | None]:
+    """What the opinions protocol adds to a run's plan: the (code, name) of the countries ``--steer country``
+    names (none otherwise) and the samples per prompt (a verbalized distribution is asked once unless
+    ``--samples`` says otherwise)."""
+    steer = steering_countries(options.release)[0] if options.steer and not options.demographics else []
+    samples = options.samples if options.samples or options.reading == "samples" else 1
+    return steer, samples
+
+
+def read_model_answers(path: Path) -> pl.DataFrame:
+    """steer, question_id, sample_index, answer, output of a run's responses (responses.jsonl or its parquet
+    shards; a record without ``steer`` is unsteered)."""
+    from culturebench.evaluate import run_folder
+    from culturebench.evaluate.wvb.items import response_schema
+
+    path = Path(path)
+    columns = ("steer", "question_id", "sample_index", "answer", "output")
+    if path.is_dir() or path.suffix.lower() == ".parquet":
+        frame = pl.scan_parquet(run_folder.shard_paths(path), missing_columns="insert", schema=response_schema())
+    else:
+        frame = pl.scan_ndjson(path, schema=response_schema())
+    try:
+        return frame.select(*columns).collect()
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"responses cannot be read ({str(exc).splitlines()[0]})", file=path) from None
+
+
+def request_distributions(options, backend, answers: pl.DataFrame, questions: pl.DataFrame
+                          ) -> tuple[pl.DataFrame | None, str]:
+    """The per-request distributions (steer, question_id, sample_index, code, share) and the reading's name:
+    ``verbalized`` (parsed from each output), ``logprobs`` (the options' probabilities recorded by ``--scoring
+    logprobs``: the run's requests planned again, one at a time, and looked up by cache key), or (None,
+    ``samples``): the sampled answers are counted instead."""
+    scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
+    rows: list[tuple] = []
+    if options.reading == "verbalized":
+        for steer, question, index, output in answers.select("steer", "question_id", "sample_index", "output").iter_rows():
+            low, high = scales.get(question, (None, None))
+            shares = parse_distribution(output, low, high) if low is not None and high is not None else None
+            rows += [(steer, question, index, code, share) for code, share in (shares or {}).items()]
+        return _parts(rows), "verbalized"
+    from culturebench.evaluate import option_probability
+    from culturebench.evaluate.cache import cache_key
+    from culturebench.evaluate.wvb import BENCHMARK
+    from culturebench.evaluate.wvb.run import plan
+
+    if not isinstance(backend, option_probability.LogprobRecorder):
+        return None, "samples"
+    recorded = option_probability.recorded_logprobs(backend.path)
+    params, scoring = backend.backend.cache_params(), BENCHMARK.option_scoring(options)
+    for planned in plan(options).requests:
+        low, high = scales[planned.question_id]
+        shares = option_probability.option_distribution(scoring, recorded.get(cache_key(params, planned.request)))
+        in_scale = {int(o): p for o, p in (shares or {}).items() if low <= int(o) <= high}
+        total = sum(in_scale.values())
+        rows += [(planned.steer, planned.question_id, planned.sample_index, code, p / total)
+                 for code, p in in_scale.items() if total > 0]
+    return _parts(rows), "logprobs"
+
+
+def _parts(rows: list[tuple]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema={"steer": pl.String, "question_id": pl.String, "sample_index": pl.Int64,
+                                      "code": pl.Int64, "share": pl.Float64}, orient="row")
+
+
+def write_country_view(backend, options, responses: Path, questions: pl.DataFrame, metrics: dict,
+                       model: str | None = None, console=None) -> list[Path]:
+    """Score a run without demographics per country: countries.json and its figures into ``options.out``,
+    ``metrics["countries"]`` (the headline, the reading, whether weights were used, one line per problem);
+    returns the paths written. A question without answer codes or a country without answers is one line in
+    ``notes`` (and on the console), and the rest is scored."""
+    from culturebench.evaluate import countries as country_files
+    from culturebench.evaluate.country_plots import series, write_figures
+
+    out = Path(options.out)
+    answers = read_model_answers(responses)
+    asked = sorted(answers["question_id"].unique().to_list())
+    questions = questions.filter(pl.col("question_id").is_in(asked))
+    notes = []
+    unscaled = questions.filter(pl.col("scale_min").is_null() | pl.col("scale_max").is_null()
+                                | (pl.col("scale_max") <= pl.col("scale_min")))["question_id"].to_list()
+    if unscaled:
+        notes.append(f"questions without answer codes (no scale in the questions config), left out: {', '.join(unscaled)}")
+    parts, reading = request_distributions(options, backend, answers, questions)
+    model_shares = answer_distributions(answers, questions) if parts is None else mean_distributions(parts)
+    humans, weighted = country_distributions(options.release, asked)
+    countries = release_countries(options.release)
+    silent = sorted(set(countries["country"]) - set(humans["country"]))
+    if silent:
+        notes.append(f"countries with no answers to the questions asked, not scored: {', '.join(silent)}")
+    if options.steer:
+        notes += steering_countries(options.release)[1]
+    table = similarity_table(model_shares, humans, questions)
+    view, top = country_view(table, countries.filter(~pl.col("country").is_in(silent)), humans)
+    data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
+                              model=model, notes=notes, reading=reading, weighted=weighted,
+                              steer=options.steer, n_questions=len(asked))
+    metrics["countries"] = {**top, "reading": reading, "weighted": weighted, "notes": notes,
+                            "file": country_files.COUNTRIES_FILE}
+    for line in notes:
+        if console is not None:
+            console.print(f"[yellow]wvb countries: {line}[/yellow]")
+    extra = [("steered to the country", series(data, "steered_jsd", "interval_steered_jsd"))] if options.steer else []
+    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra)]
