@@ -26,7 +26,7 @@ from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.local_model import free_port
 from culturebench.evaluate.request_shape import RequestShape
 from scripted_server import ScriptedServer
-from culturebench.release import verify_release
+from culturebench.manifest import verify_release
 from test_backends import ask, collect, fast, small_normad_release, story_number_reader
 
 KEY = "sk-test-9f8e7d6c5b4a39281706"

@@ -304,10 +304,10 @@ def say_coverage(run_dir: Path) -> None:
 
 def _checked_release(value: str | Path, allow_modified: bool, hub: bool = True) -> Path:
     """The release folder of ``--release``: a local folder or, with ``hub``, a Hub repo id
-    (``hub_release.release_folder``), whose files match its manifest.json (``release.verify_release``; what a Hub
+    (``hub_release.release_folder``), whose files match its manifest.json (``manifest.verify_release``; what a Hub
     upload leaves out by design is exempt; always checked) unless ``allow_modified``. A folder without manifest.json is left to the
     benchmark, which says so."""
-    from culturebench.release import verify_release
+    from culturebench.manifest import verify_release
 
     folder = release_folder(value) if hub else Path(value)  # a Hub snapshot is verified as it is fetched
     if folder == Path(value) and not allow_modified and (folder / "manifest.json").is_file():

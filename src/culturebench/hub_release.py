@@ -89,7 +89,7 @@ def by_design(folder: Path) -> set[str]:
     """The manifest's paths in which a Hub upload differs from its release on purpose: README.md (the card rewritten
     for the Hub), the files of withheld configs and of configs uploaded without some columns, and then croissant.json
     (which gives those files' uploaded sha256)."""
-    from culturebench.release import load_manifest
+    from culturebench.manifest import load_manifest
 
     from culturebench.croissant import FILE as CROISSANT
 
@@ -103,7 +103,7 @@ def by_design(folder: Path) -> set[str]:
 def verify(folder: Path, name: str) -> None:
     """Every file of the snapshot that manifest.json lists has its sha256, less what the upload differs in by design
     (``by_design``: a file of a config publish withheld is absent). An InputError naming the first file that fails."""
-    from culturebench.release import verify_release
+    from culturebench.manifest import verify_release
 
     verify_release(folder, exempt=by_design(folder), remedy=f"{name} on the Hub is not the release its manifest "
                    "describes (not withheld by publish); re-publish it, or delete its cached snapshot and fetch again")

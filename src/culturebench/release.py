@@ -15,12 +15,10 @@ report in ``validation/``.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import platform
 import shutil
 import threading
-from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from importlib import import_module, metadata
@@ -36,6 +34,7 @@ from culturebench.checkout import is_bundled_sample, source_commit
 from culturebench.contract import Benchmark, BuildOptions, option_fields
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
+from culturebench.manifest import MANIFEST_KEYS, load_manifest
 from culturebench.validation import great_expectations_process, summary, validate_tables
 from culturebench.validation.report import left_out_rows, write_report
 
@@ -45,10 +44,6 @@ LIBRARIES = ("polars", "pyarrow", "pandera", "great-expectations", "pyreadstat",
 WRITE_STAGES = ("write", "validate")
 FAILED = ".failed"
 """``OUT/.failed/<name>/``: the last build of ``name`` whose checks failed, report in ``validation/``."""
-MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation", "created_at", "redistributable")
-"""What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
-
-
 def build_release(benchmark: Benchmark, raw: Path, out: Path, seed: int, progress: Progress,
                   options: BuildOptions | None = None, previous: str | Path | None = None) -> tuple[Path, dict]:
     """Build ``benchmark`` from ``raw`` into ``out/<its name>``; returns the folder and the validation summary.
@@ -208,27 +203,6 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outputs")) -> dict:
-    """A release's manifest.json; one without the ``required`` keys (or not JSON) is an InputError."""
-    path = Path(release) / "manifest.json"
-    if not path.is_file():
-        raise InputError("not a culturebench release (no manifest.json)", file=release)
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"does not parse as JSON ({exc})", file=path) from None
-    if not isinstance(manifest, dict):
-        raise InputError("not a JSON object", file=path)
-    missing = [key for key in required if key not in manifest]
-    if missing:
-        raise InputError(f"no {', '.join(repr(k) for k in missing)}: not a complete culturebench release",
-                         file=path)
-    outputs = manifest["outputs"]
-    if not isinstance(outputs, list) or not all(isinstance(o, dict) and "path" in o for o in outputs):
-        raise InputError("'outputs' is not a list of {path, sha256, ...} objects", file=path)
-    return manifest
-
-
 UNLISTED = "not listed in manifest.json"
 
 
@@ -250,61 +224,6 @@ def file_problems(release: Path, manifest: dict) -> list[str]:
         if relative != "manifest.json" and relative not in listed:
             problems.append(f"{relative}: {UNLISTED}")
     return problems + croissant.problems(release, manifest, digests)
-
-
-def _hash_memo_path() -> Path:
-    """Where ``verify_release`` remembers file hashes: ``$CULTUREBENCH_CACHE`` or ``~/.cache/culturebench``."""
-    root = os.environ.get("CULTUREBENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "culturebench")
-    return Path(root) / "release-hashes.json"
-
-
-def _remembered_sha256(path: Path, memo: dict) -> str:
-    """The sha256 of ``path``, computed once per (absolute path, size, mtime): a file rewritten in place gets a new
-    mtime (or size) and is hashed again."""
-    stat = path.stat()
-    prefix = f"{path.resolve()}|"
-    key = f"{prefix}{stat.st_size}|{stat.st_mtime_ns}"
-    if key not in memo:
-        for stale in [k for k in memo if k.startswith(prefix)]:  # the file's earlier versions
-            del memo[stale]
-        memo[key] = sha256_file(path)
-    return memo[key]
-
-
-def verify_release(release: Path, manifest: dict | None = None, *, exempt: Collection[str] = (),
-                   remedy: str = "rebuild or re-download the release, or --allow-modified-release to use it anyway"
-                   ) -> None:
-    """Check a release's listed files against manifest.json before it is evaluated or scored: a missing file or one
-    whose sha256 differs is an InputError naming the file and ``remedy`` (``--allow-modified-release`` skips this,
-    and run.json records it). Paths in ``exempt`` differ on purpose (a Hub upload: ``hub_release.by_design``).
-    Hashes are remembered by size and mtime (``_hash_memo_path``), so a release is read once."""
-    release = Path(release)
-    manifest = manifest if manifest is not None else load_manifest(release)
-    memo_path = _hash_memo_path()
-    try:
-        memo = json.loads(memo_path.read_text(encoding="utf-8"))
-        memo = memo if isinstance(memo, dict) else {}
-    except (OSError, ValueError):
-        memo = {}
-    before = len(memo)
-    for output in manifest["outputs"]:
-        if output["path"] in exempt:
-            continue
-        path = release / output["path"]
-        if not path.is_file():
-            raise InputError(f"file listed in manifest.json is missing; {remedy}", file=path)
-        if not output.get("sha256"):
-            raise InputError(f"manifest.json lists no sha256 for this file, so it cannot be checked; {remedy}",
-                             file=path)
-        if _remembered_sha256(path, memo) != output.get("sha256"):
-            raise InputError(f"file does not match manifest.json (sha256 mismatch: modified or corrupt); {remedy}",
-                             file=path)
-    if len(memo) != before:
-        with contextlib.suppress(OSError):  # a read-only home only costs the hashing next time
-            memo_path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = memo_path.with_name(f".{memo_path.name}.{os.getpid()}")
-            temporary.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
-            os.replace(temporary, memo_path)
 
 
 def read_dtypes(benchmark: Benchmark) -> dict[str, dict[str, pl.DataType]]:

@@ -54,7 +54,7 @@ def open_release(value: str | Path) -> Release:
     """``value`` (a folder, or ``ORG/NAME[@REVISION]``) as ``validate`` reads it, its files checked against its
     manifest.json: a damaged release is an InputError."""
     from culturebench.hub_release import release_folder
-    from culturebench.release import MANIFEST_KEYS, load_manifest, verify_release
+    from culturebench.manifest import MANIFEST_KEYS, load_manifest, verify_release
 
     folder = release_folder(value)
     if folder != Path(value):  # fetched and verified
@@ -68,7 +68,7 @@ def snapshot_release(folder: Path, label: str) -> Release:
     """A verified Hub snapshot: the configs and columns its upload withheld (its card's ``culturebench`` block)
     are not compared."""
     from culturebench.hub_release import card_block
-    from culturebench.release import MANIFEST_KEYS, load_manifest
+    from culturebench.manifest import MANIFEST_KEYS, load_manifest
 
     block = card_block(folder)
     return Release(label, folder, load_manifest(folder, MANIFEST_KEYS), True,

@@ -136,7 +136,7 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
 def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Result:
     """The hooks, then run.json."""
     from culturebench.evaluate import run_record
-    from culturebench.release import load_manifest
+    from culturebench.manifest import load_manifest
 
     started = datetime.now(UTC)
     options = run.options

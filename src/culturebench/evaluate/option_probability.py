@@ -33,12 +33,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from culturebench.contract import Benchmark, Options, OptionScoring
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_steps
 from culturebench.evaluate.chat import ChatRequest, ChatResponse
 from culturebench.evaluate.cache import cache_key
 from culturebench.evaluate.replay import planned_requests, replay
+
+Benchmark = Options = OptionScoring = Any
+"""``contract.Benchmark``, ``contract.Options``, ``contract.OptionScoring`` as this module's annotations name them: the contract's
+``Benchmark.evaluate`` runs the engine, which scores with this module, so this module imports nothing of the contract."""
 
 SCORINGS = ("text", "logprobs")
 TOP_LOGPROBS = 20

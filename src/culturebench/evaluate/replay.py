@@ -8,12 +8,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from culturebench.contract import Benchmark, Options
 from culturebench.errors import InputError
 from culturebench.evaluate.chat import ChatRequest, ChatResponse
+
+Benchmark = Options = Any
+"""``contract.Benchmark``, ``contract.Options`` as this module's annotations name them: the contract's
+``Benchmark.evaluate`` runs the engine, which scores with this module, so this module imports nothing of the contract."""
 
 
 def planned_requests(benchmark: Benchmark, options: Options) -> list[ChatRequest]:

@@ -151,7 +151,7 @@ def write_score_record(out: Path, files: Sequence[Path], *, benchmark: str, rele
     """run.json of ``culturebench score <benchmark>``, as ``write_run_record`` writes ``evaluate``'s (versions, the
     release with its manifest hash, the arguments, the files written) without a backend (null) or runner totals:
     nothing was asked of a model. Returns ``files`` and run.json."""
-    from culturebench.release import load_manifest
+    from culturebench.manifest import load_manifest
 
     allowed = args.get("allow_modified_release")
     record = run_record(benchmark=benchmark, command=f"culturebench score {benchmark}", args=args,

@@ -201,8 +201,8 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
     human answers among the rows (``samples`` overrides), ``sample_index`` 0..K-1, prompt Figs. 9-10, temperature
     0.7. Every request stops at "\\n\\n" (App. B). The seed is the same for every request (the backends vary it
     per sample_index). Without demographics, ``steer`` ((code, name) pairs) asks each question again per country,
-    the prompt naming it (``opinions.steered_question``), and ``reading`` "verbalized" asks for the distribution in
-    words (``opinions.verbalized_prompt``) instead of one answer."""
+    the prompt naming it (``prompts.steered_question``), and ``reading`` "verbalized" asks for the distribution in
+    words (``prompts.verbalized_prompt``) instead of one answer."""
     from culturebench.evaluate.wvb import prompts
 
     config_file.check_at_least_one({"--samples": samples, "--max-tokens": max_tokens})
@@ -239,13 +239,13 @@ def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict
 def _without_demographics(rows: pl.DataFrame, text: dict, family: str, sampling, samples: int | None,
                           steer: Sequence[tuple[str, str]] = (), reading: str = "samples") -> Iterator[PlannedRequest]:
     from culturebench.evaluate.chat import ChatRequest
-    from culturebench.evaluate.wvb import opinions, prompts
+    from culturebench.evaluate.wvb import prompts
 
     for question_id, n_human in rows.group_by("question_id", maintain_order=True).len().iter_rows():
         for code, name in ((None, None), *steer):
-            question = text[question_id] if name is None else opinions.steered_question(text[question_id], name)
+            question = text[question_id] if name is None else prompts.steered_question(text[question_id], name)
             prompt = (prompts.without_demographics_prompt(question, family) if reading == "samples"
-                      else opinions.verbalized_prompt(question))
+                      else prompts.verbalized_prompt(question))
             message = prompts.messages(prompt)
             for index in range(samples or n_human):
                 yield PlannedRequest(None, question_id, index,

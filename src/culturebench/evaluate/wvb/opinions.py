@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -35,8 +35,9 @@ import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
+from culturebench.facts import read as read_facts
 from culturebench.evaluate import uncertainty
-from culturebench.evaluate.wvb.items import _collect, _paths, _scan
+from culturebench.evaluate.wvb.items import _collect, _scan
 from culturebench.release import load_manifest
 
 WEIGHT_COLUMN = "W_WEIGHT"
@@ -49,7 +50,7 @@ N_EXTREMES = 5
 
 @cache
 def facts() -> dict:
-    return json.loads(resources.files("culturebench.facts").joinpath("opinions.json").read_text(encoding="utf-8"))
+    return read_facts("opinions")
 
 
 @cache
@@ -57,16 +58,6 @@ def country_names() -> dict[str, str]:
     """ISO alpha-3 -> English name of every WVS-7 country culturebench knows (facts/wvs_countries.csv)."""
     text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
     return {row["iso_alpha3"]: row["name"] for row in csv.DictReader(text.splitlines())}
-
-
-def steered_question(question: str, country: str) -> str:
-    """The question as cross-national prompting asks it, naming ``country`` in words (Durmus et al. 2023)."""
-    return facts()["cross_national"]["template"].format(country=country, question=question)
-
-
-def verbalized_prompt(question: str) -> str:
-    """The prompt asking for the distribution of answers in words (Liu, Kaneko and Chu 2025; wording ours)."""
-    return facts()["verbalized"]["template"].format(question=question)
 
 
 _OBJECT = re.compile(r"\{[^{}]*\}")
@@ -323,11 +314,11 @@ def read_model_answers(path: Path) -> pl.DataFrame:
         raise InputError(f"responses cannot be read ({str(exc).splitlines()[0]})", file=path) from None
 
 
-def request_distributions(options, backend, answers: pl.DataFrame, questions: pl.DataFrame
-                          ) -> tuple[pl.DataFrame | None, str]:
+def request_distributions(options, backend, answers: pl.DataFrame, questions: pl.DataFrame,
+                          replan: Callable[[], Iterable]) -> tuple[pl.DataFrame | None, str]:
     """The per-request distributions (steer, question_id, sample_index, code, share) and the reading's name:
     ``verbalized`` (parsed from each output), ``logprobs`` (the options' probabilities recorded by ``--scoring
-    logprobs``: the run's requests planned again, one at a time, and looked up by cache key), or (None,
+    logprobs``: the run's requests planned again by ``replan``, one at a time, and looked up by cache key), or (None,
     ``samples``): the sampled answers are counted instead."""
     scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
     rows: list[tuple] = []
@@ -340,13 +331,12 @@ def request_distributions(options, backend, answers: pl.DataFrame, questions: pl
     from culturebench.evaluate import option_probability
     from culturebench.evaluate.cache import cache_key
     from culturebench.evaluate.wvb import BENCHMARK
-    from culturebench.evaluate.wvb.run import plan
 
     if not isinstance(backend, option_probability.LogprobRecorder):
         return None, "samples"
     recorded = option_probability.recorded_logprobs(backend.path)
     params, scoring = backend.backend.cache_params(), BENCHMARK.option_scoring(options)
-    for planned in plan(options).requests:
+    for planned in replan():
         low, high = scales[planned.question_id]
         shares = option_probability.option_distribution(scoring, recorded.get(cache_key(params, planned.request)))
         in_scale = {int(o): p for o, p in (shares or {}).items() if low <= int(o) <= high}
@@ -362,7 +352,7 @@ def _parts(rows: list[tuple]) -> pl.DataFrame:
 
 
 def write_country_view(backend, options, responses: Path, questions: pl.DataFrame, metrics: dict,
-                       model: str | None = None, console=None) -> list[Path]:
+                       replan: Callable[[], Iterable], model: str | None = None, console=None) -> list[Path]:
     """Score a run without demographics per country: countries.json and its figures into ``options.out``,
     ``metrics["countries"]`` (the headline, the reading, whether weights were used, one line per problem);
     returns the paths written. A question without answer codes or a country without answers is one line in
@@ -379,7 +369,7 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
                                 | (pl.col("scale_max") <= pl.col("scale_min")))["question_id"].to_list()
     if unscaled:
         notes.append(f"questions without answer codes (no scale in the questions config), left out: {', '.join(unscaled)}")
-    parts, reading = request_distributions(options, backend, answers, questions)
+    parts, reading = request_distributions(options, backend, answers, questions, replan)
     model_shares = answer_distributions(answers, questions) if parts is None else mean_distributions(parts)
     humans, weighted = country_distributions(options.release, asked)
     countries = release_countries(options.release)

@@ -268,3 +268,13 @@ def parse_answer(text: str | None, scale_min: int, scale_max: int) -> tuple[int 
     if numbers and len(text.split()) <= SHORT_REPLY_WORDS:
         return _checked(numbers.pop(), "ok", "text_integer", scale_min, scale_max)
     return None, "no_answer"
+
+
+def steered_question(question: str, country: str) -> str:
+    """The question as cross-national prompting asks it, naming ``country`` in words (Durmus et al. 2023)."""
+    return read_facts("opinions")["cross_national"]["template"].format(country=country, question=question)
+
+
+def verbalized_prompt(question: str) -> str:
+    """The prompt asking for the distribution of answers in words (Liu, Kaneko and Chu 2025; wording ours)."""
+    return read_facts("opinions")["verbalized"]["template"].format(question=question)

@@ -73,6 +73,11 @@ def plan(options: WVBOptions, model: str = "model") -> Plan:
                 parse_status={**{status: 0 for status in STATUSES}, "n_parsed": 0})
 
 
+def replanned(options: WVBOptions):
+    """The run's requests planned again (the country view's ``--scoring logprobs`` reading looks each one up)."""
+    return plan(options).requests
+
+
 def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
     """responses records (``items.parse_records``), their parse statuses counted."""
     out = parse_records(items, responses, plan.questions)
@@ -107,7 +112,8 @@ def score_run(plan: Plan, answers: Answers) -> Result:
         "parse_status": _statuses(plan),
     })
     country_files = [] if demographics else write_country_view(
-        answers.state["backend"], options, answers.path, plan.questions, scored.metrics, label, answers.state["console"])
+        answers.state["backend"], options, answers.path, plan.questions, scored.metrics,
+        lambda: replanned(options), label, answers.state["console"])
     return Result(metrics=scored.metrics, written=country_files, score=scored)
 
 

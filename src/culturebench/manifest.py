@@ -1,0 +1,93 @@
+"""Reading a release's manifest.json (what ``evaluate``, ``validate``, ``audit`` and ``info`` check first): a module
+of its own, below the release writer, so that the run loop and the Hub reader check a release against its manifest without
+importing the builders' side."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Collection
+from pathlib import Path
+
+from culturebench.errors import InputError
+from culturebench.io import sha256_file
+
+MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation", "created_at", "redistributable")
+"""What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
+
+
+def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outputs")) -> dict:
+    """A release's manifest.json; one without the ``required`` keys (or not JSON) is an InputError."""
+    path = Path(release) / "manifest.json"
+    if not path.is_file():
+        raise InputError("not a culturebench release (no manifest.json)", file=release)
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"does not parse as JSON ({exc})", file=path) from None
+    if not isinstance(manifest, dict):
+        raise InputError("not a JSON object", file=path)
+    missing = [key for key in required if key not in manifest]
+    if missing:
+        raise InputError(f"no {', '.join(repr(k) for k in missing)}: not a complete culturebench release",
+                         file=path)
+    outputs = manifest["outputs"]
+    if not isinstance(outputs, list) or not all(isinstance(o, dict) and "path" in o for o in outputs):
+        raise InputError("'outputs' is not a list of {path, sha256, ...} objects", file=path)
+    return manifest
+
+
+def _hash_memo_path() -> Path:
+    """Where ``verify_release`` remembers file hashes: ``$CULTUREBENCH_CACHE`` or ``~/.cache/culturebench``."""
+    root = os.environ.get("CULTUREBENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "culturebench")
+    return Path(root) / "release-hashes.json"
+
+
+def _remembered_sha256(path: Path, memo: dict) -> str:
+    """The sha256 of ``path``, computed once per (absolute path, size, mtime): a file rewritten in place gets a new
+    mtime (or size) and is hashed again."""
+    stat = path.stat()
+    prefix = f"{path.resolve()}|"
+    key = f"{prefix}{stat.st_size}|{stat.st_mtime_ns}"
+    if key not in memo:
+        for stale in [k for k in memo if k.startswith(prefix)]:  # the file's earlier versions
+            del memo[stale]
+        memo[key] = sha256_file(path)
+    return memo[key]
+
+
+def verify_release(release: Path, manifest: dict | None = None, *, exempt: Collection[str] = (),
+                   remedy: str = "rebuild or re-download the release, or --allow-modified-release to use it anyway"
+                   ) -> None:
+    """Check a release's listed files against manifest.json before it is evaluated or scored: a missing file or one
+    whose sha256 differs is an InputError naming the file and ``remedy`` (``--allow-modified-release`` skips this,
+    and run.json records it). Paths in ``exempt`` differ on purpose (a Hub upload: ``hub_release.by_design``).
+    Hashes are remembered by size and mtime (``_hash_memo_path``), so a release is read once."""
+    release = Path(release)
+    manifest = manifest if manifest is not None else load_manifest(release)
+    memo_path = _hash_memo_path()
+    try:
+        memo = json.loads(memo_path.read_text(encoding="utf-8"))
+        memo = memo if isinstance(memo, dict) else {}
+    except (OSError, ValueError):
+        memo = {}
+    before = len(memo)
+    for output in manifest["outputs"]:
+        if output["path"] in exempt:
+            continue
+        path = release / output["path"]
+        if not path.is_file():
+            raise InputError(f"file listed in manifest.json is missing; {remedy}", file=path)
+        if not output.get("sha256"):
+            raise InputError(f"manifest.json lists no sha256 for this file, so it cannot be checked; {remedy}",
+                             file=path)
+        if _remembered_sha256(path, memo) != output.get("sha256"):
+            raise InputError(f"file does not match manifest.json (sha256 mismatch: modified or corrupt); {remedy}",
+                             file=path)
+    if len(memo) != before:
+        with contextlib.suppress(OSError):  # a read-only home only costs the hashing next time
+            memo_path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = memo_path.with_name(f".{memo_path.name}.{os.getpid()}")
+            temporary.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
+            os.replace(temporary, memo_path)
