@@ -421,7 +421,7 @@ def _write_codebook_pdf(path: Path) -> dict[str, int]:
 
 
 def test_a_codebook_pdf_written_by_the_test_parses_to_what_it_says(tmp_path: Path) -> None:
-    """The real parser (pdfplumber on a real PDF) reads back exactly the variables the test laid out."""
+    """The real parser (PDFium on a real PDF) reads back exactly the variables the test laid out."""
     path = tmp_path / "F00000000-Synthetic_Codebook_Variables_report.pdf"
     pages = _write_codebook_pdf(path)
     codebook = codebook_pdf.parse_codebook_pdf(path)

@@ -1,4 +1,5 @@
-"""Parse the official WVS-7 *Codebook Variables report* PDF into a :class:`Codebook` with pdfplumber.
+"""Parse the official WVS-7 *Codebook Variables report* PDF into a :class:`Codebook` (words read with PDFium,
+as pdfplumber's extract_words gives them: :mod:`culturebench.raw.pdf_words`).
 
 The report is laid out in two columns. A variable starts with a header line in a bold font: the name in the
 left column (``Q46``), the short title in the right column (``Feeling of happiness``, sometimes wrapped onto
@@ -185,7 +186,7 @@ def parse_codebook_pdf(path: Path) -> Codebook:
 
 
 def _page_lines(path: Path) -> Iterator[tuple[int, list[list[Word]]]]:
-    """Yield (1-based page number, body lines) per page, in order; pdfplumber/pdfminer failures become InputError.
+    """Yield (1-based page number, body lines) per page, in order; PDFium's failures become InputError.
     Pages after the first SEARCH_PAGES are read by PAGE_WORKERS processes, each taking every PAGE_WORKERS-th run."""
     first = (1, SEARCH_PAGES + 1)
     total, pages = _read_pages(str(path), [first])
