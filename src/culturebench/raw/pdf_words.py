@@ -45,8 +45,7 @@ def _plain(function: Any, restype: Any, *argtypes: Any) -> Any:
 
 _VOID, _INT, _FLOAT_P = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)
 _text_object = _plain(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, _INT)
-_char_origin = _plain(pdfium_c.FPDFText_GetCharOrigin, _INT, _VOID, _INT, ctypes.POINTER(ctypes.c_double),
-                      ctypes.POINTER(ctypes.c_double))
+_char_origin = _plain(pdfium_c.FPDFText_GetCharOrigin, _INT, _VOID, _INT, _VOID, _VOID)  # x, y by address
 _page_object = _plain(pdfium_c.FPDFPage_GetObject, _VOID, _VOID, _INT)
 _object_type = _plain(pdfium_c.FPDFPageObj_GetType, _INT, _VOID)
 _object_font = _plain(pdfium_c.FPDFTextObj_GetFont, _VOID, _VOID)
@@ -136,8 +135,9 @@ def _stream_chars(page: int, textpage: int, height: float, fonts: Fonts) -> list
     count = _char_count(textpage)
     text = _page_text(textpage, count)
     runs: dict[int, list[Char]] = {}  # text object address -> its characters on the text page
-    x, y = ctypes.c_double(), ctypes.c_double()
-    x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)
+    origin = (ctypes.c_double * 2)()  # x, y of a character's origin, passed by address (cheaper than byref)
+    x_address = ctypes.addressof(origin)
+    y_address = x_address + ctypes.sizeof(ctypes.c_double)
     current = chars = None
     for index in range(count):
         address = _text_object(textpage, index)
@@ -153,12 +153,13 @@ def _stream_chars(page: int, textpage: int, height: float, fonts: Fonts) -> list
                 name = fonts.name(font)
                 descent, widths = fonts.descent_and_widths(font, size)
         character = text[index]
-        _char_origin(textpage, index, x_ref, y_ref)
+        _char_origin(textpage, index, x_address, y_address)
+        x0 = origin[0]
         advance = widths.get(character)
         if advance is None:
             advance = fonts.advance(font, size, character, widths)
-        bottom = height - y.value - descent
-        chars.append((character, x.value, x.value + advance, bottom - size, bottom, name))
+        bottom = height - origin[1] - descent
+        chars.append((character, x0, x0 + advance, bottom - size, bottom, name))
     stream: list[Char] = []
     matrix, size_out = pdfium_c.FS_MATRIX(), ctypes.c_float()
     for k in range(_object_count(page)):
