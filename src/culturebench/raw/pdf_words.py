@@ -3,8 +3,8 @@
 pdfplumber interprets every page's content stream in Python (pdfminer.six): on the 404-page WVS-7 codebook that
 took about 0.3 s of CPU per page, nearly all of it tokenising and interpreting the stream and building a dict per
 character. PDFium (C++, through pypdfium2) does the same in milliseconds; this module reads its characters (text,
-loose box, font) and groups them into words with pdfplumber's own rules, so the words, and what is parsed from
-them, stay the same:
+origin, font) and groups them into words with pdfplumber's own rules, so the words, and what is parsed from them,
+stay the same:
 
 - characters are taken in content-stream order and split into runs of one font (pdfplumber groups by its
   ``extra_attrs``); a run's characters are clustered into lines by ``top`` (values within ``Y_TOLERANCE`` of
@@ -13,17 +13,16 @@ them, stay the same:
   ``Y_TOLERANCE``;
 - a character's box is pdfminer's: ``x0``/``x1`` the pen position before and after it, ``bottom`` at the font's
   descent below the baseline and ``top`` one font size above that;
-- PDFium drops some space characters (and whole text objects made of one) from its text page that pdfminer
-  keeps; they still end words and split font runs, so they are put back from each text object's own text;
+- PDFium leaves text objects of spaces only out of its text page, which pdfminer reads as a space; they still
+  end words and split font runs, so each is put back, in stream order, as a space at the object's origin;
   PDFium's generated spaces and line breaks (it infers them from gaps) are not characters of the stream and are
-  skipped. Ligatures are expanded as pdfplumber does. Only upright (unrotated) text is handled, which is all the
-  codebook has.
+  skipped, and a line-end hyphen it marks U+0002 (U+FFFE in the page's text) is a ``-``. Ligatures are expanded
+  as pdfplumber does. Only upright (unrotated) text is handled, which is all the codebook has.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Iterator
 from typing import Any
 
 import pypdfium2
