@@ -185,6 +185,87 @@ def test_second_load_reads_the_cache(parsed: tuple[Codebook, Path], monkeypatch:
     assert again.sha256 == codebook.sha256
 
 
+# Pages whose words are compared with pdfplumber's: the first pages, every 25th, and pages where PDFium's text page
+# differs from pdfminer's stream (space-only text objects, generated spaces between objects, line-end hyphens it
+# marks U+0002, italic glyphs overhanging their advance, combining marks), then the annex's last pages.
+PAGES_AGAINST_PDFPLUMBER = sorted({1, 2, 7, 15, 20, 44, 90, 138, 169, 171, 182, 185, 209, 403, 404,
+                                   *range(25, 404, 25)})
+
+
+@pytest.mark.reference
+@needs_pdf
+def test_pdfium_words_are_pdfplumbers_words_on_the_real_codebook() -> None:
+    """The parser reads words with PDFium (raw/pdf_words.py) as pdfplumber's extract_words gave them: same words
+    in the same order, same text and font, same box to 1/1000 pt."""
+    import pdfplumber
+
+    from culturebench.raw.pdf_words import Fonts, open_pdf, page_words
+
+    document, fonts = open_pdf(str(PDF)), Fonts()
+    with pdfplumber.open(PDF) as pdf:
+        for number in PAGES_AGAINST_PDFPLUMBER:
+            page = pdf.pages[number - 1]
+            theirs = page.extract_words(extra_attrs=["fontname"])
+            height, ours = page_words(document, number - 1, fonts)
+            assert abs(height - float(page.height)) < 1e-3
+            assert [w["text"] for w in ours] == [w["text"] for w in theirs], f"page {number}"
+            for mine, other in zip(ours, theirs):
+                assert mine["fontname"] == other["fontname"].split("+")[-1]  # pdfminer keeps the subset prefix
+                for key in ("x0", "x1", "top", "bottom"):
+                    assert abs(mine[key] - other[key]) < 1e-3, (number, mine, other, key)
+    document.close()
+
+
+# The 281 questions of the WorldValuesBench release (facts/wvb.json's value and demographic variables) against
+# WorldValuesBench's own transcription of the codebook: every one agrees but for what the V6.0 report prints
+# differently from the version the authors transcribed.
+V6_DIFFERENCES = {
+    "Q36": "V6.0 prints 'Agree strongly'", "Q41": "V6.0 prints 'Agree strongly', 'Neither agree nor disagree'",
+    "Q202": "V6.0 adds -3 'Not applicable'", "Q280": "V6.0 adds -3 'Not applicable; No spouse/partner'",
+    "A_YEAR": "V6.0 adds the year 2023", "B_COUNTRY": "V6.0 adds India and Uzbekistan",
+    "S_INTLANGUAGE": "V6.0 adds languages", "Q289CS9": "not in the V6.0 report",
+}
+
+
+@pytest.mark.reference
+@needs_pdf
+@needs_wvb
+def test_the_281_questions_of_the_release_read_off_the_pdf(parsed: tuple[Codebook, Path]) -> None:
+    from culturebench.builders import wvb
+
+    codebook, _ = parsed
+    reference = json.loads(WVB_CODEBOOK.read_text(encoding="utf-8"))
+    names = [*wvb.value_variables(), *wvb.demographic_variables()]
+    assert len(set(names)) == 281
+    differing = {}
+    for name in names:
+        if name not in codebook:
+            differing[name] = "missing"
+            continue
+        theirs = {int(code): label for code, label in reference[name]["choices"].items()}
+        problems = _choice_differences(codebook[name].choices, theirs)
+        if _label(codebook[name].title) != _label(reference[name]["question"]):
+            problems.append(f"title {codebook[name].title!r} vs {reference[name]['question']!r}")
+        if problems:
+            differing[name] = problems
+    assert set(differing) == set(V6_DIFFERENCES), differing
+    assert sum(len(codebook[n].choices) for n in names if n in codebook) > 2000  # codes and labels, not just names
+
+
+def test_a_parse_says_so_once_with_its_time(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """``build`` says in one line that it parsed a codebook PDF and how long it took; a cached one says nothing."""
+    path = tmp_path / "codebook.pdf"
+    _write_codebook_pdf(path)
+    load_codebook(path, cache_dir=tmp_path / "cache")
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 1
+    variables = len(_synthetic_variables())
+    assert re.fullmatch(rf"codebook: parsed codebook\.pdf \({variables} variables\) in \d+\.\d s; cached for the next "
+                        r"build", said[0]), said
+    load_codebook(path, cache_dir=tmp_path / "cache")
+    assert capsys.readouterr().err == ""
+
+
 def _write_pdf(path: Path, pages: int) -> Path:
     """A small valid PDF with a line of text per page."""
     with PdfPages(path) as pdf:
@@ -340,7 +421,7 @@ def _write_codebook_pdf(path: Path) -> dict[str, int]:
 
 
 def test_a_codebook_pdf_written_by_the_test_parses_to_what_it_says(tmp_path: Path) -> None:
-    """The real parser (pdfplumber on a real PDF) reads back exactly the variables the test laid out."""
+    """The real parser (PDFium on a real PDF) reads back exactly the variables the test laid out."""
     path = tmp_path / "F00000000-Synthetic_Codebook_Variables_report.pdf"
     pages = _write_codebook_pdf(path)
     codebook = codebook_pdf.parse_codebook_pdf(path)

@@ -40,7 +40,8 @@ from culturebench.validation.report import left_out_rows, write_report
 
 SHARD_ROWS = 5_000_000
 ROW_GROUP_ROWS = 500_000
-LIBRARIES = ("polars", "pyarrow", "pandera", "great-expectations", "pyreadstat", "pdfplumber", "datasets")
+LIBRARIES = ("polars", "pyarrow", "pandera", "great-expectations", "pyreadstat", "pdfplumber", "pypdfium2",
+             "datasets")
 WRITE_STAGES = ("write", "validate")
 FAILED = ".failed"
 """``OUT/.failed/<name>/``: the last build of ``name`` whose checks failed, report in ``validation/``."""

@@ -1,7 +1,7 @@
 """The WVS-7 codebook: variable -> title, question text, answer choices (with negative missing codes), page.
 
 Two sources give the same :class:`Codebook`: the official *Codebook Variables report* PDF (parsed with
-pdfplumber in :mod:`culturebench.raw.codebook_pdf`, cached by the PDF's sha256) and a JSON file of the shape
+PDFium in :mod:`culturebench.raw.codebook_pdf`, cached by the PDF's sha256) and a JSON file of the shape
 written by :meth:`Codebook.to_json` (the bundled sample uses one we wrote); :mod:`culturebench.raw.codebook_files`
 finds and loads either.
 """

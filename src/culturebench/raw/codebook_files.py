@@ -5,6 +5,8 @@ input."""
 from __future__ import annotations
 
 import json
+import sys
+import time
 from pathlib import Path
 
 from culturebench.errors import InputError
@@ -28,7 +30,8 @@ def find_codebook(folder: Path) -> Path:
 
 
 def load_codebook(path: Path, cache_dir: Path | None = None) -> Codebook:
-    """Load a codebook from a PDF (parsed once, cached as JSON under ``cache_dir`` by sha256) or a JSON file."""
+    """Load a codebook from a PDF (parsed once, cached as JSON under ``cache_dir`` by sha256) or a JSON file. A parse
+    says so in one line on stderr, with the time it took (a cached codebook says nothing)."""
     path = Path(path)
     if not path.is_file():
         raise InputError("codebook file not found", file=path)
@@ -47,8 +50,11 @@ def load_codebook(path: Path, cache_dir: Path | None = None) -> Codebook:
         return Codebook.from_json(json.loads(cached.read_text(encoding="utf-8")), source=str(path), sha256=digest)
     from culturebench.raw.codebook_pdf import parse_codebook_pdf
 
+    start = time.perf_counter()
     codebook = parse_codebook_pdf(path)
     codebook = Codebook(variables=codebook.variables, source=str(path), sha256=digest)
+    print(f"codebook: parsed {path.name} ({len(codebook.variables)} variables) in {time.perf_counter() - start:.1f} s"
+          + ("; cached for the next build" if cached is not None else ""), file=sys.stderr, flush=True)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(".tmp")

@@ -1,4 +1,5 @@
-"""Parse the official WVS-7 *Codebook Variables report* PDF into a :class:`Codebook` with pdfplumber.
+"""Parse the official WVS-7 *Codebook Variables report* PDF into a :class:`Codebook` (words read with PDFium,
+as pdfplumber's extract_words gives them: :mod:`culturebench.raw.pdf_words`).
 
 The report is laid out in two columns. A variable starts with a header line in a bold font: the name in the
 left column (``Q46``), the short title in the right column (``Feeling of happiness``, sometimes wrapped onto
@@ -16,6 +17,7 @@ runs of pages; the lines are fed in page order.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -172,60 +174,80 @@ def parse_codebook_pdf(path: Path) -> Codebook:
     """Parse the WVS-7 Codebook Variables report PDF; raise :class:`InputError` for unreadable or foreign PDFs."""
     path = Path(path)
     parser = _Parser()
-    for page_number, lines in _page_lines(path):
-        for line in lines:
-            parser.feed(line, page_number)
-        if page_number == SEARCH_PAGES and not parser.drafts:
-            raise InputError(
-                f"no codebook variable headers (bold 'Q46 Feeling of happiness' style lines) on pages "
-                f"1-{SEARCH_PAGES}; is this the WVS-7 'Codebook Variables report'?",
-                file=path,
-            )
+    with contextlib.closing(_page_lines(path)) as pages:  # closed at once: a foreign PDF stops the page readers
+        for page_number, lines in pages:
+            for line in lines:
+                parser.feed(line, page_number)
+            if page_number == SEARCH_PAGES and not parser.drafts:
+                raise InputError(
+                    f"no codebook variable headers (bold 'Q46 Feeling of happiness' style lines) on pages "
+                    f"1-{SEARCH_PAGES}; is this the WVS-7 'Codebook Variables report'?",
+                    file=path,
+                )
     return parser.codebook(path)
 
 
 def _page_lines(path: Path) -> Iterator[tuple[int, list[list[Word]]]]:
-    """Yield (1-based page number, body lines) per page, in order; pdfplumber/pdfminer failures become InputError.
-    Pages after the first SEARCH_PAGES are read by PAGE_WORKERS processes, each taking every PAGE_WORKERS-th run."""
+    """Yield (1-based page number, body lines) per page, in order; PDFium's failures become InputError.
+    Pages after the first SEARCH_PAGES are read by PAGE_WORKERS processes, each taking every PAGE_WORKERS-th run;
+    they start before this process reads the first pages, so that their start-up overlaps that reading."""
     first = (1, SEARCH_PAGES + 1)
-    total, pages = _read_pages(str(path), [first])
-    yield from _checked(path, pages)
-    if total < first[1]:
-        return
+    total = _page_count(path)
     workers = max(1, min(PAGE_WORKERS, total - SEARCH_PAGES))
-    size = -(-(total - SEARCH_PAGES) // (workers * PAGE_RUNS_PER_WORKER))
+    size = max(1, -(-(total - SEARCH_PAGES) // (workers * PAGE_RUNS_PER_WORKER)))
     runs = [(start, min(start + size, total + 1)) for start in range(first[1], total + 1, size)]
-    if workers == 1:
-        yield from _checked(path, _read_pages(str(path), runs)[1])
-        return
-    yield from _checked(path, sorted(_read_pages_in_workers(path, [runs[k::workers] for k in range(workers)]),
-                                     key=lambda page: page[0]))
-
-
-def _read_pages_in_workers(path: Path, shares: list[list[tuple[int, int]]]) -> list[tuple[int, list | str]]:
-    """:func:`_read_pages` of each share of runs in a process of its own (``python -m`` this module: unlike a
-    multiprocessing worker it never re-imports the caller's main module, and forks nothing of its threads)."""
-    command = [sys.executable, "-m", "culturebench.raw.codebook_pdf"]
-    processes = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_python_env())
-                 for _ in shares]
-    pages: list[tuple[int, list | str]] = []
+    shares = [runs[k::workers] for k in range(workers)]
+    readers = _start_page_readers(path, shares) if workers > 1 else []
     try:
-        for process, share in zip(processes, shares):
-            process.stdin.write(json.dumps({"path": str(path), "runs": share}).encode())
-            process.stdin.close()
-        for process in processes:
-            answer = process.stdout.read()
-            if process.wait() != 0:
-                raise InputError(f"PDF pages cannot be read (a page reader exited with {process.returncode})",
-                                 file=path)
-            pages += pickle.loads(answer)[1]
+        yield from _checked(path, _read_pages(str(path), [first])[1])
+        if readers:
+            yield from _checked(path, _collect_pages(path, readers, shares))
+        elif runs:
+            yield from _checked(path, _read_pages(str(path), runs)[1])
     finally:
-        for process in processes:
+        for process in readers:
             if process.poll() is None:
                 process.kill()
                 process.wait()
             process.stdout.close()
-    return pages
+
+
+def _page_count(path: Path) -> int:
+    try:
+        document = open_pdf(str(path))
+    except PdfReadError as exc:
+        raise InputError(f"not a readable PDF ({_describe(exc)})", file=path) from None
+    with document:
+        return len(document)
+
+
+def _start_page_readers(path: Path, shares: list[list[tuple[int, int]]]) -> list[subprocess.Popen]:
+    """A process per share of runs, each doing :func:`_read_pages` (``python -m`` this module: unlike a
+    multiprocessing worker it never re-imports the caller's main module, and forks nothing of its threads)."""
+    command = [sys.executable, "-m", "culturebench.raw.codebook_pdf"]
+    processes = []
+    for share in shares:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_python_env())
+        processes.append(process)
+        process.stdin.write(json.dumps({"path": str(path), "runs": share}).encode())
+        process.stdin.close()
+    return processes
+
+
+def _collect_pages(path: Path, processes: list[subprocess.Popen],
+                   shares: list[list[tuple[int, int]]]) -> Iterator[tuple[int, list | str]]:
+    """The pages the page readers read, in page order. A reader answers one pickle per run, unpickled only when its
+    pages are next: the words of all pages are never in memory at once, which would leave this process (the build)
+    some 50 MB larger for the rest of its run."""
+    runs: dict[tuple[int, int], bytes] = {}
+    for process, share in zip(processes, shares):
+        answer = process.stdout.read()
+        if process.wait() != 0:
+            raise InputError(f"PDF pages cannot be read (a page reader exited with {process.returncode})", file=path)
+        runs.update(zip(share, pickle.loads(answer)))
+        del answer
+    for run in sorted(runs):
+        yield from pickle.loads(runs.pop(run))
 
 
 def _checked(path: Path, pages: list[tuple[int, list[list[Word]] | str]]) -> Iterator[tuple[int, list[list[Word]]]]:
@@ -350,6 +372,14 @@ def _describe(exc: Exception) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-if __name__ == "__main__":  # a page reader of _read_pages_in_workers: JSON {path, runs} in, pickle out
+def _pickled_runs(path: str, runs: list[tuple[int, int]]) -> list[bytes]:
+    """What a page reader answers: per run, the pickle of its pages as :func:`_read_pages` gives them (a failure
+    ends its run's list and leaves the later runs empty; a file that cannot be read is told in the first run)."""
+    pages = _read_pages(path, runs)[1]
+    return [pickle.dumps([page for page in pages if start <= page[0] < stop or (page[0] == 0 and index == 0)])
+            for index, (start, stop) in enumerate(runs)]
+
+
+if __name__ == "__main__":  # a page reader of _start_page_readers: JSON {path, runs} in, a pickle per run out
     request = json.loads(sys.stdin.buffer.read())
-    sys.stdout.buffer.write(pickle.dumps(_read_pages(request["path"], [tuple(run) for run in request["runs"]])))
+    sys.stdout.buffer.write(pickle.dumps(_pickled_runs(request["path"], [tuple(run) for run in request["runs"]])))

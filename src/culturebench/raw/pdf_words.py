@@ -3,8 +3,8 @@
 pdfplumber interprets every page's content stream in Python (pdfminer.six): on the 404-page WVS-7 codebook that
 took about 0.3 s of CPU per page, nearly all of it tokenising and interpreting the stream and building a dict per
 character. PDFium (C++, through pypdfium2) does the same in milliseconds; this module reads its characters (text,
-loose box, font) and groups them into words with pdfplumber's own rules, so the words, and what is parsed from
-them, stay the same:
+origin, font) and groups them into words with pdfplumber's own rules, so the words, and what is parsed from them,
+stay the same:
 
 - characters are taken in content-stream order and split into runs of one font (pdfplumber groups by its
   ``extra_attrs``); a run's characters are clustered into lines by ``top`` (values within ``Y_TOLERANCE`` of
@@ -13,17 +13,16 @@ them, stay the same:
   ``Y_TOLERANCE``;
 - a character's box is pdfminer's: ``x0``/``x1`` the pen position before and after it, ``bottom`` at the font's
   descent below the baseline and ``top`` one font size above that;
-- PDFium drops some space characters (and whole text objects made of one) from its text page that pdfminer
-  keeps; they still end words and split font runs, so they are put back from each text object's own text;
+- PDFium leaves text objects of spaces only out of its text page, which pdfminer reads as a space; they still
+  end words and split font runs, so each is put back, in stream order, as a space at the object's origin;
   PDFium's generated spaces and line breaks (it infers them from gaps) are not characters of the stream and are
-  skipped. Ligatures are expanded as pdfplumber does. Only upright (unrotated) text is handled, which is all the
-  codebook has.
+  skipped, and a line-end hyphen it marks U+0002 (U+FFFE in the page's text) is a ``-``. Ligatures are expanded
+  as pdfplumber does. Only upright (unrotated) text is handled, which is all the codebook has.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Iterator
 from typing import Any
 
 import pypdfium2
@@ -45,8 +44,7 @@ def _plain(function: Any, restype: Any, *argtypes: Any) -> Any:
 
 _VOID, _INT, _FLOAT_P = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)
 _text_object = _plain(pdfium_c.FPDFText_GetTextObject, _VOID, _VOID, _INT)
-_char_origin = _plain(pdfium_c.FPDFText_GetCharOrigin, _INT, _VOID, _INT, ctypes.POINTER(ctypes.c_double),
-                      ctypes.POINTER(ctypes.c_double))
+_char_origin = _plain(pdfium_c.FPDFText_GetCharOrigin, _INT, _VOID, _INT, _VOID, _VOID)  # x, y by address
 _page_object = _plain(pdfium_c.FPDFPage_GetObject, _VOID, _VOID, _INT)
 _object_type = _plain(pdfium_c.FPDFPageObj_GetType, _INT, _VOID)
 _object_font = _plain(pdfium_c.FPDFTextObj_GetFont, _VOID, _VOID)
@@ -136,8 +134,9 @@ def _stream_chars(page: int, textpage: int, height: float, fonts: Fonts) -> list
     count = _char_count(textpage)
     text = _page_text(textpage, count)
     runs: dict[int, list[Char]] = {}  # text object address -> its characters on the text page
-    x, y = ctypes.c_double(), ctypes.c_double()
-    x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)
+    origin = (ctypes.c_double * 2)()  # x, y of a character's origin, passed by address (cheaper than byref)
+    x_address = ctypes.addressof(origin)
+    y_address = x_address + ctypes.sizeof(ctypes.c_double)
     current = chars = None
     for index in range(count):
         address = _text_object(textpage, index)
@@ -153,12 +152,13 @@ def _stream_chars(page: int, textpage: int, height: float, fonts: Fonts) -> list
                 name = fonts.name(font)
                 descent, widths = fonts.descent_and_widths(font, size)
         character = text[index]
-        _char_origin(textpage, index, x_ref, y_ref)
+        _char_origin(textpage, index, x_address, y_address)
+        x0 = origin[0]
         advance = widths.get(character)
         if advance is None:
             advance = fonts.advance(font, size, character, widths)
-        bottom = height - y.value - descent
-        chars.append((character, x.value, x.value + advance, bottom - size, bottom, name))
+        bottom = height - origin[1] - descent
+        chars.append((character, x0, x0 + advance, bottom - size, bottom, name))
     stream: list[Char] = []
     matrix, size_out = pdfium_c.FS_MATRIX(), ctypes.c_float()
     for k in range(_object_count(page)):
