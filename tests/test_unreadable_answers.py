@@ -111,3 +111,33 @@ def test_every_summary_uses_the_shared_warning(name):
     module = importlib.import_module(f"culturebench.evaluate.{name}.run")
     assert "unreadable_warning(" in inspect.getsource(module.summary)
     assert "def unreadable_warning" not in inspect.getsource(module)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_docs_do_not_say_the_vllm_engines_are_refused_for_logprobs():
+    """option_probability.check_scoring accepts --backend vllm and ray (either engine) with --scoring logprobs;
+    docs/evaluating.md's section says so and refuses neither."""
+    from culturebench import registry
+    from culturebench.evaluate.option_probability import check_scoring
+
+    benchmark = registry.benchmark("normad")
+    for backend in ("vllm", "ray"):
+        check_scoring(benchmark, benchmark.Options(), "logprobs", backend)  # no InputError
+    text = " ".join((REPO / "docs" / "evaluating.md").read_text(encoding="utf-8").split())
+    section = text.split("## Scoring by option probability", 1)[1].split(" ## ", 1)[0]
+    refused = [s for s in section.split(". ") if "refused" in s]
+    assert refused and not any("vllm" in s.lower() or "ray" in s.lower() for s in refused), refused
+
+
+def test_gitignore_covers_every_folder_the_readme_examples_write():
+    """Every top folder a README command writes (--out, --raw's releases, --out of export) is ignored."""
+    ignored = {line.strip().strip("/") for line in (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()}
+    outs = set()
+    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+        words = line.split()
+        if words[:1] == ["culturebench"] and "--out" in words:
+            outs.add(words[words.index("--out") + 1].split("/")[0])
+    assert {"runs", "reports", "lm_tasks", "raw_generated", "releases"} <= outs
+    assert outs <= ignored, outs - ignored
