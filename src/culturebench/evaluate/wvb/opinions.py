@@ -36,7 +36,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.evaluate import uncertainty
-from culturebench.evaluate.wvb.items import _collect, _paths, _scan
+from culturebench.evaluate.wvb.items import _collect, _scan
 from culturebench.release import load_manifest
 
 WEIGHT_COLUMN = "W_WEIGHT"
