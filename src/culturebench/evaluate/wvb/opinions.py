@@ -43,6 +43,8 @@ from culturebench.release import load_manifest
 WEIGHT_COLUMN = "W_WEIGHT"
 """The survey weight in the participants config (``builders.wvb.WEIGHT_COLUMN``; not imported: that module
 imports the builder's stack)."""
+WEIGHT_QUANTUM = 1e-9
+"""Survey weights are summed as whole multiples of this (WVS-7's W_WEIGHT has at most 8 decimals)."""
 MEASURES = ("similarity_jsd", "similarity_w1")
 N_EXTREMES = 5
 """metrics.json names the five most and five least similar countries."""
@@ -132,7 +134,10 @@ def country_distributions(release: Path, question_ids: Iterable[str]) -> tuple[p
         counts = _collect(people.select(pl.col(WEIGHT_COLUMN).null_count().alias("missing"),
                                         pl.col(WEIGHT_COLUMN).min().alias("lowest")), release, "participants")
         weighted = counts["missing"][0] == 0 and (counts["lowest"][0] or 0) > 0
-    weight = pl.col(WEIGHT_COLUMN).cast(pl.Float64) if weighted else pl.lit(1.0)
+    # weights as whole multiples of WEIGHT_QUANTUM: integer sums do not depend on the order polars adds them in
+    # (float sums of a parallel group-by do, in the last bits: the same run would not write the same bytes)
+    weight = (pl.col(WEIGHT_COLUMN).cast(pl.Float64) / WEIGHT_QUANTUM).round().cast(pl.Int64) if weighted \
+        else pl.lit(1, dtype=pl.Int64)
     people = people.select(pl.col("participant_id").cast(pl.Int64), pl.col("country").cast(pl.String),
                            weight.alias("weight"))
     wanted = pl.Series(list(question_ids), dtype=pl.String).implode()
@@ -145,7 +150,8 @@ def country_distributions(release: Path, question_ids: Iterable[str]) -> tuple[p
                .agg(pl.col("weight").sum(), pl.len().alias("n")))
     frame = _collect(answers, release, "examples")
     group = ("country", "question_id")
-    frame = frame.select(*group, "code", (pl.col("weight") / pl.col("weight").sum().over(group)).alias("share"),
+    frame = frame.select(*group, "code", (pl.col("weight") / pl.col("weight").sum().over(group)).cast(pl.Float64)
+                         .alias("share"),
                          pl.col("n").sum().over(group).cast(pl.Int64).alias("n")).sort(*group, "code")
     return frame, weighted
 
@@ -170,11 +176,23 @@ def mean_distributions(parts: pl.DataFrame) -> pl.DataFrame:
     """The model's distribution per (steer, question) as the mean of its requests' distributions (steer,
     question_id, sample_index, code, share; each request's shares sum to 1): (steer, question_id, code, share)."""
     group = ("steer", "question_id")
-    return (parts.lazy()
-            .with_columns(pl.struct("sample_index").n_unique().over(group).alias("n_samples"))
-            .group_by(*group, "code")
-            .agg((pl.col("share").sum() / pl.col("n_samples").first()).alias("share"))
-            .sort(*group, "code", nulls_last=False).collect())
+    frame = (parts.with_columns(pl.col("sample_index").n_unique().over(group).alias("n_samples"))
+             .sort(*group, "code", "sample_index", nulls_last=False))
+    sums = ordered_sums(frame, [*group, "code"], {"share": frame["share"].to_numpy()})
+    n = frame.unique([*group, "code"], keep="first", maintain_order=True)["n_samples"].to_numpy()
+    return sums.with_columns(pl.Series("share", sums["share"].to_numpy() / n))
+
+
+def ordered_sums(frame: pl.DataFrame, keys: list[str], columns: dict[str, np.ndarray]) -> pl.DataFrame:
+    """Per run of equal ``keys`` in ``frame`` (sorted by them), the sum of each array of ``columns`` (aligned with
+    ``frame``'s rows), added in row order (``np.add.reduceat``): the same bytes on every run, which a parallel
+    group-by's float sums are not."""
+    starts = np.flatnonzero(np.r_[True, frame.select(
+        pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys).fill_null(True))
+        .to_series().to_numpy()[1:]]) if frame.height else np.empty(0, dtype=np.int64)
+    head = frame[starts.tolist()].select(keys) if frame.height else frame.select(keys)
+    return head.with_columns(pl.Series(name, np.add.reduceat(values, starts) if frame.height else values[:0])
+                             for name, values in columns.items())
 
 
 # ------------------------------------------------------------------------------------------------ the measures
@@ -199,17 +217,21 @@ def similarity_table(model: pl.DataFrame, humans: pl.DataFrame, questions: pl.Da
                   on=["country", "question_id", "code"], how="left")
             .with_columns(pl.col("p").fill_null(0.0), pl.col("q").fill_null(0.0))
             .sort("steer", "country", "question_id", "code", nulls_last=False))
-    keys = ("steer", "country", "question_id")
-    m = (pl.col("p") + pl.col("q")) / 2
-
-    def kl(a: str) -> pl.Expr:
-        return pl.when(pl.col(a) > 0).then(pl.col(a) * (pl.col(a) / m).log(2)).otherwise(0.0)
-
-    gap = (pl.col("p").cum_sum() - pl.col("q").cum_sum()).abs()
-    return (grid.group_by(*keys, maintain_order=True)
-            .agg((1 - 0.5 * kl("p").sum() - 0.5 * kl("q").sum()).clip(0.0, 1.0).alias("jsd"),
-                 (1 - gap.sum() / (pl.col("scale_max").first() - pl.col("scale_min").first())).alias("w1"))
-            .collect())
+    keys = ["steer", "country", "question_id"]
+    grid = grid.collect()
+    p, q = grid["p"].to_numpy(), grid["q"].to_numpy()
+    m = (p + q) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kl = 0.5 * np.where(p > 0, p * np.log2(p / m), 0.0) + 0.5 * np.where(q > 0, q * np.log2(q / m), 0.0)
+    # W1 on unit-spaced codes: the sum of |CDF_p - CDF_q| over the question's codes (cumulated per group below)
+    sums = ordered_sums(grid, keys, {"kl": kl, "p": p, "q": q})
+    cdf_gap = grid.select(*keys, pl.Series("p", p), pl.Series("q", q)).with_columns(
+        (pl.col("p").cum_sum() - pl.col("q").cum_sum()).over(keys).abs().alias("gap"))
+    gaps = ordered_sums(grid, keys, {"gap": cdf_gap["gap"].to_numpy()})
+    width = grid.unique(keys, keep="first", maintain_order=True).select(
+        (pl.col("scale_max") - pl.col("scale_min")).cast(pl.Float64))
+    return sums.select(*keys, pl.Series("jsd", np.clip(1 - sums["kl"].to_numpy(), 0.0, 1.0)),
+                       pl.Series("w1", 1 - gaps["gap"].to_numpy() / width.to_series().to_numpy()))
 
 
 def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.DataFrame,
