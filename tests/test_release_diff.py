@@ -177,3 +177,34 @@ def test_publish_shows_the_diff_against_the_hubs_current_revision(revised, hub):
     assert real.output.index("changes since") < real.output.index("committed")
     again = runner.invoke(app, ["publish", str(revised["new"]), "--repo-id", "org/normad", "--dry-run"])
     assert "changes since org/normad@main: no change" in again.output.splitlines()
+
+
+def test_bench_tiny_diffs_the_wvb_sample_without_one_country(tmp_path):
+    """bench/release_diff.py --tiny: the rows the diff says were removed are the dropped country's, counted in
+    OLD's parquet; its answer groups are removed and no other country's distribution moves."""
+    import subprocess
+    import sys
+
+    import polars as pl
+
+    from conftest import REPO
+
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "release_diff.py"), "--tiny", "--keep", str(tmp_path)],
+                          capture_output=True, text=True, timeout=1200, env={**__import__("os").environ,
+                                                                            "PYTHONPATH": str(REPO / "src")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "median diff" in done.stdout and "tree RSS" in done.stdout
+    written = json.loads((tmp_path / "diff" / "diff.json").read_text())
+    old = tmp_path / "old" / "wvb"
+    participants = pl.read_parquet(old / "data" / "participants" / "*.parquet")
+    kept = pl.read_parquet(tmp_path / "new" / "wvb" / "data" / "participants" / "*.parquet")
+    [gone] = set(participants["country"]) - set(kept["country"])
+    lost = participants.filter(pl.col("country") == gone)
+    removed = {t["split"]: t["removed"] for t in written["tables"] if t["config"] == "participants"}
+    assert removed == {split: lost.filter(pl.col("split") == split).height for split in ("train", "validation", "test")}
+    examples = pl.read_parquet(old / "data" / "examples" / "*.parquet").join(lost.select("participant_id"),
+                                                                             on="participant_id")
+    assert sum(t["removed"] for t in written["tables"] if t["config"] == "examples") == examples.height
+    scores = written["score_inputs"]["answers per question and country"]
+    assert scores["groups_removed"] == examples["question_id"].n_unique()
+    assert scores["groups_distribution_changed"] == 0 and scores["groups_added"] == 0

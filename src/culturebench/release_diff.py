@@ -284,9 +284,10 @@ def card_sections(folder: Path) -> tuple[dict, dict[str, str]]:
         end = text.index("\n---\n", 4)
         header, text = yaml.safe_load(text[4:end]) or {}, text[end + 5:]
     sections: dict[str, list[str]] = {}
-    heading = "(top)"
+    heading, fenced = "(top)", False
     for line in text.splitlines():
-        if line.startswith("#"):
+        fenced ^= line.startswith("```")
+        if line.startswith("#") and not fenced:
             heading = line.lstrip("#").strip()
         sections.setdefault(heading, []).append(line)
     return header, {h: "\n".join(lines) for h, lines in sections.items() if not h.startswith(CHANGES_HEADING)}
