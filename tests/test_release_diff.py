@@ -114,6 +114,18 @@ def test_a_release_diffed_with_itself_reports_no_change(revised, tmp_path):
     assert all(t["added"] == t["removed"] == t["changed"] == 0 for t in written["tables"])
 
 
+@pytest.mark.parametrize("name", ["wvb", "cdeval", "llm_globe", "socialcc"])
+def test_every_benchmarks_sample_diffed_with_itself_is_no_change(bundled_release, name, tmp_path):
+    """Each benchmark declares its keys and score inputs; SocialCC's scenarios without a value country (null
+    groups) match themselves."""
+    result = run_diff(bundled_release(name), bundled_release(name), tmp_path / "d")
+    assert result.exit_code == 0, result.output
+    written = json.loads((tmp_path / "d" / "diff.json").read_text())
+    assert written["changed"] is False and result.output.splitlines()[0] == "no change"
+    assert written["score_inputs"] and "not_compared" not in written["score_inputs"]
+    assert all(s["groups_old"] == s["groups_new"] > 0 for s in written["score_inputs"].values())
+
+
 def test_another_benchmark_is_one_line_and_exit_2(revised, bundled_release, tmp_path):
     line = one_line_error(run_diff(revised["old"], bundled_release("cdeval"), tmp_path / "d"))
     assert "'normad'" in line and "'cdeval'" in line and "one benchmark" in line
