@@ -114,6 +114,18 @@ def test_a_release_diffed_with_itself_reports_no_change(revised, tmp_path):
     assert all(t["added"] == t["removed"] == t["changed"] == 0 for t in written["tables"])
 
 
+@pytest.mark.parametrize("name", ["wvb", "cdeval", "llm_globe", "socialcc"])
+def test_every_benchmarks_sample_diffed_with_itself_is_no_change(bundled_release, name, tmp_path):
+    """Each benchmark declares its keys and score inputs; SocialCC's scenarios without a value country (null
+    groups) match themselves."""
+    result = run_diff(bundled_release(name), bundled_release(name), tmp_path / "d")
+    assert result.exit_code == 0, result.output
+    written = json.loads((tmp_path / "d" / "diff.json").read_text())
+    assert written["changed"] is False and result.output.splitlines()[0] == "no change"
+    assert written["score_inputs"] and "not_compared" not in written["score_inputs"]
+    assert all(s["groups_old"] == s["groups_new"] > 0 for s in written["score_inputs"].values())
+
+
 def test_another_benchmark_is_one_line_and_exit_2(revised, bundled_release, tmp_path):
     line = one_line_error(run_diff(revised["old"], bundled_release("cdeval"), tmp_path / "d"))
     assert "'normad'" in line and "'cdeval'" in line and "one benchmark" in line
@@ -177,3 +189,34 @@ def test_publish_shows_the_diff_against_the_hubs_current_revision(revised, hub):
     assert real.output.index("changes since") < real.output.index("committed")
     again = runner.invoke(app, ["publish", str(revised["new"]), "--repo-id", "org/normad", "--dry-run"])
     assert "changes since org/normad@main: no change" in again.output.splitlines()
+
+
+def test_bench_tiny_diffs_the_wvb_sample_without_one_country(tmp_path):
+    """bench/release_diff.py --tiny: the rows the diff says were removed are the dropped country's, counted in
+    OLD's parquet; its answer groups are removed and no other country's distribution moves."""
+    import subprocess
+    import sys
+
+    import polars as pl
+
+    from conftest import REPO
+
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "release_diff.py"), "--tiny", "--keep", str(tmp_path)],
+                          capture_output=True, text=True, timeout=1200, env={**__import__("os").environ,
+                                                                            "PYTHONPATH": str(REPO / "src")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "median diff" in done.stdout and "tree RSS" in done.stdout
+    written = json.loads((tmp_path / "diff" / "diff.json").read_text())
+    old = tmp_path / "old" / "wvb"
+    participants = pl.read_parquet(old / "data" / "participants" / "*.parquet")
+    kept = pl.read_parquet(tmp_path / "new" / "wvb" / "data" / "participants" / "*.parquet")
+    [gone] = set(participants["country"]) - set(kept["country"])
+    lost = participants.filter(pl.col("country") == gone)
+    removed = {t["split"]: t["removed"] for t in written["tables"] if t["config"] == "participants"}
+    assert removed == {split: lost.filter(pl.col("split") == split).height for split in ("train", "validation", "test")}
+    examples = pl.read_parquet(old / "data" / "examples" / "*.parquet").join(lost.select("participant_id"),
+                                                                             on="participant_id")
+    assert sum(t["removed"] for t in written["tables"] if t["config"] == "examples") == examples.height
+    scores = written["score_inputs"]["answers per question and country"]
+    assert scores["groups_removed"] == examples["question_id"].n_unique()
+    assert scores["groups_distribution_changed"] == 0 and scores["groups_added"] == 0

@@ -34,6 +34,7 @@ EXCERPT = 60
 TOLERANCE = 1e-12
 """A distance at most this is no change (float sums of equal shares)."""
 OLD = "__old"
+NEW = "__new"
 
 
 @dataclass
@@ -143,7 +144,10 @@ def describe(release: Release) -> dict:
 def table_diff(old: pl.LazyFrame, new: pl.LazyFrame, key: tuple[str, ...], hidden: set[str],
                labels: tuple[str, str]) -> dict:
     """Rows added, removed and changed (per column, with examples) of one config split, matched on ``key``; and
-    its columns added, removed and retyped. ``hidden`` columns (withheld from a Hub upload) are not compared."""
+    its columns added, removed and retyped. ``hidden`` columns (withheld from a Hub upload) are not compared.
+
+    One full join on the key, aggregated as it streams (polars' streaming engine): string columns are joined and
+    compared as Categorical (one copy of each distinct value), which halves the join's memory on WVB's examples."""
     old_schema, new_schema = old.collect_schema(), new.collect_schema()
     for label, schema in zip(labels, (old_schema, new_schema)):
         if missing := [k for k in key if k not in schema]:
@@ -152,36 +156,44 @@ def table_diff(old: pl.LazyFrame, new: pl.LazyFrame, key: tuple[str, ...], hidde
     retyped = [c for c in common if old_schema[c] != new_schema[c]]
     compared = [c for c in common if c not in key and c not in retyped]
     key = list(key)
-    old, new = old.select(*key, *compared), new.select(*key, *compared)
-    joined = new.join(old, on=key, how="inner", suffix=OLD)
-    flags = {c: pl.col(c).ne_missing(pl.col(c + OLD)) for c in compared}
-    counts = joined.select(pl.len().alias("matched"), *[flag.sum().alias(c) for c, flag in flags.items()],
-                           (pl.any_horizontal(*flags.values()) if flags else pl.lit(False)).sum().alias(OLD))
-    added, removed = new.join(old, on=key, how="anti"), old.join(new, on=key, how="anti")
-    added_n, removed_n, counted = pl.collect_all([added.select(pl.len()), removed.select(pl.len()), counts],
-                                                 engine="streaming")
-    per_column = {c: n for c, n in counted.row(0, named=True).items() if c in flags and n}
+    strings = [pl.col(c).cast(pl.Categorical) for c in (*key, *compared) if new_schema[c] == pl.String]
+    joined = (new.select(*key, *compared).with_columns(*strings, pl.lit(True).alias(NEW))
+              .join(old.select(*key, *compared).with_columns(*strings, pl.lit(True).alias(OLD)), on=key, how="full",
+                    coalesce=True, suffix=OLD))
+    both = pl.col(NEW).is_not_null() & pl.col(OLD).is_not_null()
+    flags = {c: both & pl.col(c).ne_missing(pl.col(c + OLD)) for c in compared}
+    as_text = [pl.col(k).cast(pl.String) if new_schema[k] == pl.String else pl.col(k) for k in key]
+
+    def first(rows: pl.Expr, *columns: pl.Expr) -> pl.Expr:  # the first EXAMPLES rows by key, as structs
+        return (pl.struct(*as_text, *columns).filter(rows).sort_by(*[k.filter(rows) for k in as_text])
+                .head(EXAMPLES).implode())
+
+    counted = joined.select(
+        pl.col(OLD).is_null().sum().alias("added"), pl.col(NEW).is_null().sum().alias("removed"),
+        both.sum().alias("matched"), (pl.any_horizontal(*flags.values()) if flags else pl.lit(False)).sum()
+        .alias("changed"), *[flag.sum().alias(f"{c}{NEW}") for c, flag in flags.items()],
+        first(pl.col(OLD).is_null()).alias(f"added{OLD}"), first(pl.col(NEW).is_null()).alias(f"removed{OLD}"),
+        *[first(flag, pl.col(c).cast(pl.String) if new_schema[c] == pl.String else pl.col(c),
+                pl.col(c + OLD).cast(pl.String) if new_schema[c] == pl.String else pl.col(c + OLD)).alias(c + OLD)
+          for c, flag in flags.items()],
+    ).collect(engine="streaming").row(0, named=True)
+    per_column = {c: counted[f"{c}{NEW}"] for c in compared if counted[f"{c}{NEW}"]}
     return {
         "key": key,
-        "rows_old": counted["matched"][0] + removed_n.item(), "rows_new": counted["matched"][0] + added_n.item(),
-        "added": added_n.item(), "removed": removed_n.item(), "changed": counted[OLD][0],
+        "rows_old": counted["matched"] + counted["removed"], "rows_new": counted["matched"] + counted["added"],
+        "added": counted["added"], "removed": counted["removed"], "changed": counted["changed"],
         "changed_by_column": per_column,
         "examples": {
-            "added": _keys(added, key) if added_n.item() else [],
-            "removed": _keys(removed, key) if removed_n.item() else [],
+            "added": [_key_text(row, key) for row in counted[f"added{OLD}"]],
+            "removed": [_key_text(row, key) for row in counted[f"removed{OLD}"]],
             "changed": {c: [{"key": _key_text(row, key), **around_difference(row[c + OLD], row[c])}
-                            for row in joined.filter(flags[c]).select(*key, c, c + OLD).sort(key).head(EXAMPLES)
-                            .collect().iter_rows(named=True)] for c in per_column},
+                            for row in counted[c + OLD]] for c in per_column},
         },
         "columns": {"added": [c for c in new_schema if c not in old_schema and c not in hidden],
                     "removed": [c for c in old_schema if c not in new_schema and c not in hidden],
                     "retyped": [{"column": c, "old": str(old_schema[c]), "new": str(new_schema[c])} for c in retyped],
                     "not_compared": sorted(hidden & (set(old_schema) | set(new_schema)))},
     }
-
-
-def _keys(frame: pl.LazyFrame, key: list[str]) -> list[str]:
-    return [_key_text(row, key) for row in frame.select(key).sort(key).head(EXAMPLES).collect().iter_rows(named=True)]
 
 
 def _key_text(row: dict, key: list[str]) -> str:
@@ -218,7 +230,7 @@ def compare_counts(old, new) -> dict:
     by = list(new.by)
     totals = (old.counts.group_by(by).agg(pl.col("count").sum())
               .join(new.counts.group_by(by).agg(pl.col("count").sum()), on=by, how="full", coalesce=True,
-                    suffix="_new").rename({"count": "count_old"}).fill_null(0).sort(by))
+                    nulls_equal=True, suffix="_new").rename({"count": "count_old"}).fill_null(0).sort(by))
     added = totals.filter(pl.col("count_old") == 0)
     removed = totals.filter(pl.col("count_new") == 0)
     both = totals.filter((pl.col("count_old") > 0) & (pl.col("count_new") > 0))
@@ -252,8 +264,8 @@ def distribution_distances(old, new, groups: pl.DataFrame) -> pl.DataFrame:
     by, value = list(new.by), new.value
     counts = (old.counts.select(*by, value, pl.col("count").alias("old"))
               .join(new.counts.select(*by, value, pl.col("count").alias("new")), on=[*by, value], how="full",
-                    coalesce=True)
-              .join(groups, on=by, how="semi").fill_null(0).sort([*by, value]))
+                    coalesce=True, nulls_equal=True)
+              .join(groups, on=by, how="semi", nulls_equal=True).fill_null(0).sort([*by, value]))
     shares = counts.with_columns((pl.col("old") / pl.col("old").sum().over(by)).alias("p"),
                                  (pl.col("new") / pl.col("new").sum().over(by)).alias("q"))
     if new.scale:
@@ -261,7 +273,7 @@ def distribution_distances(old, new, groups: pl.DataFrame) -> pl.DataFrame:
         gap = (pl.col(value).shift(-1).over(by) - pl.col(value)).fill_null(0).cast(pl.Float64)
         term = (pl.col("p").cum_sum().over(by) - pl.col("q").cum_sum().over(by)).abs() * gap
         distance = (pl.col("term").sum() / pl.col(new.scale).first()).alias("distance")
-        shares = shares.with_columns(term.alias("term")).join(scales, on=by, how="left")
+        shares = shares.with_columns(term.alias("term")).join(scales, on=by, how="left", nulls_equal=True)
     else:
         distance = ((pl.col("p") - pl.col("q")).abs().sum() / 2).alias("distance")
     return shares.group_by(by, maintain_order=True).agg(distance, pl.col("old").sum().alias("count_old"),
@@ -284,9 +296,10 @@ def card_sections(folder: Path) -> tuple[dict, dict[str, str]]:
         end = text.index("\n---\n", 4)
         header, text = yaml.safe_load(text[4:end]) or {}, text[end + 5:]
     sections: dict[str, list[str]] = {}
-    heading = "(top)"
+    heading, fenced = "(top)", False
     for line in text.splitlines():
-        if line.startswith("#"):
+        fenced ^= line.startswith("```")
+        if line.startswith("#") and not fenced:
             heading = line.lstrip("#").strip()
         sections.setdefault(heading, []).append(line)
     return header, {h: "\n".join(lines) for h, lines in sections.items() if not h.startswith(CHANGES_HEADING)}
