@@ -52,9 +52,9 @@ CPU_ENGINE_DEFAULTS = {"enforce_eager": True, "kv_cache_memory_bytes": CPU_KV_CA
 offset"): with its CPU default of 4,096 batched tokens, any sampled batch over 4,096 prompt tokens killed the engine
 (issue #52). Without chunked prefill vLLM schedules whole prompts only and raises ``max_num_batched_tokens`` to the
 model's length, so no prefill is partial."""
-START_WAIT = {"cpu": "about a minute on a few cores", "cuda": "1-3 minutes, longer for a large model"}
-"""What the start line says the engine's start takes (import, weights, KV cache; measured with SmolLM2-135M on this
-repository's 2-core CI machine: 50-60 s; on a GPU the compile step dominates)."""
+START_WAIT = "1-2 minutes on a CPU, more for a large model or on a busy machine"
+"""What the start line says the engine's start takes: measured with SmolLM2-135M on this repository's shared 2-core
+machine, ``import vllm`` alone 52 s and the whole start 60-110 s (issue #52)."""
 
 UNUSED_FLAGS = ("concurrency", "timeout", "max_wait")
 """``evaluate`` flags of the HTTP backends that do nothing here (run.json does not record them for this backend)."""
@@ -216,6 +216,10 @@ class VLLMBackend:
         saying so first with its expected wait. Runs under ``generate``'s signal handling."""
         if self.llm is not None:
             return
+        if not _ENGINES:
+            where = f"; its log: {self.log_path}" if self.log_path is not None else ""
+            print(f"starting the vLLM engine for {self.model} (importing vLLM, loading the weights, reserving the KV "
+                  f"cache: {START_WAIT}){where}", file=sys.stderr, flush=True)
         with vllm_process.output_to(self.log_path):
             self._vllm = vllm = import_vllm()
             self.platform = vllm_platform()
@@ -224,9 +228,6 @@ class VLLMBackend:
         self._key = key = json.dumps(self.engine_args, sort_keys=True, default=str)
         started = time.perf_counter()
         if key not in _ENGINES:
-            where = f"; its log: {self.log_path}" if self.log_path is not None else ""
-            print(f"starting the vLLM engine for {self.model} on {self.platform} "
-                  f"({START_WAIT.get(self.platform, 'a few minutes')}){where}", file=sys.stderr, flush=True)
             _PROCESSES[key] = vllm_process.EngineProcesses()
             try:
                 with vllm_process.output_to(self.log_path):

@@ -4,7 +4,8 @@ folder exists, ``--engine-args`` is a JSON object of argument names vLLM knows; 
 Importing vLLM and starting its engine takes about a minute on CPU; a mistyped folder or argument name found only
 then gave a 51-line traceback (issue #52). These read the installed package's files without executing them: the
 names of ``vllm.engine.arg_utils.EngineArgs``'s fields and of ``vllm.LLM.__init__``'s parameters, by ``ast``
-(about 0.1 s, against ~20 s for importing ``vllm.engine.arg_utils``)."""
+(0.45 s, against 80 s for ``import vllm.engine.arg_utils`` and 52 s for ``import vllm``, measured once each on
+this 2-core machine under load with vLLM 0.32.0's CPU build)."""
 
 from __future__ import annotations
 
