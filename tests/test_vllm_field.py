@@ -116,6 +116,7 @@ def test_sampled_run_answers_every_request_and_a_cached_rerun_loads_nothing(vllm
     assert again.returncode == 0, again.stdout + again.stderr
     rerun = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert rerun["runner"]["n_cached"] == 72 and rerun["backend"]["started"] is False
+    assert rerun["runner"]["cached_prompt_tokens"] == runner["prompt_tokens"] > 0
     assert "starting the vLLM engine" not in again.stderr
     assert rerun_s < first_s
 

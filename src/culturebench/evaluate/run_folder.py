@@ -50,7 +50,8 @@ ROW_GROUP_ROWS = 1024
 """Records per row group of a shard: made into a frame this many at a time, which bounds the memory of writing
 (a runner batch at once cost four times as much)."""
 RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
-                "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated", "failed")
+                "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens", "cost",
+                "wall_s", "truncated", "failed")
 """The runner fields of run.json, the same for every benchmark (``runner.RunStats``; ``total_stats`` of several)."""
 
 
