@@ -291,9 +291,10 @@ class FakeLLM:
 
     def enqueue_chat(self, messages, sampling_params=None, use_tqdm=True):
         self.calls.append({"messages": messages, "sampling_params": sampling_params, "use_tqdm": use_tqdm})
-        ids = [f"r{len(self.queue) + sum(len(c['messages']) for c in self.calls)}-{i}" for i in range(len(messages))]
-        self.queue.extend(zip(ids, messages, sampling_params))
-        return ids
+        first = sum(len(c["messages"]) for c in self.calls[:-1])
+        external = [str(first + i) for i in range(len(messages))]  # what outputs carry; the ids returned are internal
+        self.queue.extend(zip(external, messages, sampling_params))
+        return [f"{request_id}-a1b2c3d4" for request_id in external]
 
     def step(self):
         request_id, conversation, sp = self.queue.pop()

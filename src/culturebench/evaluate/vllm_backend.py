@@ -291,7 +291,8 @@ class VLLMBackend:
                                      1 if requests[indices[0]].sampling.temperature == 0 else len(indices))
                       for indices in batch]
             ids = self.llm.enqueue_chat(conversations, sampling_params=params, use_tqdm=False)
-            in_engine.update(zip(ids, batch))
+            # vLLM returns its internal ids ("<n>-<8 random characters>"); outputs carry the external "<n>"
+            in_engine.update((str(request_id).split("-", 1)[0], indices) for request_id, indices in zip(ids, batch))
 
         top_up()
         while in_engine:
