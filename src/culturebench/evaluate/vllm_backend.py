@@ -52,6 +52,11 @@ CPU_ENGINE_DEFAULTS = {"enforce_eager": True, "kv_cache_memory_bytes": CPU_KV_CA
 offset"): with its CPU default of 4,096 batched tokens, any sampled batch over 4,096 prompt tokens killed the engine
 (issue #52). Without chunked prefill vLLM schedules whole prompts only and raises ``max_num_batched_tokens`` to the
 model's length, so no prefill is partial."""
+CPU_STEP_TIMEOUT_S = 3600
+"""vLLM's ``VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS`` on the CPU platform unless set: its default of 300 s killed the
+engine ("RPC call to execute_model timed out") during the first step of the issue's sampled run (72 prompts, 6,052
+tokens in one prefill, bf16 on an AVX2-only CPU with 2 cores under a load of 21); on a CPU a long step is compute,
+not a hung worker, and a dead worker is noticed by its process ending, at once."""
 START_WAIT = "1-2 minutes on a CPU, more for a large model or on a busy machine"
 """What the start line says the engine's start takes: measured with SmolLM2-135M on this repository's shared 2-core
 machine, ``import vllm`` alone 52 s and the whole start 60-110 s (issue #52)."""
@@ -89,10 +94,11 @@ def forget_engine(key: str) -> None:
     _ENGINES.pop(key, None)
 
 
-def import_vllm():
-    """The ``vllm`` module (its logging at ERROR on the terminal unless ``VLLM_LOGGING_LEVEL`` says otherwise: the
-    run prints its own progress), or an InputError saying what to install."""
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+def import_vllm(level: str = "ERROR"):
+    """The ``vllm`` module (its logging at ``level`` unless ``VLLM_LOGGING_LEVEL`` says otherwise: ERROR on the
+    terminal, where the run prints its own progress; INFO into a log file), or an InputError saying what to
+    install."""
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", level)
     try:
         import vllm
     except ImportError:
@@ -221,24 +227,23 @@ class VLLMBackend:
             print(f"starting the vLLM engine for {self.model} (importing vLLM, loading the weights, reserving the KV "
                   f"cache: {START_WAIT}){where}", file=sys.stderr, flush=True)
         with vllm_process.output_to(self.log_path):
-            self._vllm = vllm = import_vllm()
+            self._vllm = vllm = import_vllm("INFO" if self.log_path is not None else "ERROR")
             self.platform = vllm_platform()
         self.engine_args = engine_arguments(self.platform, self.model, tensor_parallel_size=self.tensor_parallel_size,
                                             seed=self.seed, overrides=self.engine_overrides)
         self._key = key = json.dumps(self.engine_args, sort_keys=True, default=str)
         started = time.perf_counter()
         if key not in _ENGINES:
+            if self.platform == "cpu":  # read by the engine core when it runs a step
+                os.environ.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", str(CPU_STEP_TIMEOUT_S))
             _PROCESSES[key] = vllm_process.EngineProcesses()
             try:
                 with vllm_process.output_to(self.log_path):
                     engine = vllm.LLM(**self.engine_args)
             except (OSError, ValueError, RuntimeError, TypeError) as exc:  # no memory, a bad value, a dead core
                 forget_engine(key)
-                cause = vllm_process.last_error(self.log_path)
-                detail = " ".join(str(exc).split())[:300]
-                raise BackendError(f"vllm backend: the engine for {self.model!r} did not start: {detail}"
-                                   + (f"; the log's last error: {cause}" if cause and cause not in detail else "")
-                                   ) from None
+                raise BackendError(f"vllm backend: the engine for {self.model!r} did not start: "
+                                   f"{' '.join(str(exc).split())[:300]}{self._log_cause()}") from None
             _PROCESSES[key].record()
             logging.getLogger("vllm").setLevel(logging.ERROR)  # the log file has the start; the run prints its own
             if not _ENGINES:  # registered after the engine's own exit hooks, so it runs before them
@@ -246,6 +251,11 @@ class VLLMBackend:
             _ENGINES[key] = engine
         self.load_s = round(time.perf_counter() - started, 3)
         self.llm = _ENGINES[key]
+
+    def _log_cause(self) -> str:
+        """"; the log's last error: ..." from vLLM's log in the run folder (its engine core's traceback is there)."""
+        cause = vllm_process.last_error(self.log_path)
+        return f"; the last error in {self.log_path}: {cause}" if cause else ""
 
     def _on_signal(self) -> None:
         """The first SIGINT / SIGTERM / SIGHUP: kill the engine (started or starting) so that nothing waits on it."""
@@ -269,9 +279,17 @@ class VLLMBackend:
             try:
                 self.start()
                 self._generate(requests, on_response)
-            except Exception:
-                signals.raise_again()  # the wait our signal interrupted turned it into an error of its own
+            except InputError:
+                signals.raise_again()
                 raise
+            except Exception as exc:  # noqa: BLE001 - vLLM's own (EngineDeadError: its core process died)
+                signals.raise_again()  # the wait our signal interrupted turned it into an error of its own
+                if self._key is not None:
+                    forget_engine(self._key)
+                self.llm = None
+                raise BackendError(f"vllm backend: the engine failed ({type(exc).__name__}: "
+                                   f"{' '.join(str(exc).split())[:200]}){self._log_cause()}; every answer received "
+                                   "is cached: run the same command again to ask only the rest") from None
             signals.raise_again()  # swallowed on the way
 
     def _generate(self, requests: Sequence[ChatRequest], on_response: OnResponse) -> None:
