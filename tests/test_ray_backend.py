@@ -218,7 +218,8 @@ def test_vllm_engine_on_cpus_is_configured_for_them(monkeypatch):
     config = built["config"]
     assert config["placement_group_config"] == {"bundles": [{"CPU": 1}]}
     assert config["engine_kwargs"] == {"tensor_parallel_size": 1, "seed": 3, "enforce_eager": True,
-                                       "kv_cache_memory_bytes": 1 << 30, "max_model_len": 512}
+                                       "kv_cache_memory_bytes": 1 << 30, "enable_chunked_prefill": False,
+                                       "max_model_len": 512}
     assert config["log_engine_metrics"] is False
     assert {i: r.text for i, r in got.items()} == {0: "ONE", 1: "TWO"}
     assert backend.run_info()["platform"] == "cpu"
