@@ -222,10 +222,9 @@ class VLLMBackend:
         saying so first with its expected wait. Runs under ``generate``'s signal handling."""
         if self.llm is not None:
             return
-        if not _ENGINES:
-            where = f"; its log: {self.log_path}" if self.log_path is not None else ""
-            print(f"starting the vLLM engine for {self.model} (importing vLLM, loading the weights, reserving the KV "
-                  f"cache: {START_WAIT}){where}", file=sys.stderr, flush=True)
+        announced = "vllm" not in sys.modules  # importing vLLM is half of the wait: say so before it
+        if announced:
+            self._announce()
         with vllm_process.output_to(self.log_path):
             self._vllm = vllm = import_vllm("INFO" if self.log_path is not None else "ERROR")
             self.platform = vllm_platform()
@@ -234,6 +233,8 @@ class VLLMBackend:
         self._key = key = json.dumps(self.engine_args, sort_keys=True, default=str)
         started = time.perf_counter()
         if key not in _ENGINES:
+            if not announced:
+                self._announce()
             if self.platform == "cpu":  # read by the engine core when it runs a step
                 os.environ.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", str(CPU_STEP_TIMEOUT_S))
             _PROCESSES[key] = vllm_process.EngineProcesses()
@@ -251,6 +252,12 @@ class VLLMBackend:
             _ENGINES[key] = engine
         self.load_s = round(time.perf_counter() - started, 3)
         self.llm = _ENGINES[key]
+
+    def _announce(self) -> None:
+        """The start line: what is starting, how long it takes, where vLLM's log goes."""
+        where = f"; its log: {self.log_path}" if self.log_path is not None else ""
+        print(f"starting the vLLM engine for {self.model} (importing vLLM, loading the weights, reserving the KV "
+              f"cache: {START_WAIT}){where}", file=sys.stderr, flush=True)
 
     def _log_cause(self) -> str:
         """"; the log's last error: ..." from vLLM's log in the run folder (its engine core's traceback is there)."""
