@@ -47,7 +47,7 @@ from culturebench.evaluate.backends import (
 )
 from culturebench.evaluate.runner import FAILED
 from culturebench.evaluate.transport import library_for
-from culturebench.evaluate.vllm_backend import engine_arguments, token_logprobs
+from culturebench.evaluate.vllm_backend import CPU_STEP_TIMEOUT_S, engine_arguments, token_logprobs
 from culturebench.evaluate.vllm_checks import (
     check_engine_argument_names,
     check_model_folder,
@@ -430,8 +430,11 @@ class RayBackend:
             config_class = llm.vLLMEngineProcessorConfig
         except (ImportError, AttributeError) as exc:
             raise InputError(f"ray.data.llm is not usable ({exc}): pip install 'culturebench[ray,vllm]'") from None
-        placement = ({"placement_group_config": {"bundles": [{"CPU": 1}] * self.tensor_parallel_size}}
-                     if self.engine_platform == "cpu" else {})  # without it the stage waits for a GPU forever
+        # on CPUs: a CPU bundle (without it the stage waits for a GPU forever) and the CPU step timeout
+        placement = ({"placement_group_config": {"bundles": [{"CPU": 1}] * self.tensor_parallel_size},
+                      "runtime_env": {"env_vars": {"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": os.environ.get(
+                          "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", str(CPU_STEP_TIMEOUT_S))}}}
+                     if self.engine_platform == "cpu" else {})
         config = config_class(model_source=self.model, concurrency=self.replicas, batch_size=self.batch_size,
                               engine_kwargs=self._engine_kwargs(self.engine_platform),
                               should_continue_on_error=True,  # a failed row comes back with __inference_error__
