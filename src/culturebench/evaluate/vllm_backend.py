@@ -57,9 +57,10 @@ CPU_STEP_TIMEOUT_S = 3600
 engine ("RPC call to execute_model timed out") during the first step of the issue's sampled run (72 prompts, 6,052
 tokens in one prefill, bf16 on an AVX2-only CPU with 2 cores under a load of 21); on a CPU a long step is compute,
 not a hung worker, and a dead worker is noticed by its process ending, at once."""
-START_WAIT = "1-2 minutes on a CPU, more for a large model or on a busy machine"
-"""What the start line says the engine's start takes: measured with SmolLM2-135M on this repository's shared 2-core
-machine, ``import vllm`` alone 52 s and the whole start 60-110 s (issue #52)."""
+START_WAIT = "about a minute on a quiet CPU machine, several on a busy one or for a large model"
+"""What the start line says the engine's start takes: issue #52 measured 50-60 s for SmolLM2-135M on a quiet 2-core
+machine; here, under a load of 20-25 on the same 2 cores, ``import vllm`` alone took 52 s and ``vllm.LLM(...)`` 314 s
+(run.json's ``engine_load_s``)."""
 
 UNUSED_FLAGS = ("concurrency", "timeout", "max_wait")
 """``evaluate`` flags of the HTTP backends that do nothing here (run.json does not record them for this backend)."""
