@@ -44,12 +44,20 @@ def start(args: list[str]) -> subprocess.Popen:
 
 
 def group_left(pgid: int) -> bool:
-    """Whether any process of the process group ``pgid`` is still alive (zombies of a dead leader aside)."""
+    """Whether any process of the process group ``pgid`` is still running (zombies, left for the system to reap once
+    their parent has ended, aside)."""
+    import psutil
+
+    from culturebench.evaluate.vllm_process import running
+
+    return any(running(p.pid) for p in psutil.process_iter() if _pgid(p.pid) == pgid)
+
+
+def _pgid(pid: int) -> int | None:
     try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def wait_for(predicate, timeout: float, every: float = 0.2) -> float:

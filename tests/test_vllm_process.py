@@ -81,8 +81,7 @@ def test_second_signal_exits_at_once_and_children_are_killed(tmp_path):
     time.sleep(1)
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=10) == 130
-    with pytest.raises(ProcessLookupError):
-        os.kill(child, 0)
+    assert not vllm_process.running(child)  # gone, or a zombie left for the system to reap
 
 
 def test_output_goes_to_the_log_and_comes_back(tmp_path):

@@ -42,21 +42,32 @@ def descendants() -> set[int]:
 
 
 def kill_processes(pids: set[int], grace_s: float = 5.0) -> None:
-    """SIGKILL ``pids`` (those still alive) and reap the ones that are our children, waiting at most ``grace_s``:
-    no engine core left running, none left a zombie."""
+    """SIGKILL ``pids`` (those still alive) and wait, at most ``grace_s``, until each is gone or a zombie. Not reaped
+    here: the engine core is a ``multiprocessing`` child, and a child reaped behind its back stays "alive" to it (its
+    ``poll`` takes the missing child for one not yet started), so vLLM's shutdown would wait on it forever; vLLM
+    reaps it, or the system does once this process ends."""
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + grace_s
     for pid in pids:
-        while time.monotonic() < deadline:
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:  # not our child (a grandchild: init reaps it) or already reaped
-                break
-            if done:
-                break
+        while time.monotonic() < deadline and running(pid):
             time.sleep(0.05)
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie), from ``/proc`` where there is one."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
 
 
 class EngineProcesses:
