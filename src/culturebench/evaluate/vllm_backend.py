@@ -241,7 +241,7 @@ class VLLMBackend:
             _PROCESSES[key] = vllm_process.EngineProcesses()
             try:
                 with vllm_process.output_to(self.log_path):
-                    engine = vllm.LLM(**self.engine_args)
+                    engine = vllm_process.in_thread(lambda: vllm.LLM(**self.engine_args), "vllm-engine-start")
             except (OSError, ValueError, RuntimeError, TypeError) as exc:  # no memory, a bad value, a dead core
                 forget_engine(key)
                 raise BackendError(f"vllm backend: the engine for {self.model!r} did not start: "

@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -84,6 +85,28 @@ class EngineProcesses:
     def kill(self) -> None:
         kill_processes(self.pids | (descendants() - self.before))
         self.pids = set()
+
+
+def in_thread(make: Callable[[], object], name: str) -> object:
+    """``make()`` in a daemon thread while this (the main) thread waits in short joins, so that a signal's exception
+    is raised here, in our code, and not inside vLLM's start-up wait, which swallowed it and went on polling for an
+    engine core the signal had killed (issue #52); the thread, left behind, fails on the dead core. ``make``'s
+    exception is raised here."""
+    result: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = make()
+        except BaseException as exc:  # noqa: BLE001 - raised in the waiting thread
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.2)
+    if "error" in result:
+        raise result["error"]  # type: ignore[misc]
+    return result["value"]
 
 
 class Signals:
