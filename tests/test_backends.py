@@ -272,21 +272,33 @@ class FakeSamplingParams:
 
 @dataclass
 class FakeLLM:
+    """``vllm.LLM`` as the backend drives it: ``enqueue_chat`` then ``llm_engine.step()`` until nothing is left, one
+    finished request per step (the last enqueued first, as a real engine may finish them out of order)."""
+
     kwargs: dict
     calls: list = field(default_factory=list)
     logprobs: list | None = None  # per generated token {token id: Logprob}; the token generated is the lowest id
+    queue: list = field(default_factory=list)
 
-    def chat(self, messages, sampling_params=None, use_tqdm=True):
+    @property
+    def llm_engine(self):
+        return types.SimpleNamespace(has_unfinished_requests=lambda: bool(self.queue), step=self.step)
+
+    def enqueue_chat(self, messages, sampling_params=None, use_tqdm=True):
         self.calls.append({"messages": messages, "sampling_params": sampling_params, "use_tqdm": use_tqdm})
-        params = sampling_params if isinstance(sampling_params, list) else [sampling_params] * len(messages)
-        outputs = []
-        for conversation, sp in zip(messages, params):
-            user = conversation[-1]["content"]
-            samples = [types.SimpleNamespace(text=f"{user}#{k}", finish_reason="length" if k else "stop",
-                                             token_ids=[min(step) for step in self.logprobs] if self.logprobs
-                                             else list(range(k + 1)), logprobs=self.logprobs) for k in range(sp.n)]
-            outputs.append(types.SimpleNamespace(outputs=samples, prompt_token_ids=[1] * len(conversation) * 5))
-        return outputs
+        first = sum(len(c["messages"]) for c in self.calls[:-1])
+        external = [str(first + i) for i in range(len(messages))]  # what outputs carry; the ids returned are internal
+        self.queue.extend(zip(external, messages, sampling_params))
+        return [f"{request_id}-a1b2c3d4" for request_id in external]
+
+    def step(self):
+        request_id, conversation, sp = self.queue.pop()
+        user = conversation[-1]["content"]
+        samples = [types.SimpleNamespace(text=f"{user}#{k}", finish_reason="length" if k else "stop",
+                                         token_ids=[min(step) for step in self.logprobs] if self.logprobs
+                                         else list(range(k + 1)), logprobs=self.logprobs) for k in range(sp.n)]
+        return [types.SimpleNamespace(request_id=request_id, finished=True, outputs=samples,
+                                      prompt_token_ids=[1] * len(conversation) * 5)]
 
 
 def fake_platform(device_type: str | None):
@@ -307,14 +319,14 @@ def fake_vllm(monkeypatch):
                                                                    __version__="0.0-fake"))
     monkeypatch.setitem(sys.modules, "vllm.platforms", fake_platform("cuda"))
     monkeypatch.setattr(vllm_backend, "_ENGINES", {})
+    monkeypatch.setattr(vllm_backend, "check_engine_request", lambda model, arguments: None)  # vllm_checks' tests
     return made
 
 
 def test_vllm_init_and_grouped_samples(fake_vllm):
     backend = VLLMBackend("org/model", tensor_parallel_size=2, seed=7,
                           engine_args={"dtype": "bfloat16", "max_model_len": 4096})
-    assert fake_vllm[0].kwargs == {"model": "org/model", "tensor_parallel_size": 2, "dtype": "bfloat16", "seed": 7,
-                                   "max_model_len": 4096}
+    assert fake_vllm == []  # nothing loaded before there is something to ask
     hot = SamplingParams(temperature=0.8, max_tokens=20, top_p=0.95, seed=3)
     requests = [
         ChatRequest((("user", "A"),), hot, sample_index=2),
@@ -324,6 +336,8 @@ def test_vllm_init_and_grouped_samples(fake_vllm):
         ChatRequest((("user", "B"),), SamplingParams(), sample_index=1),
     ]
     responses = collect(backend, requests)
+    assert fake_vllm[0].kwargs == {"model": "org/model", "tensor_parallel_size": 2, "dtype": "bfloat16", "seed": 7,
+                                   "max_model_len": 4096}
     [call] = fake_vllm[0].calls
     assert call["messages"] == [[{"role": "user", "content": "A"}], [{"role": "user", "content": "B"}]]
     assert call["use_tqdm"] is False
@@ -335,37 +349,45 @@ def test_vllm_init_and_grouped_samples(fake_vllm):
     assert backend.cache_params() == {"backend": "vllm", "model": "org/model", "dtype": "bfloat16", "seed": 7}
 
 
-def test_vllm_batches_reach_the_callback_in_turn(fake_vllm):
+def test_vllm_answers_stream_as_the_engine_finishes_them(fake_vllm):
+    """At most ``batch_size`` conversations in the engine, topped up as they finish; each answer reaches the callback
+    as its request finishes, before the engine has finished the others."""
     backend = VLLMBackend("m", batch_size=2)
-    seen: list[int] = []
-    backend.generate([ask(str(i)) for i in range(5)], lambda i, r: seen.append(i))
-    assert len(fake_vllm[0].calls) == 3 and sorted(seen) == list(range(5))
+    seen: list[tuple[int, int]] = []
+    backend.generate([ask(str(i)) for i in range(5)],
+                     lambda i, r: seen.append((i, len(fake_vllm[0].queue))))
+    assert sorted(i for i, _ in seen) == list(range(5))
+    assert all(len(call["messages"]) <= 2 for call in fake_vllm[0].calls) and len(fake_vllm[0].calls) >= 3
+    assert any(left > 0 for _, left in seen)  # delivered while others were still in the engine
 
 
 def test_vllm_missing_is_an_input_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
     with pytest.raises(InputError, match=r"pip install 'culturebench\[vllm\]'"):
-        VLLMBackend("m")
+        VLLMBackend("m").generate([ask("x")], lambda i, r: None)
 
 
 def test_vllm_without_a_platform_is_an_input_error(fake_vllm, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm.platforms", fake_platform(None))
     with pytest.raises(InputError, match=r"vLLM has no platform.*culturebench\[vllm\].*CPU build"):
-        VLLMBackend("m")
+        VLLMBackend("m").generate([ask("x")], lambda i, r: None)
     assert fake_vllm == []  # no engine started
 
 
 def test_vllm_on_cpu_gets_the_cpu_settings_and_user_arguments_win(fake_vllm, monkeypatch):
-    """The CPU platform starts eager with a fixed KV cache (its default reserves 92% of the node's memory), a
-    --engine-args value replaces a default, and one engine serves every backend with the same arguments."""
+    """The CPU platform starts eager with a fixed KV cache (its default reserves 92% of the node's memory) and no
+    chunked prefill (seeded sampling after a partial prefill kills vLLM's CPU engine), a --engine-args value replaces
+    a default, and one engine serves every backend with the same arguments."""
     monkeypatch.setitem(sys.modules, "vllm.platforms", fake_platform("cpu"))
     backend = VLLMBackend("m", engine_args={"kv_cache_memory_bytes": 123})
+    backend.start()
     assert fake_vllm[0].kwargs == {"model": "m", "tensor_parallel_size": 1, "seed": 0, "enforce_eager": True,
-                                   "kv_cache_memory_bytes": 123}
+                                   "kv_cache_memory_bytes": 123, "enable_chunked_prefill": False}
     assert backend.platform == "cpu" and backend.run_info()["engine_args"] == fake_vllm[0].kwargs
     again = VLLMBackend("m", engine_args={"kv_cache_memory_bytes": 123})
+    again.start()
     assert again.llm is backend.llm and len(fake_vllm) == 1
-    VLLMBackend("m")
+    VLLMBackend("m").start()
     assert len(fake_vllm) == 2 and fake_vllm[1].kwargs["kv_cache_memory_bytes"] == 1 << 30
 
 
@@ -376,6 +398,7 @@ def test_vllm_logprobs_are_asked_and_mapped_to_the_openai_shape(fake_vllm):
     plain_key = backend.cache_params()
     backend.top_logprobs = 3
     assert backend.cache_params() == {**plain_key, "top_logprobs": 3}
+    backend.start()
     step = {7: types.SimpleNamespace(logprob=-0.1, rank=1, decoded_token="Yes"),
             9: types.SimpleNamespace(logprob=-2.5, rank=2, decoded_token="No")}
     fake_vllm[0].logprobs = [step]

@@ -101,6 +101,9 @@ def test_second_run_comes_from_the_cache(tmp_path, monkeypatch):
     assert (second.stats.n_cached, second.stats.n_queried) == (30, 0)
     assert first.stats.prompt_tokens == 30 and first.stats.completion_tokens == 60 and first.stats.cost > 0
     assert second.stats.prompt_tokens == 0 and second.stats.cost == 0
+    # what the cached answers took when asked: a fully cached rerun's run.json keeps the token counts (issue #52)
+    assert (second.stats.cached_prompt_tokens, second.stats.cached_completion_tokens) == (30, 60)
+    assert first.stats.cached_prompt_tokens == 0
     # the server saw the key; the cache file does not hold it
     assert all(h["authorization"] == "Bearer sk-test-SECRET-123" for h in server.headers)
     for name in os.listdir(tmp_path):

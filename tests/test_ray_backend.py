@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from test_backends import small_normad_release, story_number_reader
 from culturebench.cli import app
 from culturebench.errors import InputError
+from culturebench.evaluate import vllm_backend
 from culturebench.evaluate.chat import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import FAILED, run_requests
@@ -217,8 +218,11 @@ def test_vllm_engine_on_cpus_is_configured_for_them(monkeypatch):
     backend.generate([ask("one"), ask("two")], lambda i, r: got.__setitem__(i, r))
     config = built["config"]
     assert config["placement_group_config"] == {"bundles": [{"CPU": 1}]}
+    assert config["runtime_env"]["env_vars"]["VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"] == str(
+        vllm_backend.CPU_STEP_TIMEOUT_S)
     assert config["engine_kwargs"] == {"tensor_parallel_size": 1, "seed": 3, "enforce_eager": True,
-                                       "kv_cache_memory_bytes": 1 << 30, "max_model_len": 512}
+                                       "kv_cache_memory_bytes": 1 << 30, "enable_chunked_prefill": False,
+                                       "max_model_len": 512}
     assert config["log_engine_metrics"] is False
     assert {i: r.text for i, r in got.items()} == {0: "ONE", 1: "TWO"}
     assert backend.run_info()["platform"] == "cpu"

@@ -238,6 +238,10 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
             "headers": [h.partition(":")[0].strip() for h in flags["header"] or []],
             **{k: flags[k] for k in ("api_version", "request_shape", "allow_modified_release", "price_in",
                                      "price_out", "max_cost", "scoring", "max_wait")}}
+    if flags["backend"] == "vllm":  # the offline engine sends no request over a network
+        from culturebench.evaluate.vllm_backend import UNUSED_FLAGS
+
+        args = {k: v for k, v in args.items() if k not in UNUSED_FLAGS}
     with user_errors():
         output_folder(out)
         release = _checked_release(release, flags["allow_modified_release"], hub=given_release)
@@ -259,7 +263,8 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
                                  timeout=flags["timeout"], seed=options.seed,
                                  tensor_parallel_size=flags["tensor_parallel_size"],
                                  ray_address=flags["ray_address"], replicas=flags["replicas"],
-                                 engine_args=flags["engine_args"], max_wait=flags["max_wait"], **client)
+                                 engine_args=flags["engine_args"], max_wait=flags["max_wait"], log_dir=out,
+                                 **client)
             if flags["dry_run"]:
                 made.dry_run = True
             return made
@@ -341,7 +346,7 @@ def _client_options(model: str, headers: list[str] | None, api_version: str | No
 def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency: int, timeout: float, seed: int,
                   tensor_parallel_size: int, ray_address: str | None, replicas: int, engine_args: str | None = None,
                   max_wait: float = 60.0, headers: dict | None = None, api_version: str | None = None,
-                  request_shapes=None, price_per_million=None, budget=None):
+                  request_shapes=None, price_per_million=None, budget=None, log_dir: Path | None = None):
     """The model backend ``evaluate`` names (each imported only when used)."""
     from culturebench.evaluate.vllm_backend import parse_engine_args
 
@@ -371,5 +376,6 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
     if backend == "vllm":
         from culturebench.evaluate.vllm_backend import VLLMBackend
 
-        return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed, engine_args=engine)
+        return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed, engine_args=engine,
+                           log_dir=log_dir)
     raise InputError(f"unknown backend {backend!r}; choose from openai, azure, vllm, ray")

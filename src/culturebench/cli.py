@@ -475,11 +475,11 @@ def export_lm_eval(
     say_written(export_line(release, out, written), written)
 
 
-NATIVE_CLIENTS = ("pyreqwest", "ray")
+NATIVE_CLIENTS = ("pyreqwest", "ray", "vllm")
 """Client libraries whose own native threads (pyreqwest's Tokio runtime, Ray's core worker) may call into Python
 while the interpreter finalises: after a fault that cancelled requests in flight, that can abort the process with
 "Fatal Python error: PyGILState_Release" and a C-level dump after our last line. ``main`` ends such a process
-without finalising."""
+without finalising. vLLM: its exit hooks wait on an engine core that a signal has already killed."""
 
 
 def main() -> None:  # pragma: no cover - the console script (tests run it as ``python -m culturebench.cli``)

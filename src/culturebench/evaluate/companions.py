@@ -17,7 +17,8 @@ def companion_backend(model: str, base_url: str | None, kind: str = "openai", li
     if kind == "vllm":
         from culturebench.evaluate.vllm_backend import VLLMBackend
 
-        return VLLMBackend(model, engine_args=getattr(like, "engine_overrides", None))
+        return VLLMBackend(model, engine_args=getattr(like, "engine_overrides", None),
+                           log_dir=getattr(like, "log_dir", None))
     if hasattr(like, "like"):
         return like.like(model, base_url, request_shape=request_shape)
     from culturebench.evaluate.backends import OpenAIBackend

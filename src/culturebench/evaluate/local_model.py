@@ -152,7 +152,7 @@ def start_vllm_server(port: int | None = None, cache_dir: Path | None = None, re
     for name, value in engine_arguments(vllm_platform(), str(folder), seed=seed, overrides=engine_args).items():
         if name != "model":
             flag = "--" + name.replace("_", "-")
-            command += [flag] if value is True else [] if value is False else [flag, str(value)]
+            command += [flag] if value is True else [f"--no-{flag[2:]}"] if value is False else [flag, str(value)]
     return _start_and_wait(command, port, "vllm serve", ready_timeout, log)
 
 

@@ -46,7 +46,13 @@ from culturebench.evaluate.chat import (
 )
 from culturebench.evaluate.runner import FAILED
 from culturebench.evaluate.transport import library_for
-from culturebench.evaluate.vllm_backend import engine_arguments, token_logprobs
+from culturebench.evaluate.vllm_backend import CPU_STEP_TIMEOUT_S, engine_arguments, token_logprobs
+from culturebench.evaluate.vllm_checks import (
+    check_engine_argument_names,
+    check_model_folder,
+    engine_argument_names,
+    vllm_version,
+)
 
 CHUNKS_IN_FLIGHT = 2
 """Chunks handed to each HTTP actor at once (one being drained while the next is queued)."""
@@ -168,10 +174,12 @@ class RayBackend:
                               ("concurrency", concurrency)):
             if value < 1:
                 raise InputError(f"--{option} must be at least 1, got {value}")
-        self._ray = _import_ray()
         self.model = model
         self.base_urls = [url.rstrip("/") for url in base_urls]
         self.engine = "http" if self.base_urls else "vllm"
+        if self.engine == "vllm":
+            check_vllm_engine(model, engine_args or {}, local=address is None)
+        self._ray = _import_ray()
         self.address = address
         self.replicas = replicas
         self.tensor_parallel_size = tensor_parallel_size
@@ -262,7 +270,8 @@ class RayBackend:
                 "gpus": resources.get("GPU", 0)}
 
     def run_info(self) -> dict:
-        info = {"engine": self.engine, "replicas": self.replicas, "cluster": self.cluster(),
+        info = {"engine": self.engine, "ray": getattr(self._ray, "__version__", None), "replicas": self.replicas,
+                "cluster": self.cluster(),
                 "concurrency": self.concurrency, "timeout_s": self.timeout, "max_retries": self.max_retries}
         if self.engine == "http":
             info["endpoints"] = self.base_urls
@@ -272,6 +281,7 @@ class RayBackend:
             info["tensor_parallel_size"] = self.tensor_parallel_size
             info["batch_size"] = self.batch_size
             info["platform"] = self.engine_platform
+            info["vllm"] = vllm_version()  # the driver's (the nodes run the same build)
             info["engine_args"] = self._engine_kwargs(self.engine_platform or "cuda")
         return info
 
@@ -419,8 +429,11 @@ class RayBackend:
             config_class = llm.vLLMEngineProcessorConfig
         except (ImportError, AttributeError) as exc:
             raise InputError(f"ray.data.llm is not usable ({exc}): pip install 'culturebench[ray,vllm]'") from None
-        placement = ({"placement_group_config": {"bundles": [{"CPU": 1}] * self.tensor_parallel_size}}
-                     if self.engine_platform == "cpu" else {})  # without it the stage waits for a GPU forever
+        # on CPUs: a CPU bundle (without it the stage waits for a GPU forever) and the CPU step timeout
+        placement = ({"placement_group_config": {"bundles": [{"CPU": 1}] * self.tensor_parallel_size},
+                      "runtime_env": {"env_vars": {"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": os.environ.get(
+                          "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", str(CPU_STEP_TIMEOUT_S))}}}
+                     if self.engine_platform == "cpu" else {})
         config = config_class(model_source=self.model, concurrency=self.replicas, batch_size=self.batch_size,
                               engine_kwargs=self._engine_kwargs(self.engine_platform),
                               should_continue_on_error=True,  # a failed row comes back with __inference_error__
@@ -443,6 +456,17 @@ class RayBackend:
             self.stats.prompt_tokens += response.prompt_tokens
             self.stats.completion_tokens += response.completion_tokens
             on_response(int(row["index"]), response)
+
+
+def check_vllm_engine(model: str, engine_args: dict, local: bool) -> None:
+    """Before Ray starts: ``--engine-args`` names vLLM takes (where vLLM is installed on this machine, as the driver
+    of Ray's vLLM engine needs it) and, on a local Ray, the model folder (``vllm_checks``)."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        check_engine_argument_names(engine_args, engine_argument_names())
+    if local:
+        check_model_folder(model)
 
 
 def _as_tuples(value):

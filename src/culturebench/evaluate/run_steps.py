@@ -14,7 +14,8 @@ from culturebench.evaluate.memory import return_free_heap
 from culturebench.evaluate.run_folder import CACHE_FILE, ResponsesWriter
 
 RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
-                "prompt_tokens", "completion_tokens", "cost", "wall_s", "truncated", "failed")
+                "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens", "cost",
+                "wall_s", "truncated", "failed")
 """The runner fields of run.json, the same for every benchmark (``runner.RunStats``; ``total_stats`` of several)."""
 
 

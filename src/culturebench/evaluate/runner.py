@@ -42,6 +42,8 @@ class RunStats:
     retries: int = 0
     prompt_tokens: int = 0  # of the responses queried in this run (cached ones cost nothing)
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of the distinct answers taken from the cache (what they cost when asked), so
+    cached_completion_tokens: int = 0  # that a rerun's run.json still says what the run's answers took
     cost: float | None = None
     errors: int = 0
     transient: dict[str, int] = field(default_factory=dict)
@@ -220,6 +222,8 @@ def stream_requests(backend: Backend, items: Iterable, cache: ResponseCache | No
             responses: list[ChatResponse | None] = [None] * len(batch)
             hits = cache.get_many(groups) if cache is not None else {}
             for key, response in hits.items():
+                stats.cached_prompt_tokens += response.prompt_tokens
+                stats.cached_completion_tokens += response.completion_tokens
                 for position in groups[key][1]:
                     responses[position] = response
                     stats.n_cached += 1
