@@ -100,3 +100,21 @@ def test_output_goes_to_the_log_and_comes_back(tmp_path):
     assert done.returncode == 0 and done.stdout == "after\n" and done.stderr == ""
     assert "Triton" in log.read_text() and vllm_process.last_error(log) == (
         "RuntimeError: CPU Generator does not use offset")
+
+
+def test_a_signal_stops_the_wait_for_a_start_that_would_swallow_it():
+    """The engine starts in a helper thread (``in_thread``): the signal's stop is raised in the waiting main thread
+    at once, whatever the start does with it (here: a start that would block 30 s more)."""
+    import threading
+
+    old = signal.signal(signal.SIGTERM, lambda signum, frame: (_ for _ in ()).throw(Stop(signum)))
+    try:
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        started = time.monotonic()
+        with pytest.raises(Stop):
+            with vllm_process.stop_on_signals(lambda: None):
+                vllm_process.in_thread(lambda: time.sleep(30), "start")
+        assert time.monotonic() - started < 5
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert vllm_process.in_thread(lambda: 7, "value") == 7
