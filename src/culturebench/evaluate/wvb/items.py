@@ -272,7 +272,7 @@ def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.
             "participant_id": item.participant_id,
             "question_id": item.question_id,
             "sample_index": item.sample_index,
-            **({"steer": item.steer} if item.steer is not None else {}),  # a steered request's country only
+            "steer": item.steer,
             "messages": item.request.message_dicts(),
             "sampling": {"temperature": item.request.sampling.temperature, "max_tokens": item.request.sampling.max_tokens,
                          "top_p": item.request.sampling.top_p, "seed": item.request.sampling.seed,
