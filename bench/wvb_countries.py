@@ -44,7 +44,7 @@ start = time.perf_counter()
 planned = plan(WVBOptions(release=sys.argv[1], split="test", limit=239, demographics=False, samples=int(sys.argv[2]),
                           steer="country"))
 n = sum(1 for _ in planned.requests)
-print(f"requests {n:,} (planned {planned.n_requests:,}) in {time.perf_counter() - start:.2f} s")
+print(f"requests {n:,} (planned {planned.total:,}) in {time.perf_counter() - start:.2f} s")
 """
 
 SYNTHETIC = """

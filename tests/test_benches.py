@@ -20,19 +20,23 @@ SMALLEST = {
     "eval_overhead.py": (["--requests", "16", "--latency", "0.01", "--concurrency", "4", "--runs", "1",
                           "--no-floors"], "concurrency 4: wall"),
     "eval_scale.py": (["--sizes", "40", "--concurrency", "4"], "40 requests: peak RSS median"),
+    "release_diff.py": (["--tiny"], "median diff"),
     "responses_writer.py": (["--records", "2000", "--runs", "1"], "polars-sink:"),
     "vllm_overhead.py": (["--plan-only", "--limit", "3"], "requests, max_tokens 32, temperature 0 (--plan-only)"),
     "wvb_build.py": (["--smoke"], "1x: cold wall"),
+    "wvb_countries.py": (["{wvb}", "--samples", "1"], "max |score - reference|"),
 }
-"""Each bench script: the arguments of its smallest form and a line its output must hold."""
+"""Each bench script: the arguments of its smallest form and a line its output must hold; ``{wvb}`` stands for the
+bundled sample's WVB release."""
 
 def test_every_bench_script_has_a_smallest_form():
     assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(SMALLEST)
 
 
 @pytest.mark.parametrize("script", sorted(SMALLEST))
-def test_bench_runs_in_its_smallest_form(script, tmp_path):
+def test_bench_runs_in_its_smallest_form(script, tmp_path, bundled_release):
     args, expected = SMALLEST[script]
+    args = [str(bundled_release("wvb")) if arg == "{wvb}" else arg for arg in args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=900)

@@ -68,7 +68,7 @@ FILE_SUFFIXES = {"json", "jsonl", "csv", "tsv", "yaml", "yml", "md", "py", "txt"
 NOT_OURS = {
     # sections of the JSON files culturebench writes (manifest.json, metrics.json, run.json): `provenance.zones`
     "provenance", "accounting", "validation", "constants", "baselines", "hofstede", "open", "closed", "metrics",
-    "runner", "release", "backend", "error", "covers",
+    "runner", "release", "backend", "error", "covers", "evaluation", "countries",
     # other packages: `vllm.SamplingParams.logprobs`
     "vllm", "polars", "pyarrow", "datasets", "huggingface_hub", "inspect_ai", "lm_eval", "mlcroissant", "pandera",
     "great_expectations", "scipy", "numpy", "ray", "typer", "click", "openai",
@@ -165,7 +165,7 @@ def unknown_code_names(text: str, modules: dict[str, dict], classes: dict[str, l
 
 def test_the_code_name_check_finds_a_renamed_module_and_passes_real_names():
     index = code_index()
-    page = ("`run_folder.hold_run_folder`, `culturebench.registry.benchmark`, `Benchmark.rai_facts`, "
+    page = ("`run_lock.hold_run_folder`, `culturebench.registry.benchmark`, `Benchmark.rai_facts`, "
             "`builders.normad.zones_for`, `metrics.json`, `provenance.zones`, `runner.failed`, `runner.stream_requests`")
     assert unknown_code_names(page, *index) == []
     assert unknown_code_names("`runs.stream_records` and `run_folder.no_such_thing`", *index) == [

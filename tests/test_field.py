@@ -268,7 +268,7 @@ def test_the_escape_hatch_is_recorded_in_run_json(tmp_path):
 
 
 def test_hashes_are_remembered_by_size_and_mtime(tmp_path, monkeypatch):
-    import culturebench.release as release_module
+    import culturebench.manifest as release_module
 
     release = small_normad_release(tmp_path / "normad")
     hashed = []

@@ -47,6 +47,7 @@ def gold_shares(rows: list[dict]) -> dict[str, Counter]:
 def revised(tmp_path_factory) -> dict:
     """The bundled NormAd sample as is, and rebuilt from a copy of raw/ with the explanation of one story and the
     rule of thumb of another edited, one story dropped and one new story."""
+    from culturebench import registry
     from culturebench.release import build_release
 
     root = tmp_path_factory.mktemp("normad-revision")
@@ -60,8 +61,8 @@ def revised(tmp_path_factory) -> dict:
                                        "word. Is what Tomas did socially acceptable?", **{"Gold Label": "no"})
     rows.append(new)
     write_rows(raw / STORIES, header, rows)
-    old, _ = build_release("normad", SAMPLE_RAW, root / "old", seed=0, progress=lambda stage: None)
-    rebuilt, _ = build_release("normad", raw, root / "new", seed=0, progress=lambda stage: None)
+    old, _ = build_release(registry.benchmark("normad"), SAMPLE_RAW, root / "old", seed=0, progress=lambda stage: None)
+    rebuilt, _ = build_release(registry.benchmark("normad"), raw, root / "new", seed=0, progress=lambda stage: None)
     return {"old": old, "new": rebuilt, "root": root, "raw": raw, "original": original, "edited": rows,
             "dropped": dropped, "added": new}
 

@@ -5,8 +5,7 @@ Rows are matched per config and split on the config's key columns, which the ben
 (``KEYS``), with lazy polars joins (anti joins for rows added and removed, an inner join for rows changed, counted per
 column): the files are scanned, never loaded whole, and no Python loop touches a row. What the benchmark's scores
 depend on comes from its contract (``Benchmark.score_inputs``: small count tables) and is compared group by group:
-a distribution over an ordinal answer by the Wasserstein-1 distance on the answers rescaled to [0, 1] (as WVB's Sec.
-3.2 compares distributions), any other distribution by the total variation distance of its shares. The card, the
+a distribution over an ordinal answer by the Wasserstein-1 distance on the answers rescaled to [0, 1], any other distribution by the total variation distance of its shares. The card, the
 licence, the provenance (inputs, seed, versions) and the validation report's checks are compared as well.
 
 A release given as ``ORG/NAME[@REVISION]`` is a verified Hub snapshot (``hub_release``); the configs and columns its
@@ -147,7 +146,7 @@ def table_diff(old: pl.LazyFrame, new: pl.LazyFrame, key: tuple[str, ...], hidde
     its columns added, removed and retyped. ``hidden`` columns (withheld from a Hub upload) are not compared.
 
     One full join on the key, aggregated as it streams (polars' streaming engine): string columns are joined and
-    compared as Categorical (one copy of each distinct value), which halves the join's memory on WVB's examples."""
+    compared as Categorical (one copy of each distinct value), which halves the join's memory on a survey release's millions of answers."""
     old_schema, new_schema = old.collect_schema(), new.collect_schema()
     for label, schema in zip(labels, (old_schema, new_schema)):
         if missing := [k for k in key if k not in schema]:

@@ -7,7 +7,7 @@ countries.json::
      "higher_is_better": true, "measures": {measure: what it is}, "notes": [one line per problem],
      "countries": {ISO alpha-3: {"name": ..., MEASURE: value, "interval_...": [low, high], "n_questions": ...}}}
 
-A benchmark gives its view either by writing the file from its run (WVB's opinions protocol) or through the
+A benchmark gives its view either by writing the file from its run (an opinions protocol that asks each country) or through the
 contract's ``Benchmark.countries(metrics, release)`` hook, which ``culturebench profile`` calls on a run folder
 without the file. Country names become ISO alpha-3 codes through ``country_code`` (Natural Earth's names and ISO
 codes shipped in ``facts/world_110m.json``, WVS-7's names, and a few aliases). Names no benchmark.

@@ -17,7 +17,7 @@ def read_counts(read: int, unreadable: int) -> str:
 
 
 def unreadable_warning(who: str, unreadable: int, total: int, rests_on: str) -> list[str]:
-    """The ``warning:`` line of ``who`` (e.g. ``wvb probe``) when ``unreadable`` of its ``total`` answers could not
+    """The ``warning:`` line of ``who`` (a benchmark and the part of its run) when ``unreadable`` of its ``total`` answers could not
     be read, saying what the headline ``rests_on`` then; none when every answer was read."""
     if unreadable <= 0 or total <= 0:
         return []
