@@ -176,10 +176,10 @@ def test_facts_read_off_the_pdf(parsed: tuple[Codebook, Path]) -> None:
 def test_second_load_reads_the_cache(parsed: tuple[Codebook, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     codebook, cache_dir = parsed
 
-    def fail(path: Path) -> Codebook:
+    def fail(path: Path) -> None:
         raise AssertionError("the parser ran again")
 
-    monkeypatch.setattr(codebook_pdf, "parse_codebook_pdf", fail)
+    monkeypatch.setattr(codebook_pdf, "CodebookParse", fail)
     again = load_codebook(PDF, cache_dir=cache_dir)
     assert again.variables == codebook.variables
     assert again.sha256 == codebook.sha256
@@ -280,12 +280,19 @@ def test_cache_skips_the_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     pdf = _write_pdf(tmp_path / "codebook.pdf", pages=1)
     calls = []
 
-    def fake_parse(path: Path) -> Codebook:
-        calls.append(path)
-        choices = {1: "Very happy", -1: "Don´t know"}
-        return Codebook(variables={"Q46": Variable(name="Q46", title="Feeling of happiness", choices=choices, page=20)})
+    class FakeParse:
+        def __init__(self, path: Path) -> None:
+            calls.append(path)
 
-    monkeypatch.setattr(codebook_pdf, "parse_codebook_pdf", fake_parse)
+        def codebook(self) -> Codebook:
+            choices = {1: "Very happy", -1: "Don´t know"}
+            return Codebook(variables={"Q46": Variable(name="Q46", title="Feeling of happiness", choices=choices,
+                                                       page=20)})
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(codebook_pdf, "CodebookParse", FakeParse)
     first = load_codebook(pdf, cache_dir=tmp_path / "cache")
     second = load_codebook(pdf, cache_dir=tmp_path / "cache")
     assert len(calls) == 1
@@ -447,10 +454,35 @@ def test_pages_read_by_worker_processes_give_what_the_test_laid_out(tmp_path: Pa
                                   for name, v in _synthetic_variables().items()}
 
 
+def test_the_page_readers_start_before_the_codebook_is_asked_for_and_stop_when_the_block_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``reading_codebook`` starts the page readers at once (a build reads its respondents meanwhile) and gives the
+    same codebook as ``parse_codebook_pdf``; an error inside the block (a bad respondent file) ends the readers."""
+    from culturebench.raw.codebook_files import reading_codebook
+
+    path = tmp_path / "F00000000-Synthetic_Codebook_Variables_report.pdf"
+    pages = _write_codebook_pdf(path)
+    monkeypatch.setattr(codebook_pdf, "PAGE_WORKERS", 2)
+    started: list = []
+    real_start = codebook_pdf._start_page_readers
+    monkeypatch.setattr(codebook_pdf, "_start_page_readers", lambda *a: started.extend(real_start(*a)) or started)
+    with reading_codebook(path, cache_dir=tmp_path / "cache") as finish:
+        assert len(started) == 2  # running before the codebook is asked for
+        codebook = finish()
+    assert codebook.variables == {name: Variable(v.name, v.title, v.question, v.choices, pages[name])
+                                  for name, v in _synthetic_variables().items()}
+    started.clear()
+    with pytest.raises(InputError, match="a bad respondent file"):
+        with reading_codebook(path, cache_dir=tmp_path / "other-cache") as finish:
+            raise InputError("a bad respondent file")
+    assert len(started) == 2 and all(process.poll() is not None for process in started)
+    assert not (tmp_path / "other-cache").exists()  # nothing cached from a parse that did not finish
+
+
 def test_load_codebook_parses_a_pdf_once_and_then_reads_the_cache(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "codebook.pdf"
     _write_codebook_pdf(path)
     first = load_codebook(path, cache_dir=tmp_path / "cache")
-    monkeypatch.setattr(codebook_pdf, "parse_codebook_pdf", lambda p: pytest.fail("parsed again"))
+    monkeypatch.setattr(codebook_pdf, "CodebookParse", lambda p: pytest.fail("parsed again"))
     second = load_codebook(path, cache_dir=tmp_path / "cache")
     assert second.variables == first.variables and first["Q223"].choices[102] == "Union of Rivers"

@@ -558,6 +558,23 @@ def test_a_failing_great_expectations_worker_is_an_error_not_a_silent_pass(tmp_p
         worker.close()
 
 
+def test_the_great_expectations_worker_defers_what_no_suite_uses():
+    """The worker imports GX with scipy.stats and altair deferred (GX imports them for its KS and KL expectations,
+    which no suite names): after GX and the WVB suites are imported neither has run, and both still work when asked."""
+    import subprocess
+    import sys
+
+    code = ("import sys, culturebench.validation.gx_worker as w; sys.meta_path.insert(0, w.LazyFinder()); "
+            "import great_expectations; from culturebench import registry; "
+            "registry.benchmark('wvb').schemas_module().expectations(); "
+            "print(sorted(m for m in ('scipy.stats._stats_py', 'altair.vegalite') if m in sys.modules)); "
+            "from scipy import stats; import altair; print(round(float(stats.entropy([0.5, 0.5], base=2)), 6), "
+            "altair.Chart.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "1.0 Chart"
+
+
 @pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])
 def test_order_check_counts_each_disordered_neighbour_once_whatever_the_slices(chunk):
     # (question, participant) by hand, rows 0-based: a repeat at row 2, a step back at row 4 (Q1 after Q2), a participant step

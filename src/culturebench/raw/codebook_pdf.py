@@ -9,10 +9,10 @@ technical variables list their codes as tables (``8 - Albania   422 - Lebanon``)
 long country-specific code lists, each under a heading naming its variables (``Political parties list
 (Q223)``); these are merged into the named variables' choices.
 
-Only one pass over each page's words is made (reading a page's characters is what costs the time): the first
-SEARCH_PAGES pages in this process (a PDF that is not a codebook fails there, as soon as before), the rest in
-parallel, one process per CPU (``PAGE_WORKERS``, ``python -m culturebench.raw.codebook_pdf``), each reading
-runs of pages; the lines are fed in page order.
+Only one pass over each page's words is made (reading a page's characters is what costs the time), in parallel,
+one process per CPU (``PAGE_WORKERS``, ``python -m culturebench.raw.codebook_pdf``), each reading runs of pages; the
+lines are fed in page order. :class:`CodebookParse` starts the readers at once, so that a build reads its respondents
+while they read the pages.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pickle
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +41,7 @@ CELL_GAP = 8.0  # a horizontal gap wider than this separates columns (ordinary w
 COLUMN_SLACK = 3.0  # how far left of the title column a word may start and still belong to it
 SEARCH_PAGES = 10  # a codebook has variable headers within its first pages
 PAGE_WORKERS = os.cpu_count() or 1
-"""Processes reading the pages after the first SEARCH_PAGES (1: all in this process)."""
+"""Processes reading the pages (1: all in this process)."""
 PAGE_RUNS_PER_WORKER = 4  # runs of pages per worker: a slow run (dense tables) does not leave a worker idle
 MIN_VARIABLES = 50
 
@@ -172,40 +172,43 @@ class _Parser:
 
 def parse_codebook_pdf(path: Path) -> Codebook:
     """Parse the WVS-7 Codebook Variables report PDF; raise :class:`InputError` for unreadable or foreign PDFs."""
-    path = Path(path)
-    parser = _Parser()
-    with contextlib.closing(_page_lines(path)) as pages:  # closed at once: a foreign PDF stops the page readers
-        for page_number, lines in pages:
+    with contextlib.closing(CodebookParse(path)) as parse:
+        return parse.codebook()
+
+
+class CodebookParse:
+    """A parse of the codebook PDF at ``path`` under way. The page readers (PAGE_WORKERS processes, each taking every
+    PAGE_WORKERS-th run of pages) start at once, so that whatever the caller does before :meth:`codebook` (a build
+    reads the respondents) overlaps them; :meth:`codebook` feeds their pages to the parser in order, :meth:`close`
+    stops them. An unreadable file fails here, a foreign PDF in :meth:`codebook`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        total = _page_count(self.path)
+        workers = max(1, min(PAGE_WORKERS, total))
+        size = max(1, -(-total // (workers * PAGE_RUNS_PER_WORKER)))
+        self._runs = [(start, min(start + size, total + 1)) for start in range(1, total + 1, size)]
+        self._shares = [self._runs[k::workers] for k in range(workers)]
+        self._readers = _start_page_readers(self.path, self._shares) if workers > 1 else []
+
+    def codebook(self) -> Codebook:
+        parser = _Parser()
+        pages = (_collect_pages(self.path, self._readers, self._shares) if self._readers
+                 else _read_pages(str(self.path), self._runs)[1])
+        for page_number, lines in _checked(self.path, pages):
             for line in lines:
                 parser.feed(line, page_number)
             if page_number == SEARCH_PAGES and not parser.drafts:
                 raise InputError(
                     f"no codebook variable headers (bold 'Q46 Feeling of happiness' style lines) on pages "
                     f"1-{SEARCH_PAGES}; is this the WVS-7 'Codebook Variables report'?",
-                    file=path,
+                    file=self.path,
                 )
-    return parser.codebook(path)
+        return parser.codebook(self.path)
 
-
-def _page_lines(path: Path) -> Iterator[tuple[int, list[list[Word]]]]:
-    """Yield (1-based page number, body lines) per page, in order; PDFium's failures become InputError.
-    Pages after the first SEARCH_PAGES are read by PAGE_WORKERS processes, each taking every PAGE_WORKERS-th run;
-    they start before this process reads the first pages, so that their start-up overlaps that reading."""
-    first = (1, SEARCH_PAGES + 1)
-    total = _page_count(path)
-    workers = max(1, min(PAGE_WORKERS, total - SEARCH_PAGES))
-    size = max(1, -(-(total - SEARCH_PAGES) // (workers * PAGE_RUNS_PER_WORKER)))
-    runs = [(start, min(start + size, total + 1)) for start in range(first[1], total + 1, size)]
-    shares = [runs[k::workers] for k in range(workers)]
-    readers = _start_page_readers(path, shares) if workers > 1 else []
-    try:
-        yield from _checked(path, _read_pages(str(path), [first])[1])
-        if readers:
-            yield from _checked(path, _collect_pages(path, readers, shares))
-        elif runs:
-            yield from _checked(path, _read_pages(str(path), runs)[1])
-    finally:
-        for process in readers:
+    def close(self) -> None:
+        """Stop the page readers still running (a foreign PDF, or the caller's own error, leaves them unread)."""
+        for process in self._readers:
             if process.poll() is None:
                 process.kill()
                 process.wait()
@@ -250,7 +253,7 @@ def _collect_pages(path: Path, processes: list[subprocess.Popen],
         yield from pickle.loads(runs.pop(run))
 
 
-def _checked(path: Path, pages: list[tuple[int, list[list[Word]] | str]]) -> Iterator[tuple[int, list[list[Word]]]]:
+def _checked(path: Path, pages: Iterable[tuple[int, list[list[Word]] | str]]) -> Iterator[tuple[int, list[list[Word]]]]:
     """The pages of :func:`_read_pages`, raising the first failure as an InputError (page 0: the file)."""
     for number, lines in pages:
         if isinstance(lines, str):

@@ -60,7 +60,7 @@ from culturebench.countries import compare_key, normal
 from culturebench.errors import InputError
 from culturebench.io import InputFile, input_name
 from culturebench.raw.codebook import Codebook
-from culturebench.raw.codebook_files import codebook_input, find_codebook, load_codebook
+from culturebench.raw.codebook_files import codebook_input, find_codebook, reading_codebook
 from culturebench.raw.inglehart_welzel import read_zone_tables, read_zones
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas
@@ -143,10 +143,11 @@ def build(raw: Path, seed: int, progress: Progress, options: Options | None = No
     if extra.is_dir():
         files += respondent_files(extra)
     codebook_path = find_codebook(wvs_folder)
-    codebook = load_codebook(codebook_path, cache_dir=Path.home() / ".cache" / "culturebench")
+    with reading_codebook(codebook_path, cache_dir=Path.home() / ".cache" / "culturebench") as finish_codebook:
+        table, wvs_inputs = read_respondents(files, [facts()["country_column"], *question_ids()], root=raw,
+                                             weight=facts()["weight_column"])  # beside the PDF's parse
+        codebook = finish_codebook()
     check_questions(codebook)
-    table, wvs_inputs = read_respondents(files, [facts()["country_column"], *question_ids()], root=raw,
-                                         weight=facts()["weight_column"])
     check_codes_in_codebook(table, codebook, question_ids())
     rows: list[ScenarioRow] = []
     inputs: list[InputFile] = [*wvs_inputs, codebook_input(codebook_path, codebook, raw)]

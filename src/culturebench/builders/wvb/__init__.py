@@ -42,7 +42,7 @@ from culturebench.errors import InputError, excerpt
 from culturebench.facts import read as read_facts
 from culturebench.io import InputFile, decode_text, input_name, sha256_file
 from culturebench.raw.codebook import Codebook
-from culturebench.raw.codebook_files import codebook_input, find_codebook, load_codebook
+from culturebench.raw.codebook_files import codebook_input, find_codebook, reading_codebook
 from culturebench.raw.wvs import SOURCE_FILE, SOURCE_ROW, WEIGHT, check_codes_in_codebook, read_respondents, respondent_files
 from culturebench.splits import SPLIT_NAMES, assign_splits, stable_hash
 from culturebench.validation.checks import CheckResult, check
@@ -110,9 +110,10 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     progress("read")
     files = respondent_files(folder)
     codebook_path = find_codebook(folder)
-    codebook = load_codebook(codebook_path, cache_dir=Path.home() / ".cache" / "culturebench")
     columns = [key_column(), *demographic_variables(), *value_variables()]
-    table, inputs = read_respondents(files, columns, root=raw, weight=WEIGHT_COLUMN)
+    with reading_codebook(codebook_path, cache_dir=Path.home() / ".cache" / "culturebench") as finish_codebook:
+        table, inputs = read_respondents(files, columns, root=raw, weight=WEIGHT_COLUMN)  # beside the PDF's parse
+        codebook = finish_codebook()
     metadata_path, samples_path = authors_files(raw)
     metadata = read_question_metadata(metadata_path) if metadata_path.is_file() else None
     samples = read_probe_samples(samples_path) if samples_path.is_file() else None
