@@ -37,6 +37,15 @@ def test_an_untouched_release_passes(release):
     assert "OK wvb" in result.output and "report, card and croissant.json reproduce" in result.output
 
 
+@pytest.mark.parametrize("name", ["wvb", "cdeval", "normad", "socialcc", "llm_globe"])
+def test_every_bundled_release_passes_its_audit(bundled_release, name):
+    """A release as built reproduces under ``audit`` for every benchmark: a card that depends on the build's options
+    (NormAd's zones and revision, SocialCC's value branches) is re-rendered from what the manifest records."""
+    result = audit(bundled_release(name))
+    assert result.exit_code == 0, result.output
+    assert f"OK {name}" in result.output
+
+
 def test_a_tampered_parquet_file_is_caught(release):
     path = release / "data/questions/full-00000-of-00001.parquet"
     table = pq.read_table(path)

@@ -35,7 +35,12 @@ import polars as pl
 
 from culturebench import countries
 from culturebench.builders.base import BuildOutput, Progress
-from culturebench.builders.normad.card import CARD, SWAP_ONLY, build_card  # noqa: F401 - CARD: the release's
+from culturebench.builders.normad.card import (  # noqa: F401 - CARD, manifest_card: the release's and audit's
+    CARD,
+    SWAP_ONLY,
+    build_card,
+    manifest_card,
+)
 from culturebench.builders.normad.zones import (  # noqa: F401 - the zones are the builder's too (generate normad)
     AUTHORS_GENERATION_ZONES,
     AUTHORS_ZONES,

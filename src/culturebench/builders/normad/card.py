@@ -97,8 +97,6 @@ CARD = CardInfo(
 )
 
 
-
-
 def build_card(zones_used: dict, revision: dict) -> CardInfo:
     """:data:`CARD` with this build's revision and zones (their source, the countries the RAW table places
     elsewhere)."""
@@ -122,3 +120,10 @@ def build_card(zones_used: dict, revision: dict) -> CardInfo:
     else:
         line += " Revision `v1`: the stories as read (the published release; neutral rows keep the story's country)."
     return replace(CARD, creation=f"{CARD.creation}\n\n{line}")
+
+
+def manifest_card(manifest: dict) -> CardInfo:
+    """The card a release's manifest says its build wrote (``audit`` re-renders it): its zones and revision."""
+    provenance = manifest.get("provenance", {})
+    return build_card(provenance["zones"], provenance["revision"])
+
