@@ -21,16 +21,19 @@ stay the same:
 - a text object's font, size and descent are read once, at its first character on the text page, and hold for all
   its characters (also where PDFium lists them in more than one stretch).
 
-Per character, Python makes the two C calls nothing else gives (the character's text object and origin); the rest
-is done per text object, or with numpy over the page's columns (:class:`Chars`). On the real codebook, in one
-process on the 2-core machine (2026-11-28), that took the words of the 404 pages from 7.6 to 6.7 CPU s, of which
-about 2.1 s is PDFium loading the pages and their text and 1.3 s the two calls per character; the words are
-identical (every page compared).
+Per character, Python makes the two C calls nothing else gives (the character's text object and origin), mapped
+over the page without a Python loop; the rest is done per text object, per distinct (font, size, character), or with
+numpy over the page's columns (:class:`Chars`). On the real codebook, in one process on the 2-core machine
+(2026-11-28), the words of the 404 pages took 5.1 CPU s (7.6 with a Python loop per character): about 1.7 s PDFium
+loading and closing the pages and their text, 2.4 s the characters, 0.7 s the words; the words are identical (every
+page compared).
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections import deque
+from itertools import repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -41,7 +44,9 @@ Word = dict[str, Any]  # text, x0, x1, top, bottom, fontname (pdfplumber's keys)
 
 X_TOLERANCE = 3.0  # pdfplumber's defaults for extract_words
 Y_TOLERANCE = 3.0
-LIGATURES = {"ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "ﬁ": "fi", "ﬂ": "fl", "ﬆ": "st", "ﬅ": "st"}  # pdfplumber's
+LIGATURES = str.maketrans({"ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "ﬁ": "fi", "ﬂ": "fl", "ﬆ": "st", "ﬅ": "st"})  # pdfplumber's
+WHITESPACE = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+"""The code points ``str.isspace`` is true of (U+3000 is the last)."""
 LINE_END_HYPHENS = str.maketrans({"\ufffe": "-", "\x02": "-"})
 
 
@@ -104,10 +109,10 @@ def page_words(document: pypdfium2.PdfDocument, index: int, fonts: Fonts | None 
 
 
 class Chars(NamedTuple):
-    """A page's characters as columns, in content-stream order: text, pdfminer's box (x0, x1, top, bottom) and the
-    font's name (``font``: an index into ``font_names``)."""
+    """A page's characters as columns, in content-stream order: code point, pdfminer's box (x0, x1, top, bottom) and
+    the font's name (``font``: an index into ``font_names``)."""
 
-    text: list[str]
+    code: np.ndarray
     x0: np.ndarray
     x1: np.ndarray
     top: np.ndarray
@@ -149,73 +154,83 @@ class Fonts:
 
 def _stream_chars(page: int, textpage: int, height: float, fonts: Fonts) -> Chars:
     """The page's characters in content-stream order, spaces PDFium left out put back (see the module docstring).
-    Two C calls per character (its text object, its origin) are all the per-character work done in Python; the
-    rest is per text object, or numpy over the page."""
+    Per character only the two C calls are made (mapped over the page: no Python loop), each origin written by
+    PDFium straight into one array; the rest is per text object, per distinct (font, size, character), or numpy."""
     count = _char_count(textpage)
     text = _page_text(textpage, count)
-    origins = (ctypes.c_double * (2 * count))()  # x, y per character, written by PDFium at their addresses
-    address = ctypes.addressof(origins)
-    objects = [0] * count
-    for index in range(count):
-        objects[index] = _text_object(textpage, index)
-        _char_origin(textpage, index, address, address + 8)
-        address += 16
+    origins = (ctypes.c_double * (2 * count))()  # x, y per character
+    base = ctypes.addressof(origins)
+    owner = np.fromiter(map(_text_object, repeat(textpage, count), range(count)), dtype=np.uint64, count=count)
+    deque(map(_char_origin, repeat(textpage, count), range(count), range(base, base + 16 * count, 16),
+              range(base + 8, base + 16 * count, 16)), maxlen=0)
     xy = np.frombuffer(origins, dtype=np.float64).reshape(-1, 2) if count else np.zeros((0, 2))
-    owner = np.array(objects, dtype=np.uint64)
     kept = np.flatnonzero(owner)  # 0: a space or line break PDFium generated from the layout
+    code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)[kept]
     addresses, first, of_char = np.unique(owner[kept], return_index=True, return_inverse=True)
-    # per text object, taken at its first character as PDFium's text page gives it: font, size, name, descent
-    size, descent, name_of, widths_of = (np.empty(len(addresses)), np.empty(len(addresses)), [], [])
+    # per text object, taken at its first character on the text page: font, size, descent, name
+    sizes, descents, names, metrics = [], [], [], []
+    metric_of: dict[tuple[int, float], int] = {}
+    metric_list: list[tuple[int, float, dict[str, float]]] = []
     font_names: dict[str, int] = {}
-    for k, (obj, at) in enumerate(zip(addresses.tolist(), kept[first].tolist())):
+    for obj, at in zip(addresses.tolist(), kept[first].tolist()):
         font = _object_font(obj)
-        size[k] = _char_font_size(textpage, at)
-        descent[k], widths = fonts.descent_and_widths(font, size[k])
-        name_of.append(font_names.setdefault(fonts.name(font), len(font_names)))
-        widths_of.append((font, widths))
-    advance = np.empty(len(kept))
-    for j, (k, character) in enumerate(zip(of_char.tolist(), [text[i] for i in kept.tolist()])):
-        font, widths = widths_of[k]
-        width = widths.get(character)
-        advance[j] = width if width is not None else fonts.advance(font, size[k], character, widths)
+        size = _char_font_size(textpage, at)
+        descent, widths = fonts.descent_and_widths(font, size)
+        metric = metric_of.get((font, size))
+        if metric is None:
+            metric = metric_of[(font, size)] = len(metric_list)
+            metric_list.append((font, size, widths))
+        sizes.append(size)
+        descents.append(descent)
+        names.append(font_names.setdefault(fonts.name(font), len(font_names)))
+        metrics.append(metric)
+    # advance widths per distinct (font and size, character)
+    pair = np.array(metrics, dtype=np.int64)[of_char] << 21 | code.astype(np.int64)
+    pairs, pair_of_char = np.unique(pair, return_inverse=True)
+    width_of_pair = np.array([_advance(fonts, *metric_list[p >> 21], chr(p & 0x1FFFFF)) for p in pairs.tolist()])
+    advance = width_of_pair[pair_of_char] if len(kept) else np.zeros(0)
     x0 = xy[kept, 0]
-    bottom = height - xy[kept, 1] - descent[of_char]
+    bottom = height - xy[kept, 1] - np.array(descents)[of_char]
+    size = np.array(sizes)[of_char]
     # stream order: the page's text objects in order (a space-only one, absent from the text page, as a space at
     # its origin), then characters of objects the page does not list (inside form XObjects) in text-page order
-    by_object = np.argsort(of_char, kind="stable")
-    starts = np.searchsorted(of_char[by_object], np.arange(len(addresses) + 1))
-    position = {obj: k for k, obj in enumerate(addresses.tolist())}
-    order: list[np.ndarray] = []
-    spaces: list[tuple[float, float, float, int]] = []  # x, bottom, size, font of a space put back
-    listed = np.zeros(len(addresses), dtype=bool)
+    rank = [-1] * len(addresses)
+    position = dict(zip(addresses.tolist(), range(len(addresses))))
+    spaces: list[tuple[int, float, float, float, int]] = []  # rank, x, bottom, size, font of a space put back
     matrix, size_out = pdfium_c.FS_MATRIX(), ctypes.c_float()
+    ranked = 0
     for k in range(_object_count(page)):
         obj = _page_object(page, k)
         if _object_type(obj) != pdfium_c.FPDF_PAGEOBJ_TEXT:
             continue
         at = position.get(obj)
         if at is not None:
-            if not listed[at]:
-                order.append(by_object[starts[at]:starts[at + 1]])
-                listed[at] = True
+            if rank[at] < 0:
+                rank[at], ranked = ranked, ranked + 1
         elif _object_matrix(obj, ctypes.byref(matrix)) and _object_font_size(obj, ctypes.byref(size_out)):
             font = _object_font(obj)
             space_size = size_out.value * (matrix.c ** 2 + matrix.d ** 2) ** 0.5  # scaled by the text's matrix
             space_bottom = height - matrix.f - fonts.descent_and_widths(font, space_size)[0]
-            order.append(np.array([len(kept) + len(spaces)]))
-            spaces.append((matrix.e, space_bottom, space_size, font_names.setdefault(fonts.name(font), len(font_names))))
-    for at in np.flatnonzero(~listed)[np.argsort(first[~listed], kind="stable")]:
-        order.append(by_object[starts[at]:starts[at + 1]])
-    order_index = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
-    put_back = np.array(spaces, dtype=np.float64).reshape(-1, 4)
-    all_text = [text[i] for i in kept.tolist()] + [" "] * len(spaces)
-    all_x0 = np.concatenate([x0, put_back[:, 0]])
-    all_x1 = np.concatenate([x0 + advance, put_back[:, 0]])
-    all_bottom = np.concatenate([bottom, put_back[:, 1]])
-    all_top = np.concatenate([bottom - size[of_char], put_back[:, 1] - put_back[:, 2]])
-    all_font = np.concatenate([np.array(name_of, dtype=np.int64)[of_char], put_back[:, 3].astype(np.int64)])
-    return Chars([all_text[i] for i in order_index.tolist()], all_x0[order_index], all_x1[order_index],
-                 all_top[order_index], all_bottom[order_index], all_font[order_index], list(font_names))
+            spaces.append((ranked, matrix.e, space_bottom, space_size,
+                           font_names.setdefault(fonts.name(font), len(font_names))))
+            ranked += 1
+    for at in sorted((at for at in range(len(addresses)) if rank[at] < 0), key=lambda at: first[at]):
+        rank[at], ranked = ranked, ranked + 1
+    put_back = np.array(spaces, dtype=np.float64).reshape(-1, 5)
+    order = np.lexsort((np.arange(len(kept) + len(spaces)),
+                        np.concatenate([np.array(rank, dtype=np.int64)[of_char], put_back[:, 0].astype(np.int64)])))
+    return Chars(np.concatenate([code, np.full(len(spaces), 32, dtype=np.uint32)])[order],
+                 np.concatenate([x0, put_back[:, 1]])[order],
+                 np.concatenate([x0 + advance, put_back[:, 1]])[order],
+                 np.concatenate([bottom - size, put_back[:, 2] - put_back[:, 3]])[order],
+                 np.concatenate([bottom, put_back[:, 2]])[order],
+                 np.concatenate([np.array(names, dtype=np.int64)[of_char], put_back[:, 4].astype(np.int64)])[order],
+                 list(font_names))
+
+
+def _advance(fonts: Fonts, font: int, size: float, widths: dict[str, float], character: str) -> float:
+    width = widths.get(character)
+    return width if width is not None else fonts.advance(font, size, character, widths)
 
 
 def _page_text(textpage: int, count: int) -> str:
@@ -232,7 +247,7 @@ def _words(chars: Chars) -> list[Word]:
     """pdfplumber's WordExtractor (upright text, default tolerances) over characters in stream order: runs of one
     font; in each run, lines of tops chained within Y_TOLERANCE (in order of top), each sorted by x0 (stable: stream
     order among equals); a word ends at whitespace, a gap over X_TOLERANCE, a step back or a jump in top."""
-    n = len(chars.text)
+    n = len(chars.code)
     if n == 0:
         return []
     run = np.concatenate([[0], np.cumsum(chars.font[1:] != chars.font[:-1])])
@@ -248,8 +263,8 @@ def _words(chars: Chars) -> list[Word]:
     line[by_top] = np.cumsum(new_line)[np.cumsum(distinct) - 1]
     order = np.lexsort((np.arange(n), chars.x0, line))
     x0, x1, top, bottom, line = chars.x0[order], chars.x1[order], chars.top[order], chars.bottom[order], line[order]
-    text = [chars.text[i] for i in order.tolist()]
-    space = np.array([t.isspace() for t in text], dtype=bool)
+    code = chars.code[order]
+    space = np.isin(code, WHITESPACE)
     starts = np.ones(n, dtype=bool)  # a character that starts a word (when it is not a space)
     starts[1:] = ((line[1:] != line[:-1]) | space[:-1] | (x0[1:] < x0[:-1]) | (x0[1:] > x1[:-1] + X_TOLERANCE)
                   | (np.abs(top[1:] - top[:-1]) > Y_TOLERANCE))
@@ -261,10 +276,10 @@ def _words(chars: Chars) -> list[Word]:
     x1_max = np.maximum.reduceat(x1[keep], first)
     top_min = np.minimum.reduceat(top[keep], first)
     bottom_max = np.maximum.reduceat(bottom[keep], first)
-    letters = [LIGATURES.get(text[i], text[i]) for i in keep.tolist()]
+    letters = np.ascontiguousarray(code[keep]).tobytes().decode("utf-32-le", "surrogatepass")
     heads = keep[first]
     fonts = chars.font[order][heads].tolist()
-    return [{"text": "".join(letters[a:b]), "x0": float(x0[h]), "x1": float(right), "top": float(high),
-             "bottom": float(low), "fontname": chars.font_names[f]}
+    return [{"text": letters[a:b].translate(LIGATURES), "x0": float(x0[h]), "x1": right, "top": high, "bottom": low,
+             "fontname": chars.font_names[f]}
             for a, b, h, right, high, low, f in zip(first.tolist(), ends.tolist(), heads.tolist(), x1_max.tolist(),
                                                    top_min.tolist(), bottom_max.tolist(), fonts)]
