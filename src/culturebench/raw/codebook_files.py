@@ -10,7 +10,6 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from culturebench.errors import InputError
@@ -40,7 +39,7 @@ def load_codebook(path: Path, cache_dir: Path | None = None) -> Codebook:
         return codebook()
 
 
-@contextmanager
+@contextlib.contextmanager
 def reading_codebook(path: Path, cache_dir: Path | None = None) -> Iterator[Callable[[], Codebook]]:
     """:func:`load_codebook` begun now and finished by the function this yields: a PDF that is not in the cache has
     its page readers started at once, so that what the block does before it calls the function (a build reads its
