@@ -40,9 +40,11 @@ def reply_for(benchmark: str, model: str):
     return lambda text, body: pick(model, text, [str(k) for k in range(1, 8)])  # llm_globe's 1-7 ratings
 
 
-@pytest.mark.parametrize("name", ["normad", "cdeval", "wvb", "socialcc", "llm_globe"])
+@pytest.mark.parametrize("name", ["normad", "cdeval", pytest.param("wvb", marks=pytest.mark.slow), "socialcc",
+                                  "llm_globe"])
 def test_every_plot_of_the_sample_runs_and_their_comparison_is_readable(name, bundled_release, saved_figures,
                                                                         tmp_path):
+    """Slow for wvb: two WVB runs and their comparison, each with 2,000 bootstrap resamples of W1."""
     release = bundled_release(name)
     run_dirs = []
     for i, model in enumerate(MODELS):

@@ -138,8 +138,10 @@ def _drop_rubric_dimension(raw: Path) -> str:
     return dropped
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_during_a_build_leave_no_temp_folder(cdeval_release, signum, tmp_path):
+    """Slow: a CDEval build as a process of its own, signalled while it writes."""
     out = tmp_path / "out"
     shutil.copytree(cdeval_release, out / "cdeval")
     before = file_hashes(out / "cdeval")

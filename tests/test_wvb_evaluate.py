@@ -364,8 +364,9 @@ def test_replies_off_the_scale_are_kept_or_dropped_with_the_option(tmp_path, rel
     assert run["evaluation"]["out_of_scale_answers"] == "dropped" and run["args"]["drop_out_of_scale"] is True
 
 
+@pytest.mark.slow
 def test_non_integer_replies_are_truncated_or_dropped_with_the_option(tmp_path, release):
-    """A model that answers the scale minimum + 0.6 for Q1 ("2.6" on a 2-.. scale) and the minimum elsewhere: by
+    """Slow: two WVB evaluate runs with 2,000 bootstrap resamples of W1. A model that answers the scale minimum + 0.6 for Q1 ("2.6" on a 2-.. scale) and the minimum elsewhere: by
     default the authors' evaluate.py truncates (astype(int)), so every answer scores as the minimum (W1 as a run of
     minimums everywhere); --drop-non-integer leaves Q1 without a valid answer."""
     def reply(text: str, body: dict) -> str:

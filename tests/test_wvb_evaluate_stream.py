@@ -67,9 +67,11 @@ def without(metrics: dict, keys) -> dict:
     return {k: v for k, v in metrics.items() if k not in keys}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [{}, {"demographics": False}, {"demographics": False, "samples": 3},
                                      {"samples": 2}])
 def test_streamed_metrics_equal_the_list_pairing_and_score(tmp_path, sample_release, options):
+    """Slow: 400 requests, then four WVB scorings (evaluate, the list pairing, score, the cached evaluate), each with 2,000 bootstrap resamples of W1."""
     out = tmp_path / "run"
     demographics = options.get("demographics", True)
     with ScriptedServer(reply=reply) as server:
@@ -96,7 +98,9 @@ def test_streamed_metrics_equal_the_list_pairing_and_score(tmp_path, sample_rele
         assert json.loads((out / run_folder.METRICS_FILE).read_text()) == on_disk
 
 
+@pytest.mark.slow
 def test_large_runs_write_parquet_shards_that_score_reads(tmp_path, sample_release, monkeypatch):
+    """Slow: three evaluate runs of 400 requests and a score, each with 2,000 bootstrap resamples of W1."""
     jsonl_run, shard_run = tmp_path / "jsonl", tmp_path / "shards"
     with ScriptedServer(reply=reply) as server:
         run_evaluate(server, sample_release, jsonl_run)
