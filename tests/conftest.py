@@ -255,6 +255,18 @@ def release_diff_tiny(tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
     return BenchRun(returncode, stdout, stderr, folder / "kept")
 
 
+REAL_MODEL_MARKS = re.compile(r"(?<!not )\b(model|vllm)\b")
+"""A mark expression selecting the real-model tests (``-m model``, ``-m 'vllm and not slow'``), not deselecting them."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The real-model suites run in one process (before xdist, whose ``-n 2`` is in pyproject's addopts, makes its
+    workers): each worker would start its own llama.cpp server or vLLM engine (session fixtures run per worker)."""
+    if REAL_MODEL_MARKS.search(config.getoption("markexpr", "") or "") and hasattr(config.option, "tx"):
+        config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
+
+
 SLOW_S = 15.0
 """A test whose call takes this long or longer without ``@pytest.mark.slow`` fails the run (inspect_evals' rule)."""
 

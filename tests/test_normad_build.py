@@ -460,8 +460,9 @@ def test_revision_v2_canada_gift_giving_takes_the_atlas_subsection():
 
 @pytest.mark.slow
 def test_build_normad_flags_come_from_its_options_and_win_over_the_config(tmp_path):
-    """Slow: several NormAd builds through the command line. ``build normad --help`` lists its build options (``--zones``, ``--revision``) with their choices; a flag given
-    wins over the same key of ``--config``; a flag of another benchmark's build is named as such."""
+    """``build normad --help`` lists its build options (``--zones``, ``--revision``) with their choices; a flag given
+    wins over the same key of ``--config``; a flag of another benchmark's build is named as such. Slow: several NormAd
+    builds through the command line."""
     listed = CliRunner().invoke(app, ["build", "normad", "--help"])
     assert listed.exit_code == 0
     assert "--zones" in listed.output and "--revision" in listed.output and "v2_fix_neutral" in listed.output

@@ -322,8 +322,9 @@ def test_a_run_that_cannot_connect_leaves_no_folder(release, tmp_path):
 
 @pytest.mark.slow
 def test_the_printed_summary_says_how_many_retries_and_why(release, tmp_path):
-    """Slow: requests queue behind a one-slot server until they time out and are retried. A one-slot server (as serve-local's) behind 8 requests in flight: the queued ones time out and are retried,
-    and the summary line says so, as run.json counts them."""
+    """A one-slot server (as serve-local's) behind 8 requests in flight: the queued ones time out and are retried, and
+    the summary line says so, as run.json counts them. Slow: requests queue behind a one-slot server until they time out
+    and are retried."""
     out = tmp_path / "run"
     with ScriptedServer(reply=story_number_reader, parallel=1, latency=0.15) as server:
         result = evaluate_normad(release, out, "--base-url", server.base_url, "--concurrency", "8", "--timeout",

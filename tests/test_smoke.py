@@ -30,8 +30,9 @@ def test_build_validate_evaluate_score_compare(name, bundled_release, tmp_path):
         assert result.exit_code == 0, result.output
         assert server.request_count > 0
     evaluated = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))
-    scored_run = runner.invoke(app, ["score", name, "--responses", str(tmp_path / "run" / OUTPUT.get(name, "responses.jsonl")),
-                                     "--release", str(release), "--out", str(tmp_path / "score")])
+    responses = tmp_path / "run" / OUTPUT.get(name, "responses.jsonl")
+    scored_run = runner.invoke(app, ["score", name, "--responses", str(responses), "--release", str(release),
+                                     "--out", str(tmp_path / "score")])
     assert scored_run.exit_code == 0, scored_run.output
     scored = json.loads((tmp_path / "score" / "metrics.json").read_text(encoding="utf-8"))
     assert {k: v for k, v in scored.items() if k not in EVALUATE_ONLY} == \

@@ -71,7 +71,8 @@ def without(metrics: dict, keys) -> dict:
 @pytest.mark.parametrize("options", [{}, {"demographics": False}, {"demographics": False, "samples": 3},
                                      {"samples": 2}])
 def test_streamed_metrics_equal_the_list_pairing_and_score(tmp_path, sample_release, options):
-    """Slow: 400 requests, then four WVB scorings (evaluate, the list pairing, score, the cached evaluate), each with 2,000 bootstrap resamples of W1."""
+    """Slow: 400 requests, then four WVB scorings (evaluate, the list pairing, score, the cached evaluate), each with
+    2,000 bootstrap resamples of W1."""
     out = tmp_path / "run"
     demographics = options.get("demographics", True)
     with ScriptedServer(reply=reply) as server:
