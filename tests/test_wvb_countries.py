@@ -183,6 +183,22 @@ def test_steer_on_a_release_without_country_names_is_one_line(sample_release, tm
     assert len([line for line in result.output.splitlines() if line.strip()]) <= 2
 
 
+def test_a_country_whose_steered_answers_do_not_parse_is_named_in_the_notes(sample_release, tmp_path):
+    """Steered to the first country, the model answers nothing readable: that country has no steered value, and the
+    notes (and the console) say so; every other country keeps its steered value."""
+    from culturebench.evaluate.wvb.opinions import steering_countries
+
+    (code, name), *_ = steering_countries(sample_release)[0]
+    out = tmp_path / "run"
+    result, _ = evaluate(sample_release, out, "--steer", "country",
+                         reply=lambda text, body: "I cannot say." if f"someone from {name} " in text else "1")
+    data = json.loads((out / "countries.json").read_text())
+    assert data["countries"][code]["steered_jsd"] is None
+    assert all(e["steered_jsd"] is not None for c, e in data["countries"].items() if c != code)
+    line = f"no steered value (no readable answer when steered to the country): {code}"
+    assert line in data["notes"] and line in " ".join(result.output.split())
+
+
 def test_steer_needs_no_demographics(sample_release, tmp_path):
     result = runner.invoke(app, ["evaluate", "wvb", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
                                  "--release", str(sample_release), "--out", str(tmp_path / "run"), "--steer",

@@ -420,6 +420,9 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
         notes += steering_countries(options.release)[1]
     table = similarity_table(model_shares, humans, questions)
     view, top = country_view(table, countries.filter(~pl.col("country").is_in(silent)), humans)
+    if options.steer and (unsteered := sorted(code for code, e in view.items()
+                                              if e.get("steered_jsd") is None and e.get("similarity_jsd") is not None)):
+        notes.append(f"no steered value (no readable answer when steered to the country): {', '.join(unsteered)}")
     data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
                               model=model, notes=notes, reading=reading, weighted=weighted,
                               steer=options.steer, n_questions=len(asked))
