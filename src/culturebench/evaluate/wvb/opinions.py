@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -88,6 +88,20 @@ def parse_distribution(text: str | None, scale_min: int, scale_max: int) -> dict
         if total > 0:
             return {code: share / total for code, share in sorted(shares.items())}
     return None
+
+
+def stated_reader(repo) -> Callable[[str | None, int, int], dict[int, float] | None]:
+    """``parse_distribution``'s counterpart under ``--protocol liu2025``: the distribution their ``match_api_str``
+    accepts (``liu2025.LiuRepo.parse_stated``), its codes on the scale kept and renormalised."""
+
+    def read(text: str | None, scale_min: int, scale_max: int) -> dict[int, float] | None:
+        stated = repo.parse_stated(text)
+        shares = {int(k): v for k, v in (stated or {}).items() if k.isdigit() and scale_min <= int(k) <= scale_max
+                  and v >= 0}
+        total = sum(shares.values())
+        return {code: share / total for code, share in sorted(shares.items())} if total > 0 else None
+
+    return read
 
 
 # ------------------------------------------------------------------------------------------------ the release
@@ -309,13 +323,57 @@ def headline(view: Mapping[str, Mapping]) -> dict:
 # ------------------------------------------------------------------------------------------------ the run
 
 
+def chosen_countries(options, codes: Sequence[str]) -> list[str]:
+    """The countries of the release (``codes``) that ``--steer`` steers to: all, or ``--steer-countries``' (each
+    a country of the release, else an InputError)."""
+    if options.steer_countries is None:
+        return list(codes)
+    unknown = [code for code in options.steer_countries if code not in codes]
+    if unknown:
+        raise InputError(f"--steer-countries: {', '.join(unknown)} not among the release's countries "
+                         f"({', '.join(codes)})", column="steer_countries")
+    return list(dict.fromkeys(options.steer_countries))
+
+
 def opinion_requests(options) -> tuple[list[tuple[str, str]], int | None]:
     """What the opinions protocol adds to a run's plan: the (code, name) of the countries ``--steer country``
-    names (none otherwise) and the samples per prompt (a verbalized distribution is asked once unless
-    ``--samples`` says otherwise)."""
+    names (none otherwise; ``--steer-countries``: those) and the samples per prompt (a verbalized distribution is
+    asked once unless ``--samples`` says otherwise)."""
     steer = steering_countries(options.release)[0] if options.steer and not options.demographics else []
+    if steer:
+        names = dict(steer)
+        steer = [(code, names[code]) for code in chosen_countries(options, list(names))]
     samples = options.samples if options.samples or options.reading == "samples" else 1
     return steer, samples
+
+
+def liu_repo(options):
+    """The user's copy of Liu et al.'s repository (``--liu-repo``, default ``raw/liu2025``), read as data."""
+    from culturebench.evaluate.wvb.liu2025 import DEFAULT_REPO, LiuRepo
+
+    return LiuRepo(options.liu_repo or DEFAULT_REPO, options.translations)
+
+
+def liu_countries(repo, options) -> tuple[list, list[str]]:
+    """The countries Liu et al.'s ``--steer`` method steers to (``liu2025.SteerCountry``) and one line for those
+    left out: of ``--steer-countries``, every one or an InputError; else every country of the release the method
+    has a prompt, a name and a questionnaire for."""
+    codes = chosen_countries(options, release_countries(options.release)["country"].to_list())
+    countries, left = [], []
+    for code in codes:
+        try:
+            country = repo.country(code, options.steer)
+            repo.steering(options.steer, country)
+        except InputError as exc:
+            if options.steer_countries is not None:
+                raise
+            left.append(f"{code} ({exc.message})")
+            continue
+        countries.append(country)
+    if not countries:
+        raise InputError(f"--steer {options.steer}: no country of the release to steer to: {'; '.join(left[:3])}",
+                         file=options.release)
+    return countries, [f"--steer {options.steer}: not steered to {', '.join(left)}"] if left else []
 
 
 def read_model_answers(path: Path) -> pl.DataFrame:
@@ -344,12 +402,13 @@ def request_distributions(options, backend, answers: pl.DataFrame, questions: pl
     ``samples``): the sampled answers are counted instead."""
     scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
     rows: list[tuple] = []
-    if options.reading == "verbalized":
+    if options.reading == "verbalized" or options.protocol == "liu2025":
+        read = parse_distribution if options.protocol != "liu2025" else stated_reader(liu_repo(options))
         for steer, question, index, output in answers.select("steer", "question_id", "sample_index", "output").iter_rows():
             low, high = scales.get(question, (None, None))
-            shares = parse_distribution(output, low, high) if low is not None and high is not None else None
+            shares = read(output, low, high) if low is not None and high is not None else None
             rows += [(steer, question, index, code, share) for code, share in (shares or {}).items()]
-        return _parts(rows), "verbalized"
+        return _parts(rows), "verbalized" if options.protocol != "liu2025" else "stated (Liu et al.'s parser)"
     from culturebench.evaluate import option_probability
     from culturebench.evaluate.cache import cache_key
     from culturebench.evaluate.wvb import BENCHMARK
@@ -374,7 +433,8 @@ def _parts(rows: list[tuple]) -> pl.DataFrame:
 
 
 def write_country_view(backend, options, responses: Path, questions: pl.DataFrame, metrics: dict,
-                       replan: Callable[[], Iterable], model: str | None = None, console=None) -> list[Path]:
+                       replan: Callable[[], Iterable], model: str | None = None, console=None,
+                       plan_notes: Sequence[str] = ()) -> list[Path]:
     """Score a run without demographics per country: countries.json and its figures into ``options.out``,
     ``metrics["countries"]`` (the headline, the reading, whether weights were used, one line per problem);
     returns the paths written. A question without answer codes or a country without answers is one line in
@@ -386,7 +446,7 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     answers = read_model_answers(responses)
     asked = sorted(answers["question_id"].unique().to_list())
     questions = questions.filter(pl.col("question_id").is_in(asked))
-    notes = []
+    notes = list(plan_notes)
     unscaled = questions.filter(pl.col("scale_min").is_null() | pl.col("scale_max").is_null()
                                 | (pl.col("scale_max") <= pl.col("scale_min")))["question_id"].to_list()
     if unscaled:
@@ -398,13 +458,13 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     silent = sorted(set(countries["country"]) - set(humans["country"]))
     if silent:
         notes.append(f"countries with no answers to the questions asked, not scored: {', '.join(silent)}")
-    if options.steer:
+    if options.steer == "country":
         notes += steering_countries(options.release)[1]
     table = similarity_table(model_shares, humans, questions)
     view, top = country_view(table, countries.filter(~pl.col("country").is_in(silent)), humans)
     data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
                               model=model, notes=notes, reading=reading, weighted=weighted,
-                              steer=options.steer, n_questions=len(asked))
+                              protocol=options.protocol, steer=options.steer, n_questions=len(asked))
     metrics["countries"] = {**top, "reading": reading, "weighted": weighted, "notes": notes,
                             "file": country_files.COUNTRIES_FILE}
     for line in notes:
