@@ -215,16 +215,14 @@ def ordered_sums(frame: pl.DataFrame, keys: list[str], columns: dict[str, np.nda
 def similarity_table(model: pl.DataFrame, humans: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
     """Per (steer, country, question): ``jsd`` = 1 - JSD(model, country) in base 2 and ``w1`` = 1 - W1 / (max code -
     min code) over the question's codes scale_min..scale_max (``facts/opinions.json`` ``measures``), for the
-    unsteered model (steer null) against every country and the model steered to a country against that country.
-    Questions without a scale are left out."""
+    unsteered model (steer null) and the model steered to each country, against every country (``specificity``
+    compares the steered country with the others). Questions without a scale are left out."""
     scales = (questions.lazy().drop_nulls(["scale_min", "scale_max"])
               .filter(pl.col("scale_max") > pl.col("scale_min"))
               .select("question_id", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)))
     model_keys = model.lazy().select("steer", "question_id").unique()
     human_keys = humans.lazy().select("country", "question_id").unique()
-    pairs = (model_keys.join(human_keys, on="question_id", how="inner")
-             .filter(pl.col("steer").is_null() | (pl.col("steer") == pl.col("country")))
-             .join(scales, on="question_id", how="inner"))
+    pairs = model_keys.join(human_keys, on="question_id", how="inner").join(scales, on="question_id", how="inner")
     grid = (pairs.with_columns(pl.int_ranges("scale_min", pl.col("scale_max") + 1).alias("code")).explode("code")
             .join(model.lazy().rename({"share": "p"}), on=["steer", "question_id", "code"], how="left", nulls_equal=True)
             .join(humans.lazy().select("country", "question_id", "code", pl.col("share").alias("q")),
@@ -258,7 +256,7 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
     names = dict(countries.select("country", "name").iter_rows())
     questions = similarity["question_id"].unique(maintain_order=True).sort().to_list()
     q_index, c_index = {q: i for i, q in enumerate(questions)}, {c: j for j, c in enumerate(codes)}
-    steered = similarity.filter(pl.col("steer").is_not_null())
+    steered = similarity.filter(pl.col("steer") == pl.col("country"))
 
     def matrix(frame: pl.DataFrame, column: str) -> np.ndarray:
         out = np.full((len(questions), len(codes)), np.nan)
@@ -300,17 +298,53 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
             entry[block] = value
             entry[f"interval_{measure}" if block.startswith("similarity_") else f"interval_{block}"] = interval
         view[code] = entry
+    for code, figures in specificity(similarity, codes).items():
+        view[code].update(figures)
     return view, headline(view)
+
+
+def specificity(similarity: pl.DataFrame, codes: Sequence[str]) -> dict[str, dict]:
+    """Per country steered to (issue #61: does steering move the model toward *that* country, or only away from its
+    default?): for each measure of ``similarity_table``, the model steered to it compared with every country of
+    ``codes`` (mean over the questions both have, added in question order), ``steered_others_<m>`` the mean over
+    the other countries, ``specificity_<m>`` the steered country's minus that mean (0: steering moves the model no
+    nearer the named country than to the rest), ``rank_<m>`` the named country's place among all (1: the nearest;
+    ties count for it) and ``n_others``."""
+    measures = [c for c in similarity.columns if c not in ("steer", "country", "question_id")]
+    frame = (similarity.filter(pl.col("steer").is_not_null() & pl.col("country").is_in(list(codes)))
+             .sort("steer", "country", "question_id"))
+    if frame.height == 0:
+        return {}
+    sums = ordered_sums(frame, ["steer", "country"],
+                        {**{m: frame[m].to_numpy() for m in measures}, "n": np.ones(frame.height)})
+    out: dict[str, dict] = {}
+    for steer in sums["steer"].unique(maintain_order=True).to_list():
+        rows = sums.filter(pl.col("steer") == steer)
+        own, others = rows.filter(pl.col("country") == steer), rows.filter(pl.col("country") != steer)
+        if own.height == 0:
+            continue
+        figures: dict = {"n_others": others.height}
+        for m in measures:
+            mine = float(own[m][0] / own["n"][0])
+            theirs = others[m].to_numpy() / others["n"].to_numpy()
+            figures[f"steered_others_{m}"] = float(theirs.mean()) if theirs.size else None
+            figures[f"specificity_{m}"] = mine - float(theirs.mean()) if theirs.size else None
+            figures[f"rank_{m}"] = 1 + int((theirs > mine).sum())
+        out[steer] = figures
+    return out
 
 
 def headline(view: Mapping[str, Mapping]) -> dict:
     """metrics.json's ``countries``: the mean similarity over countries, the five most and least similar (by
     similarity_jsd), and under steering the mean gain."""
     out: dict = {}
-    for measure in MEASURES + ("gain_jsd", "gain_w1"):
+    for measure in MEASURES + ("gain_jsd", "gain_w1", "specificity_jsd", "specificity_w1"):
         values = [e[measure] for e in view.values() if e.get(measure) is not None]
         if measure in MEASURES or values:
             out[f"mean_{measure}"] = float(np.mean(values)) if values else None
+    ranks = [e["rank_jsd"] for e in view.values() if e.get("rank_jsd") is not None]
+    if ranks:
+        out["n_steered"], out["n_steered_nearest_jsd"] = len(ranks), sum(rank == 1 for rank in ranks)
     ranked = sorted(((e["similarity_jsd"], code) for code, e in view.items() if e["similarity_jsd"] is not None),
                     key=lambda pair: (-pair[0], pair[1]))
     out["most_similar"] = [{"country": c, "name": view[c]["name"], "similarity_jsd": v} for v, c in ranked[:N_EXTREMES]]
