@@ -257,3 +257,50 @@ def test_their_methods_need_their_protocol(sample_release, tmp_path):
                                      "--release", str(sample_release), "--out", str(tmp_path / "run"),
                                      "--no-demographics", "--steer", "persona"])
     assert "add --protocol liu2025" in one_line_error(result)
+
+
+# ------------------------------------------------------------------------------------- generate wvb_translate
+
+
+def marked(text: str, body: dict) -> str:
+    """A stand-in translator: the text to translate (after the prompt's blank line) marked "sw "."""
+    return "sw " + text.split("\n\n", 1)[1]
+
+
+@reference
+def test_generate_wvb_translate_makes_a_questionnaire_that_steers_kenya_by_language(sample_release, tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "liu2025").symlink_to(LIU)
+    with ScriptedServer(reply=marked) as server:
+        result = runner.invoke(app, ["generate", "wvb_translate", "--model", "m", "--base-url", server.base_url,
+                                     "--language", "Swahili", "--only", "KEN", "--source", str(raw),
+                                     "--out", str(raw)])
+    assert result.exit_code == 0, result.output
+    folder = raw / "liu2025_translations"
+    english = questionnaire("English")
+    rows = [json.loads(line) for line in (folder / "WV7_Swahili.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == sum(row["type"] == "Opinion-Dependent" for row in english.values())
+    for row in rows:
+        source = english[row["id"]]
+        assert row["question"] == "sw " + source["question"]
+        assert row["choices"] == [c if not re.search(r"[^\W\d_]", c) else "sw " + c for c in source["choices"]]
+        assert row["choice_keys"] == source["choice_keys"]
+        assert row["answer"] == "\n".join(f"{k}. {c}" for k, c in zip(row["choice_keys"], row["choices"]))
+    table = json.loads((folder / "WV7_Swahili.prompts.json").read_text(encoding="utf-8"))
+    assert table["provenance"]["machine_translated"] is True and table["provenance"]["model"] == "m"
+    assert "machine-translated" in (folder / "TRANSLATED.md").read_text()
+
+    result, bodies = evaluate(sample_release, tmp_path / "run", "--steer", "language", "--steer-countries", "KEN",
+                              "--translations", str(folder))
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (tmp_path / "run" / "responses.jsonl").read_text().splitlines()]
+    steered = [r for r in records if r["steer"] == "KEN"]
+    assert len(steered) == 2
+    translated = {row["id"]: row for row in rows}
+    for record in steered:
+        prompt, row = record["messages"][1]["content"], translated[record["question_id"]]
+        # their plain template (get_prompt_of_rq1), every sentence in Swahili
+        assert prompt.startswith("sw I will provide a distribution over answer choices")
+        assert prompt.endswith(f"\nsw Your turn! \nsw Question: {row['question']}\n{row['answer']}\nsw Answer:")
+        assert "\nQuestion: " not in prompt and "Your turn" not in prompt.replace("sw Your turn", "")

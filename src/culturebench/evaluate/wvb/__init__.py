@@ -147,6 +147,7 @@ class WVB(Benchmark):
     description = ("App. B's prompts for the probe or a split, with or without demographics; W1 per question, its "
                    "mean and std (Table 2), threshold curve (Fig. 3), per group, oracle baselines")
     Options = WVBOptions
+    generators = {"wvb_translate": "culturebench.generation.wvb_translate:GENERATOR"}
     responses_help = ("responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run "
                       "above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter "
                       "sniffed).")

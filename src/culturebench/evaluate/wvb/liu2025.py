@@ -48,6 +48,11 @@ TEMPERATURE = 0.0
 """Issue #61: temperature 0 (their runners, not in the copy, pass ``args.temperature``)."""
 MAX_TOKENS = 256
 """``get_llm_expressed_distribution``'s ``max_new_tokens`` (their API calls set no limit)."""
+ENGLISH_COUNTERPART = {"language": None, "language-persona": "persona", "language-few-shot": "few-shot"}
+"""The English prompt a language method's is the translation of (their language prompts follow these)."""
+PROMPTS_SUFFIX = ".prompts.json"
+"""``WV7_<Language>.prompts.json`` beside a translated questionnaire: the English prompt texts and five-shot files
+in that language (``generate wvb_translate``), for the countries their code has no language prompt for."""
 PARSED, UNPARSED = "stated", "no_answer"
 """Parse statuses of a reply: a distribution their ``match_api_str`` accepts, or none."""
 
@@ -173,11 +178,47 @@ class LiuRepo:
         else:
             args = {"steering_method": their_method(method), "country": country.name}
             function, bound = self._function("get_prompt_of_rq2"), {"args": args, "data": _DATA}
-        pieces = _Walker(self).call(function, bound)
+        pieces = _Walker(self, country).call(function, bound)
+        if not any(p.kind == "text" and p.value for p in pieces) and method in ENGLISH_COUNTERPART:
+            table = self.translated_prompts(country.language)
+            if table is not None:
+                return self.translated(self.prompt_pieces(ENGLISH_COUNTERPART[method], country), table)
         if not any(p.kind == "text" and p.value for p in pieces):
-            raise InputError(f"--steer {method}: {CODE_FILE} has no prompt for {country.name} (their "
-                             f"{method} prompts are written for their ten countries)", file=self.code_file)
+            raise InputError(f"--steer {method}: {CODE_FILE} has no prompt for {country.name} (their {method} "
+                             f"prompts are written for their ten countries; for a language method, --translations "
+                             f"with WV7_{country.language}{PROMPTS_SUFFIX} from generate wvb_translate gives one)",
+                             file=self.code_file)
         return pieces
+
+    def translated_prompts(self, language: str) -> dict | None:
+        """``WV7_<language>.prompts.json`` of the ``--translations`` folder (``texts``: English prompt text ->
+        translation; ``files``: their five-shot file -> its translation), or None."""
+        if self.translations is None or not (self.translations / f"WV7_{language}{PROMPTS_SUFFIX}").is_file():
+            return None
+        path = self.translations / f"WV7_{language}{PROMPTS_SUFFIX}"
+        try:
+            table = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"not JSON ({exc})", file=path) from None
+        if not isinstance(table, dict) or not all(isinstance(table.get(k), dict) for k in ("texts", "files")):
+            raise InputError("a translated prompts file holds a texts and a files mapping", file=path)
+        return {**table, "path": path}
+
+    @staticmethod
+    def translated(pieces: Sequence[Piece], table: Mapping) -> list[Piece]:
+        """``pieces`` with every text and file in the language of ``table`` (``translated_prompts``); blank text
+        stays; one missing is an InputError naming it."""
+        out = []
+        for piece in pieces:
+            if piece.kind == "field" or piece.kind == "text" and not piece.value.strip():
+                out.append(piece)
+                continue
+            found = table["texts" if piece.kind == "text" else "files"].get(piece.value)
+            if not isinstance(found, str):
+                raise InputError(f"lacks the translation of {piece.kind} {piece.value[:60]!r} (generate "
+                                 "wvb_translate for this country)", file=table["path"])
+            out.append(Piece("text", found))
+        return out
 
     def steering(self, method: str | None, country: SteerCountry | None) -> tuple[list[Piece], dict[str, dict]]:
         """The prompt pieces of ``method`` for ``country`` (``prompt_pieces``) and the questions it asks (a language
@@ -282,8 +323,12 @@ _DATA = object()
 class _Walker:
     """Walks the string-building statements of one of their prompt functions (no code of theirs is run)."""
 
-    def __init__(self, repo: LiuRepo) -> None:
+    def __init__(self, repo: LiuRepo, country: SteerCountry | None = None) -> None:
         self.repo = repo
+        self.dicts = {name: dict(table) for name, table in repo.dicts.items()}
+        if country is not None:  # a country not among their ten: its demonym and language are ours
+            self.dicts.setdefault("country_human_dict", {}).setdefault(country.name, country.demonym)
+            self.dicts.setdefault("country_language_dict", {}).setdefault(country.name, country.language)
 
     def fail(self, node: ast.AST, what: str) -> InputError:
         return InputError(f"line {getattr(node, 'lineno', '?')}: {what} is not a prompt-building statement "
@@ -330,7 +375,7 @@ class _Walker:
             key = self.value(node.slice, names)
             if names.get(node.value.id) is _DATA:
                 return [Piece("field", key)]
-            table = self.repo.dicts.get(node.value.id)
+            table = self.dicts.get(node.value.id)
             if table is None or key not in table:
                 raise self.fail(node, f"{node.value.id}[{key!r}]")
             return table[key]
