@@ -304,3 +304,13 @@ def test_generate_wvb_translate_makes_a_questionnaire_that_steers_kenya_by_langu
         assert prompt.startswith("sw I will provide a distribution over answer choices")
         assert prompt.endswith(f"\nsw Your turn! \nsw Question: {row['question']}\n{row['answer']}\nsw Answer:")
         assert "\nQuestion: " not in prompt and "Your turn" not in prompt.replace("sw Your turn", "")
+    data = json.loads((tmp_path / "run" / "countries.json").read_text())
+    assert any("machine-translated by m" in note and "Swahili" in note for note in data["notes"])
+    kenya = data["countries"]["KEN"]
+    assert kenya["steer_language"] == "Swahili"
+    import polars as pl  # the interview languages: the release's S_INTLANGUAGE of Kenya's respondents
+
+    spoken = (pl.read_parquet(sample_release / "data" / "participants").filter(pl.col("country") == "KEN")
+              ["S_INTLANGUAGE"].drop_nulls().value_counts(sort=True))
+    total = spoken["count"].sum()
+    assert kenya["interview_languages"][0][1] == pytest.approx(spoken["count"][0] / total)

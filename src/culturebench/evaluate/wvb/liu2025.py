@@ -435,6 +435,12 @@ def prompts(repo: LiuRepo, question_ids: Sequence[str], method: str | None,
     for country in countries:
         pieces, questions = repo.steering(method, country)
         missing = [q for q in question_ids if q not in questions]
+        language = country.language if method.startswith("language") else PLAIN_LANGUAGE
+        source = repo.questions_file(language)
+        if repo.translations is not None and source.parent == repo.translations:
+            made = (repo.translated_prompts(language) or {}).get("provenance", {})
+            notes.append(f"--steer {method}: {country.name} asked in {language} from {source}" + (
+                f", machine-translated by {made.get('model')} (not reviewed)" if made.get("machine_translated") else ""))
         if missing:
             notes.append(f"--steer {method}: the {country.language} questionnaire lacks {', '.join(missing)}: not "
                          f"asked steered to {country.name}")

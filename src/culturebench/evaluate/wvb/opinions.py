@@ -134,6 +134,24 @@ def steering_countries(release: Path) -> tuple[list[tuple[str, str]], list[str]]
     return named, notes
 
 
+def interview_languages(release: Path, top: int = 3) -> dict[str, list[list]]:
+    """Per country of the release, its ``top`` interview languages (WVS-7's S_INTLANGUAGE, codebook text, in the
+    participants config) with their shares of the country's respondents who have one; {} when the release lacks
+    the column."""
+    release = Path(release)
+    people = _scan(release, load_manifest(release), "participants")
+    if "S_INTLANGUAGE" not in people.collect_schema().names():
+        return {}
+    counts = _collect(people.select(pl.col("country").cast(pl.String), pl.col("S_INTLANGUAGE").cast(pl.String))
+                      .drop_nulls().group_by("country", "S_INTLANGUAGE").len(), release, "participants")
+    out: dict[str, list[list]] = {}
+    for (country,), group in counts.sort("country", "len", "S_INTLANGUAGE", descending=[False, True, False]) \
+            .group_by("country", maintain_order=True):
+        total = group["len"].sum()
+        out[country] = [[language, n / total] for language, n in group.select("S_INTLANGUAGE", "len").head(top).iter_rows()]
+    return out
+
+
 def country_distributions(release: Path, question_ids: Iterable[str]) -> tuple[pl.DataFrame, bool]:
     """Each country's answer distribution per question: (country, question_id, code, share, n) with n the
     respondents of the country who answered the question, from every split's examples joined with the participants
@@ -496,6 +514,12 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
         notes += steering_countries(options.release)[1]
     table = similarity_table(model_shares, humans, questions)
     view, top = country_view(table, countries.filter(~pl.col("country").is_in(silent)), humans)
+    if options.protocol == "liu2025" and options.steer and options.steer.startswith("language"):
+        repo, spoken = liu_repo(options), interview_languages(options.release)
+        for code, entry in view.items():
+            if entry.get("steered_jsd") is not None:
+                entry["steer_language"] = repo.country(code, options.steer).language
+                entry["interview_languages"] = spoken.get(code, [])
     data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
                               model=model, notes=notes, reading=reading, weighted=weighted,
                               protocol=options.protocol, steer=options.steer, n_questions=len(asked))
