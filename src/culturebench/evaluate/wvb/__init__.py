@@ -94,7 +94,8 @@ class WVBOptions(Options):
                                         "(nlply/global-opinion-alignment). Default: raw/liu2025.")
     translations: Path | None = option(help="--protocol liu2025: a folder of WV7_<Language>.jsonl questionnaires "
                                             "in their shape (e.g. from generate wvb_translate), read before their "
-                                            "dataset/questions/ for the language methods.")
+                                            "dataset/questions/ for the language methods (with "
+                                            "WV7_<Language>.prompts.json: for countries outside their ten).")
     steer: str | None = option(None, choices=STEER,
                                help="Without demographics: ask each question again for every country of the "
                                     "release (or --steer-countries), the prompt naming it; countries.json gets the "
