@@ -313,3 +313,12 @@ def clean_translation(text: str) -> str:
     line = re.sub(r"^(?:translation|chinese|zh-cn|simplified chinese|译文|翻译|中文)\s*[:：]\s*", "", line,
                   flags=re.IGNORECASE)
     return line.strip(QUOTES + " ").strip()
+
+
+def unusable_translation(text: str, english: str) -> str | None:
+    """Why a translation read from an answer cannot stand (empty, or the English text again), or None."""
+    if not text:
+        return "empty translation"
+    if " ".join(text.split()).casefold() == " ".join(english.split()).casefold():
+        return "translation is the English text"
+    return None

@@ -30,7 +30,8 @@ from rich.console import Console
 
 from culturebench.contract import GenerateOptions, Generator, option
 from culturebench.errors import InputError
-from culturebench.generation.common import QUOTES, GenerationRun, clean_translation, request, write_atomic
+from culturebench.generation.common import (
+    QUOTES, GenerationRun, clean_translation, request, unusable_translation, write_atomic)
 
 TASK = "wvb_translate"
 FOLDER = "liu2025_translations"
@@ -76,11 +77,7 @@ def translated_text(answer: str | None, english: str) -> tuple[str, str | None]:
             text = quote + text
         if english.endswith(quote) and raw.endswith(quote) and not text.endswith(quote):
             text += quote
-    if not text:
-        return text, "empty translation"
-    if " ".join(text.split()).casefold() == " ".join(english.split()).casefold():
-        return text, "translation is the English text"
-    return text, None
+    return text, unusable_translation(text, english)
 
 
 def generate(backend, out: Path, *, language: str, source: Path, countries: list[str] | None = None,
