@@ -274,19 +274,23 @@ def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
 
 
 def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.DataFrame,
-                  parse=None) -> list[dict]:
+                  stated=None) -> list[dict]:
     """responses.jsonl lines: participant_id, question_id, sample_index, messages, raw output, parsed answer and
-    parse status (``parse(text, scale_min, scale_max)``, default ``prompts.parse_answer``), plus finish reason
-    and token counts."""
-    from culturebench.evaluate.wvb.prompts import parse_answer
-
-    parse = parse or parse_answer
+    parse status, plus finish reason and token counts. With ``stated`` (a reader of a stated distribution,
+    ``(text, scale_min, scale_max) -> shares or None``: ``--reading verbalized``'s ``opinions.parse_distribution``,
+    ``--protocol liu2025``'s ``opinions.stated_reader``) the output is a distribution, not one answer: no answer,
+    and the status says whether it was read (``prompts.STATED_STATUSES``)."""
+    from culturebench.evaluate.wvb.prompts import STATED_STATUSES, parse_answer
 
     scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
     records = []
     for item, response in zip(planned, responses, strict=True):
         low, high = scales[item.question_id]
-        answer, status = parse(response.text, low, high)
+        if stated is not None:
+            read = low is not None and high is not None and stated(response.text, low, high)
+            answer, status = None, STATED_STATUSES[0 if read else 1]
+        else:
+            answer, status = parse_answer(response.text, low, high)
         records.append({
             "participant_id": item.participant_id,
             "question_id": item.question_id,

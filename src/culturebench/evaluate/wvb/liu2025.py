@@ -53,8 +53,6 @@ ENGLISH_COUNTERPART = {"language": None, "language-persona": "persona", "languag
 PROMPTS_SUFFIX = ".prompts.json"
 """``WV7_<Language>.prompts.json`` beside a translated questionnaire: the English prompt texts and five-shot files
 in that language (``generate wvb_translate``), for the countries their code has no language prompt for."""
-PARSED, UNPARSED = "stated", "no_answer"
-"""Parse statuses of a reply: a distribution their ``match_api_str`` accepts, or none."""
 
 
 def their_method(method: str) -> str:

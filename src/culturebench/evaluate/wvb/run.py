@@ -32,10 +32,10 @@ from culturebench.evaluate.wvb.items import (
     response_schema,
 )
 from culturebench.evaluate.wvb.metrics import score, score_answers, unreadable_answers
-from culturebench.evaluate.wvb.opinions import opinion_requests, write_country_view
+from culturebench.evaluate.wvb.opinions import opinion_requests, parse_distribution, write_country_view
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
-from culturebench.evaluate.wvb.prompts import STATUSES
+from culturebench.evaluate.wvb.prompts import STATED_STATUSES, STATUSES
 
 if TYPE_CHECKING:
     from culturebench.evaluate.chat import SamplingParams
@@ -55,8 +55,9 @@ class Plan(RunPlan):
     """Answers per parse status (``prompts.STATUSES``), and ``n_parsed``, counted by ``records``."""
     notes: tuple[str, ...] = ()
     """One line per question or country the plan leaves out (countries.json's ``notes``)."""
-    parse: Callable[[str | None, int, int], tuple[int | None, str]] | None = None
-    """How a reply is read into its record (None: ``prompts.parse_answer``)."""
+    stated: Callable[[str | None, int, int], dict | None] | None = None
+    """The reader of a stated distribution when the replies are distributions (``items.parse_records``); None:
+    one answer each (``prompts.parse_answer``)."""
 
 
 def plan(options: WVBOptions, model: str = "model") -> Plan:
@@ -77,7 +78,9 @@ def plan(options: WVBOptions, model: str = "model") -> Plan:
                 description=f"wvb {options.split} ({mode})", covers=(covers,), schema=response_schema(),
                 rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
                 sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
-                parse_status={**{status: 0 for status in STATUSES}, "n_parsed": 0})
+                parse_status={**{status: 0 for status in (STATED_STATUSES if options.reading == "verbalized"
+                                                          else STATUSES)}, "n_parsed": 0},
+                stated=parse_distribution if options.reading == "verbalized" else None)
 
 
 def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
@@ -86,7 +89,7 @@ def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
     per steered country (``opinions.liu_countries``); their system message and prompts, temperature 0, no stop."""
     from culturebench.evaluate.chat import ChatRequest, SamplingParams
     from culturebench.evaluate.limit import limit_frame
-    from culturebench.evaluate.wvb.opinions import liu_countries, liu_repo
+    from culturebench.evaluate.wvb.opinions import liu_countries, liu_repo, stated_reader
 
     repo = liu_repo(options)
     questions, _ = prompt_tables(options.release, None)
@@ -116,9 +119,8 @@ def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
     return Plan(options=options, model=model, requests=requests, total=n_prompts * samples,
                 description=f"wvb {options.split} (Liu et al. 2025)", covers=(covers,), schema=response_schema(),
                 rows=question_rows(options.release, ids, options.seed), n_rows=len(ids), questions=questions,
-                sampling=sampling, parse_status={liu2025.PARSED: 0, liu2025.UNPARSED: 0, "n_parsed": 0},
-                notes=(*notes, *country_notes, *missing), parse=lambda text, low, high: (
-                    None, liu2025.PARSED if repo.parse_stated(text) is not None else liu2025.UNPARSED))
+                sampling=sampling, parse_status={**{status: 0 for status in STATED_STATUSES}, "n_parsed": 0},
+                notes=(*notes, *country_notes, *missing), stated=stated_reader(repo))
 
 
 def replanned(options: WVBOptions):
@@ -128,10 +130,10 @@ def replanned(options: WVBOptions):
 
 def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
     """responses records (``items.parse_records``), their parse statuses counted."""
-    out = parse_records(items, responses, plan.questions, plan.parse)
+    out = parse_records(items, responses, plan.questions, plan.stated)
     for record in out:
         plan.parse_status[record["parse_status"]] = plan.parse_status.get(record["parse_status"], 0) + 1
-        plan.parse_status["n_parsed"] += record["answer"] is not None or record["parse_status"] == liu2025.PARSED
+        plan.parse_status["n_parsed"] += record["answer"] is not None or record["parse_status"] == STATED_STATUSES[0]
     return out
 
 
