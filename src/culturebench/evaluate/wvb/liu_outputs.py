@@ -248,10 +248,11 @@ def layout(path: Path) -> Layout:
 def raw_files(release: Path, raw: Path) -> dict[Path, str]:
     """The raw WVS-7 respondent files the release was built from (its manifest's inputs under ``wvs/``) in
     ``raw``, each with the sha256 the manifest gives it: one line naming the first missing file."""
+    from culturebench.raw.wvs import SUFFIXES
     from culturebench.release import load_manifest
 
     inputs = [i for i in load_manifest(Path(release)).get("inputs", [])
-              if str(i.get("name", "")).startswith("wvs/") and not str(i["name"]).lower().endswith(".pdf")]
+              if str(i.get("name", "")).startswith("wvs/") and str(i["name"]).lower().endswith(SUFFIXES)]
     if not inputs:
         raise InputError("the release's manifest names no WVS-7 respondent files (inputs wvs/...): Liu et al.'s "
                          "protocol counts the survey's own codes, which the release does not keep", file=release)
@@ -429,9 +430,10 @@ def summary(metrics: dict) -> str:
     what = {"RQ1": "no steering", "RQ2": f"steered by {view['method']} to {view['steered_country']}",
             "sensitivity": f"sensitivity variant {view['method']}"}[view["kind"]]
     mean = view.get("mean_similarity_w1")
+    whose = " of the RQ1 run" if view["kind"] == "RQ2" else ""
     line = (f"wvb (Liu, Kaneko and Chu 2025's protocol): {view['model']}, {what}: {view['n_questions']} stated "
-            f"distributions ({view['n_unreadable']} unreadable), {view['n_countries']} countries, mean 1 - W1/(N-1) "
-            f"{'n/a' if mean is None else f'{mean:.4f}'} (weights {view['weights']})")
+            f"distributions ({view['n_unreadable']} unreadable), {view['n_countries']} countries, mean 1 - W1/(N-1)"
+            f"{whose} {'n/a' if mean is None else f'{mean:.4f}'} (weights {view['weights']})")
     lines = [line]
     if view["kind"] == "RQ2" and view.get("mean_gain_w1") is not None:
         lines.append(f"steered similarity to {view['steered_country']} {view['mean_steered_w1']:.4f}, gain over the "
