@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -172,10 +171,9 @@ def human_counts(files: dict[Path, str], questions: list[str], root: Path, weigh
 
 
 def _iso_of_numeric() -> dict[int, str]:
-    from importlib import resources
+    from culturebench.evaluate.wvb.opinions import wvs_countries
 
-    text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
-    return {int(row["iso_numeric"]): row["iso_alpha3"] for row in csv.DictReader(text.splitlines())}
+    return {int(row["iso_numeric"]): row["iso_alpha3"] for row in wvs_countries()}
 
 
 def country_shares(counts: pl.DataFrame, keys: dict[str, list[str]]) -> dict[tuple[str, str], dict[str, float]]:
@@ -354,7 +352,7 @@ def score_stated(path: Path, options) -> tuple[dict, list[Path]]:
         metrics["sensitivity"] = {k: moved[k] for k in ("variant", "mean_abs_country_change",
                                                         "mean_abs_question_change")}
         moved["variant"] = place.method
-        written.append(_write_json(out / SENSITIVITY_FILE, moved))
+        written.append(country_files.write_json_file(out / SENSITIVITY_FILE, moved))
         metrics["sensitivity"]["variant"] = place.method
     return metrics, written
 
@@ -416,11 +414,6 @@ def _question_order(question: str) -> tuple:
     return (int(digits) if digits else 0, question)
 
 
-def _write_json(path: Path, data: dict) -> Path:
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-    temporary.replace(path)
-    return path
 
 
 def summary(metrics: dict) -> str:

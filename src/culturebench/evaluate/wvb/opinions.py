@@ -66,10 +66,16 @@ def facts() -> dict:
 
 
 @cache
+def wvs_countries() -> tuple[dict[str, str], ...]:
+    """The rows of facts/wvs_countries.csv (iso_numeric, iso_alpha3, name, continent): every WVS-7 country
+    culturebench knows."""
+    text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
+    return tuple(csv.DictReader(text.splitlines()))
+
+
 def country_names() -> dict[str, str]:
     """ISO alpha-3 -> English name of every WVS-7 country culturebench knows (facts/wvs_countries.csv)."""
-    text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
-    return {row["iso_alpha3"]: row["name"] for row in csv.DictReader(text.splitlines())}
+    return {row["iso_alpha3"]: row["name"] for row in wvs_countries()}
 
 
 _OBJECT = re.compile(r"\{[^{}]*\}")
