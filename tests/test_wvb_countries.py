@@ -84,7 +84,7 @@ def test_countries_json_equals_an_independent_computation_from_the_parquet(sampl
     assert set(data["countries"]) == set(expected)
     for country, (distance, jsd, w1, n) in expected.items():
         got = data["countries"][country]
-        assert got["similarity_js_distance"] == pytest.approx(distance, abs=1e-6), country
+        assert got["similarity_js_distance"] == pytest.approx(distance, abs=1e-12), country
         assert got["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert got["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
         assert got["n_questions"] == n
@@ -172,7 +172,7 @@ def test_weights_none_counts_each_respondent_once(sample_release, tmp_path):
     weighted = expected_similarities(sample_release, asked)
     for country, (distance, jsd, w1, _) in unweighted.items():
         got = data["countries"][country]
-        assert got["similarity_js_distance"] == pytest.approx(distance, abs=1e-6), country
+        assert got["similarity_js_distance"] == pytest.approx(distance, abs=1e-12), country
         assert got["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert got["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
     assert any(abs(unweighted[c][0] - weighted[c][0]) > 1e-6 for c in unweighted)
@@ -253,3 +253,37 @@ def test_scoring_logprobs_reads_the_options_probabilities(sample_release, tmp_pa
     for country, (_, jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
         assert data["countries"][country]["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert data["countries"][country]["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
+
+
+def test_globalopinionqa_measure_is_one_minus_scipys_jensenshannon_base_2_per_question():
+    """similarity_table on random distributions (zeros included): js_distance = 1 - scipy's jensenshannon(base=2),
+    jsd its square's complement, w1 = 1 - W1 / (N - 1) (scipy's wasserstein_distance), per question."""
+    from scipy.stats import wasserstein_distance
+
+    from culturebench.evaluate.wvb.opinions import similarity_table
+
+    rng = np.random.default_rng(7)
+    model, humans, questions, expected = [], [], [], {}
+    for i, (low, high) in enumerate([(1, 4), (1, 10), (0, 2), (1, 2)]):
+        question, codes = f"Q{i + 1}", np.arange(low, high + 1)
+        p, q = rng.random(len(codes)), rng.random(len(codes))
+        p[rng.integers(len(codes))] = 0.0
+        p, q = p / p.sum(), q / q.sum()
+        model += [(None, question, int(c), float(v)) for c, v in zip(codes, p) if v > 0]
+        humans += [("ARG", question, int(c), float(v)) for c, v in zip(codes, q)]
+        questions.append((question, low, high))
+        expected[question] = (1 - jensenshannon(p, q, base=2), 1 - jensenshannon(p, q, base=2) ** 2,
+                              1 - wasserstein_distance(codes, codes, p, q) / (len(codes) - 1))
+    table = similarity_table(
+        pl.DataFrame(model, schema={"steer": pl.String, "question_id": pl.String, "code": pl.Int64,
+                                    "share": pl.Float64}, orient="row"),
+        pl.DataFrame(humans, schema={"country": pl.String, "question_id": pl.String, "code": pl.Int64,
+                                     "share": pl.Float64}, orient="row"),
+        pl.DataFrame(questions, schema={"question_id": pl.String, "scale_min": pl.Int64, "scale_max": pl.Int64},
+                     orient="row"))
+    assert table.height == len(expected)
+    for row in table.iter_rows(named=True):
+        distance, jsd, w1 = expected[row["question_id"]]
+        assert row["js_distance"] == pytest.approx(distance, abs=1e-12)
+        assert row["jsd"] == pytest.approx(jsd, abs=1e-12)
+        assert row["w1"] == pytest.approx(w1, abs=1e-12)
