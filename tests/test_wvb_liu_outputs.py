@@ -82,13 +82,19 @@ def their_score(model: dict, human: dict, questions) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def humans():
+def wvs_rows() -> pd.DataFrame:
+    """Every row of the 56 raw files: B_COUNTRY, B_COUNTRY_ALPHA and their 144 questions."""
+    keys = their_questions(LIU / "RQ1" / "gpt-4" / "results.csv")
+    return pd.concat([pd.read_csv(path, usecols=lambda c: c in {"B_COUNTRY_ALPHA", "B_COUNTRY", *keys},
+                                  low_memory=False) for path in sorted(WVS7_COUNTRY_FILES.glob("*.csv.gz"))])
+
+
+@pytest.fixture(scope="module")
+def humans(wvs_rows):
     """ISO code -> question -> {choice key: share}: every row of the 56 raw files, unweighted counts on the
     question's choice keys (their notebook's get_human_distribution_by_country_and_question)."""
     keys = their_questions(LIU / "RQ1" / "gpt-4" / "results.csv")
-    frames = [pd.read_csv(path, usecols=lambda c: c in {"B_COUNTRY_ALPHA", "B_COUNTRY", *keys}, low_memory=False)
-              for path in sorted(WVS7_COUNTRY_FILES.glob("*.csv.gz"))]
-    table = pd.concat(frames)
+    table = wvs_rows
     alpha = dict(zip(table["B_COUNTRY"], table["B_COUNTRY_ALPHA"]))
     out: dict[str, dict] = {}
     for country, rows in table.groupby("B_COUNTRY"):
@@ -130,21 +136,49 @@ def test_rq1_outputs_score_as_their_notebook_computes(wvs7_release, humans, tmp_
 @reference
 @pytest.mark.reference
 @pytest.mark.slow
-def test_rq2_file_gives_the_steered_similarity_and_the_gain_over_rq1(wvs7_release, humans, tmp_path):
+def their_rq2_scores(path: Path, rows: pd.DataFrame, code: int, skipped: list[str]) -> dict[str, float]:
+    """Per question their rq2_results.py score of one steered country: the response's keys in order, missing
+    choice keys appended at 0, the country's counts of those keys, W1 on positions 1..N; ``skipped`` left out."""
+    frame = pd.read_csv(path)
+    frame = frame[frame["type"] == "Opinion-Dependent"]
+    country = rows[rows["B_COUNTRY"] == code]
+    out = {}
+    for _, row in frame.iterrows():
+        try:
+            shares = ast.literal_eval(row["response"])
+        except (ValueError, SyntaxError):
+            shares = ast.literal_eval(re.sub(r"(\d+):\s*([\d.]+%)", r"'\1': '\2'", row["response"]))
+        model = {k: float(v.strip("%")) / 100 for k, v in shares.items()}
+        for k in ast.literal_eval(row["choice_keys"]):
+            if k not in model:
+                model[k] = 0
+        human = [len(country[country[row["id"]] == int(k)]) for k in model]
+        if sum(human) == 0 or row["id"] in skipped:
+            continue
+        support = np.arange(1, len(model) + 1)
+        w1 = wasserstein_distance(support, support, list(model.values()), [h / sum(human) for h in human])
+        out[row["id"]] = 1 - w1 / (len(model) - 1)
+    return out
+
+
+def test_rq2_file_gives_the_steered_similarity_and_the_gain_over_rq1(wvs7_release, wvs_rows, tmp_path):
     """persona / Japan / gpt-4: the steered answers' similarity to Japan and its gain over gpt-4's RQ1 run, per
-    question, averaged. (Slow: reads the 56 raw files.)"""
+    question, averaged, both as their rq2_results.py scores them (Japan's five few-shot questions, their skip_dict,
+    left out). (Slow: reads the 56 raw files.)"""
     release, raw = wvs7_release
     path = LIU / "RQ2" / "persona" / "Japan" / "gpt-4" / "results.csv"
     result = score(path, release, raw, tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert "steered similarity to Japan" in result.output
     japan = json.loads((tmp_path / "out" / "countries.json").read_text())["countries"]["JPN"]
-    steered, plain = their_stated(path), their_stated(LIU / "RQ1" / "gpt-4" / "results.csv")
-    questions = their_questions(path)
-    both = [q for q in questions if their_score(steered, humans["JPN"], [q]) and their_score(plain, humans["JPN"], [q])]
-    gains = [their_score(steered, humans["JPN"], [q])[0] - their_score(plain, humans["JPN"], [q])[0] for q in both]
-    assert japan["steered_w1"] == pytest.approx(np.mean(their_score(steered, humans["JPN"], questions)), abs=1e-12)
-    assert japan["gain_w1"] == pytest.approx(np.mean(gains), abs=1e-12)
+    skipped = ["Q60", "Q70", "Q90", "Q110", "Q130"]
+    steered = their_rq2_scores(path, wvs_rows, 392, skipped)
+    plain = their_rq2_scores(LIU / "RQ1" / "gpt-4" / "results.csv", wvs_rows, 392, skipped)
+    assert japan["steered_w1"] == pytest.approx(np.mean(list(steered.values())), abs=1e-12)
+    assert japan["similarity_w1"] == pytest.approx(np.mean(list(plain.values())), abs=1e-12)
+    assert japan["gain_w1"] == pytest.approx(np.mean([steered[q] - plain[q] for q in steered if q in plain]),
+                                             abs=1e-12)
+    assert japan["n_questions"] == len(plain) == 144 - 4  # Q130, skipped too, is not among their 144
 
 
 @reference

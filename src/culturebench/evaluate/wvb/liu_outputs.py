@@ -24,7 +24,9 @@ whose D_INTERVIEW repeats, Uruguay's in v5.0); ``--weights design`` weights them
 
 RQ2 files (``results/RQ2/<method>/<Country>/<model>/results.csv``): the steered model's similarity to the steered
 country and its gain over the same model's RQ1 run (``results/RQ1/<model>/results.csv`` beside them, or
-``--liu-baseline``), per question, averaged; sensitivity files (``results/Discussion/sensitivity/<variant>/<model>``):
+``--liu-baseline``), per question, averaged; both scored for the steered country as their ``rq2_results.py`` scores
+them (``facts/liu2025_scoring.json``: keys in the response's order on positions 1..N, the country's five few-shot
+questions left out; ``rq2_similarity_rows``); sensitivity files (``results/Discussion/sensitivity/<variant>/<model>``):
 per country and per question how far the variant's scores moved from the RQ1 run's (``sensitivity.json``).
 """
 
@@ -207,6 +209,36 @@ def similarity_rows(stated: StatedFile, humans: dict[tuple[str, str], dict[str, 
     return rows
 
 
+def rq2_similarity_rows(stated: StatedFile, counts: dict[tuple[str, str], dict[int, float]], steer: str | None,
+                        country: str) -> list[tuple]:
+    """(steer, country, question_id, w1) rows of ``country`` as their rq2_results.py scores a file
+    (``facts/liu2025_scoring.json`` ``rq2_pairing``), the questions of ``rq2_left_out`` left out."""
+    from culturebench.facts import read as read_facts
+
+    left_out = set(read_facts("liu2025_scoring")["rq2_left_out"].get(country, []))
+    rows = []
+    for question, model in stated.stated.items():
+        human = counts.get((country, question))
+        if question in left_out or human is None or question not in stated.keys:
+            continue
+        keys = list(model) + [k for k in stated.keys[question] if k not in model]
+        p = np.array([model.get(k, 0.0) for k in keys], dtype=float)
+        q = np.array([human.get(int(k), 0.0) for k in keys], dtype=float)
+        if q.sum() == 0 or len(keys) < 2:
+            continue
+        positions = np.arange(1, len(keys) + 1)
+        rows.append((steer, country, question, 1 - wasserstein_on_keys(positions, p, q) / (len(keys) - 1)))
+    return rows
+
+
+def code_counts(counts: pl.DataFrame) -> dict[tuple[str, str], dict[int, float]]:
+    """(country, question) -> {raw code: count} of ``human_counts``."""
+    out: dict[tuple[str, str], dict[int, float]] = {}
+    for country, question, code, n in counts.iter_rows():
+        out.setdefault((country, question), {})[int(code)] = float(n)
+    return out
+
+
 def similarity_frame(rows: list[tuple]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"steer": pl.String, "country": pl.String, "question_id": pl.String,
                                       "w1": pl.Float64}, orient="row").sort("steer", "country", "question_id",
@@ -321,8 +353,15 @@ def score_stated(path: Path, options) -> tuple[dict, list[Path]]:
     humans = country_shares(counts, keys)
     if place.kind == "RQ2":
         steered = country_of(place.country)
-        rows = (similarity_rows(runs["baseline"], humans, None)
-                + similarity_rows(stated, humans, steered, only_country=steered))
+        by_code = code_counts(counts)
+        if not any(country == steered for country, _ in by_code):
+            notes.append(f"the steered country {place.country} ({steered}) has no respondents in the release's "
+                         "WVS-7 files: no steered similarity")
+        rows = ([r for r in similarity_rows(runs["baseline"], humans, None) if r[1] != steered]
+                + rq2_similarity_rows(runs["baseline"], by_code, None, steered)
+                + rq2_similarity_rows(stated, by_code, steered, steered))
+        notes.append(f"{steered}: scored as their rq2_results.py scores steered runs (keys in the response's order "
+                     "on positions 1..N, its five few-shot questions left out), the RQ1 run's similarity to it too")
     else:
         rows = similarity_rows(stated, humans, None)
     table = similarity_frame(rows)
