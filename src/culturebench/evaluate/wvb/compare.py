@@ -134,31 +134,34 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
 
 
 def countries_table(folders, models: list[str]) -> pl.DataFrame:
-    """Per country and run (and steered, where the run steered): similarity_jsd with the run's own interval,
-    from each run's countries.json (runs without one, asked with demographics, are left out)."""
+    """Per country and run (and steered, where the run steered): the run's headline similarity (its countries.json
+    ``measure``, named in the ``measure`` column) with the run's own interval, from each run's countries.json (runs
+    without one, asked with demographics, are left out)."""
     from culturebench.evaluate.countries import COUNTRIES_FILE, read_countries
     from culturebench.evaluate.country_plots import side_by_side
 
     views = {m: read_countries(f.path) for f, m in zip(folders, models) if (f.path / COUNTRIES_FILE).is_file()}
     all_series, names = side_by_side(views)
+    measure = {name: data["measure"] for label, data in views.items() for name in (label, f"{label} (steered)")}
     rows = [{"country": code, "name": names.get(code), "run": label,
-             **compare.with_interval("similarity_jsd", value, interval)}
+             "measure": measure.get(label),
+             **compare.with_interval("similarity", value, interval)}
             for label, values in all_series.items() for code, (value, interval) in sorted(values.items())]
     return pl.DataFrame(rows, schema={"country": pl.String, "name": pl.String, "run": pl.String,
-                                      "similarity_jsd": pl.Float64, "similarity_jsd_low": pl.Float64,
-                                      "similarity_jsd_high": pl.Float64})
+                                      "measure": pl.String, "similarity": pl.Float64, "similarity_low": pl.Float64,
+                                      "similarity_high": pl.Float64})
 
 
 def countries_png(comparison: compare.Comparison, path: Path) -> None:
-    """The runs' similarity_jsd per country side by side (sorted by the first), each with its interval."""
+    """The runs' headline similarity per country side by side (sorted by the first), each with its interval."""
     from culturebench.evaluate.country_plots import dot_plot_png
 
     frame = comparison.tables["countries"]
     runs = list(dict.fromkeys(frame["run"].to_list()))
-    all_series = [(run, {r["country"]: (r["similarity_jsd"], [r["similarity_jsd_low"], r["similarity_jsd_high"]])
+    all_series = [(run, {r["country"]: (r["similarity"], [r["similarity_low"], r["similarity_high"]])
                          for r in frame.filter(pl.col("run") == run).iter_rows(named=True)}) for run in runs]
     dot_plot_png(all_series or [("no run without demographics", {})], dict(zip(frame["country"], frame["name"])),
-                 path, xlabel="similarity jsd (1 - JSD, base 2)",
+                 path, xlabel=" / ".join(sorted(set(frame["measure"]))).replace("_", " ") or "similarity",
                  title="WorldValuesBench: similarity to each country's answers (runs without demographics)")
 
 
@@ -231,7 +234,7 @@ COMPARE = compare.BenchmarkSpec(
         compare.Table("differences", "Paired differences of mean W1 between models",
                       "difference = mean over the questions both have a W1 of W1_a - W1_b (negative: model_a closer "
                       "to the humans); pvalue_holm over all rows."),
-        compare.Table("countries", "Similarity to each country's answers (1 - JSD, base 2; issue #56)",
+        compare.Table("countries", "Similarity to each country's answers (each run's headline measure, named in the measure column: 1 - Jensen-Shannon distance, base 2, GlobalOpinionQA's, unless the run says otherwise; issue #56)",
                       "From each run's countries.json, with its own bootstrap over questions (not paired between "
                       "runs); (steered): the run asked with --steer country, each country named.",
                       empty="No run was asked without demographics (evaluate wvb --no-demographics writes the "
