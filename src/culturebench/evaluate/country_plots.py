@@ -146,3 +146,49 @@ def side_by_side(views: Mapping[str, Mapping]) -> tuple[dict[str, dict], dict[st
             out[f"{label} (steered)"] = series(data, "steered_jsd", "interval_steered_jsd")
         names.update({code: e.get("name") or code for code, e in data["countries"].items()})
     return out, names
+
+
+def similarity_order(matrix, codes: Sequence[str]) -> list[int]:
+    """The countries ordered so that similar ones sit together: the leaves of an average-linkage clustering
+    (scipy) of 1 - the symmetrised similarity (missing pairs: the farthest); the given order below three."""
+    import numpy as np
+    from scipy.cluster.hierarchy import leaves_list, linkage
+    from scipy.spatial.distance import squareform
+
+    values = np.asarray(matrix, dtype=float)
+    if len(codes) < 3:
+        return list(range(len(codes)))
+    distance = 1 - (values + values.T) / 2
+    distance = np.where(np.isfinite(distance), distance, np.nanmax(distance, initial=1.0))
+    np.fill_diagonal(distance, 0.0)
+    return [int(i) for i in leaves_list(linkage(squareform(np.clip(distance, 0, None), checks=False), "average"))]
+
+
+def neighbour_heatmap_png(rows: Sequence[Sequence[float | None]], codes: Sequence[str], names: Mapping[str, str],
+                          path: Path, *, label: str, title: str) -> None:
+    """The country x country similarity matrix (``rows``: one per country, the model's last), countries ordered
+    by ``similarity_order``, the model's row on top, set apart by a line and its label in bold; each column's
+    colour scale shared (one colour bar)."""
+    import numpy as np
+
+    plt = plots.pyplot()
+    values = np.asarray([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
+    order = similarity_order(values[:-1], codes)
+    shown = np.vstack([values[-1:, order], values[:-1][np.ix_(order, order)]])
+    n = len(codes)
+    size = 3.0 + 0.16 * n
+    fig, ax = plt.subplots(figsize=(size + 1.5, size + 0.6), dpi=110)
+    image = ax.imshow(shown, cmap="viridis", aspect="equal", interpolation="nearest")
+    labels = [names.get(codes[i]) or codes[i] for i in order]
+    ax.set_xticks(range(n))
+    ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    ax.set_yticks(range(n + 1))
+    ax.set_yticklabels(["MODEL", *labels], fontsize=6)
+    ax.get_yticklabels()[0].set_fontweight("bold")
+    ax.axhline(0.5, color="white", linewidth=2)
+    ax.set_xlabel("country compared with (its respondents)", fontsize=8)
+    ax.set_ylabel("whose answers: the model, or each country's respondents", fontsize=8)
+    bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_label(label, fontsize=8)
+    plots.panel_title(ax, title)
+    plots.save_figure(fig, path)

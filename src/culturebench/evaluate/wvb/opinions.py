@@ -37,6 +37,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.facts import read as read_facts
 from culturebench.evaluate import uncertainty
+from culturebench.evaluate.wvb import reference_points
 from culturebench.evaluate.wvb.items import _collect, _scan
 from culturebench.release import load_manifest
 
@@ -405,10 +406,16 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
                               model=model, notes=notes, reading=reading, weighted=weighted,
                               steer=options.steer, n_questions=len(asked))
+    references, reference_notes, reference_files = reference_points.attach(
+        data, release=options.release, answers=answers, parts=parts, weighted=weighted, weight_column=WEIGHT_COLUMN,
+        intervals=options.country_intervals, out=out)
+    data["notes"] = notes = [*notes, *reference_notes]
+    top.update(references)
     metrics["countries"] = {**top, "reading": reading, "weighted": weighted, "notes": notes,
                             "file": country_files.COUNTRIES_FILE}
     for line in notes:
         if console is not None:
             console.print(f"[yellow]wvb countries: {line}[/yellow]")
     extra = [("steered to the country", series(data, "steered_jsd", "interval_steered_jsd"))] if options.steer else []
-    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra)]
+    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra),
+            *reference_files]
