@@ -486,6 +486,7 @@ def attach(data: dict, *, release: Path, answers: pl.DataFrame, parts: pl.DataFr
                               settings=settings, intervals=intervals)
     for code, fields in points.fields.items():
         data["countries"][code].update(fields)
+    data["samples_per_question"] = [int(model.n[model.n > 0].min()), int(model.n.max())] if model.n.any() else None
     data["reference_points"] = {
         "measures": [f"similarity_{m}" for m in measures], "n_splits": N_SPLITS, "seed": settings.seed,
         "ceiling_correction": "none (two half-size samples)", "intervals": intervals,
