@@ -218,9 +218,13 @@ def write_figures(data: Mapping, out: Path, *, prefix: str = "countries", extra_
     label = measure.replace("_", " ")
     out = Path(out)
     ranked = out / f"{prefix}_ranked.png"
+    drawn = [(label, main), *extra_series]
+    intervals = any(bounds and None not in bounds for _, values in drawn for _, bounds in values.values())
     kind = "two-stage bootstrap" if data.get("reference_points", {}).get("intervals") == "two_stage" else "bootstrap"
-    dot_plot_png([(label, main), *extra_series], names, ranked, xlabel=label,
-                 title=f"{data['benchmark']}: {label} per country{model} (95% {kind} intervals){reading_line(data)}",
+    dot_plot_png(drawn, names, ranked, xlabel=label,
+                 title=f"{data['benchmark']}: {label} per country{model}"
+                       + (f" (95% {kind} intervals)" if intervals else " (no intervals: too few items)")
+                       + reading_line(data),
                  higher_is_better=data.get("higher_is_better", True), references=references(data))
     world = out / f"{prefix}_map.png"
     values = {c: v for c, (v, _) in main.items()}
