@@ -446,6 +446,9 @@ def summary(fields: Mapping[str, Mapping], view: Mapping[str, Mapping], measures
 
 
 def finite(value) -> float | None:
+    """A float, or None for None, NaN or an infinity (the JSON files hold no NaN)."""
+    if value is None:
+        return None
     value = float(value)
     return value if np.isfinite(value) else None
 
