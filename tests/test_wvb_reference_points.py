@@ -204,3 +204,19 @@ def test_a_country_too_small_to_split_and_an_unanswered_question_are_one_line_ea
     assert "no ceiling: B" in points.notes[0] and "B (1)" in points.notes[1]
     assert points.fields["B"]["uniform_jsd"] == pytest.approx(
         1 - jensenshannon([1 / 3] * 3, [0, 1, 0], base=2) ** 2, abs=1e-12)
+
+
+def test_compare_calls_a_country_difference_significant_only_when_the_two_stage_intervals_part():
+    from culturebench.evaluate.wvb.reference_points import differences
+
+    def view(intervals, entries):
+        return {"reference_points": {"intervals": intervals},
+                "countries": {c: {"similarity_jsd": v, "interval_jsd": b} for c, (v, b) in entries.items()}}
+
+    first = view("two_stage", {"ARG": (0.5, [0.45, 0.55]), "BRA": (0.5, [0.45, 0.55])})
+    second = view("two_stage", {"ARG": (0.7, [0.6, 0.8]), "BRA": (0.56, [0.5, 0.6])})
+    table = differences({"a": first, "b": second}).sort("country")
+    assert table["difference"].to_list() == pytest.approx([0.2, 0.06])
+    assert table["significant"].to_list() == [True, False]
+    questions_only = view("questions", {"ARG": (0.7, [0.6, 0.8]), "BRA": (0.56, [0.5, 0.6])})
+    assert differences({"a": first, "b": questions_only})["significant"].to_list() == [None, None]

@@ -525,3 +525,26 @@ def attach(data: dict, *, release: Path, answers: pl.DataFrame, parts: pl.DataFr
                               title=f"{data.get('benchmark')}: similarity of each country's respondents (row) with "
                                     f"each country's (column), {len(asked)} questions")
     return points.headline, points.notes, [path, *([heatmap] if heatmap.is_file() else [])]
+
+
+def differences(views: Mapping[str, Mapping], measure: str = "similarity_jsd") -> pl.DataFrame:
+    """``compare``'s per-country differences between the first run and each other (countries.json of each): the
+    difference of ``measure``, the two intervals, and ``significant``: true when the two intervals do not overlap,
+    judged only when both runs made two-stage intervals (else null). Non-overlap of two 95% intervals is a
+    conservative test (a difference can be real while its intervals overlap)."""
+    short = measure.removeprefix("similarity_")
+    labels = list(views)
+    rows = []
+    for label in labels[1:]:
+        first, other = views[labels[0]], views[label]
+        judged = all((v.get("reference_points") or {}).get("intervals") == "two_stage" for v in (first, other))
+        for code in sorted(set(first["countries"]) & set(other["countries"])):
+            a, b = first["countries"][code], other["countries"][code]
+            (a_low, a_high), (b_low, b_high) = (e.get(f"interval_{short}") or [None, None] for e in (a, b))
+            known = judged and None not in (a_low, a_high, b_low, b_high)
+            rows.append({"country": code, "run": label, "against": labels[0],
+                         "difference": None if a.get(measure) is None or b.get(measure) is None
+                         else b[measure] - a[measure],
+                         "significant": (b_low > a_high or a_low > b_high) if known else None})
+    return pl.DataFrame(rows, schema={"country": pl.String, "run": pl.String, "against": pl.String,
+                                      "difference": pl.Float64, "significant": pl.Boolean})
