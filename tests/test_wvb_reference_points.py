@@ -220,3 +220,28 @@ def test_compare_calls_a_country_difference_significant_only_when_the_two_stage_
     assert table["significant"].to_list() == [True, False]
     questions_only = view("questions", {"ARG": (0.7, [0.6, 0.8]), "BRA": (0.56, [0.5, 0.6])})
     assert differences({"a": first, "b": questions_only})["significant"].to_list() == [None, None]
+
+
+def test_the_neighbour_heatmap_is_readable(run, tmp_path, saved_figures):
+    from conftest import assert_figure_readable
+    from culturebench.evaluate.country_plots import neighbour_heatmap_png
+
+    written = json.loads((run["out"] / "countries_neighbours.json").read_text())
+    names = {c: e["name"] for c, e in run["data"]["countries"].items()}
+    neighbour_heatmap_png(written["measures"]["similarity_jsd"], written["countries"], names, tmp_path / "n.png",
+                          label="similarity jsd", title="respondents' similarity")
+    assert_figure_readable(dict(saved_figures)["n.png"], "n.png")
+
+
+def test_profile_states_what_the_view_rests_on_and_places_the_model(run, tmp_path):
+    result = runner.invoke(app, ["profile", str(run["out"]), "--out", str(tmp_path / "profile")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "profile" / "profile.html").read_text()
+    n = [e["n_questions"] for e in run["data"]["countries"].values()]
+    low, high = run["data"]["samples_per_question"]
+    assert high == 3 and 1 <= low <= 3  # --samples 3; answers off a question's scale are not counted
+    assert f"items per country: {min(n)}" in page and f"samples per question: {low}{'' if low == 3 else '-3'}" in page
+    assert "reading: samples" in page and "intervals: two-stage" in page
+    assert "Intervals on fewer than 30 items" in page  # 20 questions asked
+    arg = run["data"]["countries"]["ARG"]["rank_jsd"]
+    assert f"{arg['closer_than']} of {arg['of']} countries" in page
