@@ -400,12 +400,12 @@ def reference_points(view: Mapping[str, Mapping], respondents: Respondents, mode
         split = halves[m]
         both, spread = resampled[m]
         matrix = masked_mean(np.asarray(neighbours[m]), present[None])  # row a (as the model) x column c
-        written["measures"][f"similarity_{m}"] = [[finite(v) for v in row] for row in
-                                                  [*matrix, [value[c] for c in codes]]]
+        written["measures"][f"similarity_{m}"] = [[uncertainty.finite_or_none(v) for v in row] for row in matrix] + [
+            [value[c] for c in codes]]
         for j, c in enumerate(codes):
             entry = fields[c]
             for name, values in baselines.items():
-                entry[f"{name}_{m}"] = finite(values[j])
+                entry[f"{name}_{m}"] = uncertainty.finite_or_none(values[j])
             if sizes[j] >= MIN_SPLIT_RESPONDENTS and np.all(np.isfinite(split[:, j])):
                 entry[f"ceiling_{m}"] = float(split[:, j].mean())
                 entry[f"ceiling_se_{m}"] = float(split[:, j].std(ddof=1) / np.sqrt(n_splits))
@@ -418,12 +418,14 @@ def reference_points(view: Mapping[str, Mapping], respondents: Respondents, mode
             low, top = entry[f"uniform_{m}"], entry[f"ceiling_{m}"]
             entry[f"ceiling_share_{m}"] = None if v is None or low is None or top is None or top <= low \
                 else (v - low) / (top - low)
-            others = [(float(matrix[a, j]), codes[a]) for a in range(len(codes)) if a != j and np.isfinite(matrix[a, j])]
+            others = [(float(matrix[a, j]), codes[a]) for a in range(len(codes))
+                      if a != j and np.isfinite(matrix[a, j])]
             if v is not None:
                 entry[f"rank_{m}"] = {"rank": 1 + sum(int(s > v) for s, _ in others),
                                       "closer_than": sum(int(s < v) for s, _ in others), "of": len(others)}
             entry[f"nearest_{m}"] = [a for _, a in sorted(others, key=lambda pair: (-pair[0], pair[1]))[:N_NEAREST]]
-            entry[f"model_spread_{m}"] = finite(np.std(spread[:, j])) if np.all(np.isfinite(spread[:, j])) else None
+            entry[f"model_spread_{m}"] = (uncertainty.finite_or_none(np.std(spread[:, j]))
+                                          if np.all(np.isfinite(spread[:, j])) else None)
             if c in view:
                 entry[f"interval_questions_{m}"] = list(view[c].get(f"interval_{m}") or [None, None])
                 entry[f"interval_{m}"] = (percentile_interval(both[:, j], settings.confidence_level)
@@ -443,14 +445,6 @@ def summary(fields: Mapping[str, Mapping], view: Mapping[str, Mapping], measures
         out[f"mean_closer_than_share_{m}"] = (float(np.mean([r["closer_than"] / r["of"] for r in ranks]))
                                               if ranks else None)
     return out
-
-
-def finite(value) -> float | None:
-    """A float, or None for None, NaN or an infinity (the JSON files hold no NaN)."""
-    if value is None:
-        return None
-    value = float(value)
-    return value if np.isfinite(value) else None
 
 
 # ------------------------------------------------------------------------------------------------ the run
