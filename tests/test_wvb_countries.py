@@ -31,11 +31,13 @@ def evaluate(release, out, *extra, reply="1"):
     return result, bodies
 
 
-def expected_similarities(release, asked: list[str], stated: dict[int, float] | None = None
-                          ) -> dict[str, tuple[float, float, int]]:
-    """Per country: mean over the asked questions it answered of 1 - JSD (base 2) and 1 - W1/(max - min) between
+def expected_similarities(release, asked: list[str], stated: dict[int, float] | None = None, weighted: bool = True
+                          ) -> dict[str, tuple[float, float, float, int]]:
+    """Per country: mean over the asked questions it answered of 1 - Jensen-Shannon distance (scipy's, base 2:
+    GlobalOpinionQA's), 1 - JSD (base 2) and 1 - W1/(max - min) between
     the model (a point mass on code 1: every answer "1"; or the ``stated`` shares of the codes on the scale,
-    renormalised) and the country's W_WEIGHT-weighted answers, read from the parquet."""
+    renormalised) and the country's W_WEIGHT-weighted answers (or, not ``weighted``, its answers counted once),
+    read from the parquet."""
     data = release / "data"
     people = pl.read_parquet(data / "participants").select("participant_id", "country", "W_WEIGHT")
     answers = pl.read_parquet(data / "examples").filter(pl.col("question_id").is_in(asked))
@@ -44,20 +46,22 @@ def expected_similarities(release, asked: list[str], stated: dict[int, float] | 
     joined = answers.join(people, on="participant_id")
     out = {}
     for country in sorted(people["country"].unique()):
-        jsd, w1 = [], []
+        distance, jsd, w1 = [], [], []
         for question in asked:
             rows = joined.filter((pl.col("country") == country) & (pl.col("question_id") == question))
             if rows.height == 0:
                 continue
             low, high = scales[question]
             codes = np.arange(low, high + 1)
-            human = np.array([rows.filter(pl.col("answer") == c)["W_WEIGHT"].sum() for c in codes], dtype=float)
+            human = np.array([rows.filter(pl.col("answer") == c)["W_WEIGHT"].sum() if weighted
+                              else rows.filter(pl.col("answer") == c).height for c in codes], dtype=float)
             human /= human.sum()
             model = (codes == 1).astype(float) if stated is None else np.array([stated.get(c, 0.0) for c in codes])
             model /= model.sum()
+            distance.append(1 - jensenshannon(model, human, base=2))
             jsd.append(1 - jensenshannon(model, human, base=2) ** 2)
             w1.append(1 - np.abs(np.cumsum(model) - np.cumsum(human)).sum() / (high - low))
-        out[country] = (float(np.mean(jsd)), float(np.mean(w1)), len(jsd))
+        out[country] = (float(np.mean(distance)), float(np.mean(jsd)), float(np.mean(w1)), len(jsd))
     return out
 
 
@@ -78,20 +82,23 @@ def test_countries_json_equals_an_independent_computation_from_the_parquet(sampl
     assert len(asked) == 20
     expected = expected_similarities(sample_release, asked)
     assert set(data["countries"]) == set(expected)
-    for country, (jsd, w1, n) in expected.items():
+    for country, (distance, jsd, w1, n) in expected.items():
         got = data["countries"][country]
+        assert got["similarity_js_distance"] == pytest.approx(distance, abs=1e-6), country
         assert got["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert got["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
         assert got["n_questions"] == n
         low, high = got["interval_jsd"]
         assert low <= got["similarity_jsd"] <= high
-    assert data["weighted"] is True and data["reading"] == "samples"
+    assert data["measure"] == "similarity_js_distance" and "base 2" in data["measure_label"]
+    assert data["weighted"] is True and data["weights"] == "design" and data["reading"] == "samples"
     assert all(got["name"] for got in data["countries"].values())
     metrics = json.loads((out / "metrics.json").read_text())["countries"]
     best = max(expected, key=lambda c: expected[c][0])
+    assert metrics["measure"] == "similarity_js_distance" and metrics["weights"] == "design"
     assert metrics["most_similar"][0]["country"] == best and len(metrics["least_similar"]) == 5
     run = json.loads((out / "run.json").read_text())
-    assert run["evaluation"]["reading"] == "samples"
+    assert run["evaluation"]["reading"] == "samples" and run["evaluation"]["weights"] == "design"
     assert (out / "countries_map.png").stat().st_size > 10_000 and (out / "countries_ranked.png").is_file()
 
 
@@ -134,8 +141,9 @@ def test_compare_puts_runs_and_steering_side_by_side_per_country(runs, tmp_path,
     plain = json.loads((runs["plain"] / "countries.json").read_text())["countries"]
     assert table["run"].n_unique() == 3 and table.height == 3 * len(plain)  # plain, steered run, its steered answers
     first = table.filter(pl.col("run") == table["run"][0])
-    assert dict(zip(first["country"], first["similarity_jsd"])) == pytest.approx(
-        {c: e["similarity_jsd"] for c, e in plain.items()})
+    assert set(table["measure"]) == {"similarity_js_distance"}
+    assert dict(zip(first["country"], first["similarity"])) == pytest.approx(
+        {c: e["similarity_js_distance"] for c, e in plain.items()})
     assert_figure_readable(dict(saved_figures)["countries.png"], "countries.png")
 
 
@@ -145,7 +153,7 @@ def test_verbalized_reading_reads_the_stated_distribution(sample_release, tmp_pa
     data = json.loads((out / "countries.json").read_text())
     assert data["reading"] == "verbalized"
     asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
-    for country, (jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
+    for country, (_, jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
         assert data["countries"][country]["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert data["countries"][country]["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
 
@@ -166,6 +174,26 @@ def test_verbalized_reading_counts_read_distributions_and_scores_no_overflowing_
     assert all(e["similarity_jsd"] is None for e in data["countries"].values())
     assert any(f"{len(records)} of {len(records)} verbalized distributions unreadable" in n for n in data["notes"])
     assert f"{len(records)} of {len(records)}" in " ".join(result.output.split())
+
+
+def test_weights_none_counts_each_respondent_once(sample_release, tmp_path):
+    """--weights none (Liu, Kaneko and Chu 2025's count): the countries' distributions unweighted, said in
+    countries.json, metrics.json and run.json; the numbers differ from the design-weighted ones."""
+    out = tmp_path / "unweighted"
+    evaluate(sample_release, out, "--weights", "none")
+    data = json.loads((out / "countries.json").read_text())
+    assert data["weights"] == "none" and data["weighted"] is False
+    assert json.loads((out / "run.json").read_text())["evaluation"]["weights"] == "none"
+    assert json.loads((out / "metrics.json").read_text())["countries"]["weights"] == "none"
+    asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
+    unweighted = expected_similarities(sample_release, asked, weighted=False)
+    weighted = expected_similarities(sample_release, asked)
+    for country, (distance, jsd, w1, _) in unweighted.items():
+        got = data["countries"][country]
+        assert got["similarity_js_distance"] == pytest.approx(distance, abs=1e-6), country
+        assert got["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
+        assert got["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
+    assert any(abs(unweighted[c][0] - weighted[c][0]) > 1e-6 for c in unweighted)
 
 
 def test_steer_on_a_release_without_country_names_is_one_line(sample_release, tmp_path):
@@ -222,6 +250,6 @@ def test_scoring_logprobs_reads_the_options_probabilities(sample_release, tmp_pa
     data = json.loads((out / "countries.json").read_text())
     assert data["reading"] == "logprobs"
     asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
-    for country, (jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
+    for country, (_, jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
         assert data["countries"][country]["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert data["countries"][country]["similarity_w1"] == pytest.approx(w1, abs=1e-6), country

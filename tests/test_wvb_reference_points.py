@@ -22,11 +22,13 @@ from culturebench.cli import app
 from scripted_server import ScriptedServer
 
 runner = CliRunner()
-MEASURES = ("jsd", "w1")
+MEASURES = ("js_distance", "jsd", "w1")
 
 
 def similarity(measure: str, p: np.ndarray, q: np.ndarray, width: int) -> np.ndarray:
-    """1 - JSD (base 2, scipy) or 1 - W1 / width between rows of p and q."""
+    """1 - the Jensen-Shannon distance or divergence (base 2, scipy) or 1 - W1 / width between rows of p and q."""
+    if measure == "js_distance":
+        return 1 - jensenshannon(p, q, base=2, axis=-1)
     if measure == "jsd":
         return 1 - jensenshannon(p, q, base=2, axis=-1) ** 2
     return 1 - np.abs(np.cumsum(p, axis=-1) - np.cumsum(q, axis=-1)).sum(axis=-1) / width
@@ -210,7 +212,7 @@ def test_compare_calls_a_country_difference_significant_only_when_the_two_stage_
     from culturebench.evaluate.wvb.reference_points import differences
 
     def view(intervals, entries):
-        return {"reference_points": {"intervals": intervals},
+        return {"measure": "similarity_jsd", "reference_points": {"intervals": intervals},
                 "countries": {c: {"similarity_jsd": v, "interval_jsd": b} for c, (v, b) in entries.items()}}
 
     first = view("two_stage", {"ARG": (0.5, [0.45, 0.55]), "BRA": (0.5, [0.45, 0.55])})
@@ -243,5 +245,6 @@ def test_profile_states_what_the_view_rests_on_and_places_the_model(run, tmp_pat
     assert f"items per country: {min(n)}" in page and f"samples per question: {low}{'' if low == 3 else '-3'}" in page
     assert "reading: samples" in page and "intervals: two-stage" in page
     assert "Intervals on fewer than 30 items" in page  # 20 questions asked
-    arg = run["data"]["countries"]["ARG"]["rank_jsd"]
+    short = run["data"]["measure"].removeprefix("similarity_")
+    arg = run["data"]["countries"]["ARG"][f"rank_{short}"]
     assert f"{arg['closer_than']} of {arg['of']} countries" in page

@@ -215,7 +215,7 @@ def write_figures(data: Mapping, out: Path, *, prefix: str = "countries", extra_
     names = {code: e.get("name") or code for code, e in data["countries"].items()}
     model = f" of {data['model']}" if data.get("model") else ""
     main = series(data)
-    label = measure.replace("_", " ")
+    label = data.get("measure_label") or measure.replace("_", " ")
     out = Path(out)
     ranked = out / f"{prefix}_ranked.png"
     drawn = [(label, main), *extra_series]
@@ -241,8 +241,9 @@ def side_by_side(views: Mapping[str, Mapping]) -> tuple[dict[str, dict], dict[st
     out, names = {}, {}
     for label, data in views.items():
         out[label] = series(data)
-        if any("steered_jsd" in e for e in data["countries"].values()):
-            out[f"{label} (steered)"] = series(data, "steered_jsd", "interval_steered_jsd")
+        steered = f"steered_{data['measure'].removeprefix('similarity_')}"
+        if any(steered in e for e in data["countries"].values()):
+            out[f"{label} (steered)"] = series(data, steered, f"interval_{steered}")
         names.update({code: e.get("name") or code for code, e in data["countries"].items()})
     return out, names
 

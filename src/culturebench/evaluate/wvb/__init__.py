@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from culturebench.contract import (
     Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
@@ -57,6 +58,8 @@ READINGS = ("samples", "verbalized")
 probabilities with ``--scoring logprobs``), or the distribution it states in words (Liu, Kaneko and Chu 2025)."""
 COUNTRY_INTERVALS = ("two_stage", "questions")
 """``--country-intervals`` (``reference_points.INTERVALS``; not imported: that module imports numpy and polars)."""
+WEIGHTS = ("design", "none")
+"""``--weights``: a country's answers weighted by W_WEIGHT (design) or each respondent counted once (none)."""
 MAJORITY_DEFINITIONS = ("pooled", "per_group")
 """Readings of the majority baseline (see the module docstring); the first is the default."""
 _PROMPTS = json.loads(resources.files("culturebench.facts").joinpath("wvb.json").read_text(encoding="utf-8"))[
@@ -84,6 +87,17 @@ class WVBOptions(Options):
     steer: str | None = option(None, choices=STEER,
                                help="Without demographics: ask each question again for every country of the "
                                     "release, the prompt naming it; countries.json gets the steering gain.")
+    weights: str | None = option(None, choices=WEIGHTS, score=True,
+                                 help="Without demographics: a country's respondents weighted by WVS-7's design "
+                                      "weight W_WEIGHT where every one has it (design, the default of evaluate), "
+                                      "or each counted once (none: Liu, Kaneko and Chu 2025, the default when "
+                                      "scoring their released outputs).")
+    raw: Path = option(Path("raw"), score=True, evaluate=False,
+                       help="Scoring Liu, Kaneko and Chu's results.csv: the raw folder holding the WVS-7 files the "
+                            "release was built from (wvs/...; their protocol counts the survey's own codes).")
+    liu_baseline: Path | None = option(None, score=True, evaluate=False,
+                                       help="Scoring their RQ2 or sensitivity results.csv: the same model's RQ1 "
+                                            "results.csv (default: results/RQ1/MODEL/results.csv of their tree).")
     reading: str = option(READINGS[0], choices=READINGS,
                           help="Without demographics: the model's answer distribution from sampled answers, or "
                                "the distribution it states when asked for one (verbalized).")
@@ -121,7 +135,8 @@ class WVB(Benchmark):
     Options = WVBOptions
     responses_help = ("responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run "
                       "above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter "
-                      "sniffed).")
+                      "sniffed), or a results.csv of Liu, Kaneko and Chu 2025 (id, choice_keys, response: their "
+                      "RQ1, RQ2 or sensitivity outputs), scored per country under their protocol (docs/opinions.md).")
     tasks = (HarnessTask("wvb", "WorldValuesBench with demographics (Figs. 5-8, temperature 0); mean W1 (Table 2)",
                          {"demographics": True}),
              HarnessTask("wvb_no_demographics", "WorldValuesBench without demographics (Figs. 9-10, temperature "

@@ -135,22 +135,30 @@ def comparison_tables(scored: dict[str, ScoreResult], intervals: dict) -> dict[s
 
 
 def countries_table(folders, models: list[str]) -> pl.DataFrame:
-    """Per country and run (and steered, where the run steered): similarity_jsd with the run's own interval
-    (two-stage where the run made them), and the run's reference points (uniform and other-countries baselines,
-    ceiling; issue #62), from each run's countries.json (runs without one, asked with demographics, are left out)."""
+    """Per country and run (and steered, where the run steered): the run's headline similarity (its countries.json
+    ``measure``, named in the ``measure`` column) with the run's own interval (two-stage where the run made them),
+    and the run's reference points in that measure (uniform and other-countries baselines, ceiling; issue #62),
+    from each run's countries.json (runs without one, asked with demographics, are left out)."""
     from culturebench.evaluate.country_plots import side_by_side
 
     views = country_views(folders, models)
     all_series, names = side_by_side(views)
-    references = ("uniform_jsd", "others_jsd", "ceiling_jsd")
+    measure = {name: data["measure"] for label, data in views.items() for name in (label, f"{label} (steered)")}
+    references = ("uniform", "others", "ceiling")
+
+    def reference(label: str, code: str, name: str) -> float | None:
+        data = views.get(label, {})
+        short = str(data.get("measure", "")).removeprefix("similarity_")
+        return data.get("countries", {}).get(code, {}).get(f"{name}_{short}")
+
     rows = [{"country": code, "name": names.get(code), "run": label,
-             **compare.with_interval("similarity_jsd", value, interval),
-             **{key: views.get(label, {}).get("countries", {}).get(code, {}).get(key) for key in references}}
+             "measure": measure.get(label),
+             **compare.with_interval("similarity", value, interval),
+             **{name: reference(label, code, name) for name in references}}
             for label, values in all_series.items() for code, (value, interval) in sorted(values.items())]
     return pl.DataFrame(rows, schema={"country": pl.String, "name": pl.String, "run": pl.String,
-                                      "similarity_jsd": pl.Float64, "similarity_jsd_low": pl.Float64,
-                                      "similarity_jsd_high": pl.Float64,
-                                      **{key: pl.Float64 for key in references}})
+                                      "measure": pl.String, "similarity": pl.Float64, "similarity_low": pl.Float64,
+                                      "similarity_high": pl.Float64, **{name: pl.Float64 for name in references}})
 
 
 def country_views(folders, models: list[str]) -> dict[str, dict]:
@@ -161,18 +169,19 @@ def country_views(folders, models: list[str]) -> dict[str, dict]:
 
 
 def countries_png(comparison: compare.Comparison, path: Path) -> None:
-    """The runs' similarity_jsd per country side by side (sorted by the first), each with its interval."""
+    """The runs' headline similarity per country side by side (sorted by the first), each with its interval, and
+    the first run's reference points as marks."""
     from culturebench.evaluate.country_plots import REFERENCE_MARKS, dot_plot_png
 
     frame = comparison.tables["countries"]
     runs = list(dict.fromkeys(frame["run"].to_list()))
-    all_series = [(run, {r["country"]: (r["similarity_jsd"], [r["similarity_jsd_low"], r["similarity_jsd_high"]])
+    all_series = [(run, {r["country"]: (r["similarity"], [r["similarity_low"], r["similarity_high"]])
                          for r in frame.filter(pl.col("run") == run).iter_rows(named=True)}) for run in runs]
     first = frame.filter(pl.col("run") == runs[0]) if runs else frame
-    marks = [(label, dict(zip(first["country"], first[f"{name}_jsd"]))) for name, label in REFERENCE_MARKS.items()
-             if first[f"{name}_jsd"].null_count() < first.height]
+    marks = [(label, dict(zip(first["country"], first[name]))) for name, label in REFERENCE_MARKS.items()
+             if first[name].null_count() < first.height]
     dot_plot_png(all_series or [("no run without demographics", {})], dict(zip(frame["country"], frame["name"])),
-                 path, xlabel="similarity jsd (1 - JSD, base 2)",
+                 path, xlabel=" / ".join(sorted(set(frame["measure"]))).replace("_", " ") or "similarity",
                  title="WorldValuesBench: similarity to each country's answers (runs without demographics)",
                  references=marks)
 
@@ -246,11 +255,11 @@ COMPARE = compare.BenchmarkSpec(
         compare.Table("differences", "Paired differences of mean W1 between models",
                       "difference = mean over the questions both have a W1 of W1_a - W1_b (negative: model_a closer "
                       "to the humans); pvalue_holm over all rows."),
-        compare.Table("countries", "Similarity to each country's answers (1 - JSD, base 2; issue #56)",
+        compare.Table("countries", "Similarity to each country's answers (each run's headline measure, named in the measure column: 1 - Jensen-Shannon distance, base 2, GlobalOpinionQA's, unless the run says otherwise; issue #56)",
                       "From each run's countries.json, with its own interval (two-stage: respondents, model samples "
                       "and questions resampled, or questions only), its uniform and other-countries baselines and "
-                      "its half-split ceiling (issue #62); (steered): the run asked with --steer country, each "
-                      "country named.",
+                      "its half-split ceiling in the same measure (issue #62); (steered): the run asked with --steer "
+                      "country, each country named.",
                       empty="No run was asked without demographics (evaluate wvb --no-demographics writes the "
                             "country view)."),
         compare.Table("country_differences", "Per country: each run's similarity minus the first run's",

@@ -65,11 +65,21 @@ CACHE_VERSION = 1
 # ------------------------------------------------------------------------------------------------ the measures
 
 
-def jsd_similarity(p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> np.ndarray:
-    """1 - JSD(p, q), base 2, over the last axis (distributions over codes; zero beyond a question's width):
-    scipy's ``rel_entr`` (0 where the share is 0) summed in nats, divided by 2 ln 2."""
+def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """JSD(p, q) in base 2 over the last axis (distributions over codes; zero beyond a question's width): scipy's
+    ``rel_entr`` (0 where the share is 0) summed in nats, divided by 2 ln 2, within [0, 1]."""
     m = (p + q) / 2
-    return np.clip(1 - (special.rel_entr(p, m) + special.rel_entr(q, m)).sum(axis=-1) / (2 * np.log(2)), 0.0, 1.0)
+    return np.clip((special.rel_entr(p, m) + special.rel_entr(q, m)).sum(axis=-1) / (2 * np.log(2)), 0.0, 1.0)
+
+
+def js_distance_similarity(p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """1 - the Jensen-Shannon distance (the square root of the base-2 divergence): GlobalOpinionQA's."""
+    return 1 - np.sqrt(js_divergence(p, q))
+
+
+def jsd_similarity(p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """1 - JSD(p, q), base 2."""
+    return 1 - js_divergence(p, q)
 
 
 def w1_similarity(p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> np.ndarray:
@@ -79,7 +89,7 @@ def w1_similarity(p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> np.ndarra
 
 
 SIMILARITIES: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
-    "jsd": jsd_similarity, "w1": w1_similarity}
+    "js_distance": js_distance_similarity, "jsd": jsd_similarity, "w1": w1_similarity}
 """The view's measures (countries.json ``similarity_<name>``) on distribution arrays; a NaN input row (no
 answers) gives NaN. A measure of the view without an entry here gets no reference points (said in notes)."""
 
@@ -521,14 +531,15 @@ def attach(data: dict, *, release: Path, answers: pl.DataFrame, parts: pl.DataFr
     return points.headline, points.notes, [path, *([heatmap] if heatmap.is_file() else [])]
 
 
-def differences(views: Mapping[str, Mapping], measure: str = "similarity_jsd") -> pl.DataFrame:
+def differences(views: Mapping[str, Mapping], measure: str | None = None) -> pl.DataFrame:
     """``compare``'s per-country differences between the first run and each other (countries.json of each): the
-    difference of ``measure``, the two intervals, and ``significant``: true when the two intervals do not overlap,
-    judged only when both runs made two-stage intervals (else null). Non-overlap of two 95% intervals is a
+    difference of ``measure`` (default the first run's headline measure), and ``significant``: true when the two
+    intervals do not overlap, judged only when both runs made two-stage intervals (else null). Non-overlap of two 95% intervals is a
     conservative test (a difference can be real while its intervals overlap)."""
-    short = measure.removeprefix("similarity_")
     labels = list(views)
     rows = []
+    measure = measure or (views[labels[0]]["measure"] if labels else "")
+    short = measure.removeprefix("similarity_")
     for label in labels[1:]:
         first, other = views[labels[0]], views[label]
         judged = all((v.get("reference_points") or {}).get("intervals") == "two_stage" for v in (first, other))

@@ -19,7 +19,7 @@ from culturebench.evaluate import run_folder
 from culturebench.evaluate.engine import Answers, Run, RunPlan, stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
-from culturebench.evaluate.wvb import WVBOptions
+from culturebench.evaluate.wvb import WVBOptions, liu_outputs
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
     iter_requests,
@@ -145,6 +145,7 @@ def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
                            "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
                            "majority": options.majority, "steer": options.steer,
                            "reading": metrics.get("countries", {}).get("reading"),
+                           "weights": metrics.get("countries", {}).get("weights"),
                            "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
                            "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
             "release_routes": metrics["release_routes"],
@@ -160,6 +161,11 @@ def score_files(responses: Sequence[Path], options: WVBOptions) -> Result:
         raise InputError(f"wvb scores one responses file at a time, got {len(responses)} (compare several runs with "
                          "culturebench compare)")
     (path,) = responses
+    if liu_outputs.is_results_file(path):
+        metrics, written = liu_outputs.score_stated(path, options)
+        metrics["responses"] = run_folder.source_info(path)
+        return Result(metrics=metrics, written=[*run_folder.write_metrics_and_plots(metrics, Path(options.out), {}),
+                                                *written])
     scored = score(path, options.release, options.majority, drop_out_of_scale=options.drop_out_of_scale,
                    drop_non_integer=options.drop_non_integer)
     return Result(metrics=scored.metrics, written=write_run(scored, Path(options.out)), score=scored)
@@ -170,6 +176,8 @@ def summary(metrics: dict) -> str:
     (the rows and coverage), the answers read and unreadable, off-scale (kept as the authors do, or dropped) and
     non-integer answers, questions and mean W1 (the request counts are the runner's line); then a ``warning:`` when
     answers could not be read, with what mean W1 rests on (``readability.unreadable_warning``)."""
+    if metrics.get("countries", {}).get("protocol") == "liu2025":
+        return liu_outputs.summary(metrics)
     mean = "n/a" if metrics["mean"] is None else f"{metrics['mean']:.4f}"
     unreadable = metrics["n_unparsed"] if "n_unparsed" in metrics else unreadable_answers(metrics)
     answers = (f"{read_counts(metrics['n_rows'] - unreadable, unreadable)} answers, "
