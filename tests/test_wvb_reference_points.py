@@ -101,7 +101,7 @@ def test_baselines_equal_an_independent_computation_from_the_parquet(run, humans
                 expected[f"others_{m}"].append(similarity(m, elsewhere, own, high - low))
         for key, values in expected.items():
             assert entry[key] == pytest.approx(float(np.mean(values)), abs=1e-9), (country, key)
-            m = key.split("_")[-1]
+            m = key.split("_", 1)[1]
             assert entry[f"margin_{key}"] == pytest.approx(entry[f"similarity_{m}"] - entry[key], abs=1e-12)
     metrics = json.loads((run["out"] / "metrics.json").read_text())["countries"]
     assert metrics["mean_uniform_jsd"] == pytest.approx(

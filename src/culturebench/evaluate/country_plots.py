@@ -8,6 +8,7 @@ file): nothing is fetched at run time, and they are drawn as matplotlib polygons
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
@@ -202,7 +203,7 @@ def world_map_png(values: Mapping[str, float | None], path: Path, *, label: str,
     subtitle = f"{len(drawn)} countries with a value (grey: none; dots: too small to show as a shape)"
     if missing:
         subtitle += f"; not on the map: {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}"
-    ax.set_title(f"{title}\n{subtitle}", fontsize=10)
+    ax.set_title(f"{textwrap.fill(title, 110)}\n{subtitle}", fontsize=10)
     plots.save_figure(fig, path, tight=False)
     return missing
 

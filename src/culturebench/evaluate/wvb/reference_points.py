@@ -17,13 +17,13 @@ and the same questions as the model's similarity; weighted as the view weights i
   (``neighbour_cache``), averaged over the run's questions; the model's rank among the other countries' respondents
   per country and the ``N_NEAREST`` nearest countries;
 - two-stage intervals (``interval_<m>``): a seeded bootstrap resampling, in each resample, the respondents within
-  each country (weights kept), the model's requests within each question, and the questions (one draw shared by
-  every country: paired); percentile bounds. The view's question-only interval stays as
-  ``interval_questions_<m>`` (and is ``interval_<m>`` under ``--country-intervals questions``).
-  ``model_spread_<m>``: the standard deviation over resamples of the similarity when only the model's requests are
-  resampled (the model-side sampling spread). With few samples per question the model's distribution is itself
-  noisy and a divergence between a noisy and a fixed distribution is biased upward (the similarity downward), so
-  resampled similarities run below the estimate and a percentile interval may sit just below it.
+  each country (weights kept) and the model's requests within each question, and the questions (one draw shared
+  by every country: paired); percentile bounds. With few samples per question the model's distribution is itself
+  noisy and a divergence between noisy distributions is biased upward (the similarity downward), so each
+  question's resampled similarity enters centred (``two_stage``) and the shift removed is reported
+  (``resampling_shift_<m>``). The view's question-only interval stays as ``interval_questions_<m>`` (and is
+  ``interval_<m>`` under ``--country-intervals questions``). ``model_spread_<m>``: the standard deviation over
+  resamples of the similarity when only the model's requests are resampled (the model-side sampling spread).
 
 Arrays throughout: the respondents' answers as one (respondents x questions) int8 matrix, counts per country x
 question x code as one array (``np.bincount``), the respondent resamples as one sparse product per chunk.
@@ -142,7 +142,8 @@ class Respondents:
         ``counts`` (the baselines, the neighbours) adds float64."""
         cell, r = self.entries
         indptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=self.country.size))])
-        return sparse.csc_matrix((self.weight[r].astype(np.float32), cell, indptr), shape=(self.n_cells, self.country.size))
+        return sparse.csc_matrix((self.weight[r].astype(np.float32), cell, indptr),
+                                 shape=(self.n_cells, self.country.size))
 
     def counts(self) -> np.ndarray:
         """Weighted answer counts, countries x questions x codes (``np.bincount``: added in respondent order)."""
@@ -178,7 +179,8 @@ def read_respondents(release: Path, scales: pl.DataFrame, countries: Sequence[st
     answers = _collect(_scan(release, manifest, "examples").select(
         pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
         pl.col("answer").cast(pl.Int64)).filter(pl.col("question_id").is_in(questions) & pl.col("answer").is_not_null())
-        .join(scales.lazy().select("question_id", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)),
+        .join(scales.lazy().select("question_id", pl.col("scale_min").cast(pl.Int64),
+                                   pl.col("scale_max").cast(pl.Int64)),
               on="question_id")
         .filter(pl.col("answer").is_between(pl.col("scale_min"), pl.col("scale_max")))
         .join(people.lazy().with_row_index("row").select("participant_id", "row"), on="participant_id"),
@@ -319,22 +321,41 @@ def cached_neighbours(path: Path, counts: np.ndarray, widths: np.ndarray, measur
     return matrices
 
 
+@dataclass
+class Resamples:
+    """One measure's resampled similarities (resamples x countries): ``centred`` (respondents, model requests and
+    questions resampled, each question's resampling shift removed; None unless asked), ``raw`` (the same before
+    that), ``model_only`` (only the model's requests resampled: ``model_spread``)."""
+
+    centred: np.ndarray | None
+    raw: np.ndarray | None
+    model_only: np.ndarray
+
+
 def two_stage(respondents: Respondents, model: ModelRequests, present: np.ndarray, measures: Sequence[str],
-              settings: uncertainty.Bootstrap, *, everything: bool = True
-              ) -> dict[str, tuple[np.ndarray | None, np.ndarray]]:
-    """Per measure, (resamples x countries) similarities with respondents, model requests and questions all
-    resampled (None unless ``everything``), and (resamples x countries) with only the model's requests
-    resampled (``model_spread``). One seeded generator: the same draws for every country (paired) and run."""
+              settings: uncertainty.Bootstrap, *, everything: bool = True) -> dict[str, Resamples]:
+    """Per measure the ``Resamples``. In each resample the respondents within each country and the model's requests
+    within each question are drawn with replacement, giving each (country, question) a noisy similarity S; the
+    questions are drawn with replacement (one draw for every country: paired). Small samples shift S on average
+    (a divergence of noisy distributions is biased upward), so each question's S enters centred: the observed
+    similarity plus S minus S's mean over the resamples; the country's value is the mean over the drawn questions.
+    One seeded generator: the same draws for every country and run."""
     rng = np.random.default_rng([settings.seed, 62])
-    n_c, n_q = len(respondents.countries), len(respondents.questions)
+    n_c, n_q, n_b = len(respondents.countries), len(respondents.questions), settings.n_resamples
     n_r = respondents.country.size
     sizes = np.bincount(respondents.country, minlength=n_c)
     starts = np.searchsorted(respondents.country, np.arange(n_c))
     humans = shares(respondents.counts())
-    out = {m: (np.full((settings.n_resamples, n_c), np.nan) if everything else None,
-               np.full((settings.n_resamples, n_c), np.nan)) for m in measures}
-    for first in range(0, settings.n_resamples, RESAMPLE_CHUNK):
-        b = min(RESAMPLE_CHUNK, settings.n_resamples - first)
+    observed = {m: SIMILARITIES[m](model.distribution()[None], humans, respondents.widths) for m in measures}
+    model_only = {m: np.full((n_b, n_c), np.nan) for m in measures}
+    if everything:
+        used = np.zeros((n_b, n_c, n_q), dtype=bool)
+        question_weights = np.zeros((n_b, n_q))
+        drawn_sums = {m: np.zeros((n_b, n_c)) for m in measures}
+        totals = {m: np.zeros((n_c, n_q)) for m in measures}
+    for first in range(0, n_b, RESAMPLE_CHUNK):
+        b = min(RESAMPLE_CHUNK, n_b - first)
+        rows = slice(first, first + b)
         models = model.resampled(rng, b)
         if everything:
             drawn = starts[respondents.country][None, :] + np.floor(
@@ -342,14 +363,31 @@ def two_stage(respondents: Respondents, model: ModelRequests, present: np.ndarra
             multiplicity = np.bincount((np.arange(b)[:, None] * n_r + drawn).ravel(),
                                        minlength=b * n_r).reshape(b, n_r)
             resampled = shares(respondents.counted(multiplicity.T))
-            question_weights = rng.multinomial(n_q, np.full(n_q, 1 / n_q), size=b).astype(float)
+            question_weights[rows] = rng.multinomial(n_q, np.full(n_q, 1 / n_q), size=b)
         for m in measures:
             similarity = SIMILARITIES[m]
-            out[m][1][first:first + b] = masked_mean(similarity(models[:, None], humans[None], respondents.widths),
-                                                     present[None])
+            model_only[m][rows] = masked_mean(similarity(models[:, None], humans[None], respondents.widths),
+                                              present[None])
             if everything:
-                out[m][0][first:first + b] = masked_mean(similarity(models[:, None], resampled, respondents.widths),
-                                                         present[None], question_weights[:, None, :])
+                noisy = similarity(models[:, None], resampled, respondents.widths)
+                use = present[None] & np.isfinite(noisy)
+                used[rows] |= use
+                noisy = np.where(use, noisy, 0.0)
+                drawn_sums[m][rows] = (noisy * question_weights[rows][:, None, :]).sum(axis=-1)
+                totals[m] += noisy.sum(axis=0)
+    out = {}
+    for m in measures:
+        if not everything:
+            out[m] = Resamples(None, None, model_only[m])
+            continue
+        weight = used * question_weights[:, None, :]
+        count = used.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shift = np.where(count > 0, totals[m] / np.where(count > 0, count, 1) - observed[m], 0.0)
+            drawn_total = weight.sum(axis=-1)
+            raw = np.where(drawn_total > 0, drawn_sums[m] / drawn_total, np.nan)
+            centred = raw - np.einsum("bcq,cq->bc", weight, np.nan_to_num(shift)) / drawn_total
+        out[m] = Resamples(centred, raw, model_only[m])
     return out
 
 
@@ -408,7 +446,7 @@ def reference_points(view: Mapping[str, Mapping], respondents: Respondents, mode
         baselines = {"uniform": masked_mean(SIMILARITIES[m](uniform[None], humans, respondents.widths), present),
                      "others": masked_mean(SIMILARITIES[m](pooled, humans, respondents.widths), present)}
         split = halves[m]
-        both, spread = resampled[m]
+        drawn = resampled[m]
         matrix = masked_mean(np.asarray(neighbours[m]), present[None])  # row a (as the model) x column c
         written["measures"][f"similarity_{m}"] = [[uncertainty.finite_or_none(v) for v in row] for row in matrix] + [
             [value[c] for c in codes]]
@@ -434,12 +472,15 @@ def reference_points(view: Mapping[str, Mapping], respondents: Respondents, mode
                 entry[f"rank_{m}"] = {"rank": 1 + sum(int(s > v) for s, _ in others),
                                       "closer_than": sum(int(s < v) for s, _ in others), "of": len(others)}
             entry[f"nearest_{m}"] = [a for _, a in sorted(others, key=lambda pair: (-pair[0], pair[1]))[:N_NEAREST]]
-            entry[f"model_spread_{m}"] = (uncertainty.finite_or_none(np.std(spread[:, j]))
-                                          if np.all(np.isfinite(spread[:, j])) else None)
+            entry[f"model_spread_{m}"] = (uncertainty.finite_or_none(np.std(drawn.model_only[:, j]))
+                                          if np.all(np.isfinite(drawn.model_only[:, j])) else None)
             if c in view:
                 entry[f"interval_questions_{m}"] = list(view[c].get(f"interval_{m}") or [None, None])
-                entry[f"interval_{m}"] = (percentile_interval(both[:, j], settings.confidence_level)
-                                          if both is not None and v is not None else entry[f"interval_questions_{m}"])
+                two = drawn.centred is not None and v is not None
+                entry[f"interval_{m}"] = (percentile_interval(drawn.centred[:, j], settings.confidence_level)
+                                          if two else entry[f"interval_questions_{m}"])
+                entry[f"resampling_shift_{m}"] = (uncertainty.finite_or_none(np.mean(drawn.raw[:, j]) - v)
+                                                  if two and np.all(np.isfinite(drawn.raw[:, j])) else None)
     return ReferencePoints(fields, notes, written, summary(fields, view, measures))
 
 
@@ -470,8 +511,8 @@ def model_rows(answers: pl.DataFrame, parts: pl.DataFrame | None, scales: pl.Dat
                         pl.lit(1.0).alias("share")))
     else:
         rows = parts.filter(pl.col("steer").is_null()).select("question_id", "sample_index", "code", "share")
-    return (rows.join(scales.select("question_id", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)),
-                      on="question_id")
+    bounds = scales.select("question_id", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64))
+    return (rows.join(bounds, on="question_id")
             .filter(pl.col("code").is_between(pl.col("scale_min"), pl.col("scale_max")))
             .select("question_id", "sample_index", (pl.col("code") - pl.col("scale_min")).alias("code"), "share"))
 
@@ -534,8 +575,8 @@ def attach(data: dict, *, release: Path, answers: pl.DataFrame, parts: pl.DataFr
 def differences(views: Mapping[str, Mapping], measure: str | None = None) -> pl.DataFrame:
     """``compare``'s per-country differences between the first run and each other (countries.json of each): the
     difference of ``measure`` (default the first run's headline measure), and ``significant``: true when the two
-    intervals do not overlap, judged only when both runs made two-stage intervals (else null). Non-overlap of two 95% intervals is a
-    conservative test (a difference can be real while its intervals overlap)."""
+    intervals do not overlap, judged only when both runs made two-stage intervals (else null). Non-overlap of two
+    95% intervals is a conservative test (a difference can be real while its intervals overlap)."""
     labels = list(views)
     rows = []
     measure = measure or (views[labels[0]]["measure"] if labels else "")
