@@ -9,7 +9,7 @@ bench/wvb_build.py; for a correctness check, the bundled sample's). A synthetic 
 --samples answers spread over the scale by a hash. Two programs, each a separate process (interpreter start and
 imports counted):
 
-- ``ours``: ``reference_points.read_respondents``, ``neighbour_matrix`` (no cache) and ``reference_points`` with
+- ``ours``: ``reference_points.read_respondents``, ``neighbour_matrices`` (no cache) and ``reference_points`` with
   ``--resamples`` two-stage resamples;
 - ``reference``: pandas group-bys of the respondents for each country's weighted distributions, a Python loop over
   (country, question) with scipy's ``jensenshannon`` for the baselines and the neighbour matrix, 20 half splits
@@ -54,10 +54,11 @@ resamples = int(sys.argv[4])
 respondents = rp.read_respondents(release, scales, countries, True, "W_WEIGHT")
 requests = rp.model_requests(model, respondents.questions, respondents.codes)
 counts = respondents.counts()
-neighbours = {m: rp.neighbour_matrix(counts, respondents.widths, m) for m in rp.SIMILARITIES}
-similarity = rp.masked_mean(rp.SIMILARITIES["jsd"](rp.shares(requests.shares.sum(axis=1))[None], rp.shares(counts),
-                                                   respondents.widths), counts.sum(-1) > 0)
-view = {c: {"similarity_jsd": float(v), "interval_jsd": [None, None]} for c, v in zip(countries, similarity)}
+neighbours = rp.neighbour_matrices(counts, respondents.widths, list(rp.SIMILARITIES))
+observed = rp.similarities(list(rp.SIMILARITIES), rp.shares(requests.shares.sum(axis=1))[None], rp.shares(counts),
+                           respondents.widths)
+view = {c: {**{f"similarity_{m}": float(rp.masked_mean(v, counts.sum(-1) > 0)[j]) for m, v in observed.items()},
+            **{f"interval_{m}": [None, None] for m in observed}} for j, c in enumerate(countries)}
 points = rp.reference_points(view, respondents, requests, neighbours,
                              settings=uncertainty.Bootstrap(n_resamples=resamples), intervals="two_stage")
 json.dump({"fields": points.fields, "matrix": points.neighbours["measures"]["similarity_jsd"]}, open(out, "w"))

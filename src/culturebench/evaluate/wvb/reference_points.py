@@ -65,33 +65,43 @@ CACHE_VERSION = 1
 # ------------------------------------------------------------------------------------------------ the measures
 
 
-def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """JSD(p, q) in base 2 over the last axis (distributions over codes; zero beyond a question's width): scipy's
-    ``rel_entr`` (0 where the share is 0) summed in nats, divided by 2 ln 2, within [0, 1]."""
-    m = (p + q) / 2
-    return np.clip((special.rel_entr(p, m) + special.rel_entr(q, m)).sum(axis=-1) / (2 * np.log(2)), 0.0, 1.0)
+@dataclass
+class Pair:
+    """Two arrays of distributions over codes (last axis; zero beyond a question's width, NaN rows where there are
+    no answers) and the questions' widths (scale_max - scale_min, broadcast over ``p.shape[:-1]``); what several
+    measures share is computed once."""
+
+    p: np.ndarray
+    q: np.ndarray
+    widths: np.ndarray
+
+    @cached_property
+    def divergence(self) -> np.ndarray:
+        """JSD(p, q) in base 2: scipy's ``rel_entr`` (0 where the share is 0) summed in nats, divided by 2 ln 2,
+        within [0, 1]."""
+        m = (self.p + self.q) / 2
+        kl = special.rel_entr(self.p, m) + special.rel_entr(self.q, m)
+        return np.clip(kl.sum(axis=-1) / (2 * np.log(2)), 0.0, 1.0)
+
+    @cached_property
+    def w1(self) -> np.ndarray:
+        """W1(p, q) / width over unit-spaced codes: sum |CDF_p - CDF_q| / width."""
+        return np.abs(np.cumsum(self.p, axis=-1) - np.cumsum(self.q, axis=-1)).sum(axis=-1) / self.widths
 
 
-def js_distance_similarity(p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> np.ndarray:
-    """1 - the Jensen-Shannon distance (the square root of the base-2 divergence): GlobalOpinionQA's."""
-    return 1 - np.sqrt(js_divergence(p, q))
+SIMILARITIES: dict[str, Callable[[Pair], np.ndarray]] = {
+    "js_distance": lambda pair: 1 - np.sqrt(pair.divergence),  # GlobalOpinionQA's 1 - JS distance
+    "jsd": lambda pair: 1 - pair.divergence,
+    "w1": lambda pair: 1 - pair.w1,
+}
+"""The view's measures (countries.json ``similarity_<name>``) on a ``Pair``; a NaN input row (no answers) gives
+NaN. A measure of the view without an entry here gets no reference points (said in notes)."""
 
 
-def jsd_similarity(p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> np.ndarray:
-    """1 - JSD(p, q), base 2."""
-    return 1 - js_divergence(p, q)
-
-
-def w1_similarity(p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> np.ndarray:
-    """1 - W1(p, q) / width over unit-spaced codes: 1 - sum |CDF_p - CDF_q| / width (``widths`` broadcast over
-    ``p.shape[:-1]``)."""
-    return 1 - np.abs(np.cumsum(p, axis=-1) - np.cumsum(q, axis=-1)).sum(axis=-1) / widths
-
-
-SIMILARITIES: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
-    "js_distance": js_distance_similarity, "jsd": jsd_similarity, "w1": w1_similarity}
-"""The view's measures (countries.json ``similarity_<name>``) on distribution arrays; a NaN input row (no
-answers) gives NaN. A measure of the view without an entry here gets no reference points (said in notes)."""
+def similarities(measures: Sequence[str], p: np.ndarray, q: np.ndarray, widths: np.ndarray) -> dict[str, np.ndarray]:
+    """Each of ``measures`` between ``p`` and ``q`` (one ``Pair``: shared parts computed once)."""
+    pair = Pair(p, q, widths)
+    return {m: SIMILARITIES[m](pair) for m in measures}
 
 
 def shares(counts: np.ndarray) -> np.ndarray:
@@ -264,8 +274,8 @@ def half_split_similarities(respondents: Respondents, present: np.ndarray, measu
         second = rank - starts[respondents.country] >= sizes[respondents.country] // 2
         halves[:, 2 * s], halves[:, 2 * s + 1] = ~second, second
     counts = shares(respondents.counted(halves))
-    return {m: masked_mean(SIMILARITIES[m](counts[0::2], counts[1::2], respondents.widths), present[None])
-            for m in measures}
+    return {m: masked_mean(values, present[None])
+            for m, values in similarities(measures, counts[0::2], counts[1::2], respondents.widths).items()}
 
 
 def masked_mean(values: np.ndarray, present: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -279,11 +289,12 @@ def masked_mean(values: np.ndarray, present: np.ndarray, weights: np.ndarray | N
                         np.nan)
 
 
-def neighbour_matrix(counts: np.ndarray, widths: np.ndarray, measure: str) -> np.ndarray:
-    """Per question the similarity of every country's respondents (row, in the model's place) with every
-    country's (column): countries x countries x questions; NaN where either has no answers."""
+def neighbour_matrices(counts: np.ndarray, widths: np.ndarray, measures: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per measure and question the similarity of every country's respondents (row, in the model's place) with
+    every country's (column): countries x countries x questions; NaN where either has no answers."""
     dist = shares(counts)
-    return np.stack([SIMILARITIES[measure](dist[a][None], dist, widths) for a in range(dist.shape[0])])
+    rows = [similarities(measures, dist[a][None], dist, widths) for a in range(dist.shape[0])]
+    return {m: np.stack([row[m] for row in rows]) for m in measures}
 
 
 def neighbour_cache(release: Path, measures: Sequence[str], weighted: bool, countries: Sequence[str],
@@ -310,7 +321,7 @@ def cached_neighbours(path: Path, counts: np.ndarray, widths: np.ndarray, measur
                 return {m: stored[m] for m in measures}
     except (OSError, ValueError, EOFError):
         pass
-    matrices = {m: neighbour_matrix(counts, widths, m) for m in measures}
+    matrices = neighbour_matrices(counts, widths, measures)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".{os.getpid()}.tmp.npz")
@@ -346,7 +357,7 @@ def two_stage(respondents: Respondents, model: ModelRequests, present: np.ndarra
     sizes = np.bincount(respondents.country, minlength=n_c)
     starts = np.searchsorted(respondents.country, np.arange(n_c))
     humans = shares(respondents.counts())
-    observed = {m: SIMILARITIES[m](model.distribution()[None], humans, respondents.widths) for m in measures}
+    observed = similarities(measures, model.distribution()[None], humans, respondents.widths)
     model_only = {m: np.full((n_b, n_c), np.nan) for m in measures}
     if everything:
         used = np.zeros((n_b, n_c, n_q), dtype=bool)
@@ -364,12 +375,12 @@ def two_stage(respondents: Respondents, model: ModelRequests, present: np.ndarra
                                        minlength=b * n_r).reshape(b, n_r)
             resampled = shares(respondents.counted(multiplicity.T))
             question_weights[rows] = rng.multinomial(n_q, np.full(n_q, 1 / n_q), size=b)
+        alone = similarities(measures, models[:, None], humans[None], respondents.widths)
+        noisy_all = similarities(measures, models[:, None], resampled, respondents.widths) if everything else {}
         for m in measures:
-            similarity = SIMILARITIES[m]
-            model_only[m][rows] = masked_mean(similarity(models[:, None], humans[None], respondents.widths),
-                                              present[None])
+            model_only[m][rows] = masked_mean(alone[m], present[None])
             if everything:
-                noisy = similarity(models[:, None], resampled, respondents.widths)
+                noisy = noisy_all[m]
                 use = present[None] & np.isfinite(noisy)
                 used[rows] |= use
                 noisy = np.where(use, noisy, 0.0)
@@ -443,8 +454,8 @@ def reference_points(view: Mapping[str, Mapping], respondents: Respondents, mode
     written: dict = {"countries": codes, "rows": [*codes, "model"], "measures": {}}
     for m in measures:
         value = {c: view[c].get(f"similarity_{m}") if c in view else None for c in codes}
-        baselines = {"uniform": masked_mean(SIMILARITIES[m](uniform[None], humans, respondents.widths), present),
-                     "others": masked_mean(SIMILARITIES[m](pooled, humans, respondents.widths), present)}
+        baselines = {"uniform": masked_mean(similarities([m], uniform[None], humans, respondents.widths)[m], present),
+                     "others": masked_mean(similarities([m], pooled, humans, respondents.widths)[m], present)}
         split = halves[m]
         drawn = resampled[m]
         matrix = masked_mean(np.asarray(neighbours[m]), present[None])  # row a (as the model) x column c
