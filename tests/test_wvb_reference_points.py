@@ -248,3 +248,21 @@ def test_profile_states_what_the_view_rests_on_and_places_the_model(run, tmp_pat
     short = run["data"]["measure"].removeprefix("similarity_")
     arg = run["data"]["countries"]["ARG"][f"rank_{short}"]
     assert f"{arg['closer_than']} of {arg['of']} countries" in page
+
+
+def test_country_intervals_questions_keeps_the_question_only_interval(sample_release, tmp_path, monkeypatch):
+    monkeypatch.setenv("CULTUREBENCH_CACHE", str(tmp_path / "cache"))
+    with ScriptedServer(reply="1") as server:
+        result = runner.invoke(app, ["evaluate", "wvb", "--model", "m", "--base-url", server.base_url,
+                                     "--release", str(sample_release), "--out", str(tmp_path / "run"),
+                                     "--no-demographics", "--samples", "2", "--limit", "12",
+                                     "--country-intervals", "questions"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "run" / "countries.json").read_text())
+    assert data["reference_points"]["intervals"] == "questions"
+    for entry in data["countries"].values():
+        for m in MEASURES:
+            assert entry[f"interval_{m}"] == entry[f"interval_questions_{m}"]
+            low, high = entry[f"interval_{m}"]
+            assert low <= entry[f"similarity_{m}"] <= high
+            assert entry[f"model_spread_{m}"] == pytest.approx(0.0, abs=1e-12)  # every answer "1": no spread
