@@ -156,7 +156,7 @@ def test_the_rank_among_countries_is_the_one_the_written_matrix_implies(run, hum
             model = matrix[-1, j]
             assert model == pytest.approx(data["countries"][country][f"similarity_{m}"], abs=1e-12)
             others = np.delete(matrix[:-1, j], j)
-            rank = data["countries"][country][f"rank_{m}"]
+            rank = data["countries"][country][f"rank_among_countries_{m}"]
             assert rank == {"rank": 1 + int((others > model).sum()), "closer_than": int((others < model).sum()),
                             "of": codes.__len__() - 1}
             nearest = [codes[a] for a in sorted((a for a in range(len(codes)) if a != j),
@@ -246,7 +246,7 @@ def test_profile_states_what_the_view_rests_on_and_places_the_model(run, tmp_pat
     assert "reading: samples" in page and "intervals: two-stage" in page
     assert "Intervals on fewer than 30 items" in page  # 20 questions asked
     short = run["data"]["measure"].removeprefix("similarity_")
-    arg = run["data"]["countries"]["ARG"][f"rank_{short}"]
+    arg = run["data"]["countries"]["ARG"][f"rank_among_countries_{short}"]
     assert f"{arg['closer_than']} of {arg['of']} countries" in page
 
 

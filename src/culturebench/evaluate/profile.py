@@ -179,14 +179,14 @@ def render(views: dict[str, dict], rows: list[dict], notes: list[str], images: d
         short = measure.removeprefix("similarity_")
         extra = [(k, label) for k, label in ((f"uniform_{short}", "uniform"), (f"ceiling_{short}", "ceiling"))
                  if any(k in entry for entry in data["countries"].values())]
-        placed = any(f"rank_{short}" in entry for entry in data["countries"].values())
+        placed = any(f"rank_among_countries_{short}" in entry for entry in data["countries"].values())
         parts.append(f"<table class=ranked><tr><th>rank</th><th>country</th><th>code</th><th>{e(measure)}</th>"
                      "<th>interval</th>" + "".join(f"<th>{label}</th>" for _, label in extra)
                      + ("<th>model closer than</th>" if placed else "") + "</tr>")
         for rank, (code, entry) in enumerate(countries.ranked(data), start=1):
             low, high = entry.get(interval) or (None, None) if interval else (None, None)
             shown = "n/a" if low is None else f"[{_number(low)}, {_number(high)}]"
-            among = entry.get(f"rank_{short}")
+            among = entry.get(f"rank_among_countries_{short}")
             parts.append(f"<tr><td>{rank}</td><td class=text>{e(str(entry.get('name') or code))}</td>"
                          f"<td class=text>{e(code)}</td><td>{_number(entry[measure])}</td><td>{shown}</td>"
                          + "".join(f"<td>{_number(entry.get(k))}</td>" for k, _ in extra)

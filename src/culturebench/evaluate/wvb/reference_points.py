@@ -480,8 +480,9 @@ def reference_points(view: Mapping[str, Mapping], respondents: Respondents, mode
             others = [(float(matrix[a, j]), codes[a]) for a in range(len(codes))
                       if a != j and np.isfinite(matrix[a, j])]
             if v is not None:
-                entry[f"rank_{m}"] = {"rank": 1 + sum(int(s > v) for s, _ in others),
-                                      "closer_than": sum(int(s < v) for s, _ in others), "of": len(others)}
+                entry[f"rank_among_countries_{m}"] = {"rank": 1 + sum(int(s > v) for s, _ in others),
+                                                      "closer_than": sum(int(s < v) for s, _ in others),
+                                                      "of": len(others)}
             entry[f"nearest_{m}"] = [a for _, a in sorted(others, key=lambda pair: (-pair[0], pair[1]))[:N_NEAREST]]
             entry[f"model_spread_{m}"] = (uncertainty.finite_or_none(np.std(drawn.model_only[:, j]))
                                           if np.all(np.isfinite(drawn.model_only[:, j])) else None)
@@ -503,7 +504,8 @@ def summary(fields: Mapping[str, Mapping], view: Mapping[str, Mapping], measures
         for name in ("uniform", "others", "ceiling", "margin_uniform", "margin_others", "ceiling_share"):
             values = [e[f"{name}_{m}"] for c, e in fields.items() if c in view and e.get(f"{name}_{m}") is not None]
             out[f"mean_{name}_{m}"] = float(np.mean(values)) if values else None
-        ranks = [e[f"rank_{m}"] for c, e in fields.items() if c in view and e.get(f"rank_{m}") and e[f"rank_{m}"]["of"]]
+        key = f"rank_among_countries_{m}"
+        ranks = [e[key] for c, e in fields.items() if c in view and e.get(key) and e[key]["of"]]
         out[f"mean_closer_than_share_{m}"] = (float(np.mean([r["closer_than"] / r["of"] for r in ranks]))
                                               if ranks else None)
     return out
