@@ -62,6 +62,8 @@ al.'s cross-national prompting, issue #56); the others are Liu et al.'s five met
 READINGS = ("samples", "verbalized")
 """``--reading``: the model's answer distribution per question from sampled answers (default; or from the options'
 probabilities with ``--scoring logprobs``), or the distribution it states in words (Liu, Kaneko and Chu 2025)."""
+COUNTRY_INTERVALS = ("two_stage", "questions")
+"""``--country-intervals`` (``reference_points.INTERVALS``; not imported: that module imports numpy and polars)."""
 WEIGHTS = ("design", "none")
 """``--weights``: a country's answers weighted by W_WEIGHT (design) or each respondent counted once (none)."""
 MAJORITY_DEFINITIONS = ("pooled", "per_group")
@@ -121,6 +123,10 @@ class WVBOptions(Options):
     reading: str = option(READINGS[0], choices=READINGS,
                           help="Without demographics: the model's answer distribution from sampled answers, or "
                                "the distribution it states when asked for one (verbalized).")
+    country_intervals: str = option(COUNTRY_INTERVALS[0], choices=COUNTRY_INTERVALS, score=True,
+                                    help="Without demographics: the country view's intervals resample the "
+                                         "respondents within each country, the model's samples and the questions "
+                                         "(two_stage), or the questions only.")
     prompt_family: str = option(DEFAULT_FAMILY, choices=FAMILIES,
                                 help="Whose App. B prompts (Figs. 5-10); the default serves any other model (the "
                                      "paper has no rule for them).")

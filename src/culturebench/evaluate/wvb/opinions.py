@@ -38,6 +38,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.facts import read as read_facts
 from culturebench.evaluate import uncertainty
+from culturebench.evaluate.wvb import reference_points
 from culturebench.evaluate.wvb import WEIGHTS
 from culturebench.evaluate.wvb.items import _collect, _scan
 from culturebench.release import load_manifest
@@ -584,6 +585,11 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
                               measures=described(MEASURES),
                               model=model, notes=notes, reading=reading, weights=weights, weighted=weighted,
                               protocol=options.protocol, steer=options.steer, n_questions=len(asked))
+    references, reference_notes, reference_files = reference_points.attach(
+        data, release=options.release, answers=answers, parts=parts, weighted=weighted, weight_column=WEIGHT_COLUMN,
+        intervals=options.country_intervals, out=out)
+    data["notes"] = notes = [*notes, *reference_notes]
+    top.update(references)
     metrics["countries"] = {**top, "reading": reading, "weights": weights, "weighted": weighted, "notes": notes,
                             "file": country_files.COUNTRIES_FILE}
     for line in notes:
@@ -591,4 +597,5 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
             console.print(f"[yellow]wvb countries: {line}[/yellow]")
     extra = [("steered to the country", series(data, "steered_js_distance", "interval_steered_js_distance"))] \
         if options.steer else []
-    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra)]
+    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra),
+            *reference_files]
