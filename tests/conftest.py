@@ -290,6 +290,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                                "by the load average beyond the cores): make it cheaper, or mark it "
                                "@pytest.mark.slow and say why in its docstring")
 
+WVS7_COUNTRY_FILES = REFERENCE / "WVS7" / "DataSpi_spy-playground" / "wvs_7" / "data" / "processed"
+WVS7_CODEBOOK_PDF = (REFERENCE / "WVS7" / "snag18_World-Values-Survey-Data-Analysis"
+                     / "F00011055-WVS7_Codebook_Variables_report_V6.0.pdf")
+
+
+@pytest.fixture(scope="session")
+def wvs7_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(release, raw folder): WVB built once per session, seed 0, from the 56 WVS-7 v5.0 country files of
+    ../shared/reference with the real codebook PDF (symlinked into raw/wvs, never copied; 15-60 s). Skips when
+    the reference files are absent."""
+    from culturebench.release import build_release
+
+    files = sorted(WVS7_COUNTRY_FILES.glob("*.csv.gz"))
+    if len(files) != 56 or not WVS7_CODEBOOK_PDF.is_file():
+        pytest.skip(f"reference WVS-7 country files absent: {WVS7_COUNTRY_FILES}")
+    tmp = tmp_path_factory.mktemp("wvs7-56")
+    wvs = tmp / "raw" / "wvs"
+    wvs.mkdir(parents=True)
+    for path in [*files, WVS7_CODEBOOK_PDF]:
+        (wvs / path.name).symlink_to(path)
+    release, verdict = build_release(registry.benchmark("wvb"), tmp / "raw", tmp / "out", seed=0,
+                                     progress=lambda stage: None)
+    assert verdict["failed"] == 0, verdict
+    return release, tmp / "raw"
+
 
 @pytest.fixture(scope="session")
 def sample_release(bundled_release) -> Path:

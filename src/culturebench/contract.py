@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     from culturebench.evaluate.engine import Answers, Run, RunPlan
 
 
+class NoCountryView(Exception):
+    """A run of a benchmark that has a country view but not for this run (``Benchmark.countries``): its message
+    says why, and ``culturebench profile`` prints it."""
+
+
 # ------------------------------------------------------------------------------------------------------- options
 
 
@@ -394,15 +399,16 @@ class Benchmark:
 
     def evaluate(self, backend: Any, options: Options, *, args: Mapping[str, Any] | None = None,
                  console: Console | None = None, roles: Mapping[str, Any] | None = None, scoring: str = "text",
-                 wait: bool = False) -> Result:
+                 wait: bool = False, replace: bool = False) -> Result:
         """Ask ``backend`` every planned request, score, write the run folder ``options.out`` (responses,
         metrics.json, plots, run.json with ``args``): the engine's run (``evaluate.engine.run``: the folder held, a
-        folder of another benchmark refused, the cache, run.json) with this benchmark's hooks. ``backend`` may be a
-        callable that makes it once the folder is held; ``roles`` backends of companion models by role or name."""
+        folder of another benchmark, or another model's results unless ``replace``, refused, the cache, run.json)
+        with this benchmark's hooks. ``backend`` may be a callable that makes it once the folder is held; ``roles``
+        backends of companion models by role or name."""
         from culturebench.evaluate import engine
 
         return engine.run(self, backend, options, args=args, console=console, roles=roles, scoring=scoring,
-                          wait=wait)
+                          wait=wait, replace=replace)
 
     # --- the engine's hooks (``evaluate.engine``): by default the functions of the same names in its run module
 
@@ -468,7 +474,7 @@ class Benchmark:
         """Its country view of one model's metrics.json (issue #56): a countries.json object
         (``evaluate.countries.view``: a measure per ISO alpha-3 country, with its interval), read by ``culturebench
         profile`` from a run folder without countries.json; ``release`` the release the run scored (None when
-        unknown). None where it has no view."""
+        unknown). None where the benchmark has no view; ``NoCountryView`` (saying why) where this run has none."""
         return None
 
     def comparison(self) -> Any:

@@ -2,7 +2,7 @@
 distribution per question compared with each country's respondents (``evaluate wvb --no-demographics``).
 
 Sources (``facts/opinions.json`` holds the templates and the definitions with their sources): Durmus et al. 2023
-(GlobalOpinionQA: similarity 1 - Jensen-Shannon per question averaged per country; "cross-national prompting", which
+(GlobalOpinionQA: similarity 1 - Jensen-Shannon distance per question averaged per country; "cross-national prompting", which
 names the country) and Liu, Kaneko and Chu 2025 (the WVS; a Wasserstein-based alignment score; the distribution the
 model states in words).
 
@@ -13,7 +13,8 @@ Pure functions from tables to tables, one pass each:
 - ``answer_distributions`` (sampled answers), ``mean_distributions`` (per-request distributions: option
   probabilities with ``--scoring logprobs``, or verbalized ones, ``parse_distribution``): the model's, per steering
   country (null: unsteered) and question;
-- ``similarity_table``: per (steer, country, question) 1 - JSD (base 2) and 1 - W1 / (max code - min code);
+- ``similarity_table``: per (steer, country, question) 1 - Jensen-Shannon distance (base 2; GlobalOpinionQA's, the
+  headline), 1 - Jensen-Shannon divergence (base 2) and 1 - W1 / (max code - min code);
 - ``country_view``: per country the means over questions with bootstrap intervals over questions (one
   ``uncertainty.resample_units`` for every country and measure: paired), the steering gain, and the headline.
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -37,6 +38,8 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.facts import read as read_facts
 from culturebench.evaluate import uncertainty
+from culturebench.evaluate.wvb import reference_points
+from culturebench.evaluate.wvb import WEIGHTS
 from culturebench.evaluate.wvb.items import _collect, _scan
 from culturebench.release import load_manifest
 
@@ -45,7 +48,15 @@ WEIGHT_COLUMN = "W_WEIGHT"
 imports the builder's stack)."""
 WEIGHT_QUANTUM = 1e-9
 """Survey weights are summed as whole multiples of this (WVS-7's W_WEIGHT has at most 8 decimals)."""
-MEASURES = ("similarity_jsd", "similarity_w1")
+MEASURES = ("similarity_js_distance", "similarity_jsd", "similarity_w1")
+"""The country view's measures (facts/opinions.json ``measures``), the first the headline: GlobalOpinionQA's."""
+HEADLINE = MEASURES[0]
+HEADLINE_SHORT = HEADLINE.removeprefix("similarity_")
+MEASURE_LABELS = {"similarity_js_distance": "1 - Jensen-Shannon distance (base 2; GlobalOpinionQA)",
+                  "similarity_jsd": "1 - Jensen-Shannon divergence (base 2)",
+                  "similarity_w1": "1 - W1 / (N - 1) (Liu, Kaneko and Chu 2025)"}
+"""What the figures print for each measure (countries.json ``measure_label``)."""
+
 N_EXTREMES = 5
 """metrics.json names the five most and five least similar countries."""
 
@@ -56,19 +67,30 @@ def facts() -> dict:
 
 
 @cache
+def wvs_countries() -> tuple[dict[str, str], ...]:
+    """The rows of facts/wvs_countries.csv (iso_numeric, iso_alpha3, name, continent): every WVS-7 country
+    culturebench knows."""
+    text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
+    return tuple(csv.DictReader(text.splitlines()))
+
+
 def country_names() -> dict[str, str]:
     """ISO alpha-3 -> English name of every WVS-7 country culturebench knows (facts/wvs_countries.csv)."""
-    text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
-    return {row["iso_alpha3"]: row["name"] for row in csv.DictReader(text.splitlines())}
+    return {row["iso_alpha3"]: row["name"] for row in wvs_countries()}
 
 
 _OBJECT = re.compile(r"\{[^{}]*\}")
 
 
+MAX_SHARE = 100.0
+"""A stated share is a fraction or a percentage: above this it is no share (the whole distribution is unreadable)."""
+
+
 def parse_distribution(text: str | None, scale_min: int, scale_max: int) -> dict[int, float] | None:
     """A stated distribution (``{"1": 0.2, "2": 0.5, ...}``) over the codes of ``scale_min..scale_max``,
-    renormalised to sum to 1; keys off the scale or not whole numbers and negative shares are left out; None when
-    the text holds no such object or its shares sum to 0."""
+    renormalised to sum to 1; keys off the scale or not whole numbers are left out. None (unreadable: counted,
+    never scored) when the text holds no such object, a share on the scale is not a finite number in
+    [0, MAX_SHARE], or the shares sum to 0."""
     for span in _OBJECT.findall(text or ""):
         try:
             obj = json.loads(span)
@@ -79,15 +101,38 @@ def parse_distribution(text: str | None, scale_min: int, scale_max: int) -> dict
         shares = {}
         for key, value in obj.items():
             try:
-                code, share = int(str(key).strip()), float(value)
+                code = int(str(key).strip())
             except (TypeError, ValueError):
                 continue
-            if scale_min <= code <= scale_max and share >= 0 and np.isfinite(share):
-                shares[code] = shares.get(code, 0.0) + share
+            if not scale_min <= code <= scale_max:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                return None
+            try:
+                share = float(value)
+            except ValueError:
+                return None
+            if not (np.isfinite(share) and 0 <= share <= MAX_SHARE):
+                return None
+            shares[code] = shares.get(code, 0.0) + share
         total = sum(shares.values())
         if total > 0:
             return {code: share / total for code, share in sorted(shares.items())}
     return None
+
+
+def stated_reader(repo) -> Callable[[str | None, int, int], dict[int, float] | None]:
+    """``parse_distribution``'s counterpart under ``--protocol liu2025``: the distribution their ``match_api_str``
+    accepts (``liu2025.LiuRepo.parse_stated``), its codes on the scale kept and renormalised."""
+
+    def read(text: str | None, scale_min: int, scale_max: int) -> dict[int, float] | None:
+        stated = repo.parse_stated(text)
+        shares = {int(k): v for k, v in (stated or {}).items() if k.isdigit() and scale_min <= int(k) <= scale_max
+                  and v >= 0}
+        total = sum(shares.values())
+        return {code: share / total for code, share in sorted(shares.items())} if total > 0 else None
+
+    return read
 
 
 # ------------------------------------------------------------------------------------------------ the release
@@ -120,15 +165,34 @@ def steering_countries(release: Path) -> tuple[list[tuple[str, str]], list[str]]
     return named, notes
 
 
-def country_distributions(release: Path, question_ids: Iterable[str]) -> tuple[pl.DataFrame, bool]:
+def interview_languages(release: Path, top: int = 3) -> dict[str, list[list]]:
+    """Per country of the release, its ``top`` interview languages (WVS-7's S_INTLANGUAGE, codebook text, in the
+    participants config) with their shares of the country's respondents who have one; {} when the release lacks
+    the column."""
+    release = Path(release)
+    people = _scan(release, load_manifest(release), "participants")
+    if "S_INTLANGUAGE" not in people.collect_schema().names():
+        return {}
+    counts = _collect(people.select(pl.col("country").cast(pl.String), pl.col("S_INTLANGUAGE").cast(pl.String))
+                      .drop_nulls().group_by("country", "S_INTLANGUAGE").len(), release, "participants")
+    out: dict[str, list[list]] = {}
+    for (country,), group in counts.sort("country", "len", "S_INTLANGUAGE", descending=[False, True, False]) \
+            .group_by("country", maintain_order=True):
+        total = group["len"].sum()
+        out[country] = [[language, n / total] for language, n in group.select("S_INTLANGUAGE", "len").head(top).iter_rows()]
+    return out
+
+
+def country_distributions(release: Path, question_ids: Iterable[str], weights: str = WEIGHTS[0]
+                          ) -> tuple[pl.DataFrame, bool]:
     """Each country's answer distribution per question: (country, question_id, code, share, n) with n the
     respondents of the country who answered the question, from every split's examples joined with the participants
-    in one streamed pass; weighted by W_WEIGHT when the participants config has it for every respondent (then
-    also the second value, True)."""
+    in one streamed pass; with ``weights`` design, weighted by W_WEIGHT when the participants config has it for
+    every respondent (then also the second value, True); with none, each respondent counted once."""
     release = Path(release)
     manifest = load_manifest(release)
     people = _scan(release, manifest, "participants")
-    has_weight = WEIGHT_COLUMN in people.collect_schema().names()
+    has_weight = weights == "design" and WEIGHT_COLUMN in people.collect_schema().names()
     weighted = False
     if has_weight:
         counts = _collect(people.select(pl.col(WEIGHT_COLUMN).null_count().alias("missing"),
@@ -199,18 +263,18 @@ def ordered_sums(frame: pl.DataFrame, keys: list[str], columns: dict[str, np.nda
 
 
 def similarity_table(model: pl.DataFrame, humans: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
-    """Per (steer, country, question): ``jsd`` = 1 - JSD(model, country) in base 2 and ``w1`` = 1 - W1 / (max code -
-    min code) over the question's codes scale_min..scale_max (``facts/opinions.json`` ``measures``), for the
-    unsteered model (steer null) against every country and the model steered to a country against that country.
-    Questions without a scale are left out."""
+    """Per (steer, country, question): ``js_distance`` = 1 - the Jensen-Shannon distance (the square root of the
+    divergence) in base 2 (GlobalOpinionQA's, Durmus et al. 2023), ``jsd`` = 1 - the divergence in base 2 and ``w1``
+    = 1 - W1 / (max code - min code) over the question's codes scale_min..scale_max (``facts/opinions.json``
+    ``measures``), for the unsteered model (steer null) and the model steered to each country, against every
+    country (``specificity`` compares the steered country with the others). Questions without a scale are left
+    out."""
     scales = (questions.lazy().drop_nulls(["scale_min", "scale_max"])
               .filter(pl.col("scale_max") > pl.col("scale_min"))
               .select("question_id", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)))
     model_keys = model.lazy().select("steer", "question_id").unique()
     human_keys = humans.lazy().select("country", "question_id").unique()
-    pairs = (model_keys.join(human_keys, on="question_id", how="inner")
-             .filter(pl.col("steer").is_null() | (pl.col("steer") == pl.col("country")))
-             .join(scales, on="question_id", how="inner"))
+    pairs = model_keys.join(human_keys, on="question_id", how="inner").join(scales, on="question_id", how="inner")
     grid = (pairs.with_columns(pl.int_ranges("scale_min", pl.col("scale_max") + 1).alias("code")).explode("code")
             .join(model.lazy().rename({"share": "p"}), on=["steer", "question_id", "code"], how="left", nulls_equal=True)
             .join(humans.lazy().select("country", "question_id", "code", pl.col("share").alias("q")),
@@ -230,21 +294,25 @@ def similarity_table(model: pl.DataFrame, humans: pl.DataFrame, questions: pl.Da
     gaps = ordered_sums(grid, keys, {"gap": cdf_gap["gap"].to_numpy()})
     width = grid.unique(keys, keep="first", maintain_order=True).select(
         (pl.col("scale_max") - pl.col("scale_min")).cast(pl.Float64))
-    return sums.select(*keys, pl.Series("jsd", np.clip(1 - sums["kl"].to_numpy(), 0.0, 1.0)),
+    divergence = np.clip(sums["kl"].to_numpy(), 0.0, 1.0)
+    return sums.select(*keys, pl.Series("js_distance", 1 - np.sqrt(divergence)), pl.Series("jsd", 1 - divergence),
                        pl.Series("w1", 1 - gaps["gap"].to_numpy() / width.to_series().to_numpy()))
 
 
 def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.DataFrame,
-                 bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> tuple[dict, dict]:
+                 bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap(), headline_measure: str = HEADLINE
+                 ) -> tuple[dict, dict]:
     """(countries.json's ``countries``, metrics.json's ``countries`` headline) from ``similarity_table``: per country
     (``countries``: country, name) the mean of each measure over the questions asked that it answered, with a
     bootstrap interval over those questions (one resampling of the questions for every country and measure, so
-    the numbers are paired); under steering also the steered similarities and the gain over the unsteered."""
+    the numbers are paired); under steering also the steered similarities and the gain over the unsteered. The
+    measures are the table's columns after its keys (``similarity_table``'s three, or Liu et al.'s ``w1`` alone);
+    ``headline_measure`` ranks the countries in the headline."""
     codes = countries["country"].to_list()
     names = dict(countries.select("country", "name").iter_rows())
     questions = similarity["question_id"].unique(maintain_order=True).sort().to_list()
     q_index, c_index = {q: i for i, q in enumerate(questions)}, {c: j for j, c in enumerate(codes)}
-    steered = similarity.filter(pl.col("steer").is_not_null())
+    steered = similarity.filter(pl.col("steer") == pl.col("country"))
 
     def matrix(frame: pl.DataFrame, column: str) -> np.ndarray:
         out = np.full((len(questions), len(codes)), np.nan)
@@ -254,9 +322,10 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
         return out
 
     plain = similarity.filter(pl.col("steer").is_null())
-    blocks = {f"similarity_{m}": matrix(plain, m) for m in ("jsd", "w1")}
+    measures = [c for c in similarity.columns if c not in ("steer", "country", "question_id")]
+    blocks = {f"similarity_{m}": matrix(plain, m) for m in measures}
     if steered.height:
-        for m in ("jsd", "w1"):
+        for m in measures:
             blocks[f"steered_{m}"] = matrix(steered, m)
             blocks[f"gain_{m}"] = blocks[f"steered_{m}"] - blocks[f"similarity_{m}"]
     names_of_blocks = list(blocks)
@@ -272,7 +341,7 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
     result = uncertainty.resample_units([list(range(len(questions)))], means, bootstrap, unit="question",
                                         stratum="run") if questions else None
     n_questions = dict(humans.group_by("country").agg(pl.col("question_id").n_unique()).iter_rows())
-    answered = {c: int(np.isfinite(blocks["similarity_jsd"][:, j]).sum()) for j, c in enumerate(codes)}
+    answered = {c: int(np.isfinite(blocks[f"similarity_{measures[0]}"][:, j]).sum()) for j, c in enumerate(codes)}
     view: dict[str, dict] = {}
     for j, code in enumerate(codes):
         entry: dict = {"name": names.get(code), "n_questions": answered[code],
@@ -286,21 +355,61 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
             entry[block] = value
             entry[f"interval_{measure}" if block.startswith("similarity_") else f"interval_{block}"] = interval
         view[code] = entry
-    return view, headline(view)
+    for code, figures in specificity(similarity, codes).items():
+        view[code].update(figures)
+    return view, headline(view, [f"similarity_{m}" for m in measures], headline_measure)
 
 
-def headline(view: Mapping[str, Mapping]) -> dict:
-    """metrics.json's ``countries``: the mean similarity over countries, the five most and least similar (by
-    similarity_jsd), and under steering the mean gain."""
-    out: dict = {}
-    for measure in MEASURES + ("gain_jsd", "gain_w1"):
+def specificity(similarity: pl.DataFrame, codes: Sequence[str]) -> dict[str, dict]:
+    """Per country steered to (issue #61: does steering move the model toward *that* country, or only away from its
+    default?): for each measure of ``similarity_table``, the model steered to it compared with every country of
+    ``codes`` (mean over the questions both have, added in question order), ``steered_others_<m>`` the mean over
+    the other countries, ``specificity_<m>`` the steered country's minus that mean (0: steering moves the model no
+    nearer the named country than to the rest), ``rank_<m>`` the named country's place among all (1: the nearest;
+    ties count for it) and ``n_others``."""
+    measures = [c for c in similarity.columns if c not in ("steer", "country", "question_id")]
+    frame = (similarity.filter(pl.col("steer").is_not_null() & pl.col("country").is_in(list(codes)))
+             .sort("steer", "country", "question_id"))
+    if frame.height == 0:
+        return {}
+    sums = ordered_sums(frame, ["steer", "country"],
+                        {**{m: frame[m].to_numpy() for m in measures}, "n": np.ones(frame.height)})
+    out: dict[str, dict] = {}
+    for steer in sums["steer"].unique(maintain_order=True).to_list():
+        rows = sums.filter(pl.col("steer") == steer)
+        own, others = rows.filter(pl.col("country") == steer), rows.filter(pl.col("country") != steer)
+        if own.height == 0:
+            continue
+        figures: dict = {"n_others": others.height}
+        for m in measures:
+            mine = float(own[m][0] / own["n"][0])
+            theirs = others[m].to_numpy() / others["n"].to_numpy()
+            figures[f"steered_others_{m}"] = float(theirs.mean()) if theirs.size else None
+            figures[f"specificity_{m}"] = mine - float(theirs.mean()) if theirs.size else None
+            figures[f"rank_{m}"] = 1 + int((theirs > mine).sum())
+        out[steer] = figures
+    return out
+
+
+def headline(view: Mapping[str, Mapping], measures: Iterable[str] = MEASURES, ranked_by: str = HEADLINE) -> dict:
+    """metrics.json's ``countries``: the measure that ranks (``measure``), the mean of each measure over countries,
+    the five most and least similar (by ``ranked_by``), and under steering the mean steered similarity, gain and
+    specificity, and how many steered countries came out nearest (rank 1) by each measure."""
+    measures = list(measures)
+    out: dict = {"measure": ranked_by}
+    for measure in measures + [f"{kind}_{m.removeprefix('similarity_')}" for kind in ("steered", "gain", "specificity")
+                               for m in measures]:
         values = [e[measure] for e in view.values() if e.get(measure) is not None]
-        if measure in MEASURES or values:
+        if measure in measures or values:
             out[f"mean_{measure}"] = float(np.mean(values)) if values else None
-    ranked = sorted(((e["similarity_jsd"], code) for code, e in view.items() if e["similarity_jsd"] is not None),
+    for short in (m.removeprefix("similarity_") for m in measures):
+        ranks = [e[f"rank_{short}"] for e in view.values() if e.get(f"rank_{short}") is not None]
+        if ranks:
+            out["n_steered"], out[f"n_steered_nearest_{short}"] = len(ranks), sum(rank == 1 for rank in ranks)
+    ranked = sorted(((e[ranked_by], code) for code, e in view.items() if e.get(ranked_by) is not None),
                     key=lambda pair: (-pair[0], pair[1]))
-    out["most_similar"] = [{"country": c, "name": view[c]["name"], "similarity_jsd": v} for v, c in ranked[:N_EXTREMES]]
-    out["least_similar"] = [{"country": c, "name": view[c]["name"], "similarity_jsd": v}
+    out["most_similar"] = [{"country": c, "name": view[c]["name"], ranked_by: v} for v, c in ranked[:N_EXTREMES]]
+    out["least_similar"] = [{"country": c, "name": view[c]["name"], ranked_by: v}
                             for v, c in ranked[::-1][:N_EXTREMES]]
     out["n_countries"] = len(ranked)
     return out
@@ -309,13 +418,65 @@ def headline(view: Mapping[str, Mapping]) -> dict:
 # ------------------------------------------------------------------------------------------------ the run
 
 
+def chosen_countries(options, codes: Sequence[str]) -> list[str]:
+    """The countries of the release (``codes``) that ``--steer`` steers to: all, or ``--steer-countries``' (each
+    a country of the release, else an InputError)."""
+    if options.steer_countries is None:
+        return list(codes)
+    unknown = [code for code in options.steer_countries if code not in codes]
+    if unknown:
+        raise InputError(f"--steer-countries: {', '.join(unknown)} not among the release's countries "
+                         f"({', '.join(codes)})", column="steer_countries")
+    return list(dict.fromkeys(options.steer_countries))
+
+
+def described(measures: Iterable[str]) -> dict[str, str]:
+    """countries.json's ``measures``: what each measure of the view is (facts/opinions.json), the steering gain's
+    definition too."""
+    definitions = facts()["measures"]
+    return {**{m: definitions[m] for m in measures},
+            **{k: definitions[k] for k in ("steering_gain", "specificity")}}
+
+
 def opinion_requests(options) -> tuple[list[tuple[str, str]], int | None]:
     """What the opinions protocol adds to a run's plan: the (code, name) of the countries ``--steer country``
-    names (none otherwise) and the samples per prompt (a verbalized distribution is asked once unless
-    ``--samples`` says otherwise)."""
+    names (none otherwise; ``--steer-countries``: those) and the samples per prompt (a verbalized distribution is
+    asked once unless ``--samples`` says otherwise)."""
     steer = steering_countries(options.release)[0] if options.steer and not options.demographics else []
+    if steer:
+        names = dict(steer)
+        steer = [(code, names[code]) for code in chosen_countries(options, list(names))]
     samples = options.samples if options.samples or options.reading == "samples" else 1
     return steer, samples
+
+
+def liu_repo(options):
+    """The user's copy of Liu et al.'s repository (``--liu-repo``, default ``raw/liu2025``), read as data."""
+    from culturebench.evaluate.wvb.liu2025 import DEFAULT_REPO, LiuRepo
+
+    return LiuRepo(options.liu_repo or DEFAULT_REPO, options.translations)
+
+
+def liu_countries(repo, options) -> tuple[list, list[str]]:
+    """The countries Liu et al.'s ``--steer`` method steers to (``liu2025.SteerCountry``) and one line for those
+    left out: of ``--steer-countries``, every one or an InputError; else every country of the release the method
+    has a prompt, a name and a questionnaire for."""
+    codes = chosen_countries(options, release_countries(options.release)["country"].to_list())
+    countries, left = [], []
+    for code in codes:
+        try:
+            country = repo.country(code, options.steer)
+            repo.steering(options.steer, country)
+        except InputError as exc:
+            if options.steer_countries is not None:
+                raise
+            left.append(f"{code} ({exc.message})")
+            continue
+        countries.append(country)
+    if not countries:
+        raise InputError(f"--steer {options.steer}: no country of the release to steer to: {'; '.join(left[:3])}",
+                         file=options.release)
+    return countries, [f"--steer {options.steer}: not steered to {', '.join(left)}"] if left else []
 
 
 def read_model_answers(path: Path) -> pl.DataFrame:
@@ -344,12 +505,13 @@ def request_distributions(options, backend, answers: pl.DataFrame, questions: pl
     ``samples``): the sampled answers are counted instead."""
     scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
     rows: list[tuple] = []
-    if options.reading == "verbalized":
+    if options.reading == "verbalized" or options.protocol == "liu2025":
+        read = parse_distribution if options.protocol != "liu2025" else stated_reader(liu_repo(options))
         for steer, question, index, output in answers.select("steer", "question_id", "sample_index", "output").iter_rows():
             low, high = scales.get(question, (None, None))
-            shares = parse_distribution(output, low, high) if low is not None and high is not None else None
+            shares = read(output, low, high) if low is not None and high is not None else None
             rows += [(steer, question, index, code, share) for code, share in (shares or {}).items()]
-        return _parts(rows), "verbalized"
+        return _parts(rows), "verbalized" if options.protocol != "liu2025" else "stated (Liu et al.'s parser)"
     from culturebench.evaluate import option_probability
     from culturebench.evaluate.cache import cache_key
     from culturebench.evaluate.wvb import BENCHMARK
@@ -374,7 +536,8 @@ def _parts(rows: list[tuple]) -> pl.DataFrame:
 
 
 def write_country_view(backend, options, responses: Path, questions: pl.DataFrame, metrics: dict,
-                       replan: Callable[[], Iterable], model: str | None = None, console=None) -> list[Path]:
+                       replan: Callable[[], Iterable], model: str | None = None, console=None,
+                       plan_notes: Sequence[str] = ()) -> list[Path]:
     """Score a run without demographics per country: countries.json and its figures into ``options.out``,
     ``metrics["countries"]`` (the headline, the reading, whether weights were used, one line per problem);
     returns the paths written. A question without answer codes or a country without answers is one line in
@@ -386,29 +549,53 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     answers = read_model_answers(responses)
     asked = sorted(answers["question_id"].unique().to_list())
     questions = questions.filter(pl.col("question_id").is_in(asked))
-    notes = []
+    notes = list(plan_notes)
     unscaled = questions.filter(pl.col("scale_min").is_null() | pl.col("scale_max").is_null()
                                 | (pl.col("scale_max") <= pl.col("scale_min")))["question_id"].to_list()
     if unscaled:
         notes.append(f"questions without answer codes (no scale in the questions config), left out: {', '.join(unscaled)}")
     parts, reading = request_distributions(options, backend, answers, questions, replan)
+    if parts is not None and (unread := answers.height - parts.select("steer", "question_id", "sample_index")
+                              .unique().height):
+        notes.append(f"{unread} of {answers.height} {reading} distributions unreadable (no distribution over the "
+                     "question's codes with finite shares), not scored")
     model_shares = answer_distributions(answers, questions) if parts is None else mean_distributions(parts)
-    humans, weighted = country_distributions(options.release, asked)
+    weights = options.weights or WEIGHTS[0]
+    humans, weighted = country_distributions(options.release, asked, weights)
     countries = release_countries(options.release)
     silent = sorted(set(countries["country"]) - set(humans["country"]))
     if silent:
         notes.append(f"countries with no answers to the questions asked, not scored: {', '.join(silent)}")
-    if options.steer:
+    if options.steer == "country":
         notes += steering_countries(options.release)[1]
     table = similarity_table(model_shares, humans, questions)
     view, top = country_view(table, countries.filter(~pl.col("country").is_in(silent)), humans)
-    data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
-                              model=model, notes=notes, reading=reading, weighted=weighted,
-                              steer=options.steer, n_questions=len(asked))
-    metrics["countries"] = {**top, "reading": reading, "weighted": weighted, "notes": notes,
+    if options.protocol == "liu2025" and options.steer and options.steer.startswith("language"):
+        repo, spoken = liu_repo(options), interview_languages(options.release)
+        for code, entry in view.items():
+            if entry.get(f"steered_{HEADLINE_SHORT}") is not None:
+                entry["steer_language"] = repo.country(code, options.steer).language
+                entry["interview_languages"] = spoken.get(code, [])
+    steered_to = set(answers["steer"].drop_nulls().to_list())
+    if options.steer and (unsteered := sorted(code for code, e in view.items() if code in steered_to
+                                              and e.get(f"steered_{HEADLINE_SHORT}") is None
+                                              and e.get(HEADLINE) is not None)):
+        notes.append(f"no steered value (no readable answer when steered to the country): {', '.join(unsteered)}")
+    data = country_files.view(view, benchmark="wvb", measure=HEADLINE, measure_label=MEASURE_LABELS[HEADLINE],
+                              measures=described(MEASURES),
+                              model=model, notes=notes, reading=reading, weights=weights, weighted=weighted,
+                              protocol=options.protocol, steer=options.steer, n_questions=len(asked))
+    references, reference_notes, reference_files = reference_points.attach(
+        data, release=options.release, answers=answers, parts=parts, weighted=weighted, weight_column=WEIGHT_COLUMN,
+        intervals=options.country_intervals, out=out)
+    data["notes"] = notes = [*notes, *reference_notes]
+    top.update(references)
+    metrics["countries"] = {**top, "reading": reading, "weights": weights, "weighted": weighted, "notes": notes,
                             "file": country_files.COUNTRIES_FILE}
     for line in notes:
         if console is not None:
             console.print(f"[yellow]wvb countries: {line}[/yellow]")
-    extra = [("steered to the country", series(data, "steered_jsd", "interval_steered_jsd"))] if options.steer else []
-    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra)]
+    extra = [("steered to the country", series(data, "steered_js_distance", "interval_steered_js_distance"))] \
+        if options.steer else []
+    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra),
+            *reference_files]
