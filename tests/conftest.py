@@ -290,6 +290,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                                "by the load average beyond the cores): make it cheaper, or mark it "
                                "@pytest.mark.slow and say why in its docstring")
 
+
 WVS7_COUNTRY_FILES = REFERENCE / "WVS7" / "DataSpi_spy-playground" / "wvs_7" / "data" / "processed"
 WVS7_CODEBOOK_PDF = (REFERENCE / "WVS7" / "snag18_World-Values-Survey-Data-Analysis"
                      / "F00011055-WVS7_Codebook_Variables_report_V6.0.pdf")
