@@ -1,11 +1,14 @@
-"""The one contract every benchmark meets (issue #44): its ``Options``, ``plan``, ``evaluate``, ``score``,
-``summary`` and ``headline``, what option-probability scoring needs, its harness tasks, its comparison, its
-generators and its builder. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
+"""The one contract every benchmark meets (issue #44): its ``Options``, ``plan``, the engine's hooks and the types
+they take and give (``RunPlan``, ``Run``, ``Answers``, ``Result``; the requests are :mod:`culturebench.chat`'s),
+``score``, ``summary`` and ``headline``, what option-probability scoring needs, its harness tasks, its comparison,
+its generators and its builder. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
 of its package; :mod:`culturebench.registry` names the packages. The command line, the runner, the inspect and
 lm-eval integrations, ``--scoring logprobs``, ``compare`` and ``publish`` reach benchmarks only through this
 contract and name none.
 
-This module imports nothing heavy: the command line reads every benchmark's options from it at start.
+This module imports nothing heavy (the command line reads every benchmark's options from it at start) and nothing of
+``culturebench.evaluate``: it lies under the engine (``evaluate.engine``), which names its types
+(``tests/test_import_cycles.py``).
 """
 
 from __future__ import annotations
@@ -14,20 +17,18 @@ import dataclasses
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from culturebench.errors import InputError
+from culturebench.chat import ChatRequest, ChatResponse
 from culturebench.config_file import read_options_file
+from culturebench.errors import InputError
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from culturebench.evaluate.chat import ChatRequest
-    from culturebench.evaluate.engine import Answers, Run, RunPlan
 
 
 # ------------------------------------------------------------------------------------------------------- options
@@ -336,12 +337,68 @@ class Result:
     """Lines the command line prints after the summary (``--scoring logprobs``'s agreement)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunPlan:
+    """What a run asks, before any model is made (``Benchmark.run_plan``); a benchmark subclasses it with what its
+    hooks need besides (its release tables, sampling settings, ...)."""
+
+    options: Options
+    model: str
+    """The evaluated model's name (its records carry it)."""
+    requests: Iterable | None
+    """The planned items, each with its ``request`` (a ``ChatRequest``), in order (a generator: a run is never a
+    list in memory); None where the requests depend on the model's answers (a benchmark that gives ``answer``)."""
+    total: int = 0
+    """How many ``requests`` (the progress bar; with ``schema``, the responses file's layout)."""
+    description: str = ""
+    """The progress bar's label."""
+    covers: tuple = ()
+    """What the run covers (``limit.Coverage``, one per part asked): metrics.json's ``covers``."""
+    schema: Any = None
+    """The records' ``polars.Schema``: a run of more than ``run_folder.SHARD_THRESHOLD`` requests then writes its
+    responses as parquet shards; None: responses.jsonl at any size."""
+
+
+@dataclass
+class Answers:
+    """What ``Benchmark.answer`` leaves: the responses file (or folder of shards), its records and the runner's
+    totals (``run_steps.RUNNER_STATS``)."""
+
+    path: Path
+    n_records: int
+    stats: dict
+    by_step: dict = field(default_factory=dict)
+    """A run of several steps (parts, jurors): each one's runner totals, by name."""
+    state: Any = None
+    """What the benchmark's answering leaves for its scoring (e.g. the judged transcripts of dialogues)."""
+
+
+@dataclass
+class Run:
+    """A run in progress as the engine hands it to ``Benchmark.answer``: the held run folder, the backend (already
+    made), the options, the companion models the caller gave (``roles``: name -> backend) and the console."""
+
+    options: Options
+    backend: Any
+    roles: Mapping[str, Any]
+    console: Any = None
+
+    @property
+    def out(self) -> Path:
+        return Path(self.options.out)
+
+
+Records = Callable[[RunPlan, Sequence, Sequence[ChatResponse]], list[dict]]
+"""The hook ``records(plan, items, responses)``: a batch of planned items and their responses -> the responses
+file's records, in order."""
+
+
 class Benchmark:
     """One benchmark, reached only through these attributes and methods. Subclasses set the class attributes and
-    implement ``headline``; ``plan`` where the requests do not depend on the model's answers. ``evaluate`` is the
-    engine's (``evaluate.engine.run``), which calls the hooks ``run_plan``, ``answer`` (or ``records``),
-    ``score_run``, ``write`` and ``evaluation``; they, ``score`` and ``summary`` default to functions of its run
-    module."""
+    implement ``headline``; ``plan`` where the requests do not depend on the model's answers. A run is the
+    engine's (``evaluate.engine.run(benchmark, backend, options)``), which calls the hooks ``run_plan``, ``answer``
+    (or ``records``), ``score_run``, ``write`` and ``evaluation``; they, ``score`` and ``summary`` default to
+    functions of its run module."""
 
     name: ClassVar[str]
     """The registry name, a module name (a dash on the command line is an underscore)."""
@@ -392,35 +449,22 @@ class Benchmark:
         """Whether its requests can be planned without a model (``plan`` is its own)."""
         return type(self).plan is not Benchmark.plan
 
-    def evaluate(self, backend: Any, options: Options, *, args: Mapping[str, Any] | None = None,
-                 console: Console | None = None, roles: Mapping[str, Any] | None = None, scoring: str = "text",
-                 wait: bool = False) -> Result:
-        """Ask ``backend`` every planned request, score, write the run folder ``options.out`` (responses,
-        metrics.json, plots, run.json with ``args``): the engine's run (``evaluate.engine.run``: the folder held, a
-        folder of another benchmark refused, the cache, run.json) with this benchmark's hooks. ``backend`` may be a
-        callable that makes it once the folder is held; ``roles`` backends of companion models by role or name."""
-        from culturebench.evaluate import engine
-
-        return engine.run(self, backend, options, args=args, console=console, roles=roles, scoring=scoring,
-                          wait=wait)
-
     # --- the engine's hooks (``evaluate.engine``): by default the functions of the same names in its run module
 
     def run_plan(self, options: Options, *, model: str = "model", roles: Mapping[str, Any] | None = None) -> RunPlan:
-        """What a run with ``options`` asks ``model`` (an ``engine.RunPlan``), read from the release before a model
+        """What a run with ``options`` asks ``model`` (a ``RunPlan``), read from the release before a model
         is asked: the run module's ``plan(options, model)`` (``roles``: the companion backends the caller gave,
         for a benchmark that checks them)."""
         module = self.run_module()
         return module.plan(options, model, **({"roles": roles} if self.roles else {}))
 
-    def answer(self, run: Run, plan: RunPlan) -> Answers:
-        """The model's answers to ``plan`` into the run folder's responses file (``engine.Answers``): the run
-        module's ``answer(run, plan)`` where it has one (several steps, dialogues), else every planned item
-        streamed through the runner and made records by ``records``."""
-        from culturebench.evaluate import engine
-
+    def answer(self, run: Run, plan: RunPlan) -> Answers | None:
+        """The model's answers to ``plan`` into the run folder's responses file (``Answers``) for a run that is not
+        one stream of planned requests (several steps, dialogues): the run module's ``answer(run, plan)`` where it
+        has one; None (the engine then streams every planned item through the runner, made records by
+        ``records``)."""
         own = getattr(self.run_module(), "answer", None)
-        return own(run, plan) if own is not None else engine.stream(run, plan, self.records)
+        return own(run, plan) if own is not None else None
 
     def records(self, plan: RunPlan, items: Sequence, responses: Sequence) -> list[dict]:
         """The responses file's records of a batch of planned items and their responses (``ChatResponse``), in

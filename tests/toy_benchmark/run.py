@@ -6,10 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from culturebench.contract import Result
+from culturebench.contract import Result, RunPlan
 from culturebench.evaluate import run_folder
-from culturebench.evaluate.chat import ChatRequest, SamplingParams
-from culturebench.evaluate.engine import RunPlan
+from culturebench.chat import ChatRequest, SamplingParams
 from culturebench.release import load_manifest, read_tables
 
 

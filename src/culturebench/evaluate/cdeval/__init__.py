@@ -45,8 +45,10 @@ release's tables and the planned requests), ``parsing`` (responses.jsonl read an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option
+from culturebench.evaluate import engine
 
 REPEAT_RULES = ("nearest", "similar_only")
 """How a Repeat answer is read (``prompts.extract_repeat``): nearest option whatever the distance (App. A.3.1, the
@@ -114,7 +116,8 @@ class CDEval(Benchmark):
 
 
 BENCHMARK = CDEval()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "BETA": "items", "DIMENSIONS": "items", "DOMAINS": "items", "INSTABILITY_SCALE": "items",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Result, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
 from culturebench.evaluate.cdeval import CDEvalOptions, prompts
@@ -19,7 +19,6 @@ from culturebench.evaluate.cdeval.items import (
 from culturebench.evaluate.cdeval.metrics import score, score_responses
 from culturebench.evaluate.cdeval.parsing import release_language, respondent
 from culturebench.evaluate.cdeval.plots import write_run
-from culturebench.evaluate.engine import Answers, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE

@@ -73,11 +73,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from culturebench.contract import (
     Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+from culturebench.evaluate import engine
 
 PARTS = ("closed", "open", "both")
 """What is evaluated: the closed prompts (Tables 2-3), the open prompts (Tables 4-5) or both."""
@@ -186,7 +188,8 @@ class LLMGlobe(Benchmark):
 
 
 BENCHMARK = LLMGlobe()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Config": "config", "config_of": "config", "release_tables": "items", "response_id": "items",

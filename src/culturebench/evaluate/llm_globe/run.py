@@ -13,10 +13,9 @@ from typing import Any
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Result, Run, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import companions, run_folder, run_steps
-from culturebench.evaluate.engine import Answers, Run, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
 from culturebench.evaluate.llm_globe.config import Config, Juror, config_of

@@ -50,9 +50,11 @@ bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (``plan``, ``evaluate
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from culturebench.contract import (
     Benchmark, HarnessTask, OpenColumns, Options, OptionScoring, lazy_exports, option)
+from culturebench.evaluate import engine
 from culturebench.errors import InputError
 
 CONTEXTS = ("none", "country", "value", "country_value", "rot")
@@ -191,7 +193,8 @@ def _headline_keys(options: NormAdOptions) -> dict[tuple[str, str], str]:
 
 
 BENCHMARK = NormAd()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "UNKNOWN": "items", "plan_requests": "items", "release_tables": "items", "scored_label": "parsing",

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Result, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
-from culturebench.evaluate.engine import Answers, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.normad import NormAdOptions, prompts
 from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, release_tables

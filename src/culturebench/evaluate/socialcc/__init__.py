@@ -74,10 +74,12 @@ requests depend on the model's answers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from culturebench.contract import Benchmark, Options, lazy_exports, option
+from culturebench.evaluate import engine
 from culturebench.errors import InputError
 
 STOP_RULES = ("paper", "tolerant")
@@ -202,7 +204,8 @@ class SocialCC(Benchmark):
 
 
 BENCHMARK = SocialCC()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Config": "config", "config_from": "config", "release_tables": "items", "scenarios_from": "items",

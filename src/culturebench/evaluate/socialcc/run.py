@@ -12,10 +12,9 @@ from typing import Any
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Result, Run, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_steps
-from culturebench.evaluate.engine import Answers, Run, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.readability import read_counts, unreadable_warning
 from culturebench.evaluate.socialcc import SocialCCOptions, prompts

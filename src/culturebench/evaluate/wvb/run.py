@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Result, Run, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
-from culturebench.evaluate.engine import Answers, Run, RunPlan, stream
+from culturebench.evaluate.engine import stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
 from culturebench.evaluate.wvb import WVBOptions
@@ -37,7 +37,7 @@ from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATUSES
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.chat import SamplingParams
+    from culturebench.chat import SamplingParams
 
 
 @dataclass(frozen=True, kw_only=True)
