@@ -35,6 +35,7 @@ from culturebench.contract import Benchmark, BuildOptions, option_fields
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
 from culturebench.manifest import MANIFEST_KEYS, load_manifest
+from culturebench.release_reader import read_dtypes, read_tables
 from culturebench.validation import great_expectations_process, summary, validate_tables
 from culturebench.validation.report import left_out_rows, write_report
 
@@ -225,39 +226,6 @@ def file_problems(release: Path, manifest: dict) -> list[str]:
         if relative != "manifest.json" and relative not in listed:
             problems.append(f"{relative}: {UNLISTED}")
     return problems + croissant.problems(release, manifest, digests)
-
-
-def read_dtypes(benchmark: Benchmark) -> dict[str, dict[str, pl.DataType]]:
-    """Per config, the columns that ``benchmark``'s schemas read back as another dtype (e.g. Enum)."""
-    return getattr(benchmark.schemas_module(), "READ_DTYPES", {})
-
-
-def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, pl.DataType]] | None = None,
-                columns: dict[str, set[str]] | None = None) -> dict[str, dict[str, pl.DataFrame]]:
-    """The release's tables read back from parquet, per config and split (shards in order), with the columns in
-    ``dtypes[config]`` cast (non-strictly: a value that does not fit becomes null) while reading; with
-    ``columns[config]``, only those of its columns (in file order; all of them when the file has none of those)."""
-    shards: dict[str, dict[str, list[Path]]] = {}
-    for output in outputs:
-        if "config" in output:
-            path = Path(release) / output["path"]
-            if not path.is_file():
-                raise InputError("file listed in manifest.json is missing", file=path)
-            shards.setdefault(output["config"], {}).setdefault(output["split"], []).append(path)
-    tables: dict[str, dict[str, pl.DataFrame]] = {}
-    for config, splits in shards.items():
-        wanted = (columns or {}).get(config) or ()
-        for split, paths in splits.items():
-            try:
-                frame = pl.scan_parquet(paths)
-                if kept := [c for c in (frame.collect_schema().names() if wanted else []) if c in wanted]:
-                    frame = frame.select(kept)
-                casts = [pl.col(column).cast(dtype, strict=False)
-                         for column, dtype in (dtypes or {}).get(config, {}).items() if not kept or column in kept]
-                tables.setdefault(config, {})[split] = frame.with_columns(casts).collect()
-            except pl.exceptions.PolarsError as exc:
-                raise InputError(f"parquet file cannot be read ({str(exc).splitlines()[0]})", file=paths[0]) from None
-    return tables
 
 
 def revalidate(release: Path) -> tuple[dict, list, list[str]]:

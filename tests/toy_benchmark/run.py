@@ -9,7 +9,8 @@ from pathlib import Path
 from culturebench.contract import Result, RunPlan
 from culturebench.evaluate import run_folder
 from culturebench.chat import ChatRequest, SamplingParams
-from culturebench.release import load_manifest, read_tables
+from culturebench.release import load_manifest
+from culturebench.release_reader import read_tables
 
 
 def questions(options) -> list[dict]:

@@ -36,7 +36,7 @@ from culturebench import registry
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_record
 from culturebench.evaluate.uncertainty import Bootstrap
-from culturebench.evaluate.words import plural
+from culturebench.words import plural
 from culturebench.io import write_json
 
 REPORT_FILE = "report.html"
