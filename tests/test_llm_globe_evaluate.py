@@ -485,7 +485,7 @@ def test_plan_is_what_evaluate_asks_the_model(release, tmp_path):
 
     options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="both", language="both", samples=2,
                               limit=4, jurors=({"name": "judge-en", "model": "judge", "language": "en"},))
-    planned = llm_globe.BENCHMARK.plan(options)
+    planned = llm_globe.BENCHMARK.requests(options)
     assert not isinstance(planned, (list, tuple))
     planned_texts = Counter(request.messages[-1][1] for request in planned)
     asked = Counter()

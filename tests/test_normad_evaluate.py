@@ -469,7 +469,7 @@ def test_plan_is_what_evaluate_sends(release, tmp_path):
     """``plan`` yields the requests ``evaluate`` asks, in its order: 3 stories x 2 contexts x 2 samples."""
     options = normad.BENCHMARK.Options(release=release, out=tmp_path / "run", contexts=("rot", "none"), limit=3,
                                        samples=2, seed=4)
-    planned = list(normad.BENCHMARK.plan(options))
+    planned = list(normad.BENCHMARK.requests(options))
     backend = AnsweringBackend("Yes")
     result = engine.run(normad.BENCHMARK, backend, options)
     assert backend.asked == planned and len(planned) == 3 * 2 * 2

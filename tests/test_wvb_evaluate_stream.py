@@ -288,7 +288,7 @@ def test_plan_yields_the_requests_evaluate_sends(tmp_path, sample_release, demog
     and the lm-eval export plan a run from it)."""
     options = wvb.WVBOptions(release=sample_release, out=tmp_path / "run", split="test", limit=LIMIT,
                              demographics=demographics, samples=2)
-    planned = list(wvb.BENCHMARK.plan(options))
+    planned = list(wvb.BENCHMARK.requests(options))
     with ScriptedServer(reply=reply) as server:
         result = wvb.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8),
                                         options)

@@ -19,6 +19,7 @@ import os
 import platform
 import shutil
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from importlib import import_module, metadata
@@ -61,7 +62,7 @@ def build_release(benchmark: Benchmark, raw: Path, out: Path, seed: int, progres
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
     earlier = release_diff.previous_release(previous, name) if previous is not None else None
     with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
-        import_in_background(benchmark.schemas_module_name(), "datasets")  # the checks' and the card's imports
+        import_in_background(benchmark.schemas_module, "datasets")  # the checks' and the card's imports
         try:
             takes_options = options is not None and option_fields(type(options), None, cli_only=False)
             output: BuildOutput = builder.build(raw, seed, progress, **({"options": options} if takes_options else {}))
@@ -116,14 +117,14 @@ def build_release(benchmark: Benchmark, raw: Path, out: Path, seed: int, progres
     return out / name, manifest["validation"]
 
 
-def import_in_background(*modules: str) -> threading.Thread:
-    """Import ``modules`` in a thread: pandera and ``datasets`` take ~1 s of imports that the checks and the card
+def import_in_background(*modules: str | Callable[[], object]) -> threading.Thread:
+    """Import ``modules`` in a thread (a module's name, or a function that imports it: ``Benchmark.schemas_module``): pandera and ``datasets`` take ~1 s of imports that the checks and the card
     need only at the end, while a build spends its first seconds in polars, which releases the GIL (a module the
     main thread imports meanwhile waits for this thread's import of it, as Python's import lock ensures)."""
     def load() -> None:
         for module in modules:
             with contextlib.suppress(Exception):  # a failing import fails again, with its message, in the main thread
-                import_module(module)
+                module() if callable(module) else import_module(module)
 
     thread = threading.Thread(target=load, daemon=True, name="culturebench-imports")
     thread.start()

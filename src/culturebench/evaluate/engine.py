@@ -11,11 +11,11 @@ package's ``evaluate``), ``replay`` and the harness integrations, does, in order
    refused run loads no engine (issue #52);
 2. with ``scoring="logprobs"``, ask the backend for ``top_logprobs`` and check its endpoint returns them
    (``option_probability``);
-3. the benchmark's hooks (``contract.Benchmark``): ``run_plan`` (what is asked: a ``contract.RunPlan``: the
-   requests, how many, what they cover, the records' schema), ``answer`` (the model's answers into the responses
-   file, through the response cache: by default (``answer`` gives None) each planned item streamed through the
-   runner and turned into records by the hook ``records``; a benchmark of several steps (jurors rating the answers)
-   or of dialogues gives its own), ``score_run`` (the metrics), ``write`` (metrics.json
+3. the benchmark's hooks (``benchmark.hooks()``: a ``contract.Hooks`` of its run module): ``plan`` (what is asked:
+   a ``contract.RunPlan``: the requests, how many, what they cover, the records' schema), ``answer`` (the model's
+   answers into the responses file, through the response cache: by default (``answer`` gives None) each planned
+   item streamed through the runner and turned into records by the hook ``records``; a benchmark of several steps
+   (jurors rating the answers) or of dialogues gives its own), ``score_run`` (the metrics), ``write`` (metrics.json
    and the plots) and ``evaluation`` (what run.json says of the run beside the engine's fields);
 4. run.json (``run_record.write_run_record``) and, with ``scoring="logprobs"``, the metrics by option probability.
 
@@ -37,7 +37,7 @@ from culturebench.errors import InputError
 
 
 def stream(run: Run, plan: RunPlan, records: Records) -> Answers:
-    """What the engine does where ``Benchmark.answer`` gives None: every planned item through the runner
+    """What the engine does where ``Hooks.answer`` gives None: every planned item through the runner
     (``run_steps.stream_records``: cache, batches, retries, progress), each batch's answers made records by
     ``records(plan, items, responses)`` and appended to the responses file as they come."""
     from culturebench.evaluate import run_steps
@@ -104,16 +104,17 @@ def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Resu
 
     started = datetime.now(UTC)
     options = run.options
-    plan = benchmark.run_plan(options, model=str(getattr(run.backend, "model", "model")), roles=run.roles)
+    hooks = benchmark.hooks()
+    plan = hooks.plan(options, str(getattr(run.backend, "model", "model")), roles=run.roles)
     manifest = load_manifest(Path(options.release))
-    answers = benchmark.answer(run, plan) or stream(run, plan, benchmark.records)
-    result = benchmark.score_run(plan, answers)
+    answers = hooks.answer(run, plan) or stream(run, plan, hooks.records)
+    result = hooks.score_run(plan, answers)
     if plan.covers:
         result.metrics["covers"] = [covers.as_dict() for covers in plan.covers]
     written = run_record.write_run_record(
-        run.out, [answers.path, *benchmark.write(result, run.out)], benchmark=benchmark.name,
+        run.out, [answers.path, *hooks.write(result, run.out)], benchmark=benchmark.name,
         release=Path(options.release), manifest=manifest, backend=run.backend, args=args, started_at=started,
-        stats=answers.stats, extra=benchmark.evaluation(plan, result, answers))
+        stats=answers.stats, extra=hooks.evaluation(plan, result, answers))
     result.written, result.stats = written, answers.stats
     return result
 

@@ -138,7 +138,7 @@ def recording(backend: Any, out: Path) -> LogprobRecorder:
 def check_endpoint(recorder: LogprobRecorder, benchmark: Benchmark, options: Options, console=None) -> None:
     """One request of the run (kept in the cache) to learn whether the endpoint returns logprobs; an endpoint that
     returns none is an InputError before the run starts."""
-    first = next(iter(benchmark.plan(options)))
+    first = next(iter(benchmark.requests(options)))
     run_steps.ask(recorder, [first], Path(options.out), "logprobs check", console)
     key = cache_key(recorder.backend.cache_params(), first)
     if not recorded_logprobs(Path(options.out) / LOGPROBS_FILE).get(key):

@@ -17,7 +17,7 @@ from culturebench.errors import InputError
 def planned_requests(benchmark: Benchmark, options: Options) -> list[ChatRequest]:
     """The distinct requests ``culturebench evaluate`` sends with ``options``, in its order (identical requests,
     asked once by the runner, appear once); an InputError when the release gives none."""
-    requests = list(dict.fromkeys(benchmark.plan(options)))
+    requests = list(dict.fromkeys(benchmark.requests(options)))
     if not requests:
         raise InputError(f"{benchmark.name}: the release gives no requests", file=options.release)
     return requests

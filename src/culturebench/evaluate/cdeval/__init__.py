@@ -84,9 +84,22 @@ class CDEval(Benchmark):
     tasks = (HarnessTask("cdeval", "CDEval: the six Table 8 prompts per question; orientation likelihood per "
                          "Hofstede dimension (Eq. 3, Fig. 3)"),)
 
-    def plan(self, options):
-        from culturebench.evaluate.cdeval.run import plan
-        return (planned.request for planned in plan(options).requests)
+    rai_facts_file = "cdeval.json"
+
+    def hooks(self):
+        from culturebench.evaluate.cdeval.run import CDEvalHooks
+
+        return CDEvalHooks()
+
+    def builder_module(self):
+        from culturebench.builders import cdeval
+
+        return cdeval
+
+    def schemas_module(self):
+        from culturebench.schemas import cdeval
+
+        return cdeval
 
     def headline(self, metrics, options):
         """The orientation likelihood per Hofstede dimension (Table 2, Fig. 3) of the one model."""

@@ -152,9 +152,22 @@ class LLMGlobe(Benchmark):
                          "(App. B); jury-scored mean per GLOBE dimension (Tables 4-5)", {"split": "open"},
                          needs_config=True))
 
-    def plan(self, options):
-        from culturebench.evaluate.llm_globe.run import plan
-        return (planned.request for part in plan(options).parts for planned in part.requests)
+    rai_facts_file = "llm_globe.json"
+
+    def hooks(self):
+        from culturebench.evaluate.llm_globe.run import LLMGlobeHooks
+
+        return LLMGlobeHooks()
+
+    def builder_module(self):
+        from culturebench.builders import llm_globe
+
+        return llm_globe
+
+    def schemas_module(self):
+        from culturebench.schemas import llm_globe
+
+        return llm_globe
 
     def headline(self, metrics, options):
         """The closed (Tables 2-3) or jury-scored open (Tables 4-5) mean per GLOBE dimension of the one model."""

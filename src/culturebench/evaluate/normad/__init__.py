@@ -146,9 +146,22 @@ class NormAd(Benchmark):
         "background is Cultural Atlas text, (c) SBS; the other columns are NormAd's (Rao et al. 2024, "
         "arXiv 2404.12464), CC BY 4.0, uploaded with that attribution")}
 
-    def plan(self, options):
-        from culturebench.evaluate.normad.run import plan
-        return (planned.request for planned in plan(options).requests)
+    rai_facts_file = "normad.json"
+
+    def hooks(self):
+        from culturebench.evaluate.normad.run import NormAdHooks
+
+        return NormAdHooks()
+
+    def builder_module(self):
+        from culturebench.builders import normad
+
+        return normad
+
+    def schemas_module(self):
+        from culturebench.schemas import normad
+
+        return normad
 
     def headline(self, metrics, options):
         """Accuracy (Fig. 3) and macro F1 (Table A.4) of the one model in the one context of ``options`` (a run of

@@ -173,6 +173,24 @@ class SocialCC(Benchmark):
                       "scored together: paired model differences.")
     roles = ("judge", "antagonist")
 
+    has_plan = False
+    rai_facts_file = "socialcc.json"
+
+    def hooks(self):
+        from culturebench.evaluate.socialcc.run import SocialCCHooks
+
+        return SocialCCHooks()
+
+    def builder_module(self):
+        from culturebench.builders import socialcc
+
+        return socialcc
+
+    def schemas_module(self):
+        from culturebench.schemas import socialcc
+
+        return socialcc
+
     def check(self, options):
         """The zones table, a named judge and the release's scenarios (no plan: the requests depend on the model's
         answers)."""

@@ -124,9 +124,22 @@ class WVB(Benchmark):
                          "0.7, oversampled); mean W1 (Table 2)", {"demographics": False}))
     lower_is_better = frozenset({"mean_w1", "std_w1"})
 
-    def plan(self, options):
-        from culturebench.evaluate.wvb.run import plan
-        return (planned.request for planned in plan(options).requests)
+    rai_facts_file = "wvb.json"
+
+    def hooks(self):
+        from culturebench.evaluate.wvb.run import WVBHooks
+
+        return WVBHooks()
+
+    def builder_module(self):
+        from culturebench.builders import wvb
+
+        return wvb
+
+    def schemas_module(self):
+        from culturebench.schemas import wvb
+
+        return wvb
 
     def check(self, options):
         """The release is a WVB release: its manifest only (a split's rows, millions, are read once, by

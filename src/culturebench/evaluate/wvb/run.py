@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from culturebench.contract import Answers, Result, Run, RunPlan
+from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
 from culturebench.evaluate.engine import stream
@@ -185,3 +185,18 @@ def summary(metrics: dict) -> str:
     rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
              f"of the {len(metrics['per_question']):,} asked")
     return "\n".join([line, *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
+
+
+class WVBHooks(Hooks):
+    """WVB's hooks of the engine (``contract.Hooks``): this module's functions."""
+
+    def plan(self, options, model="model", *, roles=None):
+        return plan(options, model)
+
+    records = staticmethod(records)
+    answer = staticmethod(answer)
+    score_run = staticmethod(score_run)
+    write = staticmethod(write)
+    evaluation = staticmethod(evaluation)
+    score_files = staticmethod(score_files)
+    summary = staticmethod(summary)
