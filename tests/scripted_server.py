@@ -45,6 +45,7 @@ prints its base URL on the first line (the benchmark keeps it out of the measure
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 import time
@@ -358,7 +359,8 @@ class ScriptedServer:
         content = []
         for position in self.logprobs(text, body, reply):
             token, logprob = next(iter(position.items()))
-            ranked = sorted(position.items(), key=lambda item: -item[1])[:top]
+            ranked = sorted(position.items(),  # a value that is not a number (a malformed reply's) ranks last
+                            key=lambda item: -item[1] if isinstance(item[1], (int, float)) else math.inf)[:top]
             content.append({"token": token, "logprob": logprob, "bytes": list(token.encode()),
                             "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
                                              for t, lp in ranked]})

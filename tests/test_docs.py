@@ -179,3 +179,38 @@ def test_every_code_name_the_docs_quote_exists(page):
     """A backticked module, function, class or constant (``culturebench.x.y``, ``run_folder.hold_run_folder``) names
     something the package defines: a rename leaves no stale name in the docs."""
     assert unknown_code_names(page.read_text(encoding="utf-8"), *code_index()) == []
+
+
+NEEDS_A_MODEL = ("--base-url", "serve-local", "local-model", "--backend vllm", "runs/local")
+"""README commands that ask a served model (or read the run it made): not run by the default suite."""
+
+
+def readme_commands() -> list[str]:
+    """The ``culturebench`` command lines of the README's bash blocks after the quick start, comments dropped."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8").split("## One example per command", 1)[1]
+    blocks = re.findall(r"^```bash\n(.*?)^```", readme, flags=re.M | re.S)
+    lines = [line.split("  #", 1)[0].strip() for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    return [line for line in lines if line.startswith("culturebench ")]
+
+
+def test_the_readmes_model_free_examples_run_as_written_after_the_quick_start(bundled_release, tmp_path, monkeypatch):
+    """Every README command that asks no model runs as written, in order, in a folder as the quick start leaves it
+    (the bundled releases in releases/, raw/ and examples/ beside them): exit 0."""
+    import shlex
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from culturebench.cli import app
+
+    for name in BENCHMARKS:
+        shutil.copytree(bundled_release(name), tmp_path / "releases" / name)
+    for folder in ("raw", "examples"):
+        (tmp_path / folder).symlink_to(REPO / folder)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # publish --dry-run works offline
+    commands = [c for c in readme_commands() if not any(marker in c for marker in NEEDS_A_MODEL)]
+    assert any(c.startswith("culturebench diff") for c in commands) and len(commands) >= 8, commands
+    for command in commands:
+        result = CliRunner().invoke(app, shlex.split(command)[1:])
+        assert result.exit_code == 0, (command, result.output)

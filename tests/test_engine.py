@@ -100,3 +100,21 @@ def test_the_command_line_is_refused_a_held_folder_before_it_loads_a_model(bundl
                                         "--limit", "2"])
     assert done.exit_code == 2, done.output
     assert "held by another run" in done.output and "vllm" not in done.output.lower()
+
+
+def test_a_second_model_does_not_replace_the_first_ones_results_unless_asked(bundled_release, tmp_path):
+    """Model B into model A's run folder is refused, naming both, before B is asked anything, and A's metrics.json
+    and responses stay as they were; with ``replace`` B's results replace them, and re-running A resumes."""
+    release, out = bundled_release("normad"), tmp_path / "run"
+    first = Answering()
+    engine.run(normad.BENCHMARK, first, options(release, out))
+    kept = {name: (out / name).read_bytes() for name in ("metrics.json", "responses.jsonl", "run.json")}
+    second = Answering()
+    second.model = "other-model"
+    with pytest.raises(InputError, match="holds the results of model 'answering-model'.*'other-model'.*--replace"):
+        engine.run(normad.BENCHMARK, second, options(release, out))
+    assert second.asked == 0
+    assert {name: (out / name).read_bytes() for name in kept} == kept
+    engine.run(normad.BENCHMARK, second, options(release, out), replace=True)
+    assert second.asked > 0
+    assert json.loads((out / "run.json").read_text())["backend"]["model"] == "other-model"

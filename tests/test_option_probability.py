@@ -184,3 +184,30 @@ def test_llm_globe_integer_options(bundled_release, tmp_path):
     table = json.loads((out / "agreement.json").read_text())
     assert table["overall"]["agreement"] == pytest.approx(sum(not moved(p) for p in prompts) / 4)
     assert set(table["by_dimension"]) == {r["dimension"] for r in records}
+
+def test_a_logprob_that_is_no_log_probability_makes_the_answer_unreadable():
+    """+1000 (exp overflows) and a non-finite value are read as no distribution, never scored."""
+    for bad in (1000.0, math.inf, math.nan):
+        assert option_distribution(scoring("normad"), [("Yes", bad, (("Yes", bad), ("No", LOG(0.5))))]) is None
+        assert option_distribution(scoring("normad"), [("Yes", LOG(0.5), (("Yes", LOG(0.5)), ("No", bad)))]) is None
+    assert option_distribution(scoring("normad"), [("Yes", 1e-6, (("Yes", 1e-6),))]) == {"Yes": 1.0}
+
+
+def test_logprobs_out_of_range_or_malformed_are_refused_at_once_in_one_line(bundled_release, tmp_path):
+    """A server whose logprobs are +1000, or not numbers, is told apart from one without logprobs by no traceback
+    and no retrying: the probe's one request, then one line."""
+    import time
+
+    from culturebench.evaluate import backends
+
+    for name, script in (("huge", lambda text, body, reply: [{"Yes": 1000.0, "No": -1.0}]),
+                         ("text", lambda text, body, reply: [{"Yes": "high", "No": -1.0}])):
+        out = tmp_path / name
+        started = time.monotonic()
+        with ScriptedServer(reply="Yes", logprobs=script) as server:
+            line = one_line_error(evaluate(server, bundled_release("normad"), out, "--scoring", "logprobs"))
+            assert server.request_count == 1, name  # not retried
+        assert time.monotonic() - started < 10, name
+        assert ("no log-probabilities" if name == "huge" else "returned no logprobs") in line, line
+        assert not (out / "metrics.json").exists()
+    assert backends._token_logprobs({"content": [{"token": "Yes", "logprob": "high"}]}) is None

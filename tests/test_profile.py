@@ -121,3 +121,67 @@ def test_llm_globe_view_is_the_distance_to_each_globe_society(bundled_release, t
         expected = math.sqrt(sum((means[d]["mean"] - v) ** 2 for d, v in zip(rows["dimension"], rows["values"])))
         (entry,) = [e for e in view["countries"].values() if e["name"] == society]
         assert entry["distance"] == pytest.approx(expected)
+
+
+def test_three_runs_of_one_benchmark_make_three_labelled_views(runs, tmp_path):
+    """a/run, b/run, c/run of one benchmark: three views, none overwriting another, each labelled by its folder,
+    and the notes say they were told apart."""
+    import shutil
+
+    folders = [shutil.copytree(runs["normad"], tmp_path / part / "run") for part in "abc"]
+    result = runner.invoke(app, ["profile", *map(str, folders), "--out", str(tmp_path / "page")])
+    assert result.exit_code == 0, result.output
+    payload = json.loads((tmp_path / "page" / "profile.json").read_text())
+    assert len(payload["benchmarks"]) == 3 and all(str(f) in " ".join(payload["benchmarks"]) for f in folders)
+    assert any("more than one run of normad" in n for n in payload["notes"])
+    assert len({p.name for p in (tmp_path / "page").glob("*_ranked.png")}) == 3
+
+
+def test_bad_runs_are_one_line_and_leave_no_output_folder(runs, tmp_path):
+    """A missing folder, and a countries.json holding a string where a number belongs: one line each, exit 2, and
+    no output folder (nothing half-written, nothing empty)."""
+    import shutil
+
+    out = tmp_path / "page"
+    result = runner.invoke(app, ["profile", str(tmp_path / "nowhere"), "--out", str(out)])
+    assert result.exit_code == 2 and "no such run folder" in result.output and not out.exists(), result.output
+    run = shutil.copytree(runs["cdeval"], tmp_path / "run")
+    from culturebench.evaluate.profile import country_view
+
+    _, data, _ = country_view(runs["cdeval"])
+    code = next(iter(data["countries"]))
+    data["countries"][code][data["measure"]] = "0.5"
+    (run / "countries.json").write_text(json.dumps(data))
+    result = runner.invoke(app, ["profile", str(run), "--out", str(out)])
+    line = " ".join(result.output.split())
+    assert result.exit_code == 2 and "not a finite number" in line and code in line, result.output
+    assert "Traceback" not in result.output and not out.exists()
+
+
+def test_an_interrupted_profile_leaves_the_previous_page(runs, tmp_path, monkeypatch):
+    """A signal while the figures are drawn (KeyboardInterrupt, as SIGINT and SIGTERM raise it) leaves the page
+    written before, whole, and no temporary folder beside it."""
+    from culturebench.evaluate import profile as profile_module
+
+    out = tmp_path / "page"
+    assert runner.invoke(app, ["profile", str(runs["normad"]), "--out", str(out)]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(profile_module, "write_figures", interrupted)
+    result = runner.invoke(app, ["profile", str(runs["cdeval"]), "--out", str(out)])
+    assert result.exit_code == 130 and "discarded" in result.output, result.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["page"]
+
+
+def test_a_cdeval_run_without_all_six_dimensions_says_why_it_has_no_view(bundled_release, tmp_path):
+    with ScriptedServer(reply="A") as server:
+        result = runner.invoke(app, ["evaluate", "cdeval", "--model", "m", "--base-url", server.base_url,
+                                     "--release", str(bundled_release("cdeval")), "--out", str(tmp_path / "run"),
+                                     "--limit", "2"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["profile", str(tmp_path / "run"), "--out", str(tmp_path / "page")])
+    assert result.exit_code == 2 and "needs all six dimensions" in " ".join(result.output.split()), result.output

@@ -262,3 +262,55 @@ def test_normad_stories_are_published_without_the_atlas_background(hub, bundled_
     remote = hub.materialize("org/normad", tmp_path / "clone")
     loaded = datasets.load_dataset(str(remote), "stories", cache_dir=str(tmp_path / "cache"))
     assert "background" not in next(iter(loaded.values())).column_names
+
+
+class _PageServer:
+    """A server on 127.0.0.1 that answers every request with ``status`` and an HTML page (a proxy's or captive
+    portal's), or with ``body`` as JSON."""
+
+    def __init__(self, status: int = 200, body: dict | None = None) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        content = (json.dumps(body) if body is not None else "<html><body>Sign in to continue</body></html>").encode()
+        kind = "application/json" if body is not None else "text/html"
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            do_HEAD = do_POST = do_GET
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> "_PageServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("status, body, message", [
+    (200, None, "answered, but not as the Hugging Face Hub API does"),
+    (200, {"id": "ORG/wvb", "private": False, "sha": "0" * 40}, "listed no files"),
+])
+def test_dry_run_against_a_server_that_is_not_the_hub_is_one_line(release, monkeypatch, status, body, message):
+    """An HTML page where the Hub's JSON belongs, or a Hub reply without its file list: one line naming the
+    endpoint, exit 2, no traceback (and not "cannot reach": it answered)."""
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    with _PageServer(status, body) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
+        result = publish(release, "--repo-id", "ORG/wvb", "--dry-run")
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.output.split())
+    assert message in line and "Traceback" not in result.output and "cannot reach" not in line, result.output

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from culturebench.cli import app
-from conftest import SAMPLE_RAW, one_line_error
+from conftest import REPO, SAMPLE_RAW, one_line_error
 
 runner = CliRunner()
 STORIES = Path("normad") / "SAMPLE_normad_etiquette.csv"
@@ -221,3 +221,34 @@ def test_bench_tiny_diffs_the_wvb_sample_without_one_country(tmp_path):
     scores = written["score_inputs"]["answers per question and country"]
     assert scores["groups_removed"] == examples["question_id"].n_unique()
     assert scores["groups_distribution_changed"] == 0 and scores["groups_added"] == 0
+
+
+def test_the_docs_worked_example_runs_as_written_and_prints_what_the_docs_show(tmp_path, monkeypatch):
+    """docs/release-format.md's worked example: its commands run as written (the edit step as its comment and text
+    describe it) in a folder holding a copy of raw/, and the diff prints exactly the docs' text block."""
+    import shlex
+
+    page = (REPO / "docs" / "release-format.md").read_text(encoding="utf-8")
+    example = page.split("### Worked example", 1)[1]
+    commands = example.split("```bash", 1)[1].split("```", 1)[0].strip().splitlines()
+    shown = example.split("The diff prints:", 1)[1].split("```text", 1)[1].split("```", 1)[0].strip().splitlines()
+    shutil.copytree(SAMPLE_RAW, tmp_path / "raw")
+    monkeypatch.chdir(tmp_path)
+    printed = []
+    for command in commands:
+        words = shlex.split(command.split("#", 1)[0])
+        if words[0] == "cp":  # cp -r raw raw_v2, then the edits the docs describe
+            shutil.copytree(words[2], words[3])
+            header, rows = read_rows(Path(words[3]) / STORIES)
+            rows[0]["Explanation"] += " Being early is as awkward as being late."
+            rows[4]["Rule-of-Thumb"] = "Take a form from a teacher with both hands."
+            rows.pop(9)
+            rows.append(dict(rows[5], ID="99", Story="Tomas brought flowers to a dinner and left them at the door "
+                             "without a word. Is what Tomas did socially acceptable?", **{"Gold Label": "no"}))
+            write_rows(Path(words[3]) / STORIES, header, rows)
+            continue
+        assert words[0] == "culturebench", command
+        result = runner.invoke(app, words[1:])
+        assert result.exit_code == 0, (command, result.output)
+        printed = [line for line in result.output.splitlines() if not line.startswith("  wrote ")]
+    assert printed == shown

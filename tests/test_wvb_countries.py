@@ -150,6 +150,24 @@ def test_verbalized_reading_reads_the_stated_distribution(sample_release, tmp_pa
         assert data["countries"][country]["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
 
 
+def test_verbalized_reading_counts_read_distributions_and_scores_no_overflowing_one(sample_release, tmp_path):
+    """Every stated distribution read: no "unreadable" warning and each record's status says so; shares of 1e308
+    (their sum overflows) are unreadable, counted in the notes, and no country gets a similarity from them."""
+    result, _ = evaluate(sample_release, tmp_path / "read", "--reading", "verbalized", reply='{"1": 0.25, "2": 0.75}')
+    records = [json.loads(line) for line in (tmp_path / "read" / "responses.jsonl").read_text().splitlines()]
+    assert {r["parse_status"] for r in records} == {"distribution"}
+    assert f"{len(records)} read, 0 unreadable" in result.output and "unreadable" not in result.output.split("\n", 1)[1]
+    metrics = json.loads((tmp_path / "read" / "metrics.json").read_text())
+    assert metrics["n_unparsed"] == 0 and metrics["n_parsed"] == len(records)
+    result, _ = evaluate(sample_release, tmp_path / "huge", "--reading", "verbalized", reply='{"1": 1e308, "2": 1e308}')
+    records = [json.loads(line) for line in (tmp_path / "huge" / "responses.jsonl").read_text().splitlines()]
+    assert {r["parse_status"] for r in records} == {"no_distribution"}
+    data = json.loads((tmp_path / "huge" / "countries.json").read_text())
+    assert all(e["similarity_jsd"] is None for e in data["countries"].values())
+    assert any(f"{len(records)} of {len(records)} verbalized distributions unreadable" in n for n in data["notes"])
+    assert f"{len(records)} of {len(records)}" in " ".join(result.output.split())
+
+
 def test_steer_on_a_release_without_country_names_is_one_line(sample_release, tmp_path):
     release = tmp_path / "release"
     shutil.copytree(sample_release, release)
@@ -163,6 +181,22 @@ def test_steer_on_a_release_without_country_names_is_one_line(sample_release, tm
     assert result.exit_code != 0
     assert "no names culturebench knows" in result.output and "Traceback" not in result.output
     assert len([line for line in result.output.splitlines() if line.strip()]) <= 2
+
+
+def test_a_country_whose_steered_answers_do_not_parse_is_named_in_the_notes(sample_release, tmp_path):
+    """Steered to the first country, the model answers nothing readable: that country has no steered value, and the
+    notes (and the console) say so; every other country keeps its steered value."""
+    from culturebench.evaluate.wvb.opinions import steering_countries
+
+    (code, name), *_ = steering_countries(sample_release)[0]
+    out = tmp_path / "run"
+    result, _ = evaluate(sample_release, out, "--steer", "country",
+                         reply=lambda text, body: "I cannot say." if f"someone from {name} " in text else "1")
+    data = json.loads((out / "countries.json").read_text())
+    assert data["countries"][code]["steered_jsd"] is None
+    assert all(e["steered_jsd"] is not None for c, e in data["countries"].items() if c != code)
+    line = f"no steered value (no readable answer when steered to the country): {code}"
+    assert line in data["notes"] and line in " ".join(result.output.split())
 
 
 def test_steer_needs_no_demographics(sample_release, tmp_path):

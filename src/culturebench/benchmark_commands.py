@@ -157,6 +157,7 @@ def _evaluate_flags(
     scoring: Annotated[str, typer.Option(help="text (the papers': parse the answer) or logprobs (closed-form benchmarks; openai, ray or vllm backend): also score by the answer options' probabilities from the endpoint's top_logprobs, into RUN_DIR/option_probability/ and RUN_DIR/agreement.json.")] = "text",
     max_wait: Annotated[float, typer.Option(help="Longest wait in seconds before retrying a request (openai, azure and ray backends; backoff and a server's Retry-After, jitter included). A server asking to wait longer ends the run at once, every answer kept.")] = 60.0,
     wait_for_lock: Annotated[bool, typer.Option("--wait-for-lock", help="When another run holds --out (one run at a time per folder), wait for it to end instead of refusing.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Let this model's results replace another model's in --out (refused otherwise; the cache keeps both models' answers).")] = False,
 ) -> None:
     """The flags every ``evaluate NAME`` takes (its signature is the template of the generated commands)."""
 
@@ -273,7 +274,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
 
         try:
             result = engine.run(benchmark, make_backend, options, args=args, console=console, scoring=scoring,
-                                wait=flags["wait_for_lock"], on_wait=lambda holder: say(
+                                replace=flags["replace"], wait=flags["wait_for_lock"], on_wait=lambda holder: say(
                                     f"waiting for the run holding {out} ({holder}) to end", style="yellow"))
         except DryRun as stop:
             say(stop.line())

@@ -144,7 +144,8 @@ def _build_one(benchmark: Benchmark, raw: Path, out: Path, seed: int, options: A
 def validate(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Re-run every check of a release from its files and compare every file with manifest.json (and croissant.json's
     sha256 with the data files); exit 1 on a failure."""
-    from culturebench.release import UNLISTED, revalidate
+    from culturebench.manifest import UNLISTED
+    from culturebench.release import revalidate
     from culturebench.validation import summary
 
     with user_errors():

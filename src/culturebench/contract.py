@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+class NoCountryView(Exception):
+    """A run of a benchmark that has a country view but not for this run (``Benchmark.countries``): its message
+    says why, and ``culturebench profile`` prints it."""
+
+
 # ------------------------------------------------------------------------------------------------------- options
 
 
@@ -517,7 +522,7 @@ class Benchmark:
         """Its country view of one model's metrics.json (issue #56): a countries.json object
         (``evaluate.countries.view``: a measure per ISO alpha-3 country, with its interval), read by ``culturebench
         profile`` from a run folder without countries.json; ``release`` the release the run scored (None when
-        unknown). None where it has no view."""
+        unknown). None where the benchmark has no view; ``NoCountryView`` (saying why) where this run has none."""
         return None
 
     def comparison(self) -> Any:

@@ -38,6 +38,18 @@ def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outp
     return manifest
 
 
+UNLISTED = "not listed in manifest.json"
+
+
+def unlisted_files(release: Path, manifest: dict) -> list[str]:
+    """The files of ``release`` (relative, sorted) that its manifest does not list: ``load_dataset`` would read a
+    stray shard, so ``validate``, ``audit`` and ``diff`` refuse them."""
+    release = Path(release)
+    listed = {o["path"] for o in manifest["outputs"]} | {"manifest.json"}
+    return [relative for relative in sorted(p.relative_to(release).as_posix() for p in release.rglob("*") if p.is_file())
+            if relative not in listed]
+
+
 def _hash_memo_path() -> Path:
     """Where ``verify_release`` remembers file hashes: ``$CULTUREBENCH_CACHE`` or ``~/.cache/culturebench``."""
     root = os.environ.get("CULTUREBENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "culturebench")

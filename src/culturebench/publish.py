@@ -285,7 +285,7 @@ def _planned_bytes(path: str, data: bytes, source: Path | None = None) -> Planne
 
 def read_remote(api, repo_id: str, revision: str | None) -> Remote:
     """The remote branch's files (LFS sha256 / git blob id), visibility, head commit and card's manifest sha256."""
-    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
     branch_exists = True
     try:
@@ -296,12 +296,11 @@ def read_remote(api, repo_id: str, revision: str | None) -> Remote:
             info = api.dataset_info(repo_id, files_metadata=True)
     except RepositoryNotFoundError:
         return Remote(exists=False, note=" (or is not readable with this token)")
-    except HfHubHTTPError as exc:
-        raise InputError(f"Hub request failed: {str(exc).splitlines()[0]}") from None
-    except Exception as exc:  # connection refused, DNS, TLS, offline mode: one line, no traceback, no headers
-        if _is_connection_error(exc):
-            raise HubUnreachable(api.endpoint, f"{type(exc).__name__}: {exc}") from None
-        raise
+    except Exception as exc:  # connection refused, DNS, TLS, offline mode, an answer that is no Hub's: one line
+        raise hub_error(exc, api.endpoint) from None
+    if info.siblings is None:
+        raise InputError(f"the Hub at {api.endpoint} answered for {repo_id} but listed no files (asked with "
+                         "files_metadata); not publishing over a repo whose files cannot be compared")
     files = {s.rfilename: (s.lfs.sha256 if s.lfs else None, s.blob_id) for s in (info.siblings or [])}
     card_data = info.card_data.to_dict() if info.card_data is not None else {}
     meta = card_data.get("culturebench") or {}
@@ -315,6 +314,23 @@ class HubUnreachable(InputError):
     def __init__(self, endpoint: str, reason: str):
         self.reason = reason
         super().__init__(f"cannot reach {endpoint}: {reason}")
+
+
+def hub_error(exc: Exception, endpoint: str) -> Exception:
+    """One line for a failed Hub request: its HTTP error, the Hub unreachable (``HubUnreachable``), or an answer that
+    is not the Hub API's (an HTML page of a proxy or captive portal, JSON of another shape); other errors as they are."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if isinstance(exc, InputError):
+        return exc
+    if isinstance(exc, HfHubHTTPError):
+        return InputError(f"Hub request failed: {str(exc).splitlines()[0]}")
+    if _is_connection_error(exc):
+        return HubUnreachable(endpoint, f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, (ValueError, KeyError, TypeError, AttributeError)):
+        return InputError(f"{endpoint} answered, but not as the Hugging Face Hub API does ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else 'unexpected reply'}); check HF_ENDPOINT")
+    return exc
 
 
 def _is_connection_error(exc: Exception) -> bool:
@@ -435,7 +451,6 @@ def publish(release: Path, repo_id: str, *, private: bool = False, revision: str
             endpoint: str | None = None) -> Plan:
     """Plan and (unless ``dry_run``) send one commit with the changed files; returns the plan."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, get_token
-    from huggingface_hub.errors import HfHubHTTPError
 
     api = make_api(endpoint)
     try:
@@ -467,11 +482,7 @@ def publish(release: Path, repo_id: str, *, private: bool = False, revision: str
         )
         result.commit = info.oid
         return result
-    except HfHubHTTPError as exc:
-        raise InputError(f"Hub request failed: {str(exc).splitlines()[0]}") from None
     except InputError:
         raise
     except Exception as exc:  # httpx connection errors and the like: one line, no traceback, no headers
-        if _is_connection_error(exc):
-            raise HubUnreachable(api.endpoint, f"{type(exc).__name__}: {exc}") from None
-        raise
+        raise hub_error(exc, api.endpoint) from None

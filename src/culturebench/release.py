@@ -35,7 +35,7 @@ from culturebench.checkout import is_bundled_sample, source_commit
 from culturebench.contract import Benchmark, BuildOptions, option_fields
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
-from culturebench.manifest import MANIFEST_KEYS, load_manifest
+from culturebench.manifest import MANIFEST_KEYS, UNLISTED, load_manifest, unlisted_files
 from culturebench.release_reader import read_dtypes, read_tables
 from culturebench.validation import great_expectations_process, summary, validate_tables
 from culturebench.validation.report import left_out_rows, write_report
@@ -206,15 +206,12 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-UNLISTED = "not listed in manifest.json"
-
-
 def file_problems(release: Path, manifest: dict) -> list[str]:
     """What ``validate`` and ``audit`` both refuse in a release's files: a listed output missing or with another
     sha256 than recorded, a file the manifest does not list (``load_dataset`` would read a stray shard), and a file
     whose sha256 croissant.json states otherwise (``croissant.problems``)."""
     release = Path(release)
-    problems, listed, digests = [], {o["path"] for o in manifest["outputs"]}, {}
+    problems, digests = [], {}
     for output in manifest["outputs"]:
         path = release / output["path"]
         if not path.is_file():
@@ -222,10 +219,7 @@ def file_problems(release: Path, manifest: dict) -> list[str]:
         elif (actual := digests.setdefault(output["path"], sha256_file(path))) != output.get("sha256"):
             problems.append(f"{output['path']}: sha256 {actual[:16]}… but manifest.json says "
                             f"{str(output.get('sha256'))[:16]}…")
-    for path in sorted(p for p in release.rglob("*") if p.is_file()):
-        relative = path.relative_to(release).as_posix()
-        if relative != "manifest.json" and relative not in listed:
-            problems.append(f"{relative}: {UNLISTED}")
+    problems += [f"{relative}: {UNLISTED}" for relative in unlisted_files(release, manifest)]
     return problems + croissant.problems(release, manifest, digests)
 
 

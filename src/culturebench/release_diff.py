@@ -14,6 +14,8 @@ upload withheld on purpose are not compared (and said so), nor is its card with 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +24,7 @@ import yaml
 
 from culturebench import registry
 from culturebench.errors import InputError, excerpt
-from culturebench.io import sha256_file, write_json
+from culturebench.io import atomic_directory, sha256_file, write_json
 
 EXAMPLES = 3
 """Examples kept per kind of change (rows added, removed, changed in a column)."""
@@ -54,14 +56,49 @@ def open_release(value: str | Path) -> Release:
     """``value`` (a folder, or ``ORG/NAME[@REVISION]``) as ``validate`` reads it, its files checked against its
     manifest.json: a damaged release is an InputError."""
     from culturebench.hub_release import release_folder
-    from culturebench.manifest import MANIFEST_KEYS, load_manifest, verify_release
+    from culturebench.manifest import MANIFEST_KEYS, UNLISTED, load_manifest, unlisted_files, verify_release
 
     folder = release_folder(value)
     if folder != Path(value):  # fetched and verified
-        return snapshot_release(folder, str(value))
-    manifest = load_manifest(folder, MANIFEST_KEYS)
-    verify_release(folder, manifest, remedy="rebuild or re-download it")
-    return Release(str(value), folder, manifest)
+        release = snapshot_release(folder, str(value))
+    else:
+        manifest = load_manifest(folder, MANIFEST_KEYS)
+        verify_release(folder, manifest, remedy="rebuild or re-download it")
+        if unlisted := unlisted_files(folder, manifest):
+            raise InputError(f"{UNLISTED} ({len(unlisted)} file(s)), so load_dataset would read a release other than "
+                             "the one its manifest and card describe; remove it or rebuild the release",
+                             file=folder / unlisted[0])
+        release = Release(str(value), folder, manifest)
+    check_readable(release)
+    return release
+
+
+def check_readable(release: Release) -> None:
+    """Every parquet file of ``release`` a diff reads opens as parquet, and its card and validation report decode
+    as UTF-8 (a manifest rewritten to match a damaged file passes the hash check): else an InputError naming the
+    file."""
+    import pyarrow.parquet as pq
+
+    for output in release.manifest["outputs"]:
+        path = release.folder / output["path"]
+        if path.suffix == ".parquet" and output.get("config") not in release.withheld_configs and path.is_file():
+            try:
+                pq.read_metadata(path)
+            except (OSError, ValueError) as exc:
+                raise InputError(f"not a readable parquet file ({str(exc).splitlines()[0]})", file=path) from None
+    for name in ("README.md", "validation/report.json"):
+        read_text(release.folder / name)
+
+
+def read_text(path: Path) -> str:
+    """A release's text file ("" when absent); bytes that are not UTF-8 are an InputError naming the file and byte."""
+    if not path.is_file():
+        return ""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start}: {exc.object[exc.start:exc.start + 1]!r})",
+                         file=path) from None
 
 
 def snapshot_release(folder: Path, label: str) -> Release:
@@ -112,14 +149,15 @@ def diff(old: Release, new: Release) -> dict:
                 tables.append({"config": config, "split": split,
                                "split_added" if split not in old_tables[config] else "split_removed": True})
                 continue
-            tables.append({"config": config, "split": split, **table_diff(
-                old_tables[config][split], new_tables[config][split], keys[config], hidden, (old.label, new.label))})
+            with readable(config, split, old, new):
+                tables.append({"config": config, "split": split, **table_diff(
+                    old_tables[config][split], new_tables[config][split], keys[config], hidden, (old.label, new.label))})
     result = {
         "benchmark": name,
         "old": describe(old), "new": describe(new),
         "configs": configs,
         "tables": tables,
-        "score_inputs": score_diff(benchmark, old_tables, new_tables, set(withheld)),
+        "score_inputs": score_diff(benchmark, old_tables, new_tables, set(withheld), (old, new)),
         "card": card_diff(old, new),
         "licence": licence_diff(old, new),
         "provenance": provenance_diff(old.manifest, new.manifest),
@@ -127,6 +165,20 @@ def diff(old: Release, new: Release) -> dict:
     }
     result["changed"] = is_changed(result)
     return result
+
+
+@contextmanager
+def readable(config: str, split: str | None, old: Release, new: Release) -> Iterator[None]:
+    """A parquet file of ``config`` that opened but cannot be read (a damaged page or column) is an InputError
+    naming the config and both releases' folders, never a traceback."""
+    try:
+        yield
+    except pl.exceptions.ColumnNotFoundError:
+        raise
+    except pl.exceptions.PolarsError as exc:
+        where = f"{config}/{split}" if split else config
+        raise InputError(f"{where} cannot be read from {old.label} or {new.label} "
+                         f"({str(exc).splitlines()[0]}); validate both releases") from None
 
 
 def describe(release: Release) -> dict:
@@ -212,11 +264,13 @@ def around_difference(old: object, new: object) -> dict:
 # -------------------------------------------------------------------------------------------------- score inputs
 
 
-def score_diff(benchmark, old_tables: dict, new_tables: dict, withheld: set[str]) -> dict:
+def score_diff(benchmark, old_tables: dict, new_tables: dict, withheld: set[str],
+               releases: tuple[Release, Release]) -> dict:
     """Each score input of the benchmark (``Benchmark.score_inputs``) compared group by group; one that needs a
     config withheld from a Hub upload, or missing on one side, is reported as not compared."""
     try:
-        old_inputs, new_inputs = benchmark.score_inputs(old_tables), benchmark.score_inputs(new_tables)
+        with readable("the score inputs", None, *releases):
+            old_inputs, new_inputs = benchmark.score_inputs(old_tables), benchmark.score_inputs(new_tables)
     except (KeyError, pl.exceptions.ColumnNotFoundError) as exc:
         return {"not_compared": f"needs {exc} on both sides" + (f" (withheld: {', '.join(sorted(withheld))})"
                                                                 if withheld else "")}
@@ -289,11 +343,16 @@ def _group(row: dict, by: list[str]) -> str:
 def card_sections(folder: Path) -> tuple[dict, dict[str, str]]:
     """A card's YAML header and its sections (heading -> text), less the "Changes since" section."""
     path = folder / "README.md"
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    text = read_text(path)
     header: dict = {}
     if text.startswith("---\n") and "\n---\n" in text[4:]:
         end = text.index("\n---\n", 4)
-        header, text = yaml.safe_load(text[4:end]) or {}, text[end + 5:]
+        try:
+            header, text = yaml.safe_load(text[4:end]) or {}, text[end + 5:]
+        except yaml.YAMLError as exc:
+            raise InputError(f"the card's YAML header does not parse ({str(exc).splitlines()[0]})", file=path) from None
+        if not isinstance(header, dict):
+            raise InputError("the card's YAML header is not a mapping", file=path)
     sections: dict[str, list[str]] = {}
     heading, fenced = "(top)", False
     for line in text.splitlines():
@@ -354,7 +413,10 @@ def validation_diff(old: Path, new: Path) -> dict:
         path = folder / "validation" / "report.json"
         if not path.is_file():
             return None
-        return {f"{c['config']}: {c['name']}": bool(c["passed"]) for c in json.loads(path.read_text("utf-8"))["checks"]}
+        try:
+            return {f"{c['config']}: {c['name']}": bool(c["passed"]) for c in json.loads(read_text(path))["checks"]}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"not a validation report (checks with config, name, passed): {exc}", file=path) from None
 
     before, after = checks(old), checks(new)
     if before is None or after is None:
@@ -514,7 +576,7 @@ def markdown(result: dict) -> str:
 
 def write(result: dict, out: Path) -> list[Path]:
     """DIR/diff.json and DIR/diff.md."""
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "diff.json", result)
-    (out / "diff.md").write_text(markdown(result), encoding="utf-8")
+    with atomic_directory(out) as folder:
+        write_json(folder / "diff.json", result)
+        (folder / "diff.md").write_text(markdown(result), encoding="utf-8")
     return [out / "diff.json", out / "diff.md"]

@@ -58,7 +58,7 @@ def _terminate(signum: int, frame) -> None:
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Report an input or path problem as one line and exit 2, failed release checks as one line and exit 1;
-    Ctrl-C, SIGTERM and SIGHUP exit 130 / 143 / 129 (a release being written is discarded)."""
+    Ctrl-C, SIGTERM and SIGHUP exit 130 / 143 / 129 (an output folder being written is discarded)."""
     handled = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
     previous = {}
     try:
@@ -79,7 +79,7 @@ def user_errors() -> Iterator[None]:
         error_line(InputError(f"{where}{exc.strerror or exc}"))
         raise typer.Exit(2) from None
     except KeyboardInterrupt as exc:
-        say("interrupted; the release being written was discarded (existing releases are unchanged)", style="yellow")
+        say("interrupted; what was being written was discarded (earlier outputs are unchanged)", style="yellow")
         raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
     finally:
         for signum, handler in previous.items():

@@ -141,13 +141,18 @@ class _AdaptiveLimit:
 
 
 def _token_logprobs(logprobs: dict | None) -> tuple | None:
-    """A choice's ``logprobs.content`` (OpenAI's chat format, also vLLM's) as ``ChatResponse.logprobs``."""
-    content = (logprobs or {}).get("content")
+    """A choice's ``logprobs.content`` (OpenAI's chat format, also vLLM's) as ``ChatResponse.logprobs``; None when
+    absent or not in that shape (a reply's text is kept; ``--scoring logprobs`` counts its answer unreadable, and
+    ``option_probability`` checks the numbers themselves)."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if not content:
         return None
-    return tuple((str(t["token"]), float(t["logprob"]),
-                  tuple((str(a["token"]), float(a["logprob"])) for a in t.get("top_logprobs") or ()))
-                 for t in content)
+    try:
+        return tuple((str(t["token"]), float(t["logprob"]),
+                      tuple((str(a["token"]), float(a["logprob"])) for a in t.get("top_logprobs") or ()))
+                     for t in content)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 class OpenAIBackend:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -44,8 +45,10 @@ ALIASES = {
     "prc": "CHN", "ksa": "SAU", "saudi": "SAU", "the philippines": "PHL", "philippines": "PHL",
     "new zealand": "NZL", "south africa": "ZAF", "el salvador": "SLV", "costa rica": "CRI",
     "puerto rico": "PRI", "sri lanka": "LKA", "saudi arabia": "SAU", "united arab emirates": "ARE",
+    "czech rep": "CZE", "korea south": "KOR", "kyrgyz rep": "KGZ", "macedonia rep": "MKD", "slovak rep": "SVK",
 }
-"""Spellings of country names in the benchmarks' files that neither Natural Earth's nor WVS-7's table holds."""
+"""Spellings of country names in the benchmarks' files that neither Natural Earth's nor WVS-7's table holds (the
+last line: Hofstede's "6-dimensions-for-website-2015-08-16.csv"; its regions, e.g. "Belgium French", stay unmatched)."""
 
 
 @cache
@@ -119,11 +122,29 @@ def read_countries(path: Path) -> dict:
         raise InputError("no countries.json", file=path) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"does not parse as JSON ({exc})", file=path) from None
-    if not isinstance(data, dict) or not isinstance(data.get("countries"), dict) or "measure" not in data:
+    return checked_view(data, path)
+
+
+def checked_view(data: object, path: Path | None = None) -> dict:
+    """A country view (a countries.json object, read or from a benchmark's ``countries`` hook) whose numbers can be
+    drawn and ranked: ``measure`` and ``countries``, each entry an object carrying the measure, every measure a finite
+    number or null, every ``interval_*`` two of them; else an InputError naming the file and the country."""
+    if not isinstance(data, dict) or not isinstance(data.get("countries"), dict) or not isinstance(data.get("measure"), str):
         raise InputError("not a countries.json (needs measure and countries)", file=path)
+    numeric = set(data.get("measures") or {}) | {data["measure"]}
     for code, entry in data["countries"].items():
         if not isinstance(entry, dict) or data["measure"] not in entry:
             raise InputError(f"country {code!r} has no {data['measure']}", file=path, column=code)
+        for key, value in entry.items():
+            values = value if key.startswith("interval_") else [value] if key in numeric else []
+            if key.startswith("interval_") and not (isinstance(value, list) and len(value) == 2):
+                raise InputError(f"country {code!r}: {key} is not a [low, high] pair ({value!r})", file=path,
+                                 column=key)
+            bad = [v for v in values if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                               and math.isfinite(v))]
+            if bad:
+                raise InputError(f"country {code!r}: {key} is {bad[0]!r}, not a finite number or null", file=path,
+                                 column=key)
     return data
 
 

@@ -126,8 +126,11 @@ def write_figures(data: Mapping, out: Path, *, prefix: str = "countries", extra_
     label = measure.replace("_", " ")
     out = Path(out)
     ranked = out / f"{prefix}_ranked.png"
-    dot_plot_png([(label, main), *extra_series], names, ranked, xlabel=label,
-                 title=f"{data['benchmark']}: {label} per country{model} (95% bootstrap intervals)",
+    drawn = [(label, main), *extra_series]
+    intervals = any(bounds and None not in bounds for _, values in drawn for _, bounds in values.values())
+    dot_plot_png(drawn, names, ranked, xlabel=label,
+                 title=f"{data['benchmark']}: {label} per country{model}"
+                       + (" (95% bootstrap intervals)" if intervals else " (no intervals: too few items)"),
                  higher_is_better=data.get("higher_is_better", True))
     world = out / f"{prefix}_map.png"
     world_map_png({c: v for c, (v, _) in main.items()}, world, label=label,

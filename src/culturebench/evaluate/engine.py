@@ -50,11 +50,12 @@ def stream(run: Run, plan: RunPlan, records: Records) -> Answers:
 
 def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[str, Any] | None = None,
         console: Any = None, roles: Mapping[str, Any] | None = None, scoring: str = "text", wait: bool = False,
-        on_wait: Callable[[str], None] = lambda holder: None) -> Result:
+        on_wait: Callable[[str], None] = lambda holder: None, replace: bool = False) -> Result:
     """Run ``benchmark`` with ``options`` into the run folder ``options.out`` (see the module's docstring):
     ``backend`` is the evaluated model's backend, or a callable that makes it once the folder is held; ``roles``
     the backends of companion models by role or name (a judge, an antagonist, a juror), which replace those the
-    options would make; ``args`` what run.json records of the command. Returns the benchmark's ``Result``."""
+    options would make; ``args`` what run.json records of the command; ``replace`` lets a run of another model
+    replace the folder's results (refused otherwise). Returns the benchmark's ``Result``."""
     from culturebench.evaluate.run_lock import hold_run_folder
 
     out = Path(options.out)
@@ -62,8 +63,12 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
         check_run_folder(out, benchmark.name)
         before = cached_answers(out)
         try:
+            if not replace:
+                check_model(out, (args or {}).get("model") or getattr(backend, "model", None))
             if callable(backend) and not hasattr(backend, "generate"):
                 backend = backend()
+                if not replace and not (args or {}).get("model"):
+                    check_model(out, getattr(backend, "model", None))
             if scoring == "logprobs":
                 from culturebench.evaluate import option_probability
 
@@ -135,6 +140,24 @@ def check_run_folder(out: Path, benchmark: str) -> None:
     if previous != benchmark:
         raise InputError(f"holds a run of {previous!r}, not {benchmark!r}; choose another --out (nothing was "
                          "replaced)", file=out)
+
+
+def check_model(out: Path, model: str | None) -> None:
+    """RUN_DIR's results (run.json, metrics.json, the responses) are one model's: a run of another ``model`` into it
+    is refused, naming both (``--replace`` lets it replace them; the cache keeps every model's answers)."""
+    import json
+
+    record = Path(out) / "run.json"
+    if model is None or not record.is_file():
+        return
+    try:
+        previous = ((json.loads(record.read_text(encoding="utf-8")).get("backend") or {}).get("model"))
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return  # check_run_folder has refused a run.json that does not parse
+    if previous is not None and str(previous) != str(model):
+        raise InputError(f"holds the results of model {previous!r}; evaluating {model!r} here would replace its "
+                         "metrics.json and responses: choose another --out, or --replace to replace them (the cache "
+                         "keeps both models' answers)", file=out)
 
 
 def cached_answers(out: Path) -> int:

@@ -70,16 +70,24 @@ def _option(scoring: OptionScoring, token: str) -> tuple[str, tuple[str, ...] | 
     return scoring.read_option(_EDGES.sub("", token))
 
 
+MAX_LOGPROB = 1e-4
+"""A log-probability is at most 0; servers round, so up to this is read as one, and anything above (or not finite)
+makes the answer's logprobs unreadable."""
+
+
 def option_distribution(scoring: OptionScoring, logprobs: Sequence | None) -> dict[str, float] | None:
     """At the first generated token that is an answer option, each option's probability among that token's
-    alternatives (alternatives standing for the same option add up), renormalised to sum to 1; None when no
-    generated token is an option (or there are no logprobs)."""
+    alternatives (alternatives standing for the same option add up), renormalised to sum to 1; None (unreadable)
+    when no generated token is an option, there are no logprobs, or one of that token's is no log-probability
+    (not finite, or above MAX_LOGPROB)."""
     for token, logprob, alternatives in logprobs or ():
         found = _option(scoring, token)
         if found is None:
             continue
         mass: dict[str, float] = {}
         for alternative, alternative_logprob in alternatives or ((token, logprob),):
+            if not (math.isfinite(alternative_logprob) and alternative_logprob <= MAX_LOGPROB):
+                return None
             other = _option(scoring, alternative)
             if other is not None and other[1] == found[1]:
                 mass[other[0]] = mass.get(other[0], 0.0) + math.exp(alternative_logprob)
@@ -141,10 +149,18 @@ def check_endpoint(recorder: LogprobRecorder, benchmark: Benchmark, options: Opt
     first = next(iter(benchmark.requests(options)))
     run_steps.ask(recorder, [first], Path(options.out), "logprobs check", console)
     key = cache_key(recorder.backend.cache_params(), first)
-    if not recorded_logprobs(Path(options.out) / LOGPROBS_FILE).get(key):
-        where = getattr(recorder.backend, "where", f"the {recorder.backend.name} backend")
+    logprobs = recorded_logprobs(Path(options.out) / LOGPROBS_FILE).get(key)
+    where = getattr(recorder.backend, "where", f"the {recorder.backend.name} backend")
+    if not logprobs:
         raise InputError(f"--scoring logprobs: {where} returned no logprobs for model {recorder.backend.model!r} "
-                         "(it needs an endpoint that returns logprobs / top_logprobs, e.g. vLLM or OpenAI); "
+                         "(or none in OpenAI's shape; it needs an endpoint that returns logprobs / top_logprobs, "
+                         "e.g. vLLM or OpenAI); run without --scoring logprobs to score the text only")
+    bad = next(((token, value) for token, logprob, alternatives in logprobs
+                for token, value in ((token, logprob), *(alternatives or ()))
+                if not (math.isfinite(value) and value <= MAX_LOGPROB)), None)
+    if bad is not None:
+        raise InputError(f"--scoring logprobs: {where} returned logprobs that are no log-probabilities for model "
+                         f"{recorder.backend.model!r} (token {bad[0]!r}: {bad[1]}; a log-probability is at most 0); "
                          "run without --scoring logprobs to score the text only")
 
 

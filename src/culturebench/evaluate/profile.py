@@ -12,11 +12,14 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from itertools import combinations
 from pathlib import Path
 
 from culturebench import registry
+from culturebench.contract import NoCountryView
 from culturebench.errors import InputError
+from culturebench.io import atomic_directory
 from culturebench.evaluate import countries
 from culturebench.evaluate.compare import read_run
 from culturebench.evaluate.country_plots import write_figures
@@ -29,12 +32,36 @@ MIN_SHARED = 3
 
 def country_view(path: Path) -> tuple[str, dict | None, str | None]:
     """(benchmark, its countries.json object or None, why none) of one run folder."""
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError("no such run folder" if not path.exists() else "not a folder (a run folder is expected)",
+                         file=path)
     folder = read_run(path)
     if (folder.path / countries.COUNTRIES_FILE).is_file():
         return folder.benchmark, countries.read_countries(folder.path), None
-    data = registry.benchmark(folder.benchmark).countries(folder.metrics, folder.release)
-    why = None if data else f"{folder.benchmark} run {folder.path} has no country view (see docs/opinions.md)"
-    return folder.benchmark, data, why
+    try:
+        data = registry.benchmark(folder.benchmark).countries(folder.metrics, folder.release)
+    except NoCountryView as why:
+        return folder.benchmark, None, f"{folder.benchmark} run {folder.path} has no country view: {why}"
+    if not data:
+        return folder.benchmark, None, f"{folder.benchmark} run {folder.path} has no country view (see docs/opinions.md)"
+    return folder.benchmark, countries.checked_view(data, folder.path / "metrics.json"), None
+
+
+def run_labels(run_dirs: list[Path], benchmarks: list[str]) -> tuple[list[str], list[str]]:
+    """One label per run, unique: the benchmark's name, with the run folder's path added to every run of a benchmark
+    that more than one run gives (and a number where even those collide); the notes say which were disambiguated."""
+    labels, notes = [], []
+    for path, benchmark in zip(run_dirs, benchmarks):
+        label = benchmark if benchmarks.count(benchmark) == 1 else f"{benchmark} ({Path(path)})"
+        base, n = label, 2
+        while label in labels:
+            label, n = f"{base} #{n}", n + 1
+        labels.append(label)
+    repeated = sorted({b for b in benchmarks if benchmarks.count(b) > 1})
+    if repeated:
+        notes.append(f"more than one run of {', '.join(repeated)}: each labelled by its run folder")
+    return labels, notes
 
 
 def oriented(data: dict) -> dict[str, float]:
@@ -64,29 +91,29 @@ def agreement(views: dict[str, dict]) -> list[dict]:
 
 
 def profile(run_dirs: list[Path], out: Path) -> tuple[str, list[Path]]:
-    """Write the page; returns (summary line, paths written)."""
+    """Write the page into ``out`` as one step (a temporary sibling renamed: a failure or a signal leaves the
+    previous page or none); returns (summary line, paths written)."""
     if not run_dirs:
         raise InputError("give at least one run folder")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    views, notes, written, images = {}, [], [], {}
-    for path in run_dirs:
-        benchmark, data, why = country_view(Path(path))
-        if data is None:
-            notes.append(why)
-            continue
-        label = benchmark if benchmark not in views else f"{benchmark} ({Path(path).name})"
-        views[label] = data
-        notes += [f"{label}: {n}" for n in data.get("notes", [])]
-        figures = write_figures(data, out, prefix=label.replace(" ", "_").replace("(", "").replace(")", ""))
-        written += figures
-        images[label] = [base64.b64encode(f.read_bytes()).decode("ascii") for f in figures]
+    read = [country_view(Path(path)) for path in run_dirs]
+    labels, notes = run_labels(list(run_dirs), [benchmark for benchmark, _, _ in read])
+    views = {label: data for label, (_, data, _) in zip(labels, read) if data is not None}
+    notes += [why for _, data, why in read if data is None]
     if not views:
         raise InputError("none of the runs has a country view: " + "; ".join(notes))
+    for label, data in views.items():
+        notes += [f"{label}: {n}" for n in data.get("notes", [])]
     rows = agreement(views)
     payload = {"runs": [str(p) for p in run_dirs], "benchmarks": views, "agreement": rows, "notes": notes}
-    (out / JSON_FILE).write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / PAGE).write_text(render(views, rows, notes, images), encoding="utf-8")
+    out = Path(out)
+    written, images = [], {}
+    with atomic_directory(out) as folder:
+        for label, data in views.items():
+            figures = write_figures(data, folder, prefix=re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_"))
+            written += [out / f.name for f in figures]
+            images[label] = [base64.b64encode(f.read_bytes()).decode("ascii") for f in figures]
+        (folder / JSON_FILE).write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (folder / PAGE).write_text(render(views, rows, notes, images), encoding="utf-8")
     written += [out / JSON_FILE, out / PAGE]
     total = sum(len(v["countries"]) for v in views.values())
     return f"profile: {len(views)} benchmarks, {total} country rows; page {out / PAGE}", written

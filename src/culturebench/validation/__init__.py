@@ -79,7 +79,9 @@ class GreatExpectationsProcess:
             if "config" in output:
                 rows[output["config"]] = rows.get(output["config"], 0) + output["rows"]
         small = [o for o in outputs if "config" in o and 0 < rows[o["config"]] <= GX_MAX_ROWS]
-        self._process.stdin.write(json.dumps({"benchmark": name, "release": str(release), "outputs": small}).encode() + b"\n")
+        # absolute: the worker outlives this build and keeps the working directory it started in
+        self._process.stdin.write(json.dumps({"benchmark": name, "release": str(Path(release).resolve()),
+                                              "outputs": small}).encode() + b"\n")
         self._process.stdin.flush()
 
     def results(self) -> list[CheckResult]:

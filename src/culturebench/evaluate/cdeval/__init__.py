@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option
+from culturebench.contract import Benchmark, HarnessTask, NoCountryView, Options, OptionScoring, lazy_exports, option
 from culturebench.evaluate import engine
 
 REPEAT_RULES = ("nearest", "similar_only")
@@ -119,9 +119,13 @@ class CDEval(Benchmark):
         rows = [(r["country_name"] or r["country_code"], r["similarity"],
                  [r.get("similarity_low"), r.get("similarity_high")] if r.get("similarity_low") is not None else None,
                  None) for r in model.get("country_similarity") or []]
+        if not rows:
+            missing = model.get("missing_dimensions")
+            raise NoCountryView(f"Eq. 3 needs all six dimensions; the run has no {', '.join(missing)}" if missing
+                                else "the run's metrics hold no country similarity")
         return from_named(rows, benchmark=self.name, measure="similarity", model=name, measures={
             "similarity": "Eq. 3: 1 / (1 + ||beta C_h - model's orientation likelihoods||_2) over Hofstede's six "
-                          "dimensions (bootstrap over questions)"}) if rows else None
+                          "dimensions (bootstrap over questions)"})
 
     def option_scoring(self, options):
         from culturebench.evaluate.cdeval.prompts import read_option_token

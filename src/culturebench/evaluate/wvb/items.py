@@ -258,16 +258,23 @@ def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
     return list(iter_requests(rows, questions, participants, **options))
 
 
-def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.DataFrame) -> list[dict]:
+def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.DataFrame,
+                  reading: str = "samples") -> list[dict]:
     """responses.jsonl lines: participant_id, question_id, sample_index, messages, raw output, parsed answer and
-    parse status, plus finish reason and token counts."""
-    from culturebench.evaluate.wvb.prompts import parse_answer
+    parse status, plus finish reason and token counts. Under the ``verbalized`` reading the output is a stated
+    distribution, not one answer: no answer, and the status says whether it was read (``prompts.STATED_STATUSES``)."""
+    from culturebench.evaluate.wvb.opinions import parse_distribution
+    from culturebench.evaluate.wvb.prompts import STATED_STATUSES, parse_answer
 
     scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
     records = []
     for item, response in zip(planned, responses, strict=True):
         low, high = scales[item.question_id]
-        answer, status = parse_answer(response.text, low, high)
+        if reading == "verbalized":
+            stated = low is not None and high is not None and parse_distribution(response.text, low, high)
+            answer, status = None, STATED_STATUSES[0 if stated else 1]
+        else:
+            answer, status = parse_answer(response.text, low, high)
         records.append({
             "participant_id": item.participant_id,
             "question_id": item.question_id,

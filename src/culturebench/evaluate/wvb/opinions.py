@@ -65,10 +65,15 @@ def country_names() -> dict[str, str]:
 _OBJECT = re.compile(r"\{[^{}]*\}")
 
 
+MAX_SHARE = 100.0
+"""A stated share is a fraction or a percentage: above this it is no share (the whole distribution is unreadable)."""
+
+
 def parse_distribution(text: str | None, scale_min: int, scale_max: int) -> dict[int, float] | None:
     """A stated distribution (``{"1": 0.2, "2": 0.5, ...}``) over the codes of ``scale_min..scale_max``,
-    renormalised to sum to 1; keys off the scale or not whole numbers and negative shares are left out; None when
-    the text holds no such object or its shares sum to 0."""
+    renormalised to sum to 1; keys off the scale or not whole numbers are left out. None (unreadable: counted,
+    never scored) when the text holds no such object, a share on the scale is not a finite number in
+    [0, MAX_SHARE], or the shares sum to 0."""
     for span in _OBJECT.findall(text or ""):
         try:
             obj = json.loads(span)
@@ -79,11 +84,20 @@ def parse_distribution(text: str | None, scale_min: int, scale_max: int) -> dict
         shares = {}
         for key, value in obj.items():
             try:
-                code, share = int(str(key).strip()), float(value)
+                code = int(str(key).strip())
             except (TypeError, ValueError):
                 continue
-            if scale_min <= code <= scale_max and share >= 0 and np.isfinite(share):
-                shares[code] = shares.get(code, 0.0) + share
+            if not scale_min <= code <= scale_max:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                return None
+            try:
+                share = float(value)
+            except ValueError:
+                return None
+            if not (np.isfinite(share) and 0 <= share <= MAX_SHARE):
+                return None
+            shares[code] = shares.get(code, 0.0) + share
         total = sum(shares.values())
         if total > 0:
             return {code: share / total for code, share in sorted(shares.items())}
@@ -392,6 +406,10 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     if unscaled:
         notes.append(f"questions without answer codes (no scale in the questions config), left out: {', '.join(unscaled)}")
     parts, reading = request_distributions(options, backend, answers, questions, replan)
+    if parts is not None and (unread := answers.height - parts.select("steer", "question_id", "sample_index")
+                              .unique().height):
+        notes.append(f"{unread} of {answers.height} {reading} distributions unreadable (no distribution over the "
+                     "question's codes with finite shares), not scored")
     model_shares = answer_distributions(answers, questions) if parts is None else mean_distributions(parts)
     humans, weighted = country_distributions(options.release, asked)
     countries = release_countries(options.release)
@@ -402,6 +420,9 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
         notes += steering_countries(options.release)[1]
     table = similarity_table(model_shares, humans, questions)
     view, top = country_view(table, countries.filter(~pl.col("country").is_in(silent)), humans)
+    if options.steer and (unsteered := sorted(code for code, e in view.items()
+                                              if e.get("steered_jsd") is None and e.get("similarity_jsd") is not None)):
+        notes.append(f"no steered value (no readable answer when steered to the country): {', '.join(unsteered)}")
     data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
                               model=model, notes=notes, reading=reading, weighted=weighted,
                               steer=options.steer, n_questions=len(asked))

@@ -68,6 +68,9 @@ number, the answer its truncation toward zero (the authors' ``astype(int)``; inv
 FAILED_STATUSES = ("no_answer", "ambiguous")
 """Statuses without an answer: nothing found (or a number that is not finite); several different numbers."""
 STATUSES = PARSED_STATUSES + FAILED_STATUSES
+STATED_STATUSES = ("distribution", "no_distribution")
+"""The statuses of a stated distribution (``--reading verbalized``): read (``opinions.parse_distribution``), or
+unreadable."""
 
 
 # ------------------------------------------------------------------------------------------------------- prompts

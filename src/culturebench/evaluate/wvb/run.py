@@ -34,7 +34,7 @@ from culturebench.evaluate.wvb.metrics import score, score_answers, unreadable_a
 from culturebench.evaluate.wvb.opinions import opinion_requests, write_country_view
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
-from culturebench.evaluate.wvb.prompts import STATUSES
+from culturebench.evaluate.wvb.prompts import STATED_STATUSES, STATUSES
 
 if TYPE_CHECKING:
     from culturebench.chat import SamplingParams
@@ -70,7 +70,8 @@ def plan(options: WVBOptions, model: str = "model") -> Plan:
                 description=f"wvb {options.split} ({mode})", covers=(covers,), schema=response_schema(),
                 rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
                 sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
-                parse_status={**{status: 0 for status in STATUSES}, "n_parsed": 0})
+                parse_status={**{status: 0 for status in (STATED_STATUSES if options.reading == "verbalized"
+                                                          else STATUSES)}, "n_parsed": 0})
 
 
 def replanned(options: WVBOptions):
@@ -80,10 +81,10 @@ def replanned(options: WVBOptions):
 
 def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
     """responses records (``items.parse_records``), their parse statuses counted."""
-    out = parse_records(items, responses, plan.questions)
+    out = parse_records(items, responses, plan.questions, plan.options.reading)
     for record in out:
         plan.parse_status[record["parse_status"]] = plan.parse_status.get(record["parse_status"], 0) + 1
-        plan.parse_status["n_parsed"] += record["answer"] is not None
+        plan.parse_status["n_parsed"] += record["answer"] is not None or record["parse_status"] == STATED_STATUSES[0]
     return out
 
 
