@@ -126,6 +126,39 @@ def test_steer_country_names_every_country_in_its_prompts_and_reports_the_gain(r
     assert metrics["mean"] == json.loads((runs["plain"] / "metrics.json").read_text())["mean"]
 
 
+def test_specificity_compares_the_steered_country_with_every_other(sample_release, runs):
+    """Every answer is "1" whatever the country named, so the model steered to c is the point mass on code 1 and
+    its similarity to each country d is d's unsteered one (computed here from the parquet): specificity is c's
+    minus the mean of the others', rank c's place among all (issue #61)."""
+    out = runs["steered"]
+    asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
+    expected = expected_similarities(sample_release, asked)
+    data = json.loads((out / "countries.json").read_text())["countries"]
+    for code, entry in data.items():
+        for index, measure in ((0, "jsd"), (1, "w1")):
+            own = expected[code][index]
+            others = [value[index] for other, value in expected.items() if other != code]
+            assert entry[f"steered_others_{measure}"] == pytest.approx(np.mean(others), abs=1e-9), code
+            assert entry[f"specificity_{measure}"] == pytest.approx(own - np.mean(others), abs=1e-9), code
+            assert entry[f"rank_{measure}"] == 1 + sum(value > own + 1e-12 for value in others), code
+        assert entry["n_others"] == len(expected) - 1
+    headline = json.loads((out / "metrics.json").read_text())["countries"]
+    assert headline["n_steered"] == len(expected)
+    assert headline["mean_specificity_jsd"] == pytest.approx(
+        np.mean([e["specificity_jsd"] for e in data.values()]), abs=1e-12)
+
+
+def test_steer_countries_steers_a_subset(sample_release, tmp_path):
+    out = tmp_path / "subset"
+    _, bodies = evaluate(sample_release, out, "--steer", "country", "--steer-countries", "KEN,ARG")
+    prompts = [body["messages"][-1]["content"] for body in bodies]
+    assert len([p for p in prompts if "someone from Kenya " in p]) == 20 * 3
+    assert len([p for p in prompts if "someone from Argentina " in p]) == 20 * 3
+    assert len(prompts) == 20 * 3 * 3
+    data = json.loads((out / "countries.json").read_text())["countries"]
+    assert sorted(code for code, entry in data.items() if entry.get("steered_jsd") is not None) == ["ARG", "KEN"]
+
+
 def test_compare_puts_runs_and_steering_side_by_side_per_country(runs, tmp_path, saved_figures):
     out = tmp_path / "report"
     result = runner.invoke(app, ["compare", str(runs["plain"]), str(runs["steered"]), "--out", str(out)])

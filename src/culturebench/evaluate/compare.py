@@ -36,8 +36,8 @@ from culturebench import registry
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_record
 from culturebench.evaluate.uncertainty import Bootstrap
+from culturebench.io import atomic_directory, write_json
 from culturebench.words import plural
-from culturebench.io import write_json
 
 REPORT_FILE = "report.html"
 JSON_FILE = "comparison.json"
@@ -271,30 +271,29 @@ def no_spread_warnings(comparison: Comparison) -> list[str]:
 def write_report(spec: BenchmarkSpec, comparison: Comparison, folders: Sequence[RunFolder], settings: Bootstrap,
                  out: Path) -> list[Path]:
     """REPORT_DIR: every figure (PNG), every table (CSV), comparison.json (tables as records, metrics, runs,
-    settings, notes) and report.html (self-contained: the PNGs inlined); returns the paths written."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    images = {}
-    for figure in spec.figures:
-        path = out / figure.name
-        figure.draw(comparison, path)
-        images[figure.name] = base64.b64encode(path.read_bytes()).decode("ascii")
-        written.append(path)
-    for table in spec.tables:
-        path = out / f"{table.name}.csv"
-        comparison.tables[table.name].write_csv(path)
-        written.append(path)
-    runs_info = [{"path": str(f.path), "models": f.models, "release": None if f.release is None else str(f.release),
-                  "manifest_sha256": f.manifest_sha256} for f in folders]
-    payload = {"benchmark": spec.benchmark, "title": spec.title, "models": comparison.models, "runs": runs_info,
-               "uncertainty": comparison.metrics.get("uncertainty") or settings.record(unit="unit"),
-               "significance": spec.significance, "notes": comparison.notes,
-               "tables": {t.name: comparison.tables[t.name].to_dicts() for t in spec.tables},
-               "metrics": comparison.metrics}
-    write_json(out / JSON_FILE, run_folder.json_safe(payload))
-    page = render_html(spec, comparison, runs_info, payload["uncertainty"], images)
-    (out / REPORT_FILE).write_text(page, encoding="utf-8")
-    return [*written, out / JSON_FILE, out / REPORT_FILE]
+    settings, notes) and report.html (self-contained: the PNGs inlined), written as one step (a temporary sibling
+    renamed: a failure or a signal leaves the previous report or none); returns the paths written."""
+    names, images = [], {}
+    with atomic_directory(out) as folder:
+        for figure in spec.figures:
+            figure.draw(comparison, folder / figure.name)
+            images[figure.name] = base64.b64encode((folder / figure.name).read_bytes()).decode("ascii")
+            names.append(figure.name)
+        for table in spec.tables:
+            comparison.tables[table.name].write_csv(folder / f"{table.name}.csv")
+            names.append(f"{table.name}.csv")
+        runs_info = [{"path": str(f.path), "models": f.models,
+                      "release": None if f.release is None else str(f.release),
+                      "manifest_sha256": f.manifest_sha256} for f in folders]
+        payload = {"benchmark": spec.benchmark, "title": spec.title, "models": comparison.models, "runs": runs_info,
+                   "uncertainty": comparison.metrics.get("uncertainty") or settings.record(unit="unit"),
+                   "significance": spec.significance, "notes": comparison.notes,
+                   "tables": {t.name: comparison.tables[t.name].to_dicts() for t in spec.tables},
+                   "metrics": comparison.metrics}
+        write_json(folder / JSON_FILE, run_folder.json_safe(payload))
+        page = render_html(spec, comparison, runs_info, payload["uncertainty"], images)
+        (folder / REPORT_FILE).write_text(page, encoding="utf-8")
+    return [out / name for name in (*names, JSON_FILE, REPORT_FILE)]
 
 
 # ------------------------------------------------------------------------------------------------ the page

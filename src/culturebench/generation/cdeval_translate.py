@@ -36,6 +36,7 @@ from culturebench.generation.common import (
     has_cjk,
     only_filter,
     request,
+    unusable_translation,
     write_atomic,
 )
 
@@ -75,10 +76,9 @@ _LABEL = re.compile(r"^\s*(?:translation|übersetzung|traduction|traducción|\w+
 def translated_text(answer: str | None, english: str, code: str) -> tuple[str, str | None]:
     """(the translation read from an answer, the reason it is not usable or None)."""
     text = _LABEL.sub("", clean_translation(answer or ""))
-    if not text:
-        return text, "empty translation"
-    if " ".join(text.split()).casefold() == " ".join(english.split()).casefold():
-        return text, "translation is the English text"
+    reason = unusable_translation(text, english)
+    if reason is not None:
+        return text, reason
     if code == "zh" and not has_cjk(text):
         return text, "translation has no Chinese characters"
     return text, None

@@ -155,7 +155,8 @@ def only_filter(value: str | None) -> set[str] | None:
 
 _NUMBERING = re.compile(r"^\s*(?:(?:prompt|question|q)\s*)?(?:\(?\d{1,3}[.):\]]|\d{1,3}\s*[-–]|[-*•·]+)\s*",
                         re.IGNORECASE)
-_QUOTES = "\"'“”‘’「」『』`"
+QUOTES = "\"'“”‘’「」『』`"
+"""Quotation marks a model may wrap a text in (stripped from its ends by the cleaners)."""
 _FENCE = re.compile(r"```[a-zA-Z]*\s*|```")
 _PREAMBLE = re.compile(r"^\s*(?:sure|here (?:are|is)|certainly|okay|ok)\b[^\n]*?:\s*$", re.IGNORECASE)
 
@@ -167,9 +168,9 @@ def clean_item(text: str) -> str:
     for _ in range(3):
         before = text
         text = _NUMBERING.sub("", text).strip()
-        if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
+        if len(text) >= 2 and text[0] in QUOTES and text[-1] in QUOTES:
             text = text[1:-1].strip()
-        text = text.strip(_QUOTES + " ").strip()
+        text = text.strip(QUOTES + " ").strip()
         if text == before:
             break
     return text
@@ -311,4 +312,13 @@ def clean_translation(text: str) -> str:
     line = max(lines, key=lambda l: sum(has_cjk(c) for c in l)) if len(lines) > 1 else lines[0]
     line = re.sub(r"^(?:translation|chinese|zh-cn|simplified chinese|译文|翻译|中文)\s*[:：]\s*", "", line,
                   flags=re.IGNORECASE)
-    return line.strip(_QUOTES + " ").strip()
+    return line.strip(QUOTES + " ").strip()
+
+
+def unusable_translation(text: str, english: str) -> str | None:
+    """Why a translation read from an answer cannot stand (empty, or the English text again), or None."""
+    if not text:
+        return "empty translation"
+    if " ".join(text.split()).casefold() == " ".join(english.split()).casefold():
+        return "translation is the English text"
+    return None

@@ -44,6 +44,7 @@ import json
 from dataclasses import dataclass
 from functools import partial
 from importlib import resources
+from pathlib import Path
 
 from culturebench.contract import (
     Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
@@ -52,8 +53,14 @@ from culturebench.errors import InputError
 
 SPLITS = ("probe", "train", "validation", "test")
 """``--split``: the probe (the ``probe`` config, Sec. 3.1) or every example of a split of the ``examples`` config."""
-STEER = ("country",)
-"""``--steer``: ask each question again per country of the release, the prompt naming it (issue #56)."""
+PROTOCOLS = ("wvb", "liu2025")
+"""``--protocol``: how the questions are asked without demographics: WVB's App. B prompts (issue #56), or as Liu,
+Kaneko and Chu 2025 asked (issue #61, ``liu2025``: their prompts, questions and parser, read from their
+repository)."""
+STEER = ("country", "persona", "few-shot", "language", "language-persona", "language-few-shot")
+"""``--steer``: ``country`` asks each question again per country of the release, the question naming it (Durmus et
+al.'s cross-national prompting, issue #56); the others are Liu et al.'s five methods (``--protocol liu2025``,
+``liu2025.STEER_METHODS``)."""
 READINGS = ("samples", "verbalized")
 """``--reading``: the model's answer distribution per question from sampled answers (default; or from the options'
 probabilities with ``--scoring logprobs``), or the distribution it states in words (Liu, Kaneko and Chu 2025)."""
@@ -81,9 +88,25 @@ class WVBOptions(Options):
     demographics: bool = option(True, flag="--demographics/--no-demographics",
                                 help="Give the participant's country, urban/rural and education (default), or let "
                                      "the model assume them.")
+    protocol: str = option(PROTOCOLS[0], choices=PROTOCOLS,
+                           help="Without demographics: ask with WVB's App. B prompts (wvb), or as Liu, Kaneko and "
+                                "Chu 2025 asked (liu2025: their system message, instruction, five examples, "
+                                "questions and parser, read from their repository, see --liu-repo; temperature 0).")
+    liu_repo: Path | None = option(help="--protocol liu2025: the user's copy of Liu et al.'s repository "
+                                        "(nlply/global-opinion-alignment). Default: raw/liu2025.")
+    translations: Path | None = option(help="--protocol liu2025: a folder of WV7_<Language>.jsonl questionnaires "
+                                            "in their shape (e.g. from generate wvb_translate), read before their "
+                                            "dataset/questions/ for the language methods (with "
+                                            "WV7_<Language>.prompts.json: for countries outside their ten).")
     steer: str | None = option(None, choices=STEER,
                                help="Without demographics: ask each question again for every country of the "
-                                    "release, the prompt naming it; countries.json gets the steering gain.")
+                                    "release (or --steer-countries), the prompt naming it; countries.json gets the "
+                                    "steering gain and specificity. country: the question prefixed with the "
+                                    "country (cross-national prompting); persona, few-shot, language, "
+                                    "language-persona, language-few-shot: Liu et al.'s methods (--protocol "
+                                    "liu2025).")
+    steer_countries: tuple[str, ...] | None = option(
+        help="Steer to these countries only (comma-separated ISO alpha-3 codes of the release's countries).")
     reading: str = option(READINGS[0], choices=READINGS,
                           help="Without demographics: the model's answer distribution from sampled answers, or "
                                "the distribution it states when asked for one (verbalized).")
@@ -103,10 +126,22 @@ class WVBOptions(Options):
                                          "(astype(int)).")
 
     def check(self) -> None:
-        if self.demographics and (self.steer or self.reading != READINGS[0]):
-            flag = f"--steer {self.steer}" if self.steer else f"--reading {self.reading}"
+        if self.demographics and (self.steer or self.reading != READINGS[0] or self.protocol != PROTOCOLS[0]):
+            flag = (f"--steer {self.steer}" if self.steer else f"--reading {self.reading}"
+                    if self.reading != READINGS[0] else f"--protocol {self.protocol}")
             raise InputError(f"{flag} asks the questions without a persona: add --no-demographics",
                              file=self.config_file)
+        liu = self.protocol == "liu2025"
+        if self.steer and (self.steer != STEER[0]) != liu:
+            raise InputError(f"--steer {self.steer} is " + (
+                "cross-national prompting, of --protocol wvb" if liu else "Liu et al.'s: add --protocol liu2025"),
+                file=self.config_file, column="steer")
+        if liu and self.reading != READINGS[0]:
+            raise InputError("--protocol liu2025 reads the distribution the model states, as theirs does: leave "
+                             "--reading out", file=self.config_file, column="reading")
+        if self.steer_countries is not None and not self.steer:
+            raise InputError("--steer-countries names the countries of --steer: add --steer", file=self.config_file,
+                             column="steer_countries")
 
 
 class WVB(Benchmark):
@@ -115,6 +150,7 @@ class WVB(Benchmark):
     description = ("App. B's prompts for the probe or a split, with or without demographics; W1 per question, its "
                    "mean and std (Table 2), threshold curve (Fig. 3), per group, oracle baselines")
     Options = WVBOptions
+    generators = {"wvb_translate": "culturebench.generation.wvb_translate:GENERATOR"}
     responses_help = ("responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run "
                       "above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter "
                       "sniffed).")

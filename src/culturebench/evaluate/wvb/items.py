@@ -132,6 +132,21 @@ def limited_rows(release: Path, split: str = "probe", limit: int | None = None,
     return rows, covers
 
 
+def question_rows(release: Path, question_ids: Sequence[str], seed: int | None = 0) -> pl.DataFrame:
+    """One evaluated row per question of ``question_ids`` (participant_id, question_id, human), from any split's
+    examples, spread by ``seed``: the rows a run that asks each question once (``--protocol liu2025``) pairs its
+    records with."""
+    release = Path(release)
+    wanted = pl.Series(list(question_ids), dtype=pl.String).implode()
+    frame = (_scan(release, load_manifest(release), "examples")
+             .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
+                     pl.col("answer").cast(pl.Int64).alias("human"))
+             .filter(pl.col("question_id").is_in(wanted)))
+    rows, _ = limit_scan(frame, ["question_id"], len(question_ids), seed, item="rows", columns=["questions"],
+                         collect=lambda query: _collect(query, release, "examples"))
+    return rows
+
+
 def prompt_tables(release: Path, participant_ids: pl.Series | None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The questions config (question_id, kind, text, scale_min, scale_max) and the demographics of the given
     participants (participant_id + DEMOGRAPHIC_VARIABLES, codebook text) from a WVB release."""
@@ -259,20 +274,21 @@ def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
 
 
 def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.DataFrame,
-                  reading: str = "samples") -> list[dict]:
+                  stated=None) -> list[dict]:
     """responses.jsonl lines: participant_id, question_id, sample_index, messages, raw output, parsed answer and
-    parse status, plus finish reason and token counts. Under the ``verbalized`` reading the output is a stated
-    distribution, not one answer: no answer, and the status says whether it was read (``prompts.STATED_STATUSES``)."""
-    from culturebench.evaluate.wvb.opinions import parse_distribution
+    parse status, plus finish reason and token counts. With ``stated`` (a reader of a stated distribution,
+    ``(text, scale_min, scale_max) -> shares or None``: ``--reading verbalized``'s ``opinions.parse_distribution``,
+    ``--protocol liu2025``'s ``opinions.stated_reader``) the output is a distribution, not one answer: no answer,
+    and the status says whether it was read (``prompts.STATED_STATUSES``)."""
     from culturebench.evaluate.wvb.prompts import STATED_STATUSES, parse_answer
 
     scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
     records = []
     for item, response in zip(planned, responses, strict=True):
         low, high = scales[item.question_id]
-        if reading == "verbalized":
-            stated = low is not None and high is not None and parse_distribution(response.text, low, high)
-            answer, status = None, STATED_STATUSES[0 if stated else 1]
+        if stated is not None:
+            read = low is not None and high is not None and stated(response.text, low, high)
+            answer, status = None, STATED_STATUSES[0 if read else 1]
         else:
             answer, status = parse_answer(response.text, low, high)
         records.append({

@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -104,6 +104,20 @@ def parse_distribution(text: str | None, scale_min: int, scale_max: int) -> dict
     return None
 
 
+def stated_reader(repo) -> Callable[[str | None, int, int], dict[int, float] | None]:
+    """``parse_distribution``'s counterpart under ``--protocol liu2025``: the distribution their ``match_api_str``
+    accepts (``liu2025.LiuRepo.parse_stated``), its codes on the scale kept and renormalised."""
+
+    def read(text: str | None, scale_min: int, scale_max: int) -> dict[int, float] | None:
+        stated = repo.parse_stated(text)
+        shares = {int(k): v for k, v in (stated or {}).items() if k.isdigit() and scale_min <= int(k) <= scale_max
+                  and v >= 0}
+        total = sum(shares.values())
+        return {code: share / total for code, share in sorted(shares.items())} if total > 0 else None
+
+    return read
+
+
 # ------------------------------------------------------------------------------------------------ the release
 
 
@@ -132,6 +146,24 @@ def steering_countries(release: Path) -> tuple[list[tuple[str, str]], list[str]]
                          f"({', '.join(unnamed[:5]) or 'no country'}): a prompt names a country in words", file=release)
     notes = [f"--steer country: no name for {', '.join(unnamed)}; not steered to"] if unnamed else []
     return named, notes
+
+
+def interview_languages(release: Path, top: int = 3) -> dict[str, list[list]]:
+    """Per country of the release, its ``top`` interview languages (WVS-7's S_INTLANGUAGE, codebook text, in the
+    participants config) with their shares of the country's respondents who have one; {} when the release lacks
+    the column."""
+    release = Path(release)
+    people = _scan(release, load_manifest(release), "participants")
+    if "S_INTLANGUAGE" not in people.collect_schema().names():
+        return {}
+    counts = _collect(people.select(pl.col("country").cast(pl.String), pl.col("S_INTLANGUAGE").cast(pl.String))
+                      .drop_nulls().group_by("country", "S_INTLANGUAGE").len(), release, "participants")
+    out: dict[str, list[list]] = {}
+    for (country,), group in counts.sort("country", "len", "S_INTLANGUAGE", descending=[False, True, False]) \
+            .group_by("country", maintain_order=True):
+        total = group["len"].sum()
+        out[country] = [[language, n / total] for language, n in group.select("S_INTLANGUAGE", "len").head(top).iter_rows()]
+    return out
 
 
 def country_distributions(release: Path, question_ids: Iterable[str]) -> tuple[pl.DataFrame, bool]:
@@ -215,16 +247,14 @@ def ordered_sums(frame: pl.DataFrame, keys: list[str], columns: dict[str, np.nda
 def similarity_table(model: pl.DataFrame, humans: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
     """Per (steer, country, question): ``jsd`` = 1 - JSD(model, country) in base 2 and ``w1`` = 1 - W1 / (max code -
     min code) over the question's codes scale_min..scale_max (``facts/opinions.json`` ``measures``), for the
-    unsteered model (steer null) against every country and the model steered to a country against that country.
-    Questions without a scale are left out."""
+    unsteered model (steer null) and the model steered to each country, against every country (``specificity``
+    compares the steered country with the others). Questions without a scale are left out."""
     scales = (questions.lazy().drop_nulls(["scale_min", "scale_max"])
               .filter(pl.col("scale_max") > pl.col("scale_min"))
               .select("question_id", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)))
     model_keys = model.lazy().select("steer", "question_id").unique()
     human_keys = humans.lazy().select("country", "question_id").unique()
-    pairs = (model_keys.join(human_keys, on="question_id", how="inner")
-             .filter(pl.col("steer").is_null() | (pl.col("steer") == pl.col("country")))
-             .join(scales, on="question_id", how="inner"))
+    pairs = model_keys.join(human_keys, on="question_id", how="inner").join(scales, on="question_id", how="inner")
     grid = (pairs.with_columns(pl.int_ranges("scale_min", pl.col("scale_max") + 1).alias("code")).explode("code")
             .join(model.lazy().rename({"share": "p"}), on=["steer", "question_id", "code"], how="left", nulls_equal=True)
             .join(humans.lazy().select("country", "question_id", "code", pl.col("share").alias("q")),
@@ -258,7 +288,7 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
     names = dict(countries.select("country", "name").iter_rows())
     questions = similarity["question_id"].unique(maintain_order=True).sort().to_list()
     q_index, c_index = {q: i for i, q in enumerate(questions)}, {c: j for j, c in enumerate(codes)}
-    steered = similarity.filter(pl.col("steer").is_not_null())
+    steered = similarity.filter(pl.col("steer") == pl.col("country"))
 
     def matrix(frame: pl.DataFrame, column: str) -> np.ndarray:
         out = np.full((len(questions), len(codes)), np.nan)
@@ -300,17 +330,53 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
             entry[block] = value
             entry[f"interval_{measure}" if block.startswith("similarity_") else f"interval_{block}"] = interval
         view[code] = entry
+    for code, figures in specificity(similarity, codes).items():
+        view[code].update(figures)
     return view, headline(view)
+
+
+def specificity(similarity: pl.DataFrame, codes: Sequence[str]) -> dict[str, dict]:
+    """Per country steered to (issue #61: does steering move the model toward *that* country, or only away from its
+    default?): for each measure of ``similarity_table``, the model steered to it compared with every country of
+    ``codes`` (mean over the questions both have, added in question order), ``steered_others_<m>`` the mean over
+    the other countries, ``specificity_<m>`` the steered country's minus that mean (0: steering moves the model no
+    nearer the named country than to the rest), ``rank_<m>`` the named country's place among all (1: the nearest;
+    ties count for it) and ``n_others``."""
+    measures = [c for c in similarity.columns if c not in ("steer", "country", "question_id")]
+    frame = (similarity.filter(pl.col("steer").is_not_null() & pl.col("country").is_in(list(codes)))
+             .sort("steer", "country", "question_id"))
+    if frame.height == 0:
+        return {}
+    sums = ordered_sums(frame, ["steer", "country"],
+                        {**{m: frame[m].to_numpy() for m in measures}, "n": np.ones(frame.height)})
+    out: dict[str, dict] = {}
+    for steer in sums["steer"].unique(maintain_order=True).to_list():
+        rows = sums.filter(pl.col("steer") == steer)
+        own, others = rows.filter(pl.col("country") == steer), rows.filter(pl.col("country") != steer)
+        if own.height == 0:
+            continue
+        figures: dict = {"n_others": others.height}
+        for m in measures:
+            mine = float(own[m][0] / own["n"][0])
+            theirs = others[m].to_numpy() / others["n"].to_numpy()
+            figures[f"steered_others_{m}"] = float(theirs.mean()) if theirs.size else None
+            figures[f"specificity_{m}"] = mine - float(theirs.mean()) if theirs.size else None
+            figures[f"rank_{m}"] = 1 + int((theirs > mine).sum())
+        out[steer] = figures
+    return out
 
 
 def headline(view: Mapping[str, Mapping]) -> dict:
     """metrics.json's ``countries``: the mean similarity over countries, the five most and least similar (by
     similarity_jsd), and under steering the mean gain."""
     out: dict = {}
-    for measure in MEASURES + ("gain_jsd", "gain_w1"):
+    for measure in MEASURES + ("gain_jsd", "gain_w1", "specificity_jsd", "specificity_w1"):
         values = [e[measure] for e in view.values() if e.get(measure) is not None]
         if measure in MEASURES or values:
             out[f"mean_{measure}"] = float(np.mean(values)) if values else None
+    ranks = [e["rank_jsd"] for e in view.values() if e.get("rank_jsd") is not None]
+    if ranks:
+        out["n_steered"], out["n_steered_nearest_jsd"] = len(ranks), sum(rank == 1 for rank in ranks)
     ranked = sorted(((e["similarity_jsd"], code) for code, e in view.items() if e["similarity_jsd"] is not None),
                     key=lambda pair: (-pair[0], pair[1]))
     out["most_similar"] = [{"country": c, "name": view[c]["name"], "similarity_jsd": v} for v, c in ranked[:N_EXTREMES]]
@@ -323,13 +389,57 @@ def headline(view: Mapping[str, Mapping]) -> dict:
 # ------------------------------------------------------------------------------------------------ the run
 
 
+def chosen_countries(options, codes: Sequence[str]) -> list[str]:
+    """The countries of the release (``codes``) that ``--steer`` steers to: all, or ``--steer-countries``' (each
+    a country of the release, else an InputError)."""
+    if options.steer_countries is None:
+        return list(codes)
+    unknown = [code for code in options.steer_countries if code not in codes]
+    if unknown:
+        raise InputError(f"--steer-countries: {', '.join(unknown)} not among the release's countries "
+                         f"({', '.join(codes)})", column="steer_countries")
+    return list(dict.fromkeys(options.steer_countries))
+
+
 def opinion_requests(options) -> tuple[list[tuple[str, str]], int | None]:
     """What the opinions protocol adds to a run's plan: the (code, name) of the countries ``--steer country``
-    names (none otherwise) and the samples per prompt (a verbalized distribution is asked once unless
-    ``--samples`` says otherwise)."""
+    names (none otherwise; ``--steer-countries``: those) and the samples per prompt (a verbalized distribution is
+    asked once unless ``--samples`` says otherwise)."""
     steer = steering_countries(options.release)[0] if options.steer and not options.demographics else []
+    if steer:
+        names = dict(steer)
+        steer = [(code, names[code]) for code in chosen_countries(options, list(names))]
     samples = options.samples if options.samples or options.reading == "samples" else 1
     return steer, samples
+
+
+def liu_repo(options):
+    """The user's copy of Liu et al.'s repository (``--liu-repo``, default ``raw/liu2025``), read as data."""
+    from culturebench.evaluate.wvb.liu2025 import DEFAULT_REPO, LiuRepo
+
+    return LiuRepo(options.liu_repo or DEFAULT_REPO, options.translations)
+
+
+def liu_countries(repo, options) -> tuple[list, list[str]]:
+    """The countries Liu et al.'s ``--steer`` method steers to (``liu2025.SteerCountry``) and one line for those
+    left out: of ``--steer-countries``, every one or an InputError; else every country of the release the method
+    has a prompt, a name and a questionnaire for."""
+    codes = chosen_countries(options, release_countries(options.release)["country"].to_list())
+    countries, left = [], []
+    for code in codes:
+        try:
+            country = repo.country(code, options.steer)
+            repo.steering(options.steer, country)
+        except InputError as exc:
+            if options.steer_countries is not None:
+                raise
+            left.append(f"{code} ({exc.message})")
+            continue
+        countries.append(country)
+    if not countries:
+        raise InputError(f"--steer {options.steer}: no country of the release to steer to: {'; '.join(left[:3])}",
+                         file=options.release)
+    return countries, [f"--steer {options.steer}: not steered to {', '.join(left)}"] if left else []
 
 
 def read_model_answers(path: Path) -> pl.DataFrame:
@@ -358,12 +468,13 @@ def request_distributions(options, backend, answers: pl.DataFrame, questions: pl
     ``samples``): the sampled answers are counted instead."""
     scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
     rows: list[tuple] = []
-    if options.reading == "verbalized":
+    if options.reading == "verbalized" or options.protocol == "liu2025":
+        read = parse_distribution if options.protocol != "liu2025" else stated_reader(liu_repo(options))
         for steer, question, index, output in answers.select("steer", "question_id", "sample_index", "output").iter_rows():
             low, high = scales.get(question, (None, None))
-            shares = parse_distribution(output, low, high) if low is not None and high is not None else None
+            shares = read(output, low, high) if low is not None and high is not None else None
             rows += [(steer, question, index, code, share) for code, share in (shares or {}).items()]
-        return _parts(rows), "verbalized"
+        return _parts(rows), "verbalized" if options.protocol != "liu2025" else "stated (Liu et al.'s parser)"
     from culturebench.evaluate import option_probability
     from culturebench.evaluate.cache import cache_key
     from culturebench.evaluate.wvb import BENCHMARK
@@ -388,7 +499,8 @@ def _parts(rows: list[tuple]) -> pl.DataFrame:
 
 
 def write_country_view(backend, options, responses: Path, questions: pl.DataFrame, metrics: dict,
-                       replan: Callable[[], Iterable], model: str | None = None, console=None) -> list[Path]:
+                       replan: Callable[[], Iterable], model: str | None = None, console=None,
+                       plan_notes: Sequence[str] = ()) -> list[Path]:
     """Score a run without demographics per country: countries.json and its figures into ``options.out``,
     ``metrics["countries"]`` (the headline, the reading, whether weights were used, one line per problem);
     returns the paths written. A question without answer codes or a country without answers is one line in
@@ -400,7 +512,7 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     answers = read_model_answers(responses)
     asked = sorted(answers["question_id"].unique().to_list())
     questions = questions.filter(pl.col("question_id").is_in(asked))
-    notes = []
+    notes = list(plan_notes)
     unscaled = questions.filter(pl.col("scale_min").is_null() | pl.col("scale_max").is_null()
                                 | (pl.col("scale_max") <= pl.col("scale_min")))["question_id"].to_list()
     if unscaled:
@@ -416,16 +528,23 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     silent = sorted(set(countries["country"]) - set(humans["country"]))
     if silent:
         notes.append(f"countries with no answers to the questions asked, not scored: {', '.join(silent)}")
-    if options.steer:
+    if options.steer == "country":
         notes += steering_countries(options.release)[1]
     table = similarity_table(model_shares, humans, questions)
     view, top = country_view(table, countries.filter(~pl.col("country").is_in(silent)), humans)
-    if options.steer and (unsteered := sorted(code for code, e in view.items()
-                                              if e.get("steered_jsd") is None and e.get("similarity_jsd") is not None)):
+    if options.protocol == "liu2025" and options.steer and options.steer.startswith("language"):
+        repo, spoken = liu_repo(options), interview_languages(options.release)
+        for code, entry in view.items():
+            if entry.get("steered_jsd") is not None:
+                entry["steer_language"] = repo.country(code, options.steer).language
+                entry["interview_languages"] = spoken.get(code, [])
+    steered_to = set(answers["steer"].drop_nulls().to_list())
+    if options.steer and (unsteered := sorted(code for code, e in view.items() if code in steered_to
+                                              and e.get("steered_jsd") is None and e.get("similarity_jsd") is not None)):
         notes.append(f"no steered value (no readable answer when steered to the country): {', '.join(unsteered)}")
     data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
                               model=model, notes=notes, reading=reading, weighted=weighted,
-                              steer=options.steer, n_questions=len(asked))
+                              protocol=options.protocol, steer=options.steer, n_questions=len(asked))
     metrics["countries"] = {**top, "reading": reading, "weighted": weighted, "notes": notes,
                             "file": country_files.COUNTRIES_FILE}
     for line in notes:

@@ -6,7 +6,7 @@ benchmark's methods)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,19 +19,20 @@ from culturebench.evaluate import run_folder
 from culturebench.evaluate.engine import stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
-from culturebench.evaluate.wvb import WVBOptions
+from culturebench.evaluate.wvb import WVBOptions, liu2025
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
     iter_requests,
     limited_rows,
     parse_records,
     prompt_tables,
+    question_rows,
     request_count,
     request_sampling,
     response_schema,
 )
 from culturebench.evaluate.wvb.metrics import score, score_answers, unreadable_answers
-from culturebench.evaluate.wvb.opinions import opinion_requests, write_country_view
+from culturebench.evaluate.wvb.opinions import opinion_requests, parse_distribution, write_country_view
 from culturebench.evaluate.wvb.parsing import answers_frame, scan_answers
 from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATED_STATUSES, STATUSES
@@ -52,11 +53,18 @@ class Plan(RunPlan):
     sampling: SamplingParams
     parse_status: dict[str, int]
     """Answers per parse status (``prompts.STATUSES``), and ``n_parsed``, counted by ``records``."""
+    notes: tuple[str, ...] = ()
+    """One line per question or country the plan leaves out (countries.json's ``notes``)."""
+    stated: Callable[[str | None, int, int], dict | None] | None = None
+    """The reader of a stated distribution when the replies are distributions (``items.parse_records``); None:
+    one answer each (``prompts.parse_answer``)."""
 
 
 def plan(options: WVBOptions, model: str = "model") -> Plan:
     """The requests of a run (Sec. 3.5, App. B) on the probe or a split (``limit`` rows spread over the questions:
     ``limit.spread_positions`` with ``seed``), read from the release (before a model is loaded)."""
+    if options.protocol == "liu2025":
+        return liu_plan(options, model)
     rows, covers = limited_rows(options.release, options.split, options.limit, options.seed)
     questions, participants = prompt_tables(options.release, rows["participant_id"] if options.demographics else None)
     steer, samples = opinion_requests(options)
@@ -71,7 +79,48 @@ def plan(options: WVBOptions, model: str = "model") -> Plan:
                 rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
                 sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
                 parse_status={**{status: 0 for status in (STATED_STATUSES if options.reading == "verbalized"
-                                                          else STATUSES)}, "n_parsed": 0})
+                                                          else STATUSES)}, "n_parsed": 0},
+                stated=parse_distribution if options.reading == "verbalized" else None)
+
+
+def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
+    """The requests of ``--protocol liu2025`` (``liu2025``): their question set (``--limit`` questions spread by
+    ``seed``) that the release has as value questions with a scale, each asked plainly and, under ``--steer``, once
+    per steered country (``opinions.liu_countries``); their system message and prompts, temperature 0, no stop."""
+    from culturebench.chat import ChatRequest, SamplingParams
+    from culturebench.evaluate.limit import limit_frame
+    from culturebench.evaluate.wvb.opinions import liu_countries, liu_repo, stated_reader
+
+    repo = liu_repo(options)
+    questions, _ = prompt_tables(options.release, None)
+    scaled = set(questions.filter((pl.col("kind") == "value") & (pl.col("scale_max") > pl.col("scale_min")))
+                 ["question_id"])
+    theirs = repo.question_set()
+    notes = []
+    lacking = [q for q in theirs if q not in scaled]
+    if lacking:
+        notes.append(f"--protocol liu2025: the release has no value question with a scale for {', '.join(lacking)}; "
+                     "left out")
+    available = pl.DataFrame({"question_id": [q for q in theirs if q in scaled]}, schema={"question_id": pl.String})
+    if available.height == 0:
+        raise InputError("--protocol liu2025: the release has none of their questions", file=options.release)
+    asked, covers = limit_frame(available, ["question_id"], options.limit, options.seed, item="questions",
+                                columns=["questions"])
+    ids = asked["question_id"].to_list()
+    countries, country_notes = liu_countries(repo, options) if options.steer else ([], [])
+    prompts, missing, n_prompts = liu2025.prompts(repo, ids, options.steer, countries)
+    samples = options.samples or 1
+    sampling = SamplingParams(temperature=liu2025.TEMPERATURE if options.temperature is None else options.temperature,
+                              max_tokens=options.max_tokens or liu2025.MAX_TOKENS, seed=options.seed)
+    requests = (PlannedRequest(None, prompt.question_id, index,
+                               ChatRequest(messages=liu2025.messages(repo, prompt.text), sampling=sampling,
+                                           sample_index=index), prompt.steer)
+                for prompt in prompts for index in range(samples))
+    return Plan(options=options, model=model, requests=requests, total=n_prompts * samples,
+                description=f"wvb {options.split} (Liu et al. 2025)", covers=(covers,), schema=response_schema(),
+                rows=question_rows(options.release, ids, options.seed), n_rows=len(ids), questions=questions,
+                sampling=sampling, parse_status={**{status: 0 for status in STATED_STATUSES}, "n_parsed": 0},
+                notes=(*notes, *country_notes, *missing), stated=stated_reader(repo))
 
 
 def replanned(options: WVBOptions):
@@ -81,7 +130,7 @@ def replanned(options: WVBOptions):
 
 def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
     """responses records (``items.parse_records``), their parse statuses counted."""
-    out = parse_records(items, responses, plan.questions, plan.options.reading)
+    out = parse_records(items, responses, plan.questions, plan.stated)
     for record in out:
         plan.parse_status[record["parse_status"]] = plan.parse_status.get(record["parse_status"], 0) + 1
         plan.parse_status["n_parsed"] += record["answer"] is not None or record["parse_status"] == STATED_STATUSES[0]
@@ -114,7 +163,7 @@ def score_run(plan: Plan, answers: Answers) -> Result:
     })
     country_files = [] if demographics else write_country_view(
         answers.state["backend"], options, answers.path, plan.questions, scored.metrics,
-        lambda: replanned(options), label, answers.state["console"])
+        lambda: replanned(options), label, answers.state["console"], plan.notes)
     return Result(metrics=scored.metrics, written=country_files, score=scored)
 
 
@@ -143,7 +192,9 @@ def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
                            "n_evaluated_rows": plan.n_rows, "n_requests": answers.n_records,
                            "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
                            "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
-                           "majority": options.majority, "steer": options.steer,
+                           "majority": options.majority, "protocol": options.protocol, "steer": options.steer,
+                           "steer_countries": None if options.steer_countries is None
+                           else list(options.steer_countries),
                            "reading": metrics.get("countries", {}).get("reading"),
                            "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
                            "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
