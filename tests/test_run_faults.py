@@ -143,7 +143,7 @@ def test_the_lock_of_a_killed_run_is_harmless(release, tmp_path):
 
 def test_no_wait_before_a_retry_is_longer_than_the_cap_jitter_and_retry_after_included():
     from culturebench.evaluate.backends import OpenAIBackend
-    from culturebench.evaluate.chat import ChatRequest
+    from culturebench.chat import ChatRequest
 
     faults = [(429, {"Retry-After": "0.3"}), (503, {"Retry-After": "0.3"}), 500, 500, 502]
     with ScriptedServer(faults=faults) as server:
@@ -246,7 +246,7 @@ def test_a_fault_leaves_no_request_of_the_backend_running():
     import asyncio
 
     from culturebench.evaluate.backends import OpenAIBackend
-    from culturebench.evaluate.chat import BackendError, ChatRequest
+    from culturebench.chat import BackendError, ChatRequest
 
     requests = [ChatRequest(messages=(("user", f"q{i}"),)) for i in range(12)]
     with ScriptedServer(faults=slow_after_the_probe_then(401), slow_seconds=2.0) as server:

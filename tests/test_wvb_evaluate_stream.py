@@ -15,7 +15,7 @@ import pytest
 from culturebench.contract import Result
 from culturebench.evaluate import run_folder, wvb
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.chat import ChatRequest, ChatResponse, SamplingParams
+from culturebench.chat import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import DryRun, stream_requests
 from scripted_server import ScriptedServer
@@ -293,9 +293,9 @@ def test_plan_yields_the_requests_evaluate_sends(tmp_path, sample_release, demog
     and the lm-eval export plan a run from it)."""
     options = wvb.WVBOptions(release=sample_release, out=tmp_path / "run", split="test", limit=LIMIT,
                              demographics=demographics, samples=2)
-    planned = list(wvb.BENCHMARK.plan(options))
+    planned = list(wvb.BENCHMARK.requests(options))
     with ScriptedServer(reply=reply) as server:
-        result = wvb.BENCHMARK.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8),
+        result = wvb.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8),
                                         options)
     assert result.stats["n_requests"] == len(planned)
     records = run_folder.read_jsonl(tmp_path / "run" / run_folder.RESPONSES_FILE)

@@ -14,7 +14,7 @@ from culturebench.evaluate import release_configs
 from culturebench.evaluate.normad import prompts
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.chat import ChatRequest
+    from culturebench.chat import ChatRequest
 
 
 CONFIG = "stories"
@@ -67,7 +67,7 @@ def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CO
                   protocol: str = prompts.DEFAULT_PROTOCOL) -> Iterator[PlannedRequest]:
     """One request per story, context and sample under ``protocol`` (prompts.PROTOCOLS), in story order then context
     order (a generator: a run streams them)."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row in stories.select("story_id", "story", "country", "value", "rule_of_thumb").iter_rows(named=True):

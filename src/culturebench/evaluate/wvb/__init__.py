@@ -42,11 +42,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
 from culturebench.contract import (
     Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+from culturebench.evaluate import engine
 from culturebench.errors import InputError
 
 SPLITS = ("probe", "train", "validation", "test")
@@ -178,9 +180,22 @@ class WVB(Benchmark):
                          "0.7, oversampled); mean W1 (Table 2)", {"demographics": False}))
     lower_is_better = frozenset({"mean_w1", "std_w1"})
 
-    def plan(self, options):
-        from culturebench.evaluate.wvb.run import plan
-        return (planned.request for planned in plan(options).requests)
+    rai_facts_file = "wvb.json"
+
+    def hooks(self):
+        from culturebench.evaluate.wvb.run import WVBHooks
+
+        return WVBHooks()
+
+    def builder_module(self):
+        from culturebench.builders import wvb
+
+        return wvb
+
+    def schemas_module(self):
+        from culturebench.schemas import wvb
+
+        return wvb
 
     def check(self, options):
         """The release is a WVB release: its manifest only (a split's rows, millions, are read once, by
@@ -201,7 +216,8 @@ class WVB(Benchmark):
 
 
 BENCHMARK = WVB()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("check_inputs", "evaluation_rows", "limited_rows", "PROBE_DIMENSIONS", "prompt_tables",

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
-from culturebench.evaluate.engine import Answers, Run, RunPlan, stream
+from culturebench.evaluate.engine import stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
 from culturebench.evaluate.wvb import WVBOptions, liu2025, liu_outputs
@@ -38,7 +38,7 @@ from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATED_STATUSES, STATUSES
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.chat import SamplingParams
+    from culturebench.chat import SamplingParams
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +87,7 @@ def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
     """The requests of ``--protocol liu2025`` (``liu2025``): their question set (``--limit`` questions spread by
     ``seed``) that the release has as value questions with a scale, each asked plainly and, under ``--steer``, once
     per steered country (``opinions.liu_countries``); their system message and prompts, temperature 0, no stop."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
     from culturebench.evaluate.limit import limit_frame
     from culturebench.evaluate.wvb.opinions import liu_countries, liu_repo, stated_reader
 
@@ -245,3 +245,18 @@ def summary(metrics: dict) -> str:
     rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
              f"of the {len(metrics['per_question']):,} asked")
     return "\n".join([line, *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
+
+
+class WVBHooks(Hooks):
+    """WVB's hooks of the engine (``contract.Hooks``): this module's functions."""
+
+    def plan(self, options, model="model", *, roles=None):
+        return plan(options, model)
+
+    records = staticmethod(records)
+    answer = staticmethod(answer)
+    score_run = staticmethod(score_run)
+    write = staticmethod(write)
+    evaluation = staticmethod(evaluation)
+    score_files = staticmethod(score_files)
+    summary = staticmethod(summary)
