@@ -25,6 +25,8 @@ SMALLEST = {
     "vllm_overhead.py": (["--plan-only", "--limit", "3"], "requests, max_tokens 32, temperature 0 (--plan-only)"),
     "wvb_build.py": (["--smoke"], "1x: cold wall"),
     "wvb_countries.py": (["{wvb}", "--samples", "1"], "max |score - reference|"),
+    "wvb_reference_points.py": (["{wvb}", "--samples", "2", "--resamples", "20", "--reference-resamples", "5"],
+                                "largest difference: baselines"),
 }
 """Each bench script: the arguments of its smallest form and a line its output must hold; ``{wvb}`` stands for the
 bundled sample's WVB release."""
@@ -33,9 +35,10 @@ def test_every_bench_script_has_a_smallest_form():
     assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(SMALLEST)
 
 
-SLOW = {"build_all.py", "eval_scale.py", "release_diff.py"}
+SLOW = {"build_all.py", "eval_scale.py", "release_diff.py", "wvb_reference_points.py"}
 """The scripts whose smallest form takes 15 s or more on a loaded 2-core machine: five builds (build_all.py), an
-evaluate process per size (eval_scale.py), two WVB builds, a diff and a validate (release_diff.py)."""
+evaluate process per size (eval_scale.py), two WVB builds, a diff and a validate (release_diff.py), our reference
+points beside the pandas/scipy loop over every country pair (wvb_reference_points.py)."""
 
 
 @pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s
