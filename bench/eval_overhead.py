@@ -202,7 +202,7 @@ def main() -> None:
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
 
     import_s = time.perf_counter() - t0
     requests = [ChatRequest(messages=(("system", "Answer with one number."), ("user", f"Question {i}: how much?")),

@@ -6,15 +6,18 @@ evaluation tests share; the parsed and the Chromium-rendered report pages of the
 from __future__ import annotations
 
 import csv
+import fcntl
 import gzip
 import html
 import importlib.util
 import io
 import json
+import os
 import random
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 from html.parser import HTMLParser
@@ -208,6 +211,110 @@ def bundled_release(tmp_path_factory: pytest.TempPathFactory):
         return built[name]
 
     return release
+
+
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make) -> Path:
+    """The folder ``make(folder)`` filled, made once per pytest run however many xdist workers ask for it: in the
+    run's shared base folder, under a lock (the first worker makes it, the others wait and reuse it)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / f"once-{name}"
+    with open(root / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".done").exists():
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir()
+            make(folder)
+            (folder / ".done").touch()
+    return folder
+
+
+class BenchRun(NamedTuple):
+    """A bench script run as a whole process: its exit code, output, and the folder it kept (``--keep``)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    kept: Path
+
+
+@pytest.fixture(scope="session")
+def release_diff_tiny(tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    """``bench/release_diff.py --tiny --keep DIR`` run once per pytest run (two WVB builds, a diff and a validate as
+    processes: ~20 s), for tests/test_benches.py's smallest form and tests/test_release_diff.py's check of its
+    answer."""
+    def run(folder: Path) -> None:
+        done = subprocess.run([sys.executable, str(REPO / "bench" / "release_diff.py"), "--tiny", "--keep",
+                               str(folder / "kept")], capture_output=True, text=True, timeout=1200,
+                              env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+        (folder / "result.json").write_text(json.dumps([done.returncode, done.stdout, done.stderr]), encoding="utf-8")
+
+    folder = once_per_run(tmp_path_factory, "release-diff-tiny", run)
+    returncode, stdout, stderr = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    return BenchRun(returncode, stdout, stderr, folder / "kept")
+
+
+REAL_MODEL_MARKS = re.compile(r"(?<!not )\b(model|vllm)\b")
+"""A mark expression selecting the real-model tests (``-m model``, ``-m 'vllm and not slow'``), not deselecting them."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The real-model suites run in one process (before xdist, whose ``-n 2`` is in pyproject's addopts, makes its
+    workers): each worker would start its own llama.cpp server or vLLM engine (session fixtures run per worker)."""
+    if REAL_MODEL_MARKS.search(config.getoption("markexpr", "") or "") and hasattr(config.option, "tx"):
+        config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
+
+
+SLOW_S = 15.0
+"""A test whose call takes this long or longer without ``@pytest.mark.slow`` fails the run (inspect_evals' rule)."""
+
+
+def slow_limit_s() -> float:
+    """SLOW_S on a machine with nothing else running; on a loaded one (1-minute load average above its cores) the
+    limit grows with the load, so that other work on the machine does not fail a test that is quick alone."""
+    return SLOW_S * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Fails a passing test whose call took ``slow_limit_s()`` or more and is not marked ``slow``."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "call" and report.passed and item.get_closest_marker("slow") is None:
+        limit = slow_limit_s()
+        if call.duration >= limit:
+            report.outcome = "failed"
+            report.longrepr = (f"{item.nodeid} took {call.duration:.1f} s (limit {limit:.1f} s: {SLOW_S:.0f} s, scaled "
+                               "by the load average beyond the cores): make it cheaper, or mark it "
+                               "@pytest.mark.slow and say why in its docstring")
+
+
+WVS7_COUNTRY_FILES = REFERENCE / "WVS7" / "DataSpi_spy-playground" / "wvs_7" / "data" / "processed"
+WVS7_CODEBOOK_PDF = (REFERENCE / "WVS7" / "snag18_World-Values-Survey-Data-Analysis"
+                     / "F00011055-WVS7_Codebook_Variables_report_V6.0.pdf")
+
+
+@pytest.fixture(scope="session")
+def wvs7_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(release, raw folder): WVB built once per session, seed 0, from the 56 WVS-7 v5.0 country files of
+    ../shared/reference with the real codebook PDF (symlinked into raw/wvs, never copied; 15-60 s). Skips when
+    the reference files are absent."""
+    from culturebench.release import build_release
+
+    files = sorted(WVS7_COUNTRY_FILES.glob("*.csv.gz"))
+    if len(files) != 56 or not WVS7_CODEBOOK_PDF.is_file():
+        pytest.skip(f"reference WVS-7 country files absent: {WVS7_COUNTRY_FILES}")
+    tmp = tmp_path_factory.mktemp("wvs7-56")
+    wvs = tmp / "raw" / "wvs"
+    wvs.mkdir(parents=True)
+    for path in [*files, WVS7_CODEBOOK_PDF]:
+        (wvs / path.name).symlink_to(path)
+    release, verdict = build_release(registry.benchmark("wvb"), tmp / "raw", tmp / "out", seed=0,
+                                     progress=lambda stage: None)
+    assert verdict["failed"] == 0, verdict
+    return release, tmp / "raw"
 
 
 @pytest.fixture(scope="session")

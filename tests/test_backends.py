@@ -20,7 +20,7 @@ from culturebench.cli import app
 
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.chat import BackendError, ChatRequest, ChatResponse, SamplingParams
+from culturebench.chat import BackendError, ChatRequest, ChatResponse, SamplingParams
 from scripted_server import ScriptedServer
 from culturebench.evaluate import vllm_backend
 from culturebench.evaluate.vllm_backend import VLLMBackend
@@ -99,7 +99,7 @@ def test_429_then_success_honours_retry_after():
 
 def test_a_retry_after_beyond_the_cap_is_not_waited_for():
     # waiting the cap and asking again would only meet the same refusal: the run ends at once (issue #46)
-    from culturebench.evaluate.chat import EndpointFault
+    from culturebench.chat import EndpointFault
 
     with ScriptedServer(faults=[(429, {"Retry-After": "3600"})]) as server:
         backend = fast(server, backoff_max=0.2)

@@ -33,9 +33,22 @@ def test_every_bench_script_has_a_smallest_form():
     assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(SMALLEST)
 
 
-@pytest.mark.parametrize("script", sorted(SMALLEST))
-def test_bench_runs_in_its_smallest_form(script, tmp_path, bundled_release):
+SLOW = {"build_all.py", "eval_scale.py", "release_diff.py"}
+"""The scripts whose smallest form takes 15 s or more on a loaded 2-core machine: five builds (build_all.py), an
+evaluate process per size (eval_scale.py), two WVB builds, a diff and a validate (release_diff.py)."""
+
+
+@pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s
+                                    for s in sorted(SMALLEST)])
+def test_bench_runs_in_its_smallest_form(script, tmp_path, bundled_release, request):
+    """Slow for the scripts in SLOW (the whole processes they start). release_diff.py runs once per pytest run with
+    ``--keep`` (``release_diff_tiny``), shared with tests/test_release_diff.py."""
     args, expected = SMALLEST[script]
+    if script == "release_diff.py":
+        done = request.getfixturevalue("release_diff_tiny")
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        assert expected in done.stdout, done.stdout[-2000:]
+        return
     args = [str(bundled_release("wvb")) if arg == "{wvb}" else arg for arg in args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, env=env,

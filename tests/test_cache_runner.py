@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.chat import BackendError, ChatRequest, ChatResponse, SamplingParams
+from culturebench.chat import BackendError, ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache, cache_key, key_material
 from culturebench.evaluate.runner import run_requests
 from scripted_server import ScriptedServer
@@ -198,7 +198,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
 CHILD = """
 import sys
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.chat import ChatRequest
+from culturebench.chat import ChatRequest
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import run_requests
 
@@ -273,7 +273,7 @@ def test_total_stats_has_the_runner_fields():
 
 def test_progress_bar_says_why_a_run_stalls():
     from culturebench.evaluate.backends import _AdaptiveLimit
-    from culturebench.evaluate.chat import BackendStats
+    from culturebench.chat import BackendStats
     from culturebench.evaluate.runner import health
 
     class Stalled:

@@ -440,9 +440,11 @@ def test_item_defects_go_to_quarantine_with_a_reason(tmp_path):
 # ---------------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.reference
 @pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data absent: {REFERENCE}")
 def test_reference_release_counts_and_stats(tmp_path):
+    """Slow: builds CDEval from the authors' real files and computes BLEU over them."""
     from nltk.translate.bleu_score import sentence_bleu
 
     for path in (REAL_JSON, REAL_CSV):

@@ -71,7 +71,8 @@ def test_score_on_a_hub_release_equals_score_on_the_folder(hub_cache, sample_rel
 def _probe_pairs(release: Path) -> list[tuple[str, int]]:
     import polars as pl
 
-    from culturebench.release import load_manifest, read_tables
+    from culturebench.release import load_manifest
+    from culturebench.release_reader import read_tables
 
     probe = pl.concat(read_tables(release, load_manifest(release)["outputs"])["probe"].values())
     return list(probe.select(pl.col("question_id").cast(pl.String), "participant_id").head(40).iter_rows())

@@ -79,7 +79,7 @@ class Backend:
         return {"backend": "fake", "model": self.model}
 
     def generate(self, requests, on_response) -> None:
-        from culturebench.evaluate.chat import ChatResponse
+        from culturebench.chat import ChatResponse
 
         for i, request in enumerate(requests):
             on_response(i, ChatResponse(f"{self.text} {len(request.messages)}"))

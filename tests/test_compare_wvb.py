@@ -24,7 +24,8 @@ from culturebench.evaluate import uncertainty, wvb
 from culturebench.evaluate.wvb import measures
 from culturebench.evaluate.wvb.measures import CELL_COLUMNS, AnswerCounts
 from scripted_server import ScriptedServer
-from culturebench.release import load_manifest, read_tables
+from culturebench.release import load_manifest
+from culturebench.release_reader import read_tables
 
 FEW = uncertainty.Bootstrap(n_resamples=300, seed=5)
 RESAMPLES = ["--n-resamples", "300"]
@@ -246,9 +247,11 @@ def test_small_groups_flagged_not_ranked(minimum_run, probe):
 
 
 
+@pytest.mark.slow
 def test_compare_page_of_score_and_evaluate_runs(tmp_path, release, probe, minimum_run):
     # run 1: `score` of constant minimum answers; run 2: `score` of the human answers themselves;
     # run 3: `evaluate --no-demographics` whose samples compare re-pairs with the evaluated rows
+    """Slow: three runs and a compare, each with 2,000 bootstrap resamples of W1."""
     score_dir = tmp_path / "minimum"
     assert runner.invoke(app, ["score", "wvb", "--responses", str(minimum_run[0]), "--release", str(release),
                                "--out", str(score_dir)]).exit_code == 0
@@ -347,8 +350,10 @@ def test_one_participant_per_question_gives_no_interval_and_no_verdict(tmp_path,
     assert "fewer than 2 participants" in text and "No difference is significant." not in text
 
 
+@pytest.mark.slow
 def test_two_participants_per_question_give_intervals_again(tmp_path, release):
     # the same runs with two rows per question (36 questions): every stratum can vary, so intervals and a verdict
+    """Slow: two evaluate runs and a compare, each with 2,000 bootstrap resamples of W1."""
     printed = evaluate_run(tmp_path / "a", release, 72, differ=False)
     evaluate_run(tmp_path / "b", release, 72, differ=True)
     own = json.loads((tmp_path / "a" / "metrics.json").read_text())
@@ -362,9 +367,11 @@ def test_two_participants_per_question_give_intervals_again(tmp_path, release):
     assert row["significant"] is False
 
 
+@pytest.mark.slow
 def test_compare_reads_a_score_run_of_an_evaluate_runs_own_responses(tmp_path, release):
     # issue #46: `score` of an evaluate run's responses.jsonl wrote no run.json, and compare read that file as the
     # authors' TSV ("missing column QUESTION_ID (header has {...the whole JSON record...})")
+    """Slow: an evaluate, a score and a compare, each with 2,000 bootstrap resamples of W1."""
     evaluate_run(tmp_path / "evaluated", release, 72, differ=False)
     result = runner.invoke(app, ["score", "wvb", "--responses", str(tmp_path / "evaluated" / "responses.jsonl"),
                                  "--release", str(release), "--out", str(tmp_path / "scored")])

@@ -29,8 +29,9 @@ def load(release: Path, name: str) -> dict:
     return json.loads((release / name).read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "wvb" else n for n in BENCHMARKS])
 def test_sample_release_validates_with_mlcroissant_and_its_records_are_the_parquet_rows(bundled_release, name):
+    """Slow for wvb: mlcroissant reads every record of the sample's WVB release one by one."""
     release = bundled_release(name)
     compared = assert_croissant_records_are_the_parquet_rows(release)
     manifest = load(release, "manifest.json")

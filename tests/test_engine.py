@@ -1,4 +1,4 @@
-"""The engine owns the run (issue #50): a Python caller of ``Benchmark.evaluate`` gets what the command line gets,
+"""The engine owns the run (issue #50): a Python caller of ``engine.run`` gets what the command line gets,
 the run folder held (a second run refused before a model is made, issue #52), a folder of another benchmark
 refused, and an interrupted run told how many answers it kept."""
 
@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 
 from culturebench.errors import InputError
-from culturebench.evaluate import normad
-from culturebench.evaluate.chat import ChatResponse
+from culturebench.evaluate import engine, normad
+from culturebench.chat import ChatResponse
 from culturebench.evaluate.run_lock import hold_run_folder
 
 
@@ -48,13 +48,13 @@ def test_a_python_caller_is_refused_a_folder_another_run_holds_before_its_backen
     out = tmp_path / "run"
     with hold_run_folder(out):  # another run holds it (flock: a second descriptor of this process is refused too)
         with pytest.raises(InputError, match="held by another run"):
-            normad.BENCHMARK.evaluate(factory, options(bundled_release("normad"), out))
+            engine.run(normad.BENCHMARK, factory, options(bundled_release("normad"), out))
         backend = Answering()
         with pytest.raises(InputError, match="held by another run"):
-            normad.BENCHMARK.evaluate(backend, options(bundled_release("normad"), out))
+            engine.run(normad.BENCHMARK, backend, options(bundled_release("normad"), out))
     assert not made and backend.asked == 0
     given = options(bundled_release("normad"), out)
-    result = normad.BENCHMARK.evaluate(factory, given)
+    result = engine.run(normad.BENCHMARK, factory, given)
     assert made == [True]
     assert result.metrics["per_model"]["answering-model"]["n_responses"] == 4 * len(given.contexts)
 
@@ -65,23 +65,23 @@ def test_a_python_caller_is_refused_a_run_folder_of_another_benchmark(bundled_re
     (out / "run.json").write_text(json.dumps({"benchmark": "cdeval"}), encoding="utf-8")
     backend = Answering()
     with pytest.raises(InputError, match="holds a run of 'cdeval', not 'normad'"):
-        normad.BENCHMARK.evaluate(backend, options(bundled_release("normad"), out))
+        engine.run(normad.BENCHMARK, backend, options(bundled_release("normad"), out))
     assert backend.asked == 0 and sorted(p.name for p in out.iterdir()) == ["run.json"]
     (out / "run.json").write_text("not json", encoding="utf-8")
     with pytest.raises(InputError, match="run.json does not parse"):
-        normad.BENCHMARK.evaluate(backend, options(bundled_release("normad"), out))
+        engine.run(normad.BENCHMARK, backend, options(bundled_release("normad"), out))
 
 
 def test_an_interrupted_python_run_says_how_many_answers_it_kept_and_resumes(bundled_release, tmp_path):
     out = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt) as stopped:
-        normad.BENCHMARK.evaluate(Answering(stop_after=5), options(bundled_release("normad"), out))
+        engine.run(normad.BENCHMARK, Answering(stop_after=5), options(bundled_release("normad"), out))
     with sqlite3.connect(out / "cache.sqlite") as db:
         cached = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
     assert stopped.value.kept_answers == cached == 5
     assert not (out / "run.json").exists() and not (out / "metrics.json").exists()
     again, given = Answering(), options(bundled_release("normad"), out)
-    normad.BENCHMARK.evaluate(again, given)
+    engine.run(normad.BENCHMARK, again, given)
     assert again.asked == 4 * len(given.contexts) - 5  # the 5 kept answers come from the cache
     assert json.loads((out / "run.json").read_text(encoding="utf-8"))["runner"]["n_cached"] == 5
 
@@ -107,14 +107,14 @@ def test_a_second_model_does_not_replace_the_first_ones_results_unless_asked(bun
     and responses stay as they were; with ``replace`` B's results replace them, and re-running A resumes."""
     release, out = bundled_release("normad"), tmp_path / "run"
     first = Answering()
-    normad.BENCHMARK.evaluate(first, options(release, out))
+    engine.run(normad.BENCHMARK, first, options(release, out))
     kept = {name: (out / name).read_bytes() for name in ("metrics.json", "responses.jsonl", "run.json")}
     second = Answering()
     second.model = "other-model"
     with pytest.raises(InputError, match="holds the results of model 'answering-model'.*'other-model'.*--replace"):
-        normad.BENCHMARK.evaluate(second, options(release, out))
+        engine.run(normad.BENCHMARK, second, options(release, out))
     assert second.asked == 0
     assert {name: (out / name).read_bytes() for name in kept} == kept
-    normad.BENCHMARK.evaluate(second, options(release, out), replace=True)
+    engine.run(normad.BENCHMARK, second, options(release, out), replace=True)
     assert second.asked > 0
     assert json.loads((out / "run.json").read_text())["backend"]["model"] == "other-model"

@@ -21,7 +21,7 @@ from conftest import one_line_error
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import AzureOpenAIBackend, OpenAIBackend
-from culturebench.evaluate.chat import BackendError, ChatResponse
+from culturebench.chat import BackendError, ChatResponse
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.local_model import free_port
 from culturebench.evaluate.request_shape import RequestShape

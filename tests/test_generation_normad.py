@@ -15,7 +15,7 @@ from conftest import REFERENCE
 
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.chat import BackendError
+from culturebench.chat import BackendError
 from culturebench.evaluate.cache import ResponseCache
 from scripted_server import ScriptedServer
 from culturebench import registry

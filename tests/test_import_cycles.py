@@ -201,3 +201,49 @@ def test_no_benchmark_imports_another_benchmarks_modules() -> None:
                       if None not in (_owner(module, benchmarks), _owner(target, benchmarks))
                       and _owner(module, benchmarks) != _owner(target, benchmarks))
     assert crossing == []
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others (every import counted, as in ``import_graph``)."""
+    seen, pending = set(), [start]
+    while pending:
+        for target in graph[pending.pop()] - seen:
+            seen.add(target)
+            pending.append(target)
+    return seen
+
+
+LAYERS = (
+    # (modules, what they may not reach, why)
+    (("culturebench.contract", "culturebench.chat"), "culturebench.evaluate",
+     "the contract lies under the engine, which names its types (issue #65)"),
+    (("culturebench.cards",), "culturebench.evaluate", "a dataset card is written before any model is evaluated"),
+    (("culturebench.validation",), "culturebench.release",
+     "the checks read a release through release_reader, below the release writer that runs them"),
+)
+
+
+@pytest.mark.parametrize(("modules", "below", "why"), LAYERS, ids=[layer[0][0] for layer in LAYERS])
+def test_the_ground_floor_imports_nothing_of_the_floors_above(modules: tuple[str, ...], below: str, why: str) -> None:
+    """Each module of ``modules`` (a package: each of its modules) reaches no module of ``below`` through any chain of
+    imports, function-level and ``TYPE_CHECKING`` ones included: ``why``."""
+    names = module_names()
+    graph = import_graph(names)
+    starts = [name for name in names for module in modules if name == module or name.startswith(module + ".")]
+    assert starts, modules
+    upward = sorted(f"{start} -> {target}" for start in starts for target in reachable(graph, start)
+                    if target == below or target.startswith(below + "."))
+    assert not upward, f"{why}: {', '.join(upward)}"
+
+
+def test_the_layer_check_follows_chains_and_function_level_imports(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "up").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "up" / "__init__.py").write_text("")
+    (package / "up" / "engine.py").write_text("")
+    (package / "ground.py").write_text("def later():\n    from pkg import middle\n")
+    (package / "middle.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.up import engine\n")
+    graph = import_graph(module_names(package))
+    assert reachable(graph, "pkg.ground") == {"pkg.middle", "pkg.up.engine"}
+    assert reachable(graph, "pkg.up.engine") == set()

@@ -171,8 +171,10 @@ def test_unknown_task_and_wrong_release_are_one_line_errors(releases, tmp_path):
 # ------------------------------------------------------------------------------------------------------- inspect
 
 
+@pytest.mark.slow
 @needs_inspect
 def test_inspect_tasks_give_evaluate_headline(releases, reference, jury, tmp_path, monkeypatch):
+    """Slow: one inspect eval per task (every task of every benchmark), each with inspect's own start-up of a run."""
     from inspect_ai import eval as inspect_eval
 
     from culturebench.integrations import inspect_tasks
@@ -195,12 +197,14 @@ def test_inspect_tasks_give_evaluate_headline(releases, reference, jury, tmp_pat
             name, spec.benchmark, releases[benchmark])["release_manifest_sha256"]
 
 
+@pytest.mark.slow
 @needs_inspect
 def test_inspect_command_line_runs_a_task(releases, reference, tmp_path):
     """``inspect eval culturebench/normad_rot -T release=... -T limit=...`` in a separate process: the task found
-    through the inspect_ai entry point of the installed package (the tasks are made from the registry, so there is
-    no FILE@TASK form). The ``inspect`` script is the one installed beside this
-    Python (``VENV/bin/python -m pytest`` runs without the venv's bin on PATH)."""
+    through the inspect_ai entry point of the installed package (the tasks are made from the registry, so there is no
+    FILE@TASK form). The ``inspect`` script is the one installed beside this Python (``VENV/bin/python -m pytest`` runs
+    without the venv's bin on PATH). Slow: the inspect command as a process of its own: inspect-ai's imports and its
+    registry of tasks."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     inspect_script = Path(sys.executable).with_name("inspect")
@@ -244,8 +248,10 @@ def lm_eval_results(folder: Path, tasks: list[str], server: ScriptedServer) -> d
     return results
 
 
+@pytest.mark.slow
 @needs_lm_eval
 def test_lm_eval_tasks_give_evaluate_headline(releases, reference, jury, tmp_path):
+    """Slow: one lm_eval simple_evaluate per task, each with lm-eval's task loading."""
     folder = tmp_path / "tasks"
     for benchmark, release in releases.items():
         flags = ["--samples", str(SAMPLES[benchmark])] if benchmark in SAMPLES else []
@@ -267,10 +273,12 @@ def test_lm_eval_tasks_give_evaluate_headline(releases, reference, jury, tmp_pat
         assert close(got, reference[name][0]), (name, got, reference[name][0])
 
 
+@pytest.mark.slow
 @needs_lm_eval
 def test_lm_eval_command_line_runs_the_export(releases, reference, tmp_path):
-    """The README's command: ``lm_eval --include_path DIR --tasks culturebench_cdeval --model
-    local-chat-completions ...`` in a separate process."""
+    """The README's command: ``lm_eval --include_path DIR --tasks culturebench_cdeval --model local-chat-completions
+    ...`` in a separate process. Slow: the lm_eval command indexes its ~14,000 built-in task YAML files before it reads
+    --include_path (about 28 s of its 34 s)."""
     folder = tmp_path / "tasks"
     result = CliRunner().invoke(app, ["export", "lm-eval", str(releases["normad"]), "--out", str(folder),
                                       "--limit", str(LIMIT), "--task", "normad_rot"])

@@ -438,7 +438,9 @@ def draw_form_alpha(path: Path) -> None:
         plt.close(fig)
 
 
+@pytest.mark.slow
 def test_drawn_form_alpha_pdf_supplies_english_text(tmp_path):
+    """Slow: draws a Form Alpha PDF with matplotlib and reads its words back."""
     pytest.importorskip("matplotlib")
     from culturebench.raw.globe import read_form_alpha
 
@@ -553,9 +555,11 @@ def real_raw(tmp_path: Path) -> Path:
     return raw
 
 
+@pytest.mark.slow
 @reference
 @needs_reference
 def test_real_build_gives_36675_closed_rows(tmp_path):
+    """Slow: reads and builds the real LLM-GLOBE files (36,675 closed rows)."""
     folder, verdict = build_release(registry.benchmark("llm_globe"), real_raw(tmp_path), tmp_path / "out", seed=0, progress=NOOP)
     assert verdict["failed"] == 0, verdict
     closed = read_config(folder, "closed")
@@ -592,9 +596,11 @@ def public_raw(tmp_path: Path) -> Path:
     return raw
 
 
+@pytest.mark.slow
 @reference
 @needs_reference
 def test_public_files_build_without_closed_then_with_a_closed_prompts_csv(tmp_path):
+    """Slow: two builds of the real public LLM-GLOBE files."""
     raw = public_raw(tmp_path)
     result = CliRunner().invoke(app, ["build", "llm_globe", "--raw", str(raw), "--out", str(tmp_path / "a")])
     assert result.exit_code == 0, result.output

@@ -485,7 +485,7 @@ def test_plan_is_what_evaluate_asks_the_model(release, tmp_path):
 
     options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="both", language="both", samples=2,
                               limit=4, jurors=({"name": "judge-en", "model": "judge", "language": "en"},))
-    planned = llm_globe.BENCHMARK.plan(options)
+    planned = llm_globe.BENCHMARK.requests(options)
     assert not isinstance(planned, (list, tuple))
     planned_texts = Counter(request.messages[-1][1] for request in planned)
     asked = Counter()
@@ -506,7 +506,7 @@ def test_plan_is_what_evaluate_asks_the_model(release, tmp_path):
 def test_headline_is_the_mean_per_dimension_of_the_variants_part(release, tmp_path):
     options = LLMGlobeOptions(release=release, out=tmp_path / "run", split="closed", language="en")
     with ScriptedServer(reply=closed_reply) as server:
-        result = llm_globe.BENCHMARK.evaluate(OpenAIBackend("m", base_url=server.base_url), options)
+        result = llm_globe.evaluate(OpenAIBackend("m", base_url=server.base_url), options)
     # closed_reply: item 0 of dimension d answers a = d % 7 + 1, item 1 is reversed (8 - a): mean 4; dimension 8
     # has only item 0 (its item 1 answers "no idea"): 8 % 7 + 1 = 2
     expected = {f"mean_{d}": 2.0 if i == 8 else 4.0 for i, d in enumerate(prompts.DIMENSIONS)}

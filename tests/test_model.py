@@ -18,7 +18,7 @@ import pytest
 
 from culturebench import registry
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.chat import ChatRequest, SamplingParams
+from culturebench.chat import ChatRequest, SamplingParams
 
 pytestmark = pytest.mark.model
 

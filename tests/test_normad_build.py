@@ -267,7 +267,9 @@ def test_zones_are_the_authors_unless_raw_is_asked_for(tmp_path):
     assert default.quarantine["no_iw_zone"]["country"].to_list() == ["Atlantis"]
 
 
+@pytest.mark.slow
 def test_build_config_sets_the_zones_and_refuses_bad_values(tmp_path):
+    """Slow: several NormAd builds, one per config."""
     raw = copy_raw(tmp_path)
     rows = sample_rows()
     write_stories(raw, rows)
@@ -456,9 +458,11 @@ def test_revision_v2_canada_gift_giving_takes_the_atlas_subsection():
     assert normad.revise_v2_fix_neutral(rows, [])[1]["canada_gift_giving_without_atlas_page"] == 1
 
 
+@pytest.mark.slow
 def test_build_normad_flags_come_from_its_options_and_win_over_the_config(tmp_path):
     """``build normad --help`` lists its build options (``--zones``, ``--revision``) with their choices; a flag given
-    wins over the same key of ``--config``; a flag of another benchmark's build is named as such."""
+    wins over the same key of ``--config``; a flag of another benchmark's build is named as such. Slow: several NormAd
+    builds through the command line."""
     listed = CliRunner().invoke(app, ["build", "normad", "--help"])
     assert listed.exit_code == 0
     assert "--zones" in listed.output and "--revision" in listed.output and "v2_fix_neutral" in listed.output

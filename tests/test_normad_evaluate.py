@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import normad, run_folder
-from culturebench.evaluate.chat import ChatResponse
+from culturebench.evaluate import engine, normad, run_folder
+from culturebench.chat import ChatResponse
 from culturebench.evaluate.normad import prompts
 from scripted_server import ScriptedServer
 
@@ -469,9 +469,9 @@ def test_plan_is_what_evaluate_sends(release, tmp_path):
     """``plan`` yields the requests ``evaluate`` asks, in its order: 3 stories x 2 contexts x 2 samples."""
     options = normad.BENCHMARK.Options(release=release, out=tmp_path / "run", contexts=("rot", "none"), limit=3,
                                        samples=2, seed=4)
-    planned = list(normad.BENCHMARK.plan(options))
+    planned = list(normad.BENCHMARK.requests(options))
     backend = AnsweringBackend("Yes")
-    result = normad.BENCHMARK.evaluate(backend, options)
+    result = engine.run(normad.BENCHMARK, backend, options)
     assert backend.asked == planned and len(planned) == 3 * 2 * 2
     # per story: its rule-of-thumb prompt twice (two samples), then its no-context prompt twice
     assert ["Rule-of-thumb: It is expected" in r.messages[0][1] for r in planned[:4]] == [True, True, False, False]
@@ -485,7 +485,7 @@ def test_headline_is_the_contexts_accuracy_and_macro_f1(release, tmp_path):
     benchmark = normad.BENCHMARK
     options = benchmark.Options.parse(benchmark.task("normad_value").options).replace(release=release,
                                                                                       out=tmp_path / "run")
-    metrics = benchmark.evaluate(AnsweringBackend("Yes"), options).metrics
+    metrics = engine.run(benchmark, AnsweringBackend("Yes"), options).metrics
     assert benchmark.headline_names(options) == ("accuracy", "macro_f1")
     assert benchmark.headline(metrics, options) == pytest.approx({"accuracy": 1 / 2, "macro_f1": 2 / 9})
     both = options.replace(contexts=("value", "rot"))

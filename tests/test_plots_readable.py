@@ -40,9 +40,11 @@ def reply_for(benchmark: str, model: str):
     return lambda text, body: pick(model, text, [str(k) for k in range(1, 8)])  # llm_globe's 1-7 ratings
 
 
-@pytest.mark.parametrize("name", ["normad", "cdeval", "wvb", "socialcc", "llm_globe"])
+@pytest.mark.parametrize("name", ["normad", "cdeval", pytest.param("wvb", marks=pytest.mark.slow), "socialcc",
+                                  "llm_globe"])
 def test_every_plot_of_the_sample_runs_and_their_comparison_is_readable(name, bundled_release, saved_figures,
                                                                         tmp_path):
+    """Slow for wvb: two WVB runs and their comparison, each with 2,000 bootstrap resamples of W1."""
     release = bundled_release(name)
     run_dirs = []
     for i, model in enumerate(MODELS):
@@ -200,7 +202,8 @@ def test_cdeval_dimensions_name_the_models_once_per_row_of_panels(saved_figures,
 def test_wvb_threshold_curve_says_what_its_coverage_counts(sample_release, saved_figures, tmp_path):
     from culturebench.evaluate import wvb
     from culturebench.evaluate.wvb import plots as wvb_plots
-    from culturebench.release import load_manifest, read_tables
+    from culturebench.release import load_manifest
+    from culturebench.release_reader import read_tables
     import polars as pl
 
     probe = pl.concat(read_tables(sample_release, load_manifest(sample_release)["outputs"])["probe"].values())

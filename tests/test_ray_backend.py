@@ -14,7 +14,7 @@ from test_backends import small_normad_release, story_number_reader
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate import vllm_backend
-from culturebench.evaluate.chat import ChatRequest, ChatResponse, SamplingParams
+from culturebench.chat import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import FAILED, run_requests
 from scripted_server import ScriptedServer

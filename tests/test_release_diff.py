@@ -192,25 +192,21 @@ def test_publish_shows_the_diff_against_the_hubs_current_revision(revised, hub):
     assert "changes since org/normad@main: no change" in again.output.splitlines()
 
 
-def test_bench_tiny_diffs_the_wvb_sample_without_one_country(tmp_path):
+@pytest.mark.slow
+def test_bench_tiny_diffs_the_wvb_sample_without_one_country(release_diff_tiny):
     """bench/release_diff.py --tiny: the rows the diff says were removed are the dropped country's, counted in
-    OLD's parquet; its answer groups are removed and no other country's distribution moves."""
-    import subprocess
-    import sys
-
+    OLD's parquet; its answer groups are removed and no other country's distribution moves. Slow: the bench's two
+    WVB builds, diff and validate as processes (``release_diff_tiny``: once per run, shared with test_benches)."""
     import polars as pl
 
-    from conftest import REPO
-
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "release_diff.py"), "--tiny", "--keep", str(tmp_path)],
-                          capture_output=True, text=True, timeout=1200, env={**__import__("os").environ,
-                                                                            "PYTHONPATH": str(REPO / "src")})
+    done = release_diff_tiny
+    folder = done.kept
     assert done.returncode == 0, done.stderr[-2000:]
     assert "median diff" in done.stdout and "tree RSS" in done.stdout
-    written = json.loads((tmp_path / "diff" / "diff.json").read_text())
-    old = tmp_path / "old" / "wvb"
+    written = json.loads((folder / "diff" / "diff.json").read_text())
+    old = folder / "old" / "wvb"
     participants = pl.read_parquet(old / "data" / "participants" / "*.parquet")
-    kept = pl.read_parquet(tmp_path / "new" / "wvb" / "data" / "participants" / "*.parquet")
+    kept = pl.read_parquet(folder / "new" / "wvb" / "data" / "participants" / "*.parquet")
     [gone] = set(participants["country"]) - set(kept["country"])
     lost = participants.filter(pl.col("country") == gone)
     removed = {t["split"]: t["removed"] for t in written["tables"] if t["config"] == "participants"}

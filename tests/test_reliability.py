@@ -138,8 +138,10 @@ def _drop_rubric_dimension(raw: Path) -> str:
     return dropped
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_during_a_build_leave_no_temp_folder(cdeval_release, signum, tmp_path):
+    """Slow: a CDEval build as a process of its own, signalled while it writes."""
     out = tmp_path / "out"
     shutil.copytree(cdeval_release, out / "cdeval")
     before = file_hashes(out / "cdeval")
@@ -551,7 +553,8 @@ def test_the_build_checks_the_tables_exactly_as_they_read_back_from_its_parquet(
     and row order included, what ``read_tables`` reads from the files the same build wrote."""
     from polars.testing import assert_frame_equal
 
-    from culturebench.release import as_read_back, load_manifest, read_dtypes, read_tables
+    from culturebench.release import as_read_back, load_manifest
+    from culturebench.release_reader import read_dtypes, read_tables
 
     release = bundled_release(name)
     built = import_module(f"culturebench.builders.{name}").build(SAMPLE_RAW, 0, lambda stage: None).tables
@@ -568,7 +571,8 @@ def test_as_read_back_turns_enum_and_categorical_columns_into_what_parquet_gives
     text, and a column the schemas read as another dtype is cast, exactly as ``read_tables`` does on the file."""
     from polars.testing import assert_frame_equal
 
-    from culturebench.release import as_read_back, read_tables, write_parquet
+    from culturebench.release import as_read_back, write_parquet
+    from culturebench.release_reader import read_tables
 
     frame = pl.DataFrame({"level": ["low", "high", None, "low"], "kind": ["a", "b", "a", "c"], "n": [1, 2, 3, 4]},
                          schema_overrides={"level": pl.Enum(["low", "high"]), "kind": pl.Categorical})

@@ -92,7 +92,9 @@ def test_wait_for_lock_waits_for_the_holder_then_runs(release, tmp_path):
     assert not (out / LOCK_FILE).exists()  # removed by the run that held it last
 
 
+@pytest.mark.slow
 def test_two_identical_runs_started_together_never_both_fail(release, tmp_path):
+    """Slow: four evaluate processes, two at a time, against a server answering in 0.1 s."""
     with ScriptedServer(reply=story_number_reader, latency=0.1) as server:
         out = tmp_path / "refuse"
         runs = [evaluate_process(release, out, "--base-url", server.base_url, "--concurrency", "2") for _ in "ab"]
@@ -141,7 +143,7 @@ def test_the_lock_of_a_killed_run_is_harmless(release, tmp_path):
 
 def test_no_wait_before_a_retry_is_longer_than_the_cap_jitter_and_retry_after_included():
     from culturebench.evaluate.backends import OpenAIBackend
-    from culturebench.evaluate.chat import ChatRequest
+    from culturebench.chat import ChatRequest
 
     faults = [(429, {"Retry-After": "0.3"}), (503, {"Retry-After": "0.3"}), 500, 500, 502]
     with ScriptedServer(faults=faults) as server:
@@ -244,7 +246,7 @@ def test_a_fault_leaves_no_request_of_the_backend_running():
     import asyncio
 
     from culturebench.evaluate.backends import OpenAIBackend
-    from culturebench.evaluate.chat import BackendError, ChatRequest
+    from culturebench.chat import BackendError, ChatRequest
 
     requests = [ChatRequest(messages=(("user", f"q{i}"),)) for i in range(12)]
     with ScriptedServer(faults=slow_after_the_probe_then(401), slow_seconds=2.0) as server:
@@ -318,9 +320,11 @@ def test_a_run_that_cannot_connect_leaves_no_folder(release, tmp_path):
     assert not (tmp_path / "runs").exists()  # nor the parent it created
 
 
+@pytest.mark.slow
 def test_the_printed_summary_says_how_many_retries_and_why(release, tmp_path):
-    """A one-slot server (as serve-local's) behind 8 requests in flight: the queued ones time out and are retried,
-    and the summary line says so, as run.json counts them."""
+    """A one-slot server (as serve-local's) behind 8 requests in flight: the queued ones time out and are retried, and
+    the summary line says so, as run.json counts them. Slow: requests queue behind a one-slot server until they time out
+    and are retried."""
     out = tmp_path / "run"
     with ScriptedServer(reply=story_number_reader, parallel=1, latency=0.15) as server:
         result = evaluate_normad(release, out, "--base-url", server.base_url, "--concurrency", "8", "--timeout",

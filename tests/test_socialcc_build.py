@@ -594,10 +594,12 @@ def build_on_real_wvs(tmp_path: Path, scenarios: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.reference
 @reference
 def test_table_4a_preferences_on_the_real_56_country_files(tmp_path):
-    """Every Table 4A question with data yields preferences; Fig. 3's Q28 split and Q118's share recomputed by hand."""
+    """Every Table 4A question with data yields preferences; Fig. 3's Q28 split and Q118's share recomputed by hand.
+    Slow: reads the real WVS-7 files of 56 countries."""
     folder = build_on_real_wvs(tmp_path, SAMPLE)
     files = sorted(COUNTRY_FILES.glob("*.csv.gz"))
     preferences = read_config(folder, "value_preferences")

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import socialcc
+from culturebench.evaluate import engine, socialcc
 from culturebench.evaluate.socialcc import BENCHMARK, SocialCCOptions, prompts
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.chat import ChatResponse
+from culturebench.chat import ChatResponse
 from culturebench.evaluate.cache import ResponseCache
 from scripted_server import ScriptedServer
 
@@ -379,7 +379,7 @@ def test_role_backends_judge_and_play_the_antagonist_without_a_configured_judge(
         return "OK. GOOD BYE!"
 
     judge_backend = FakeBackend("role-judge", judge)
-    result = BENCHMARK.evaluate(FakeBackend("evaluated", lambda m: "Fine."),
+    result = engine.run(BENCHMARK, FakeBackend("evaluated", lambda m: "Fine."),
                                 SocialCCOptions(release=release, out=tmp_path / "run"), roles={"judge": judge_backend})
     assert judge_backend.calls == 2 * 1 + 2 * 4  # one antagonist turn and four judgements per scenario
     m = result.metrics["per_model"]["evaluated"]
@@ -476,7 +476,7 @@ def test_no_named_judge_is_refused_before_any_model_call(release, tmp_path):
         assert "needs a named judge model" in result.output
         backend = OpenAIBackend("evaluated", base_url=evaluated.base_url)
         with pytest.raises(InputError, match="needs a named judge model"):
-            BENCHMARK.evaluate(backend, SocialCCOptions(release=release, out=tmp_path / "run2"))
+            engine.run(BENCHMARK, backend, SocialCCOptions(release=release, out=tmp_path / "run2"))
         assert evaluated.request_count == 0
     assert not (tmp_path / "run").exists() and not (tmp_path / "run2").exists()
 
@@ -673,7 +673,7 @@ def test_evaluate_on_the_authors_cc_mediation_records_says_what_stands_in(tmp_pa
     def judge(messages):
         return "Score: 1"
 
-    BENCHMARK.evaluate(FakeBackend("evaluated", lambda m: "Fine."),
+    engine.run(BENCHMARK, FakeBackend("evaluated", lambda m: "Fine."),
                        SocialCCOptions(release=release, out=tmp_path / "run"),
                        roles={"judge": FakeBackend("judge", judge), "antagonist": FakeBackend("a", antagonist)})
     values = {r["cultural_axis"]["agent_2_value"] for r in records}

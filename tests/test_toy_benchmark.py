@@ -54,7 +54,9 @@ def reply(text: str, body: dict) -> str:
     return f"{answer.capitalize()}, it is."
 
 
+@pytest.mark.slow
 def test_toy_benchmark_builds_evaluates_scores_and_exports(registered, tmp_path):
+    """Slow: ten culturebench commands as processes of their own: the plugin must be found through its entry point."""
     env = registered
     listed = cli(env, "evaluate", "--help")
     assert listed.returncode == 0 and "toy" in listed.stdout, listed.stdout + listed.stderr

@@ -532,7 +532,7 @@ def test_great_expectations_run_by_the_build_process_equal_an_in_process_run(sam
     """The build runs the GX suites in a worker process; re-running every check here, in this process, must give
     the same results, in the same order, as the report the build wrote."""
     from culturebench.audit import ordered
-    from culturebench.release import read_dtypes, read_tables
+    from culturebench.release_reader import read_dtypes, read_tables
     from culturebench.validation import validate_tables
 
     manifest = manifest_of(sample_release)
@@ -587,7 +587,7 @@ def test_order_check_counts_each_disordered_neighbour_once_whatever_the_slices(c
 
 
 def test_stray_examples_are_counted_including_a_null_participant(sample_release):
-    from culturebench.release import read_dtypes, read_tables
+    from culturebench.release_reader import read_dtypes, read_tables
 
     tables = read_tables(sample_release, manifest_of(sample_release)["outputs"], read_dtypes(registry.benchmark("wvb")))
     test = tables["examples"]["test"]
@@ -602,7 +602,7 @@ def test_stray_examples_are_counted_including_a_null_participant(sample_release)
 def test_read_tables_keeps_only_the_named_columns_that_the_files_have(sample_release):
     """What the GX worker reads: the suites' columns in file order (with the Enum casts of those read), every column
     of a config whose files have none of the named ones, and every column of a config not named."""
-    from culturebench.release import read_dtypes, read_tables
+    from culturebench.release_reader import read_dtypes, read_tables
 
     outputs = manifest_of(sample_release)["outputs"]
     everything = read_tables(sample_release, outputs, read_dtypes(registry.benchmark("wvb")))

@@ -31,11 +31,13 @@ def evaluate(release, out, *extra, reply="1"):
     return result, bodies
 
 
-def expected_similarities(release, asked: list[str], stated: dict[int, float] | None = None
-                          ) -> dict[str, tuple[float, float, int]]:
-    """Per country: mean over the asked questions it answered of 1 - JSD (base 2) and 1 - W1/(max - min) between
+def expected_similarities(release, asked: list[str], stated: dict[int, float] | None = None, weighted: bool = True
+                          ) -> dict[str, tuple[float, float, float, int]]:
+    """Per country: mean over the asked questions it answered of 1 - Jensen-Shannon distance (scipy's, base 2:
+    GlobalOpinionQA's), 1 - JSD (base 2) and 1 - W1/(max - min) between
     the model (a point mass on code 1: every answer "1"; or the ``stated`` shares of the codes on the scale,
-    renormalised) and the country's W_WEIGHT-weighted answers, read from the parquet."""
+    renormalised) and the country's W_WEIGHT-weighted answers (or, not ``weighted``, its answers counted once),
+    read from the parquet."""
     data = release / "data"
     people = pl.read_parquet(data / "participants").select("participant_id", "country", "W_WEIGHT")
     answers = pl.read_parquet(data / "examples").filter(pl.col("question_id").is_in(asked))
@@ -44,20 +46,22 @@ def expected_similarities(release, asked: list[str], stated: dict[int, float] | 
     joined = answers.join(people, on="participant_id")
     out = {}
     for country in sorted(people["country"].unique()):
-        jsd, w1 = [], []
+        distance, jsd, w1 = [], [], []
         for question in asked:
             rows = joined.filter((pl.col("country") == country) & (pl.col("question_id") == question))
             if rows.height == 0:
                 continue
             low, high = scales[question]
             codes = np.arange(low, high + 1)
-            human = np.array([rows.filter(pl.col("answer") == c)["W_WEIGHT"].sum() for c in codes], dtype=float)
+            human = np.array([rows.filter(pl.col("answer") == c)["W_WEIGHT"].sum() if weighted
+                              else rows.filter(pl.col("answer") == c).height for c in codes], dtype=float)
             human /= human.sum()
             model = (codes == 1).astype(float) if stated is None else np.array([stated.get(c, 0.0) for c in codes])
             model /= model.sum()
+            distance.append(1 - jensenshannon(model, human, base=2))
             jsd.append(1 - jensenshannon(model, human, base=2) ** 2)
             w1.append(1 - np.abs(np.cumsum(model) - np.cumsum(human)).sum() / (high - low))
-        out[country] = (float(np.mean(jsd)), float(np.mean(w1)), len(jsd))
+        out[country] = (float(np.mean(distance)), float(np.mean(jsd)), float(np.mean(w1)), len(jsd))
     return out
 
 
@@ -78,20 +82,23 @@ def test_countries_json_equals_an_independent_computation_from_the_parquet(sampl
     assert len(asked) == 20
     expected = expected_similarities(sample_release, asked)
     assert set(data["countries"]) == set(expected)
-    for country, (jsd, w1, n) in expected.items():
+    for country, (distance, jsd, w1, n) in expected.items():
         got = data["countries"][country]
+        assert got["similarity_js_distance"] == pytest.approx(distance, abs=1e-12), country
         assert got["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert got["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
         assert got["n_questions"] == n
         low, high = got["interval_jsd"]
         assert low <= got["similarity_jsd"] <= high
-    assert data["weighted"] is True and data["reading"] == "samples"
+    assert data["measure"] == "similarity_js_distance" and "base 2" in data["measure_label"]
+    assert data["weighted"] is True and data["weights"] == "design" and data["reading"] == "samples"
     assert all(got["name"] for got in data["countries"].values())
     metrics = json.loads((out / "metrics.json").read_text())["countries"]
     best = max(expected, key=lambda c: expected[c][0])
+    assert metrics["measure"] == "similarity_js_distance" and metrics["weights"] == "design"
     assert metrics["most_similar"][0]["country"] == best and len(metrics["least_similar"]) == 5
     run = json.loads((out / "run.json").read_text())
-    assert run["evaluation"]["reading"] == "samples"
+    assert run["evaluation"]["reading"] == "samples" and run["evaluation"]["weights"] == "design"
     assert (out / "countries_map.png").stat().st_size > 10_000 and (out / "countries_ranked.png").is_file()
 
 
@@ -135,7 +142,7 @@ def test_specificity_compares_the_steered_country_with_every_other(sample_releas
     expected = expected_similarities(sample_release, asked)
     data = json.loads((out / "countries.json").read_text())["countries"]
     for code, entry in data.items():
-        for index, measure in ((0, "jsd"), (1, "w1")):
+        for index, measure in ((0, "js_distance"), (1, "jsd"), (2, "w1")):
             own = expected[code][index]
             others = [value[index] for other, value in expected.items() if other != code]
             assert entry[f"steered_others_{measure}"] == pytest.approx(np.mean(others), abs=1e-9), code
@@ -167,8 +174,9 @@ def test_compare_puts_runs_and_steering_side_by_side_per_country(runs, tmp_path,
     plain = json.loads((runs["plain"] / "countries.json").read_text())["countries"]
     assert table["run"].n_unique() == 3 and table.height == 3 * len(plain)  # plain, steered run, its steered answers
     first = table.filter(pl.col("run") == table["run"][0])
-    assert dict(zip(first["country"], first["similarity_jsd"])) == pytest.approx(
-        {c: e["similarity_jsd"] for c, e in plain.items()})
+    assert set(table["measure"]) == {"similarity_js_distance"}
+    assert dict(zip(first["country"], first["similarity"])) == pytest.approx(
+        {c: e["similarity_js_distance"] for c, e in plain.items()})
     assert_figure_readable(dict(saved_figures)["countries.png"], "countries.png")
 
 
@@ -178,9 +186,29 @@ def test_verbalized_reading_reads_the_stated_distribution(sample_release, tmp_pa
     data = json.loads((out / "countries.json").read_text())
     assert data["reading"] == "verbalized"
     asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
-    for country, (jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
+    for country, (_, jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
         assert data["countries"][country]["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert data["countries"][country]["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
+
+
+def test_weights_none_counts_each_respondent_once(sample_release, tmp_path):
+    """--weights none (Liu, Kaneko and Chu 2025's count): the countries' distributions unweighted, said in
+    countries.json, metrics.json and run.json; the numbers differ from the design-weighted ones."""
+    out = tmp_path / "unweighted"
+    evaluate(sample_release, out, "--weights", "none")
+    data = json.loads((out / "countries.json").read_text())
+    assert data["weights"] == "none" and data["weighted"] is False
+    assert json.loads((out / "run.json").read_text())["evaluation"]["weights"] == "none"
+    assert json.loads((out / "metrics.json").read_text())["countries"]["weights"] == "none"
+    asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
+    unweighted = expected_similarities(sample_release, asked, weighted=False)
+    weighted = expected_similarities(sample_release, asked)
+    for country, (distance, jsd, w1, _) in unweighted.items():
+        got = data["countries"][country]
+        assert got["similarity_js_distance"] == pytest.approx(distance, abs=1e-12), country
+        assert got["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
+        assert got["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
+    assert any(abs(unweighted[c][0] - weighted[c][0]) > 1e-6 for c in unweighted)
 
 
 def test_verbalized_reading_counts_read_distributions_and_scores_no_overflowing_one(sample_release, tmp_path):
@@ -255,6 +283,40 @@ def test_scoring_logprobs_reads_the_options_probabilities(sample_release, tmp_pa
     data = json.loads((out / "countries.json").read_text())
     assert data["reading"] == "logprobs"
     asked = sorted({json.loads(line)["question_id"] for line in (out / "responses.jsonl").read_text().splitlines()})
-    for country, (jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
+    for country, (_, jsd, w1, _) in expected_similarities(sample_release, asked, {1: 0.25, 2: 0.75}).items():
         assert data["countries"][country]["similarity_jsd"] == pytest.approx(jsd, abs=1e-6), country
         assert data["countries"][country]["similarity_w1"] == pytest.approx(w1, abs=1e-6), country
+
+
+def test_globalopinionqa_measure_is_one_minus_scipys_jensenshannon_base_2_per_question():
+    """similarity_table on random distributions (zeros included): js_distance = 1 - scipy's jensenshannon(base=2),
+    jsd its square's complement, w1 = 1 - W1 / (N - 1) (scipy's wasserstein_distance), per question."""
+    from scipy.stats import wasserstein_distance
+
+    from culturebench.evaluate.wvb.opinions import similarity_table
+
+    rng = np.random.default_rng(7)
+    model, humans, questions, expected = [], [], [], {}
+    for i, (low, high) in enumerate([(1, 4), (1, 10), (0, 2), (1, 2)]):
+        question, codes = f"Q{i + 1}", np.arange(low, high + 1)
+        p, q = rng.random(len(codes)), rng.random(len(codes))
+        p[rng.integers(len(codes))] = 0.0
+        p, q = p / p.sum(), q / q.sum()
+        model += [(None, question, int(c), float(v)) for c, v in zip(codes, p) if v > 0]
+        humans += [("ARG", question, int(c), float(v)) for c, v in zip(codes, q)]
+        questions.append((question, low, high))
+        expected[question] = (1 - jensenshannon(p, q, base=2), 1 - jensenshannon(p, q, base=2) ** 2,
+                              1 - wasserstein_distance(codes, codes, p, q) / (len(codes) - 1))
+    table = similarity_table(
+        pl.DataFrame(model, schema={"steer": pl.String, "question_id": pl.String, "code": pl.Int64,
+                                    "share": pl.Float64}, orient="row"),
+        pl.DataFrame(humans, schema={"country": pl.String, "question_id": pl.String, "code": pl.Int64,
+                                     "share": pl.Float64}, orient="row"),
+        pl.DataFrame(questions, schema={"question_id": pl.String, "scale_min": pl.Int64, "scale_max": pl.Int64},
+                     orient="row"))
+    assert table.height == len(expected)
+    for row in table.iter_rows(named=True):
+        distance, jsd, w1 = expected[row["question_id"]]
+        assert row["js_distance"] == pytest.approx(distance, abs=1e-12)
+        assert row["jsd"] == pytest.approx(jsd, abs=1e-12)
+        assert row["w1"] == pytest.approx(w1, abs=1e-12)

@@ -19,7 +19,8 @@ from culturebench.evaluate import run_folder, run_record, wvb
 from culturebench.evaluate.wvb import prompts
 from scripted_server import ScriptedServer
 from culturebench.evaluate.wvb.prompts import parse_answer
-from culturebench.release import load_manifest, read_tables
+from culturebench.release import load_manifest
+from culturebench.release_reader import read_tables
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-secret"
@@ -364,10 +365,12 @@ def test_replies_off_the_scale_are_kept_or_dropped_with_the_option(tmp_path, rel
     assert run["evaluation"]["out_of_scale_answers"] == "dropped" and run["args"]["drop_out_of_scale"] is True
 
 
+@pytest.mark.slow
 def test_non_integer_replies_are_truncated_or_dropped_with_the_option(tmp_path, release):
-    """A model that answers the scale minimum + 0.6 for Q1 ("2.6" on a 2-.. scale) and the minimum elsewhere: by
-    default the authors' evaluate.py truncates (astype(int)), so every answer scores as the minimum (W1 as a run of
-    minimums everywhere); --drop-non-integer leaves Q1 without a valid answer."""
+    """A model that answers the scale minimum + 0.6 for Q1 ("2.6" on a 2-.. scale) and the minimum elsewhere: by default
+    the authors' evaluate.py truncates (astype(int)), so every answer scores as the minimum (W1 as a run of minimums
+    everywhere); --drop-non-integer leaves Q1 without a valid answer. Slow: two WVB evaluate runs with 2,000 bootstrap
+    resamples of W1."""
     def reply(text: str, body: dict) -> str:
         low = int(SCALE.search(text).group(1))
         return json_reply(f"{low}.6" if "sample item Q1?" in text else low)

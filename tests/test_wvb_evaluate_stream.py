@@ -15,7 +15,7 @@ import pytest
 from culturebench.contract import Result
 from culturebench.evaluate import run_folder, wvb
 from culturebench.evaluate.backends import OpenAIBackend
-from culturebench.evaluate.chat import ChatRequest, ChatResponse, SamplingParams
+from culturebench.chat import ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import DryRun, stream_requests
 from scripted_server import ScriptedServer
@@ -67,9 +67,12 @@ def without(metrics: dict, keys) -> dict:
     return {k: v for k, v in metrics.items() if k not in keys}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [{}, {"demographics": False}, {"demographics": False, "samples": 3},
                                      {"samples": 2}])
 def test_streamed_metrics_equal_the_list_pairing_and_score(tmp_path, sample_release, options):
+    """Slow: 400 requests, then four WVB scorings (evaluate, the list pairing, score, the cached evaluate), each with
+    2,000 bootstrap resamples of W1."""
     out = tmp_path / "run"
     demographics = options.get("demographics", True)
     with ScriptedServer(reply=reply) as server:
@@ -96,7 +99,9 @@ def test_streamed_metrics_equal_the_list_pairing_and_score(tmp_path, sample_rele
         assert json.loads((out / run_folder.METRICS_FILE).read_text()) == on_disk
 
 
+@pytest.mark.slow
 def test_large_runs_write_parquet_shards_that_score_reads(tmp_path, sample_release, monkeypatch):
+    """Slow: three evaluate runs of 400 requests and a score, each with 2,000 bootstrap resamples of W1."""
     jsonl_run, shard_run = tmp_path / "jsonl", tmp_path / "shards"
     with ScriptedServer(reply=reply) as server:
         run_evaluate(server, sample_release, jsonl_run)
@@ -288,9 +293,9 @@ def test_plan_yields_the_requests_evaluate_sends(tmp_path, sample_release, demog
     and the lm-eval export plan a run from it)."""
     options = wvb.WVBOptions(release=sample_release, out=tmp_path / "run", split="test", limit=LIMIT,
                              demographics=demographics, samples=2)
-    planned = list(wvb.BENCHMARK.plan(options))
+    planned = list(wvb.BENCHMARK.requests(options))
     with ScriptedServer(reply=reply) as server:
-        result = wvb.BENCHMARK.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8),
+        result = wvb.evaluate(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8),
                                         options)
     assert result.stats["n_requests"] == len(planned)
     records = run_folder.read_jsonl(tmp_path / "run" / run_folder.RESPONSES_FILE)

@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 from culturebench import croissant, registry
 from culturebench.errors import InputError
 from culturebench.splits import SPLIT_NAMES
-from culturebench.release import MANIFEST_KEYS, file_problems, load_manifest, read_dtypes, read_tables
+from culturebench.release import MANIFEST_KEYS, file_problems, load_manifest
+from culturebench.release_reader import read_dtypes, read_tables
 from culturebench.validation import summary, validate_tables
 from culturebench.validation.report import ORIGIN_KEYS, build_report, left_out_rows, render_html
 

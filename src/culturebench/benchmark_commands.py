@@ -221,7 +221,7 @@ def _json_args(values: dict) -> dict:
 def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
     """``culturebench evaluate NAME``: the options and the release checked, then the engine's run
     (``evaluate.engine.run``), which holds the run folder before the backend is made."""
-    from culturebench.evaluate.chat import CostLimitReached
+    from culturebench.chat import CostLimitReached
     from culturebench.evaluate.run_steps import request_counts
     from culturebench.evaluate.runner import DryRun
 
@@ -327,7 +327,7 @@ def _client_options(model: str, headers: list[str] | None, api_version: str | No
     import json
 
     from culturebench.evaluate.backends import parse_header
-    from culturebench.evaluate.chat import CostBudget
+    from culturebench.chat import CostBudget
     from culturebench.evaluate.request_shape import RequestShape
 
     if (price_in is None) != (price_out is None):

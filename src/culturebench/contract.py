@@ -1,11 +1,14 @@
-"""The one contract every benchmark meets (issue #44): its ``Options``, ``plan``, ``evaluate``, ``score``,
-``summary`` and ``headline``, what option-probability scoring needs, its harness tasks, its comparison, its
-generators and its builder. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
+"""The one contract every benchmark meets (issue #44): its ``Options``, ``plan``, the engine's hooks and the types
+they take and give (``RunPlan``, ``Run``, ``Answers``, ``Result``; the requests are :mod:`culturebench.chat`'s),
+``score``, ``summary`` and ``headline``, what option-probability scoring needs, its harness tasks, its comparison,
+its generators and its builder. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
 of its package; :mod:`culturebench.registry` names the packages. The command line, the runner, the inspect and
 lm-eval integrations, ``--scoring logprobs``, ``compare`` and ``publish`` reach benchmarks only through this
 contract and name none.
 
-This module imports nothing heavy: the command line reads every benchmark's options from it at start.
+This module imports nothing heavy (the command line reads every benchmark's options from it at start) and nothing of
+``culturebench.evaluate``: it lies under the engine (``evaluate.engine``), which names its types
+(``tests/test_import_cycles.py``).
 """
 
 from __future__ import annotations
@@ -14,20 +17,18 @@ import dataclasses
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from culturebench.errors import InputError
+from culturebench.chat import ChatRequest, ChatResponse
 from culturebench.config_file import read_options_file
+from culturebench.errors import InputError
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from culturebench.evaluate.chat import ChatRequest
-    from culturebench.evaluate.engine import Answers, Run, RunPlan
 
 
 class NoCountryView(Exception):
@@ -341,12 +342,114 @@ class Result:
     """Lines the command line prints after the summary (``--scoring logprobs``'s agreement)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunPlan:
+    """What a run asks, before any model is made (``Hooks.plan``); a benchmark subclasses it with what its
+    hooks need besides (its release tables, sampling settings, ...)."""
+
+    options: Options
+    model: str
+    """The evaluated model's name (its records carry it)."""
+    requests: Iterable | None
+    """The planned items, each with its ``request`` (a ``ChatRequest``), in order (a generator: a run is never a
+    list in memory); None where the requests depend on the model's answers (a benchmark that gives ``answer``)."""
+    total: int = 0
+    """How many ``requests`` (the progress bar; with ``schema``, the responses file's layout)."""
+    description: str = ""
+    """The progress bar's label."""
+    covers: tuple = ()
+    """What the run covers (``limit.Coverage``, one per part asked): metrics.json's ``covers``."""
+    schema: Any = None
+    """The records' ``polars.Schema``: a run of more than ``run_folder.SHARD_THRESHOLD`` requests then writes its
+    responses as parquet shards; None: responses.jsonl at any size."""
+
+
+@dataclass
+class Answers:
+    """What ``Benchmark.answer`` leaves: the responses file (or folder of shards), its records and the runner's
+    totals (``run_steps.RUNNER_STATS``)."""
+
+    path: Path
+    n_records: int
+    stats: dict
+    by_step: dict = field(default_factory=dict)
+    """A run of several steps (parts, jurors): each one's runner totals, by name."""
+    state: Any = None
+    """What the benchmark's answering leaves for its scoring (e.g. the judged transcripts of dialogues)."""
+
+
+@dataclass
+class Run:
+    """A run in progress as the engine hands it to ``Benchmark.answer``: the held run folder, the backend (already
+    made), the options, the companion models the caller gave (``roles``: name -> backend) and the console."""
+
+    options: Options
+    backend: Any
+    roles: Mapping[str, Any]
+    console: Any = None
+
+    @property
+    def out(self) -> Path:
+        return Path(self.options.out)
+
+
+Records = Callable[[RunPlan, Sequence, Sequence[ChatResponse]], list[dict]]
+"""The hook ``records(plan, items, responses)``: a batch of planned items and their responses -> the responses
+file's records, in order."""
+
+
+class Hooks:
+    """The engine's hooks of one benchmark (``evaluate.engine.run`` calls them in this order): a subclass in the
+    benchmark's run module, which its ``Benchmark.hooks`` names. ``plan`` is the one plan of a run."""
+
+    def plan(self, options: Options, model: str = "model", *, roles: Mapping[str, Any] | None = None) -> RunPlan:
+        """What a run with ``options`` asks ``model`` (a ``RunPlan``), read from the release before a model is asked
+        (``roles``: the companion backends the caller gave, for a benchmark that has ``Benchmark.roles``)."""
+        raise NotImplementedError
+
+    def requests(self, plan: RunPlan) -> Iterator[ChatRequest]:
+        """The requests of ``plan``, in its order: each planned item's ``request``."""
+        return (item.request for item in plan.requests or ())
+
+    def answer(self, run: Run, plan: RunPlan) -> Answers | None:
+        """The model's answers to ``plan`` into the run folder's responses file (``Answers``) for a run that is not
+        one stream of planned requests (several steps, dialogues); None (the default): the engine streams every
+        planned item through the runner, made records by ``records``."""
+        return None
+
+    def records(self, plan: RunPlan, items: Sequence, responses: Sequence[ChatResponse]) -> list[dict]:
+        """The responses file's records of a batch of planned items and their responses, in order."""
+        raise NotImplementedError
+
+    def score_run(self, plan: RunPlan, answers: Answers) -> Result:
+        """The metrics of a run's answers (``Result.metrics``, and the scored tables as ``Result.score``). The
+        engine adds the plan's ``covers``."""
+        raise NotImplementedError
+
+    def write(self, result: Result, out: Path) -> list[Path]:
+        """metrics.json and the plots of a scored run into ``out``."""
+        raise NotImplementedError
+
+    def evaluation(self, plan: RunPlan, result: Result, answers: Answers) -> dict:
+        """What run.json says of the run beside the engine's fields (its ``evaluation`` block: the settings asked,
+        and e.g. parse statuses and headline metrics)."""
+        return {}
+
+    def score_files(self, responses: Sequence[Path], options: Options) -> Result:
+        """Metrics and plots from saved responses into ``options.out`` (``culturebench score``)."""
+        raise NotImplementedError
+
+    def summary(self, metrics: Mapping) -> str:
+        """The command line's lines for metrics.json."""
+        raise NotImplementedError
+
+
 class Benchmark:
     """One benchmark, reached only through these attributes and methods. Subclasses set the class attributes and
-    implement ``headline``; ``plan`` where the requests do not depend on the model's answers. ``evaluate`` is the
-    engine's (``evaluate.engine.run``), which calls the hooks ``run_plan``, ``answer`` (or ``records``),
-    ``score_run``, ``write`` and ``evaluation``; they, ``score`` and ``summary`` default to functions of its run
-    module."""
+    implement ``headline`` and the parts it names: ``hooks`` (its run module's :class:`Hooks`), ``builder_module``
+    and ``schemas_module``. A run is the engine's (``evaluate.engine.run(benchmark, backend, options)``), which calls
+    the hooks ``plan``, ``answer`` (or ``records``), ``score_run``, ``write`` and ``evaluation``; ``score`` and
+    ``summary`` are the hooks' ``score_files`` and ``summary``."""
 
     name: ClassVar[str]
     """The registry name, a module name (a dash on the command line is an underscore)."""
@@ -355,11 +458,6 @@ class Benchmark:
     description: ClassVar[str]
     """One line: what ``evaluate`` asks and what ``score`` reports (the command line's help)."""
     Options: ClassVar[type[Options]] = Options
-    builder: ClassVar[str | None] = None
-    """The module of its builder (``culturebench.builders.<name>`` when None); see ``builders/base.py``."""
-    schemas: ClassVar[str | None] = None
-    """The module of its release schemas (``culturebench.schemas.<name>`` when None): ``SCHEMAS`` (pandera, per
-    config), ``expectations()`` (Great Expectations suites), ``READ_DTYPES``."""
     build_imports: ClassVar[tuple[str, ...]] = ()
     """Modules its build imports that take a second or more: ``build all`` imports them in a thread from the
     start (issue #31)."""
@@ -375,88 +473,38 @@ class Benchmark:
     the config otherwise): inspect runs the benchmark whole with its model roles."""
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
     """Headline names where a lower value is better."""
-    run: ClassVar[str | None] = None
-    """The module of its run (``<its package>.run`` when None), whose functions the hooks call unless the subclass
-    defines its own: ``plan(options, model)`` (``roles=`` too where it has ``roles``), ``records(plan, items,
-    responses)`` or ``answer(run, plan)``, ``score_run(plan, answers)``, ``write_run(scored, out)`` or ``write(result,
-    out)``, ``evaluation(plan, result, answers)``; ``score_files(responses, options)`` and ``summary(metrics)``."""
+    rai_facts_file: ClassVar[str | None] = None
+    """Its Responsible-AI facts: a file of ``culturebench/facts/croissant_rai/`` (``rai_facts``)."""
     open_columns: ClassVar[Mapping[str, OpenColumns]] = {}
     """Release config -> the columns ``publish --allow-restricted`` withholds (licence columns of the card)."""
 
-    def plan(self, options: Options) -> Iterator[ChatRequest]:
-        """The requests ``evaluate`` sends with ``options``, in its order (a plain generator, no model involved)."""
-        raise InputError(f"{self.name}: its requests depend on the model's answers; it has no plan")
+    has_plan: ClassVar[bool] = True
+    """Whether its requests can be planned without a model (False: they depend on the model's answers)."""
+
+    def hooks(self) -> Hooks:
+        """The engine's hooks (its run module's ``Hooks`` subclass, imported here: the module is heavy)."""
+        raise NotImplementedError
+
+    def requests(self, options: Options) -> Iterator[ChatRequest]:
+        """The requests ``evaluate`` sends with ``options``, in its order (a plain generator, no model involved):
+        ``Hooks.requests`` of its plan."""
+        if not self.has_plan:
+            raise InputError(f"{self.name}: its requests depend on the model's answers; it has no plan")
+        hooks = self.hooks()
+        return hooks.requests(hooks.plan(options))
 
     def check(self, options: Options) -> None:
         """Read the release and check ``options`` against it, before a model is loaded (``evaluate`` calls nothing
         else first): by default, plan the first request."""
-        next(iter(self.plan(options)), None)
-
-    @property
-    def has_plan(self) -> bool:
-        """Whether its requests can be planned without a model (``plan`` is its own)."""
-        return type(self).plan is not Benchmark.plan
-
-    def evaluate(self, backend: Any, options: Options, *, args: Mapping[str, Any] | None = None,
-                 console: Console | None = None, roles: Mapping[str, Any] | None = None, scoring: str = "text",
-                 wait: bool = False, replace: bool = False) -> Result:
-        """Ask ``backend`` every planned request, score, write the run folder ``options.out`` (responses,
-        metrics.json, plots, run.json with ``args``): the engine's run (``evaluate.engine.run``: the folder held, a
-        folder of another benchmark, or another model's results unless ``replace``, refused, the cache, run.json)
-        with this benchmark's hooks. ``backend`` may be a callable that makes it once the folder is held; ``roles``
-        backends of companion models by role or name."""
-        from culturebench.evaluate import engine
-
-        return engine.run(self, backend, options, args=args, console=console, roles=roles, scoring=scoring,
-                          wait=wait, replace=replace)
-
-    # --- the engine's hooks (``evaluate.engine``): by default the functions of the same names in its run module
-
-    def run_plan(self, options: Options, *, model: str = "model", roles: Mapping[str, Any] | None = None) -> RunPlan:
-        """What a run with ``options`` asks ``model`` (an ``engine.RunPlan``), read from the release before a model
-        is asked: the run module's ``plan(options, model)`` (``roles``: the companion backends the caller gave,
-        for a benchmark that checks them)."""
-        module = self.run_module()
-        return module.plan(options, model, **({"roles": roles} if self.roles else {}))
-
-    def answer(self, run: Run, plan: RunPlan) -> Answers:
-        """The model's answers to ``plan`` into the run folder's responses file (``engine.Answers``): the run
-        module's ``answer(run, plan)`` where it has one (several steps, dialogues), else every planned item
-        streamed through the runner and made records by ``records``."""
-        from culturebench.evaluate import engine
-
-        own = getattr(self.run_module(), "answer", None)
-        return own(run, plan) if own is not None else engine.stream(run, plan, self.records)
-
-    def records(self, plan: RunPlan, items: Sequence, responses: Sequence) -> list[dict]:
-        """The responses file's records of a batch of planned items and their responses (``ChatResponse``), in
-        order: the run module's ``records``."""
-        return self.run_module().records(plan, items, responses)
-
-    def score_run(self, plan: RunPlan, answers: Answers) -> Result:
-        """The metrics of a run's answers (``Result.metrics``, and the scored tables as ``Result.score``): the run
-        module's ``score_run``. The engine adds the plan's ``covers``."""
-        return self.run_module().score_run(plan, answers)
-
-    def write(self, result: Result, out: Path) -> list[Path]:
-        """metrics.json and the plots of a scored run into ``out``: the run module's ``write_run(result.score,
-        out)`` (or its ``write(result, out)``)."""
-        module = self.run_module()
-        own = getattr(module, "write", None)
-        return own(result, Path(out)) if own is not None else module.write_run(result.score, Path(out))
-
-    def evaluation(self, plan: RunPlan, result: Result, answers: Answers) -> dict:
-        """What run.json says of the run beside the engine's fields (its ``evaluation`` block: the settings asked,
-        and e.g. parse statuses and headline metrics): the run module's ``evaluation``."""
-        return self.run_module().evaluation(plan, result, answers)
+        next(iter(self.requests(options)), None)
 
     def score(self, responses: Sequence[Path], options: Options) -> Result:
         """Metrics and plots from saved responses into ``options.out``."""
-        return self.run_module().score_files(responses, options)
+        return self.hooks().score_files(responses, options)
 
     def summary(self, metrics: Mapping) -> str:
         """The command line's lines for metrics.json."""
-        return self.run_module().summary(metrics)
+        return self.hooks().summary(metrics)
 
     def headline(self, metrics: Mapping, options: Options) -> dict[str, float]:
         """The paper's headline numbers of one model's metrics.json, flat (name -> value; None left out)."""
@@ -491,13 +539,9 @@ class Benchmark:
         which also declares each config's key columns (``KEYS``)."""
         return self.schemas_module().score_inputs(tables)
 
-    def run_module(self):
-        """The module of its run."""
-        return import_module(self.run or f"{type(self).__module__}.run")
-
-    def builder_module(self):
-        """The module of its builder."""
-        return import_module(self.builder or f"culturebench.builders.{self.name}")
+    def builder_module(self) -> Any:
+        """The module of its builder (``builders/base.py`` says what it gives), imported here."""
+        raise NotImplementedError
 
     def build_options(self) -> type[BuildOptions]:
         """The options of its build: its builder module's ``Options`` (a :class:`BuildOptions`), or none."""
@@ -508,22 +552,22 @@ class Benchmark:
         module, _, attribute = self.generators[task].partition(":")
         return getattr(import_module(module), attribute or "GENERATOR")
 
-    def schemas_module(self):
-        """The module of its release schemas."""
-        return import_module(self.schemas_module_name())
-
-    def schemas_module_name(self) -> str:
-        return self.schemas or f"culturebench.schemas.{self.name}"
+    def schemas_module(self) -> Any:
+        """The module of its release schemas, imported here: ``SCHEMAS`` (pandera, per config), ``expectations()``
+        (Great Expectations suites), ``READ_DTYPES``, ``score_inputs(tables)``."""
+        raise NotImplementedError
 
     def rai_facts(self) -> dict:
-        """The Responsible-AI facts croissant.json carries (:mod:`culturebench.croissant` says what each holds): by
-        default ``culturebench/facts/croissant_rai/<name>.json``, and none for a benchmark without that file (a
-        plugin's): croissant.json then says of each fact that the benchmark does not state it."""
+        """The Responsible-AI facts croissant.json carries (:mod:`culturebench.croissant` says what each holds): its
+        ``rai_facts_file``, and none for a benchmark without one (a plugin's): croissant.json then says of each fact
+        that the benchmark does not state it."""
         import json
         from importlib import resources
 
-        path = resources.files("culturebench.facts").joinpath("croissant_rai").joinpath(f"{self.name}.json")
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        if self.rai_facts_file is None:
+            return {}
+        path = resources.files("culturebench.facts").joinpath("croissant_rai").joinpath(self.rai_facts_file)
+        return json.loads(path.read_text(encoding="utf-8"))
 
     def task(self, name: str) -> HarnessTask:
         for task in self.tasks:

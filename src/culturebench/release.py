@@ -19,6 +19,7 @@ import os
 import platform
 import shutil
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from importlib import import_module, metadata
@@ -35,6 +36,7 @@ from culturebench.contract import Benchmark, BuildOptions, option_fields
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
 from culturebench.manifest import MANIFEST_KEYS, UNLISTED, load_manifest, unlisted_files
+from culturebench.release_reader import read_dtypes, read_tables
 from culturebench.validation import great_expectations_process, summary, validate_tables
 from culturebench.validation.report import left_out_rows, write_report
 
@@ -60,7 +62,7 @@ def build_release(benchmark: Benchmark, raw: Path, out: Path, seed: int, progres
         raise InputError("raw folder not found (--raw names the folder of raw inputs)", file=raw)
     earlier = release_diff.previous_release(previous, name) if previous is not None else None
     with great_expectations_process(name) as great_expectations, atomic_directory(out / name) as folder:
-        import_in_background(benchmark.schemas_module_name(), "datasets")  # the checks' and the card's imports
+        import_in_background(benchmark.schemas_module, "datasets")  # the checks' and the card's imports
         try:
             takes_options = options is not None and option_fields(type(options), None, cli_only=False)
             output: BuildOutput = builder.build(raw, seed, progress, **({"options": options} if takes_options else {}))
@@ -115,14 +117,14 @@ def build_release(benchmark: Benchmark, raw: Path, out: Path, seed: int, progres
     return out / name, manifest["validation"]
 
 
-def import_in_background(*modules: str) -> threading.Thread:
-    """Import ``modules`` in a thread: pandera and ``datasets`` take ~1 s of imports that the checks and the card
+def import_in_background(*modules: str | Callable[[], object]) -> threading.Thread:
+    """Import ``modules`` in a thread (a module's name, or a function that imports it: ``Benchmark.schemas_module``): pandera and ``datasets`` take ~1 s of imports that the checks and the card
     need only at the end, while a build spends its first seconds in polars, which releases the GIL (a module the
     main thread imports meanwhile waits for this thread's import of it, as Python's import lock ensures)."""
     def load() -> None:
         for module in modules:
             with contextlib.suppress(Exception):  # a failing import fails again, with its message, in the main thread
-                import_module(module)
+                module() if callable(module) else import_module(module)
 
     thread = threading.Thread(target=load, daemon=True, name="culturebench-imports")
     thread.start()
@@ -219,39 +221,6 @@ def file_problems(release: Path, manifest: dict) -> list[str]:
                             f"{str(output.get('sha256'))[:16]}…")
     problems += [f"{relative}: {UNLISTED}" for relative in unlisted_files(release, manifest)]
     return problems + croissant.problems(release, manifest, digests)
-
-
-def read_dtypes(benchmark: Benchmark) -> dict[str, dict[str, pl.DataType]]:
-    """Per config, the columns that ``benchmark``'s schemas read back as another dtype (e.g. Enum)."""
-    return getattr(benchmark.schemas_module(), "READ_DTYPES", {})
-
-
-def read_tables(release: Path, outputs: list[dict], dtypes: dict[str, dict[str, pl.DataType]] | None = None,
-                columns: dict[str, set[str]] | None = None) -> dict[str, dict[str, pl.DataFrame]]:
-    """The release's tables read back from parquet, per config and split (shards in order), with the columns in
-    ``dtypes[config]`` cast (non-strictly: a value that does not fit becomes null) while reading; with
-    ``columns[config]``, only those of its columns (in file order; all of them when the file has none of those)."""
-    shards: dict[str, dict[str, list[Path]]] = {}
-    for output in outputs:
-        if "config" in output:
-            path = Path(release) / output["path"]
-            if not path.is_file():
-                raise InputError("file listed in manifest.json is missing", file=path)
-            shards.setdefault(output["config"], {}).setdefault(output["split"], []).append(path)
-    tables: dict[str, dict[str, pl.DataFrame]] = {}
-    for config, splits in shards.items():
-        wanted = (columns or {}).get(config) or ()
-        for split, paths in splits.items():
-            try:
-                frame = pl.scan_parquet(paths)
-                if kept := [c for c in (frame.collect_schema().names() if wanted else []) if c in wanted]:
-                    frame = frame.select(kept)
-                casts = [pl.col(column).cast(dtype, strict=False)
-                         for column, dtype in (dtypes or {}).get(config, {}).items() if not kept or column in kept]
-                tables.setdefault(config, {})[split] = frame.with_columns(casts).collect()
-            except pl.exceptions.PolarsError as exc:
-                raise InputError(f"parquet file cannot be read ({str(exc).splitlines()[0]})", file=paths[0]) from None
-    return tables
 
 
 def revalidate(release: Path) -> tuple[dict, list, list[str]]:

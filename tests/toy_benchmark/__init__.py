@@ -24,17 +24,23 @@ class Toy(Benchmark):
     title = "Toy (a test benchmark)"
     description = "one yes / no question per row; accuracy"
     Options = ToyOptions
-    builder = "toy_benchmark.builder"
-    schemas = "toy_benchmark.schemas"
     tasks = (HarnessTask("toy", "Toy: yes / no questions; accuracy"),)
     generators = {"toy": "toy_benchmark.generate:GENERATOR"}
 
-    def plan(self, options):
-        from toy_benchmark.run import requests
-        return (item.request for item in requests(options))
+    def hooks(self):
+        from toy_benchmark.run import ToyHooks
 
-    def summary(self, metrics):
-        return f"toy: accuracy {metrics['accuracy']:.3f} over {metrics['n']} answers"
+        return ToyHooks()
+
+    def builder_module(self):
+        from toy_benchmark import builder
+
+        return builder
+
+    def schemas_module(self):
+        from toy_benchmark import schemas
+
+        return schemas
 
     def headline(self, metrics, options):
         return {"accuracy": float(metrics["accuracy"])}

@@ -6,11 +6,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from culturebench.contract import Result
+from culturebench.contract import Hooks, Result, RunPlan
 from culturebench.evaluate import run_folder
-from culturebench.evaluate.chat import ChatRequest, SamplingParams
-from culturebench.evaluate.engine import RunPlan
-from culturebench.release import load_manifest, read_tables
+from culturebench.chat import ChatRequest, SamplingParams
+from culturebench.release import load_manifest
+from culturebench.release_reader import read_tables
 
 
 def questions(options) -> list[dict]:
@@ -51,30 +51,28 @@ def write_metrics(out: Path, metrics: dict) -> list[Path]:
     return [path]
 
 
-def plan(options, model="model") -> RunPlan:
-    items = list(requests(options))  # a few questions: read once, counted for the progress bar
-    return RunPlan(options=options, model=model, requests=items, total=len(items), description="toy")
+class ToyHooks(Hooks):
+    """The engine's hooks (``contract.Hooks``; ``evaluation`` and ``answer`` keep their defaults)."""
 
+    def plan(self, options, model="model", *, roles=None) -> RunPlan:
+        items = list(requests(options))  # a few questions: read once, counted for the progress bar
+        return RunPlan(options=options, model=model, requests=items, total=len(items), description="toy")
 
-def records(plan, items, responses):
-    return [{"model": plan.model, "id": item.row["id"], "gold": item.row["answer"], "response": response.text,
-             "answer": parse(response.text, plan.options.strict)} for item, response in zip(items, responses)]
+    def records(self, plan, items, responses):
+        return [{"model": plan.model, "id": item.row["id"], "gold": item.row["answer"], "response": response.text,
+                 "answer": parse(response.text, plan.options.strict)} for item, response in zip(items, responses)]
 
+    def score_run(self, plan, answers) -> Result:
+        return Result(metrics=metrics_of(run_folder.read_jsonl(answers.path)), written=[])
 
-def score_run(plan, answers) -> Result:
-    return Result(metrics=metrics_of(run_folder.read_jsonl(answers.path)), written=[])
+    def write(self, result, out):
+        return write_metrics(out, result.metrics)
 
+    def score_files(self, responses, options) -> Result:
+        records = [{**r, "answer": parse(r["response"], options.strict)} for path in responses
+                   for r in run_folder.read_jsonl(Path(path))]
+        metrics = metrics_of(records)
+        return Result(metrics=metrics, written=write_metrics(options.out, metrics))
 
-def write(result, out):
-    return write_metrics(out, result.metrics)
-
-
-def evaluation(plan, result, answers) -> dict:
-    return {}
-
-
-def score_files(responses, options) -> Result:
-    records = [{**r, "answer": parse(r["response"], options.strict)} for path in responses
-               for r in run_folder.read_jsonl(Path(path))]
-    metrics = metrics_of(records)
-    return Result(metrics=metrics, written=write_metrics(options.out, metrics))
+    def summary(self, metrics):
+        return f"toy: accuracy {metrics['accuracy']:.3f} over {metrics['n']} answers"

@@ -12,7 +12,7 @@ import pyarrow as pa
 import yaml
 
 from culturebench.builders.base import CardInfo
-from culturebench.evaluate.words import counted
+from culturebench.words import counted
 from culturebench.validation.report import ORIGIN_KEYS, rebuild_commands
 
 

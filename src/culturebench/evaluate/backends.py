@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from culturebench.errors import InputError
-from culturebench.evaluate.chat import (
+from culturebench.chat import (
     BackendError,
     BackendStats,
     ChatRequest,

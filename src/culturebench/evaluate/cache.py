@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from culturebench.errors import InputError
-from culturebench.evaluate.chat import ChatRequest, ChatResponse
+from culturebench.chat import ChatRequest, ChatResponse
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

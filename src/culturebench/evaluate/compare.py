@@ -36,8 +36,8 @@ from culturebench import registry
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_record
 from culturebench.evaluate.uncertainty import Bootstrap
-from culturebench.evaluate.words import plural
 from culturebench.io import atomic_directory, write_json
+from culturebench.words import plural
 
 REPORT_FILE = "report.html"
 JSON_FILE = "comparison.json"

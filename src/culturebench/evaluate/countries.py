@@ -103,7 +103,11 @@ def view(countries: Mapping[str, Mapping], *, benchmark: str, measure: str, meas
 
 def write_countries(out: Path, data: Mapping) -> Path:
     """``out``/countries.json (written whole to a temporary file, then renamed)."""
-    path = Path(out) / COUNTRIES_FILE
+    return write_json_file(Path(out) / COUNTRIES_FILE, data)
+
+
+def write_json_file(path: Path, data: Mapping) -> Path:
+    """``path`` as JSON (no NaN), written whole to a temporary sibling, then renamed."""
     temporary = path.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
     temporary.replace(path)

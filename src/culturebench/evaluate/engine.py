@@ -2,7 +2,8 @@
 benchmark gives hooks, as lm-evaluation-harness's evaluator owns its loop and a ``Task`` gives ``doc_to_text``,
 ``process_results`` and ``aggregation``.
 
-``run(benchmark, backend, options)`` does, in order:
+``run(benchmark, backend, options)``, the one entry of a run for the command line, Python callers (each benchmark
+package's ``evaluate``), ``replay`` and the harness integrations, does, in order:
 
 1. hold the run folder ``options.out`` (``run_lock.hold_run_folder``: one run at a time; a second run is refused,
    or waits with ``wait``) and check it holds no other benchmark's run (``check_run_folder``), before any model
@@ -10,89 +11,35 @@ benchmark gives hooks, as lm-evaluation-harness's evaluator owns its loop and a 
    refused run loads no engine (issue #52);
 2. with ``scoring="logprobs"``, ask the backend for ``top_logprobs`` and check its endpoint returns them
    (``option_probability``);
-3. the benchmark's hooks (``contract.Benchmark``): ``run_plan`` (what is asked: the requests, how many, what they
-   cover, the records' schema), ``answer`` (the model's answers into the responses file, through the response cache:
-   by default each planned item streamed through the runner and turned into records by the hook ``records``; a
-   benchmark of several steps (jurors rating the answers) or of dialogues gives its own), ``score_run`` (the metrics), ``write`` (metrics.json
+3. the benchmark's hooks (``benchmark.hooks()``: a ``contract.Hooks`` of its run module): ``plan`` (what is asked:
+   a ``contract.RunPlan``: the requests, how many, what they cover, the records' schema), ``answer`` (the model's
+   answers into the responses file, through the response cache: by default (``answer`` gives None) each planned
+   item streamed through the runner and turned into records by the hook ``records``; a benchmark of several steps
+   (jurors rating the answers) or of dialogues gives its own), ``score_run`` (the metrics), ``write`` (metrics.json
    and the plots) and ``evaluation`` (what run.json says of the run beside the engine's fields);
 4. run.json (``run_record.write_run_record``) and, with ``scoring="logprobs"``, the metrics by option probability.
 
-An interrupted or cost-capped run (``KeyboardInterrupt``, ``backends.CostLimitReached``) keeps every answer in the
+An interrupted or cost-capped run (``KeyboardInterrupt``, ``chat.CostLimitReached``) keeps every answer in the
 cache: the exception goes on, with ``kept_answers`` set to the answers this run added (the command line says so).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from culturebench.chat import ChatRequest, CostLimitReached
+from culturebench.contract import Answers, Benchmark, Options, Records, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate.chat import CostLimitReached
-
-Benchmark = Options = Result = Any
-"""``contract.Benchmark``, ``contract.Options`` and ``contract.Result`` as this module's annotations name them: the
-contract imports the engine (``Benchmark.evaluate`` is ``run``), so the engine imports nothing of it."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunPlan:
-    """What a run asks, before any model is made (``Benchmark.run_plan``); a benchmark subclasses it with what its
-    hooks need besides (its release tables, sampling settings, ...)."""
-
-    options: Options
-    model: str
-    """The evaluated model's name (its records carry it)."""
-    requests: Iterable | None
-    """The planned items, each with its ``request`` (a ``ChatRequest``), in order (a generator: a run is never a
-    list in memory); None where the requests depend on the model's answers (a benchmark that gives ``answer``)."""
-    total: int = 0
-    """How many ``requests`` (the progress bar; with ``schema``, the responses file's layout)."""
-    description: str = ""
-    """The progress bar's label."""
-    covers: tuple = ()
-    """What the run covers (``limit.Coverage``, one per part asked): metrics.json's ``covers``."""
-    schema: Any = None
-    """The records' ``polars.Schema``: a run of more than ``run_folder.SHARD_THRESHOLD`` requests then writes its
-    responses as parquet shards; None: responses.jsonl at any size."""
-
-
-@dataclass
-class Answers:
-    """What ``Benchmark.answer`` leaves: the responses file (or folder of shards), its records and the runner's
-    totals (``run_steps.RUNNER_STATS``)."""
-
-    path: Path
-    n_records: int
-    stats: dict
-    by_step: dict = field(default_factory=dict)
-    """A run of several steps (parts, jurors): each one's runner totals, by name."""
-    state: Any = None
-    """What the benchmark's answering leaves for its scoring (e.g. the judged transcripts of dialogues)."""
-
-
-@dataclass
-class Run:
-    """A run in progress as the engine hands it to ``Benchmark.answer``: the held run folder, the backend (already
-    made), the options, the companion models the caller gave (``roles``: name -> backend) and the console."""
-
-    options: Options
-    backend: Any
-    roles: Mapping[str, Any]
-    console: Any = None
-
-    @property
-    def out(self) -> Path:
-        return Path(self.options.out)
-
-
-def stream(run: Run, plan: RunPlan, records: Callable[[RunPlan, list, list], list[dict]]) -> Answers:
-    """The default ``answer``: every planned item through the runner (``run_steps.stream_records``: cache, batches,
-    retries, progress), each batch's answers made records by ``records(plan, items, responses)`` and appended to
-    the responses file as they come."""
+def stream(run: Run, plan: RunPlan, records: Records) -> Answers:
+    """What the engine does where ``Hooks.answer`` gives None: every planned item through the runner
+    (``run_steps.stream_records``: cache, batches, retries, progress), each batch's answers made records by
+    ``records(plan, items, responses)`` and appended to the responses file as they come."""
     from culturebench.evaluate import run_steps
 
     path, n_records, stats = run_steps.stream_records(
@@ -129,13 +76,30 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
                 option_probability.check_endpoint(backend, benchmark, options, console)
             result = _run(benchmark, Run(options, backend, dict(roles or {}), console), args)
             if scoring == "logprobs":
-                line, written = option_probability.score(benchmark, backend, options)
+                answers = option_probability.option_answers(benchmark, backend, options)
+                replay(benchmark, options.replace(out=out / option_probability.FOLDER), answers,
+                       model=str(backend.backend.model))
+                line, written = option_probability.agreement_summary(benchmark, options, answers)
                 result.lines.append(line)
                 result.written.extend(written)
             return result
         except (KeyboardInterrupt, CostLimitReached) as stop:
             stop.kept_answers = cached_answers(out) - before
             raise
+
+
+def replay(benchmark: Benchmark, options: Options, answers: Mapping[ChatRequest, str], *,
+           model: str = "model") -> dict:
+    """metrics.json of ``culturebench evaluate`` with ``options`` when the model's answers are ``answers`` (request
+    -> text, given by a harness or ``--scoring logprobs``): the benchmark's own run into ``options.out`` with a
+    ``replay.ReplayBackend``."""
+    import json
+
+    from culturebench.evaluate.replay import ReplayBackend, quiet_console
+
+    run(benchmark, ReplayBackend(model, answers), options, args={"benchmark": benchmark.name},
+        console=quiet_console())
+    return json.loads((Path(options.out) / "metrics.json").read_text(encoding="utf-8"))
 
 
 def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Result:
@@ -145,16 +109,17 @@ def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Resu
 
     started = datetime.now(UTC)
     options = run.options
-    plan = benchmark.run_plan(options, model=str(getattr(run.backend, "model", "model")), roles=run.roles)
+    hooks = benchmark.hooks()
+    plan = hooks.plan(options, str(getattr(run.backend, "model", "model")), roles=run.roles)
     manifest = load_manifest(Path(options.release))
-    answers = benchmark.answer(run, plan)
-    result = benchmark.score_run(plan, answers)
+    answers = hooks.answer(run, plan) or stream(run, plan, hooks.records)
+    result = hooks.score_run(plan, answers)
     if plan.covers:
         result.metrics["covers"] = [covers.as_dict() for covers in plan.covers]
     written = run_record.write_run_record(
-        run.out, [answers.path, *benchmark.write(result, run.out)], benchmark=benchmark.name,
+        run.out, [answers.path, *hooks.write(result, run.out)], benchmark=benchmark.name,
         release=Path(options.release), manifest=manifest, backend=run.backend, args=args, started_at=started,
-        stats=answers.stats, extra=benchmark.evaluation(plan, result, answers))
+        stats=answers.stats, extra=hooks.evaluation(plan, result, answers))
     result.written, result.stats = written, answers.stats
     return result
 

@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from culturebench.evaluate.uncertainty import MIN_GROUP_SIZE
-from culturebench.evaluate.words import counted, singular
+from culturebench.words import counted, singular
 
 
 def spread_positions(frame: pl.DataFrame, by: Sequence[str], limit: int | None,

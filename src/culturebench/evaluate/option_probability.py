@@ -11,7 +11,7 @@ answer, which field the agreement is broken down by):
   option, the probabilities of the options of its group among that token's alternatives, renormalised to sum to 1.
   An answer with no option token (an option's text repeated) stays without one.
 - metrics by option probability: the same benchmark run again with every answer replaced by its most probable
-  option (``replay.replay``: culturebench's own parsing and metrics), into ``RUN_DIR/option_probability/``; an
+  option (``engine.replay``: culturebench's own parsing and metrics), into ``RUN_DIR/option_probability/``; an
   answer without an option distribution counts as unparsed there.
 - ``RUN_DIR/agreement.json``: the share of answers whose parsed text answer is their most probable option, over the
   answers that have both, overall and per group; ``n_without_option_answer`` counts answers without an option
@@ -33,15 +33,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from culturebench.chat import ChatRequest, ChatResponse
+from culturebench.contract import Benchmark, Options, OptionScoring
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_steps
-from culturebench.evaluate.chat import ChatRequest, ChatResponse
 from culturebench.evaluate.cache import cache_key
-from culturebench.evaluate.replay import planned_requests, replay
-
-Benchmark = Options = OptionScoring = Any
-"""``contract.Benchmark``, ``contract.Options``, ``contract.OptionScoring`` as this module's annotations name them: the contract's
-``Benchmark.evaluate`` runs the engine, which scores with this module, so this module imports nothing of the contract."""
+from culturebench.evaluate.replay import planned_requests
 
 SCORINGS = ("text", "logprobs")
 TOP_LOGPROBS = 20
@@ -149,7 +146,7 @@ def recording(backend: Any, out: Path) -> LogprobRecorder:
 def check_endpoint(recorder: LogprobRecorder, benchmark: Benchmark, options: Options, console=None) -> None:
     """One request of the run (kept in the cache) to learn whether the endpoint returns logprobs; an endpoint that
     returns none is an InputError before the run starts."""
-    first = next(iter(benchmark.plan(options)))
+    first = next(iter(benchmark.requests(options)))
     run_steps.ask(recorder, [first], Path(options.out), "logprobs check", console)
     key = cache_key(recorder.backend.cache_params(), first)
     logprobs = recorded_logprobs(Path(options.out) / LOGPROBS_FILE).get(key)
@@ -203,20 +200,24 @@ def agreement(benchmark: str, scoring: OptionScoring, text_records: Sequence[Map
             "overall": share(overall), f"by_{group_field}": {g: share(c) for g, c in sorted(cells.items())}}
 
 
-def score(benchmark: Benchmark, recorder: LogprobRecorder, options: Options) -> tuple[str, list[Path]]:
-    """After the text run into ``options.out``: metrics by option probability into ``out/option_probability``
-    and ``out/agreement.json``; returns (summary line, paths written)."""
-    out = Path(options.out)
+def option_answers(benchmark: Benchmark, recorder: LogprobRecorder, options: Options) -> dict[ChatRequest, str]:
+    """After the text run into ``options.out``: each planned request's most probable option ("" where its answer has
+    no option distribution), the answers the engine replays into ``out/option_probability`` (``FOLDER``)."""
     scoring = benchmark.option_scoring(options)
-    requests = planned_requests(benchmark, options)
     params = recorder.backend.cache_params()
-    logprobs = recorded_logprobs(out / LOGPROBS_FILE)
-    answers = {request: most_probable(option_distribution(scoring, logprobs.get(cache_key(params, request)))) or ""
-               for request in requests}
+    logprobs = recorded_logprobs(Path(options.out) / LOGPROBS_FILE)
+    return {request: most_probable(option_distribution(scoring, logprobs.get(cache_key(params, request)))) or ""
+            for request in planned_requests(benchmark, options)}
+
+
+def agreement_summary(benchmark: Benchmark, options: Options, answers: Mapping[ChatRequest, str]
+                      ) -> tuple[str, list[Path]]:
+    """Once ``answers`` (``option_answers``) are replayed into ``out/option_probability``: ``out/agreement.json``;
+    returns (summary line, paths written)."""
+    out = Path(options.out)
     folder = out / FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    replay(benchmark, options.replace(out=folder), answers, model=str(recorder.backend.model))
-    table = agreement(benchmark.name, scoring, run_folder.read_records(out), run_folder.read_records(folder))
+    table = agreement(benchmark.name, benchmark.option_scoring(options), run_folder.read_records(out),
+                      run_folder.read_records(folder))
     path = out / AGREEMENT_FILE
     path.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     o = table["overall"]

@@ -20,7 +20,7 @@ from culturebench import registry
 from culturebench.contract import NoCountryView
 from culturebench.errors import InputError
 from culturebench.io import atomic_directory
-from culturebench.evaluate import countries
+from culturebench.evaluate import countries, uncertainty
 from culturebench.evaluate.compare import read_run
 from culturebench.evaluate.country_plots import write_figures
 
@@ -119,6 +119,31 @@ def profile(run_dirs: list[Path], out: Path) -> tuple[str, list[Path]]:
     return f"profile: {len(views)} benchmarks, {total} country rows; page {out / PAGE}", written
 
 
+def rests_on(data: dict) -> str:
+    """What a country view rests on, for the page: items per country (questions, stories, dialogues, ...), samples
+    per question, the reading and the intervals' kind; and the countries whose interval rests on fewer than
+    ``uncertainty.MIN_GROUP_SIZE`` items (flagged)."""
+    entries = list(data["countries"].values())
+    sizes = [n for e in entries if isinstance(n := e.get("n_questions", e.get("n")), int)]
+    parts = [f"items per country: {min(sizes)}{'' if min(sizes) == max(sizes) else f'-{max(sizes)}'}"] if sizes \
+        else ["items per country: not recorded"]
+    samples = data.get("samples_per_question")
+    if samples:
+        parts.append(f"samples per question: {samples[0]}{'' if samples[0] == samples[1] else f'-{samples[1]}'}")
+    if data.get("reading"):
+        parts.append(f"reading: {data['reading']}")
+    kind = (data.get("reference_points") or {}).get("intervals")
+    if kind:
+        parts.append(f"intervals: {kind.replace('_', '-')}")
+    few = sorted(code for code, e in data["countries"].items()
+                 if isinstance(n := e.get("n_questions", e.get("n")), int) and n < uncertainty.MIN_GROUP_SIZE)
+    text = "Rests on " + "; ".join(parts) + "."
+    if few:
+        text += (f" Intervals on fewer than {uncertainty.MIN_GROUP_SIZE} items (read with care): "
+                 f"{len(few)} of {len(entries)} countries.")
+    return text
+
+
 def _number(value) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
@@ -146,17 +171,27 @@ def render(views: dict[str, dict], rows: list[dict], notes: list[str], images: d
     for label, data in views.items():
         measure = data["measure"]
         parts.append(f"<h2 id=benchmark-{e(label)}>{e(label)}: {e(measure)}</h2>"
-                     f"<p class=note>{e(str(data['measures'].get(measure, '')))}</p>")
+                     f"<p class=note>{e(str(data['measures'].get(measure, '')))}</p>"
+                     f"<p class=rests>{e(rests_on(data))}</p>")
         parts += [f"<img alt=\"{e(label)} {kind}\" src=\"data:image/png;base64,{image}\">"
                   for kind, image in zip(("map", "ranked"), images[label])]
         interval = next((k for k in next(iter(data["countries"].values()), {}) if k.startswith("interval_")), None)
+        short = measure.removeprefix("similarity_")
+        extra = [(k, label) for k, label in ((f"uniform_{short}", "uniform"), (f"ceiling_{short}", "ceiling"))
+                 if any(k in entry for entry in data["countries"].values())]
+        placed = any(f"rank_among_countries_{short}" in entry for entry in data["countries"].values())
         parts.append(f"<table class=ranked><tr><th>rank</th><th>country</th><th>code</th><th>{e(measure)}</th>"
-                     "<th>interval</th></tr>")
+                     "<th>interval</th>" + "".join(f"<th>{label}</th>" for _, label in extra)
+                     + ("<th>model closer than</th>" if placed else "") + "</tr>")
         for rank, (code, entry) in enumerate(countries.ranked(data), start=1):
             low, high = entry.get(interval) or (None, None) if interval else (None, None)
             shown = "n/a" if low is None else f"[{_number(low)}, {_number(high)}]"
+            among = entry.get(f"rank_among_countries_{short}")
             parts.append(f"<tr><td>{rank}</td><td class=text>{e(str(entry.get('name') or code))}</td>"
-                         f"<td class=text>{e(code)}</td><td>{_number(entry[measure])}</td><td>{shown}</td></tr>")
+                         f"<td class=text>{e(code)}</td><td>{_number(entry[measure])}</td><td>{shown}</td>"
+                         + "".join(f"<td>{_number(entry.get(k))}</td>" for k, _ in extra)
+                         + (f"<td>{among['closer_than']} of {among['of']} countries</td>" if among
+                            else "<td>n/a</td>" if placed else "") + "</tr>")
         parts.append("</table>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -35,7 +35,7 @@ from typing import Any
 
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import OpenAIBackend, _AdaptiveLimit
-from culturebench.evaluate.chat import (
+from culturebench.chat import (
     BackendError,
     BackendStats,
     ChatRequest,

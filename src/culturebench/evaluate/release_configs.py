@@ -9,7 +9,8 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.release import load_manifest, read_tables
+from culturebench.release import load_manifest
+from culturebench.release_reader import read_tables
 
 def release_configs(release: Path, benchmark: str, described: str) -> dict[str, dict]:
     """Every config of a release as ``{config: {split: DataFrame}}``; a release of another benchmark (``described``,

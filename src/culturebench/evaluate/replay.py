@@ -1,29 +1,23 @@
 """A benchmark's metrics from answers given elsewhere: an inspect or lm-eval harness's, or ``--scoring logprobs``'s
-most probable options. The benchmark's own ``evaluate`` runs with a backend that answers each planned request with
-its given answer (``ReplayBackend``), so parsing, metrics and bootstrap are culturebench's and the numbers equal
+most probable options. The benchmark's own run (``engine.replay``: ``engine.run``) goes with a backend that answers
+each planned request with its given answer (``ReplayBackend``), so parsing, metrics and bootstrap are culturebench's and the numbers equal
 ``culturebench evaluate``'s on the same answers."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
+from culturebench.chat import ChatRequest, ChatResponse
+from culturebench.contract import Benchmark, Options
 from culturebench.errors import InputError
-from culturebench.evaluate.chat import ChatRequest, ChatResponse
-
-Benchmark = Options = Any
-"""``contract.Benchmark``, ``contract.Options`` as this module's annotations name them: the contract's
-``Benchmark.evaluate`` runs the engine, which scores with this module, so this module imports nothing of the contract."""
 
 
 def planned_requests(benchmark: Benchmark, options: Options) -> list[ChatRequest]:
     """The distinct requests ``culturebench evaluate`` sends with ``options``, in its order (identical requests,
     asked once by the runner, appear once); an InputError when the release gives none."""
-    requests = list(dict.fromkeys(benchmark.plan(options)))
+    requests = list(dict.fromkeys(benchmark.requests(options)))
     if not requests:
         raise InputError(f"{benchmark.name}: the release gives no requests", file=options.release)
     return requests
@@ -52,12 +46,3 @@ class ReplayBackend:
 
 def quiet_console() -> Console:
     return Console(stderr=True, quiet=True)
-
-
-def replay(benchmark: Benchmark, options: Options, answers: Mapping[ChatRequest, str], *,
-           model: str = "model") -> dict:
-    """metrics.json of ``culturebench evaluate`` with ``options`` when the model's answers are ``answers``: the
-    benchmark's own run into ``options.out``."""
-    benchmark.evaluate(ReplayBackend(model, answers), options, args={"benchmark": benchmark.name},
-                       console=quiet_console())
-    return json.loads((Path(options.out) / "metrics.json").read_text(encoding="utf-8"))

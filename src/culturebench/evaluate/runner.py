@@ -29,7 +29,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from culturebench.evaluate.chat import Backend, BackendError, BackendStats, ChatRequest, ChatResponse
+from culturebench.chat import Backend, BackendError, BackendStats, ChatRequest, ChatResponse
 from culturebench.evaluate.cache import ResponseCache, canonical_json, key_material
 
 

@@ -33,7 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
-from culturebench.evaluate.words import counted, plural
+from culturebench.words import counted, plural
 
 DEFAULT_RESAMPLES = 2000
 """Bootstrap resamples of the intervals metrics.json reports (``culturebench compare --n-resamples`` changes it)."""

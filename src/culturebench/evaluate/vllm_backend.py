@@ -24,7 +24,7 @@ from typing import Any
 
 from culturebench.errors import InputError
 from culturebench.evaluate import vllm_process
-from culturebench.evaluate.chat import BackendError, BackendStats, ChatRequest, ChatResponse, OnResponse
+from culturebench.chat import BackendError, BackendStats, ChatRequest, ChatResponse, OnResponse
 from culturebench.evaluate.vllm_checks import (
     INSTALL_HINT,
     check_engine_argument_names,

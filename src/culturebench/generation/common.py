@@ -30,7 +30,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from culturebench.evaluate.chat import Backend, ChatRequest, ChatResponse, SamplingParams
+from culturebench.chat import Backend, ChatRequest, ChatResponse, SamplingParams
 from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.runner import RunStats, run_requests
 

@@ -30,7 +30,7 @@ from rich.console import Console
 from culturebench.checkout import bundled_raw
 from culturebench.contract import GenerateOptions, Generator
 from culturebench.errors import InputError
-from culturebench.evaluate.words import counted
+from culturebench.words import counted
 from culturebench.generation.common import (
     GenerationRun,
     NearDuplicates,

@@ -18,8 +18,9 @@ from typing import Any
 from culturebench import registry
 from culturebench.contract import Benchmark, HarnessTask, Options
 from culturebench.errors import InputError
-from culturebench.evaluate.chat import ChatRequest, SamplingParams
-from culturebench.evaluate.replay import planned_requests, replay
+from culturebench.chat import ChatRequest, SamplingParams
+from culturebench.evaluate.engine import replay
+from culturebench.evaluate.replay import planned_requests
 from culturebench.evaluate.run_folder import release_manifest_sha256
 
 

@@ -37,8 +37,8 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from culturebench import registry
-from culturebench.evaluate import replay
-from culturebench.evaluate.chat import ChatRequest, ChatResponse
+from culturebench.chat import ChatRequest, ChatResponse
+from culturebench.evaluate import engine, replay
 from culturebench.integrations import harness
 
 _MESSAGES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
@@ -149,8 +149,8 @@ def whole_run(benchmark_name: str, release: str, config_file: str | None, limit:
                                           None if config_file is None else Path(config_file))
         with tempfile.TemporaryDirectory(prefix=f"culturebench-{benchmark.name}-") as scratch:
             options = options.replace(release=Path(release), out=Path(out) if out is not None else Path(scratch))
-            result = await anyio.to_thread.run_sync(lambda: benchmark.evaluate(
-                InspectModelBackend(get_model()), options, roles=roles, console=replay.quiet_console()))
+            result = await anyio.to_thread.run_sync(lambda: engine.run(
+                benchmark, InspectModelBackend(get_model()), options, roles=roles, console=replay.quiet_console()))
         state.metadata["headline"] = benchmark.headline(result.metrics, options)
         state.output.completion = benchmark.summary(result.metrics)
         return state

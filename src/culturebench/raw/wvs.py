@@ -83,6 +83,17 @@ def _read_files(files: list[Path], columns: list[str], names: dict[Path, str], w
     return table
 
 
+def header_columns(path: Path) -> list[str] | None:
+    """The columns of a CSV respondent file (plain, .gz or .zip), or None for SPSS/Stata files (read whole)."""
+    path = Path(path)
+    lower = path.name.lower()
+    if lower.endswith(SPSS_STATA_SUFFIXES):
+        return None
+    if lower.endswith(".zip"):
+        return _csv_header(io.BytesIO(_zip_csv_bytes(path)), path)
+    return _csv_header(path.open("rb") if lower.endswith(".csv") else gzip.open(path, "rb"), path)
+
+
 def _checked_source(path: Path, columns: list[str]) -> tuple[Path | bytes | None, list[str] | None]:
     """Check a file's header for the required columns; returns what to scan (the path, a zip's CSV member
     bytes, or None for SPSS/Stata files, which pyreadstat reads whole) and the CSV header."""

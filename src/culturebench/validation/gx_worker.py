@@ -49,7 +49,7 @@ def main(preload: list[str]) -> None:
     import great_expectations  # noqa: F401  (the slow imports, while the build runs)
     import polars as pl
 
-    from culturebench.release import read_dtypes, read_tables
+    from culturebench.release_reader import read_dtypes, read_tables
     from culturebench.validation import run_suites
     from culturebench.validation.checks import suite_columns
 

@@ -45,8 +45,10 @@ release's tables and the planned requests), ``parsing`` (responses.jsonl read an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from culturebench.contract import Benchmark, HarnessTask, NoCountryView, Options, OptionScoring, lazy_exports, option
+from culturebench.evaluate import engine
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 REPEAT_RULES = ("nearest", "similar_only")
@@ -87,9 +89,22 @@ class CDEval(Benchmark):
     tasks = (HarnessTask("cdeval", "CDEval: the six Table 8 prompts per question; orientation likelihood per "
                          "Hofstede dimension (Eq. 3, Fig. 3)"),)
 
-    def plan(self, options):
-        from culturebench.evaluate.cdeval.run import plan
-        return (planned.request for planned in plan(options).requests)
+    rai_facts_file = "cdeval.json"
+
+    def hooks(self):
+        from culturebench.evaluate.cdeval.run import CDEvalHooks
+
+        return CDEvalHooks()
+
+    def builder_module(self):
+        from culturebench.builders import cdeval
+
+        return cdeval
+
+    def schemas_module(self):
+        from culturebench.schemas import cdeval
+
+        return cdeval
 
     def headline(self, metrics, options):
         """The orientation likelihood per Hofstede dimension (Table 2, Fig. 3) of the one model."""
@@ -123,7 +138,8 @@ class CDEval(Benchmark):
 
 
 BENCHMARK = CDEval()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "BETA": "items", "DIMENSIONS": "items", "DOMAINS": "items", "INSTABILITY_SCALE": "items",

@@ -15,7 +15,7 @@ from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.variants import DEFAULT, option_order
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.chat import ChatRequest
+    from culturebench.chat import ChatRequest
 
 
 DIMENSIONS = ("PDI", "IDV", "UAI", "MAS", "LTO", "IVR")
@@ -104,7 +104,7 @@ def iter_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAM
                   temperature: float = prompts.TEMPERATURE, max_tokens: int = prompts.MAX_TOKENS,
                   seed: int | None = 0, variants: tuple[str, ...] = (DEFAULT,)) -> Iterator[PlannedRequest]:
     """Six prompts x ``samples`` per question and variant, in question order (a generator: a run streams them)."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row in questions.select("question_id", "question", "option_1", "option_2").iter_rows(named=True):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Hooks, Result, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, variants
 from culturebench.evaluate.cdeval import BENCHMARK, CDEvalOptions, prompts
@@ -19,7 +19,6 @@ from culturebench.evaluate.cdeval.items import (
 from culturebench.evaluate.cdeval.metrics import score, score_responses
 from culturebench.evaluate.cdeval.parsing import release_language, respondent, score_answers
 from culturebench.evaluate.cdeval.plots import write_run
-from culturebench.evaluate.engine import Answers, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
@@ -171,3 +170,19 @@ def summary(metrics: dict) -> str:
         lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "
                      f"{metrics['pairwise_baseline']:.4f}")
     return "\n".join(lines + variants.summary_line("cdeval", metrics.get("variants")) + warnings)
+
+
+class CDEvalHooks(Hooks):
+    """CDEval's hooks of the engine (``contract.Hooks``): this module's functions."""
+
+    def plan(self, options, model="model", *, roles=None):
+        return plan(options, model)
+
+    def write(self, result, out):
+        return write_run(result.score, Path(out))
+
+    records = staticmethod(records)
+    score_run = staticmethod(score_run)
+    evaluation = staticmethod(evaluation)
+    score_files = staticmethod(score_files)
+    summary = staticmethod(summary)

@@ -73,11 +73,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from culturebench.contract import (
     Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+from culturebench.evaluate import engine
 
 PARTS = ("closed", "open", "both")
 """What is evaluated: the closed prompts (Tables 2-3), the open prompts (Tables 4-5) or both."""
@@ -150,9 +152,22 @@ class LLMGlobe(Benchmark):
                          "(App. B); jury-scored mean per GLOBE dimension (Tables 4-5)", {"split": "open"},
                          needs_config=True))
 
-    def plan(self, options):
-        from culturebench.evaluate.llm_globe.run import plan
-        return (planned.request for part in plan(options).parts for planned in part.requests)
+    rai_facts_file = "llm_globe.json"
+
+    def hooks(self):
+        from culturebench.evaluate.llm_globe.run import LLMGlobeHooks
+
+        return LLMGlobeHooks()
+
+    def builder_module(self):
+        from culturebench.builders import llm_globe
+
+        return llm_globe
+
+    def schemas_module(self):
+        from culturebench.schemas import llm_globe
+
+        return llm_globe
 
     def headline(self, metrics, options):
         """The closed (Tables 2-3) or jury-scored open (Tables 4-5) mean per GLOBE dimension of the one model."""
@@ -186,7 +201,8 @@ class LLMGlobe(Benchmark):
 
 
 BENCHMARK = LLMGlobe()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Config": "config", "config_of": "config", "release_tables": "items", "response_id": "items",

@@ -93,7 +93,7 @@ def asked_count(prompts_frame: pl.DataFrame, languages: Sequence[str], samples: 
 def plan_closed(closed: pl.DataFrame, languages: Sequence[str], *, samples: int, temperature: float,
                 max_tokens: int, seed: int | None) -> Iterator[PlannedRequest]:
     """Every closed prompt x language x sample, in release order (a generator)."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row, language, text, r in _asked(closed, languages, samples):
@@ -110,7 +110,7 @@ def response_id(model: str, prompt_id: str, language: str, sample_index: int) ->
 def plan_open(opened: pl.DataFrame, languages: Sequence[str], model: str, *, samples: int, temperature: float,
               max_tokens: int, seed: int | None) -> Iterator[PlannedRequest]:
     """Every open prompt x language x sample, in release order (a generator)."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row, language, text, r in _asked(opened, languages, samples):
@@ -123,7 +123,7 @@ def plan_jurors(answers: Sequence[dict], rubrics: pl.DataFrame, juror: Juror, *,
                 max_tokens: int) -> Iterator[PlannedRequest]:
     """One juror request per open answer (``answers``: records with dimension, prompt, response, response_id), as a
     generator; every answer's rubric is checked first."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
 
     rubric = {r["dimension"]: r for r in rubrics.iter_rows(named=True)}
     for dimension in dict.fromkeys(answer["dimension"] for answer in answers):  # before any juror is asked

@@ -13,10 +13,9 @@ from typing import Any
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import companions, run_folder, run_steps
-from culturebench.evaluate.engine import Answers, Run, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
 from culturebench.evaluate.llm_globe.config import Config, Juror, config_of
@@ -260,3 +259,22 @@ def summary(metrics: dict) -> str:
                     f"the open means rest on the {counted(scored, 'answers')} the jury scored (a juror's rating "
                     "unreadable: metrics.json open.juror_parse_status)")
     return "\n".join(lines + warnings) or "llm_globe: nothing scored"
+
+
+class LLMGlobeHooks(Hooks):
+    """LLMGlobe's hooks of the engine (``contract.Hooks``): this module's functions."""
+
+    def plan(self, options, model="model", *, roles=None):
+        return plan(options, model)
+
+    def requests(self, plan):
+        return (planned.request for part in plan.parts for planned in part.requests)
+
+    def write(self, result, out):
+        return write_run(result.score, Path(out))
+
+    answer = staticmethod(answer)
+    score_run = staticmethod(score_run)
+    evaluation = staticmethod(evaluation)
+    score_files = staticmethod(score_files)
+    summary = staticmethod(summary)

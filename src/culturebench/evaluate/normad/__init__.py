@@ -50,9 +50,11 @@ bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (``plan``, ``evaluate
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from culturebench.contract import (
     Benchmark, HarnessTask, OpenColumns, Options, OptionScoring, lazy_exports, option)
+from culturebench.evaluate import engine
 from culturebench.errors import InputError
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
@@ -147,9 +149,22 @@ class NormAd(Benchmark):
         "background is Cultural Atlas text, (c) SBS; the other columns are NormAd's (Rao et al. 2024, "
         "arXiv 2404.12464), CC BY 4.0, uploaded with that attribution")}
 
-    def plan(self, options):
-        from culturebench.evaluate.normad.run import plan
-        return (planned.request for planned in plan(options).requests)
+    rai_facts_file = "normad.json"
+
+    def hooks(self):
+        from culturebench.evaluate.normad.run import NormAdHooks
+
+        return NormAdHooks()
+
+    def builder_module(self):
+        from culturebench.builders import normad
+
+        return normad
+
+    def schemas_module(self):
+        from culturebench.schemas import normad
+
+        return normad
 
     def headline(self, metrics, options):
         """Accuracy (Fig. 3) and macro F1 (Table A.4) of the one model in the one context of ``options`` (a run of
@@ -194,7 +209,8 @@ def _headline_keys(options: NormAdOptions) -> dict[tuple[str, str], str]:
 
 
 BENCHMARK = NormAd()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "UNKNOWN": "items", "plan_requests": "items", "release_tables": "items", "scored_label": "parsing",

@@ -15,7 +15,7 @@ from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.variants import DEFAULT, option_order
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.chat import ChatRequest
+    from culturebench.chat import ChatRequest
 
 
 CONFIG = "stories"
@@ -73,7 +73,7 @@ def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CO
     """One request per story, context, variant and sample under ``protocol`` (prompts.PROTOCOLS), in story order
     then context order (a generator: a run streams them); a variant lists the options in its order
     (``variants.option_order``, seeded by ``seed`` and the story)."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row in stories.select("story_id", "story", "country", "value", "rule_of_thumb").iter_rows(named=True):

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Hooks, Result, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, variants
-from culturebench.evaluate.engine import Answers, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.normad import BENCHMARK, NormAdOptions, prompts
 from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, release_tables
@@ -192,3 +191,18 @@ def summary(metrics: dict) -> str:
     lines += variants.summary_line("normad", metrics.get("variants")) + warnings
     return "\n".join(lines)
 
+
+class NormAdHooks(Hooks):
+    """NormAd's hooks of the engine (``contract.Hooks``): this module's functions."""
+
+    def plan(self, options, model="model", *, roles=None):
+        return plan(options, model)
+
+    def write(self, result, out):
+        return write_run(result.score, Path(out))
+
+    records = staticmethod(records)
+    score_run = staticmethod(score_run)
+    evaluation = staticmethod(evaluation)
+    score_files = staticmethod(score_files)
+    summary = staticmethod(summary)

@@ -74,10 +74,12 @@ requests depend on the model's answers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from culturebench.contract import Benchmark, Options, lazy_exports, option
+from culturebench.evaluate import engine
 from culturebench.errors import InputError
 
 STOP_RULES = ("paper", "tolerant")
@@ -171,6 +173,24 @@ class SocialCC(Benchmark):
                       "scored together: paired model differences.")
     roles = ("judge", "antagonist")
 
+    has_plan = False
+    rai_facts_file = "socialcc.json"
+
+    def hooks(self):
+        from culturebench.evaluate.socialcc.run import SocialCCHooks
+
+        return SocialCCHooks()
+
+    def builder_module(self):
+        from culturebench.builders import socialcc
+
+        return socialcc
+
+    def schemas_module(self):
+        from culturebench.schemas import socialcc
+
+        return socialcc
+
     def check(self, options):
         """The zones table, a named judge and the release's scenarios (no plan: the requests depend on the model's
         answers)."""
@@ -202,7 +222,8 @@ class SocialCC(Benchmark):
 
 
 BENCHMARK = SocialCC()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "Config": "config", "config_from": "config", "release_tables": "items", "scenarios_from": "items",

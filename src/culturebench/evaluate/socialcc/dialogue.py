@@ -65,7 +65,7 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
     """Play every dialogue to its end: one batch of turns per step (protagonist = Character 2, antagonist =
     Character 1, ...), each turn a cached request holding the dialogue so far, its messages laid out as ``setup``
     says (``prompts.DIALOGUE_SETUPS_NOTE``). Returns the dialogues and the runner results of every step."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
     from culturebench.evaluate.runner import run_requests
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
@@ -119,7 +119,7 @@ def judge_transcripts(transcripts: Sequence[dict], judge_backend, cache, *,
                       seed: int | None = 0, progress: OverallProgress | None = None):
     """Ask the four judges (Tables 8A-11A) about every transcript (fills ``judgements``); returns the runner
     result."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
     from culturebench.evaluate.runner import run_requests
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)

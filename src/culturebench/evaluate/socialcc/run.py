@@ -12,10 +12,9 @@ from typing import Any
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_steps
-from culturebench.evaluate.engine import Answers, Run, RunPlan
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.readability import read_counts, unreadable_warning
 from culturebench.evaluate.socialcc import SocialCCOptions, prompts
@@ -194,3 +193,17 @@ def summary(metrics: dict) -> str:
     if metrics.get("judge_note"):
         lines.append(f"judge: {metrics['judge_note']}")
     return "\n".join(lines + warnings)
+
+
+class SocialCCHooks(Hooks):
+    """SocialCC's hooks of the engine (``contract.Hooks``): this module's functions."""
+
+    def plan(self, options, model="model", *, roles=None):
+        return plan(options, model, roles)
+
+    answer = staticmethod(answer)
+    score_run = staticmethod(score_run)
+    write = staticmethod(write)
+    evaluation = staticmethod(evaluation)
+    score_files = staticmethod(score_files)
+    summary = staticmethod(summary)

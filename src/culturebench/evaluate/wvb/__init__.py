@@ -42,11 +42,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
 from culturebench.contract import (
     Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+from culturebench.evaluate import engine
 from culturebench.errors import InputError
 
 SPLITS = ("probe", "train", "validation", "test")
@@ -62,6 +64,10 @@ al.'s cross-national prompting, issue #56); the others are Liu et al.'s five met
 READINGS = ("samples", "verbalized")
 """``--reading``: the model's answer distribution per question from sampled answers (default; or from the options'
 probabilities with ``--scoring logprobs``), or the distribution it states in words (Liu, Kaneko and Chu 2025)."""
+COUNTRY_INTERVALS = ("two_stage", "questions")
+"""``--country-intervals`` (``reference_points.INTERVALS``; not imported: that module imports numpy and polars)."""
+WEIGHTS = ("design", "none")
+"""``--weights``: a country's answers weighted by W_WEIGHT (design) or each respondent counted once (none)."""
 MAJORITY_DEFINITIONS = ("pooled", "per_group")
 """Readings of the majority baseline (see the module docstring); the first is the default."""
 _PROMPTS = json.loads(resources.files("culturebench.facts").joinpath("wvb.json").read_text(encoding="utf-8"))[
@@ -105,9 +111,24 @@ class WVBOptions(Options):
                                     "liu2025).")
     steer_countries: tuple[str, ...] | None = option(
         help="Steer to these countries only (comma-separated ISO alpha-3 codes of the release's countries).")
+    weights: str | None = option(None, choices=WEIGHTS, score=True,
+                                 help="Without demographics: a country's respondents weighted by WVS-7's design "
+                                      "weight W_WEIGHT where every one has it (design, the default of evaluate), "
+                                      "or each counted once (none: Liu, Kaneko and Chu 2025, the default when "
+                                      "scoring their released outputs).")
+    raw: Path = option(Path("raw"), score=True, evaluate=False,
+                       help="Scoring Liu, Kaneko and Chu's results.csv: the raw folder holding the WVS-7 files the "
+                            "release was built from (wvs/...; their protocol counts the survey's own codes).")
+    liu_baseline: Path | None = option(None, score=True, evaluate=False,
+                                       help="Scoring their RQ2 or sensitivity results.csv: the same model's RQ1 "
+                                            "results.csv (default: results/RQ1/MODEL/results.csv of their tree).")
     reading: str = option(READINGS[0], choices=READINGS,
                           help="Without demographics: the model's answer distribution from sampled answers, or "
                                "the distribution it states when asked for one (verbalized).")
+    country_intervals: str = option(COUNTRY_INTERVALS[0], choices=COUNTRY_INTERVALS, score=True,
+                                    help="Without demographics: the country view's intervals resample the "
+                                         "respondents within each country, the model's samples and the questions "
+                                         "(two_stage), or the questions only.")
     prompt_family: str = option(DEFAULT_FAMILY, choices=FAMILIES,
                                 help="Whose App. B prompts (Figs. 5-10); the default serves any other model (the "
                                      "paper has no rule for them).")
@@ -151,16 +172,30 @@ class WVB(Benchmark):
     generators = {"wvb_translate": "culturebench.generation.wvb_translate:GENERATOR"}
     responses_help = ("responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run "
                       "above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter "
-                      "sniffed).")
+                      "sniffed), or a results.csv of Liu, Kaneko and Chu 2025 (id, choice_keys, response: their "
+                      "RQ1, RQ2 or sensitivity outputs), scored per country under their protocol (docs/opinions.md).")
     tasks = (HarnessTask("wvb", "WorldValuesBench with demographics (Figs. 5-8, temperature 0); mean W1 (Table 2)",
                          {"demographics": True}),
              HarnessTask("wvb_no_demographics", "WorldValuesBench without demographics (Figs. 9-10, temperature "
                          "0.7, oversampled); mean W1 (Table 2)", {"demographics": False}))
     lower_is_better = frozenset({"mean_w1", "std_w1"})
 
-    def plan(self, options):
-        from culturebench.evaluate.wvb.run import plan
-        return (planned.request for planned in plan(options).requests)
+    rai_facts_file = "wvb.json"
+
+    def hooks(self):
+        from culturebench.evaluate.wvb.run import WVBHooks
+
+        return WVBHooks()
+
+    def builder_module(self):
+        from culturebench.builders import wvb
+
+        return wvb
+
+    def schemas_module(self):
+        from culturebench.schemas import wvb
+
+        return wvb
 
     def check(self, options):
         """The release is a WVB release: its manifest only (a split's rows, millions, are read once, by
@@ -181,7 +216,8 @@ class WVB(Benchmark):
 
 
 BENCHMARK = WVB()
-evaluate = BENCHMARK.evaluate
+evaluate = partial(engine.run, BENCHMARK)
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("check_inputs", "evaluation_rows", "limited_rows", "PROBE_DIMENSIONS", "prompt_tables",

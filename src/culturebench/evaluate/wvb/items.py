@@ -21,7 +21,7 @@ from culturebench.evaluate.wvb import SPLITS
 from culturebench.release import load_manifest
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.chat import ChatRequest
+    from culturebench.chat import ChatRequest
 
 PROBE_DIMENSIONS = ("continent", "urban_rural", "education_level")
 
@@ -185,7 +185,7 @@ def request_sampling(demographics: bool = True, temperature: float | None = None
                      seed: int | None = 0):
     """The sampling of every request of a run (Sec. 3.5, App. B): temperature 0 with demographics, 0.7 without
     (``temperature`` overrides), App. B's token limit and "\\n\\n" stop."""
-    from culturebench.evaluate.chat import SamplingParams
+    from culturebench.chat import SamplingParams
     from culturebench.evaluate.wvb import prompts
 
     if temperature is None:
@@ -240,7 +240,7 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
 
 def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict, family: str, sampling,
                        samples: int) -> Iterator[PlannedRequest]:
-    from culturebench.evaluate.chat import ChatRequest
+    from culturebench.chat import ChatRequest
     from culturebench.evaluate.wvb import prompts
 
     for participant_id, question_id in rows.select("participant_id", "question_id").iter_rows():
@@ -253,7 +253,7 @@ def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict
 
 def _without_demographics(rows: pl.DataFrame, text: dict, family: str, sampling, samples: int | None,
                           steer: Sequence[tuple[str, str]] = (), reading: str = "samples") -> Iterator[PlannedRequest]:
-    from culturebench.evaluate.chat import ChatRequest
+    from culturebench.chat import ChatRequest
     from culturebench.evaluate.wvb import prompts
 
     for question_id, n_human in rows.group_by("question_id", maintain_order=True).len().iter_rows():

@@ -2,7 +2,7 @@
 distribution per question compared with each country's respondents (``evaluate wvb --no-demographics``).
 
 Sources (``facts/opinions.json`` holds the templates and the definitions with their sources): Durmus et al. 2023
-(GlobalOpinionQA: similarity 1 - Jensen-Shannon per question averaged per country; "cross-national prompting", which
+(GlobalOpinionQA: similarity 1 - Jensen-Shannon distance per question averaged per country; "cross-national prompting", which
 names the country) and Liu, Kaneko and Chu 2025 (the WVS; a Wasserstein-based alignment score; the distribution the
 model states in words).
 
@@ -13,7 +13,8 @@ Pure functions from tables to tables, one pass each:
 - ``answer_distributions`` (sampled answers), ``mean_distributions`` (per-request distributions: option
   probabilities with ``--scoring logprobs``, or verbalized ones, ``parse_distribution``): the model's, per steering
   country (null: unsteered) and question;
-- ``similarity_table``: per (steer, country, question) 1 - JSD (base 2) and 1 - W1 / (max code - min code);
+- ``similarity_table``: per (steer, country, question) 1 - Jensen-Shannon distance (base 2; GlobalOpinionQA's, the
+  headline), 1 - Jensen-Shannon divergence (base 2) and 1 - W1 / (max code - min code);
 - ``country_view``: per country the means over questions with bootstrap intervals over questions (one
   ``uncertainty.resample_units`` for every country and measure: paired), the steering gain, and the headline.
 
@@ -37,6 +38,8 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.facts import read as read_facts
 from culturebench.evaluate import uncertainty
+from culturebench.evaluate.wvb import reference_points
+from culturebench.evaluate.wvb import WEIGHTS
 from culturebench.evaluate.wvb.items import _collect, _scan
 from culturebench.release import load_manifest
 
@@ -45,7 +48,15 @@ WEIGHT_COLUMN = "W_WEIGHT"
 imports the builder's stack)."""
 WEIGHT_QUANTUM = 1e-9
 """Survey weights are summed as whole multiples of this (WVS-7's W_WEIGHT has at most 8 decimals)."""
-MEASURES = ("similarity_jsd", "similarity_w1")
+MEASURES = ("similarity_js_distance", "similarity_jsd", "similarity_w1")
+"""The country view's measures (facts/opinions.json ``measures``), the first the headline: GlobalOpinionQA's."""
+HEADLINE = MEASURES[0]
+HEADLINE_SHORT = HEADLINE.removeprefix("similarity_")
+MEASURE_LABELS = {"similarity_js_distance": "1 - Jensen-Shannon distance (base 2; GlobalOpinionQA)",
+                  "similarity_jsd": "1 - Jensen-Shannon divergence (base 2)",
+                  "similarity_w1": "1 - W1 / (N - 1) (Liu, Kaneko and Chu 2025)"}
+"""What the figures print for each measure (countries.json ``measure_label``)."""
+
 N_EXTREMES = 5
 """metrics.json names the five most and five least similar countries."""
 
@@ -56,10 +67,16 @@ def facts() -> dict:
 
 
 @cache
+def wvs_countries() -> tuple[dict[str, str], ...]:
+    """The rows of facts/wvs_countries.csv (iso_numeric, iso_alpha3, name, continent): every WVS-7 country
+    culturebench knows."""
+    text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
+    return tuple(csv.DictReader(text.splitlines()))
+
+
 def country_names() -> dict[str, str]:
     """ISO alpha-3 -> English name of every WVS-7 country culturebench knows (facts/wvs_countries.csv)."""
-    text = resources.files("culturebench.facts").joinpath("wvs_countries.csv").read_text(encoding="utf-8")
-    return {row["iso_alpha3"]: row["name"] for row in csv.DictReader(text.splitlines())}
+    return {row["iso_alpha3"]: row["name"] for row in wvs_countries()}
 
 
 _OBJECT = re.compile(r"\{[^{}]*\}")
@@ -166,15 +183,16 @@ def interview_languages(release: Path, top: int = 3) -> dict[str, list[list]]:
     return out
 
 
-def country_distributions(release: Path, question_ids: Iterable[str]) -> tuple[pl.DataFrame, bool]:
+def country_distributions(release: Path, question_ids: Iterable[str], weights: str = WEIGHTS[0]
+                          ) -> tuple[pl.DataFrame, bool]:
     """Each country's answer distribution per question: (country, question_id, code, share, n) with n the
     respondents of the country who answered the question, from every split's examples joined with the participants
-    in one streamed pass; weighted by W_WEIGHT when the participants config has it for every respondent (then
-    also the second value, True)."""
+    in one streamed pass; with ``weights`` design, weighted by W_WEIGHT when the participants config has it for
+    every respondent (then also the second value, True); with none, each respondent counted once."""
     release = Path(release)
     manifest = load_manifest(release)
     people = _scan(release, manifest, "participants")
-    has_weight = WEIGHT_COLUMN in people.collect_schema().names()
+    has_weight = weights == "design" and WEIGHT_COLUMN in people.collect_schema().names()
     weighted = False
     if has_weight:
         counts = _collect(people.select(pl.col(WEIGHT_COLUMN).null_count().alias("missing"),
@@ -245,10 +263,12 @@ def ordered_sums(frame: pl.DataFrame, keys: list[str], columns: dict[str, np.nda
 
 
 def similarity_table(model: pl.DataFrame, humans: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
-    """Per (steer, country, question): ``jsd`` = 1 - JSD(model, country) in base 2 and ``w1`` = 1 - W1 / (max code -
-    min code) over the question's codes scale_min..scale_max (``facts/opinions.json`` ``measures``), for the
-    unsteered model (steer null) and the model steered to each country, against every country (``specificity``
-    compares the steered country with the others). Questions without a scale are left out."""
+    """Per (steer, country, question): ``js_distance`` = 1 - the Jensen-Shannon distance (the square root of the
+    divergence) in base 2 (GlobalOpinionQA's, Durmus et al. 2023), ``jsd`` = 1 - the divergence in base 2 and ``w1``
+    = 1 - W1 / (max code - min code) over the question's codes scale_min..scale_max (``facts/opinions.json``
+    ``measures``), for the unsteered model (steer null) and the model steered to each country, against every
+    country (``specificity`` compares the steered country with the others). Questions without a scale are left
+    out."""
     scales = (questions.lazy().drop_nulls(["scale_min", "scale_max"])
               .filter(pl.col("scale_max") > pl.col("scale_min"))
               .select("question_id", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)))
@@ -274,16 +294,20 @@ def similarity_table(model: pl.DataFrame, humans: pl.DataFrame, questions: pl.Da
     gaps = ordered_sums(grid, keys, {"gap": cdf_gap["gap"].to_numpy()})
     width = grid.unique(keys, keep="first", maintain_order=True).select(
         (pl.col("scale_max") - pl.col("scale_min")).cast(pl.Float64))
-    return sums.select(*keys, pl.Series("jsd", np.clip(1 - sums["kl"].to_numpy(), 0.0, 1.0)),
+    divergence = np.clip(sums["kl"].to_numpy(), 0.0, 1.0)
+    return sums.select(*keys, pl.Series("js_distance", 1 - np.sqrt(divergence)), pl.Series("jsd", 1 - divergence),
                        pl.Series("w1", 1 - gaps["gap"].to_numpy() / width.to_series().to_numpy()))
 
 
 def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.DataFrame,
-                 bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap()) -> tuple[dict, dict]:
+                 bootstrap: uncertainty.Bootstrap = uncertainty.Bootstrap(), headline_measure: str = HEADLINE
+                 ) -> tuple[dict, dict]:
     """(countries.json's ``countries``, metrics.json's ``countries`` headline) from ``similarity_table``: per country
     (``countries``: country, name) the mean of each measure over the questions asked that it answered, with a
     bootstrap interval over those questions (one resampling of the questions for every country and measure, so
-    the numbers are paired); under steering also the steered similarities and the gain over the unsteered."""
+    the numbers are paired); under steering also the steered similarities and the gain over the unsteered. The
+    measures are the table's columns after its keys (``similarity_table``'s three, or Liu et al.'s ``w1`` alone);
+    ``headline_measure`` ranks the countries in the headline."""
     codes = countries["country"].to_list()
     names = dict(countries.select("country", "name").iter_rows())
     questions = similarity["question_id"].unique(maintain_order=True).sort().to_list()
@@ -298,9 +322,10 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
         return out
 
     plain = similarity.filter(pl.col("steer").is_null())
-    blocks = {f"similarity_{m}": matrix(plain, m) for m in ("jsd", "w1")}
+    measures = [c for c in similarity.columns if c not in ("steer", "country", "question_id")]
+    blocks = {f"similarity_{m}": matrix(plain, m) for m in measures}
     if steered.height:
-        for m in ("jsd", "w1"):
+        for m in measures:
             blocks[f"steered_{m}"] = matrix(steered, m)
             blocks[f"gain_{m}"] = blocks[f"steered_{m}"] - blocks[f"similarity_{m}"]
     names_of_blocks = list(blocks)
@@ -316,7 +341,7 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
     result = uncertainty.resample_units([list(range(len(questions)))], means, bootstrap, unit="question",
                                         stratum="run") if questions else None
     n_questions = dict(humans.group_by("country").agg(pl.col("question_id").n_unique()).iter_rows())
-    answered = {c: int(np.isfinite(blocks["similarity_jsd"][:, j]).sum()) for j, c in enumerate(codes)}
+    answered = {c: int(np.isfinite(blocks[f"similarity_{measures[0]}"][:, j]).sum()) for j, c in enumerate(codes)}
     view: dict[str, dict] = {}
     for j, code in enumerate(codes):
         entry: dict = {"name": names.get(code), "n_questions": answered[code],
@@ -332,7 +357,7 @@ def country_view(similarity: pl.DataFrame, countries: pl.DataFrame, humans: pl.D
         view[code] = entry
     for code, figures in specificity(similarity, codes).items():
         view[code].update(figures)
-    return view, headline(view)
+    return view, headline(view, [f"similarity_{m}" for m in measures], headline_measure)
 
 
 def specificity(similarity: pl.DataFrame, codes: Sequence[str]) -> dict[str, dict]:
@@ -366,21 +391,25 @@ def specificity(similarity: pl.DataFrame, codes: Sequence[str]) -> dict[str, dic
     return out
 
 
-def headline(view: Mapping[str, Mapping]) -> dict:
-    """metrics.json's ``countries``: the mean similarity over countries, the five most and least similar (by
-    similarity_jsd), and under steering the mean gain."""
-    out: dict = {}
-    for measure in MEASURES + ("gain_jsd", "gain_w1", "specificity_jsd", "specificity_w1"):
+def headline(view: Mapping[str, Mapping], measures: Iterable[str] = MEASURES, ranked_by: str = HEADLINE) -> dict:
+    """metrics.json's ``countries``: the measure that ranks (``measure``), the mean of each measure over countries,
+    the five most and least similar (by ``ranked_by``), and under steering the mean steered similarity, gain and
+    specificity, and how many steered countries came out nearest (rank 1) by each measure."""
+    measures = list(measures)
+    out: dict = {"measure": ranked_by}
+    for measure in measures + [f"{kind}_{m.removeprefix('similarity_')}" for kind in ("steered", "gain", "specificity")
+                               for m in measures]:
         values = [e[measure] for e in view.values() if e.get(measure) is not None]
-        if measure in MEASURES or values:
+        if measure in measures or values:
             out[f"mean_{measure}"] = float(np.mean(values)) if values else None
-    ranks = [e["rank_jsd"] for e in view.values() if e.get("rank_jsd") is not None]
-    if ranks:
-        out["n_steered"], out["n_steered_nearest_jsd"] = len(ranks), sum(rank == 1 for rank in ranks)
-    ranked = sorted(((e["similarity_jsd"], code) for code, e in view.items() if e["similarity_jsd"] is not None),
+    for short in (m.removeprefix("similarity_") for m in measures):
+        ranks = [e[f"rank_{short}"] for e in view.values() if e.get(f"rank_{short}") is not None]
+        if ranks:
+            out["n_steered"], out[f"n_steered_nearest_{short}"] = len(ranks), sum(rank == 1 for rank in ranks)
+    ranked = sorted(((e[ranked_by], code) for code, e in view.items() if e.get(ranked_by) is not None),
                     key=lambda pair: (-pair[0], pair[1]))
-    out["most_similar"] = [{"country": c, "name": view[c]["name"], "similarity_jsd": v} for v, c in ranked[:N_EXTREMES]]
-    out["least_similar"] = [{"country": c, "name": view[c]["name"], "similarity_jsd": v}
+    out["most_similar"] = [{"country": c, "name": view[c]["name"], ranked_by: v} for v, c in ranked[:N_EXTREMES]]
+    out["least_similar"] = [{"country": c, "name": view[c]["name"], ranked_by: v}
                             for v, c in ranked[::-1][:N_EXTREMES]]
     out["n_countries"] = len(ranked)
     return out
@@ -399,6 +428,14 @@ def chosen_countries(options, codes: Sequence[str]) -> list[str]:
         raise InputError(f"--steer-countries: {', '.join(unknown)} not among the release's countries "
                          f"({', '.join(codes)})", column="steer_countries")
     return list(dict.fromkeys(options.steer_countries))
+
+
+def described(measures: Iterable[str]) -> dict[str, str]:
+    """countries.json's ``measures``: what each measure of the view is (facts/opinions.json), the steering gain's
+    definition too."""
+    definitions = facts()["measures"]
+    return {**{m: definitions[m] for m in measures},
+            **{k: definitions[k] for k in ("steering_gain", "specificity")}}
 
 
 def opinion_requests(options) -> tuple[list[tuple[str, str]], int | None]:
@@ -523,7 +560,8 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
         notes.append(f"{unread} of {answers.height} {reading} distributions unreadable (no distribution over the "
                      "question's codes with finite shares), not scored")
     model_shares = answer_distributions(answers, questions) if parts is None else mean_distributions(parts)
-    humans, weighted = country_distributions(options.release, asked)
+    weights = options.weights or WEIGHTS[0]
+    humans, weighted = country_distributions(options.release, asked, weights)
     countries = release_countries(options.release)
     silent = sorted(set(countries["country"]) - set(humans["country"]))
     if silent:
@@ -535,20 +573,29 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     if options.protocol == "liu2025" and options.steer and options.steer.startswith("language"):
         repo, spoken = liu_repo(options), interview_languages(options.release)
         for code, entry in view.items():
-            if entry.get("steered_jsd") is not None:
+            if entry.get(f"steered_{HEADLINE_SHORT}") is not None:
                 entry["steer_language"] = repo.country(code, options.steer).language
                 entry["interview_languages"] = spoken.get(code, [])
     steered_to = set(answers["steer"].drop_nulls().to_list())
     if options.steer and (unsteered := sorted(code for code, e in view.items() if code in steered_to
-                                              and e.get("steered_jsd") is None and e.get("similarity_jsd") is not None)):
+                                              and e.get(f"steered_{HEADLINE_SHORT}") is None
+                                              and e.get(HEADLINE) is not None)):
         notes.append(f"no steered value (no readable answer when steered to the country): {', '.join(unsteered)}")
-    data = country_files.view(view, benchmark="wvb", measure="similarity_jsd", measures=facts()["measures"],
-                              model=model, notes=notes, reading=reading, weighted=weighted,
+    data = country_files.view(view, benchmark="wvb", measure=HEADLINE, measure_label=MEASURE_LABELS[HEADLINE],
+                              measures=described(MEASURES),
+                              model=model, notes=notes, reading=reading, weights=weights, weighted=weighted,
                               protocol=options.protocol, steer=options.steer, n_questions=len(asked))
-    metrics["countries"] = {**top, "reading": reading, "weighted": weighted, "notes": notes,
+    references, reference_notes, reference_files = reference_points.attach(
+        data, release=options.release, answers=answers, parts=parts, weighted=weighted, weight_column=WEIGHT_COLUMN,
+        intervals=options.country_intervals, out=out)
+    data["notes"] = notes = [*notes, *reference_notes]
+    top.update(references)
+    metrics["countries"] = {**top, "reading": reading, "weights": weights, "weighted": weighted, "notes": notes,
                             "file": country_files.COUNTRIES_FILE}
     for line in notes:
         if console is not None:
             console.print(f"[yellow]wvb countries: {line}[/yellow]")
-    extra = [("steered to the country", series(data, "steered_jsd", "interval_steered_jsd"))] if options.steer else []
-    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra)]
+    extra = [("steered to the country", series(data, "steered_js_distance", "interval_steered_js_distance"))] \
+        if options.steer else []
+    return [country_files.write_countries(out, data), *write_figures(data, out, extra_series=extra),
+            *reference_files]

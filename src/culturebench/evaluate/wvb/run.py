@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from culturebench.contract import Result
+from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
-from culturebench.evaluate.engine import Answers, Run, RunPlan, stream
+from culturebench.evaluate.engine import stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
-from culturebench.evaluate.wvb import WVBOptions, liu2025
+from culturebench.evaluate.wvb import WVBOptions, liu2025, liu_outputs
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
     iter_requests,
@@ -38,7 +38,7 @@ from culturebench.evaluate.wvb.plots import write_run
 from culturebench.evaluate.wvb.prompts import STATED_STATUSES, STATUSES
 
 if TYPE_CHECKING:
-    from culturebench.evaluate.chat import SamplingParams
+    from culturebench.chat import SamplingParams
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +87,7 @@ def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
     """The requests of ``--protocol liu2025`` (``liu2025``): their question set (``--limit`` questions spread by
     ``seed``) that the release has as value questions with a scale, each asked plainly and, under ``--steer``, once
     per steered country (``opinions.liu_countries``); their system message and prompts, temperature 0, no stop."""
-    from culturebench.evaluate.chat import ChatRequest, SamplingParams
+    from culturebench.chat import ChatRequest, SamplingParams
     from culturebench.evaluate.limit import limit_frame
     from culturebench.evaluate.wvb.opinions import liu_countries, liu_repo, stated_reader
 
@@ -196,6 +196,7 @@ def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
                            "steer_countries": None if options.steer_countries is None
                            else list(options.steer_countries),
                            "reading": metrics.get("countries", {}).get("reading"),
+                           "weights": metrics.get("countries", {}).get("weights"),
                            "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
                            "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
             "release_routes": metrics["release_routes"],
@@ -211,6 +212,11 @@ def score_files(responses: Sequence[Path], options: WVBOptions) -> Result:
         raise InputError(f"wvb scores one responses file at a time, got {len(responses)} (compare several runs with "
                          "culturebench compare)")
     (path,) = responses
+    if liu_outputs.is_results_file(path):
+        metrics, written = liu_outputs.score_stated(path, options)
+        metrics["responses"] = run_folder.source_info(path)
+        return Result(metrics=metrics, written=[*run_folder.write_metrics_and_plots(metrics, Path(options.out), {}),
+                                                *written])
     scored = score(path, options.release, options.majority, drop_out_of_scale=options.drop_out_of_scale,
                    drop_non_integer=options.drop_non_integer)
     return Result(metrics=scored.metrics, written=write_run(scored, Path(options.out)), score=scored)
@@ -221,6 +227,8 @@ def summary(metrics: dict) -> str:
     (the rows and coverage), the answers read and unreadable, off-scale (kept as the authors do, or dropped) and
     non-integer answers, questions and mean W1 (the request counts are the runner's line); then a ``warning:`` when
     answers could not be read, with what mean W1 rests on (``readability.unreadable_warning``)."""
+    if metrics.get("countries", {}).get("protocol") == "liu2025":
+        return liu_outputs.summary(metrics)
     mean = "n/a" if metrics["mean"] is None else f"{metrics['mean']:.4f}"
     unreadable = metrics["n_unparsed"] if "n_unparsed" in metrics else unreadable_answers(metrics)
     answers = (f"{read_counts(metrics['n_rows'] - unreadable, unreadable)} answers, "
@@ -237,3 +245,18 @@ def summary(metrics: dict) -> str:
     rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
              f"of the {len(metrics['per_question']):,} asked")
     return "\n".join([line, *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
+
+
+class WVBHooks(Hooks):
+    """WVB's hooks of the engine (``contract.Hooks``): this module's functions."""
+
+    def plan(self, options, model="model", *, roles=None):
+        return plan(options, model)
+
+    records = staticmethod(records)
+    answer = staticmethod(answer)
+    score_run = staticmethod(score_run)
+    write = staticmethod(write)
+    evaluation = staticmethod(evaluation)
+    score_files = staticmethod(score_files)
+    summary = staticmethod(summary)

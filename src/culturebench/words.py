@@ -1,5 +1,6 @@
-"""The nouns of the reports counted: ``1 story``, ``2 stories`` (shared by the coverage lines of ``--limit`` and the
-reasons ``uncertainty`` gives for a number left without an interval)."""
+"""The nouns of the reports counted: ``1 story``, ``2 stories`` (shared by the coverage lines of ``--limit``, the
+reasons ``uncertainty`` gives for a number left without an interval, the dataset cards and the generators); on the
+ground floor, below ``cards`` and ``evaluate``, importing nothing."""
 
 from __future__ import annotations
 
