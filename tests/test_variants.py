@@ -291,3 +291,14 @@ def test_an_unknown_variant_is_one_line_naming_the_defined_ones(bundled_release,
         "evaluate", name, "--model", "m", "--base-url", "http://127.0.0.1:9", "--release", str(bundled_release(name)),
         "--out", str(tmp_path / "run"), "--variants", "reversed,sideways"], env={"OPENAI_API_KEY": "test-key"}))
     assert "sideways" in line and "default, reversed, shuffled" in line
+
+
+def test_shuffled_is_seeded_by_the_seed_and_the_item():
+    from culturebench.evaluate.variants import option_order
+
+    orders = {item: option_order(3, "shuffled", 0, item) for item in (f"story-{i}" for i in range(40))}
+    assert orders == {item: option_order(3, "shuffled", 0, item) for item in orders}  # the same run asks the same
+    assert len(set(orders.values())) > 1  # the order depends on the item
+    assert any(option_order(3, "shuffled", 1, item) != order for item, order in orders.items())  # and on --seed
+    assert all(sorted(order) == [0, 1, 2] for order in orders.values())
+    assert option_order(3, "reversed", 0, "x") == (2, 1, 0) and option_order(3, "default", 0, "x") == (0, 1, 2)
