@@ -49,6 +49,7 @@ from functools import partial
 
 from culturebench.contract import Benchmark, HarnessTask, NoCountryView, Options, OptionScoring, lazy_exports, option
 from culturebench.evaluate import engine
+from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 REPEAT_RULES = ("nearest", "similar_only")
 """How a Repeat answer is read (``prompts.extract_repeat``): nearest option whatever the distance (App. A.3.1, the
@@ -66,6 +67,10 @@ class CDEvalOptions(Options):
                               help="How a Repeat answer is read: nearest (the paper: the option nearest by edit "
                                    "distance, App. A.3.1) or similar_only (ours: an answer near neither option is "
                                    "not a choice).")
+    variants: tuple[str, ...] = variants_option()
+
+    def check(self) -> None:
+        object.__setattr__(self, "variants", checked_variants(self.variants, ORDER_VARIANTS, "cdeval"))
 
 
 class CDEval(Benchmark):

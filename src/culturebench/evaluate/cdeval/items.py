@@ -12,6 +12,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import release_configs
 from culturebench.evaluate.cdeval import prompts
+from culturebench.evaluate.variants import DEFAULT, option_order
 
 if TYPE_CHECKING:
     from culturebench.chat import ChatRequest
@@ -40,7 +41,7 @@ REPEAT_RULE_SOURCE = {
                     f"normalised Levenshtein similarity under {prompts.MIN_REPEAT_SIMILARITY} counts as neutral",
 }
 """What metrics.json says of the Repeat rule used (``prompts.REPEAT_RULES``)."""
-RESPONSE_KEY = ("model", "language", "question_id", "prompt", "sample_index")
+RESPONSE_KEY = ("model", "language", "variant", "question_id", "prompt", "sample_index")
 """What identifies one answer of responses.jsonl: a second line with the same is refused, not counted twice."""
 
 
@@ -90,24 +91,40 @@ def normalise_hofstede(frame: pl.DataFrame, source: Path | str = "hofstede") -> 
 @dataclass(frozen=True)
 class PlannedRequest:
     question_id: str
-    prompt: str  # one of prompts.PROMPTS
+    prompt: str
+    """One of prompts.PROMPTS: the prompt as sent (its order the options' as shown)."""
     sample_index: int
     request: ChatRequest
+    variant: str = DEFAULT
+    slot: str = ""
+    """The paper's prompt this one stands for under ``variant`` (``prompt`` under the default)."""
 
 
 def iter_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAMPLES,
                   temperature: float = prompts.TEMPERATURE, max_tokens: int = prompts.MAX_TOKENS,
-                  seed: int | None = 0) -> Iterator[PlannedRequest]:
-    """Six prompts x ``samples`` per question, in question order (a generator: a run streams them)."""
+                  seed: int | None = 0, variants: tuple[str, ...] = (DEFAULT,)) -> Iterator[PlannedRequest]:
+    """Six prompts x ``samples`` per question and variant, in question order (a generator: a run streams them)."""
     from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row in questions.select("question_id", "question", "option_1", "option_2").iter_rows(named=True):
-        for name in prompts.PROMPTS:
-            text = prompts.prompt_text(name, row["question"], row["option_1"], row["option_2"])
-            for r in range(samples):
-                yield PlannedRequest(row["question_id"], name, r,
-                                     ChatRequest(prompts.messages(text), sampling, sample_index=r))
+        for variant in variants:
+            for slot in prompts.PROMPTS:
+                name = variant_prompt(slot, variant, seed or 0, row["question_id"])
+                text = prompts.prompt_text(name, row["question"], row["option_1"], row["option_2"])
+                for r in range(samples):
+                    yield PlannedRequest(row["question_id"], name, r,
+                                         ChatRequest(prompts.messages(text), sampling, sample_index=r), variant, slot)
+
+
+def variant_prompt(slot: str, variant: str, seed: int, question_id: str) -> str:
+    """The prompt ``variant`` asks for the paper's prompt ``slot`` of a question: its two options listed as the
+    variant orders them (``variants.option_order``), so norm shows option_2 first where the variant swaps them and
+    reverse option_1. Two options have two orders, both of which the paper asks (norm / reverse): a swapping variant
+    asks the other order's prompt, identical to a default request (flagged, asked once)."""
+    kind, order = slot.rsplit("_", 1)
+    swapped = option_order(2, variant, seed, question_id) != (0, 1)
+    return f"{kind}_{prompts.ORDERS[(order == prompts.ORDERS[0]) == swapped]}"
 
 
 def plan_requests(questions: pl.DataFrame, **options) -> list[PlannedRequest]:

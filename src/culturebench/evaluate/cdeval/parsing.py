@@ -12,6 +12,7 @@ from culturebench.evaluate import saved_records
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.items import RESPONSE_FIELDS, RESPONSE_KEY
 from culturebench.evaluate.scores import join_release
+from culturebench.evaluate.variants import DEFAULT
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 
 
@@ -27,10 +28,13 @@ def respondent(model: str, language: str | None) -> str:
 
 def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     """responses.jsonl files (evaluate's output) as one table: model (a ``language`` field, Sec. 4.2, makes it
-    ``model [language]``), question_id, prompt, sample_index, response, source (the file), row."""
+    ``model [language]``), question_id, prompt, sample_index, response, source (the file), row. Records of a
+    ``--variants`` run's other variants are left out: the paper's scores are the default's (issue #63)."""
     rows = []
     for path in map(Path, paths):
         for number, record in saved_records.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
+            if record.get("variant", DEFAULT) != DEFAULT:
+                continue
             if record["prompt"] not in prompts.TEMPLATES:
                 raise InputError(f"unknown prompt {excerpt(repr(record['prompt']))}", file=path, row=number,
                                  column="prompt")

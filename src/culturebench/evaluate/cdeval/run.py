@@ -12,12 +12,12 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
-from culturebench.evaluate.cdeval import CDEvalOptions, prompts
+from culturebench.evaluate import run_folder, variants
+from culturebench.evaluate.cdeval import BENCHMARK, CDEvalOptions, prompts
 from culturebench.evaluate.cdeval.items import (
     DIMENSIONS, RESPONSE_FIELDS, PlannedRequest, iter_requests, release_tables)
 from culturebench.evaluate.cdeval.metrics import score, score_responses
-from culturebench.evaluate.cdeval.parsing import release_language, respondent
+from culturebench.evaluate.cdeval.parsing import release_language, respondent, score_answers
 from culturebench.evaluate.cdeval.plots import write_run
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
@@ -53,11 +53,12 @@ def plan(options: CDEvalOptions, model: str = "model") -> Plan:
     questions, covers = limit_frame(tables["questions"], ["dimension", "domain"], options.limit, options.seed,
                                     item="questions", columns=["dimensions", "domains"])
     requests = iter_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens,
-                             seed=options.seed)
+                             seed=options.seed, variants=options.variants)
     language = release_language(load_manifest(options.release))
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
-    return Plan(options=options, model=model, requests=requests, total=questions.height * len(prompts.PROMPTS) * samples,
+    return Plan(options=options, model=model, requests=requests, total=questions.height * len(prompts.PROMPTS) * samples * len(options.variants),
+               
                 description="cdeval", covers=(covers,), tables=tables, questions=questions, samples=samples,
                 temperature=temperature, max_tokens=max_tokens, language=language,
                 tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info)
@@ -71,7 +72,8 @@ def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[di
         s, status, shown = prompts.score_answer(item.prompt, response.text, q["option_1"], q["option_2"],
                                                 plan.options.repeat_rule)
         template, order = item.prompt.rsplit("_", 1)
-        out.append({"model": plan.model, **plan.tag, "question_id": item.question_id, "dimension": q["dimension"],
+        out.append({"model": plan.model, **plan.tag, "variant": item.variant, "slot": item.slot,
+                    "question_id": item.question_id, "dimension": q["dimension"],
                     "domain": q["domain"], "prompt": item.prompt, "template": template, "order": order,
                     "sample_index": item.sample_index, "response": response.text, "parse_status": status,
                     "shown": shown, "score": s, "finish_reason": response.finish_reason})
@@ -79,13 +81,38 @@ def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[di
 
 
 def score_run(plan: Plan, answers: Answers) -> Result:
-    """The metrics of the run's responses.jsonl (``metrics.score_responses``)."""
-    frame = (pl.read_ndjson(answers.path, schema={"question_id": pl.String, "prompt": pl.String,
-                                                  "sample_index": pl.Int64, "response": pl.String})
-             .select(pl.lit(_respondent(plan)).alias("model"), *RESPONSE_FIELDS[1:]))
-    scored = score_responses(frame, plan.tables, release=Path(plan.options.release),
-                             sources=[run_folder.source_info(answers.path)], repeat_rule=plan.options.repeat_rule)
+    """The metrics of the run's responses.jsonl (``metrics.score_responses``) under the paper's prompts, and with
+    ``--variants`` metrics.json's ``variants`` block (``variants.report``; each variant's headline by the same
+    scoring of its records alone)."""
+    frame = (pl.read_ndjson(answers.path, schema={"variant": pl.String, "slot": pl.String, "question_id": pl.String,
+                                                  "prompt": pl.String, "sample_index": pl.Int64,
+                                                  "response": pl.String})
+             .with_columns(pl.col("variant").fill_null(variants.DEFAULT), pl.lit(_respondent(plan)).alias("model")))
+
+    def scored_variant(variant: str):
+        mine = frame.filter(pl.col("variant") == variant).select("model", *RESPONSE_FIELDS[1:])
+        return score_responses(mine, plan.tables, release=Path(plan.options.release),
+                               sources=[run_folder.source_info(answers.path)], repeat_rule=plan.options.repeat_rule)
+
+    scored = scored_variant(variants.DEFAULT)
+    if len(plan.options.variants) > 1:
+        scored.metrics["variants"] = run_folder.json_safe(variants.report(
+            variant_answers(frame, plan), plan.options.variants,
+            lambda v: BENCHMARK.headline(scored_variant(v).metrics, plan.options)))
     return Result(metrics=scored.metrics, written=[], score=scored)
+
+
+def variant_answers(frame: pl.DataFrame, plan: Plan) -> list[variants.VariantAnswer]:
+    """Each answer of ``frame`` (the run's records) as the variants report reads it: the option picked by its
+    content (option_1 / option_2, None when neutral or unread) and its shown position, the item being the question,
+    the paper's prompt it stands for and the sample."""
+    scored = score_answers(frame.select("variant", "slot", "model", *RESPONSE_FIELDS[1:]), plan.questions,
+                           plan.options.repeat_rule)
+    return [variants.VariantAnswer(
+        variant, f"{question}/{slot}/{sample}",
+        None if status != "chosen" else ("option_1" if s == 1.0 else "option_2"), shown, (question, prompt, sample))
+        for variant, slot, question, prompt, sample, status, s, shown in scored.select(
+            "variant", "slot", "question_id", "prompt", "sample_index", "parse_status", "score", "shown").iter_rows()]
 
 
 def _respondent(plan: Plan) -> str:
@@ -99,7 +126,7 @@ def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
                            "samples": plan.samples, "n_requests": answers.n_records,
                            "temperature": plan.temperature, "max_tokens": plan.max_tokens,
                            "seed": options.seed, "limit": options.limit, "repeat_rule": options.repeat_rule,
-                           "questionnaire_language": plan.language},
+                           "questionnaire_language": plan.language, "variants": list(options.variants)},
             "parse_status": m["parse_status"],
             "metrics": {"dimension_likelihood": m["dimension_likelihood"],
                         "template_weights": m["template_weights"]}}
@@ -142,7 +169,7 @@ def summary(metrics: dict) -> str:
     if metrics.get("pairwise_baseline") is not None:
         lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "
                      f"{metrics['pairwise_baseline']:.4f}")
-    return "\n".join(lines + warnings)
+    return "\n".join(lines + variants.summary_line("cdeval", metrics.get("variants")) + warnings)
 
 
 class CDEvalHooks(Hooks):

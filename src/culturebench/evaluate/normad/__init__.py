@@ -56,6 +56,7 @@ from culturebench.contract import (
     Benchmark, HarnessTask, OpenColumns, Options, OptionScoring, lazy_exports, option)
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
+from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 CONTEXTS = ("none", "country", "value", "country_value", "rot")
 """The contexts, from none to the most specific, in request order (``prompts.CONTEXT_NAMES`` names them)."""
@@ -109,8 +110,10 @@ class NormAdOptions(Options):
                                    "reads it ('Yes' or 'option 1' anywhere -> yes, else 'No' or 'option 2' -> no, "
                                    "else Neither; case-sensitive), or strict (ours): the leading Yes / No / Neither "
                                    "word, else the only one present, several different ones unparsed.")
+    variants: tuple[str, ...] = variants_option()
 
     def check(self) -> None:
+        object.__setattr__(self, "variants", checked_variants(self.variants, ORDER_VARIANTS, "normad"))
         unknown = [c for c in self.contexts if c not in CONTEXTS]
         if unknown or not self.contexts:
             raise InputError(f"unknown context {unknown[0]!r}; choose from {', '.join(CONTEXTS)}" if unknown

@@ -12,6 +12,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import release_configs
 from culturebench.evaluate.normad import prompts
+from culturebench.evaluate.variants import DEFAULT, option_order
 
 if TYPE_CHECKING:
     from culturebench.chat import ChatRequest
@@ -59,24 +60,33 @@ class PlannedRequest:
     sample_index: int
     prompt: str
     request: ChatRequest
+    variant: str = DEFAULT
+    listed: tuple[str, ...] = prompts.LABELS
+    """The labels in the order the prompt lists them (``variant``'s)."""
 
 
 def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CONTEXTS,
                   samples: int = prompts.DEFAULT_SAMPLES, temperature: float = prompts.TEMPERATURE,
                   max_tokens: int = prompts.MAX_TOKENS, seed: int | None = 0,
-                  protocol: str = prompts.DEFAULT_PROTOCOL) -> Iterator[PlannedRequest]:
-    """One request per story, context and sample under ``protocol`` (prompts.PROTOCOLS), in story order then context
-    order (a generator: a run streams them)."""
+                  protocol: str = prompts.DEFAULT_PROTOCOL, variants: Sequence[str] = (DEFAULT,)
+                  ) -> Iterator[PlannedRequest]:
+    """One request per story, context, variant and sample under ``protocol`` (prompts.PROTOCOLS), in story order
+    then context order (a generator: a run streams them); a variant lists the options in its order
+    (``variants.option_order``, seeded by ``seed`` and the story)."""
     from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row in stories.select("story_id", "story", "country", "value", "rule_of_thumb").iter_rows(named=True):
         for context in contexts:
-            text = prompts.prompt_text(context, row["story"], row["country"], row["value"], row["rule_of_thumb"],
-                                       protocol)
-            for r in range(samples):
-                yield PlannedRequest(row["story_id"], context, r, text,
-                                     ChatRequest(prompts.messages(text), sampling, sample_index=r))
+            paper = prompts.prompt_text(context, row["story"], row["country"], row["value"], row["rule_of_thumb"],
+                                        protocol)
+            for variant in variants:
+                order = option_order(len(prompts.LABELS), variant, seed or 0, row["story_id"])
+                text = paper if variant == DEFAULT else prompts.relisted(paper, order)
+                listed = tuple(prompts.LABELS[i] for i in order)
+                for r in range(samples):
+                    yield PlannedRequest(row["story_id"], context, r, text,
+                                         ChatRequest(prompts.messages(text), sampling, sample_index=r), variant, listed)
 
 
 def plan_requests(stories: pl.DataFrame, **options) -> list[PlannedRequest]:

@@ -10,6 +10,7 @@ import polars as pl
 from culturebench.errors import InputError, excerpt
 from culturebench.evaluate import saved_records
 from culturebench.evaluate.normad import prompts
+from culturebench.evaluate.variants import DEFAULT
 from culturebench.evaluate.scores import join_release
 
 RESPONSE_FIELDS = ("model", "story_id", "context", "response")
@@ -21,7 +22,7 @@ UNPARSED_RULES = {
 }
 """How an unparsed answer is scored (metrics.json ``unparsed_rule``); the first is the default."""
 DEFAULT_UNPARSED = "neutral"
-RESPONSE_KEY = ("model", "story_id", "context", "sample_index")
+RESPONSE_KEY = ("model", "variant", "story_id", "context", "sample_index")
 """What identifies one answer of responses.jsonl: a second line with the same is refused, not counted twice."""
 
 
@@ -55,11 +56,15 @@ def score_answers(responses: pl.DataFrame, stories: pl.DataFrame, unparsed: str 
 
 def read_responses(paths: Sequence[Path]) -> pl.DataFrame:
     """responses.jsonl files (evaluate's output) as one table: model, story_id, context, sample_index, response,
-    source, row, and the protocol (prompts.PROTOCOLS) whose template the record's prompt is (None without one)."""
+    source, row, and the protocol (prompts.PROTOCOLS) whose template the record's prompt is (None without one).
+    Records of a ``--variants`` run's other variants are left out: the paper's scores are the default's (issue
+    #63)."""
     rows = []
     for path in map(Path, paths):
         before = len(rows)
         for number, record in saved_records.jsonl_records(path, RESPONSE_FIELDS, unique=RESPONSE_KEY):
+            if record.get("variant", DEFAULT) != DEFAULT:
+                continue
             if record["context"] not in prompts.CONTEXTS:
                 raise InputError(f"unknown context {excerpt(repr(record['context']))}", file=path, row=number,
                                  column="context")

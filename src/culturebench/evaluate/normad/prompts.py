@@ -252,6 +252,20 @@ OPTION_TEXT = {"yes": "Yes", "no": "No", "neutral": "Neither"}
 """Each label as the option text ``--scoring logprobs`` replays: both ANSWER_RULES read "Yes", "No" and "Neither" as
 yes, no and neutral."""
 OPTION_GROUP = tuple(OPTION_TEXT.values())
+_LISTED_OPTION = re.compile(r"(?<=\s)([123])\) (?:Yes|No|Neither)\b")
+"""One numbered option of the list after "Options:" (Fig. 9 and the authors' templates: 1) Yes 2) No 3) Neither)."""
+
+
+def relisted(prompt: str, order: tuple[int, ...]) -> str:
+    """``prompt`` with its three numbered options listed in ``order`` (positions into LABELS, the order both
+    protocols list them in), their numbers and everything else kept (issue #63's order variants). The answer is read
+    by its word, whatever the order; an answer by number ("option 1") is read by the paper's order."""
+    head, mark, options = prompt.rpartition("Options:")
+    words = iter(OPTION_TEXT[LABELS[i]] for i in order)
+    listed, n = _LISTED_OPTION.subn(lambda m: f"{m.group(1)}) {next(words)}", options)
+    if not mark or n != len(LABELS):
+        raise ValueError("the prompt lists no three numbered options after 'Options:'")
+    return head + mark + listed
 
 
 def read_option_token(text: str) -> tuple[str, tuple[str, ...]] | None:

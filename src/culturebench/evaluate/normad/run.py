@@ -12,9 +12,9 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import run_folder, variants
 from culturebench.evaluate.limit import counted, limit_frame
-from culturebench.evaluate.normad import NormAdOptions, prompts
+from culturebench.evaluate.normad import BENCHMARK, NormAdOptions, prompts
 from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, release_tables
 from culturebench.evaluate.normad.metrics import score, score_responses
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, scored_label
@@ -49,11 +49,12 @@ def plan(options: NormAdOptions, model: str = "model") -> Plan:
     stories, covers = limit_frame(release_stories, ["country"], options.limit, options.seed, item="stories",
                                   columns=["countries"])
     requests = iter_requests(stories, contexts=options.contexts, samples=samples, temperature=temperature,
-                             max_tokens=max_tokens, seed=options.seed, protocol=options.protocol)
+                             max_tokens=max_tokens, seed=options.seed, protocol=options.protocol,
+                             variants=options.variants)
     info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
             .iter_rows(named=True)}
     return Plan(options=options, model=model, requests=requests,
-                total=stories.height * len(options.contexts) * samples, description="normad", covers=(covers,),
+                total=stories.height * len(options.contexts) * samples * len(options.variants), description="normad", covers=(covers,),
                 release_stories=release_stories, stories=stories, samples=samples, temperature=temperature,
                 max_tokens=max_tokens, info=info, protocol=options.protocol)
 
@@ -86,7 +87,8 @@ def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[di
         story = plan.info[item.story_id]
         answer = prompts.parse_answer(response.text, answer_rule)
         label = scored_label(answer, unparsed)
-        out.append({"model": plan.model, "story_id": item.story_id, "country": story["country"],
+        out.append({"model": plan.model, "variant": item.variant, "listed": ",".join(item.listed),
+                    "story_id": item.story_id, "country": story["country"],
                     "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": item.context,
                     "sample_index": item.sample_index, "prompt": item.prompt, "response": response.text,
                     "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
@@ -95,14 +97,42 @@ def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[di
 
 
 def score_run(plan: Plan, answers: Answers) -> Result:
-    """The metrics of the run's responses.jsonl (``metrics.score_responses``)."""
-    frame = pl.read_ndjson(answers.path, schema={"model": pl.String, "story_id": pl.String, "context": pl.String,
-                                                 "response": pl.String, "sample_index": pl.Int64})
-    scored = score_responses(frame, plan.release_stories, release=Path(plan.options.release),
-                             sources=[run_folder.source_info(answers.path)], unparsed=unparsed_rule(plan.options),
-                             answer_rule=plan.options.answer_rule)
-    record_protocol(scored.metrics, plan)
+    """The metrics of the run's responses.jsonl (``metrics.score_responses``) under the paper's prompts, and with
+    ``--variants`` metrics.json's ``variants`` block (``variants.report``; each variant's headline by the same
+    scoring of its records alone)."""
+    frame = pl.read_ndjson(answers.path, schema={
+        "model": pl.String, "variant": pl.String, "listed": pl.String, "story_id": pl.String, "context": pl.String,
+        "response": pl.String, "sample_index": pl.Int64, "answer": pl.String}).with_columns(
+        pl.col("variant").fill_null(variants.DEFAULT))
+
+    def scored_variant(variant: str):
+        mine = frame.filter(pl.col("variant") == variant).select("model", "story_id", "context", "response",
+                                                                 "sample_index")
+        scored = score_responses(mine, plan.release_stories, release=Path(plan.options.release),
+                                 sources=[run_folder.source_info(answers.path)], unparsed=unparsed_rule(plan.options),
+                                 answer_rule=plan.options.answer_rule)
+        record_protocol(scored.metrics, plan)
+        return scored
+
+    scored = scored_variant(variants.DEFAULT)
+    if len(plan.options.variants) > 1:
+        scored.metrics["variants"] = run_folder.json_safe(variants.report(
+            variant_answers(frame), plan.options.variants,
+            lambda v: BENCHMARK.headline(scored_variant(v).metrics, plan.options)))
     return Result(metrics=scored.metrics, written=[], score=scored)
+
+
+def variant_answers(frame: pl.DataFrame) -> list[variants.VariantAnswer]:
+    """Each answer of ``frame`` (the run's records) as the variants report reads it: its label (the option by its
+    content) and the position the variant listed it at, the item being the story, context and sample."""
+    out = []
+    for variant, listed, story, context, sample, answer in frame.select(
+            "variant", "listed", "story_id", "context", "sample_index", "answer").iter_rows():
+        listed = tuple(listed.split(","))
+        out.append(variants.VariantAnswer(variant, f"{story}/{context}/{sample}", answer,
+                                          None if answer is None else listed.index(answer) + 1,
+                                          (story, context, sample, listed)))
+    return out
 
 
 def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
@@ -114,7 +144,8 @@ def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
                            "temperature": plan.temperature, "max_tokens": plan.max_tokens, "seed": options.seed,
                            "limit": options.limit, "split": options.split, "unparsed": unparsed_rule(options),
                            "answer_rule": options.answer_rule, "protocol": plan.protocol,
-                           "prompt_source": result.metrics["protocol"]["prompt_source"]},
+                           "prompt_source": result.metrics["protocol"]["prompt_source"],
+                           "variants": list(options.variants)},
             "release_build": release_build(load_manifest(options.release)),
             "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
             "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}}
@@ -157,7 +188,7 @@ def summary(metrics: dict) -> str:
         rests = (f"the accuracies rest on {counted(m['n_responses'] - unparsed, 'answers')}, the others {others} "
                  "(metrics.json accuracy_parsed: the read answers alone)")
         warnings += unreadable_warning(f"normad {model}", unparsed, m["n_responses"], rests)
-    lines += warnings
+    lines += variants.summary_line("normad", metrics.get("variants")) + warnings
     return "\n".join(lines)
 
 

@@ -1,0 +1,304 @@
+"""Order variants as a run dimension (issue #63): ``evaluate cdeval`` and ``evaluate normad --variants
+reversed,shuffled`` on the bundled sample against scripted servers.
+
+A server that answers with the first listed option, and one that answers a fixed option by its content wherever it is
+listed. Every reply carries a tag of its request's text (digits the parsers ignore), so that each responses.jsonl
+record is tied to the request body the server received; the expected consistency, per-variant headlines and position
+shares are computed here from those bodies (which option each lists first) and the release's parquet tables, not by
+the code under test."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import statistics
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+import pytest
+from sklearn.metrics import f1_score
+from typer.testing import CliRunner
+
+from conftest import one_line_error
+from culturebench.cli import app
+from scripted_server import ScriptedServer, last_user_message
+
+VARIANTS = ("default", "reversed", "shuffled")
+N = -1000.0  # CDEval Eq. 7's N (Wang et al. 2024, App. A.3)
+DIMENSIONS = ("PDI", "IDV", "UAI", "MAS", "LTO", "IVR")
+NORMAD_WORDS = {"Yes": "yes", "No": "no", "Neither": "neutral"}
+
+
+def tag(text: str) -> str:
+    return str(int(hashlib.sha1(text.encode()).hexdigest(), 16) % 10**12)
+
+
+def tagged(answer):
+    """A reply function: ``answer(text)`` followed by the text's tag."""
+    return lambda text, body: f"{answer(text)} #{tag(text)}"
+
+
+def table(release: Path, config: str) -> pl.DataFrame:
+    return pl.read_parquet(sorted((release / "data" / config).glob("*.parquet")))
+
+
+def evaluate(name: str, server: ScriptedServer, release: Path, out: Path, *extra: str):
+    result = CliRunner().invoke(app, ["evaluate", name, "--model", "scripted", "--base-url", server.base_url,
+                                      "--release", str(release), "--out", str(out), *extra],
+                                env={"OPENAI_API_KEY": "test-key"})
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def run_records(server: ScriptedServer, out: Path) -> list[dict]:
+    """responses.jsonl's records, each with ``text``: the request body the server received for it."""
+    texts = {tag(last_user_message(body)): last_user_message(body) for body in server.bodies}
+    records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    for record in records:
+        record["text"] = texts[record["response"].rsplit("#", 1)[1]]
+    return records
+
+
+def expected_consistency(records: list[dict], unit) -> dict[str, float]:
+    """Per item: the share of its variants answering its modal answer (a tie gives the same share whichever)."""
+    by_unit: dict = {}
+    for r in records:
+        by_unit.setdefault(unit(r), {})[r["variant"]] = r["picked"]
+    out = {}
+    for key, given in by_unit.items():
+        modal = max(given.values(), key=list(given.values()).count)
+        out[key] = sum(answer == modal for answer in given.values()) / len(given)
+    return out
+
+
+def spread_is_zero(block: dict) -> None:
+    assert block["spread"] and all(s["max_minus_min"] == 0 and s["std"] == 0 for s in block["spread"].values())
+
+
+# ---------------------------------------------------------------------------------------------------------- CDEval
+
+
+def cdeval_questions(release: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in table(release, "questions").iter_rows(named=True)}
+
+
+def listed_first(text: str, question: dict) -> str:
+    """Which option (option_1 / option_2) the prompt lists first, the question's own text left aside."""
+    rest = text.replace(question["question"].strip(), "", 1)
+    one, two = rest.find(question["option_1"].strip()), rest.find(question["option_2"].strip())
+    assert one >= 0 and two >= 0
+    return "option_1" if one < two else "option_2"
+
+
+def cdeval_server(questions: dict[str, dict], pick) -> ScriptedServer:
+    """Answers each prompt with the option ``pick(first, second)`` chooses (option texts as listed)."""
+    def answer(text: str) -> str:
+        q = next(q for q in questions.values()  # two questions of the sample share their text, not their options
+                 if all(q[c].strip() in text for c in ("question", "option_1", "option_2")))
+        shown = [q["option_1"].strip(), q["option_2"].strip()]
+        if listed_first(text, q) == "option_2":
+            shown.reverse()
+        chosen = pick(*shown, q)
+        if "Respond solely with A or B" in text:
+            return "A" if chosen == shown[0] else "B"
+        if "Do you prefer" in text:
+            return "yes" if chosen == shown[0] else "no"
+        return chosen
+    return ScriptedServer(reply=tagged(answer), model="scripted")
+
+
+def cdeval_expected(records: list[dict], questions: dict[str, dict]) -> dict[str, dict[str, float]]:
+    """Each variant's likelihood per dimension (Eq. 1, 6, 7, 2 and Table 2's mean over questions), from the
+    answers' contents and the options' listed order in each request body."""
+    out = {}
+    for variant in VARIANTS:
+        mine = [r for r in records if r["variant"] == variant]
+        p: dict = {}
+        for r in mine:
+            q = questions[r["question_id"]]
+            template = ("ab" if "Respond solely with A or B" in r["text"] else "compare" if "Do you prefer" in r["text"]
+                        else "repeat")
+            order = "norm" if listed_first(r["text"], q) == "option_1" else "reverse"
+            p.setdefault((r["question_id"], template, order), []).append((r["sample_index"], r["picked"] == "option_1"))
+        u = {t: sum(dict(p[(q, t, "norm")])[k] != dict(p[(q, t, "reverse")])[k]
+                    for q in questions for k, _ in p[(q, t, "norm")]) for t in ("ab", "repeat", "compare")}
+        z = sum(math.exp(v / N) for v in u.values())
+        weight = {t: math.exp(v / N) / z for t, v in u.items()}
+        likelihood = {q: sum(weight[t] / 2 * statistics.fmean(s for _, s in p[(q, t, o)])
+                             for t in weight for o in ("norm", "reverse")) for q in questions}
+        out[variant] = {f"likelihood_{d}": statistics.fmean(v for q, v in likelihood.items()
+                                                            if questions[q]["dimension"].upper() == d)
+                        for d in DIMENSIONS if any(questions[q]["dimension"].upper() == d for q in questions)}
+    return out
+
+
+def cdeval_run(bundled_release, tmp_path, pick):
+    release = bundled_release("cdeval")
+    questions = cdeval_questions(release)
+    out = tmp_path / "run"
+    with cdeval_server(questions, pick) as server:
+        result = evaluate("cdeval", server, release, out, "--samples", "1", "--variants", "reversed,shuffled")
+        records = run_records(server, out)
+    for r in records:
+        q = questions[r["question_id"]]
+        chosen = r["response"].rsplit(" #", 1)[0]
+        first = listed_first(r["text"], q)
+        second = "option_2" if first == "option_1" else "option_1"
+        if "Respond solely with A or B" in r["text"] or "Do you prefer" in r["text"]:
+            r["picked"] = first if chosen in ("A", "yes") else second
+        else:
+            r["picked"] = "option_1" if chosen == q["option_1"].strip() else "option_2"
+    metrics = json.loads((out / "metrics.json").read_text())
+    return result, records, questions, metrics["variants"], metrics
+
+
+def test_cdeval_first_option_server_consistency_and_headlines_as_predicted(bundled_release, tmp_path):
+    result, records, questions, block, metrics = cdeval_run(bundled_release, tmp_path, lambda first, second, q: first)
+    assert {r["variant"] for r in records} == set(VARIANTS)
+    assert all(r["picked"] == listed_first(r["text"], questions[r["question_id"]]) for r in records)
+    expected = expected_consistency(records, lambda r: f"{r['question_id']}/{r['slot']}/{r['sample_index']}")
+    assert block["per_item"] == expected
+    assert block["consistency"] == statistics.fmean(expected.values())
+    assert block["consistency"] < 1  # a first-option model is not consistent under reordering
+    headlines = cdeval_expected(records, questions)
+    for variant in VARIANTS:
+        assert block["headlines"][variant].keys() == headlines[variant].keys()
+        for name, value in headlines[variant].items():
+            assert block["headlines"][variant][name] == pytest.approx(value, abs=1e-12)
+    assert block["position_share"] == {v: {"1": 1.0} for v in VARIANTS}
+    # the paper's headline stays the default variant's
+    for name, value in headlines["default"].items():
+        assert metrics["per_model"]["scripted"]["dimension_likelihood"][name.split("_")[1]] == pytest.approx(value)
+    # two options have two orders, both of which the paper asks: every reordered request repeats a default one
+    assert block["identical_requests"] == sum(r["variant"] != "default" for r in records)
+    assert "cdeval variants default, reversed, shuffled: consistency" in result.output
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["evaluation"]["variants"] == list(VARIANTS)
+
+
+def test_cdeval_content_server_is_consistent(bundled_release, tmp_path):
+    _, records, _, block, _ = cdeval_run(bundled_release, tmp_path, lambda first, second, q: q["option_1"].strip())
+    assert all(r["picked"] == "option_1" for r in records)
+    assert block["consistency"] == 1.0 and set(block["per_item"].values()) == {1.0}
+    spread_is_zero(block)
+
+
+def test_cdeval_variant_requests_differ_only_by_the_options_order(bundled_release, tmp_path):
+    _, records, questions, _, _ = cdeval_run(bundled_release, tmp_path, lambda first, second, q: first)
+    default = {(r["question_id"], r["slot"], r["sample_index"]): r["text"] for r in records if r["variant"] == "default"}
+    swapped = 0
+    for r in records:
+        if r["variant"] == "default":
+            continue
+        q = questions[r["question_id"]]
+        one, two = q["option_1"].strip(), q["option_2"].strip()
+        base = default[(r["question_id"], r["slot"], r["sample_index"])]
+        if r["text"] != base:
+            swapped += 1
+            assert r["text"].replace(one, "\0").replace(two, one).replace("\0", two) == base
+        else:
+            assert r["variant"] == "shuffled"  # reversed always swaps the two options
+    assert swapped >= sum(r["variant"] == "reversed" for r in records)
+
+
+# ---------------------------------------------------------------------------------------------------------- NormAd
+
+
+_LISTED = re.compile(r"(?<=\s)([123])\) (Yes|No|Neither)\b")
+
+
+def normad_listed(text: str) -> list[str]:
+    """The labels the prompt's numbered options list, in order."""
+    words = _LISTED.findall(text.rpartition("Options:")[2])
+    assert [n for n, _ in words] == ["1", "2", "3"]
+    return [NORMAD_WORDS[w] for _, w in words]
+
+
+def normad_run(bundled_release, tmp_path, answer):
+    release = bundled_release("normad")
+    out = tmp_path / "run"
+    with ScriptedServer(reply=tagged(answer), model="scripted") as server:
+        result = evaluate("normad", server, release, out, "--variants", "reversed,shuffled")
+        records = run_records(server, out)
+    for r in records:
+        r["picked"] = NORMAD_WORDS[r["response"].rsplit(" #", 1)[0]]
+    metrics = json.loads((out / "metrics.json").read_text())
+    return result, records, table(release, "stories"), metrics["variants"]
+
+
+def test_normad_first_option_server_consistency_and_headlines_as_predicted(bundled_release, tmp_path):
+    result, records, stories, block = normad_run(
+        bundled_release, tmp_path, lambda text: next(w for w, label in NORMAD_WORDS.items()
+                                                    if label == normad_listed(text)[0]))
+    gold = {str(r["id"]): r["gold_label"].lower() for r in stories.iter_rows(named=True)}
+    assert all(r["picked"] == normad_listed(r["text"])[0] for r in records)
+    expected = expected_consistency(records, lambda r: f"{r['story_id']}/{r['context']}/{r['sample_index']}")
+    assert block["per_item"] == expected
+    assert block["consistency"] == statistics.fmean(expected.values())
+    assert block["consistency"] < 1
+    for variant in VARIANTS:
+        for context in {r["context"] for r in records}:
+            mine = [r for r in records if r["variant"] == variant and r["context"] == context]
+            truth, predicted = [gold[r["story_id"]] for r in mine], [r["picked"] for r in mine]
+            accuracy = sum(t == p for t, p in zip(truth, predicted)) / len(mine)
+            macro = f1_score(truth, predicted, labels=["yes", "no", "neutral"], average="macro", zero_division=0)
+            assert block["headlines"][variant][f"accuracy_{context}"] == pytest.approx(accuracy, abs=1e-12)
+            assert block["headlines"][variant][f"macro_f1_{context}"] == pytest.approx(macro, abs=1e-12)
+    values = [block["headlines"][v]["accuracy_none"] for v in VARIANTS]
+    assert block["spread"]["accuracy_none"]["max_minus_min"] == pytest.approx(max(values) - min(values))
+    assert block["spread"]["accuracy_none"]["std"] == pytest.approx(statistics.pstdev(values))
+    assert block["position_share"] == {v: {"1": 1.0} for v in VARIANTS}
+    identical = {(r["story_id"], r["context"], r["text"]) for r in records if r["variant"] == "default"}
+    repeats = sum((r["story_id"], r["context"], r["text"]) in identical for r in records if r["variant"] == "shuffled")
+    assert block["identical_requests"] == repeats
+    assert "normad variants default, reversed, shuffled: consistency" in result.output
+
+
+def test_normad_content_server_is_consistent(bundled_release, tmp_path):
+    _, records, _, block = normad_run(bundled_release, tmp_path, lambda text: "No")
+    assert block["consistency"] == 1.0 and set(block["per_item"].values()) == {1.0}
+    spread_is_zero(block)
+    positions = Counter((r["variant"], str(normad_listed(r["text"]).index("no") + 1)) for r in records)
+    for variant in VARIANTS:
+        n = sum(c for (v, _), c in positions.items() if v == variant)
+        assert block["position_share"][variant] == {p: c / n for (v, p), c in sorted(positions.items()) if v == variant}
+
+
+def test_normad_variant_requests_differ_only_by_the_options_order(bundled_release, tmp_path):
+    _, records, _, _ = normad_run(bundled_release, tmp_path, lambda text: "No")
+    default = {(r["story_id"], r["context"], r["sample_index"]): r["text"] for r in records if r["variant"] == "default"}
+    for r in records:
+        base = default[(r["story_id"], r["context"], r["sample_index"])]
+        assert normad_listed(base) == ["yes", "no", "neutral"]
+        listed = normad_listed(r["text"])
+        assert sorted(listed) == sorted(["yes", "no", "neutral"])
+        if r["variant"] == "reversed":
+            assert listed == ["neutral", "no", "yes"]
+        head, mark, options = r["text"].rpartition("Options:")
+        words = iter(["Yes", "No", "Neither"])
+        assert head + mark + _LISTED.sub(lambda m: f"{m.group(1)}) {next(words)}", options) == base
+
+
+# ------------------------------------------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("name", ["cdeval", "normad"])
+def test_an_unknown_variant_is_one_line_naming_the_defined_ones(bundled_release, tmp_path, name):
+    line = one_line_error(CliRunner().invoke(app, [
+        "evaluate", name, "--model", "m", "--base-url", "http://127.0.0.1:9", "--release", str(bundled_release(name)),
+        "--out", str(tmp_path / "run"), "--variants", "reversed,sideways"], env={"OPENAI_API_KEY": "test-key"}))
+    assert "sideways" in line and "default, reversed, shuffled" in line
+
+
+def test_shuffled_is_seeded_by_the_seed_and_the_item():
+    from culturebench.evaluate.variants import option_order
+
+    orders = {item: option_order(3, "shuffled", 0, item) for item in (f"story-{i}" for i in range(40))}
+    assert orders == {item: option_order(3, "shuffled", 0, item) for item in orders}  # the same run asks the same
+    assert len(set(orders.values())) > 1  # the order depends on the item
+    assert any(option_order(3, "shuffled", 1, item) != order for item, order in orders.items())  # and on --seed
+    assert all(sorted(order) == [0, 1, 2] for order in orders.values())
+    assert option_order(3, "reversed", 0, "x") == (2, 1, 0) and option_order(3, "default", 0, "x") == (0, 1, 2)
