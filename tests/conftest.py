@@ -269,6 +269,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 SLOW_S = 15.0
 """A test whose call takes this long or longer without ``@pytest.mark.slow`` fails the run (inspect_evals' rule)."""
+SLOW_BY_NATURE = ("slow", "model", "vllm")
+"""Markers that say a test is slow: ``slow`` in the default suite; the real-model suites (``-m model``, ``-m vllm``),
+which the default suite deselects, are slow by what they run (a model's answers)."""
 
 
 def slow_limit_s() -> float:
@@ -279,10 +282,10 @@ def slow_limit_s() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Fails a passing test whose call took ``slow_limit_s()`` or more and is not marked ``slow``."""
+    """Fails a passing test whose call took ``slow_limit_s()`` or more and carries none of SLOW_BY_NATURE."""
     outcome = yield
     report = outcome.get_result()
-    if call.when == "call" and report.passed and item.get_closest_marker("slow") is None:
+    if call.when == "call" and report.passed and not any(item.get_closest_marker(m) for m in SLOW_BY_NATURE):
         limit = slow_limit_s()
         if call.duration >= limit:
             report.outcome = "failed"
