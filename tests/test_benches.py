@@ -35,9 +35,10 @@ def test_every_bench_script_has_a_smallest_form():
     assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(SMALLEST)
 
 
-SLOW = {"build_all.py", "eval_scale.py", "release_diff.py", "wvb_reference_points.py"}
+SLOW = {"build_all.py", "eval_scale.py", "release_diff.py", "vllm_overhead.py", "wvb_reference_points.py"}
 """The scripts whose smallest form takes 15 s or more on a loaded 2-core machine: five builds (build_all.py), an
-evaluate process per size (eval_scale.py), two WVB builds, a diff and a validate (release_diff.py), our reference
+evaluate process per size (eval_scale.py), two WVB builds, a diff and a validate (release_diff.py), the plan of a vLLM run in a whole process
+(vllm_overhead.py), our reference
 points beside the pandas/scipy loop over every country pair (wvb_reference_points.py)."""
 
 

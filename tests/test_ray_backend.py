@@ -43,7 +43,9 @@ def ask(text: str) -> ChatRequest:
 
 # ------------------------------------------------------------------------------------------------ backend level
 
+@pytest.mark.slow
 def test_fans_out_over_a_slow_and_a_flaky_endpoint():
+    """(Slow: the file's first test, it starts the local Ray, about 10 s, and waits on a 0.2 s endpoint.)"""
     requests = [ask(f"q{i}") for i in range(40)]
     with ScriptedServer(latency=0.2) as slow, ScriptedServer(faults=every_tenth_fails) as flaky:
         urls = [slow.base_url, flaky.base_url]
@@ -207,9 +209,11 @@ def stand_in_processor(monkeypatch, built: dict):
     monkeypatch.setattr(llm, "build_processor", build_processor)
 
 
+@pytest.mark.slow
 def test_vllm_engine_on_cpus_is_configured_for_them(monkeypatch):
     """A cluster without GPUs: one CPU bundle per engine (Ray's default placement asks for a GPU and waits forever),
-    the CPU platform's engine arguments with the user's on top, no engine metrics (their import needs ray[llm])."""
+    the CPU platform's engine arguments with the user's on top, no engine metrics (their import needs ray[llm]).
+    (Slow: a Ray placement group and an engine actor are started.)"""
     built: dict = {}
     stand_in_processor(monkeypatch, built)
     monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0})
@@ -277,9 +281,11 @@ def test_cli_ray_backend_gives_the_openai_backends_metrics(tmp_path):
     assert ("30 requests (0 cached, 30 queried" + (f"; {retried} retries: " if retried else ")")) in spread.output
 
 
+@pytest.mark.slow
 def test_cli_ray_backend_passes_logprobs_through(bundled_release, tmp_path):
     """--scoring logprobs over the ray backend's HTTP engine: every endpoint is asked for top_logprobs, and the
-    option-probability metrics and agreement equal the openai backend's on the same answers."""
+    option-probability metrics and agreement equal the openai backend's on the same answers. (Slow: two whole
+    evaluate runs, one over Ray.)"""
     from test_option_probability import yes_but_no
 
     release = bundled_release("normad")

@@ -161,6 +161,7 @@ def their_rq2_scores(path: Path, rows: pd.DataFrame, code: int, skipped: list[st
     return out
 
 
+@pytest.mark.slow
 def test_rq2_file_gives_the_steered_similarity_and_the_gain_over_rq1(wvs7_release, wvs_rows, tmp_path):
     """persona / Japan / gpt-4: the steered answers' similarity to Japan and its gain over gpt-4's RQ1 run, per
     question, averaged, both as their rq2_results.py scores them (Japan's five few-shot questions, their skip_dict,
