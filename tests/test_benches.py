@@ -37,9 +37,9 @@ def test_every_bench_script_has_a_smallest_form():
 
 SLOW = {"build_all.py", "eval_scale.py", "release_diff.py", "vllm_overhead.py", "wvb_reference_points.py"}
 """The scripts whose smallest form takes 15 s or more on a loaded 2-core machine: five builds (build_all.py), an
-evaluate process per size (eval_scale.py), two WVB builds, a diff and a validate (release_diff.py), the plan of a vLLM run in a whole process
-(vllm_overhead.py), our reference
-points beside the pandas/scipy loop over every country pair (wvb_reference_points.py)."""
+evaluate process per size (eval_scale.py), two WVB builds, a diff and a validate (release_diff.py), the plan of a
+vLLM run in a whole process (vllm_overhead.py), our reference points beside the pandas/scipy loop over every country
+pair (wvb_reference_points.py)."""
 
 
 @pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s
