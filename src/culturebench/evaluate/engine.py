@@ -63,12 +63,14 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
         check_run_folder(out, benchmark.name)
         before = cached_answers(out)
         try:
+            factory = callable(backend) and not hasattr(backend, "generate")
             if not replace:
-                check_model(out, (args or {}).get("model") or getattr(backend, "model", None))
-            if callable(backend) and not hasattr(backend, "generate"):
+                check_model(out, asked=(args or {}).get("model"),
+                            served=None if factory else getattr(backend, "model", None))
+            if factory:
                 backend = backend()
-                if not replace and not (args or {}).get("model"):
-                    check_model(out, getattr(backend, "model", None))
+                if not replace:
+                    check_model(out, served=getattr(backend, "model", None))
             if scoring == "logprobs":
                 from culturebench.evaluate import option_probability
 
@@ -142,22 +144,28 @@ def check_run_folder(out: Path, benchmark: str) -> None:
                          "replaced)", file=out)
 
 
-def check_model(out: Path, model: str | None) -> None:
-    """RUN_DIR's results (run.json, metrics.json, the responses) are one model's: a run of another ``model`` into it
-    is refused, naming both (``--replace`` lets it replace them; the cache keeps every model's answers)."""
+def check_model(out: Path, *, asked: str | None = None, served: str | None = None) -> None:
+    """RUN_DIR's results (run.json, metrics.json, the responses) are one model's: a run of another model into it is
+    refused, naming both (``--replace`` lets it replace them; the cache keeps every model's answers). Like is
+    compared with like: the model ``asked`` for (the command's ``--model``: a path, a Hub id) with the one the
+    folder's run asked for, the model a backend ``served`` (its own name for it: vLLM serves a folder under its
+    name) with the one that served the folder's run; resuming with the same ``--model`` is never refused."""
     import json
 
     record = Path(out) / "run.json"
-    if model is None or not record.is_file():
+    if not record.is_file():
         return
     try:
-        previous = ((json.loads(record.read_text(encoding="utf-8")).get("backend") or {}).get("model"))
+        previous = json.loads(record.read_text(encoding="utf-8"))
+        before = {"asked": (previous.get("args") or {}).get("model"),
+                  "served": (previous.get("backend") or {}).get("model")}
     except (ValueError, UnicodeDecodeError, AttributeError):
         return  # check_run_folder has refused a run.json that does not parse
-    if previous is not None and str(previous) != str(model):
-        raise InputError(f"holds the results of model {previous!r}; evaluating {model!r} here would replace its "
-                         "metrics.json and responses: choose another --out, or --replace to replace them (the cache "
-                         "keeps both models' answers)", file=out)
+    for kind, model in (("asked", asked), ("served", served)):
+        if model is not None and before[kind] is not None and str(before[kind]) != str(model):
+            raise InputError(f"holds the results of model {before[kind]!r}; evaluating {model!r} here would replace "
+                             "its metrics.json and responses: choose another --out, or --replace to replace them "
+                             "(the cache keeps both models' answers)", file=out)
 
 
 def cached_answers(out: Path) -> int:
