@@ -14,7 +14,8 @@ import pytest
 
 from culturebench import registry
 from culturebench.chat import ChatRequest
-from culturebench.contract import Hooks, Options, RunPlan
+from culturebench.contract import Hooks, RunPlan
+from culturebench.options import Options
 
 HOOKS_WITHOUT_DEFAULT = ("plan", "score_run", "write", "score_files", "summary")
 """The hooks ``contract.Hooks`` leaves to each benchmark (``answer``, ``evaluation`` and ``requests`` have defaults;

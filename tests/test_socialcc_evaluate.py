@@ -340,7 +340,7 @@ def test_config_file_and_flags_make_one_set_of_options(tmp_path):
     assert (paper.judge, paper.max_rounds, paper.agent_temperature, paper.judge_temperature, paper.stop) == (
         None, 20, 1.0, 0.0, "paper")
     # score takes the judge (to judge again), its settings, the zones and Fig. 5's grouping
-    from culturebench.contract import option_fields
+    from culturebench.options import option_fields
 
     assert {"judge", "judge_temperature", "judge_max_tokens", "zones", "fig5_country"} <= {
         f.name for f in option_fields(SocialCCOptions, "score", cli_only=False)}

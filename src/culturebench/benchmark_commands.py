@@ -1,5 +1,5 @@
 """``culturebench evaluate NAME`` and ``culturebench score NAME``: one command per registered benchmark, made when
-it is asked for, its flags made from the benchmark's Options dataclass (``contract.option_fields``) beside the flags
+it is asked for, its flags made from the benchmark's Options dataclass (``options.option_fields``) beside the flags
 every run takes; the benchmark is reached only through its contract (``registry.benchmark``), its run through the
 engine (``evaluate.engine.run``), with the backend the flags name (``make_backend``)."""
 
@@ -23,7 +23,8 @@ except ImportError:  # typer before 0.29 runs on click itself
     import click
 
 from culturebench import registry
-from culturebench.contract import Benchmark, option_fields
+from culturebench.contract import Benchmark
+from culturebench.options import option_fields
 from culturebench.errors import InputError
 from culturebench.hub_release import release_folder
 from culturebench.io import output_folder

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, option
+from culturebench.contract import Benchmark, HarnessTask, OptionScoring
+
+from culturebench.options import Options, option
 
 ANSWERS = ("yes", "no")
 

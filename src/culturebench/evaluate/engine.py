@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.chat import ChatRequest, CostLimitReached
-from culturebench.contract import Answers, Benchmark, Options, Records, Result, Run, RunPlan
+from culturebench.contract import Answers, Benchmark, Records, Result, Run, RunPlan
+from culturebench.options import Options
 from culturebench.errors import InputError
 
 

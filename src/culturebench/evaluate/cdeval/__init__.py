@@ -47,7 +47,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from culturebench.contract import Benchmark, HarnessTask, NoCountryView, Options, OptionScoring, lazy_exports, option
+from culturebench.contract import Benchmark, HarnessTask, NoCountryView, OptionScoring, lazy_exports
+
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 

@@ -77,8 +77,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from culturebench.contract import (
-    Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+from culturebench.contract import Benchmark, HarnessTask, OptionScoring, lazy_exports, whole_number_option
+
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 
 PARTS = ("closed", "open", "both")

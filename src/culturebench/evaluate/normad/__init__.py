@@ -52,8 +52,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from culturebench.contract import (
-    Benchmark, HarnessTask, OpenColumns, Options, OptionScoring, lazy_exports, option)
+from culturebench.contract import Benchmark, HarnessTask, OpenColumns, OptionScoring, lazy_exports
+
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option

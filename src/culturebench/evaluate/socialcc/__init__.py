@@ -78,7 +78,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from culturebench.contract import Benchmark, Options, lazy_exports, option
+from culturebench.contract import Benchmark, lazy_exports
+
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
 

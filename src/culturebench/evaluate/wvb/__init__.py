@@ -46,8 +46,9 @@ from functools import partial
 from importlib import resources
 from pathlib import Path
 
-from culturebench.contract import (
-    Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+from culturebench.contract import Benchmark, HarnessTask, OptionScoring, lazy_exports, whole_number_option
+
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
 
