@@ -387,8 +387,8 @@ def test_role_backends_judge_and_play_the_antagonist_without_a_configured_judge(
     # Table 2 by hand from JUDGE_SCORES: awareness 0, commonsense 1, value 1, behaviour 3
     expected = {"awareness": 0.0, "commonsense": 1.0, "value": 1.0, "behaviour": 3.0}
     assert BENCHMARK.headline(result.metrics, SocialCCOptions()) == expected
-    rescored = BENCHMARK.score([tmp_path / "run" / "transcripts.jsonl"],
-                               SocialCCOptions(release=release, out=tmp_path / "score"))
+    rescored = engine.score(BENCHMARK, [tmp_path / "run" / "transcripts.jsonl"],
+                            SocialCCOptions(release=release, out=tmp_path / "score"))
     assert rescored.metrics["judge_note"] == "re-aggregated from saved judgements"
     assert BENCHMARK.headline(rescored.metrics, SocialCCOptions()) == expected
     assert (tmp_path / "score" / "metrics.json").is_file() and (tmp_path / "score" / "table2.png").is_file()

@@ -197,7 +197,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     """``culturebench score NAME``."""
     from datetime import datetime, timezone
 
-    from culturebench.evaluate import run_folder, run_record
+    from culturebench.evaluate import engine, run_folder, run_record
 
     started = datetime.now(timezone.utc)
     out = flags["out"]
@@ -205,7 +205,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
         output_folder(out)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
         options = benchmark.Options.parse(given, flags["config"]).replace(release=release, out=out)
-        result = benchmark.score(run_folder.split_paths(flags["responses"]), options)
+        result = engine.score(benchmark, run_folder.split_paths(flags["responses"]), options)
         args = {"benchmark": benchmark.name, "responses": str(flags["responses"]), "release": str(release),
                 "out": str(out), "config": None if flags["config"] is None else str(flags["config"]),
                 "allow_modified_release": flags["allow_modified_release"], **_json_args(given)}

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from culturebench.chat import ChatRequest, ChatResponse
@@ -26,6 +26,10 @@ from culturebench.options import BuildOptions, GenerateOptions, Options
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+RAI_FACTS = Path(__file__).parent / "facts" / "croissant_rai"
+"""The built-in benchmarks' Responsible-AI facts files (``Benchmark.rai_facts_file``)."""
 
 
 class NoCountryView(Exception):
@@ -161,8 +165,10 @@ class RunPlan:
 
 @dataclass
 class Answers:
-    """What ``Benchmark.answer`` leaves: the responses file (or folder of shards), its records and the runner's
-    totals (``run_steps.RUNNER_STATS``)."""
+    """What the model answered, as ``Hooks.score`` reads it: a fresh run's responses file (or folder of shards), left
+    by ``Hooks.answer`` or the engine's ``stream``, with its records and the runner's totals
+    (``run_steps.RUNNER_STATS``); or, for ``culturebench score`` (``evaluate.engine.score``), the saved responses
+    files (``saved``), of no run."""
 
     path: Path
     n_records: int
@@ -171,6 +177,15 @@ class Answers:
     """A run of several steps (parts, jurors): each one's runner totals, by name."""
     state: Any = None
     """What the benchmark's answering leaves for its scoring (e.g. the judged transcripts of dialogues)."""
+    saved: tuple[Path, ...] = ()
+    """The saved responses files ``culturebench score`` scores together (``path`` is the first); empty for a fresh
+    run's answers, whose plan is its benchmark's own (a fresh run's ``RunPlan`` subclass; a saved one's plan is a
+    plain ``RunPlan`` of the options)."""
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """Every responses file to score: the saved ones, or the run's one."""
+        return self.saved or (self.path,)
 
 
 @dataclass
@@ -216,23 +231,20 @@ class Hooks:
         """The responses file's records of a batch of planned items and their responses, in order."""
         raise NotImplementedError
 
-    def score_run(self, plan: RunPlan, answers: Answers) -> Result:
-        """The metrics of a run's answers (``Result.metrics``, and the scored tables as ``Result.score``). The
-        engine adds the plan's ``covers``."""
+    def score(self, plan: RunPlan, answers: Answers) -> Result:
+        """The metrics of ``answers`` (``Result.metrics``, and the scored tables as ``Result.score``): a fresh run's,
+        with its plan, or saved responses files (``Answers.saved``, ``culturebench score``), with a plain
+        ``RunPlan`` of the options. The engine adds a run's ``covers``."""
         raise NotImplementedError
 
     def write(self, result: Result, out: Path) -> list[Path]:
-        """metrics.json and the plots of a scored run into ``out``."""
+        """metrics.json and the plots of scored answers into ``out`` (a fresh run's or ``culturebench score``'s)."""
         raise NotImplementedError
 
     def evaluation(self, plan: RunPlan, result: Result, answers: Answers) -> dict:
         """What run.json says of the run beside the engine's fields (its ``evaluation`` block: the settings asked,
         and e.g. parse statuses and headline metrics)."""
         return {}
-
-    def score_files(self, responses: Sequence[Path], options: Options) -> Result:
-        """Metrics and plots from saved responses into ``options.out`` (``culturebench score``)."""
-        raise NotImplementedError
 
     def summary(self, metrics: Mapping) -> str:
         """The command line's lines for metrics.json."""
@@ -241,10 +253,12 @@ class Hooks:
 
 class Benchmark:
     """One benchmark, reached only through these attributes and methods. Subclasses set the class attributes and
-    implement ``headline`` and the parts it names: ``hooks`` (its run module's :class:`Hooks`), ``builder_module``
-    and ``schemas_module``. A run is the engine's (``evaluate.engine.run(benchmark, backend, options)``), which calls
-    the hooks ``plan``, ``answer`` (or ``records``), ``score_run``, ``write`` and ``evaluation``; ``score`` and
-    ``summary`` are the hooks' ``score_files`` and ``summary``."""
+    implement ``headline`` and the parts it names, each by a plain import in a method (the modules are heavy, loaded
+    on first use): ``hooks`` (its run module's :class:`Hooks`), ``builder_module``, ``schemas_module``,
+    ``comparison`` and its ``generators``. A run is the engine's (``evaluate.engine.run(benchmark, backend,
+    options)``), which calls the hooks ``plan``, ``answer`` (or ``records``), ``score``, ``write`` and
+    ``evaluation``; ``culturebench score`` is ``evaluate.engine.score(benchmark, responses, options)``, the same
+    ``score`` and ``write`` fed saved responses; ``summary`` is the hooks'."""
 
     name: ClassVar[str]
     """The registry name, a module name (a dash on the command line is an underscore)."""
@@ -256,9 +270,9 @@ class Benchmark:
     build_imports: ClassVar[tuple[str, ...]] = ()
     """Modules its build imports that take a second or more: ``build all`` imports them in a thread from the
     start (issue #31)."""
-    generators: ClassVar[Mapping[str, str]] = {}
-    """Its ``culturebench generate`` tasks: task name -> ``"module:attribute"`` of a :class:`Generator` that
-    re-creates its synthetic items (imported when the task is asked for)."""
+    generators: ClassVar[Mapping[str, Callable[[], Generator]]] = {}
+    """Its ``culturebench generate`` tasks: task name -> a function without arguments that imports and gives the
+    :class:`Generator` re-creating its synthetic items (called when the task is asked for: ``generator``)."""
     responses_help: ClassVar[str] = "responses.jsonl of `evaluate` (several comma-separated files are scored together)."
     """What ``culturebench score --responses`` takes."""
     tasks: ClassVar[tuple[HarnessTask, ...]] = ()
@@ -268,8 +282,9 @@ class Benchmark:
     the config otherwise): inspect runs the benchmark whole with its model roles."""
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
     """Headline names where a lower value is better."""
-    rai_facts_file: ClassVar[str | None] = None
-    """Its Responsible-AI facts: a file of ``culturebench/facts/croissant_rai/`` (``rai_facts``)."""
+    rai_facts_file: ClassVar[Path | None] = None
+    """Its Responsible-AI facts file (``rai_facts``): a built-in benchmark's is in ``RAI_FACTS`` (``RAI_FACTS /
+    "cdeval.json"``), a plugin's wherever its package keeps it."""
     open_columns: ClassVar[Mapping[str, OpenColumns]] = {}
     """Release config -> the columns ``publish --allow-restricted`` withholds (licence columns of the card)."""
 
@@ -292,10 +307,6 @@ class Benchmark:
         """Read the release and check ``options`` against it, before a model is loaded (``evaluate`` calls nothing
         else first): by default, plan the first request."""
         next(iter(self.requests(options)), None)
-
-    def score(self, responses: Sequence[Path], options: Options) -> Result:
-        """Metrics and plots from saved responses into ``options.out``."""
-        return self.hooks().score_files(responses, options)
 
     def summary(self, metrics: Mapping) -> str:
         """The command line's lines for metrics.json."""
@@ -321,12 +332,9 @@ class Benchmark:
         return None
 
     def comparison(self) -> Any:
-        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``): by default the
-        ``COMPARE`` of its package's ``compare`` module; None where there is none."""
-        from importlib.util import find_spec
-
-        module = f"{type(self).__module__}.compare"
-        return getattr(import_module(module), "COMPARE", None) if find_spec(module) else None
+        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``, by convention the
+        ``COMPARE`` of its package's ``compare`` module, imported here); None (the default): it has none."""
+        return None
 
     def score_inputs(self, tables: Mapping[str, Mapping[str, Any]]) -> dict[str, ScoreInput]:
         """What its scores depend on, counted from a release's tables (config -> split -> polars LazyFrame):
@@ -344,8 +352,7 @@ class Benchmark:
 
     def generator(self, task: str) -> Generator:
         """The :class:`Generator` of its task ``task`` (one of ``generators``)."""
-        module, _, attribute = self.generators[task].partition(":")
-        return getattr(import_module(module), attribute or "GENERATOR")
+        return self.generators[task]()
 
     def schemas_module(self) -> Any:
         """The module of its release schemas, imported here: ``SCHEMAS`` (pandera, per config), ``expectations()``
@@ -354,15 +361,13 @@ class Benchmark:
 
     def rai_facts(self) -> dict:
         """The Responsible-AI facts croissant.json carries (:mod:`culturebench.croissant` says what each holds): its
-        ``rai_facts_file``, and none for a benchmark without one (a plugin's): croissant.json then says of each fact
-        that the benchmark does not state it."""
+        ``rai_facts_file``, and none for a benchmark without one: croissant.json then says of each fact that the
+        benchmark does not state it."""
         import json
-        from importlib import resources
 
         if self.rai_facts_file is None:
             return {}
-        path = resources.files("culturebench.facts").joinpath("croissant_rai").joinpath(self.rai_facts_file)
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(self.rai_facts_file.read_text(encoding="utf-8"))
 
     def task(self, name: str) -> HarnessTask:
         for task in self.tasks:
@@ -371,14 +376,16 @@ class Benchmark:
         raise InputError(f"unknown task {name!r} of {self.name}; choose from {', '.join(t.name for t in self.tasks)}")
 
 
-def lazy_exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, submodules: Callable[[], Mapping[str, ModuleType]], names: Mapping[str, str]
+                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for a benchmark package whose ``__init__`` stays light (PEP 562):
-    ``names`` maps each re-exported name to the submodule holding it, imported on first use."""
+    ``submodules()`` imports the package's submodules (a plain ``from ... import``, on the first use of a name) and
+    gives them by name; ``names`` maps each re-exported name to the submodule holding it."""
 
     def __getattr__(name: str) -> Any:
         if name not in names:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(import_module(f"{package}.{names[name]}"), name)
+        return getattr(submodules()[names[name]], name)
 
     def __dir__() -> list[str]:
         return sorted(names)

@@ -78,7 +78,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from culturebench.contract import Benchmark, lazy_exports
+from culturebench.contract import RAI_FACTS, Benchmark, lazy_exports
 
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
@@ -176,12 +176,17 @@ class SocialCC(Benchmark):
     roles = ("judge", "antagonist")
 
     has_plan = False
-    rai_facts_file = "socialcc.json"
+    rai_facts_file = RAI_FACTS / "socialcc.json"
 
     def hooks(self):
         from culturebench.evaluate.socialcc.run import SocialCCHooks
 
         return SocialCCHooks()
+
+    def comparison(self):
+        from culturebench.evaluate.socialcc.compare import COMPARE
+
+        return COMPARE
 
     def builder_module(self):
         from culturebench.builders import socialcc
@@ -227,8 +232,16 @@ BENCHMARK = SocialCC()
 evaluate = partial(engine.run, BENCHMARK)
 """``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+def _submodules() -> dict:
+    """The submodules holding the names below, imported on the first use of one."""
+    from culturebench.evaluate.socialcc import compare, config, dialogue, items, metrics, plots
+
+    return {"compare": compare, "config": config, "dialogue": dialogue, "items": items, "metrics": metrics,
+            "plots": plots}
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _submodules, {
     "Config": "config", "config_from": "config", "release_tables": "items", "scenarios_from": "items",
     "OverallProgress": "dialogue", "simulate": "dialogue", "NO_COMMONSENSE_COUNTRY": "metrics",
     "aggregate": "metrics", "model_differences": "metrics", "PLOTS": "plots", "fig5_countries": "plots",
-    "score_files": "run", "summary": "run", "COMPARE": "compare"})
+    "COMPARE": "compare"})

@@ -46,7 +46,7 @@ from functools import partial
 from importlib import resources
 from pathlib import Path
 
-from culturebench.contract import Benchmark, HarnessTask, OptionScoring, lazy_exports, whole_number_option
+from culturebench.contract import RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option
 
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
@@ -164,13 +164,20 @@ class WVBOptions(Options):
                              column="steer_countries")
 
 
+def wvb_translate_generator() -> Generator:
+    """The generator of ``culturebench generate wvb_translate``, imported when the task is asked for."""
+    from culturebench.generation.wvb_translate import GENERATOR
+
+    return GENERATOR
+
+
 class WVB(Benchmark):
     name = "wvb"
     title = "WorldValuesBench (Zhao et al. 2024, LREC-COLING 2024)"
     description = ("App. B's prompts for the probe or a split, with or without demographics; W1 per question, its "
                    "mean and std (Table 2), threshold curve (Fig. 3), per group, oracle baselines")
     Options = WVBOptions
-    generators = {"wvb_translate": "culturebench.generation.wvb_translate:GENERATOR"}
+    generators = {"wvb_translate": wvb_translate_generator}
     responses_help = ("responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run "
                       "above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter "
                       "sniffed), or a results.csv of Liu, Kaneko and Chu 2025 (id, choice_keys, response: their "
@@ -181,12 +188,17 @@ class WVB(Benchmark):
                          "0.7, oversampled); mean W1 (Table 2)", {"demographics": False}))
     lower_is_better = frozenset({"mean_w1", "std_w1"})
 
-    rai_facts_file = "wvb.json"
+    rai_facts_file = RAI_FACTS / "wvb.json"
 
     def hooks(self):
         from culturebench.evaluate.wvb.run import WVBHooks
 
         return WVBHooks()
+
+    def comparison(self):
+        from culturebench.evaluate.wvb.compare import COMPARE
+
+        return COMPARE
 
     def builder_module(self):
         from culturebench.builders import wvb
@@ -220,7 +232,15 @@ BENCHMARK = WVB()
 evaluate = partial(engine.run, BENCHMARK)
 """``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+def _submodules() -> dict:
+    """The submodules holding the names below, imported on the first use of one."""
+    from culturebench.evaluate.wvb import compare, intervals, items, measures, metrics, parsing, plots
+
+    return {"compare": compare, "intervals": intervals, "items": items, "measures": measures, "metrics": metrics,
+            "parsing": parsing, "plots": plots}
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _submodules, {
     **dict.fromkeys(("check_inputs", "evaluation_rows", "limited_rows", "PROBE_DIMENSIONS", "prompt_tables",
                      "question_order", "release_routes", "release_rows", "iter_requests", "parse_records",
                      "plan_requests", "PlannedRequest", "request_count", "request_sampling", "response_schema"),
@@ -232,6 +252,5 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("AnswerCounts", "out_of_scale_report", "ScoreResult"), "measures"),
     **dict.fromkeys(("score", "score_answers"), "metrics"),
     **dict.fromkeys(("histograms_png", "MAX_HISTOGRAMS", "threshold_curve_png", "write_run"), "plots"),
-    **dict.fromkeys(("plan", "score_files", "summary"), "run"),
     **dict.fromkeys(("COMPARE", "compare_runs", "comparison_tables", "GROUP_TABLES", "groups_png",
                      "REPORT_THRESHOLDS", "run_answers", "threshold_curves_png"), "compare")})
