@@ -1,7 +1,8 @@
-"""The one contract every benchmark meets (issue #44): its ``Options``, ``plan``, the engine's hooks and the types
-they take and give (``RunPlan``, ``Run``, ``Answers``, ``Result``; the requests are :mod:`culturebench.chat`'s),
-``score``, ``summary`` and ``headline``, what option-probability scoring needs, its harness tasks, its comparison,
-its generators and its builder. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
+"""The one contract every benchmark meets (issue #44): its ``Options`` (:mod:`culturebench.options`), the engine's
+hooks (``plan``, ``records`` or ``answer``, ``score``, ``write``, ``evaluation``, ``summary``: a ``Hooks`` subclass)
+and the types they take and give (``RunPlan``, ``Run``, ``Answers``, ``Result``; the requests are
+:mod:`culturebench.chat`'s), ``headline``, what option-probability scoring needs, its harness tasks, and its other
+parts, each named by a plain import in a method: its comparison, generators, builder and schemas. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
 of its package; :mod:`culturebench.registry` names the packages. The command line, the runner, the inspect and
 lm-eval integrations, ``--scoring logprobs``, ``compare`` and ``publish`` reach benchmarks only through this
 contract and name none.
@@ -39,8 +40,8 @@ class NoCountryView(Exception):
 
 class Generator:
     """One ``culturebench generate TASK``: re-creates a benchmark's synthetic items with a model into a raw folder
-    its builder reads. A benchmark lists its generators (``Benchmark.generators``: task -> ``"module:attribute"``
-    of an instance, imported when the task runs), so a benchmark of another package adds its own."""
+    its builder reads. A benchmark lists its generators (``Benchmark.generators``: task -> a function that imports
+    and gives the instance, called when the task runs), so a benchmark of another package adds its own."""
 
     name: ClassVar[str]
     """The task name (``culturebench generate <name>``)."""
@@ -283,8 +284,8 @@ class Benchmark:
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
     """Headline names where a lower value is better."""
     rai_facts_file: ClassVar[Path | None] = None
-    """Its Responsible-AI facts file (``rai_facts``): a built-in benchmark's is in ``RAI_FACTS`` (``RAI_FACTS /
-    "cdeval.json"``), a plugin's wherever its package keeps it."""
+    """Its Responsible-AI facts file (``rai_facts``): a built-in benchmark's is ``RAI_FACTS / "<name>.json"``, a
+    plugin's wherever its package keeps it."""
     open_columns: ClassVar[Mapping[str, OpenColumns]] = {}
     """Release config -> the columns ``publish --allow-restricted`` withholds (licence columns of the card)."""
 

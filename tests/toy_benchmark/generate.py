@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.contract import Generator
-
 from culturebench.options import GenerateOptions, option
 from culturebench.generation.common import GenerationRun, request, write_atomic
 

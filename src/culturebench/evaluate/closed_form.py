@@ -1,5 +1,5 @@
-"""The engine's hooks shared by the closed-form benchmarks asked under prompt variants (``--variants``, issue #63:
-CDEval, NormAd): one stream of planned requests (the contract's default ``answer``), a fresh run's records scored
+"""The engine's hooks shared by the closed-form benchmarks asked under prompt variants (``--variants``, issue
+#63): one stream of planned requests (the contract's default ``answer``), a fresh run's records scored
 per variant (the paper's prompts for the metrics, each other variant's headline beside them in metrics.json's
 ``variants`` block, ``variants.report``), saved responses (``culturebench score``) scored by the benchmark's own
 reader, metrics.json and the plots by its ``write_run``. A subclass (each benchmark's run module) gives the parts

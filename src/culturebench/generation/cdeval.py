@@ -26,7 +26,6 @@ from pathlib import Path
 from rich.console import Console
 
 from culturebench.contract import Generator
-
 from culturebench.options import GenerateOptions
 from culturebench.errors import InputError
 from culturebench.words import counted

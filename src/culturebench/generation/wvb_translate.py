@@ -29,7 +29,6 @@ from pathlib import Path
 from rich.console import Console
 
 from culturebench.contract import Generator
-
 from culturebench.options import GenerateOptions, option
 from culturebench.errors import InputError
 from culturebench.generation.common import (

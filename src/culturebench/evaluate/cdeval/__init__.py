@@ -37,7 +37,7 @@ The computation is a chain of pure functions from tables to tables (polars), one
 The package, one module per role: ``prompts`` (Table 8's prompts and the answer extraction), ``items`` (the
 release's tables and the planned requests), ``parsing`` (responses.jsonl read and each answer scored),
 ``measures`` (Eq. 1-7 and Sec. 4.4 as table functions), ``intervals`` (the bootstrap), ``metrics``
-(metrics.json), ``plots``, ``run`` (``evaluate``, ``score``) and ``compare``
+(metrics.json), ``plots``, ``run`` (the engine's hooks, ``CDEvalHooks``) and ``compare``
 (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the contract of
 :mod:`culturebench.contract`); this module imports nothing heavy, its functions load on first use.
 """
@@ -47,8 +47,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from culturebench.contract import RAI_FACTS, Benchmark, Generator, HarnessTask, NoCountryView, OptionScoring, lazy_exports
-
+from culturebench.contract import (
+    RAI_FACTS, Benchmark, Generator, HarnessTask, NoCountryView, OptionScoring, lazy_exports)
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option

@@ -63,8 +63,8 @@ The package, one module per role: ``prompts`` (the closed and open prompts, the 
 parsers), ``config`` (the run's ``Config`` from the options: parts, languages, jurors, groups, societies), ``items``
 (the release's tables and the planned closed, open and juror requests), ``parsing`` (responses.jsonl and human
 ratings read, closed answers scored), ``jury`` (the jury fitted and applied), ``measures`` (means, SDs, the GLOBE,
-model and group tests), ``intervals`` (the bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (``plan``,
-``evaluate``, ``score_files``, ``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
+model and group tests), ``intervals`` (the bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (the
+engine's hooks, ``LLMGlobeHooks``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
 :mod:`culturebench.registry` (the contract of :mod:`culturebench.contract`); this module imports nothing heavy, its
 functions load on first use.
 """
@@ -77,8 +77,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from culturebench.contract import RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option
-
+from culturebench.contract import (
+    RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option)
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
 

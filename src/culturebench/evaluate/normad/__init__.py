@@ -42,7 +42,7 @@ label, subaxis and country get a per-group interval, size in stories and a ``sma
 The package, one module per role: ``prompts`` (App. A.3's prompt and the answer parser), ``items`` (the release's
 stories and the planned requests), ``parsing`` (responses.jsonl read and each answer scored under the unparsed
 rule), ``measures`` (accuracy and per-label / macro P / R / F1, the always-Neither baseline), ``intervals`` (the
-bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (``plan``, ``evaluate``, ``score_files``, ``summary``) and
+bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (the engine's hooks, ``NormAdHooks``) and
 ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the contract of
 :mod:`culturebench.contract`); this module imports nothing heavy, its functions load on first use.
 """
@@ -53,7 +53,6 @@ from dataclasses import dataclass
 from functools import partial
 
 from culturebench.contract import RAI_FACTS, Benchmark, Generator, HarnessTask, OpenColumns, OptionScoring, lazy_exports
-
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError

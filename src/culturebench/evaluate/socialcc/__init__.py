@@ -64,8 +64,8 @@ The package, one module per role: ``prompts`` (the agents' and judges' prompts, 
 ``config`` (the run's settings made from the options: judge, antagonist, stop rule, rounds, zones, Fig. 5 grouping),
 ``items`` (the release's scenarios as the dialogues' setups), ``dialogue`` (the simulated dialogues, their
 transcripts and their judging), ``parsing`` (transcripts.jsonl read, zones looked up, judgements parsed again),
-``metrics`` (Table 2, Figs. 5-7 and the intervals: metrics.json), ``plots``, ``run`` (``evaluate``,
-``score_files``, ``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
+``metrics`` (Table 2, Figs. 5-7 and the intervals: metrics.json), ``plots``, ``run`` (the engine's
+hooks, ``SocialCCHooks``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
 :mod:`culturebench.registry` (the contract of :mod:`culturebench.contract`); this module imports nothing heavy, its
 functions load on first use. SocialCC has no ``plan``: each turn's request holds the dialogue so far, so the
 requests depend on the model's answers.
@@ -79,7 +79,6 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.contract import RAI_FACTS, Benchmark, lazy_exports
-
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError

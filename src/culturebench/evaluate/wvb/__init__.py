@@ -16,7 +16,7 @@ urban/rural x education level), as Sec. 3.3's text says, and is 0.18 off Table 2
 (``baselines.majority.definition``).
 
 ``culturebench evaluate wvb`` (``run``): builds the App. B prompts (``prompts``) for the probe or a split one at a
-time (``run.plan``, ``items.iter_requests``), runs them through ``runner.stream_requests`` in bounded batches
+time (``run.WVBHooks.plan``, ``items.iter_requests``), runs them through ``runner.stream_requests`` in bounded batches
 with a response cache in the run folder, appends each batch's parsed records to the responses file (responses.jsonl, or parquet shards
 for a large run) and scores them from it with the same code (``score_answers``), writing run.json (``run_folder``).
 
@@ -24,8 +24,7 @@ The package, one module per role (this module re-exports their public names, loa
 (App. B's prompts and the answer parsing), ``items`` (the release, read lazily, the evaluated rows, the planned
 requests and their records), ``parsing`` (answers read back and paired with the rows), ``measures`` (Sec. 3.2-3.3's
 W1, threshold curve and oracle baselines as functions of answer counts), ``intervals`` (the bootstrap), ``metrics``
-(metrics.json: ``score``, ``score_answers``), ``plots``, ``run`` (``plan``, ``evaluate``, ``score_files``,
-``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the
+(metrics.json: ``score``, ``score_answers``), ``plots``, ``run`` (the engine's hooks, ``WVBHooks``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the
 contract of :mod:`culturebench.contract`); this module imports nothing heavy.
 
 The country view (issue #56, ``opinions``): a run without demographics also compares the model's answer
@@ -46,8 +45,8 @@ from functools import partial
 from importlib import resources
 from pathlib import Path
 
-from culturebench.contract import RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option
-
+from culturebench.contract import (
+    RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option)
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
