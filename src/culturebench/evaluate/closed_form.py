@@ -2,7 +2,7 @@
 #63): one stream of planned requests (the contract's default ``answer``), a fresh run's records scored
 per variant (the paper's prompts for the metrics, each other variant's headline beside them in metrics.json's
 ``variants`` block, ``variants.report``), saved responses (``culturebench score``) scored by the benchmark's own
-reader, metrics.json and the plots by its ``write_run``. A subclass (each benchmark's run module) gives the parts
+reader. A subclass (each benchmark's run module) gives the parts
 that are its own."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from culturebench.evaluate import run_folder, variants
 
 
 class ClosedFormHooks(Hooks):
-    """``score`` and ``write`` of a closed-form benchmark with prompt variants."""
+    """``score`` of a closed-form benchmark with prompt variants."""
 
     benchmark: ClassVar[Benchmark]
     """The benchmark whose hooks these are (its ``headline`` scores each variant)."""
@@ -39,9 +39,6 @@ class ClosedFormHooks(Hooks):
                     self.score_variant(plan, frame.filter(pl.col("variant") == v), answers).metrics, plan.options)))
         return Result(metrics=scored.metrics, written=[], score=scored)
 
-    def write(self, result: Result, out: Path) -> list[Path]:
-        return self.write_run(result.score, Path(out))
-
     def run_answers(self, plan: RunPlan, path: Path) -> pl.DataFrame:
         """The fresh run's responses file as its scoring reads it (a ``variant`` column among them)."""
         raise NotImplementedError
@@ -56,8 +53,4 @@ class ClosedFormHooks(Hooks):
 
     def score_saved(self, options: Any, files: Sequence[Path]) -> Any:
         """The scores (a ``ScoreResult``) of saved responses files."""
-        raise NotImplementedError
-
-    def write_run(self, scored: Any, out: Path) -> list[Path]:
-        """metrics.json and the plots of ``scored``."""
         raise NotImplementedError

@@ -47,7 +47,7 @@ def _respondent(plan: Plan) -> str:
 
 
 class CDEvalHooks(ClosedFormHooks):
-    """CDEval's hooks of the engine (``contract.Hooks``; ``score`` and ``write``: ``closed_form.ClosedFormHooks``)."""
+    """CDEval's hooks of the engine (``contract.Hooks``; ``score``: ``closed_form.ClosedFormHooks``)."""
 
     benchmark = BENCHMARK
 
@@ -104,8 +104,9 @@ class CDEvalHooks(ClosedFormHooks):
         """``culturebench score cdeval``: saved responses.jsonl files (``metrics.score``)."""
         return score(list(files), options.release, repeat_rule=options.repeat_rule)
 
-    def write_run(self, scored, out: Path) -> list[Path]:
-        return write_run(scored, out)
+    def write(self, result: Result, out: Path) -> list[Path]:
+        """metrics.json and the plots (``plots.write_run``)."""
+        return write_run(result.score, Path(out))
 
     def variant_answers(self, frame: pl.DataFrame, plan: Plan) -> list[variants.VariantAnswer]:
         """Each answer of ``frame`` (the run's records) as the variants report reads it: the option picked by its

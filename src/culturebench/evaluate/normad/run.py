@@ -69,7 +69,7 @@ def release_build(manifest: dict) -> dict:
 
 
 class NormAdHooks(ClosedFormHooks):
-    """NormAd's hooks of the engine (``contract.Hooks``; ``score`` and ``write``: ``closed_form.ClosedFormHooks``)."""
+    """NormAd's hooks of the engine (``contract.Hooks``; ``score``: ``closed_form.ClosedFormHooks``)."""
 
     benchmark = BENCHMARK
 
@@ -128,8 +128,9 @@ class NormAdHooks(ClosedFormHooks):
         """``culturebench score normad``: saved responses.jsonl files (``metrics.score``)."""
         return score(list(files), options.release, unparsed_rule(options), options.answer_rule)
 
-    def write_run(self, scored, out: Path) -> list[Path]:
-        return write_run(scored, out)
+    def write(self, result: Result, out: Path) -> list[Path]:
+        """metrics.json and the plots (``plots.write_run``)."""
+        return write_run(result.score, Path(out))
 
     def variant_answers(self, frame: pl.DataFrame, plan: Plan) -> list[variants.VariantAnswer]:
         """Each answer of ``frame`` (the run's records) as the variants report reads it: its label (the option by its
