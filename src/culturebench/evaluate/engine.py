@@ -15,9 +15,13 @@ package's ``evaluate``), ``replay`` and the harness integrations, does, in order
    a ``contract.RunPlan``: the requests, how many, what they cover, the records' schema), ``answer`` (the model's
    answers into the responses file, through the response cache: by default (``answer`` gives None) each planned
    item streamed through the runner and turned into records by the hook ``records``; a benchmark of several steps
-   (jurors rating the answers) or of dialogues gives its own), ``score_run`` (the metrics), ``write`` (metrics.json
+   (jurors rating the answers) or of dialogues gives its own), ``score`` (the metrics), ``write`` (metrics.json
    and the plots) and ``evaluation`` (what run.json says of the run beside the engine's fields);
 4. run.json (``run_record.write_run_record``) and, with ``scoring="logprobs"``, the metrics by option probability.
+
+``score(benchmark, responses, options)`` is ``culturebench score``'s: the same hooks ``score`` and ``write`` fed
+saved responses files (an ``Answers`` whose ``saved`` are the files, a plain ``RunPlan`` of the options), so a run's
+metrics and the score of its saved responses come from one hook.
 
 An interrupted or cost-capped run (``KeyboardInterrupt``, ``chat.CostLimitReached``) keeps every answer in the
 cache: the exception goes on, with ``kept_answers`` set to the answers this run added (the command line says so).
@@ -26,13 +30,14 @@ cache: the exception goes on, with ``kept_answers`` set to the answers this run 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from culturebench.chat import ChatRequest, CostLimitReached
-from culturebench.contract import Answers, Benchmark, Options, Records, Result, Run, RunPlan
+from culturebench.contract import Answers, Benchmark, Records, Result, Run, RunPlan
+from culturebench.options import Options
 from culturebench.errors import InputError
 
 
@@ -115,7 +120,7 @@ def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Resu
     plan = hooks.plan(options, str(getattr(run.backend, "model", "model")), roles=run.roles)
     manifest = load_manifest(Path(options.release))
     answers = hooks.answer(run, plan) or stream(run, plan, hooks.records)
-    result = hooks.score_run(plan, answers)
+    result = hooks.score(plan, answers)
     if plan.covers:
         result.metrics["covers"] = [covers.as_dict() for covers in plan.covers]
     written = run_record.write_run_record(
@@ -123,6 +128,19 @@ def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Resu
         release=Path(options.release), manifest=manifest, backend=run.backend, args=args, started_at=started,
         stats=answers.stats, extra=hooks.evaluation(plan, result, answers))
     result.written, result.stats = written, answers.stats
+    return result
+
+
+def score(benchmark: Benchmark, responses: Sequence[Path], options: Options) -> Result:
+    """``culturebench score``: the metrics of saved ``responses`` files (several models are scored together), by the
+    benchmark's ``score`` hook, and metrics.json and the plots into ``options.out`` (its ``write``)."""
+    saved = tuple(Path(path) for path in responses)
+    if not saved:
+        raise InputError("no responses file to score")
+    hooks = benchmark.hooks()
+    plan = RunPlan(options=options, model="", requests=None, description=f"score {benchmark.name}")
+    result = hooks.score(plan, Answers(saved[0], 0, {}, saved=saved))
+    result.written = hooks.write(result, Path(options.out))
     return result
 
 
