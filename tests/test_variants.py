@@ -54,12 +54,25 @@ def evaluate(name: str, server: ScriptedServer, release: Path, out: Path, *extra
 
 
 def run_records(server: ScriptedServer, out: Path) -> list[dict]:
-    """responses.jsonl's records, each with ``text``: the request body the server received for it."""
-    texts = {tag(last_user_message(body)): last_user_message(body) for body in server.bodies}
+    """responses.jsonl's records, each with ``body``: the request body the server received for it, and ``text``:
+    its last user message."""
+    bodies = {tag(last_user_message(body)): body for body in server.bodies}
     records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
     for record in records:
-        record["text"] = texts[record["response"].rsplit("#", 1)[1]]
+        record["body"] = bodies[record["response"].rsplit("#", 1)[1]]
+        record["text"] = last_user_message(record["body"])
     return records
+
+
+def same_but_the_user_message(body: dict, default: dict) -> None:
+    """Two request bodies equal in everything (sampling, seed, stop, the other messages) but the last user
+    message's text, which the caller compares."""
+    def rest(b: dict) -> tuple:
+        messages = [dict(m) for m in b["messages"]]
+        last = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        messages[last]["content"] = None
+        return json.dumps({**b, "messages": messages}, sort_keys=True)
+    assert rest(body) == rest(default)
 
 
 def expected_consistency(records: list[dict], unit) -> dict[str, float]:
@@ -188,14 +201,16 @@ def test_cdeval_content_server_is_consistent(bundled_release, tmp_path):
 
 def test_cdeval_variant_requests_differ_only_by_the_options_order(bundled_release, tmp_path):
     _, records, questions, _, _ = cdeval_run(bundled_release, tmp_path, lambda first, second, q: first)
-    default = {(r["question_id"], r["slot"], r["sample_index"]): r["text"] for r in records if r["variant"] == "default"}
+    default = {(r["question_id"], r["slot"], r["sample_index"]): r for r in records if r["variant"] == "default"}
     swapped = 0
     for r in records:
         if r["variant"] == "default":
             continue
         q = questions[r["question_id"]]
         one, two = q["option_1"].strip(), q["option_2"].strip()
-        base = default[(r["question_id"], r["slot"], r["sample_index"])]
+        base_record = default[(r["question_id"], r["slot"], r["sample_index"])]
+        same_but_the_user_message(r["body"], base_record["body"])
+        base = base_record["text"]
         if r["text"] != base:
             swapped += 1
             assert r["text"].replace(one, "\0").replace(two, one).replace("\0", two) == base
@@ -269,9 +284,10 @@ def test_normad_content_server_is_consistent(bundled_release, tmp_path):
 
 def test_normad_variant_requests_differ_only_by_the_options_order(bundled_release, tmp_path):
     _, records, _, _ = normad_run(bundled_release, tmp_path, lambda text: "No")
-    default = {(r["story_id"], r["context"], r["sample_index"]): r["text"] for r in records if r["variant"] == "default"}
+    default = {(r["story_id"], r["context"], r["sample_index"]): r for r in records if r["variant"] == "default"}
     for r in records:
-        base = default[(r["story_id"], r["context"], r["sample_index"])]
+        same_but_the_user_message(r["body"], default[(r["story_id"], r["context"], r["sample_index"])]["body"])
+        base = default[(r["story_id"], r["context"], r["sample_index"])]["text"]
         assert normad_listed(base) == ["yes", "no", "neutral"]
         listed = normad_listed(r["text"])
         assert sorted(listed) == sorted(["yes", "no", "neutral"])
@@ -302,3 +318,11 @@ def test_shuffled_is_seeded_by_the_seed_and_the_item():
     assert any(option_order(3, "shuffled", 1, item) != order for item, order in orders.items())  # and on --seed
     assert all(sorted(order) == [0, 1, 2] for order in orders.values())
     assert option_order(3, "reversed", 0, "x") == (2, 1, 0) and option_order(3, "default", 0, "x") == (0, 1, 2)
+
+
+def test_socialcc_refuses_variants_in_one_line_saying_why(bundled_release, tmp_path):
+    line = one_line_error(CliRunner().invoke(app, [
+        "evaluate", "socialcc", "--model", "m", "--base-url", "http://127.0.0.1:9", "--release",
+        str(bundled_release("socialcc")), "--out", str(tmp_path / "run"), "--variants", "reversed"],
+        env={"OPENAI_API_KEY": "test-key"}))
+    assert "socialcc defines no prompt variants" in line and "free text" in line

@@ -1,7 +1,8 @@
 """Prompt variants as a run dimension (issue #63, docs/robustness.md): each item asked under each variant of
 ``--variants``, and what a run reports of them (metrics.json ``variants``, the summary line).
 
-A benchmark defines its variants as data (``ORDER_VARIANTS``: the listed options reversed, or shuffled seeded by
+A benchmark defines its variants as data (``VARIANTS``: name -> definition; a benchmark names those it asks, e.g.
+``ORDER_VARIANTS``: the listed options reversed, or shuffled seeded by
 ``--seed`` and the item) and calls these functions from its plan and its scoring; the engine knows none of it. The
 paper's own protocol (``DEFAULT``) is always asked, first, and the paper's headline stays the default's; a request
 identical to one of an earlier variant (two options shuffled into the default order) is flagged
@@ -23,6 +24,41 @@ from culturebench.errors import InputError
 
 DEFAULT = "default"
 """The paper's protocol: the options in the order the paper lists them."""
+
+
+def _paper_order(n_options: int, seed: int, item: str) -> tuple[int, ...]:
+    return tuple(range(n_options))
+
+
+def _reversed_order(n_options: int, seed: int, item: str) -> tuple[int, ...]:
+    return tuple(reversed(range(n_options)))
+
+
+def _shuffled_order(n_options: int, seed: int, item: str) -> tuple[int, ...]:
+    order = list(range(n_options))
+    random.Random(f"{seed}:{item}").shuffle(order)
+    return tuple(order)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One prompt variant: what it changes (docs/robustness.md's words) and, for an order variant, the positions
+    (0-based, into the paper's order) it lists ``n_options`` options in for an item (``order(n_options, seed,
+    item)``; None: the variant changes something other than the order)."""
+
+    name: str
+    change: str
+    order: Callable[[int, int, str], tuple[int, ...]] | None = None
+
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in (
+    Variant(DEFAULT, "the paper's prompt, its options in the paper's order", _paper_order),
+    Variant("reversed", "the options listed in reverse", _reversed_order),
+    Variant("shuffled", "the options listed in an order drawn by a generator seeded with --seed and the item's id",
+            _shuffled_order),
+)}
+"""Every variant a benchmark may define, by name: a benchmark names those it asks (``ORDER_VARIANTS`` or its own
+tuple) and says how each changes its prompt."""
 ORDER_VARIANTS = (DEFAULT, "reversed", "shuffled")
 """The order variants a multiple-choice benchmark defines: its options listed in reverse, or shuffled (seeded by
 ``--seed`` and the item's id)."""
@@ -33,16 +69,20 @@ TIE_RULE = ("the modal answer is the most frequent one across an item's variants
 def variants_option() -> Any:
     """The ``--variants`` field of a benchmark's ``Options`` (a comma-separated list; the default: the paper's)."""
     return option((DEFAULT,), score=False,
-                  help="Prompt variants to ask each item under besides the paper's (comma-separated: reversed, "
-                       "shuffled; docs/robustness.md); metrics.json's variants block reports consistency, each "
-                       "variant's headline and their spread.")
+                  help="Prompt variants to ask each item under besides the paper's (comma-separated; the ones "
+                       "this benchmark defines: docs/robustness.md); metrics.json's variants block reports "
+                       "consistency, each variant's headline and their spread.")
 
 
-def checked_variants(variants: Sequence[str], defined: Sequence[str], benchmark: str) -> tuple[str, ...]:
+def checked_variants(variants: Sequence[str], defined: Sequence[str], benchmark: str,
+                     none_because: str = "") -> tuple[str, ...]:
     """``variants`` with ``DEFAULT`` first and each once; an InputError (one line) naming those ``defined`` for a
-    variant the benchmark does not define."""
+    variant the benchmark does not define (``none_because``: why a benchmark that defines none has none)."""
     unknown = [v for v in variants if v not in defined]
     if unknown:
+        if tuple(defined) == (DEFAULT,):
+            raise InputError(f"{benchmark} defines no prompt variants ({none_because}); leave --variants out",
+                             column="variants")
         raise InputError(f"unknown variant {unknown[0]!r} of {benchmark}; it defines {', '.join(defined)}",
                          column="variants")
     return tuple(dict.fromkeys((DEFAULT, *variants)))
@@ -50,16 +90,12 @@ def checked_variants(variants: Sequence[str], defined: Sequence[str], benchmark:
 
 def option_order(n_options: int, variant: str, seed: int, item: str) -> tuple[int, ...]:
     """The positions (0-based, into the paper's order) of ``n_options`` options as ``variant`` lists them for
-    ``item``: the paper's order, reversed, or shuffled by a generator seeded with ``--seed`` and the item's id
-    (the same run asks the same order)."""
-    order = list(range(n_options))
-    if variant == "reversed":
-        order.reverse()
-    elif variant == "shuffled":
-        random.Random(f"{seed}:{item}").shuffle(order)
-    elif variant != DEFAULT:
-        raise ValueError(f"unknown order variant {variant!r}")
-    return tuple(order)
+    ``item`` (``VARIANTS``: the paper's order, reversed, or shuffled by a generator seeded with ``--seed`` and the
+    item's id: the same run asks the same order)."""
+    definition = VARIANTS.get(variant)
+    if definition is None or definition.order is None:
+        raise ValueError(f"{variant!r} is not an order variant")
+    return definition.order(n_options, seed, item)
 
 
 @dataclass(frozen=True)
