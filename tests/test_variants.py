@@ -326,3 +326,92 @@ def test_socialcc_refuses_variants_in_one_line_saying_why(bundled_release, tmp_p
         str(bundled_release("socialcc")), "--out", str(tmp_path / "run"), "--variants", "reversed"],
         env={"OPENAI_API_KEY": "test-key"}))
     assert "socialcc defines no prompt variants" in line and "free text" in line
+
+
+# ------------------------------------------------------------------------------------------------------------- WVB
+
+
+_WVB_SCALE = re.compile(r"On a scale of (-?\d+) to (-?\d+), \1 meaning '(.*?)' and \2 meaning '(.*?)', ")
+
+
+def wvb_run(bundled_release, tmp_path, answer):
+    """``evaluate wvb --variants reversed`` (with demographics, 60 probe rows) against a server replying
+    ``answer(first_named_code, second_named_code)`` in App. B's JSON."""
+    from culturebench.evaluate import wvb
+
+    release = bundled_release("wvb")
+    out = tmp_path / "run"
+
+    def reply(text, body):
+        first, second = map(int, _WVB_SCALE.search(text).groups()[:2])
+        return json.dumps({"thoughtful explanation": "x", "answer as a score": str(answer(first, second))})
+
+    with ScriptedServer(reply=reply, model="scripted") as server:
+        result = evaluate("wvb", server, release, out, "--limit", "60", "--variants", "reversed")
+    records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    rows = wvb.evaluation_rows(release, "probe", limit=60)
+    metrics = json.loads((out / "metrics.json").read_text())
+    return result, records, rows, metrics
+
+
+def test_wvb_reversed_lists_the_scale_from_its_other_end_codes_kept(bundled_release, tmp_path):
+    from scipy.stats import wasserstein_distance
+
+    result, records, rows, metrics = wvb_run(bundled_release, tmp_path, lambda first, second: first)
+    block = metrics["variants"]
+    assert block["variants"] == ["default", "reversed"] and {r["variant"] for r in records} == {"default", "reversed"}
+    default = {(r["participant_id"], r["question_id"], r["sample_index"]): r for r in records
+               if r["variant"] == "default"}
+    for r in records:
+        (message,) = r["messages"]
+        base = default[(r["participant_id"], r["question_id"], r["sample_index"])]
+        assert r["sampling"] == base["sampling"]
+        low, high, one, two = _WVB_SCALE.search(base["messages"][0]["content"]).groups()
+        if r["variant"] == "reversed":  # only the scale's opening changes: its ends named the other way round
+            assert message["content"] == base["messages"][0]["content"].replace(
+                f"On a scale of {low} to {high}, {low} meaning '{one}' and {high} meaning '{two}', ",
+                f"On a scale of {high} to {low}, {high} meaning '{two}' and {low} meaning '{one}', ")
+            assert r["answer"] == int(high)
+        else:
+            assert r["answer"] == int(low)
+    # a first-named model answers the scale's two ends: every item inconsistent, the variants' W1 computed here
+    assert block["per_item"] == {f"{p}/{q}/{s}": 0.5 for p, q, s in default}
+    assert block["consistency"] == 0.5
+    assert block["position_share"] == {"default": {"1": 1.0}, "reversed": {"1": 1.0}}
+    for variant in ("default", "reversed"):
+        w1 = []
+        for (q,), part in rows.group_by("question_id"):
+            mine = [r["answer"] for r in records if r["variant"] == variant and r["question_id"] == q]
+            low, high = next(map(int, _WVB_SCALE.search(r["messages"][0]["content"]).groups()[:2])
+                             for r in records if r["variant"] == "default" and r["question_id"] == q)
+            w1.append(wasserstein_distance([(h - low) / (high - low) for h in part["human"]],
+                                           [(a - low) / (high - low) for a in mine]))
+        assert block["headlines"][variant]["mean_w1"] == pytest.approx(statistics.fmean(w1), abs=1e-12)
+        assert block["headlines"][variant]["std_w1"] == pytest.approx(statistics.pstdev(w1), abs=1e-12)
+    assert metrics["mean"] == pytest.approx(block["headlines"]["default"]["mean_w1"])  # the paper's is the default's
+    assert "wvb variants default, reversed: consistency 0.500" in result.output
+
+
+def test_wvb_content_server_is_consistent(bundled_release, tmp_path):
+    _, records, _, metrics = wvb_run(bundled_release, tmp_path, lambda first, second: min(first, second))
+    block = metrics["variants"]
+    assert block["consistency"] == 1.0 and set(block["per_item"].values()) == {1.0}
+    spread_is_zero(block)
+    reversed_positions = Counter(str(_position_from_the_top(r)) for r in records if r["variant"] == "reversed")
+    n = sum(reversed_positions.values())
+    assert block["position_share"] == {"default": {"1": 1.0},
+                                       "reversed": {p: c / n for p, c in reversed_positions.items()}}
+
+
+def _position_from_the_top(record: dict) -> int:
+    """The listed position of the answer on a scale the prompt names from its top end."""
+    high = int(_WVB_SCALE.search(record["messages"][0]["content"]).group(1))
+    return high - record["answer"] + 1
+
+
+def test_wvb_defines_reversed_only(bundled_release, tmp_path):
+    line = one_line_error(CliRunner().invoke(app, [
+        "evaluate", "wvb", "--model", "m", "--base-url", "http://127.0.0.1:9", "--release",
+        str(bundled_release("wvb")), "--out", str(tmp_path / "run"), "--variants", "shuffled"],
+        env={"OPENAI_API_KEY": "test-key"}))
+    assert "'shuffled'" in line and "it defines default, reversed" in line

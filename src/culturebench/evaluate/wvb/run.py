@@ -15,11 +15,11 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import run_folder, variants
 from culturebench.evaluate.engine import stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
-from culturebench.evaluate.wvb import WVBOptions, liu2025, liu_outputs
+from culturebench.evaluate.wvb import BENCHMARK, WVBOptions, liu2025, liu_outputs
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
     iter_requests,
@@ -71,10 +71,10 @@ def plan(options: WVBOptions, model: str = "model") -> Plan:
     requests = iter_requests(rows, questions, participants, demographics=options.demographics,
                              samples=samples, temperature=options.temperature,
                              max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family,
-                             steer=steer, reading=options.reading)
+                             steer=steer, reading=options.reading, variants=options.variants)
     mode = "with demographics" if options.demographics else "without demographics"
     return Plan(options=options, model=model, requests=requests,
-                total=request_count(rows, options.demographics, samples, len(steer)),
+                total=request_count(rows, options.demographics, samples, len(steer)) * len(options.variants),
                 description=f"wvb {options.split} ({mode})", covers=(covers,), schema=response_schema(),
                 rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
                 sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
@@ -146,10 +146,14 @@ def score_run(plan: Plan, answers: Answers) -> Result:
     options, demographics = plan.options, plan.options.demographics
     mode = "with demographics" if demographics else "without demographics"
     label = f"{plan.model} ({mode})"
-    answered = answers_frame(plan.rows, scan_answers(answers.path), demographics)
-    scored = score_answers(answered, Path(options.release), run_folder.source_info(answers.path),
-                           majority=options.majority, model=label, drop_out_of_scale=options.drop_out_of_scale,
-                           drop_non_integer=options.drop_non_integer)
+
+    def scored_variant(variant: str):
+        answered = answers_frame(plan.rows, scan_answers(answers.path, variant), demographics)
+        return score_answers(answered, Path(options.release), run_folder.source_info(answers.path),
+                             majority=options.majority, model=label, drop_out_of_scale=options.drop_out_of_scale,
+                             drop_non_integer=options.drop_non_integer)
+
+    scored = scored_variant(variants.DEFAULT)
     n_parsed = plan.parse_status["n_parsed"]
     scored.metrics.update({
         "mode": "with_demographics" if demographics else "without_demographics",
@@ -161,10 +165,36 @@ def score_run(plan: Plan, answers: Answers) -> Result:
         "n_unparsed": answers.n_records - n_parsed,
         "parse_status": _statuses(plan),
     })
+    if len(options.variants) > 1:
+        scored.metrics["variants"] = run_folder.json_safe(variants.report(
+            variant_answers(answers.path, plan.questions), options.variants,
+            lambda v: BENCHMARK.headline(scored_variant(v).metrics, options)))
     country_files = [] if demographics else write_country_view(
         answers.state["backend"], options, answers.path, plan.questions, scored.metrics,
         lambda: replanned(options), label, answers.state["console"], plan.notes)
     return Result(metrics=scored.metrics, written=country_files, score=scored)
+
+
+def variant_answers(path: Path, questions: pl.DataFrame) -> list[variants.VariantAnswer]:
+    """Each unsteered answer of a run's responses as the variants report reads it: its code (by content: the codes
+    are kept under every variant) and the position the variant listed it at along the scale (1: the end the prompt
+    names first; None off the scale or unread), the item being the participant, question and sample."""
+    frame = (pl.scan_parquet(run_folder.shard_paths(path), missing_columns="insert", schema=response_schema())
+             if Path(path).is_dir() or Path(path).suffix.lower() == ".parquet"
+             else pl.scan_ndjson(path, schema=response_schema()))
+    scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
+    out = []
+    for variant, participant, question, sample, answer, messages in (
+            frame.filter(pl.col("steer").is_null())
+            .select(pl.col("variant").fill_null(variants.DEFAULT), "participant_id", "question_id", "sample_index",
+                    "answer", "messages").collect().iter_rows()):
+        low, high = scales[question]
+        on_scale = answer is not None and low is not None and high is not None and low <= answer <= high
+        position = (None if not on_scale else answer - low + 1 if variant == variants.DEFAULT else high - answer + 1)
+        out.append(variants.VariantAnswer(variant, f"{participant}/{question}/{sample}",
+                                          None if answer is None else str(answer), position,
+                                          (participant, question, sample, *(m["content"] for m in messages))))
+    return out
 
 
 def answer(run: Run, plan: Plan) -> Answers:
@@ -198,7 +228,8 @@ def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
                            "reading": metrics.get("countries", {}).get("reading"),
                            "weights": metrics.get("countries", {}).get("weights"),
                            "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
-                           "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
+                           "non_integer_answers": "dropped" if options.drop_non_integer else "truncated",
+                           "variants": list(options.variants)},
             "release_routes": metrics["release_routes"],
             "parse_status": _statuses(plan),
             "metrics": {"mean": metrics["mean"], "std": metrics["std"], "n_questions": metrics["n_questions"],
@@ -244,7 +275,8 @@ def summary(metrics: dict) -> str:
     scored = metrics["n_rows"] - metrics["n_invalid"]
     rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
              f"of the {len(metrics['per_question']):,} asked")
-    return "\n".join([line, *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
+    return "\n".join([line, *variants.summary_line("wvb", metrics.get("variants")),
+                      *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
 
 
 class WVBHooks(Hooks):
