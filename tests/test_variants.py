@@ -266,6 +266,17 @@ def test_normad_first_option_server_consistency_and_headlines_as_predicted(bundl
     assert block["spread"]["accuracy_none"]["max_minus_min"] == pytest.approx(max(values) - min(values))
     assert block["spread"]["accuracy_none"]["std"] == pytest.approx(statistics.pstdev(values))
     assert block["position_share"] == {v: {"1": 1.0} for v in VARIANTS}
+    figure = json.loads((tmp_path / "run" / "position_bias.json").read_text())
+    assert figure["position_share"] == {v: {"1": 1.0} for v in VARIANTS}
+    assert (tmp_path / "run" / "position_bias.png").stat().st_size > 0
+    # the interval over stories x variants: a first-option model is right where the gold is the first listed
+    for context in {r["context"] for r in records}:
+        per_variant = [statistics.fmean(gold[r["story_id"]] == r["picked"] for r in records
+                                        if r["variant"] == v and r["context"] == context) for v in VARIANTS]
+        cell = block["interval"]["per_name"][f"accuracy_{context}"]
+        assert cell["estimate"] == pytest.approx(statistics.fmean(per_variant))
+        assert cell["interval"][0] <= cell["estimate"] <= cell["interval"][1]
+        assert cell["interval"][1] - cell["interval"][0] > 0  # items and variants differ: a spread
     identical = {(r["story_id"], r["context"], r["text"]) for r in records if r["variant"] == "default"}
     repeats = sum((r["story_id"], r["context"], r["text"]) in identical for r in records if r["variant"] == "shuffled")
     assert block["identical_requests"] == repeats
@@ -273,9 +284,17 @@ def test_normad_first_option_server_consistency_and_headlines_as_predicted(bundl
 
 
 def test_normad_content_server_is_consistent(bundled_release, tmp_path):
-    _, records, _, block = normad_run(bundled_release, tmp_path, lambda text: "No")
+    _, records, stories, block = normad_run(bundled_release, tmp_path, lambda text: "No")
     assert block["consistency"] == 1.0 and set(block["per_item"].values()) == {1.0}
     spread_is_zero(block)
+    share_no = statistics.fmean(g.lower() == "no" for g in stories["gold_label"])
+    for cell in block["interval"]["per_name"].values():  # the same answers under every variant: no variant spread
+        assert cell["estimate"] == pytest.approx(share_no)
+        assert cell["interval"][0] <= share_no <= cell["interval"][1]
+    stability = block["countries"]["order_stability"]
+    assert set(stability) == {"reversed", "shuffled"}
+    assert all(s["spearman"] in (None, pytest.approx(1.0)) for s in stability.values())
+    assert all(len(set(by.values())) == 1 for by in block["countries"]["per_country"].values())
     positions = Counter((r["variant"], str(normad_listed(r["text"]).index("no") + 1)) for r in records)
     for variant in VARIANTS:
         n = sum(c for (v, _), c in positions.items() if v == variant)
@@ -415,3 +434,133 @@ def test_wvb_defines_reversed_only(bundled_release, tmp_path):
         str(bundled_release("wvb")), "--out", str(tmp_path / "run"), "--variants", "shuffled"],
         env={"OPENAI_API_KEY": "test-key"}))
     assert "'shuffled'" in line and "it defines default, reversed" in line
+
+
+
+# --------------------------------------------------------------------------------------------------------- LLM-GLOBE
+
+
+_GLOBE_SCALE = re.compile(r"on a scale of (\d+) to (\d+), where (.+)\.$")
+
+
+def llm_globe_run(bundled_release, tmp_path, answer):
+    release = bundled_release("llm_globe")
+    out = tmp_path / "run"
+    with ScriptedServer(reply=lambda text, body: str(answer(text)), model="scripted") as server:
+        result = evaluate("llm_globe", server, release, out, "--limit", "18", "--variants", "reversed")
+        texts = [last_user_message(b) for b in server.bodies]
+    records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    return result, records, texts, json.loads((out / "metrics.json").read_text()), release
+
+
+def test_llm_globe_reversed_names_the_anchors_from_seven_down(bundled_release, tmp_path):
+    from scipy.stats import spearmanr
+
+    first_named = lambda text: int(_GLOBE_SCALE.search(text).group(1))  # noqa: E731
+    result, records, texts, metrics, release = llm_globe_run(bundled_release, tmp_path, first_named)
+    block = metrics["variants"]
+    closed = {r["id"]: r for r in table(release, "closed").iter_rows(named=True)}
+    asked = set(texts)
+    for prompt in {r["id"] for r in records}:
+        paper = closed[prompt]["prompt_en"]
+        low, high, anchors = _GLOBE_SCALE.search(paper).groups()
+        points = re.findall(r"(\d+) is (.+?)(?=, and \d+ is |, \d+ is |$)", anchors)
+        reversed_points = list(reversed(points))
+        expected = ", ".join(f"{p} is {t}" for p, t in reversed_points[:-1]) + \
+            f", and {reversed_points[-1][0]} is {reversed_points[-1][1]}"
+        assert paper in asked
+        assert paper[:paper.index("on a scale of")] + f"on a scale of {high} to {low}, where {expected}." in asked
+    assert len(asked) == 2 * len({r["id"] for r in records})  # nothing but the scale sentence differs
+    # a first-named model answers 1 under the paper's order, 7 reversed; reverse-worded items score 8 - answer
+    for variant, answer in (("default", 1), ("reversed", 7)):
+        by_dimension: dict = {}
+        for r in records:
+            if r["variant"] == variant:
+                by_dimension.setdefault(r["dimension"], []).append(8 - answer if closed[r["id"]]["reverse"] else answer)
+        assert block["headlines"][variant] == {f"mean_{d}": pytest.approx(statistics.fmean(v))
+                                               for d, v in by_dimension.items()}
+    assert block["consistency"] == 0.5 and block["position_share"] == {"default": {"1": 1.0}, "reversed": {"1": 1.0}}
+    # each society's distance per variant, from the release's GLOBE 2004 values and the variant's means
+    globe = table(release, "globe_2004")
+    countries = block["countries"]
+    distance = {}
+    for variant in ("default", "reversed"):
+        means = {k.removeprefix("mean_"): v for k, v in block["headlines"][variant].items()}
+        for (society,), part in globe.group_by("country"):
+            values = {d: v for d, v in zip(part["dimension"], part["values"]) if v is not None and d in means}
+            distance.setdefault(society, {})[variant] = math.sqrt(sum((means[d] - v) ** 2 for d, v in values.items()))
+    assert sorted(map(sorted, (by.values() for by in countries["per_country"].values()))) == \
+        sorted(map(sorted, (by.values() for by in distance.values())))
+    pairs = list(countries["per_country"].values())
+    rho = spearmanr([p["default"] for p in pairs], [p["reversed"] for p in pairs]).statistic
+    assert countries["order_stability"]["reversed"]["spearman"] == pytest.approx(rho)
+    assert "llm_globe variants default, reversed: consistency 0.500" in result.output
+
+
+def test_llm_globe_content_server_is_consistent(bundled_release, tmp_path):
+    _, records, _, metrics, _ = llm_globe_run(bundled_release, tmp_path, lambda text: 3)
+    block = metrics["variants"]
+    assert block["consistency"] == 1.0
+    spread_is_zero(block)
+    assert block["position_share"] == {"default": {"3": 1.0}, "reversed": {"5": 1.0}}
+    assert all(s["spearman"] in (None, pytest.approx(1.0)) for s in block["countries"]["order_stability"].values())
+
+
+def test_llm_globe_variants_need_the_closed_prompts(bundled_release, tmp_path):
+    line = one_line_error(CliRunner().invoke(app, [
+        "evaluate", "llm_globe", "--model", "m", "--base-url", "http://127.0.0.1:9", "--release",
+        str(bundled_release("llm_globe")), "--out", str(tmp_path / "run"), "--split", "open", "--variants",
+        "reversed"], env={"OPENAI_API_KEY": "test-key"}))
+    assert "open prompts list none" in line
+
+
+# ------------------------------------------------------------------------------------------------------ intervals
+
+
+def test_the_interval_resamples_items_and_variants_together():
+    """Two variants whose items are all 0 and all 1: a resample draws the variants (0, 0), (0, 1), (1, 0) or
+    (1, 1), so the statistic is 0, 0.5 or 1 and the percentile interval runs from 0 to 1 around 0.5; one variant
+    alone (resampling its items, all equal) has no spread."""
+    from culturebench.evaluate.variants import VariantScore, items_by_variants_interval
+
+    items = {f"item-{i}": 0.0 for i in range(10)}
+    scores = {"default": VariantScore({}, None, {"h": items}),
+              "reversed": VariantScore({}, None, {"h": {k: 1.0 for k in items}})}
+    cell = items_by_variants_interval(scores, ["default", "reversed"])["per_name"]["h"]
+    assert cell["estimate"] == 0.5 and cell["interval"] == [0.0, 1.0]
+    assert cell["n_items"] == 10 and cell["n_variants"] == 2
+    one = items_by_variants_interval({"default": scores["default"]}, ["default"])["per_name"]["h"]
+    assert one["interval"] == [None, None] and "variant" in one["no_spread"]
+
+
+# ------------------------------------------------------------------------------------------------------- logprobs
+
+
+def test_logprobs_scoring_reads_every_variant(bundled_release, tmp_path):
+    """--scoring logprobs with --variants reversed: every request (both orders) gets its option distribution, and
+    option_probability/metrics.json has the variants block, each variant's accuracy by the most probable option
+    computed here from the script's logprobs (the mass on No for prompts of even hash, else on Yes)."""
+    import zlib
+
+    release = bundled_release("normad")
+    out = tmp_path / "run"
+
+    def logprobs(text, body, reply):
+        return ([{"Yes": math.log(0.4), "No": math.log(0.6)}] if zlib.crc32(text.encode()) % 2 == 0
+                else [{"Yes": math.log(0.9), "No": math.log(0.1)}])
+
+    with ScriptedServer(reply="Yes", logprobs=logprobs, model="scripted") as server:
+        evaluate("normad", server, release, out, "--limit", "6", "--variants", "reversed", "--scoring", "logprobs")
+        assert all(b["logprobs"] is True for b in server.bodies)
+    gold = {str(r["id"]): r["gold_label"].lower() for r in table(release, "stories").iter_rows(named=True)}
+    records = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    assert {r["variant"] for r in records} == {"default", "reversed"}
+    block = json.loads((out / "option_probability" / "metrics.json").read_text())["variants"]
+    for variant in ("default", "reversed"):
+        for context in {r["context"] for r in records}:
+            mine = [r for r in records if r["variant"] == variant and r["context"] == context]
+            predicted = ["no" if zlib.crc32(r["prompt"].encode()) % 2 == 0 else "yes" for r in mine]
+            assert block["headlines"][variant][f"accuracy_{context}"] == pytest.approx(
+                statistics.fmean(gold[r["story_id"]] == p for r, p in zip(mine, predicted)))
+    text_block = json.loads((out / "metrics.json").read_text())["variants"]
+    assert text_block["consistency"] == 1.0  # by text every answer is Yes

@@ -57,9 +57,8 @@ def plan(options: CDEvalOptions, model: str = "model") -> Plan:
     language = release_language(load_manifest(options.release))
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
-    return Plan(options=options, model=model, requests=requests, total=questions.height * len(prompts.PROMPTS) * samples * len(options.variants),
-               
-                description="cdeval", covers=(covers,), tables=tables, questions=questions, samples=samples,
+    return Plan(options=options, model=model, requests=requests,
+                total=questions.height * len(prompts.PROMPTS) * samples * len(options.variants), description="cdeval", covers=(covers,), tables=tables, questions=questions, samples=samples,
                 temperature=temperature, max_tokens=max_tokens, language=language,
                 tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info)
 
@@ -95,10 +94,11 @@ def score_run(plan: Plan, answers: Answers) -> Result:
                                sources=[run_folder.source_info(answers.path)], repeat_rule=plan.options.repeat_rule)
 
     scored = scored_variant(variants.DEFAULT)
-    if len(plan.options.variants) > 1:
+    if len(plan.options.variants) > 1:  # Eq. 7's template weights are the whole run's: no interval over items
         scored.metrics["variants"] = run_folder.json_safe(variants.report(
             variant_answers(frame, plan), plan.options.variants,
-            lambda v: BENCHMARK.headline(scored_variant(v).metrics, plan.options)))
+            lambda v: variants.variant_score(BENCHMARK, (scored if v == variants.DEFAULT else scored_variant(v)).metrics,
+                                             plan.options, plan.options.release), seed=plan.options.seed))
     return Result(metrics=scored.metrics, written=[], score=scored)
 
 
@@ -179,7 +179,8 @@ class CDEvalHooks(Hooks):
         return plan(options, model)
 
     def write(self, result, out):
-        return write_run(result.score, Path(out))
+        return [*write_run(result.score, Path(out)),
+                *variants.write_position_bias(result.metrics.get("variants"), out)]
 
     records = staticmethod(records)
     score_run = staticmethod(score_run)

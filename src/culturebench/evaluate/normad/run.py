@@ -54,7 +54,8 @@ def plan(options: NormAdOptions, model: str = "model") -> Plan:
     info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
             .iter_rows(named=True)}
     return Plan(options=options, model=model, requests=requests,
-                total=stories.height * len(options.contexts) * samples * len(options.variants), description="normad", covers=(covers,),
+                total=stories.height * len(options.contexts) * samples * len(options.variants), description="normad",
+                covers=(covers,),
                 release_stories=release_stories, stories=stories, samples=samples, temperature=temperature,
                 max_tokens=max_tokens, info=info, protocol=options.protocol)
 
@@ -102,7 +103,7 @@ def score_run(plan: Plan, answers: Answers) -> Result:
     scoring of its records alone)."""
     frame = pl.read_ndjson(answers.path, schema={
         "model": pl.String, "variant": pl.String, "listed": pl.String, "story_id": pl.String, "context": pl.String,
-        "response": pl.String, "sample_index": pl.Int64, "answer": pl.String}).with_columns(
+        "response": pl.String, "sample_index": pl.Int64, "answer": pl.String, "correct": pl.Boolean}).with_columns(
         pl.col("variant").fill_null(variants.DEFAULT))
 
     def scored_variant(variant: str):
@@ -118,8 +119,20 @@ def score_run(plan: Plan, answers: Answers) -> Result:
     if len(plan.options.variants) > 1:
         scored.metrics["variants"] = run_folder.json_safe(variants.report(
             variant_answers(frame), plan.options.variants,
-            lambda v: BENCHMARK.headline(scored_variant(v).metrics, plan.options)))
+            lambda v: variants.variant_score(
+                BENCHMARK, (scored if v == variants.DEFAULT else scored_variant(v)).metrics, plan.options,
+                plan.options.release, accuracy_items(frame, v)), seed=plan.options.seed))
     return Result(metrics=scored.metrics, written=[], score=scored)
+
+
+def accuracy_items(frame: pl.DataFrame, variant: str) -> dict[str, dict[str, float]]:
+    """Per context's accuracy (the headline's ``accuracy_<context>``, a mean over its answers) each answer of
+    ``variant``, 1 right and 0 wrong, by story and sample (the variants report's interval resamples them)."""
+    out: dict[str, dict[str, float]] = {}
+    for context, story, sample, correct in frame.filter(pl.col("variant") == variant).select(
+            "context", "story_id", "sample_index", "correct").iter_rows():
+        out.setdefault(f"accuracy_{context}", {})[f"{story}/{sample}"] = float(correct)
+    return out
 
 
 def variant_answers(frame: pl.DataFrame) -> list[variants.VariantAnswer]:
@@ -199,7 +212,8 @@ class NormAdHooks(Hooks):
         return plan(options, model)
 
     def write(self, result, out):
-        return write_run(result.score, Path(out))
+        return [*write_run(result.score, Path(out)),
+                *variants.write_position_bias(result.metrics.get("variants"), out)]
 
     records = staticmethod(records)
     score_run = staticmethod(score_run)

@@ -6,6 +6,7 @@ benchmark's methods)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,13 +167,22 @@ def score_run(plan: Plan, answers: Answers) -> Result:
         "parse_status": _statuses(plan),
     })
     if len(options.variants) > 1:
+        def variant_score(variant: str) -> variants.VariantScore:
+            metrics = (scored if variant == variants.DEFAULT else scored_variant(variant)).metrics
+            return variants.variant_score(BENCHMARK, metrics, options, options.release,
+                                          {"mean_w1": question_distances(metrics)})
+
         scored.metrics["variants"] = run_folder.json_safe(variants.report(
-            variant_answers(answers.path, plan.questions), options.variants,
-            lambda v: BENCHMARK.headline(scored_variant(v).metrics, options)))
+            variant_answers(answers.path, plan.questions), options.variants, variant_score, seed=options.seed))
     country_files = [] if demographics else write_country_view(
         answers.state["backend"], options, answers.path, plan.questions, scored.metrics,
         lambda: replanned(options), label, answers.state["console"], plan.notes)
     return Result(metrics=scored.metrics, written=country_files, score=scored)
+
+
+def question_distances(metrics: dict) -> dict[str, float]:
+    """Each question's W1 (mean W1, the headline, is their mean: Table 2), the questions with one."""
+    return {q: float(w) for q, w in metrics["per_question"].items() if w is not None and not math.isnan(w)}
 
 
 def variant_answers(path: Path, questions: pl.DataFrame) -> list[variants.VariantAnswer]:
@@ -207,7 +217,8 @@ def answer(run: Run, plan: Plan) -> Answers:
 
 def write(result: Result, out: Path) -> list[Path]:
     """metrics.json and the plots (``plots.write_run``), after the country view's files ``score_run`` wrote."""
-    return [*write_run(result.score, out), *result.written]
+    return [*write_run(result.score, out), *result.written,
+            *variants.write_position_bias(result.metrics.get("variants"), out)]
 
 
 def _statuses(plan: Plan) -> dict[str, int]:
