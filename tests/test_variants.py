@@ -564,3 +564,50 @@ def test_logprobs_scoring_reads_every_variant(bundled_release, tmp_path):
                 statistics.fmean(gold[r["story_id"]] == p for r, p in zip(mine, predicted)))
     text_block = json.loads((out / "metrics.json").read_text())["variants"]
     assert text_block["consistency"] == 1.0  # by text every answer is Yes
+
+
+# -------------------------------------------------------------------------------------------------------- compare
+
+
+def test_compare_says_whether_a_model_difference_exceeds_the_variant_spread(bundled_release, tmp_path):
+    """Two normad runs with --variants reversed,shuffled: a first-option model and one that always says No (no
+    spread). Per headline the compare table's difference is the default values' and it exceeds the spread when
+    larger than both runs' max - min across variants, as computed here from the runs' own records."""
+    import csv
+
+    release = bundled_release("normad")
+    runs = {}
+    for model, answer in (("first", lambda text: next(w for w, label in NORMAD_WORDS.items()
+                                                      if label == normad_listed(text)[0])),
+                          ("always-no", lambda text: "No")):
+        with ScriptedServer(reply=tagged(answer), model=model) as server:
+            out = tmp_path / model
+            result = CliRunner().invoke(app, ["evaluate", "normad", "--model", model, "--base-url", server.base_url,
+                                              "--release", str(release), "--out", str(out), "--variants",
+                                              "reversed,shuffled"], env={"OPENAI_API_KEY": "test-key"})
+            assert result.exit_code == 0, result.output
+            runs[model] = run_records(server, out)
+    gold = {str(r["id"]): r["gold_label"].lower() for r in table(release, "stories").iter_rows(named=True)}
+
+    def accuracy(records, variant, context):
+        mine = [r for r in records if r["variant"] == variant and r["context"] == context]
+        return statistics.fmean(gold[r["story_id"]] == NORMAD_WORDS[r["response"].rsplit(" #", 1)[0]] for r in mine)
+
+    result = CliRunner().invoke(app, ["compare", str(tmp_path / "first"), str(tmp_path / "always-no"), "--out",
+                                      str(tmp_path / "report"), "--n-resamples", "200"])
+    assert result.exit_code == 0, result.output
+    rows = {r["headline"]: r for r in csv.DictReader((tmp_path / "report" / "variant_spread.csv").open())}
+    contexts = {r["context"] for r in runs["first"]}
+    assert {f"accuracy_{c}" for c in contexts} <= set(rows)
+    verdicts = []
+    for context in contexts:
+        row = rows[f"accuracy_{context}"]
+        first = [accuracy(runs["first"], v, context) for v in VARIANTS]
+        no = [accuracy(runs["always-no"], v, context) for v in VARIANTS]
+        assert float(row["difference"]) == pytest.approx(first[0] - no[0])
+        assert float(row["spread_a"]) == pytest.approx(max(first) - min(first)) and float(row["spread_b"]) == 0
+        verdicts.append(abs(first[0] - no[0]) > max(first) - min(first))
+        assert row["exceeds_variant_spread"] == str(verdicts[-1]).lower()
+    n = len(rows)
+    assert "model differences exceed the prompt variants' spread" in result.output
+    assert re.search(rf"normad: \d+ of {n} model differences exceed", result.output)
