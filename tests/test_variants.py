@@ -611,3 +611,64 @@ def test_compare_says_whether_a_model_difference_exceeds_the_variant_spread(bund
     n = len(rows)
     assert "model differences exceed the prompt variants' spread" in result.output
     assert re.search(rf"normad: \d+ of {n} model differences exceed", result.output)
+
+
+def test_normad_letters_relabel_the_options_only(bundled_release, tmp_path):
+    """--variants letters: the numbered options 1) 2) 3) become A) B) C), nothing else of the request changes, and
+    a model answering the first listed option's word answers the same under both (consistency 1, no spread)."""
+    release = bundled_release("normad")
+    out = tmp_path / "run"
+    first = lambda text: re.search(r"(?<=\s)[1A]\) (Yes|No|Neither)\b", text.rpartition("Options:")[2])[1]  # noqa
+    with ScriptedServer(reply=tagged(first), model="scripted") as server:
+        evaluate("normad", server, release, out, "--variants", "letters")
+        records = run_records(server, out)
+    default = {(r["story_id"], r["context"], r["sample_index"]): r for r in records if r["variant"] == "default"}
+    lettered = [r for r in records if r["variant"] == "letters"]
+    assert lettered and len(lettered) == len(default)
+    for r in lettered:
+        base = default[(r["story_id"], r["context"], r["sample_index"])]
+        same_but_the_user_message(r["body"], base["body"])
+        head, mark, options = r["text"].rpartition("Options:")
+        assert re.findall(r"(?<=\s)([ABC])\) ", options) == ["A", "B", "C"]
+        assert head + mark + options.replace("A) ", "1) ").replace("B) ", "2) ").replace("C) ", "3) ") == base["text"]
+    block = json.loads((out / "metrics.json").read_text())["variants"]
+    assert block["consistency"] == 1.0 and block["position_share"] == {"default": {"1": 1.0}, "letters": {"1": 1.0}}
+    spread_is_zero(block)
+
+
+# ------------------------------------------------------------------------------------------------------------ docs
+
+
+DOCS_REPLY = {"cdeval": "A", "normad": "Yes", "llm_globe": "4",
+              "wvb": json.dumps({"thoughtful explanation": "x", "answer as a score": "1"})}
+"""A reply each benchmark's parser reads, for running the page's commands against the scripted server."""
+
+
+@pytest.mark.slow
+def test_the_robustness_pages_commands_run_as_written(bundled_release, tmp_path):
+    """Every command of docs/robustness.md's Running block, its placeholders filled (M, U, RELEASE, RUN_DIR; the
+    compare's RUN_A and RUN_B two models' runs of the normad command), exits 0. Slow: five evaluate runs and a
+    compare with its bootstrap (~40 s on a quiet machine)."""
+    import shlex
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "robustness.md").read_text(encoding="utf-8")
+    block = page.split("## Running", 1)[1].split("```", 2)[1]
+    commands = [shlex.split(line) for line in block.splitlines() if line.startswith("culturebench ")]
+    assert [c[1] for c in commands] == ["evaluate"] * 4 + ["compare"]
+    runs = []
+    for command in commands[:4]:
+        name = command[2]
+        for model in ("model-a", "model-b") if name == "normad" else ("model-a",):
+            out = tmp_path / f"{name}-{model}"
+            with ScriptedServer(reply=DOCS_REPLY[name], model=model) as server:
+                filled = {"M": model, "U": server.base_url, "RELEASE": str(bundled_release(name)), "RUN_DIR": str(out)}
+                result = CliRunner().invoke(app, [filled.get(w, w) for w in command[1:]],
+                                            env={"OPENAI_API_KEY": "test-key"})
+            assert result.exit_code == 0, (command, result.output)
+            assert json.loads((out / "metrics.json").read_text())["variants"]["variants"][0] == "default"
+            if name == "normad":
+                runs.append(out)
+    filled = {"RUN_A": str(runs[0]), "RUN_B": str(runs[1]), "REPORT_DIR": str(tmp_path / "report")}
+    result = CliRunner().invoke(app, [filled.get(w, w) for w in commands[4][1:]])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "report" / "variant_spread.csv").is_file()

@@ -49,6 +49,13 @@ class Variant:
     name: str
     change: str
     order: Callable[[int, int, str], tuple[int, ...]] | None = None
+    labels: Callable[[int], tuple[str, ...]] | None = None
+    """The labels of ``n_options`` listed options, first to last, where the variant relabels them (None: the
+    benchmark's own labels)."""
+
+
+def _letters(n_options: int) -> tuple[str, ...]:
+    return tuple(chr(ord("A") + k) for k in range(n_options))
 
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
@@ -56,6 +63,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("reversed", "the options listed in reverse", _reversed_order),
     Variant("shuffled", "the options listed in an order drawn by a generator seeded with --seed and the item's id",
             _shuffled_order),
+    Variant("letters", "the options labelled A, B, C... in place of their numbers, in the paper's order",
+            _paper_order, _letters),
 )}
 """Every variant a benchmark may define, by name: a benchmark names those it asks (``ORDER_VARIANTS`` or its own
 tuple) and says how each changes its prompt."""
@@ -86,6 +95,12 @@ def checked_variants(variants: Sequence[str], defined: Sequence[str], benchmark:
         raise InputError(f"unknown variant {unknown[0]!r} of {benchmark}; it defines {', '.join(defined)}",
                          column="variants")
     return tuple(dict.fromkeys((DEFAULT, *variants)))
+
+
+def option_labels(n_options: int, variant: str) -> tuple[str, ...] | None:
+    """The labels ``variant`` gives ``n_options`` listed options (None: the benchmark's own)."""
+    labels = VARIANTS[variant].labels
+    return None if labels is None else labels(n_options)
 
 
 def option_order(n_options: int, variant: str, seed: int, item: str) -> tuple[int, ...]:

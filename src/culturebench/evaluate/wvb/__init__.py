@@ -151,9 +151,10 @@ class WVBOptions(Options):
 
     def check(self) -> None:
         object.__setattr__(self, "variants", checked_variants(self.variants, VARIANTS, "wvb"))
-        if len(self.variants) > 1 and (self.protocol != PROTOCOLS[0] or self.steer):
-            raise InputError("--variants asks App. B's prompts again: leave out "
-                             + ("--protocol liu2025" if self.protocol != PROTOCOLS[0] else "--steer"),
+        if len(self.variants) > 1 and (self.protocol != PROTOCOLS[0] or self.steer or self.reading != READINGS[0]):
+            flag = ("--protocol liu2025" if self.protocol != PROTOCOLS[0] else "--steer" if self.steer
+                    else f"--reading {self.reading}")
+            raise InputError(f"--variants asks App. B's prompts again, one answer each: leave out {flag}",
                              file=self.config_file, column="variants")
         if self.demographics and (self.steer or self.reading != READINGS[0] or self.protocol != PROTOCOLS[0]):
             flag = (f"--steer {self.steer}" if self.steer else f"--reading {self.reading}"

@@ -125,8 +125,9 @@ def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
 
 
 def replanned(options: WVBOptions):
-    """The run's requests planned again (the country view's ``--scoring logprobs`` reading looks each one up)."""
-    return plan(options).requests
+    """The run's requests planned again (the country view's ``--scoring logprobs`` reading looks each one up), the
+    default variant's: the country view is the paper protocol's."""
+    return (request for request in plan(options).requests if request.variant == variants.DEFAULT)
 
 
 def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
