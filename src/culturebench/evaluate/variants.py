@@ -1,8 +1,8 @@
 """Prompt variants as a run dimension (issue #63, docs/robustness.md): each item asked under each variant of
 ``--variants``, and what a run reports of them (metrics.json ``variants``, the summary line).
 
-A benchmark defines its variants as data (``VARIANTS``: name -> definition; a benchmark names those it asks, e.g.
-``ORDER_VARIANTS``: the listed options reversed, or shuffled seeded by
+A benchmark defines its variants as data (``VARIANTS``: name -> ``Variant``, its order or labels; a benchmark names
+those it asks, e.g. ``ORDER_VARIANTS``: the listed options reversed, or shuffled seeded by
 ``--seed`` and the item) and calls these functions from its plan and its scoring; the engine knows none of it. The
 paper's own protocol (``DEFAULT``) is always asked, first, and the paper's headline stays the default's; a request
 identical to one of an earlier variant (two options shuffled into the default order) is flagged
