@@ -672,3 +672,17 @@ def test_the_robustness_pages_commands_run_as_written(bundled_release, tmp_path)
     result = CliRunner().invoke(app, [filled.get(w, w) for w in commands[4][1:]])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "report" / "variant_spread.csv").is_file()
+
+
+def test_a_rerun_with_variants_resumes_from_the_cache(bundled_release, tmp_path):
+    """The variants' requests are cached as any: the same command again asks the server nothing and reports the
+    same variants block."""
+    release = bundled_release("normad")
+    out = tmp_path / "run"
+    with ScriptedServer(reply="No", model="scripted") as server:
+        evaluate("normad", server, release, out, "--variants", "reversed,shuffled", "--limit", "4")
+        first, asked = json.loads((out / "metrics.json").read_text())["variants"], server.request_count
+        assert asked > 0
+        evaluate("normad", server, release, out, "--variants", "reversed,shuffled", "--limit", "4")
+        assert server.request_count == asked
+    assert json.loads((out / "metrics.json").read_text())["variants"] == first
