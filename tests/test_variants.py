@@ -390,12 +390,12 @@ def test_wvb_reversed_lists_the_scale_from_its_other_end_codes_kept(bundled_rele
             assert message["content"] == base["messages"][0]["content"].replace(
                 f"On a scale of {low} to {high}, {low} meaning '{one}' and {high} meaning '{two}', ",
                 f"On a scale of {high} to {low}, {high} meaning '{two}' and {low} meaning '{one}', ")
-            assert r["answer"] == int(high)
+            assert message["content"] != base["messages"][0]["content"] and r["answer"] == int(high)
         else:
             assert r["answer"] == int(low)
     # a first-named model answers the scale's two ends: every item inconsistent, the variants' W1 computed here
     assert block["per_item"] == {f"{p}/{q}/{s}": 0.5 for p, q, s in default}
-    assert block["consistency"] == 0.5
+    assert block["consistency"] == 0.5 and block["identical_requests"] == 0
     assert block["position_share"] == {"default": {"1": 1.0}, "reversed": {"1": 1.0}}
     for variant in ("default", "reversed"):
         w1 = []

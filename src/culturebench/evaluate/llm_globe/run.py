@@ -243,7 +243,7 @@ def variant_answers(records: list[dict], closed: pl.DataFrame) -> list[variants.
             continue
         variant, value = r.get("variant") or variants.DEFAULT, r.get("answer")
         position = None if value is None or not prompts.SCALE_MIN <= value <= prompts.SCALE_MAX else (
-            value - prompts.SCALE_MIN + 1 if variant == variants.DEFAULT else prompts.SCALE_MAX - value + 1)
+            prompts.SCALE_MAX - value + 1 if variant == "reversed" else value - prompts.SCALE_MIN + 1)
         asked = prompts.VARIANT_PROMPT[variant](text[(r["id"], r["language"])], r["language"])
         out.append(variants.VariantAnswer(variant, f"{r['id']}/{r['language']}/{r['sample_index']}",
                                           None if value is None else str(value), position,

@@ -189,22 +189,26 @@ def question_distances(metrics: dict) -> dict[str, float]:
 def variant_answers(path: Path, questions: pl.DataFrame) -> list[variants.VariantAnswer]:
     """Each unsteered answer of a run's responses as the variants report reads it: its code (by content: the codes
     are kept under every variant) and the position the variant listed it at along the scale (1: the end the prompt
-    names first; None off the scale or unread), the item being the participant, question and sample."""
+    names first; None off the scale or unread), the item being the participant, question and sample; what was asked
+    differs between variants by the question's wording only (``prompts.VARIANT_QUESTION``)."""
+    from culturebench.evaluate.wvb.prompts import VARIANT_QUESTION
+
     frame = (pl.scan_parquet(run_folder.shard_paths(path), missing_columns="insert", schema=response_schema())
              if Path(path).is_dir() or Path(path).suffix.lower() == ".parquet"
              else pl.scan_ndjson(path, schema=response_schema()))
-    scales = {q: (lo, hi) for q, lo, hi in questions.select("question_id", "scale_min", "scale_max").iter_rows()}
+    scales = {q: (lo, hi, text) for q, lo, hi, text in
+              questions.select("question_id", "scale_min", "scale_max", "text").iter_rows()}
     out = []
-    for variant, participant, question, sample, answer, messages in (
+    for variant, participant, question, sample, answer in (
             frame.filter(pl.col("steer").is_null())
             .select(pl.col("variant").fill_null(variants.DEFAULT), "participant_id", "question_id", "sample_index",
-                    "answer", "messages").collect().iter_rows()):
-        low, high = scales[question]
+                    "answer").collect().iter_rows()):
+        low, high, text = scales[question]
         on_scale = answer is not None and low is not None and high is not None and low <= answer <= high
-        position = (None if not on_scale else answer - low + 1 if variant == variants.DEFAULT else high - answer + 1)
+        position = (None if not on_scale else high - answer + 1 if variant == "reversed" else answer - low + 1)
         out.append(variants.VariantAnswer(variant, f"{participant}/{question}/{sample}",
                                           None if answer is None else str(answer), position,
-                                          (participant, question, sample, *(m["content"] for m in messages))))
+                                          (participant, question, sample, VARIANT_QUESTION[variant](text))))
     return out
 
 
