@@ -197,6 +197,11 @@ def test_cdeval_content_server_is_consistent(bundled_release, tmp_path):
     assert all(r["picked"] == "option_1" for r in records)
     assert block["consistency"] == 1.0 and set(block["per_item"].values()) == {1.0}
     spread_is_zero(block)
+    # Eq. 3's similarity per country does not move with the order: every variant ranks the countries alike
+    assert block["countries"]["per_country"] and all(len(set(by.values())) == 1
+                                                     for by in block["countries"]["per_country"].values())
+    assert all(s["spearman"] in (None, pytest.approx(1.0)) for s in block["countries"]["order_stability"].values())
+    assert block["interval"]["per_name"] == {}  # Eq. 7's weights are the whole run's: no interval over items
 
 
 def test_cdeval_variant_requests_differ_only_by_the_options_order(bundled_release, tmp_path):
@@ -408,6 +413,11 @@ def test_wvb_reversed_lists_the_scale_from_its_other_end_codes_kept(bundled_rele
         assert block["headlines"][variant]["mean_w1"] == pytest.approx(statistics.fmean(w1), abs=1e-12)
         assert block["headlines"][variant]["std_w1"] == pytest.approx(statistics.pstdev(w1), abs=1e-12)
     assert metrics["mean"] == pytest.approx(block["headlines"]["default"]["mean_w1"])  # the paper's is the default's
+    cell = block["interval"]["per_name"]["mean_w1"]  # over questions x variants: the variants' mean W1, averaged
+    assert cell["estimate"] == pytest.approx(statistics.fmean(block["headlines"][v]["mean_w1"]
+                                                              for v in block["variants"]))
+    assert cell["interval"][0] <= cell["estimate"] <= cell["interval"][1]
+    assert "std_w1" not in block["interval"]["per_name"]
     assert "wvb variants default, reversed: consistency 0.500" in result.output
 
 

@@ -58,7 +58,8 @@ def plan(options: CDEvalOptions, model: str = "model") -> Plan:
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
     return Plan(options=options, model=model, requests=requests,
-                total=questions.height * len(prompts.PROMPTS) * samples * len(options.variants), description="cdeval", covers=(covers,), tables=tables, questions=questions, samples=samples,
+                total=questions.height * len(prompts.PROMPTS) * samples * len(options.variants), description="cdeval",
+                covers=(covers,), tables=tables, questions=questions, samples=samples,
                 temperature=temperature, max_tokens=max_tokens, language=language,
                 tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info)
 
@@ -97,8 +98,9 @@ def score_run(plan: Plan, answers: Answers) -> Result:
     if len(plan.options.variants) > 1:  # Eq. 7's template weights are the whole run's: no interval over items
         scored.metrics["variants"] = run_folder.json_safe(variants.report(
             variant_answers(frame, plan), plan.options.variants,
-            lambda v: variants.variant_score(BENCHMARK, (scored if v == variants.DEFAULT else scored_variant(v)).metrics,
-                                             plan.options, plan.options.release), seed=plan.options.seed))
+            lambda v: variants.variant_score(
+                BENCHMARK, (scored if v == variants.DEFAULT else scored_variant(v)).metrics, plan.options,
+                plan.options.release), seed=plan.options.seed))
     return Result(metrics=scored.metrics, written=[], score=scored)
 
 
