@@ -505,6 +505,7 @@ def test_llm_globe_reversed_names_the_anchors_from_seven_down(bundled_release, t
     rho = spearmanr([p["default"] for p in pairs], [p["reversed"] for p in pairs]).statistic
     assert countries["order_stability"]["reversed"]["spearman"] == pytest.approx(rho)
     assert "llm_globe variants default, reversed: consistency 0.500" in result.output
+    assert f"countries' order against the default's (Spearman): reversed {rho:.3f}" in result.output
 
 
 def test_llm_globe_content_server_is_consistent(bundled_release, tmp_path):

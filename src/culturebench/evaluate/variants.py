@@ -271,16 +271,20 @@ def _consistency(given: Mapping[str, str | None]) -> float:
 
 
 def summary_line(benchmark: str, block: Mapping | None) -> list[str]:
-    """The summary's line of a run with variants (none without): mean consistency, the largest spread and the
-    identical requests."""
+    """The summary's line of a run with variants (none without): mean consistency, the largest spread, the
+    countries' order stability (where the benchmark has a country view) and the identical requests."""
     if not block:
         return []
     spread = max(block["spread"].items(), key=lambda kv: kv[1]["max_minus_min"], default=None)
     widest = f"; widest spread {spread[0]} {spread[1]['max_minus_min']:.3f}" if spread else ""
     consistency = "n/a" if block["consistency"] is None else f"{block['consistency']:.3f}"
+    stability = (block.get("countries") or {}).get("order_stability") or {}
+    ranks = "; countries' order against the default's (Spearman): " + ", ".join(
+        f"{v} {'n/a' if s['spearman'] is None else format(s['spearman'], '.3f')}" for v, s in stability.items()
+    ) if stability else ""
     return [f"{benchmark} variants {', '.join(block['variants'])}: consistency {consistency} over "
-            f"{block['n_items']:,} items{widest}; {block['identical_requests']:,} requests identical to an earlier "
-            "variant's, asked once (metrics.json variants)"]
+            f"{block['n_items']:,} items{widest}{ranks}; {block['identical_requests']:,} requests identical to an "
+            "earlier variant's, asked once (metrics.json variants, position_bias.png)"]
 
 
 
