@@ -697,3 +697,21 @@ def test_a_rerun_with_variants_resumes_from_the_cache(bundled_release, tmp_path)
         evaluate("normad", server, release, out, "--variants", "reversed,shuffled", "--limit", "4")
         assert server.request_count == asked
     assert json.loads((out / "metrics.json").read_text())["variants"] == first
+
+
+def test_the_position_bias_figure_draws_every_share_readably(saved_figures, tmp_path):
+    """position_bias.png of three variants over three positions: a bar per share, a value label on each, beside
+    position_bias.json holding the same shares."""
+    from conftest import assert_figure_readable
+    from culturebench.evaluate.variants import write_position_bias
+
+    shares = {"default": {"1": 0.8, "2": 0.1, "3": 0.1}, "reversed": {"1": 0.7, "3": 0.3},
+              "shuffled": {"2": 1.0}}
+    written = write_position_bias({"variants": list(shares), "position_share": shares}, tmp_path)
+    assert [p.name for p in written] == ["position_bias.json", "position_bias.png"]
+    assert json.loads((tmp_path / "position_bias.json").read_text())["position_share"] == shares
+    (name, fig), = saved_figures
+    assert_figure_readable(fig, name)
+    heights = sorted(round(bar.get_height(), 6) for bar in fig.axes[0].patches)
+    assert heights == sorted([0.8, 0.1, 0.1, 0.7, 0.0, 0.3, 0.0, 1.0, 0.0])
+    assert write_position_bias(None, tmp_path / "none") == []
