@@ -33,11 +33,21 @@ class ClosedFormHooks(Hooks):
         frame = self.run_answers(plan, answers.path).with_columns(pl.col("variant").fill_null(variants.DEFAULT))
         scored = self.score_variant(plan, frame.filter(pl.col("variant") == variants.DEFAULT), answers)
         if len(plan.options.variants) > 1:
+
+            def variant_score(variant: str) -> variants.VariantScore:
+                mine = scored if variant == variants.DEFAULT else self.score_variant(
+                    plan, frame.filter(pl.col("variant") == variant), answers)
+                return variants.variant_score(self.benchmark, mine.metrics, plan.options, plan.options.release,
+                                              self.item_values(frame, variant))
+
             scored.metrics["variants"] = run_folder.json_safe(variants.report(
-                self.variant_answers(frame, plan), plan.options.variants,
-                lambda v: self.benchmark.headline(
-                    self.score_variant(plan, frame.filter(pl.col("variant") == v), answers).metrics, plan.options)))
+                self.variant_answers(frame, plan), plan.options.variants, variant_score, seed=plan.options.seed))
         return Result(metrics=scored.metrics, written=[], score=scored)
+
+    def item_values(self, frame: pl.DataFrame, variant: str) -> dict[str, dict[str, float]] | None:
+        """Per headline that is a plain mean over items, each item's value under ``variant`` (the variants report's
+        interval over items x variants resamples them); None (the default): no headline is such a mean."""
+        return None
 
     def run_answers(self, plan: RunPlan, path: Path) -> pl.DataFrame:
         """The fresh run's responses file as its scoring reads it (a ``variant`` column among them)."""

@@ -24,6 +24,7 @@ printed).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import json
 from collections.abc import Callable, Sequence
@@ -249,8 +250,13 @@ def compare(run_dirs: Sequence[Path], out: Path, *, settings: Bootstrap = Bootst
     folders = [read_run(p) for p in run_dirs]
     notes = check_releases(folders, allow_mixed)
     spec = spec_for(folders[0].benchmark)
-    comparison = spec.build(folders, model_labels(folders), settings, release)
+    labels = model_labels(folders)
+    comparison = spec.build(folders, labels, settings, release)
     comparison.notes[:0] = notes
+    spread = variant_spread_table(folders, labels)
+    if spread is not None:
+        comparison.tables[VARIANT_SPREAD_TABLE.name] = spread
+        spec = dataclasses.replace(spec, tables=(*spec.tables, VARIANT_SPREAD_TABLE))
     written = write_report(spec, comparison, folders, settings, Path(out))
     verdicts = [t[SIGNIFICANT] for t in comparison.tables.values() if SIGNIFICANT in t.columns]
     significant = sum(int(v.sum()) for v in verdicts)
@@ -259,7 +265,53 @@ def compare(run_dirs: Sequence[Path], out: Path, *, settings: Bootstrap = Bootst
             f"{significant} significant differences"
             f"{f', {undecided} without a verdict (see the warnings)' if undecided else ''}; "
             f"report {Path(out) / REPORT_FILE}")
+    if spread is not None:
+        exceeds = spread[EXCEEDS].drop_nulls()
+        line += (f"\n{spec.benchmark}: {int(exceeds.sum())} of {exceeds.len()} model differences exceed the prompt "
+                 f"variants' spread ({VARIANT_SPREAD_TABLE.name}.csv)")
     return "\n".join([line, *(f"warning: {w}" for w in no_spread_warnings(comparison))]), written
+
+
+EXCEEDS = "exceeds_variant_spread"
+VARIANT_SPREAD_TABLE = Table(
+    "variant_spread", "Model differences against the prompt variants' spread (issue #63, docs/robustness.md)",
+    caption="Per pair of runs asked with --variants and per headline: the difference of their paper-protocol "
+            "(default) values and each run's spread of that headline across its variants (max - min); a "
+            "difference exceeds the spread when it is larger than both runs' spreads (no verdict where a run "
+            "lacks the headline).")
+"""The table ``compare`` adds where two or more runs carry a ``variants`` block."""
+
+
+def variant_spread_table(folders: Sequence[RunFolder], labels: list[dict[str, str]]) -> pl.DataFrame | None:
+    """Per pair of runs with a metrics.json ``variants`` block (``evaluate --variants``) and per headline both
+    report: the default variant's values, their difference, each run's spread across its variants and whether
+    the difference's size exceeds both spreads; None with fewer than two such runs."""
+    with_variants = [(f, mapping) for f, mapping in zip(folders, labels) if f.metrics.get("variants")]
+    if len(with_variants) < 2:
+        return None
+    rows = []
+    for i, (a, label_a) in enumerate(with_variants):
+        for b, label_b in with_variants[i + 1:]:
+            block_a, block_b = a.metrics["variants"], b.metrics["variants"]
+            for name in sorted(set(block_a["spread"]) & set(block_b["spread"])):
+                value_a, value_b = block_a["headlines"]["default"].get(name), block_b["headlines"]["default"].get(name)
+                spread_a = block_a["spread"][name]["max_minus_min"]
+                spread_b = block_b["spread"][name]["max_minus_min"]
+                difference = None if value_a is None or value_b is None else value_a - value_b
+                rows.append({"model_a": _run_label(a, label_a), "model_b": _run_label(b, label_b), "headline": name,
+                             "value_a": value_a, "value_b": value_b, "difference": difference,
+                             "variants_a": ", ".join(block_a["variants"]), "variants_b": ", ".join(block_b["variants"]),
+                             "spread_a": spread_a, "spread_b": spread_b,
+                             EXCEEDS: None if difference is None else abs(difference) > max(spread_a, spread_b)})
+    return pl.DataFrame(rows, schema={"model_a": pl.String, "model_b": pl.String, "headline": pl.String,
+                                      "value_a": pl.Float64, "value_b": pl.Float64, "difference": pl.Float64,
+                                      "variants_a": pl.String, "variants_b": pl.String, "spread_a": pl.Float64,
+                                      "spread_b": pl.Float64, EXCEEDS: pl.Boolean})
+
+
+def _run_label(folder: RunFolder, mapping: dict[str, str]) -> str:
+    """A run's model as the comparison labels it (its folder name where metrics.json names no model)."""
+    return next(iter(mapping.values()), folder.path.name)
 
 
 def no_spread_warnings(comparison: Comparison) -> list[str]:

@@ -67,8 +67,8 @@ class CDEvalHooks(ClosedFormHooks):
         language = release_language(load_manifest(options.release))
         info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                               "option_2").iter_rows(named=True)}
-        return Plan(options=options, model=model, requests=requests, total=questions.height * len(prompts.PROMPTS) * samples * len(options.variants),
-               
+        return Plan(options=options, model=model, requests=requests,
+                    total=questions.height * len(prompts.PROMPTS) * samples * len(options.variants),
                     description="cdeval", covers=(covers,), tables=tables, questions=questions, samples=samples,
                     temperature=temperature, max_tokens=max_tokens, language=language,
                     tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info)
@@ -105,8 +105,9 @@ class CDEvalHooks(ClosedFormHooks):
         return score(list(files), options.release, repeat_rule=options.repeat_rule)
 
     def write(self, result: Result, out: Path) -> list[Path]:
-        """metrics.json and the plots (``plots.write_run``)."""
-        return write_run(result.score, Path(out))
+        """metrics.json and the plots (``plots.write_run``), and with ``--variants`` the position-bias figure."""
+        return [*write_run(result.score, Path(out)),
+                *variants.write_position_bias(result.metrics.get("variants"), out)]
 
     def variant_answers(self, frame: pl.DataFrame, plan: Plan) -> list[variants.VariantAnswer]:
         """Each answer of ``frame`` (the run's records) as the variants report reads it: the option picked by its

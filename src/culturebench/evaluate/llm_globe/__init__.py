@@ -79,11 +79,16 @@ from typing import Any
 
 from culturebench.contract import (
     RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option)
+from culturebench.errors import InputError
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
+from culturebench.evaluate.variants import DEFAULT, checked_variants, variants_option
 
 PARTS = ("closed", "open", "both")
 """What is evaluated: the closed prompts (Tables 2-3), the open prompts (Tables 4-5) or both."""
+VARIANTS = (DEFAULT, "reversed")
+"""The prompt variants LLM-GLOBE defines (issue #63): ``reversed`` lists a closed prompt's Likert anchors from 7 down
+to 1, codes kept (``prompts.reversed_anchors``); the open prompts list no options (asked once, as the paper)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,6 +127,7 @@ class LLMGlobeOptions(Options):
                                  help="The GLOBE 2004 society every group is tested against.")
     societies: Mapping[str, str] | None = option(cli=False, score=True,
                                                  help="Group -> its GLOBE 2004 society (instead of society).")
+    variants: tuple[str, ...] = variants_option()
     t_unit: str = option("paper", cli=False, score=True,
                          help="Unit of the t-tests: paper (Tables 2-5) or pooled (every answer a value).")
 
@@ -133,6 +139,10 @@ class LLMGlobeOptions(Options):
     def check(self) -> None:
         from culturebench.evaluate.llm_globe.config import config_of
 
+        object.__setattr__(self, "variants", checked_variants(self.variants, VARIANTS, "llm_globe"))
+        if len(self.variants) > 1 and self.evaluated_part == "open":
+            raise InputError("--variants reorders the closed prompts' Likert anchors; the open prompts list none: "
+                             "add --split closed or both", file=self.config_file, column="variants")
         config_of(self)
 
 

@@ -91,15 +91,19 @@ def asked_count(prompts_frame: pl.DataFrame, languages: Sequence[str], samples: 
 
 
 def plan_closed(closed: pl.DataFrame, languages: Sequence[str], *, samples: int, temperature: float,
-                max_tokens: int, seed: int | None) -> Iterator[PlannedRequest]:
-    """Every closed prompt x language x sample, in release order (a generator)."""
+                max_tokens: int, seed: int | None, variants: Sequence[str] = ("default",)
+                ) -> Iterator[PlannedRequest]:
+    """Every closed prompt x language x sample, in release order (a generator), under each of ``variants``
+    (``prompts.VARIANT_PROMPT``; issue #63)."""
     from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     for row, language, text, r in _asked(closed, languages, samples):
-        info = {"id": row["id"], "item_id": row["item_id"], "dimension": row["dimension"],
-                "reverse": bool(row["reverse"]), "language": language, "sample_index": r}
-        yield PlannedRequest("closed", info, ChatRequest(prompts.messages(text), sampling, r))
+        for variant in variants:
+            info = {"id": row["id"], "item_id": row["item_id"], "dimension": row["dimension"],
+                    "reverse": bool(row["reverse"]), "language": language, "sample_index": r, "variant": variant}
+            yield PlannedRequest("closed", info, ChatRequest(
+                prompts.messages(prompts.VARIANT_PROMPT[variant](text, language)), sampling, r))
 
 
 def response_id(model: str, prompt_id: str, language: str, sample_index: int) -> str:

@@ -12,8 +12,10 @@ from culturebench.evaluate import saved_records
 from culturebench.evaluate.llm_globe import prompts
 
 
-def read_responses(paths: Sequence[Path]) -> list[dict]:
-    """The records of responses.jsonl files (evaluate's output), each with ``source`` and ``row``."""
+def read_responses(paths: Sequence[Path], variant: str | None = "default") -> list[dict]:
+    """The records of responses.jsonl files (evaluate's output), each with ``source`` and ``row``: of the closed
+    answers, ``variant``'s only (a record without one is the default's: the paper's scores are the default's,
+    issue #63; None: every variant's)."""
     records = []
     for path in map(Path, paths):
         n = 0
@@ -27,8 +29,10 @@ def read_responses(paths: Sequence[Path]) -> list[dict]:
             for name in needed:
                 if name not in record:
                     raise InputError(f"record lacks field {name!r}", file=path, row=number, column=name)
-            records.append({**record, "source": str(path), "row": number})
             n += 1
+            if part == "closed" and variant is not None and (record.get("variant") or "default") != variant:
+                continue
+            records.append({**record, "source": str(path), "row": number})
         if not n:
             raise InputError("responses file has no records", file=path)
     return records

@@ -165,3 +165,44 @@ def reverse_score(value: float | None, reverse: bool, scale_min: int = SCALE_MIN
     if value is None:
         return None
     return (scale_min + scale_max - value) if reverse else value
+
+
+@cache
+def _templates() -> dict:
+    return read_facts("llm_globe")["templates"]
+
+
+_RATING = {"en": re.compile(r"on a scale of (\d+) to (\d+), where (.+)\.$"),
+           "zh": re.compile(r"请用(\d+)到(\d+)分为这一陈述打分，其中(.+)。$")}
+"""The rating sentence a closed prompt ends with (facts/llm_globe.json ``templates``: ``item_en`` / ``item_zh``,
+Sec. 3.1.1): its scale's ends and its anchors."""
+_ANCHOR = {"en": re.compile(r"(?:^|, and |, )(\d+) is "), "zh": re.compile(r"(?:^|，)(\d+)表示")}
+"""Where each anchor of the rating sentence starts (``anchor_*``, joined by ``anchor_joiner_*`` and
+``anchor_last_joiner_*``): its point."""
+
+
+def reversed_anchors(prompt: str, language: str) -> str:
+    """A closed prompt with its Likert anchors listed from 7 down to 1, each point's code and words kept (issue
+    #63's ``reversed``: "... on a scale of 7 to 1, where 7 is strongly disagree, 4 is neither agree nor disagree,
+    and 1 is strongly agree."), joined as the templates join them; a prompt whose rating sentence is not the
+    templates' is asked as it is (the same request as the paper's: counted as identical, asked once)."""
+    found = _RATING[language].search(prompt)
+    if found is None:
+        return prompt
+    low, high, anchors = found.groups()
+    marks = list(_ANCHOR[language].finditer(anchors))
+    if not marks or marks[0].start() != 0:
+        return prompt
+    points = [(m[1], anchors[m.end():(marks[i + 1].start() if i + 1 < len(marks) else len(anchors))])
+              for i, m in enumerate(marks)]
+    t = _templates()
+    parts = [t[f"anchor_{language}"].format(point=point, text=text) for point, text in reversed(points)]
+    joined = parts[0] if len(parts) == 1 else (t[f"anchor_joiner_{language}"].join(parts[:-1])
+                                               + t[f"anchor_last_joiner_{language}"] + parts[-1])
+    sentence = (f"on a scale of {high} to {low}, where {joined}." if language == "en"
+                else f"请用{high}到{low}分为这一陈述打分，其中{joined}。")
+    return prompt[:found.start()] + sentence
+
+
+VARIANT_PROMPT = {"default": lambda prompt, language: prompt, "reversed": reversed_anchors}
+"""How each variant LLM-GLOBE defines changes a closed prompt (the open prompts list no options: asked once)."""

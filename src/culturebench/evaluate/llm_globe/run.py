@@ -15,15 +15,15 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import companions, run_steps
+from culturebench.evaluate import companions, run_folder, run_steps, variants
 from culturebench.evaluate.limit import counted, limit_frame
-from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
+from culturebench.evaluate.llm_globe import BENCHMARK, LLMGlobeOptions, prompts
 from culturebench.evaluate.llm_globe.config import Config, Juror, config_of
 from culturebench.evaluate.llm_globe.items import (
     PlannedRequest, asked_count, plan_closed, plan_jurors, plan_open, release_tables)
 from culturebench.evaluate.llm_globe.measures import resolve_societies
-from culturebench.evaluate.llm_globe.metrics import score
-from culturebench.evaluate.llm_globe.parsing import read_human_ratings
+from culturebench.evaluate.llm_globe.metrics import score, score_records
+from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses, score_closed
 from culturebench.evaluate.llm_globe.plots import write_run
 from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
 from culturebench.release import load_manifest
@@ -141,6 +141,58 @@ class Plan(RunPlan):
     parts: tuple[PartPlan, ...]
 
 
+def variants_report(plan: Plan, answers: Answers, scored) -> dict:
+    """metrics.json's ``variants`` block of a fresh run asked under ``--variants`` (``variants.report``): each
+    variant's headline by the same scoring of its closed records alone (``metrics.score_records``), the closed
+    prompts' being the variants'."""
+    config, release = plan.config, Path(plan.options.release)
+    human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
+    closed_only = plan.options.replace(split="closed")
+
+    def variant_score(variant: str) -> variants.VariantScore:
+        records = read_responses([answers.path], variant)
+        metrics = scored.metrics if variant == variants.DEFAULT else score_records(
+            records, plan.tables, config, human=human, release=release,
+            sources=[run_folder.source_info(answers.path)]).metrics
+        return variants.variant_score(BENCHMARK, metrics, closed_only, release,
+                                      closed_items(records, plan.tables["closed"]))
+
+    return variants.report(variant_answers(read_responses([answers.path], variant=None), plan.tables["closed"]),
+                           plan.options.variants, variant_score, seed=plan.options.seed)
+
+
+def closed_items(records: list[dict], closed: pl.DataFrame) -> dict[str, dict[str, float]]:
+    """Per dimension's closed mean (the headline's ``mean_<dimension>``, a mean over the valid answers) each
+    answer's reverse-scored value (``parsing.score_closed``), by prompt, language and sample (the variants report's
+    interval resamples them)."""
+    out: dict[str, dict[str, float]] = {}
+    scored = score_closed([r for r in records if r["part"] == "closed"], closed)
+    for dimension, prompt, language, sample, value in scored.drop_nulls("score").select(
+            "dimension", "id", "language", "sample_index", "score").iter_rows():
+        out.setdefault(f"mean_{dimension}", {})[f"{prompt}/{language}/{sample}"] = value
+    return out
+
+
+def variant_answers(records: list[dict], closed: pl.DataFrame) -> list[variants.VariantAnswer]:
+    """Each closed answer as the variants report reads it: its rating (the codes are kept under every variant) and
+    the position the variant listed it at (1: the scale's end the prompt names first), the item being the prompt,
+    language and sample; what was asked is the prompt as the variant words it."""
+    text = {(r["id"], language): r[f"prompt_{language}"] for r in closed.iter_rows(named=True)
+            for language in prompts.LANGUAGES}
+    out = []
+    for r in records:
+        if r["part"] != "closed":
+            continue
+        variant, value = r.get("variant") or variants.DEFAULT, r.get("answer")
+        position = None if value is None or not prompts.SCALE_MIN <= value <= prompts.SCALE_MAX else (
+            prompts.SCALE_MAX - value + 1 if variant == "reversed" else value - prompts.SCALE_MIN + 1)
+        asked = prompts.VARIANT_PROMPT[variant](text[(r["id"], r["language"])], r["language"])
+        out.append(variants.VariantAnswer(variant, f"{r['id']}/{r['language']}/{r['sample_index']}",
+                                          None if value is None else str(value), position,
+                                          (r["id"], r["language"], r["sample_index"], asked)))
+    return out
+
+
 class LLMGlobeHooks(Hooks):
     """LLM-GLOBE's hooks of the engine (``contract.Hooks``)."""
 
@@ -156,9 +208,10 @@ class LLMGlobeHooks(Hooks):
             closed, covers = limit_frame(tables["closed"], ["dimension"], options.limit, options.seed, item="prompts",
                                          columns=["dimensions"], part="closed")
             requests = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
-                                   max_tokens=options.max_tokens or prompts.CLOSED_MAX_TOKENS, seed=options.seed)
+                                   max_tokens=options.max_tokens or prompts.CLOSED_MAX_TOKENS, seed=options.seed,
+                                   variants=options.variants)
             parts.append(PartPlan("closed", closed, covers, requests,
-                                  asked_count(closed, config.languages, config.samples)))
+                                  asked_count(closed, config.languages, config.samples) * len(options.variants)))
         if config.part in ("open", "both"):
             opened, covers = limit_frame(tables["open"], ["dimension"], options.limit, options.seed, item="prompts",
                                          columns=["dimensions"], part="open")
@@ -201,10 +254,14 @@ class LLMGlobeHooks(Hooks):
         """The metrics of the responses files (a fresh run's one or ``culturebench score``'s: ``metrics.score``,
         the release's tables and the config's human ratings with them)."""
         scored = score(list(answers.files), plan.options.release, config_of(plan.options))
+        if not answers.saved and len(plan.options.variants) > 1:
+            scored.metrics["variants"] = run_folder.json_safe(variants_report(plan, answers, scored))
         return Result(metrics=scored.metrics, written=[], score=scored)
 
     def write(self, result: Result, out: Path) -> list[Path]:
-        return write_run(result.score, Path(out))
+        """metrics.json and the plots (``plots.write_run``), and with ``--variants`` the position-bias figure."""
+        return [*write_run(result.score, Path(out)),
+                *variants.write_position_bias(result.metrics.get("variants"), out)]
 
     def evaluation(self, plan: Plan, result: Result, answers: Answers) -> dict:
         """run.json's ``evaluation`` (the config and sampling asked), the runner's totals per part and juror, notes on
@@ -212,7 +269,7 @@ class LLMGlobeHooks(Hooks):
         options, config, metrics = plan.options, plan.config, result.metrics
         return {"evaluation": {"config": config.as_dict(), "temperature": plan.temperature,
                                "max_tokens": options.max_tokens, "seed": options.seed, "limit": options.limit,
-                               "n_records": answers.n_records},
+                               "n_records": answers.n_records, "variants": list(options.variants)},
                 "runner_by_part": answers.by_step,
                 "release_notes": release_notes(load_manifest(options.release), plan.tables, config, options.limit),
                 "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
@@ -255,4 +312,5 @@ class LLMGlobeHooks(Hooks):
                         "llm_globe open", n - scored, n,
                         f"the open means rest on the {counted(scored, 'answers')} the jury scored (a juror's rating "
                         "unreadable: metrics.json open.juror_parse_status)")
-        return "\n".join(lines + warnings) or "llm_globe: nothing scored"
+        lines += variants.summary_line("llm_globe", metrics.get("variants"))
+    return "\n".join(lines + warnings) or "llm_globe: nothing scored"

@@ -58,6 +58,10 @@ from culturebench.evaluate import engine
 from culturebench.errors import InputError
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
+VARIANTS = (*ORDER_VARIANTS, "letters")
+"""The prompt variants NormAd defines (issue #63): its numbered options (Fig. 9: 1) Yes 2) No 3) Neither) reversed,
+shuffled, or labelled A) B) C); the answer format stays the paper's (its third option, Neither, is the allowed
+non-answer: a forced Yes / No would leave the neutral gold labels no right answer)."""
 CONTEXTS = ("none", "country", "value", "country_value", "rot")
 """The contexts, from none to the most specific, in request order (``prompts.CONTEXT_NAMES`` names them)."""
 PROTOCOLS = {
@@ -113,7 +117,7 @@ class NormAdOptions(Options):
     variants: tuple[str, ...] = variants_option()
 
     def check(self) -> None:
-        object.__setattr__(self, "variants", checked_variants(self.variants, ORDER_VARIANTS, "normad"))
+        object.__setattr__(self, "variants", checked_variants(self.variants, VARIANTS, "normad"))
         unknown = [c for c in self.contexts if c not in CONTEXTS]
         if unknown or not self.contexts:
             raise InputError(f"unknown context {unknown[0]!r}; choose from {', '.join(CONTEXTS)}" if unknown

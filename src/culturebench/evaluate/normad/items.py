@@ -12,7 +12,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import release_configs
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate.variants import DEFAULT, option_order
+from culturebench.evaluate.variants import DEFAULT, option_labels, option_order
 
 if TYPE_CHECKING:
     from culturebench.chat import ChatRequest
@@ -72,7 +72,7 @@ def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CO
                   ) -> Iterator[PlannedRequest]:
     """One request per story, context, variant and sample under ``protocol`` (prompts.PROTOCOLS), in story order
     then context order (a generator: a run streams them); a variant lists the options in its order
-    (``variants.option_order``, seeded by ``seed`` and the story)."""
+    (``variants.option_order``, seeded by ``seed`` and the story) under its labels (``variants.option_labels``)."""
     from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
@@ -82,7 +82,8 @@ def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CO
                                         protocol)
             for variant in variants:
                 order = option_order(len(prompts.LABELS), variant, seed or 0, row["story_id"])
-                text = paper if variant == DEFAULT else prompts.relisted(paper, order)
+                text = (paper if variant == DEFAULT else
+                        prompts.relisted(paper, order, option_labels(len(prompts.LABELS), variant)))
                 listed = tuple(prompts.LABELS[i] for i in order)
                 for r in range(samples):
                     yield PlannedRequest(row["story_id"], context, r, text,

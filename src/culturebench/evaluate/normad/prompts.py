@@ -256,13 +256,16 @@ _LISTED_OPTION = re.compile(r"(?<=\s)([123])\) (?:Yes|No|Neither)\b")
 """One numbered option of the list after "Options:" (Fig. 9 and the authors' templates: 1) Yes 2) No 3) Neither)."""
 
 
-def relisted(prompt: str, order: tuple[int, ...]) -> str:
+def relisted(prompt: str, order: tuple[int, ...], labels: tuple[str, ...] | None = None) -> str:
     """``prompt`` with its three numbered options listed in ``order`` (positions into LABELS, the order both
-    protocols list them in), their numbers and everything else kept (issue #63's order variants). The answer is read
-    by its word, whatever the order; an answer by number ("option 1") is read by the paper's order."""
+    protocols list them in), their numbers (or ``labels`` in their place, first to last: the ``letters``
+    variant's A) B) C)) and everything else kept (issue #63's variants). The answer is read by its word, whatever
+    the order or the labels; an answer by number ("option 1") is read by the paper's order, one by letter alone
+    is not read."""
     head, mark, options = prompt.rpartition("Options:")
     words = iter(OPTION_TEXT[LABELS[i]] for i in order)
-    listed, n = _LISTED_OPTION.subn(lambda m: f"{m.group(1)}) {next(words)}", options)
+    names = iter(labels or ())
+    listed, n = _LISTED_OPTION.subn(lambda m: f"{next(names, m.group(1))}) {next(words)}", options)
     if not mark or n != len(LABELS):
         raise ValueError("the prompt lists no three numbered options after 'Options:'")
     return head + mark + listed

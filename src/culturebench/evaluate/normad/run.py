@@ -89,7 +89,8 @@ class NormAdHooks(ClosedFormHooks):
         info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
                 .iter_rows(named=True)}
         return Plan(options=options, model=model, requests=requests,
-                    total=stories.height * len(options.contexts) * samples * len(options.variants), description="normad", covers=(covers,),
+                    total=stories.height * len(options.contexts) * samples * len(options.variants),
+                    description="normad", covers=(covers,),
                     release_stories=release_stories, stories=stories, samples=samples, temperature=temperature,
                     max_tokens=max_tokens, info=info, protocol=options.protocol)
 
@@ -113,7 +114,7 @@ class NormAdHooks(ClosedFormHooks):
         """The run's records (model, variant, the options' order, story, context, response, sample, answer)."""
         return pl.read_ndjson(path, schema={
             "model": pl.String, "variant": pl.String, "listed": pl.String, "story_id": pl.String, "context": pl.String,
-            "response": pl.String, "sample_index": pl.Int64, "answer": pl.String})
+            "response": pl.String, "sample_index": pl.Int64, "answer": pl.String, "correct": pl.Boolean})
 
     def score_variant(self, plan: Plan, frame: pl.DataFrame, answers: Answers):
         """The metrics of one variant's records (``metrics.score_responses``), with the protocol asked."""
@@ -129,8 +130,18 @@ class NormAdHooks(ClosedFormHooks):
         return score(list(files), options.release, unparsed_rule(options), options.answer_rule)
 
     def write(self, result: Result, out: Path) -> list[Path]:
-        """metrics.json and the plots (``plots.write_run``)."""
-        return write_run(result.score, Path(out))
+        """metrics.json and the plots (``plots.write_run``), and with ``--variants`` the position-bias figure."""
+        return [*write_run(result.score, Path(out)),
+                *variants.write_position_bias(result.metrics.get("variants"), out)]
+
+    def item_values(self, frame: pl.DataFrame, variant: str) -> dict[str, dict[str, float]]:
+        """Per context's accuracy (the headline's ``accuracy_<context>``, a mean over its answers) each answer of
+        ``variant``, 1 right and 0 wrong, by story and sample (the variants report's interval resamples them)."""
+        out: dict[str, dict[str, float]] = {}
+        for context, story, sample, correct in frame.filter(pl.col("variant") == variant).select(
+                "context", "story_id", "sample_index", "correct").iter_rows():
+            out.setdefault(f"accuracy_{context}", {})[f"{story}/{sample}"] = float(correct)
+        return out
 
     def variant_answers(self, frame: pl.DataFrame, plan: Plan) -> list[variants.VariantAnswer]:
         """Each answer of ``frame`` (the run's records) as the variants report reads it: its label (the option by its

@@ -82,6 +82,7 @@ from culturebench.contract import RAI_FACTS, Benchmark, lazy_exports
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
+from culturebench.evaluate.variants import DEFAULT, checked_variants, variants_option
 
 STOP_RULES = ("paper", "tolerant")
 """How a turn ends the dialogue (``prompts.STOP_PATTERNS``): paper (the printed "GOOD BYE", the default) or tolerant
@@ -96,6 +97,9 @@ FIG5_GROUPINGS = {
     "value": "the country of the scenario's value item (ours, the earlier grouping; Table 3A's countries)",
 }
 """``fig5_country``: what Fig. 5 groups dialogues by (default ``commonsense``)."""
+NO_VARIANTS = ("the model under test converses in free text, its turns list no options to reorder, relabel or "
+               "force; the judge's score format is the instrument, not the model tested")
+"""Why socialcc defines no prompt variants (issue #63; docs/robustness.md)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,8 +142,10 @@ class SocialCCOptions(Options):
     fig5_country: str = option(tuple(FIG5_GROUPINGS)[0], choices=tuple(FIG5_GROUPINGS), score=True,
                                help="What Fig. 5 groups dialogues by: commonsense (the country of the commonsense "
                                     "item, the paper's) or value (the value item's country).")
+    variants: tuple[str, ...] = variants_option()
 
     def check(self) -> None:
+        checked_variants(self.variants, (DEFAULT,), "socialcc", NO_VARIANTS)
         if self.samples not in (None, 1):
             raise InputError(f"socialcc plays one dialogue per scenario; --samples must be 1, got {self.samples}")
         for key in ("max_rounds", "agent_max_tokens", "judge_max_tokens"):

@@ -50,6 +50,7 @@ from culturebench.contract import (
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
+from culturebench.evaluate.variants import DEFAULT, checked_variants, variants_option
 
 SPLITS = ("probe", "train", "validation", "test")
 """``--split``: the probe (the ``probe`` config, Sec. 3.1) or every example of a split of the ``examples`` config."""
@@ -70,6 +71,9 @@ WEIGHTS = ("design", "none")
 """``--weights``: a country's answers weighted by W_WEIGHT (design) or each respondent counted once (none)."""
 MAJORITY_DEFINITIONS = ("pooled", "per_group")
 """Readings of the majority baseline (see the module docstring); the first is the default."""
+VARIANTS = (DEFAULT, "reversed")
+"""The prompt variants WVB defines (issue #63): ``reversed`` lists a question's ordinal scale from its other end, the
+codes kept (``prompts.reversed_scale``)."""
 _PROMPTS = json.loads(resources.files("culturebench.facts").joinpath("wvb.json").read_text(encoding="utf-8"))[
     "evaluation"]["prompts"]  # read here, not through builders.wvb.facts, which imports polars
 FAMILIES = tuple(_PROMPTS["with_demographics"])
@@ -143,8 +147,15 @@ class WVBOptions(Options):
                                     help="An answer that is not a whole number (2.6) is invalid (left out). "
                                          "Default: truncated toward zero (2), as the authors' evaluate.py does "
                                          "(astype(int)).")
+    variants: tuple[str, ...] = variants_option()
 
     def check(self) -> None:
+        object.__setattr__(self, "variants", checked_variants(self.variants, VARIANTS, "wvb"))
+        if len(self.variants) > 1 and (self.protocol != PROTOCOLS[0] or self.steer or self.reading != READINGS[0]):
+            flag = ("--protocol liu2025" if self.protocol != PROTOCOLS[0] else "--steer" if self.steer
+                    else f"--reading {self.reading}")
+            raise InputError(f"--variants asks App. B's prompts again, one answer each: leave out {flag}",
+                             file=self.config_file, column="variants")
         if self.demographics and (self.steer or self.reading != READINGS[0] or self.protocol != PROTOCOLS[0]):
             flag = (f"--steer {self.steer}" if self.steer else f"--reading {self.reading}"
                     if self.reading != READINGS[0] else f"--protocol {self.protocol}")

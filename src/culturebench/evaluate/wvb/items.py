@@ -178,6 +178,8 @@ class PlannedRequest:
     request: ChatRequest
     steer: str | None = None
     """The country (ISO alpha-3) the prompt names under ``--steer country``; None: not steered."""
+    variant: str = "default"
+    """The prompt variant asked (``prompts.VARIANT_QUESTION``; issue #63)."""
 
 
 
@@ -207,7 +209,7 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
                   demographics: bool = True, samples: int | None = None, temperature: float | None = None,
                   max_tokens: int | None = None, seed: int | None = 0,
                   family: str | None = None, steer: Sequence[tuple[str, str]] = (),
-                  reading: str = "samples") -> Iterator[PlannedRequest]:
+                  reading: str = "samples", variants: Sequence[str] = ("default",)) -> Iterator[PlannedRequest]:
     """The model calls of a run (Sec. 3.5, App. B), with ``family``'s prompts (default DEFAULT_FAMILY), one at a
     time (a generator: a run of millions is never a list); the options are checked before the first is made.
 
@@ -217,7 +219,8 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
     0.7. Every request stops at "\\n\\n" (App. B). The seed is the same for every request (the backends vary it
     per sample_index). Without demographics, ``steer`` ((code, name) pairs) asks each question again per country,
     the prompt naming it (``prompts.steered_question``), and ``reading`` "verbalized" asks for the distribution in
-    words (``prompts.verbalized_prompt``) instead of one answer."""
+    words (``prompts.verbalized_prompt``) instead of one answer. Each of ``variants`` asks every request again with
+    the question as the variant words it (``prompts.VARIANT_QUESTION``), after the row's default request."""
     from culturebench.evaluate.wvb import prompts
 
     config_file.check_at_least_one({"--samples": samples, "--max-tokens": max_tokens})
@@ -234,37 +237,44 @@ def iter_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.
         people = {r[0]: list(zip(demographic_questions, r[1:])) for r in
                   participants.select("participant_id", *prompts.DEMOGRAPHIC_VARIABLES).iter_rows()}
         blank = [(q, None) for q in demographic_questions]
-        return _with_demographics(rows, people, blank, text, family, sampling, samples or 1)
-    return _without_demographics(rows, text, family, sampling, samples, steer, reading)
+        return _with_demographics(rows, people, blank, text, family, sampling, samples or 1, variants)
+    return _without_demographics(rows, text, family, sampling, samples, steer, reading, variants)
 
 
 def _with_demographics(rows: pl.DataFrame, people: dict, blank: list, text: dict, family: str, sampling,
-                       samples: int) -> Iterator[PlannedRequest]:
+                       samples: int, variants: Sequence[str]) -> Iterator[PlannedRequest]:
     from culturebench.chat import ChatRequest
     from culturebench.evaluate.wvb import prompts
 
     for participant_id, question_id in rows.select("participant_id", "question_id").iter_rows():
-        message = prompts.messages(prompts.with_demographics_prompt(people.get(participant_id, blank),
-                                                                    text[question_id], family))
-        for index in range(samples):
-            yield PlannedRequest(participant_id, question_id, index,
-                                 ChatRequest(messages=message, sampling=sampling, sample_index=index))
+        for variant in variants:
+            question = prompts.VARIANT_QUESTION[variant](text[question_id])
+            message = prompts.messages(prompts.with_demographics_prompt(people.get(participant_id, blank), question,
+                                                                        family))
+            for index in range(samples):
+                yield PlannedRequest(participant_id, question_id, index,
+                                     ChatRequest(messages=message, sampling=sampling, sample_index=index),
+                                     variant=variant)
 
 
 def _without_demographics(rows: pl.DataFrame, text: dict, family: str, sampling, samples: int | None,
-                          steer: Sequence[tuple[str, str]] = (), reading: str = "samples") -> Iterator[PlannedRequest]:
+                          steer: Sequence[tuple[str, str]] = (), reading: str = "samples",
+                          variants: Sequence[str] = ("default",)) -> Iterator[PlannedRequest]:
     from culturebench.chat import ChatRequest
     from culturebench.evaluate.wvb import prompts
 
     for question_id, n_human in rows.group_by("question_id", maintain_order=True).len().iter_rows():
         for code, name in ((None, None), *steer):
-            question = text[question_id] if name is None else prompts.steered_question(text[question_id], name)
-            prompt = (prompts.without_demographics_prompt(question, family) if reading == "samples"
-                      else prompts.verbalized_prompt(question))
-            message = prompts.messages(prompt)
-            for index in range(samples or n_human):
-                yield PlannedRequest(None, question_id, index,
-                                     ChatRequest(messages=message, sampling=sampling, sample_index=index), code)
+            for variant in variants:
+                question = prompts.VARIANT_QUESTION[variant](text[question_id])
+                question = question if name is None else prompts.steered_question(question, name)
+                prompt = (prompts.without_demographics_prompt(question, family) if reading == "samples"
+                          else prompts.verbalized_prompt(question))
+                message = prompts.messages(prompt)
+                for index in range(samples or n_human):
+                    yield PlannedRequest(None, question_id, index,
+                                         ChatRequest(messages=message, sampling=sampling, sample_index=index), code,
+                                         variant)
 
 
 def plan_requests(rows: pl.DataFrame, questions: pl.DataFrame, participants: pl.DataFrame,
@@ -296,6 +306,7 @@ def parse_records(planned: list[PlannedRequest], responses: list, questions: pl.
             "question_id": item.question_id,
             "sample_index": item.sample_index,
             "steer": item.steer,
+            "variant": item.variant,
             "messages": item.request.message_dicts(),
             "sampling": {"temperature": item.request.sampling.temperature, "max_tokens": item.request.sampling.max_tokens,
                          "top_p": item.request.sampling.top_p, "seed": item.request.sampling.seed,
@@ -315,7 +326,7 @@ def response_schema() -> pl.Schema:
     (``run_folder.ResponsesWriter``)."""
     return pl.Schema({
         "participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64, "steer": pl.String,
-        "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String})),
+        "variant": pl.String, "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String})),
         "sampling": pl.Struct({"temperature": pl.Float64, "max_tokens": pl.Int64, "top_p": pl.Float64,
                                "seed": pl.Int64, "stop": pl.List(pl.String)}),
         "output": pl.String, "answer": pl.Int64, "parse_status": pl.String, "finish_reason": pl.String,

@@ -481,7 +481,8 @@ def liu_countries(repo, options) -> tuple[list, list[str]]:
 
 def read_model_answers(path: Path) -> pl.DataFrame:
     """steer, question_id, sample_index, answer, output of a run's responses (responses.jsonl or its parquet
-    shards; a record without ``steer`` is unsteered)."""
+    shards; a record without ``steer`` is unsteered), the default variant's (a ``--variants`` run's other prompts
+    are its variants block's, issue #63)."""
     from culturebench.evaluate import run_folder
     from culturebench.evaluate.wvb.items import response_schema
 
@@ -492,7 +493,7 @@ def read_model_answers(path: Path) -> pl.DataFrame:
     else:
         frame = pl.scan_ndjson(path, schema=response_schema())
     try:
-        return frame.select(*columns).collect()
+        return frame.filter(pl.col("variant").fill_null("default") == "default").select(*columns).collect()
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"responses cannot be read ({str(exc).splitlines()[0]})", file=path) from None
 

@@ -79,12 +79,13 @@ ANSWER_COLUMNS = ("participant_id", "question_id", "sample_index", "answer")
 """The fields of a responses record that scoring reads."""
 
 
-def scan_answers(path: Path) -> pl.LazyFrame:
+def scan_answers(path: Path, variant: str = "default") -> pl.LazyFrame:
     """The answers of ``evaluate wvb``'s responses, in file order, as a lazy query: participant_id, question_id,
     sample_index, ``score`` (the parsed answer, null when none: a number from the parquet shards of a large run,
     text from responses.jsonl) and ``not_integer`` (the reply gave a non-whole number, ``score`` its truncation).
     ``path``: responses.jsonl (every line checked, one-line errors naming the line and
-    field) or the shards (a folder or one .parquet file; only these columns are read, when the query runs)."""
+    field) or the shards (a folder or one .parquet file; only these columns are read, when the query runs).
+    ``variant``: the prompt variant's records only (a record without one is the default's; issue #63)."""
     path = Path(path)
     schema = {"participant_id": pl.Int64, "question_id": pl.String, "sample_index": pl.Int64, "score": pl.String,
               "not_integer": pl.Boolean}
@@ -94,6 +95,10 @@ def scan_answers(path: Path) -> pl.LazyFrame:
             status = pl.col("parse_status") if "parse_status" in frame.collect_schema() else pl.lit(None)
             if "steer" in frame.collect_schema():  # answers steered to a country are the country view's only
                 frame = frame.filter(pl.col("steer").is_null())
+            if "variant" in frame.collect_schema():
+                frame = frame.filter(pl.col("variant").fill_null("default") == variant)
+            elif variant != "default":
+                frame = frame.filter(pl.lit(False))
             frame = frame.select(
                 pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
                 pl.col("sample_index").cast(pl.Int64), pl.col("answer").cast(pl.Float64).alias("score"),
@@ -106,6 +111,8 @@ def scan_answers(path: Path) -> pl.LazyFrame:
         for _, record in saved_records.jsonl_records(path, ANSWER_COLUMNS, texts=("output",),
                                             integers=("participant_id", "sample_index", "answer")):
             if record.get("steer") is not None:  # answers steered to a country are the country view's only
+                continue
+            if (record.get("variant") or "default") != variant:
                 continue
             for name in ANSWER_COLUMNS[:3]:
                 columns[name].append(record[name])

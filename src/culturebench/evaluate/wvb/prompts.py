@@ -281,3 +281,23 @@ def steered_question(question: str, country: str) -> str:
 def verbalized_prompt(question: str) -> str:
     """The prompt asking for the distribution of answers in words (Liu, Kaneko and Chu 2025; wording ours)."""
     return read_facts("opinions")["verbalized"]["template"].format(question=question)
+
+
+_SCALE = re.compile(r"On a scale of (-?\d+) to (-?\d+), \1 meaning '(.*?)' and \2 meaning '(.*?)', ")
+"""The scale's opening of every value question of the authors' question_metadata.json (``question``): "On a scale
+of 1 to 4, 1 meaning 'Strongly agree' and 4 meaning 'Strongly disagree', ..."."""
+
+
+def reversed_scale(question: str) -> str:
+    """``question`` with its ordinal scale listed from the other end, its codes kept (issue #63's ``reversed``:
+    "On a scale of 4 to 1, 4 meaning 'Strongly disagree' and 1 meaning 'Strongly agree', ..."); a question whose
+    text names no scale this way is asked as it is (the same request as the paper's: counted as identical, asked
+    once)."""
+    return _SCALE.sub(lambda m: f"On a scale of {m[2]} to {m[1]}, {m[2]} meaning '{m[4]}' and {m[1]} meaning "
+                                f"'{m[3]}', ", question, count=1)
+
+
+VARIANT_QUESTION = {"default": lambda question: question, "reversed": reversed_scale}
+"""How each variant WVB defines changes a question's text (every value question is ordinal in the authors'
+question_metadata.json: ``answer_data_type``, so ``shuffled`` is not defined: an ordinal scale shuffled is no
+scale)."""

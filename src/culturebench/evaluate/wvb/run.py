@@ -6,6 +6,7 @@ benchmark's methods)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +16,11 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
+from culturebench.evaluate import run_folder, variants
 from culturebench.evaluate.engine import stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
-from culturebench.evaluate.wvb import WVBOptions, liu2025, liu_outputs
+from culturebench.evaluate.wvb import BENCHMARK, WVBOptions, liu2025, liu_outputs
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
     iter_requests,
@@ -101,8 +102,9 @@ def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
 
 
 def replanned(options: WVBOptions):
-    """The run's requests planned again (the country view's ``--scoring logprobs`` reading looks each one up)."""
-    return WVBHooks().plan(options).requests
+    """The run's requests planned again (the country view's ``--scoring logprobs`` reading looks each one up), the
+    default variant's: the country view is the paper protocol's."""
+    return (request for request in WVBHooks().plan(options).requests if request.variant == variants.DEFAULT)
 
 
 def score_saved(responses: Sequence[Path], options: WVBOptions) -> Result:
@@ -119,6 +121,37 @@ def score_saved(responses: Sequence[Path], options: WVBOptions) -> Result:
     scored = score(path, options.release, options.majority, drop_out_of_scale=options.drop_out_of_scale,
                    drop_non_integer=options.drop_non_integer)
     return Result(metrics=scored.metrics, written=[], score=scored)
+
+
+def question_distances(metrics: dict) -> dict[str, float]:
+    """Each question's W1 (mean W1, the headline, is their mean: Table 2), the questions with one."""
+    return {q: float(w) for q, w in metrics["per_question"].items() if w is not None and not math.isnan(w)}
+
+
+def variant_answers(path: Path, questions: pl.DataFrame) -> list[variants.VariantAnswer]:
+    """Each unsteered answer of a run's responses as the variants report reads it: its code (by content: the codes
+    are kept under every variant) and the position the variant listed it at along the scale (1: the end the prompt
+    names first; None off the scale or unread), the item being the participant, question and sample; what was asked
+    differs between variants by the question's wording only (``prompts.VARIANT_QUESTION``)."""
+    from culturebench.evaluate.wvb.prompts import VARIANT_QUESTION
+
+    frame = (pl.scan_parquet(run_folder.shard_paths(path), missing_columns="insert", schema=response_schema())
+             if Path(path).is_dir() or Path(path).suffix.lower() == ".parquet"
+             else pl.scan_ndjson(path, schema=response_schema()))
+    scales = {q: (lo, hi, text) for q, lo, hi, text in
+              questions.select("question_id", "scale_min", "scale_max", "text").iter_rows()}
+    out = []
+    for variant, participant, question, sample, answer in (
+            frame.filter(pl.col("steer").is_null())
+            .select(pl.col("variant").fill_null(variants.DEFAULT), "participant_id", "question_id", "sample_index",
+                    "answer").collect().iter_rows()):
+        low, high, text = scales[question]
+        on_scale = answer is not None and low is not None and high is not None and low <= answer <= high
+        position = (None if not on_scale else high - answer + 1 if variant == "reversed" else answer - low + 1)
+        out.append(variants.VariantAnswer(variant, f"{participant}/{question}/{sample}",
+                                          None if answer is None else str(answer), position,
+                                          (participant, question, sample, VARIANT_QUESTION[variant](text))))
+    return out
 
 
 def _statuses(plan: Plan) -> dict[str, int]:
@@ -139,10 +172,10 @@ class WVBHooks(Hooks):
         requests = iter_requests(rows, questions, participants, demographics=options.demographics,
                                  samples=samples, temperature=options.temperature,
                                  max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family,
-                                 steer=steer, reading=options.reading)
+                                 steer=steer, reading=options.reading, variants=options.variants)
         mode = "with demographics" if options.demographics else "without demographics"
         return Plan(options=options, model=model, requests=requests,
-                    total=request_count(rows, options.demographics, samples, len(steer)),
+                    total=request_count(rows, options.demographics, samples, len(steer)) * len(options.variants),
                     description=f"wvb {options.split} ({mode})", covers=(covers,), schema=response_schema(),
                     rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
                     sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
@@ -177,10 +210,14 @@ class WVBHooks(Hooks):
         options, demographics = plan.options, plan.options.demographics
         mode = "with demographics" if demographics else "without demographics"
         label = f"{plan.model} ({mode})"
-        answered = answers_frame(plan.rows, scan_answers(answers.path), demographics)
-        scored = score_answers(answered, Path(options.release), run_folder.source_info(answers.path),
-                               majority=options.majority, model=label, drop_out_of_scale=options.drop_out_of_scale,
-                               drop_non_integer=options.drop_non_integer)
+
+        def scored_variant(variant: str):
+            answered = answers_frame(plan.rows, scan_answers(answers.path, variant), demographics)
+            return score_answers(answered, Path(options.release), run_folder.source_info(answers.path),
+                                 majority=options.majority, model=label, drop_out_of_scale=options.drop_out_of_scale,
+                                 drop_non_integer=options.drop_non_integer)
+
+        scored = scored_variant(variants.DEFAULT)
         n_parsed = plan.parse_status["n_parsed"]
         scored.metrics.update({
             "mode": "with_demographics" if demographics else "without_demographics",
@@ -192,6 +229,14 @@ class WVBHooks(Hooks):
             "n_unparsed": answers.n_records - n_parsed,
             "parse_status": _statuses(plan),
         })
+        if len(options.variants) > 1:
+            def variant_score(variant: str) -> variants.VariantScore:
+                metrics = (scored if variant == variants.DEFAULT else scored_variant(variant)).metrics
+                return variants.variant_score(BENCHMARK, metrics, options, options.release,
+                                              {"mean_w1": question_distances(metrics)})
+
+            scored.metrics["variants"] = run_folder.json_safe(variants.report(
+                variant_answers(answers.path, plan.questions), options.variants, variant_score, seed=options.seed))
         country_files = [] if demographics else write_country_view(
             answers.state["backend"], options, answers.path, plan.questions, scored.metrics,
             lambda: replanned(options), label, answers.state["console"], plan.notes)
@@ -203,7 +248,7 @@ class WVBHooks(Hooks):
         distributions' tables)."""
         scored = (write_run(result.score, Path(out)) if result.score is not None
                   else run_folder.write_metrics_and_plots(result.metrics, Path(out), {}))
-        return [*scored, *result.written]
+        return [*scored, *result.written, *variants.write_position_bias(result.metrics.get("variants"), out)]
 
     def evaluation(self, plan: Plan, result: Result, answers: Answers) -> dict:
         """run.json's ``evaluation`` (the mode, split, rows and sampling asked and the rules the answers were read
@@ -219,7 +264,8 @@ class WVBHooks(Hooks):
                                "reading": metrics.get("countries", {}).get("reading"),
                                "weights": metrics.get("countries", {}).get("weights"),
                                "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
-                               "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
+                               "non_integer_answers": "dropped" if options.drop_non_integer else "truncated",
+                               "variants": list(options.variants)},
                 "release_routes": metrics["release_routes"],
                 "parse_status": _statuses(plan),
                 "metrics": {"mean": metrics["mean"], "std": metrics["std"], "n_questions": metrics["n_questions"],
@@ -247,4 +293,5 @@ class WVBHooks(Hooks):
         scored = metrics["n_rows"] - metrics["n_invalid"]
         rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
                  f"of the {len(metrics['per_question']):,} asked")
-        return "\n".join([line, *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
+        return "\n".join([line, *variants.summary_line("wvb", metrics.get("variants")),
+                          *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
