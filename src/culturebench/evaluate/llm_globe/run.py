@@ -313,4 +313,4 @@ class LLMGlobeHooks(Hooks):
                         f"the open means rest on the {counted(scored, 'answers')} the jury scored (a juror's rating "
                         "unreadable: metrics.json open.juror_parse_status)")
         lines += variants.summary_line("llm_globe", metrics.get("variants"))
-    return "\n".join(lines + warnings) or "llm_globe: nothing scored"
+        return "\n".join(lines + warnings) or "llm_globe: nothing scored"
