@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from culturebench.errors import InputError
+from culturebench.manifest import CROISSANT_FILE
 
 HUB_REPO = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
 """``ORG/NAME[@revision]``."""
@@ -84,10 +85,8 @@ def by_design(folder: Path, outputs: list[dict]) -> set[str]:
     """The paths of ``outputs`` (manifest.json's) in which a Hub upload differs from its release on purpose:
     README.md (the card rewritten for the Hub), the files of withheld configs and of configs uploaded without some
     columns, and then croissant.json (which gives those files' uploaded sha256)."""
-    from culturebench.croissant import FILE as CROISSANT
-
     block = card_block(folder)
     trimmed = set((block.get("withheld_columns") or {}).keys())
     skipped = set(block.get("withheld_configs") or []) | trimmed
-    return {"README.md"} | ({CROISSANT} if trimmed else set()) | {
+    return {"README.md"} | ({CROISSANT_FILE} if trimmed else set()) | {
         o["path"] for o in outputs if (o.get("config") or o["path"].split("/", 1)[0]) in skipped}

@@ -15,6 +15,8 @@ from culturebench.io import sha256_file
 
 MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation", "created_at", "redistributable")
 """What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
+CROISSANT_FILE = "croissant.json"
+"""The release's Croissant metadata (``culturebench.croissant`` writes it), a file manifest.json lists."""
 
 
 def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outputs")) -> dict:
