@@ -120,7 +120,7 @@ class Manifest:
 
     @property
     def provenance(self) -> dict:
-        """What the builder recorded of its sources (e.g. WVB's ``routes``)."""
+        """What the builder recorded of its sources (a survey's file routes, a revision)."""
         return self.data.get("provenance") or {}
 
     @property
@@ -212,7 +212,7 @@ class Release:
 
     def check_benchmark(self, name: str, described: str) -> Release:
         """This release when it is one of benchmark ``name``; else an InputError naming the folder (``described``,
-        e.g. "a CDEval release")."""
+        e.g. "a release of that benchmark")."""
         if self.manifest.data.get("benchmark") != name:
             raise InputError(f"not {described} (benchmark {self.manifest.data.get('benchmark')!r})", file=self.folder)
         return self
