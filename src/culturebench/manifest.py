@@ -15,11 +15,13 @@ from culturebench.io import sha256_file
 
 MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation", "created_at", "redistributable")
 """What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
+REQUIRED_KEYS = ("benchmark", "outputs")
+"""What every manifest.json holds, whatever reads it."""
 CROISSANT_FILE = "croissant.json"
 """The release's Croissant metadata (``culturebench.croissant`` writes it), a file manifest.json lists."""
 
 
-def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outputs")) -> dict:
+def load_manifest(release: Path, required: Collection[str] = REQUIRED_KEYS) -> dict:
     """A release's manifest.json, parsed (``release_reader.Release.open`` is its one reader); one that cannot be read,
     is not JSON or lacks the ``required`` keys is an InputError naming it."""
     path = Path(release) / "manifest.json"

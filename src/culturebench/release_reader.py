@@ -24,14 +24,10 @@ import polars as pl
 
 from culturebench import hub_release
 from culturebench.errors import InputError
-from culturebench.manifest import check_keys, load_manifest, unlisted_files, verify_release
+from culturebench.manifest import REQUIRED_KEYS, check_keys, load_manifest, unlisted_files, verify_release
 
 if TYPE_CHECKING:
     from culturebench.contract import Benchmark
-
-REQUIRED = ("benchmark", "outputs")
-"""What every manifest.json holds (``manifest.MANIFEST_KEYS``: what ``validate``, ``audit`` and ``info`` need)."""
-
 
 def read_dtypes(benchmark: Benchmark) -> dict[str, dict[str, pl.DataType]]:
     """Per config, the columns that ``benchmark``'s schemas read back as another dtype (e.g. Enum)."""
@@ -172,10 +168,11 @@ class Release:
     """Whether its README.md is the release's card (False while ``build --previous`` has not written it yet)."""
 
     @classmethod
-    def open(cls, value: str | Path, *, required: Collection[str] = REQUIRED) -> Release:
+    def open(cls, value: str | Path, *, required: Collection[str] = REQUIRED_KEYS) -> Release:
         """The release ``value`` names: a local folder, else the Hub dataset repo ``ORG/NAME[@REVISION]``, fetched
         (``hub_release.snapshot``) and verified (``snapshot``). A missing folder, a folder without manifest.json,
-        a manifest.json that cannot be read, is not JSON or lacks the ``required`` keys: an InputError naming it."""
+        a manifest.json that cannot be read, is not JSON or lacks the ``required`` keys (``manifest.MANIFEST_KEYS``
+        for ``validate``, ``audit`` and ``info``): an InputError naming it."""
         path = Path(value)
         local = path.exists()
         opened = _opened.get()
@@ -183,7 +180,7 @@ class Release:
         release = opened.get(key) if opened is not None else None
         if release is None:
             if local:
-                release = cls(path, Manifest(load_manifest(path, tuple(REQUIRED))), str(value))
+                release = cls(path, Manifest(load_manifest(path)), str(value))
             else:
                 release = cls.snapshot(hub_release.snapshot(str(value)), str(value))
             if opened is not None:  # a Hub snapshot also under its folder, which a run's options name
@@ -196,7 +193,7 @@ class Release:
         """A Hub snapshot in ``folder``, verified: every file it holds that manifest.json lists has the manifest's
         sha256, less what the upload differs in by design (``by_design``); else an InputError naming the file."""
         block = hub_release.card_block(folder)
-        release = cls(Path(folder), Manifest(load_manifest(folder, tuple(REQUIRED))), label, hub=True,
+        release = cls(Path(folder), Manifest(load_manifest(folder)), label, hub=True,
                       withheld_configs=frozenset(block.get("withheld_configs") or ()),
                       withheld_columns={c: frozenset(cols) for c, cols in (block.get("withheld_columns") or {}).items()})
         release.verify(exempt=release.by_design(), remedy=f"{label} on the Hub is not the release its manifest "
