@@ -165,3 +165,21 @@ def test_one_run_reads_the_manifest_once(bundled_release, tmp_path, monkeypatch,
     assert reads == [release]
     recorded = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["release"]
     assert recorded["path"] == str(release) and recorded["benchmark"] == evaluated.name
+
+
+def test_the_evaluate_and_score_commands_read_the_manifest_once(bundled_release, tmp_path, monkeypatch):
+    """``evaluate`` checks the release's files, checks the options against it and runs the engine; ``score`` checks
+    it, scores and writes run.json: one read of manifest.json each (``opened_once``)."""
+    from scripted_server import ScriptedServer
+    from test_cli_score import evaluate, wvb_reply
+
+    release = bundled_release("wvb")
+    reads = counting_reads(monkeypatch)
+    with ScriptedServer(reply=wvb_reply) as server:
+        result = evaluate("wvb", release, tmp_path / "run", server.base_url, "--limit", "6")
+    assert result.exit_code == 0, result.output
+    assert reads == [release]
+    result = CliRunner().invoke(app, ["score", "wvb", "--responses", str(tmp_path / "run" / "responses.jsonl"),
+                                      "--release", str(release), "--out", str(tmp_path / "score")])
+    assert result.exit_code == 0, result.output
+    assert reads == [release, release]
