@@ -71,7 +71,7 @@ def test_score_on_a_hub_release_equals_score_on_the_folder(hub_cache, sample_rel
 def _probe_pairs(release: Path) -> list[tuple[str, int]]:
     import polars as pl
 
-    from culturebench.release import load_manifest
+    from culturebench.manifest import load_manifest
     from culturebench.release_reader import read_tables
 
     probe = pl.concat(read_tables(release, load_manifest(release)["outputs"])["probe"].values())
@@ -110,15 +110,16 @@ def test_an_upload_without_a_column_matches_its_rewritten_croissant(hub_cache, b
     files' sha256 and no background field, mlcroissant reads the uploaded rows, and a file changed in the cache
     afterwards is a croissant.json problem (the file checks of validate and audit; the snapshot's manifest cannot
     vouch for a trimmed file)."""
-    from culturebench.hub_release import by_design, release_folder
-    from culturebench.release import file_problems, load_manifest
+    from culturebench.release import file_problems
+    from culturebench.release_reader import Release
 
     snapshot = prefill(hub_cache, "org/normad", bundled_release("normad"))
-    assert release_folder("org/normad") == snapshot
+    release = Release.open("org/normad")
+    assert release.folder == snapshot and release.hub
 
     def problems() -> list[str]:
-        expected = by_design(snapshot)
-        return [p for p in file_problems(snapshot, load_manifest(snapshot)) if p.split(": ", 1)[0] not in expected]
+        expected = release.by_design()
+        return [p for p in file_problems(release) if p.split(": ", 1)[0] not in expected]
 
     assert problems() == []
     doc = json.loads((snapshot / "croissant.json").read_text(encoding="utf-8"))

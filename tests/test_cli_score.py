@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from conftest import EVALUATE_ONLY
 from culturebench.cli import app
 from scripted_server import ScriptedServer
-from culturebench.release import load_manifest
+from culturebench.manifest import load_manifest
 from culturebench.release_reader import read_tables
 
 SCALE = re.compile(r"On a scale of (-?\d+) to (-?\d+)")

@@ -24,7 +24,7 @@ from culturebench.evaluate import uncertainty, wvb
 from culturebench.evaluate.wvb import measures
 from culturebench.evaluate.wvb.measures import CELL_COLUMNS, AnswerCounts
 from scripted_server import ScriptedServer
-from culturebench.release import load_manifest
+from culturebench.manifest import load_manifest
 from culturebench.release_reader import read_tables
 
 FEW = uncertainty.Bootstrap(n_resamples=300, seed=5)

@@ -26,7 +26,7 @@ from culturebench.evaluate.cache import ResponseCache
 from culturebench.evaluate.local_model import free_port
 from culturebench.evaluate.request_shape import RequestShape
 from scripted_server import ScriptedServer
-from culturebench.manifest import verify_release
+from culturebench.release_reader import Release
 from test_backends import ask, collect, fast, small_normad_release, story_number_reader
 
 KEY = "sk-test-9f8e7d6c5b4a39281706"
@@ -274,14 +274,14 @@ def test_hashes_are_remembered_by_size_and_mtime(tmp_path, monkeypatch):
     hashed = []
     real = release_module.sha256_file
     monkeypatch.setattr(release_module, "sha256_file", lambda p: hashed.append(Path(p).name) or real(p))
-    verify_release(release)
-    verify_release(release)
+    Release.open(release).verify()
+    Release.open(release).verify()
     assert len(hashed) == 1  # one data file, hashed once
     parquet = next(release.rglob("*.parquet"))
     flip_a_byte(parquet)
     os.utime(parquet, ns=(parquet.stat().st_atime_ns, parquet.stat().st_mtime_ns + 1_000_000_000))
     with pytest.raises(InputError, match="sha256 mismatch"):
-        verify_release(release)
+        Release.open(release).verify()
     assert len(hashed) == 2
 
 
@@ -508,7 +508,7 @@ def test_a_manifest_without_hashes_cannot_be_verified(tmp_path):
     del manifest["outputs"][0]["sha256"]
     (release / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(InputError, match="lists no sha256"):
-        verify_release(release)
+        Release.open(release).verify()
 
 
 # --- a SocialCC judge (and antagonist) that is a reasoning model ---

@@ -165,7 +165,7 @@ def test_unknown_task_and_wrong_release_are_one_line_errors(releases, tmp_path):
     assert [line for line in result.output.splitlines() if line.strip()] == [
         f"error: {releases['cdeval']}: task 'normad_country' is for normad, the release is cdeval"]
     result = CliRunner().invoke(app, ["export", "lm-eval", str(tmp_path / "none"), "--out", str(tmp_path / "y")])
-    assert result.exit_code == 2 and "no manifest.json" in result.output
+    assert result.exit_code == 2 and f"{tmp_path / 'none'}: release folder not found" in result.output
 
 
 # ------------------------------------------------------------------------------------------------------- inspect

@@ -202,7 +202,7 @@ def test_cdeval_dimensions_name_the_models_once_per_row_of_panels(saved_figures,
 def test_wvb_threshold_curve_says_what_its_coverage_counts(sample_release, saved_figures, tmp_path):
     from culturebench.evaluate import wvb
     from culturebench.evaluate.wvb import plots as wvb_plots
-    from culturebench.release import load_manifest
+    from culturebench.manifest import load_manifest
     from culturebench.release_reader import read_tables
     import polars as pl
 

@@ -553,13 +553,13 @@ def test_the_build_checks_the_tables_exactly_as_they_read_back_from_its_parquet(
     and row order included, what ``read_tables`` reads from the files the same build wrote."""
     from polars.testing import assert_frame_equal
 
-    from culturebench.release import as_read_back, load_manifest
-    from culturebench.release_reader import read_dtypes, read_tables
+    from culturebench.release import as_read_back
+    from culturebench.release_reader import Release, read_dtypes
 
     release = bundled_release(name)
     built = import_module(f"culturebench.builders.{name}").build(SAMPLE_RAW, 0, lambda stage: None).tables
     in_memory = as_read_back(built, read_dtypes(registry.benchmark(name)))
-    on_disk = read_tables(release, load_manifest(release)["outputs"], read_dtypes(registry.benchmark(name)))
+    on_disk = Release.open(release).tables(lazy=False)  # read back with the schemas' dtypes
     assert {c: sorted(s) for c, s in in_memory.items()} == {c: sorted(s) for c, s in on_disk.items()}
     for config, splits in on_disk.items():
         for split, frame in splits.items():

@@ -19,7 +19,7 @@ from culturebench.evaluate import run_folder, run_record, wvb
 from culturebench.evaluate.wvb import prompts
 from scripted_server import ScriptedServer
 from culturebench.evaluate.wvb.prompts import parse_answer
-from culturebench.release import load_manifest
+from culturebench.manifest import load_manifest
 from culturebench.release_reader import read_tables
 
 REPO = Path(__file__).resolve().parents[1]

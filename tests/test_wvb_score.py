@@ -18,7 +18,8 @@ from culturebench import registry
 from culturebench.cli import app
 from culturebench.errors import InputError
 from culturebench.evaluate.wvb import measures, score, sniff_delimiter, write_run
-from culturebench.release import build_release, load_manifest
+from culturebench.release import build_release
+from culturebench.manifest import load_manifest
 from culturebench.release_reader import read_tables
 
 REPO = Path(__file__).resolve().parents[1]

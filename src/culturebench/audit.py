@@ -18,11 +18,12 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from culturebench import croissant, registry
+from culturebench import croissant
 from culturebench.errors import InputError
+from culturebench.manifest import MANIFEST_KEYS
+from culturebench.release import file_problems
+from culturebench.release_reader import Release, read_dtypes, read_tables
 from culturebench.splits import SPLIT_NAMES
-from culturebench.release import MANIFEST_KEYS, file_problems, load_manifest
-from culturebench.release_reader import read_dtypes, read_tables
 from culturebench.validation import summary, validate_tables
 from culturebench.validation.report import ORIGIN_KEYS, build_report, left_out_rows, render_html
 
@@ -49,27 +50,28 @@ class Audit:
                 f"{len(self.failed_checks)} failing checks ({c.get('passed', 0)}/{c.get('checks', 0)} pass)")
 
 
-def audit(release: Path) -> Audit:
-    release = Path(release)
-    manifest = load_manifest(release, MANIFEST_KEYS)
-    benchmark = registry.benchmark(manifest["benchmark"])  # the manifest names it: looked up once, here
-    result = Audit(release, benchmark.name, files=len(manifest["outputs"]))
-    result.problems = file_problems(release, manifest)  # the same file check as ``validate``
+def audit(value: str | Path) -> Audit:
+    """Audit the release ``value`` names (a folder, or ``ORG/NAME[@REVISION]``: ``Release.open``)."""
+    release = Release.open(value, required=MANIFEST_KEYS)
+    folder, manifest = release.folder, release.manifest.data
+    benchmark = release.benchmark  # the manifest names it: looked up once, here
+    result = Audit(folder, benchmark.name, files=len(release.manifest.outputs))
+    result.problems = file_problems(release)  # the same file check as ``validate``
     damaged = {problem.split(": ", 1)[0] for problem in result.problems}
-    for output in manifest["outputs"]:
-        path = release / output["path"]
-        if "rows" in output and path.suffix == ".parquet" and output["path"] not in damaged:
+    for output in release.manifest.outputs:
+        path = folder / output.path
+        if output.rows is not None and path.suffix == ".parquet" and output.path not in damaged:
             try:
                 rows = pq.ParquetFile(path).metadata.num_rows
             except Exception as exc:  # noqa: BLE001 - unreadable parquet is a finding, not a crash
-                result.problems.append(f"{output['path']}: not readable parquet ({exc})")
+                result.problems.append(f"{output.path}: not readable parquet ({exc})")
                 continue
-            if rows != output["rows"]:
-                result.problems.append(f"{output['path']}: {rows:,} rows but manifest.json says {output['rows']:,}")
+            if rows != output.rows:
+                result.problems.append(f"{output.path}: {rows:,} rows but manifest.json says {output.rows:,}")
 
-    readable = [o for o in manifest["outputs"] if "config" in o and (release / o["path"]).is_file()]
+    readable = [o for o in manifest["outputs"] if "config" in o and (folder / o["path"]).is_file()]
     try:
-        tables = read_tables(release, readable, read_dtypes(benchmark))
+        tables = read_tables(folder, readable, read_dtypes(benchmark))
     except InputError as exc:
         result.problems.append(str(exc))
         return result
@@ -84,15 +86,15 @@ def audit(release: Path) -> Audit:
     rows = {config: {split: frame.height for split, frame in splits.items()} for config, splits in tables.items()}
     quarantine_frames = {}
     for output in manifest["outputs"]:
-        if output["path"].startswith("quarantine/") and (release / output["path"]).is_file():
-            quarantine_frames[Path(output["path"]).stem] = pl.read_parquet(release / output["path"])
+        if output["path"].startswith("quarantine/") and (folder / output["path"]).is_file():
+            quarantine_frames[Path(output["path"]).stem] = pl.read_parquet(folder / output["path"])
     report = build_report(benchmark.name, results, rows, manifest["accounting"]["quarantined_by_rule"],
                           schemas=getattr(benchmark.schemas_module(), "SCHEMAS", {}), tables=tables,
                           quarantine_frames=quarantine_frames, inputs=manifest["inputs"], seed=manifest["seed"],
                           origin={key: manifest.get(key) for key in ORIGIN_KEYS},
                           left_out=left_out_rows(builder, manifest.get("provenance") or {}))
-    _compare(result, release / "validation" / "report.html", render_html(report), "validation report")
-    stored = _load_json(release / "validation" / "report.json")
+    _compare(result, folder / "validation" / "report.html", render_html(report), "validation report")
+    stored = _load_json(folder / "validation" / "report.json")
     if stored is not None:
         recorded = {(c["config"], c["name"]): c["passed"] for c in stored.get("checks", [])}
         rerun = {(r.config, r.name): r.passed for r in results}
@@ -105,10 +107,10 @@ def audit(release: Path) -> Audit:
     if card is not None:
         from culturebench.cards import render_card
 
-        _compare(result, release / "README.md", render_card(card, tables, manifest), "dataset card")
+        _compare(result, folder / "README.md", render_card(card, tables, manifest), "dataset card")
         data = croissant.data_outputs(manifest)
-        if croissant.FILE in {o["path"] for o in manifest["outputs"]} and all((release / o["path"]).is_file() for o in data):
-            _compare(result, release / croissant.FILE, croissant.render(benchmark, card, manifest, release, tables),
+        if croissant.FILE in {o["path"] for o in manifest["outputs"]} and all((folder / o["path"]).is_file() for o in data):
+            _compare(result, folder / croissant.FILE, croissant.render(benchmark, card, manifest, folder, tables),
                      "Croissant metadata")
     return result
 

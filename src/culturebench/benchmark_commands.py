@@ -26,7 +26,6 @@ from culturebench import registry
 from culturebench.contract import Benchmark
 from culturebench.options import option_fields
 from culturebench.errors import InputError
-from culturebench.hub_release import release_folder
 from culturebench.io import output_folder
 from culturebench.registry import module_name
 from culturebench.terminal import RELEASE_HELP, Terminated, console, error_line, say, say_written, user_errors
@@ -198,10 +197,11 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     from datetime import datetime, timezone
 
     from culturebench.evaluate import engine, run_folder, run_record
+    from culturebench.release_reader import opened_once
 
     started = datetime.now(timezone.utc)
     out = flags["out"]
-    with user_errors():
+    with user_errors(), opened_once():  # the release's manifest read once, for its check and the scoring
         output_folder(out)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
         options = benchmark.Options.parse(given, flags["config"]).replace(release=release, out=out)
@@ -225,6 +225,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
     from culturebench.chat import CostLimitReached
     from culturebench.evaluate.run_steps import request_counts
     from culturebench.evaluate.runner import DryRun
+    from culturebench.release_reader import opened_once
 
     name, out, model = benchmark.name, flags["out"], flags["model"]
     release = flags["release"]
@@ -244,7 +245,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
         from culturebench.evaluate.vllm_backend import UNUSED_FLAGS
 
         args = {k: v for k, v in args.items() if k not in UNUSED_FLAGS}
-    with user_errors():
+    with user_errors(), opened_once():  # the release's manifest read once, for its check, the options and the run
         output_folder(out)
         release = _checked_release(release, flags["allow_modified_release"], hub=given_release)
         options = benchmark.Options.parse(given, config).replace(release=release, out=out)
@@ -310,15 +311,17 @@ def say_coverage(run_dir: Path) -> None:
 
 
 def _checked_release(value: str | Path, allow_modified: bool, hub: bool = True) -> Path:
-    """The release folder of ``--release``: a local folder or, with ``hub``, a Hub repo id
-    (``hub_release.release_folder``), whose files match its manifest.json (``manifest.verify_release``; what a Hub
-    upload leaves out by design is exempt; always checked) unless ``allow_modified``. A folder without manifest.json is left to the
+    """The release folder of ``--release``: a local folder or, with ``hub``, a Hub repo id (``Release.open``: a Hub
+    snapshot is verified as it is fetched, what its upload leaves out by design exempt), whose files match its
+    manifest.json (``Release.verify``) unless ``allow_modified``. A folder without manifest.json is left to the
     benchmark, which says so."""
-    from culturebench.manifest import verify_release
+    from culturebench.release_reader import Release
 
-    folder = release_folder(value) if hub else Path(value)  # a Hub snapshot is verified as it is fetched
-    if folder == Path(value) and not allow_modified and (folder / "manifest.json").is_file():
-        verify_release(folder)
+    if hub and not Path(value).exists():
+        return Release.open(value).folder
+    folder = Path(value)
+    if not allow_modified and (folder / "manifest.json").is_file():
+        Release.open(folder).verify()
     return folder
 
 

@@ -32,7 +32,6 @@ from culturebench.benchmark_commands import BenchmarkGroup, _benchmark_command, 
 from culturebench.checkout import bundled_raw
 from culturebench.contract import Benchmark, Generator
 from culturebench.errors import ChecksFailed, InputError
-from culturebench.hub_release import by_design, release_folder
 from culturebench.io import output_folder
 from culturebench.registry import module_name
 from culturebench.terminal import RELEASE_HELP, console, error_line, plain_console, say, say_written, user_errors
@@ -144,17 +143,19 @@ def _build_one(benchmark: Benchmark, raw: Path, out: Path, seed: int, options: A
 def validate(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Re-run every check of a release from its files and compare every file with manifest.json (and croissant.json's
     sha256 with the data files); exit 1 on a failure."""
-    from culturebench.manifest import UNLISTED
+    from culturebench.manifest import MANIFEST_KEYS, UNLISTED
     from culturebench.release import revalidate
+    from culturebench.release_reader import Release
     from culturebench.validation import summary
 
     with user_errors():
-        folder = release_folder(release)
-        manifest, results, problems = revalidate(folder)
-    if folder != Path(release):  # a Hub upload: its card, withheld configs and trimmed columns differ on purpose
-        expected = by_design(folder)
+        opened = Release.open(release, required=MANIFEST_KEYS)
+        results, problems = revalidate(opened)
+    manifest = opened.manifest.data
+    if opened.hub:  # a Hub upload: its card, withheld configs and trimmed columns differ on purpose
+        expected = opened.by_design()
         problems = [p for p in problems if p.split(":", 1)[0] not in expected]
-        say(f"{release}: Hub snapshot {folder}; {len(expected)} files differ from manifest.json by design (card "
+        say(f"{release}: Hub snapshot {opened.folder}; {len(expected)} files differ from manifest.json by design (card "
             "rewritten for the Hub, withheld configs) and are not compared")
     out = plain_console()
     for result in results:
@@ -200,10 +201,11 @@ def diff(
 @app.command()
 def info(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     """Show a release's configs, splits, row counts, inputs and validation summary."""
-    from culturebench.release import MANIFEST_KEYS, load_manifest
+    from culturebench.manifest import MANIFEST_KEYS
+    from culturebench.release_reader import Release
 
     with user_errors():
-        manifest = load_manifest(release_folder(release), MANIFEST_KEYS)
+        manifest = Release.open(release, required=MANIFEST_KEYS).manifest.data
     out = plain_console()
     table = Table("config", "split", "rows", "files", "redistributable", title=Text(f"{manifest['benchmark']} ({release})"))
     groups: dict[tuple[str, str], list[dict]] = {}
@@ -343,7 +345,7 @@ def audit(release: Annotated[str, typer.Argument(help=RELEASE_HELP)]) -> None:
     from culturebench.audit import audit as audit_release
 
     with user_errors():
-        result = audit_release(release_folder(release))
+        result = audit_release(release)
     out = Console()
     for problem in result.problems[:20]:
         say(f"mismatch {problem}", style="red", out=out)

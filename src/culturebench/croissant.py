@@ -32,12 +32,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from culturebench.builders.base import CardInfo, license_name
+from culturebench.manifest import CROISSANT_FILE
 from culturebench.validation.report import ORIGIN_KEYS, rebuild_commands
 
 if TYPE_CHECKING:
     from culturebench.contract import Benchmark
 
-FILE = "croissant.json"
+FILE = CROISSANT_FILE
 CONFORMS_TO = ["http://mlcommons.org/croissant/1.1", "http://mlcommons.org/croissant/RAI/1.0"]
 CONTEXT = {
     "@language": "en",

@@ -2,8 +2,8 @@
 ``evaluate`` and ``score``; the RELEASE argument of ``validate``, ``audit`` and ``info``).
 
 ``ORG/NAME`` or ``ORG/NAME@REVISION`` that is not a local folder, nor written as a path (``looks_like_path``), is
-fetched with ``huggingface_hub.snapshot_download`` into huggingface-hub's own cache (``HF_HUB_CACHE``; a later call reuses it) and verified against the release's
-``manifest.json`` before use: every file the upload holds must have the manifest's sha256. The upload lacks, by
+fetched with ``huggingface_hub.snapshot_download`` (``snapshot``) into huggingface-hub's own cache (``HF_HUB_CACHE``; a later call reuses it) and verified against the release's
+``manifest.json`` before use (``release_reader.Release.open``): every file the upload holds must have the manifest's sha256. The upload lacks, by
 design, the configs ``culturebench publish`` withheld (named in its card's YAML ``culturebench`` block), and its
 README.md is the card rewritten for the Hub; a config uploaded without some columns (``withheld_columns``) differs
 from the manifest on purpose, and so does croissant.json then (it gives the uploaded files' sha256). Without network (or ``HF_HUB_OFFLINE=1``) the cached snapshot is used, and when there
@@ -18,24 +18,20 @@ from pathlib import Path
 import yaml
 
 from culturebench.errors import InputError
+from culturebench.manifest import CROISSANT_FILE
 
 HUB_REPO = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
 """``ORG/NAME[@revision]``."""
 
 
-def release_folder(value: str | Path) -> Path:
-    """``value`` as a local release folder: itself when it exists on disk, else the verified local snapshot of the
-    Hub dataset repo it names. A missing folder (anything that is no Hub repo id, or written as a path:
-    ``looks_like_path``) is an InputError saying so, never a Hub lookup."""
-    path = Path(value)
-    if path.exists():
-        return path
+def snapshot(value: str) -> Path:
+    """The local snapshot of the Hub dataset repo ``value`` names (``ORG/NAME[@REVISION]``, no local folder), not yet
+    verified (``release_reader.Release.snapshot`` verifies it). Anything that is no Hub repo id, or is written as a
+    path (``looks_like_path``), is a missing folder: an InputError saying so, never a Hub lookup."""
     found = HUB_REPO.match(str(value))
     if found is None or looks_like_path(str(value)):
-        raise InputError(f"release folder not found{_releases_beside(path)}", file=value)
-    folder = fetch(found["repo"], found["revision"])
-    verify(folder, str(value))
-    return folder
+        raise InputError(f"release folder not found{_releases_beside(Path(value))}", file=value)
+    return fetch(found["repo"], found["revision"])
 
 
 def looks_like_path(value: str) -> bool:
@@ -85,25 +81,12 @@ def card_block(folder: Path) -> dict:
     return block if isinstance(block, dict) else {}
 
 
-def by_design(folder: Path) -> set[str]:
-    """The manifest's paths in which a Hub upload differs from its release on purpose: README.md (the card rewritten
-    for the Hub), the files of withheld configs and of configs uploaded without some columns, and then croissant.json
-    (which gives those files' uploaded sha256)."""
-    from culturebench.manifest import load_manifest
-
-    from culturebench.croissant import FILE as CROISSANT
-
+def by_design(folder: Path, outputs: list[dict]) -> set[str]:
+    """The paths of ``outputs`` (manifest.json's) in which a Hub upload differs from its release on purpose:
+    README.md (the card rewritten for the Hub), the files of withheld configs and of configs uploaded without some
+    columns, and then croissant.json (which gives those files' uploaded sha256)."""
     block = card_block(folder)
     trimmed = set((block.get("withheld_columns") or {}).keys())
     skipped = set(block.get("withheld_configs") or []) | trimmed
-    return {"README.md"} | ({CROISSANT} if trimmed else set()) | {
-        o["path"] for o in load_manifest(folder)["outputs"] if (o.get("config") or o["path"].split("/", 1)[0]) in skipped}
-
-
-def verify(folder: Path, name: str) -> None:
-    """Every file of the snapshot that manifest.json lists has its sha256, less what the upload differs in by design
-    (``by_design``: a file of a config publish withheld is absent). An InputError naming the first file that fails."""
-    from culturebench.manifest import verify_release
-
-    verify_release(folder, exempt=by_design(folder), remedy=f"{name} on the Hub is not the release its manifest "
-                   "describes (not withheld by publish); re-publish it, or delete its cached snapshot and fetch again")
+    return {"README.md"} | ({CROISSANT_FILE} if trimmed else set()) | {
+        o["path"] for o in outputs if (o.get("config") or o["path"].split("/", 1)[0]) in skipped}

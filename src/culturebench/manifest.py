@@ -1,6 +1,6 @@
-"""Reading a release's manifest.json (what ``evaluate``, ``validate``, ``audit`` and ``info`` check first): a module
-of its own, below the release writer, so that the run loop and the Hub reader check a release against its manifest without
-importing the builders' side."""
+"""Parsing and checking a release's manifest.json: below ``release_reader.Release``, which reads it (``load_manifest``,
+once per release opened) for every command, and below the release writer, so that the checks of a release against
+its manifest import nothing of the builders' side."""
 
 from __future__ import annotations
 
@@ -15,10 +15,15 @@ from culturebench.io import sha256_file
 
 MANIFEST_KEYS = ("benchmark", "outputs", "accounting", "inputs", "seed", "validation", "created_at", "redistributable")
 """What a build writes into manifest.json and ``validate``, ``audit`` and ``info`` read."""
+REQUIRED_KEYS = ("benchmark", "outputs")
+"""What every manifest.json holds, whatever reads it."""
+CROISSANT_FILE = "croissant.json"
+"""The release's Croissant metadata (``culturebench.croissant`` writes it), a file manifest.json lists."""
 
 
-def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outputs")) -> dict:
-    """A release's manifest.json; one without the ``required`` keys (or not JSON) is an InputError."""
+def load_manifest(release: Path, required: Collection[str] = REQUIRED_KEYS) -> dict:
+    """A release's manifest.json, parsed (``release_reader.Release.open`` is its one reader); one that cannot be read,
+    is not JSON or lacks the ``required`` keys is an InputError naming it."""
     path = Path(release) / "manifest.json"
     if not path.is_file():
         raise InputError("not a culturebench release (no manifest.json)", file=release)
@@ -26,16 +31,23 @@ def load_manifest(release: Path, required: tuple[str, ...] = ("benchmark", "outp
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"does not parse as JSON ({exc})", file=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror or exc})", file=path) from None
     if not isinstance(manifest, dict):
         raise InputError("not a JSON object", file=path)
-    missing = [key for key in required if key not in manifest]
-    if missing:
-        raise InputError(f"no {', '.join(repr(k) for k in missing)}: not a complete culturebench release",
-                         file=path)
+    check_keys(manifest, required, path)
     outputs = manifest["outputs"]
     if not isinstance(outputs, list) or not all(isinstance(o, dict) and "path" in o for o in outputs):
         raise InputError("'outputs' is not a list of {path, sha256, ...} objects", file=path)
     return manifest
+
+
+def check_keys(manifest: dict, required: Collection[str], path: Path) -> None:
+    """A manifest without the ``required`` keys is an InputError naming its file ``path``."""
+    missing = [key for key in required if key not in manifest]
+    if missing:
+        raise InputError(f"no {', '.join(repr(k) for k in missing)}: not a complete culturebench release",
+                         file=path)
 
 
 UNLISTED = "not listed in manifest.json"
@@ -69,7 +81,7 @@ def _remembered_sha256(path: Path, memo: dict) -> str:
     return memo[key]
 
 
-def verify_release(release: Path, manifest: dict | None = None, *, exempt: Collection[str] = (),
+def verify_release(release: Path, manifest: dict, *, exempt: Collection[str] = (),
                    remedy: str = "rebuild or re-download the release, or --allow-modified-release to use it anyway"
                    ) -> None:
     """Check a release's listed files against manifest.json before it is evaluated or scored: a missing file or one
@@ -77,7 +89,6 @@ def verify_release(release: Path, manifest: dict | None = None, *, exempt: Colle
     and run.json records it). Paths in ``exempt`` differ on purpose (a Hub upload: ``hub_release.by_design``).
     Hashes are remembered by size and mtime (``_hash_memo_path``), so a release is read once."""
     release = Path(release)
-    manifest = manifest if manifest is not None else load_manifest(release)
     memo_path = _hash_memo_path()
     try:
         memo = json.loads(memo_path.read_text(encoding="utf-8"))

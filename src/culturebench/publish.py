@@ -20,6 +20,7 @@ The token comes only from ``HF_TOKEN`` or the huggingface-hub login and is never
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -28,12 +29,12 @@ from pathlib import Path
 
 import yaml
 
-from culturebench import __version__, croissant, registry
+from culturebench import __version__, croissant
 from culturebench.builders.base import license_name
 from culturebench.errors import InputError
 from culturebench.io import sha256_file
 from culturebench.cards import loading_example
-from culturebench.release import load_manifest
+from culturebench.release_reader import Release, opened_once
 from culturebench.validation.report import ORIGIN_KEYS, rebuild_commands
 
 RELEASE_FOLDERS = ("data/", "quarantine/", "validation/")
@@ -158,8 +159,9 @@ def plan(release: Path, repo_id: str, *, private: bool = False, revision: str | 
     release = Path(release)
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo_id or ""):
         raise InputError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
-    manifest = load_manifest(release)
-    benchmark = registry.benchmark(manifest["benchmark"])  # the manifest names it: looked up once, here
+    opened = Release.open(release)
+    manifest = opened.manifest.data
+    benchmark = opened.benchmark  # the manifest names it: looked up once, here
     if manifest.get("validation", {}).get("failed"):
         raise InputError(f"release has {manifest['validation']['failed']} failing checks; not publishing", file=release)
     changed = [o["path"] for o in manifest["outputs"]
@@ -420,7 +422,6 @@ def changes_since_remote(api, plan: Plan) -> list[str]:
     import tempfile
 
     from culturebench import release_diff
-    from culturebench.hub_release import verify
 
     remote = plan.remote
     if not (remote.exists and remote.branch_exists and "manifest.json" in remote.files):
@@ -430,13 +431,12 @@ def changes_since_remote(api, plan: Plan) -> list[str]:
         try:
             folder = Path(api.snapshot_download(plan.repo_id, repo_type="dataset", revision=remote.sha,
                                                 local_dir=temporary))
-            verify(folder, where)
-            old = release_diff.snapshot_release(folder, where)
+            old = Release.snapshot(folder, where)
         except InputError as exc:
             return [f"not compared: {exc}"]
-        new = release_diff.Release(str(plan.release), plan.release, load_manifest(plan.release),
-                                   withheld_configs={w.config for w in plan.withheld if not w.columns},
-                                   withheld_columns={w.config: set(w.columns) for w in plan.withheld if w.columns})
+        new = dataclasses.replace(Release.open(plan.release),
+                                  withheld_configs=frozenset(w.config for w in plan.withheld if not w.columns),
+                                  withheld_columns={w.config: frozenset(w.columns) for w in plan.withheld if w.columns})
         return release_diff.summary_lines(release_diff.diff(old, new))
 
 
@@ -454,9 +454,10 @@ def publish(release: Path, repo_id: str, *, private: bool = False, revision: str
 
     api = make_api(endpoint)
     try:
-        result = plan(release, repo_id, private=private, revision=revision, allow_restricted=allow_restricted, api=api,
-                      offline_ok=dry_run)
-        result.changes = changes_since_remote(api, result)
+        with opened_once():  # the release's manifest read once, for the plan and the diff
+            result = plan(release, repo_id, private=private, revision=revision, allow_restricted=allow_restricted,
+                          api=api, offline_ok=dry_run)
+            result.changes = changes_since_remote(api, result)
         needs_branch = bool(revision) and (not result.remote.exists or not result.remote.branch_exists)
         if dry_run or (result.up_to_date and not needs_branch):
             return result

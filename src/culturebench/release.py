@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from culturebench import __version__, croissant, registry, release_diff
+from culturebench import __version__, croissant, release_diff
 from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
 from culturebench.checkout import is_bundled_sample, source_commit
@@ -36,8 +36,8 @@ from culturebench.contract import Benchmark
 from culturebench.options import BuildOptions, option_fields
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
-from culturebench.manifest import MANIFEST_KEYS, UNLISTED, load_manifest, unlisted_files
-from culturebench.release_reader import read_dtypes, read_tables
+from culturebench.manifest import UNLISTED
+from culturebench.release_reader import Release, read_dtypes, read_tables
 from culturebench.validation import great_expectations_process, summary, validate_tables
 from culturebench.validation.report import left_out_rows, write_report
 
@@ -207,30 +207,28 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def file_problems(release: Path, manifest: dict) -> list[str]:
+def file_problems(release: Release) -> list[str]:
     """What ``validate`` and ``audit`` both refuse in a release's files: a listed output missing or with another
     sha256 than recorded, a file the manifest does not list (``load_dataset`` would read a stray shard), and a file
     whose sha256 croissant.json states otherwise (``croissant.problems``)."""
-    release = Path(release)
     problems, digests = [], {}
-    for output in manifest["outputs"]:
-        path = release / output["path"]
+    for output in release.manifest.outputs:
+        path = release.folder / output.path
         if not path.is_file():
-            problems.append(f"{output['path']}: missing")
-        elif (actual := digests.setdefault(output["path"], sha256_file(path))) != output.get("sha256"):
-            problems.append(f"{output['path']}: sha256 {actual[:16]}… but manifest.json says "
-                            f"{str(output.get('sha256'))[:16]}…")
-    problems += [f"{relative}: {UNLISTED}" for relative in unlisted_files(release, manifest)]
-    return problems + croissant.problems(release, manifest, digests)
+            problems.append(f"{output.path}: missing")
+        elif (actual := digests.setdefault(output.path, sha256_file(path))) != output.sha256:
+            problems.append(f"{output.path}: sha256 {actual[:16]}… but manifest.json says "
+                            f"{str(output.sha256)[:16]}…")
+    problems += [f"{relative}: {UNLISTED}" for relative in release.unlisted()]
+    return problems + croissant.problems(release.folder, release.manifest.data, digests)
 
 
-def revalidate(release: Path) -> tuple[dict, list, list[str]]:
+def revalidate(release: Release) -> tuple[list, list[str]]:
     """Re-run every check of a release from its files (``culturebench validate``): the same checks the build ran
     (same count), plus the file problems ``audit`` also refuses (``file_problems``: a listed file missing or
     changed, an unlisted file), reported apart and not counted as checks."""
-    manifest = load_manifest(release, MANIFEST_KEYS)
-    problems = file_problems(release, manifest)
-    readable = [o for o in manifest["outputs"] if (Path(release) / o["path"]).is_file()]
-    benchmark = registry.benchmark(manifest["benchmark"])
-    tables = read_tables(release, readable, read_dtypes(benchmark))
-    return manifest, validate_tables(benchmark, tables, manifest["accounting"]), problems
+    problems = file_problems(release)
+    readable = [o for o in release.manifest.data["outputs"] if (release.folder / o["path"]).is_file()]
+    benchmark = release.benchmark
+    tables = read_tables(release.folder, readable, read_dtypes(benchmark))
+    return validate_tables(benchmark, tables, release.manifest.data["accounting"]), problems

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 import yaml
 
-from culturebench import registry
 from culturebench.errors import InputError, excerpt
 from culturebench.io import atomic_directory, sha256_file, write_json
+from culturebench.release_reader import Manifest, Release
 
 EXAMPLES = 3
 """Examples kept per kind of change (rows added, removed, changed in a column)."""
@@ -38,37 +37,18 @@ OLD = "__old"
 NEW = "__new"
 
 
-@dataclass
-class Release:
-    """One side of a diff: the folder, its manifest, and what a Hub upload withheld on purpose."""
-
-    label: str
-    folder: Path
-    manifest: dict
-    hub: bool = False
-    withheld_configs: set[str] = field(default_factory=set)
-    withheld_columns: dict[str, set[str]] = field(default_factory=dict)
-    card: bool = True
-    """Whether its README.md is the release's card (False while ``build --previous`` has not written it yet)."""
-
-
 def open_release(value: str | Path) -> Release:
-    """``value`` (a folder, or ``ORG/NAME[@REVISION]``) as ``validate`` reads it, its files checked against its
-    manifest.json: a damaged release is an InputError."""
-    from culturebench.hub_release import release_folder
-    from culturebench.manifest import MANIFEST_KEYS, UNLISTED, load_manifest, unlisted_files, verify_release
+    """``value`` (a folder, or ``ORG/NAME[@REVISION]``: ``Release.open``) as ``validate`` reads it, its files checked
+    against its manifest.json: a damaged release is an InputError."""
+    from culturebench.manifest import MANIFEST_KEYS, UNLISTED
 
-    folder = release_folder(value)
-    if folder != Path(value):  # fetched and verified
-        release = snapshot_release(folder, str(value))
-    else:
-        manifest = load_manifest(folder, MANIFEST_KEYS)
-        verify_release(folder, manifest, remedy="rebuild or re-download it")
-        if unlisted := unlisted_files(folder, manifest):
+    release = Release.open(value, required=MANIFEST_KEYS)
+    if not release.hub:  # a Hub snapshot is verified as it is fetched
+        release.verify(remedy="rebuild or re-download it")
+        if unlisted := release.unlisted():
             raise InputError(f"{UNLISTED} ({len(unlisted)} file(s)), so load_dataset would read a release other than "
                              "the one its manifest and card describe; remove it or rebuild the release",
-                             file=folder / unlisted[0])
-        release = Release(str(value), folder, manifest)
+                             file=release.folder / unlisted[0])
     check_readable(release)
     return release
 
@@ -79,9 +59,9 @@ def check_readable(release: Release) -> None:
     file."""
     import pyarrow.parquet as pq
 
-    for output in release.manifest["outputs"]:
-        path = release.folder / output["path"]
-        if path.suffix == ".parquet" and output.get("config") not in release.withheld_configs and path.is_file():
+    for output in release.manifest.outputs:
+        path = release.folder / output.path
+        if path.suffix == ".parquet" and output.config not in release.withheld_configs and path.is_file():
             try:
                 pq.read_metadata(path)
             except (OSError, ValueError) as exc:
@@ -101,40 +81,18 @@ def read_text(path: Path) -> str:
                          file=path) from None
 
 
-def snapshot_release(folder: Path, label: str) -> Release:
-    """A verified Hub snapshot: the configs and columns its upload withheld (its card's ``culturebench`` block)
-    are not compared."""
-    from culturebench.hub_release import card_block
-    from culturebench.manifest import MANIFEST_KEYS, load_manifest
-
-    block = card_block(folder)
-    return Release(label, folder, load_manifest(folder, MANIFEST_KEYS), True,
-                   set(block.get("withheld_configs") or ()),
-                   {c: set(cols) for c, cols in (block.get("withheld_columns") or {}).items()})
-
-
-def scan_tables(release: Release) -> dict[str, dict[str, pl.LazyFrame]]:
-    """Every config and split of ``release`` that it holds, as lazy scans of its parquet shards (in order)."""
-    shards: dict[str, dict[str, list[Path]]] = {}
-    for output in release.manifest["outputs"]:
-        if "config" in output and output["config"] not in release.withheld_configs:
-            shards.setdefault(output["config"], {}).setdefault(output["split"], []).append(release.folder / output["path"])
-    return {config: {split: pl.scan_parquet(paths) for split, paths in splits.items()}
-            for config, splits in shards.items()}
-
-
 def diff(old: Release, new: Release) -> dict:
     """Everything that differs from ``old`` to ``new`` (JSON-ready): tables, score inputs, card, licence,
     provenance and validation. Releases of two benchmarks are an InputError."""
-    name = new.manifest["benchmark"]
-    if old.manifest["benchmark"] != name:
-        raise InputError(f"{old.label} is a release of {old.manifest['benchmark']!r} and {new.label} of {name!r}; "
+    name = new.manifest.benchmark
+    if old.manifest.benchmark != name:
+        raise InputError(f"{old.label} is a release of {old.manifest.benchmark!r} and {new.label} of {name!r}; "
                          "diff compares two releases of one benchmark")
-    benchmark = registry.benchmark(name)
+    benchmark = new.benchmark
     keys = getattr(benchmark.schemas_module(), "KEYS", {})
-    old_tables, new_tables = scan_tables(old), scan_tables(new)
+    old_tables, new_tables = old.tables(), new.tables()
     withheld = sorted((old.withheld_configs | new.withheld_configs) & (set(old_tables) | set(new_tables)
-                      | {o.get("config") for o in new.manifest["outputs"]} - {None}))
+                      | set(new.manifest.configs)))
     configs = {"added": sorted(set(new_tables) - set(old_tables) - old.withheld_configs),
                "removed": sorted(set(old_tables) - set(new_tables) - new.withheld_configs),
                "not_compared": withheld}
@@ -160,7 +118,7 @@ def diff(old: Release, new: Release) -> dict:
         "score_inputs": score_diff(benchmark, old_tables, new_tables, set(withheld), (old, new)),
         "card": card_diff(old, new),
         "licence": licence_diff(old, new),
-        "provenance": provenance_diff(old.manifest, new.manifest),
+        "provenance": provenance_diff(old.manifest.data, new.manifest.data),
         "validation": validation_diff(old.folder, new.folder),
     }
     result["changed"] = is_changed(result)
@@ -182,11 +140,10 @@ def readable(config: str, split: str | None, old: Release, new: Release) -> Iter
 
 
 def describe(release: Release) -> dict:
-    manifest = release.manifest
     path = release.folder / "manifest.json"
-    return {"release": release.label, "created_at": manifest.get("created_at"),
+    return {"release": release.label, "created_at": release.manifest.created_at,
             "manifest_sha256": sha256_file(path) if path.is_file() else None,
-            "rows": sum(o.get("rows", 0) for o in manifest["outputs"] if "config" in o)}
+            "rows": sum(o.rows or 0 for o in release.manifest.outputs if o.config is not None)}
 
 
 # ------------------------------------------------------------------------------------------------------- tables
@@ -379,7 +336,7 @@ def card_diff(old: Release, new: Release) -> dict:
 def licence_diff(old: Release, new: Release) -> dict:
     """The card's licence and each config's redistributability, where they differ."""
     licences = [card_sections(r.folder)[0].get("license") if r.card else None for r in (old, new)]
-    old_r, new_r = old.manifest.get("redistributable", {}), new.manifest.get("redistributable", {})
+    old_r, new_r = old.manifest.redistributable, new.manifest.redistributable
     return {**({"license": {"old": licences[0], "new": licences[1]}} if None not in licences and
                licences[0] != licences[1] else {}),
             "redistributable": {c: {"old": old_r.get(c), "new": new_r.get(c)}
@@ -509,15 +466,15 @@ def manifest_summary(result: dict) -> dict:
 def previous_release(previous: str | Path, benchmark: str) -> Release:
     """``build --previous``: the earlier release, checked before the build starts (same benchmark, not damaged)."""
     old = open_release(previous)
-    if old.manifest["benchmark"] != benchmark:
-        raise InputError(f"--previous {previous} is a release of {old.manifest['benchmark']!r}, not {benchmark!r}")
+    if old.manifest.benchmark != benchmark:
+        raise InputError(f"--previous {previous} is a release of {old.manifest.benchmark!r}, not {benchmark!r}")
     return old
 
 
 def changes_since(old: Release, folder: Path, manifest: dict) -> dict:
     """The summary of what a build being written into ``folder`` (its ``manifest`` with ``outputs``, its validation
     report written, its card not yet) changes from ``old``: what ``build --previous`` records."""
-    return manifest_summary(diff(old, Release("this build", folder, manifest, card=False)))
+    return manifest_summary(diff(old, Release(folder, Manifest(manifest), "this build", card=False)))
 
 
 def markdown(result: dict) -> str:

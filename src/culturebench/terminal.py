@@ -20,7 +20,7 @@ console = Console(stderr=True)
 RELEASE_HELP = ("A release folder (e.g. releases/NAME), or a published one: a Hub dataset repo ORG/NAME[@revision], "
                 "fetched into the huggingface-hub cache and checked against its manifest.json (offline: the cache). "
                 "Written as a path (./x, x/y/z, or under a folder that exists here) it is always a folder.")
-"""A str, not a Path, in the commands that take it: ``./relases/NAME`` must reach ``hub_release.release_folder`` as
+"""A str, not a Path, in the commands that take it: ``./relases/NAME`` must reach ``release_reader.Release.open`` as
 typed (a Path drops the ``./`` that marks it a folder)."""
 
 

@@ -9,13 +9,11 @@ from pathlib import Path
 from culturebench.contract import Hooks, Result, RunPlan
 from culturebench.evaluate import run_folder
 from culturebench.chat import ChatRequest, SamplingParams
-from culturebench.release import load_manifest
-from culturebench.release_reader import read_tables
+from culturebench.release_reader import Release
 
 
 def questions(options) -> list[dict]:
-    manifest = load_manifest(options.release)
-    frame = read_tables(options.release, manifest["outputs"])["questions"]["test"]
+    frame = Release.open(options.release).tables(lazy=False, typed=False)["questions"]["test"]
     return frame.head(options.limit or frame.height).to_dicts()
 
 

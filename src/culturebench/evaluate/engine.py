@@ -62,9 +62,10 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
     options would make; ``args`` what run.json records of the command; ``replace`` lets a run of another model
     replace the folder's results (refused otherwise). Returns the benchmark's ``Result``."""
     from culturebench.evaluate.run_lock import hold_run_folder
+    from culturebench.release_reader import opened_once
 
     out = Path(options.out)
-    with hold_run_folder(out, wait, on_wait=on_wait):
+    with hold_run_folder(out, wait, on_wait=on_wait), opened_once():  # the hooks' reads of the release share one
         check_run_folder(out, benchmark.name)
         before = cached_answers(out)
         try:
@@ -112,20 +113,20 @@ def replay(benchmark: Benchmark, options: Options, answers: Mapping[ChatRequest,
 def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Result:
     """The hooks, then run.json."""
     from culturebench.evaluate import run_record
-    from culturebench.manifest import load_manifest
+    from culturebench.release_reader import Release
 
     started = datetime.now(UTC)
     options = run.options
     hooks = benchmark.hooks()
     plan = hooks.plan(options, str(getattr(run.backend, "model", "model")), roles=run.roles)
-    manifest = load_manifest(Path(options.release))
+    release = Release.open(options.release)  # the one the plan read (``opened_once``)
     answers = hooks.answer(run, plan) or stream(run, plan, hooks.records)
     result = hooks.score(plan, answers)
     if plan.covers:
         result.metrics["covers"] = [covers.as_dict() for covers in plan.covers]
     written = run_record.write_run_record(
         run.out, [answers.path, *hooks.write(result, run.out)], benchmark=benchmark.name,
-        release=Path(options.release), manifest=manifest, backend=run.backend, args=args, started_at=started,
+        release=release, backend=run.backend, args=args, started_at=started,
         stats=answers.stats, extra=hooks.evaluation(plan, result, answers))
     result.written, result.stats = written, answers.stats
     return result
@@ -137,10 +138,13 @@ def score(benchmark: Benchmark, responses: Sequence[Path], options: Options) -> 
     saved = tuple(Path(path) for path in responses)
     if not saved:
         raise InputError("no responses file to score")
+    from culturebench.release_reader import opened_once
+
     hooks = benchmark.hooks()
     plan = RunPlan(options=options, model="", requests=None, description=f"score {benchmark.name}")
-    result = hooks.score(plan, Answers(saved[0], 0, {}, saved=saved))
-    result.written = hooks.write(result, Path(options.out))
+    with opened_once():  # the hooks' reads of the release share one
+        result = hooks.score(plan, Answers(saved[0], 0, {}, saved=saved))
+        result.written = hooks.write(result, Path(options.out))
     return result
 
 

@@ -9,16 +9,14 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.release import load_manifest
-from culturebench.release_reader import read_tables
+from culturebench.release_reader import Release
+
 
 def release_configs(release: Path, benchmark: str, described: str) -> dict[str, dict]:
-    """Every config of a release as ``{config: {split: DataFrame}}``; a release of another benchmark (``described``,
-    e.g. "a release of that benchmark") or a folder without manifest.json is an InputError naming the folder."""
-    manifest = load_manifest(release)
-    if manifest.get("benchmark") != benchmark:
-        raise InputError(f"not {described} (benchmark {manifest.get('benchmark')!r})", file=release)
-    return read_tables(release, manifest.get("outputs", []))
+    """Every config of a release as ``{config: {split: DataFrame}}`` (``Release.tables``, as stored); a release of
+    another benchmark (``described``, e.g. "a release of that benchmark") or a folder without manifest.json is an
+    InputError naming the folder."""
+    return Release.open(release).check_benchmark(benchmark, described).tables(lazy=False, typed=False)
 
 
 def release_config(tables: Mapping[str, dict], config: str, release: Path, *, columns: Sequence[str] = (),

@@ -20,6 +20,7 @@ from culturebench import __version__
 from culturebench.evaluate.redaction import REDACTED, sent_secrets
 from culturebench.evaluate.run_folder import METRICS_FILE
 from culturebench.io import sha256_file, write_json
+from culturebench.release_reader import Release
 
 RUN_FILE = "run.json"
 LIBRARIES = ("pyreqwest", "aiohttp", "ray", "vllm", "torch", "transformers", "polars", "pyarrow", "numpy", "scipy",
@@ -54,15 +55,16 @@ def versions() -> dict:
     }
 
 
-def release_info(release: Path, manifest: Mapping) -> dict:
+def release_info(release: Release) -> dict:
     """The release evaluated: its path, benchmark, build time and the sha256 of its manifest.json (which lists the
     sha256 of every data file, so this one hash pins the whole release)."""
+    manifest = release.manifest.data
     return {
-        "path": str(release),
+        "path": str(release.folder),
         "benchmark": manifest.get("benchmark"),
         "created_at": manifest.get("created_at"),
         "culturebench_version": manifest.get("culturebench_version"),
-        "manifest_sha256": sha256_file(Path(release) / "manifest.json"),
+        "manifest_sha256": sha256_file(release.folder / "manifest.json"),
     }
 
 
@@ -122,7 +124,7 @@ def write_run_json(out: Path, record: Mapping) -> Path:
     return path
 
 
-def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, release: Path, manifest: Mapping,
+def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, release: Release,
                      backend: Any, args: Mapping | None, started_at: datetime, stats: Mapping,
                      extra: Mapping) -> list[Path]:
     """run.json of ``culturebench evaluate <benchmark>``: ``run_record`` with ``extra`` and the names of ``files``
@@ -140,7 +142,7 @@ def write_run_record(out: Path, files: Sequence[Path], *, benchmark: str, releas
     allowed = (args or {}).get("allow_modified_release")
     checked = {"files_verified": None if allowed is None else not allowed}
     record = run_record(benchmark=benchmark, command=f"culturebench evaluate {benchmark}", args=args or {},
-                        release={**release_info(release, manifest), **checked}, backend=backend, stats=stats,
+                        release={**release_info(release), **checked}, backend=backend, stats=stats,
                         started_at=started_at,
                         extra={**extra, "files": [Path(p).name for p in files]})
     return [*files, write_run_json(out, record)]
@@ -151,11 +153,9 @@ def write_score_record(out: Path, files: Sequence[Path], *, benchmark: str, rele
     """run.json of ``culturebench score <benchmark>``, as ``write_run_record`` writes ``evaluate``'s (versions, the
     release with its manifest hash, the arguments, the files written) without a backend (null) or runner totals:
     nothing was asked of a model. Returns ``files`` and run.json."""
-    from culturebench.manifest import load_manifest
-
     allowed = args.get("allow_modified_release")
     record = run_record(benchmark=benchmark, command=f"culturebench score {benchmark}", args=args,
-                        release={**release_info(release, load_manifest(release)),
+                        release={**release_info(Release.open(release)),
                                  "files_verified": None if allowed is None else not allowed},
                         backend=None, stats={}, started_at=started_at,
                         extra={"files": [Path(p).name for p in files]})

@@ -33,7 +33,7 @@ from culturebench.errors import InputError
 from culturebench.evaluate import run_folder
 from culturebench.evaluate.limit import counted
 from culturebench.integrations import harness
-from culturebench.release import load_manifest
+from culturebench.release_reader import Release
 
 SETTINGS_FILE = "culturebench_tasks.json"
 PREFIX = "culturebench_"
@@ -114,7 +114,7 @@ def export(release: Path, out: Path, *, limit: int | None = None, samples: int |
 only with ``config``) into ``out``; returns the paths written."""
     release = Path(release).resolve()
     config = None if config is None else Path(config).resolve()
-    benchmark = registry.benchmark(str(load_manifest(release).get("benchmark")))
+    benchmark = Release.open(release).benchmark
     names = list(tasks) if tasks is not None else [
         t.name for t in benchmark.tasks if config is not None or not t.needs_config]
     if not names:

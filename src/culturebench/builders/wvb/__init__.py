@@ -445,7 +445,7 @@ def probe_table(examples: pl.DataFrame, groups: pl.DataFrame, questions: pl.Data
 def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
     """Cross-table checks an auditor of WVB would ask for (the pandera schemas cover single columns).
 
-    ``tables`` as read back by :func:`culturebench.release.read_tables` (examples' question_id as an Enum)."""
+    ``tables`` as read back by :func:`culturebench.release_reader.read_tables` (examples' question_id as an Enum)."""
     participants = pl.concat(tables["participants"].values())
     questions = tables["questions"]["full"]
     probe = pl.concat(tables["probe"].values())

@@ -23,7 +23,7 @@ from culturebench.evaluate.cdeval.plots import write_run
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
-from culturebench.release import load_manifest
+from culturebench.release_reader import Release
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +64,7 @@ class CDEvalHooks(ClosedFormHooks):
                                         item="questions", columns=["dimensions", "domains"])
         requests = iter_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens,
                                  seed=options.seed, variants=options.variants)
-        language = release_language(load_manifest(options.release))
+        language = release_language(Release.open(options.release).manifest.data)
         info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                               "option_2").iter_rows(named=True)}
         return Plan(options=options, model=model, requests=requests,

@@ -26,7 +26,7 @@ from culturebench.evaluate.llm_globe.metrics import score, score_records
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses, score_closed
 from culturebench.evaluate.llm_globe.plots import write_run
 from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
-from culturebench.release import load_manifest
+from culturebench.release_reader import Release
 
 
 def check_inputs(release: Path, config: Config) -> dict:
@@ -271,7 +271,7 @@ class LLMGlobeHooks(Hooks):
                                "max_tokens": options.max_tokens, "seed": options.seed, "limit": options.limit,
                                "n_records": answers.n_records, "variants": list(options.variants)},
                 "runner_by_part": answers.by_step,
-                "release_notes": release_notes(load_manifest(options.release), plan.tables, config, options.limit),
+                "release_notes": release_notes(Release.open(options.release).manifest.data, plan.tables, config, options.limit),
                 "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
                            for j in config.jurors],
                 "parse_status": {"closed": metrics.get("closed", {}).get("parse_status"),

@@ -21,7 +21,7 @@ from culturebench.evaluate.normad.metrics import score, score_responses
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, scored_label
 from culturebench.evaluate.normad.plots import write_run
 from culturebench.evaluate.readability import read_counts, unreadable_warning
-from culturebench.release import load_manifest
+from culturebench.release_reader import Release
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,7 +166,7 @@ class NormAdHooks(ClosedFormHooks):
                                "answer_rule": options.answer_rule, "protocol": plan.protocol,
                                "prompt_source": result.metrics["protocol"]["prompt_source"],
                                "variants": list(options.variants)},
-                "release_build": release_build(load_manifest(options.release)),
+                "release_build": release_build(Release.open(options.release).manifest.data),
                 "parse_status": {c: m["per_context"][c]["parse_status"] for c in m["contexts"]},
                 "metrics": {"accuracy": m["accuracy"], "macro_f1": m["macro_f1"]}}
 

@@ -1,4 +1,4 @@
-"""WorldValuesBench items: the release's configs read lazily (``pl.scan_parquet``), the evaluated rows of a
+"""WorldValuesBench items: the release's configs read lazily (``Release.scan``), the evaluated rows of a
 split or the probe (Sec. 3.1) with the ``--limit`` spread, the tables the prompts and the scoring need, and the
 planned requests (Sec. 3.5, App. B): one ``PlannedRequest`` per model call, made by a generator (``iter_requests``)
 so that a run is never a list of its prompts; the records of responses.jsonl (``parse_records``) and their parquet
@@ -18,7 +18,7 @@ from culturebench import config_file
 from culturebench.errors import InputError
 from culturebench.evaluate.limit import Coverage, limit_scan
 from culturebench.evaluate.wvb import SPLITS
-from culturebench.release import load_manifest
+from culturebench.release_reader import Release
 
 if TYPE_CHECKING:
     from culturebench.chat import ChatRequest
@@ -29,21 +29,6 @@ PROBE_DIMENSIONS = ("continent", "urban_rural", "education_level")
 def question_order(question_id: str) -> tuple:
     """Natural order of question ids: Q2 before Q10."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", question_id))
-
-
-def _paths(release: Path, manifest: dict, config: str) -> list[Path]:
-    paths = [Path(release) / o["path"] for o in manifest["outputs"] if o.get("config") == config]
-    for path in paths:
-        if not path.is_file():
-            raise InputError("file listed in manifest.json is missing", file=path)
-    return paths
-
-
-def _scan(release: Path, manifest: dict, config: str) -> pl.LazyFrame:
-    paths = _paths(release, manifest, config)
-    if not paths:
-        raise InputError(f"release has no {config!r} config", file=release)
-    return pl.scan_parquet(paths)
 
 
 def _collect(frame: pl.LazyFrame, release: Path, config: str) -> pl.DataFrame:
@@ -58,27 +43,24 @@ def release_rows(release: Path, answered: pl.LazyFrame) -> dict[str, pl.DataFram
     question_id) pairs (a filter on the pairs while the scan streams, so the rest of the split is never held; a
     semi-join held 2.3x the memory), and the participants and probe rows of their participants."""
     release = Path(release)
-    manifest = load_manifest(release)
-    if manifest.get("benchmark") != "wvb":
-        raise InputError(f"not a WorldValuesBench release (benchmark {manifest.get('benchmark')!r})", file=release)
+    opened = Release.open(release).check_benchmark("wvb", "a WorldValuesBench release")
     answered = (answered.select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.Categorical))
                 .drop_nulls("participant_id").collect())  # the answers are read once, for both filters
     ids = answered["participant_id"].unique().implode()
     pair = pl.struct("participant_id", "question_id")
     wanted = answered.select(pair.alias("pair"))["pair"].implode()
-    questions = _collect(_scan(release, manifest, "questions").select(
+    questions = _collect(opened.scan("questions").select(
         "question_id", "kind", pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)), release, "questions")
-    examples = _collect(_scan(release, manifest, "examples")
+    examples = _collect(opened.scan("examples")
                         .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.Categorical),
                                 pl.col("answer").cast(pl.Int64).alias("human"))
                         .filter(pair.is_in(wanted)), release, "examples")
-    participants = _collect(_scan(release, manifest, "participants")
+    participants = _collect(opened.scan("participants")
                             .filter(pl.col("participant_id").is_in(ids))
                             .select(pl.col("participant_id").cast(pl.Int64), pl.col("continent").cast(pl.String),
                                     pl.col("H_URBRURAL").cast(pl.String).alias("urban_rural")), release, "participants")
-    probe_paths = _paths(release, manifest, "probe")
-    if probe_paths:
-        probe = _collect(pl.scan_parquet(probe_paths).filter(pl.col("participant_id").is_in(ids))
+    if opened.paths("probe"):
+        probe = _collect(opened.scan("probe").filter(pl.col("participant_id").is_in(ids))
                          .select(pl.col("participant_id").cast(pl.Int64), *(pl.col(c).cast(pl.String) for c in PROBE_DIMENSIONS))
                          .unique("participant_id", keep="first", maintain_order=True), release, "probe")
     else:
@@ -89,21 +71,18 @@ def release_rows(release: Path, answered: pl.LazyFrame) -> dict[str, pl.DataFram
 def release_routes(release: Path) -> dict:
     """Which files built the release's question texts and probe (manifest provenance ``routes``, see
     ``builders.wvb.ROUTES``): recorded in metrics.json and run.json, since prompts and probe depend on them."""
-    return load_manifest(Path(release)).get("provenance", {}).get("routes", {})
+    return Release.open(release).manifest.provenance.get("routes", {})
 
 
 
-def check_inputs(release: Path, split: str = "probe", limit: int | None = None) -> dict:
-    """Cheap checks of the user's choices before a backend is started; the release's manifest."""
+def check_inputs(release: Path, split: str = "probe", limit: int | None = None) -> Release:
+    """Cheap checks of the user's choices before a backend is started; the release opened."""
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
     config_file.check_at_least_one({"--limit": limit})
     if not Path(release).is_dir():
         raise InputError("release folder not found (build it with: culturebench build wvb)", file=release)
-    manifest = load_manifest(release)
-    if manifest.get("benchmark") != "wvb":
-        raise InputError(f"not a WorldValuesBench release (benchmark {manifest.get('benchmark')!r})", file=release)
-    return manifest
+    return Release.open(release).check_benchmark("wvb", "a WorldValuesBench release")
 
 
 def evaluation_rows(release: Path, split: str = "probe", limit: int | None = None,
@@ -118,11 +97,11 @@ def limited_rows(release: Path, split: str = "probe", limit: int | None = None,
                  seed: int | None = 0) -> tuple[pl.DataFrame, Coverage]:
     """``evaluation_rows`` and what they cover (questions asked, rows per question)."""
     release = Path(release)
-    manifest = check_inputs(release, split, limit)
+    opened = check_inputs(release, split, limit)
     if split == "probe":
-        frame = _scan(release, manifest, "probe")
+        frame = opened.scan("probe")
     else:
-        frame = _scan(release, manifest, "examples").filter(pl.col("split").cast(pl.String) == split)
+        frame = opened.scan("examples").filter(pl.col("split").cast(pl.String) == split)
     frame = frame.select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
                          pl.col("answer").cast(pl.Int64).alias("human"))
     rows, covers = limit_scan(frame, ["question_id"], limit, seed, item="rows", columns=["questions"],
@@ -138,7 +117,7 @@ def question_rows(release: Path, question_ids: Sequence[str], seed: int | None =
     records with."""
     release = Path(release)
     wanted = pl.Series(list(question_ids), dtype=pl.String).implode()
-    frame = (_scan(release, load_manifest(release), "examples")
+    frame = (Release.open(release).scan("examples")
              .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
                      pl.col("answer").cast(pl.Int64).alias("human"))
              .filter(pl.col("question_id").is_in(wanted)))
@@ -153,14 +132,14 @@ def prompt_tables(release: Path, participant_ids: pl.Series | None) -> tuple[pl.
     from culturebench.evaluate.wvb.prompts import DEMOGRAPHIC_VARIABLES
 
     release = Path(release)
-    manifest = load_manifest(release)
-    questions = _collect(_scan(release, manifest, "questions").select(
+    opened = Release.open(release)
+    questions = _collect(opened.scan("questions").select(
         pl.col("question_id").cast(pl.String), pl.col("kind").cast(pl.String), pl.col("text").cast(pl.String),
         pl.col("scale_min").cast(pl.Int64), pl.col("scale_max").cast(pl.Int64)), release, "questions")
     schema = {"participant_id": pl.Int64, **{v: pl.String for v in DEMOGRAPHIC_VARIABLES}}
     if participant_ids is None:
         return questions, pl.DataFrame(schema=schema)
-    participants = _collect(_scan(release, manifest, "participants")
+    participants = _collect(opened.scan("participants")
                             .filter(pl.col("participant_id").is_in(participant_ids.unique().implode()))
                             .select(pl.col("participant_id").cast(pl.Int64),
                                     *(pl.col(v).cast(pl.String) for v in DEMOGRAPHIC_VARIABLES)), release, "participants")

@@ -279,9 +279,9 @@ def raw_files(release: Path, raw: Path) -> dict[Path, str]:
     """The raw WVS-7 respondent files the release was built from (its manifest's inputs under ``wvs/``) in
     ``raw``, each with the sha256 the manifest gives it: one line naming the first missing file."""
     from culturebench.raw.wvs import SUFFIXES
-    from culturebench.release import load_manifest
+    from culturebench.release_reader import Release
 
-    inputs = [i for i in load_manifest(Path(release)).get("inputs", [])
+    inputs = [i for i in Release.open(release).manifest.inputs
               if str(i.get("name", "")).startswith("wvs/") and str(i["name"]).lower().endswith(SUFFIXES)]
     if not inputs:
         raise InputError("the release's manifest names no WVS-7 respondent files (inputs wvs/...): Liu et al.'s "
@@ -441,10 +441,10 @@ def _countries(counts: pl.DataFrame) -> pl.DataFrame:
 
 def _release_question_ids(release: Path) -> list[str]:
     """The value questions of the release (its questions config)."""
-    from culturebench.evaluate.wvb.items import _collect, _scan
-    from culturebench.release import load_manifest
+    from culturebench.evaluate.wvb.items import _collect
+    from culturebench.release_reader import Release
 
-    frame = _scan(Path(release), load_manifest(Path(release)), "questions").select(pl.col("question_id"))
+    frame = Release.open(release).scan("questions").select(pl.col("question_id"))
     return _collect(frame, Path(release), "questions")["question_id"].to_list()
 
 

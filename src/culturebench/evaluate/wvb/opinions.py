@@ -40,8 +40,8 @@ from culturebench.facts import read as read_facts
 from culturebench.evaluate import uncertainty
 from culturebench.evaluate.wvb import reference_points
 from culturebench.evaluate.wvb import WEIGHTS
-from culturebench.evaluate.wvb.items import _collect, _scan
-from culturebench.release import load_manifest
+from culturebench.evaluate.wvb.items import _collect
+from culturebench.release_reader import Release
 
 WEIGHT_COLUMN = "W_WEIGHT"
 """The survey weight in the participants config (``builders.wvb.WEIGHT_COLUMN``; not imported: that module
@@ -142,7 +142,7 @@ def release_countries(release: Path) -> pl.DataFrame:
     """The release's countries (participants' ``country``, ISO alpha-3) with their names (null where culturebench
     knows none), sorted; an InputError when the participants config has no country column."""
     release = Path(release)
-    frame = _scan(release, load_manifest(release), "participants")
+    frame = Release.open(release).scan("participants")
     if "country" not in frame.collect_schema().names():
         raise InputError("the participants config has no country column: no country to compare with", file=release,
                          column="country")
@@ -170,7 +170,7 @@ def interview_languages(release: Path, top: int = 3) -> dict[str, list[list]]:
     participants config) with their shares of the country's respondents who have one; {} when the release lacks
     the column."""
     release = Path(release)
-    people = _scan(release, load_manifest(release), "participants")
+    people = Release.open(release).scan("participants")
     if "S_INTLANGUAGE" not in people.collect_schema().names():
         return {}
     counts = _collect(people.select(pl.col("country").cast(pl.String), pl.col("S_INTLANGUAGE").cast(pl.String))
@@ -190,8 +190,8 @@ def country_distributions(release: Path, question_ids: Iterable[str], weights: s
     in one streamed pass; with ``weights`` design, weighted by W_WEIGHT when the participants config has it for
     every respondent (then also the second value, True); with none, each respondent counted once."""
     release = Path(release)
-    manifest = load_manifest(release)
-    people = _scan(release, manifest, "participants")
+    opened = Release.open(release)
+    people = opened.scan("participants")
     has_weight = weights == "design" and WEIGHT_COLUMN in people.collect_schema().names()
     weighted = False
     if has_weight:
@@ -205,7 +205,7 @@ def country_distributions(release: Path, question_ids: Iterable[str], weights: s
     people = people.select(pl.col("participant_id").cast(pl.Int64), pl.col("country").cast(pl.String),
                            weight.alias("weight"))
     wanted = pl.Series(list(question_ids), dtype=pl.String).implode()
-    answers = (_scan(release, manifest, "examples")
+    answers = (opened.scan("examples")
                .select(pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
                        pl.col("answer").cast(pl.Int64).alias("code"))
                .filter(pl.col("question_id").is_in(wanted) & pl.col("code").is_not_null())

@@ -44,8 +44,8 @@ import polars as pl
 from scipy import sparse, special
 
 from culturebench.evaluate import uncertainty
-from culturebench.evaluate.wvb.items import _collect, _scan
-from culturebench.release import load_manifest
+from culturebench.evaluate.wvb.items import _collect
+from culturebench.release_reader import Release
 
 N_SPLITS = 20
 """Random half splits per country for the ceiling (issue #62 asks at least 20)."""
@@ -179,14 +179,14 @@ def read_respondents(release: Path, scales: pl.DataFrame, countries: Sequence[st
     scale_max) from the release's participants and examples (every split), in one pass; answers off a question's
     scale are left out."""
     release = Path(release)
-    manifest = load_manifest(release)
+    opened = Release.open(release)
     weight = pl.col(weight_column).cast(pl.Float64) if weighted else pl.lit(1.0, dtype=pl.Float64)
-    people = _collect(_scan(release, manifest, "participants").select(
+    people = _collect(opened.scan("participants").select(
         pl.col("participant_id").cast(pl.Int64), pl.col("country").cast(pl.String), weight.alias("weight"))
         .filter(pl.col("country").is_in(list(countries))), release, "participants").sort("country", "participant_id")
     questions = scales["question_id"].to_list()
     position = {q: i for i, q in enumerate(questions)}
-    answers = _collect(_scan(release, manifest, "examples").select(
+    answers = _collect(opened.scan("examples").select(
         pl.col("participant_id").cast(pl.Int64), pl.col("question_id").cast(pl.String),
         pl.col("answer").cast(pl.Int64)).filter(pl.col("question_id").is_in(questions) & pl.col("answer").is_not_null())
         .join(scales.lazy().select("question_id", pl.col("scale_min").cast(pl.Int64),
@@ -303,9 +303,8 @@ def neighbour_cache(release: Path, measures: Sequence[str], weighted: bool, coun
     ~/.cache/culturebench)/neighbours/<hash>.npz, the hash of the release's participants, examples and questions
     files (their sha256 in the manifest), the measures, the weighting, the countries, the questions and
     CACHE_VERSION."""
-    manifest = load_manifest(Path(release))
-    inputs = sorted((o["path"], o.get("sha256")) for o in manifest["outputs"]
-                    if o["path"].startswith(("data/participants", "data/examples", "data/questions")))
+    inputs = sorted((o.path, o.sha256) for o in Release.open(release).manifest.outputs
+                    if o.path.startswith(("data/participants", "data/examples", "data/questions")))
     key = json.dumps([CACHE_VERSION, inputs, list(measures), weighted, list(countries), list(questions)])
     root = os.environ.get("CULTUREBENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "culturebench")
     return Path(root) / "neighbours" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.npz"
@@ -533,7 +532,7 @@ def model_rows(answers: pl.DataFrame, parts: pl.DataFrame | None, scales: pl.Dat
 def release_scales(release: Path) -> pl.DataFrame:
     """question_id, scale_min, scale_max of every question of the release with a scale of two codes or more."""
     release = Path(release)
-    return _collect(_scan(release, load_manifest(release), "questions")
+    return _collect(Release.open(release).scan("questions")
                     .select(pl.col("question_id").cast(pl.String), pl.col("scale_min").cast(pl.Int64),
                             pl.col("scale_max").cast(pl.Int64))
                     .drop_nulls().filter(pl.col("scale_max") > pl.col("scale_min")), release, "questions"
