@@ -12,7 +12,8 @@ from culturebench.evaluate import compare, run_folder, uncertainty
 from culturebench.evaluate.socialcc import BENCHMARK, prompts
 from culturebench.evaluate.socialcc.config import Config
 from culturebench.evaluate.socialcc.items import TRANSCRIPTS_FILE, release_tables
-from culturebench.evaluate.socialcc.metrics import BOOTSTRAP_NOTE, aggregate
+from culturebench.evaluate.socialcc.intervals import BOOTSTRAP_NOTE
+from culturebench.evaluate.socialcc.metrics import aggregate
 from culturebench.evaluate.socialcc.plots import (
     aware_without_knowledge_png, behaviour_distribution_png, by_country_png, by_value_topic_zone_png, table2_png)
 from culturebench.evaluate.socialcc.parsing import read_transcripts, reparse, rezone

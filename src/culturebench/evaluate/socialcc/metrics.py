@@ -1,18 +1,19 @@
 """SocialCC's metrics.json: Table 2's judge means and behaviour distribution, Fig. 5 per country, Fig. 6 per
-value topic x zone, Fig. 7 aware without knowledge, each with its bootstrap interval; paired model differences."""
+value topic x zone, Fig. 7 aware without knowledge, each with its bootstrap interval (``intervals``); paired model
+differences."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, uncertainty
 from culturebench.evaluate.socialcc import BENCHMARK, FIG5_GROUPINGS, prompts
+from culturebench.evaluate.socialcc.intervals import (
+    BOOTSTRAP_NOTE, judge_score, mean_interval, model_differences, unit_of)
 from culturebench.evaluate.socialcc.items import UNKNOWN
 
 TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
@@ -20,33 +21,10 @@ TOP_COUNTRIES = 21  # Fig. 5: the 21 countries with the most scenarios
 NO_COMMONSENSE_COUNTRY = "(no commonsense country)"
 """Fig. 5's group of a dialogue whose scenario has no commonsense item (CC-Mediation's records): never one of the
 21 countries plotted."""
-BOOTSTRAP_NOTE = {
-    "statistic": "each mean of Table 2 (and of every group: country, zone, value topic, value topic x zone) over "
-                 "the dialogues judged valid, the behaviour score percentages and Fig. 7's shares, each with "
-                 "scipy.stats.bootstrap of its dialogues (one dialogue per scenario and model)",
-    "paired": "differences between models are means over the scenarios both models were judged on, with one "
-              "resample of scenario ids shared by every pair of models",
-    "significance": "difference of a Table 2 dimension between two models: two-sided p-value of difference = 0 "
-                    "with the standard error of the paired bootstrap distribution over scenarios (normal "
-                    "approximation, uncertainty.bootstrap_pvalue), Holm-adjusted over all model pairs x the four "
-                    "dimensions; significant when the adjusted p < 1 - confidence level",
-}
-"""How SocialCC's intervals are computed (recorded in metrics.json under ``uncertainty``; issue #18). None of the
-paper's numbers has an interval; the point estimates are unchanged."""
 
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
-
-
-def _score(record: dict, judge: str) -> int | None:
-    return (record.get("judgements") or {}).get(judge, {}).get("score")
-
-
-def _interval(values: Sequence[float], settings: uncertainty.Bootstrap) -> list[float | None]:
-    """[low, high] of the mean of ``values`` over dialogues (``uncertainty.mean_interval``)."""
-    found = uncertainty.mean_interval(values, settings)
-    return [found["low"], found["high"]]
 
 
 def score_block(records: Sequence[dict], settings: uncertainty.Bootstrap | None = None, *,
@@ -56,18 +34,18 @@ def score_block(records: Sequence[dict], settings: uncertainty.Bootstrap | None 
     dialogues (one per scenario) beside it as ``<key>_ci``, and with ``distribution_ci`` each percentage's too."""
     out: dict[str, Any] = {"n": len(records)}
     for judge in prompts.JUDGES:
-        scores = [_score(r, judge) for r in records if _score(r, judge) is not None]
+        scores = [judge_score(r, judge) for r in records if judge_score(r, judge) is not None]
         out[judge] = _mean(scores)
         if settings is not None:
-            out[f"{judge}_ci"] = _interval(scores, settings)
+            out[f"{judge}_ci"] = mean_interval(scores, settings)
         out[f"n_valid_{judge}"] = len(scores)
         out[f"n_invalid_{judge}"] = len(records) - len(scores)
-    behaviour = [_score(r, "behaviour") for r in records if _score(r, "behaviour") is not None]
+    behaviour = [judge_score(r, "behaviour") for r in records if judge_score(r, "behaviour") is not None]
     low, high = prompts.JUDGE_SCALES["behaviour"]
     out["behaviour_distribution_pct"] = {str(s): (100 * behaviour.count(s) / len(behaviour) if behaviour else None)
                                          for s in range(low, high + 1)}
     if settings is not None and distribution_ci:
-        out["behaviour_distribution_pct_ci"] = {str(s): _interval([100.0 * (b == s) for b in behaviour], settings)
+        out["behaviour_distribution_pct_ci"] = {str(s): mean_interval([100.0 * (b == s) for b in behaviour], settings)
                                                 for s in range(low, high + 1)}
     return out
 
@@ -98,7 +76,7 @@ def country_breakdown(records: Sequence[dict], settings: uncertainty.Bootstrap,
     interval, and rank, countries under ``uncertainty.MIN_GROUP_SIZE`` dialogues flagged ``small`` and not ranked
     (``uncertainty.group_breakdown``)."""
     countries = [fig5_country(r, grouping) for r in records]
-    return {judge: uncertainty.group_breakdown([_score(r, judge) for r in records], countries, settings)
+    return {judge: uncertainty.group_breakdown([judge_score(r, judge) for r in records], countries, settings)
             for judge in prompts.JUDGES}
 
 
@@ -106,8 +84,8 @@ def aware_without_knowledge(records: Sequence[dict], settings: uncertainty.Boots
     """Fig. 7: the dialogues judged aware (awareness 1) without commonsense knowledge (commonsense 0), their share
     of all dialogues with both judgements, and how they split (%) by commonsense topic and by value topic; with
     ``settings``, the bootstrap interval of the share and of each percentage (``_ci``)."""
-    judged = [r for r in records if _score(r, "awareness") is not None and _score(r, "commonsense") is not None]
-    hit = [_score(r, "awareness") == 1 and _score(r, "commonsense") == 0 for r in judged]
+    judged = [r for r in records if judge_score(r, "awareness") is not None and judge_score(r, "commonsense") is not None]
+    hit = [judge_score(r, "awareness") == 1 and judge_score(r, "commonsense") == 0 for r in judged]
     found = [r for r, h in zip(judged, hit) if h]
 
     def topic(r: dict, key: str) -> str:
@@ -122,55 +100,11 @@ def aware_without_knowledge(records: Sequence[dict], settings: uncertainty.Boots
     out = {"n": len(found), "n_judged": len(judged), "share": len(found) / len(judged) if judged else None,
            "by_topic_pct": split("topic"), "by_value_topic_pct": split("value_topic")}
     if settings is not None:
-        out["share_ci"] = _interval([float(h) for h in hit], settings)
+        out["share_ci"] = mean_interval([float(h) for h in hit], settings)
         for name, key in (("by_topic_pct", "topic"), ("by_value_topic_pct", "value_topic")):
-            out[f"{name}_ci"] = {t: _interval([100.0 * (topic(r, key) == t) for r in found], settings)
+            out[f"{name}_ci"] = {t: mean_interval([100.0 * (topic(r, key) == t) for r in found], settings)
                                  for t in out[name]}
     return out
-
-
-def unit_of(record: dict, index: int) -> str:
-    """The bootstrap unit of a dialogue: its scenario (a record without a scenario id is a unit of its own)."""
-    scenario = record.get("scenario_id")
-    return f"scenario {scenario}" if scenario is not None else f"record {index}"
-
-
-def model_differences(records: Sequence[dict], models: Sequence[str], settings: uncertainty.Bootstrap) -> list[dict]:
-    """Paired differences of Table 2's four dimensions between every two models: per pair (model_a < model_b) and
-    judge, the mean over the scenarios both were judged on (n_common) of score_a - score_b, its bootstrap interval
-    over scenarios (one resample of scenario ids shared by every pair), the two-sided p-value of difference = 0
-    (``uncertainty.bootstrap_pvalue``), Holm-adjusted over all pairs x judges, and ``significant`` (adjusted p below
-    1 - confidence level). A model with several dialogues of one scenario counts their mean."""
-    pairs = list(combinations(models, 2))
-    if not pairs:
-        return []
-    units = {unit_of(r, i): None for i, r in enumerate(records)}
-    position = {u: i for i, u in enumerate(units)}
-    sums = {m: np.zeros((len(units), len(prompts.JUDGES))) for m in models}
-    counts = {m: np.zeros((len(units), len(prompts.JUDGES))) for m in models}
-    for i, r in enumerate(records):
-        for j, judge in enumerate(prompts.JUDGES):
-            if _score(r, judge) is not None:
-                sums[str(r["model"])][position[unit_of(r, i)], j] += _score(r, judge)
-                counts[str(r["model"])][position[unit_of(r, i)], j] += 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_unit = {m: sums[m] / counts[m] for m in models}  # NaN where a model has no valid judgement
-    blocks = [per_unit[a] - per_unit[b] for a, b in pairs]
-    common = np.concatenate([np.isfinite(d) for d in blocks], axis=1)  # units x (pairs x judges)
-    differences = np.where(common, np.concatenate(blocks, axis=1), 0.0)
-
-    def statistic(positions: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return differences[positions].sum(axis=0) / common[positions].sum(axis=0)
-
-    result = uncertainty.resample_units([range(len(units))], statistic, settings, unit="scenario")
-    rows = []
-    for i, ((a, b), judge) in enumerate((pair, judge) for pair in pairs for judge in prompts.JUDGES):
-        low, high = result.interval(i)
-        rows.append({"model_a": a, "model_b": b, "dimension": judge, "n_common": int(common[:, i].sum()),
-                     "difference": uncertainty.finite_or_none(result.estimate[i]), "low": low, "high": high,
-                     "pvalue": result.pvalue(i)})
-    return uncertainty.holm_significance(rows, settings, [result.no_spread()] * len(rows))
 
 
 def prompt_field_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
