@@ -33,7 +33,7 @@ def judge_score(record: dict, judge: str) -> int | None:
 
 def mean_interval(values: Sequence[float], settings: uncertainty.Bootstrap) -> list[float | None]:
     """[low, high] of the mean of ``values`` over dialogues (``uncertainty.mean_interval``)."""
-    found = uncertainty.meanmean_interval(values, settings)
+    found = uncertainty.mean_interval(values, settings)
     return [found["low"], found["high"]]
 
 
