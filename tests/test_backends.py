@@ -463,6 +463,55 @@ def test_the_in_flight_limit_halves_on_timeouts_and_climbs_back():
     assert asyncio.run(scenario()) == [4, 5, 1]
 
 
+def test_the_in_flight_limit_hands_each_freed_slot_to_the_first_waiter_only():
+    import asyncio
+
+    from culturebench.evaluate.backends import _AdaptiveLimit
+
+    class CountingLoop(asyncio.SelectorEventLoop):
+        """Counts the callbacks scheduled: each waiter woken is one."""
+        scheduled = 0
+
+        def call_soon(self, *args, **kwargs):
+            CountingLoop.scheduled += 1
+            return super().call_soon(*args, **kwargs)
+
+    async def scenario(waiters: int) -> tuple:
+        limit = _AdaptiveLimit(2)
+        await limit.acquire()
+        await limit.acquire()
+        order: list[int] = []
+
+        async def wait(number: int) -> None:
+            await limit.acquire()
+            order.append(number)
+
+        tasks = [asyncio.create_task(wait(n)) for n in range(waiters)]
+        await asyncio.sleep(0)  # every waiter in line
+        await limit.release("ok")
+        await asyncio.sleep(0)
+        first = (list(order), limit.in_flight)
+        await limit.release("ok")  # hands waiter 1 a slot...
+        tasks[1].cancel()  # ...cancelled before it took it: the slot goes to waiter 2
+        for _ in range(3):
+            await asyncio.sleep(0)
+        second = (list(order), limit.in_flight, tasks[1].cancelled())
+        CountingLoop.scheduled = 0
+        for _ in range(waiters - 3):  # a slot freed per answer: one waiter woken each time
+            await limit.release("ok")
+            await asyncio.sleep(0)
+        woken = CountingLoop.scheduled
+        for task in tasks:
+            task.cancel()
+        return first, second, sorted(order) == [0, *range(2, waiters)], woken
+
+    with asyncio.Runner(loop_factory=CountingLoop) as runner:
+        first, second, all_served, woken = runner.run(scenario(200))
+    assert first == ([0], 2) and second == ([0, 2], 2, True) and all_served
+    # one wake-up (and the waiter's own step) per release; a condition woken all 197 every time: about 20,000
+    assert woken < 5 * 197, woken
+
+
 def test_nothing_listening_is_a_refused_connection_said_after_short_retries():
     from culturebench.evaluate.local_model import free_port
 

@@ -137,6 +137,43 @@ def test_the_runner_hands_over_whole_batches_so_that_every_slot_is_used():
         assert len(result.responses) == 200 and server.max_in_flight > 64, server.max_in_flight
 
 
+def batches_of_one_chunk(latency, items: list[tuple[int, ChatRequest]]) -> tuple[list[list[int]], float]:
+    """The indices of each batch an HTTP actor's ``run`` yields for one chunk (called here without Ray: the method
+    is a plain async generator), and the seconds the chunk took."""
+    import asyncio
+    import time
+
+    from culturebench.evaluate.backends import OpenAIBackend
+    from culturebench.evaluate.ray_backend import EndpointClient
+
+    async def drain(client) -> list[list[int]]:
+        return [[index for index, _, _ in results] async for results, _ in client.run(items)]
+
+    with ScriptedServer(latency=latency) as server:
+        client = EndpointClient(OpenAIBackend("scripted-model", base_url=server.base_url, concurrency=8), None)
+        start = time.monotonic()
+        batches = asyncio.run(drain(client))
+        return batches, time.monotonic() - start
+
+
+def test_an_actor_gathers_answers_into_batches_and_hands_over_a_finished_chunk_at_once(monkeypatch):
+    from culturebench.evaluate import ray_backend
+
+    def by_question(body: dict) -> float:  # q0-q2 answer at once, q3-q5 after 2 s
+        return 2.0 if int(body["messages"][-1]["content"][1:]) >= 3 else 0.0
+
+    items = [(i, ask(f"q{i}")) for i in range(6)]
+    # a window far longer than the chunk: the chunk's answers go as one batch the moment the last one lands
+    monkeypatch.setattr(ray_backend, "RESULTS_WINDOW_S", 60.0)
+    batches, seconds = batches_of_one_chunk(by_question, items)
+    assert [sorted(b) for b in batches] == [list(range(6))] and seconds < 30, (batches, seconds)
+    # a window shorter than the slow answers' wait: the fast ones are handed over without them
+    monkeypatch.setattr(ray_backend, "RESULTS_WINDOW_S", 0.5)
+    batches, _ = batches_of_one_chunk(by_question, items)
+    assert sorted(i for b in batches for i in b) == list(range(6))
+    assert max(i for i in batches[0]) <= 2 and sorted(batches[-1]) == [3, 4, 5], batches
+
+
 def test_more_failed_requests_than_allowed_stop_the_run_with_one_line():
     with ScriptedServer(faults=poison_fails) as server:
         backend = RayBackend("scripted-model", [server.base_url], concurrency=1, max_failed_rows=1)

@@ -17,6 +17,7 @@ import json
 import os
 import random
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
@@ -111,33 +112,53 @@ class _AdaptiveLimit:
 
     A server that answers fewer requests at once than we send (llama.cpp's server answers one at a time) makes the
     queued ones time out; halving the limit on a timeout and adding one back after ``limit`` successes in a row
-    lets such a run slow down to what the server can take instead of failing."""
+    lets such a run slow down to what the server can take instead of failing.
+
+    Requests beyond the limit wait in line and each freed slot wakes the first of them (an ``asyncio.Condition``
+    woken every waiter on each release: with the ray backend's queued chunk behind a full limit, hundreds of
+    wake-ups per answer, issue #65)."""
 
     def __init__(self, maximum: int) -> None:
         self.maximum = maximum
         self.limit = maximum
         self.in_flight = 0
         self._successes = 0
-        self._free = asyncio.Condition()
+        self._waiting: deque[asyncio.Future] = deque()
 
     async def acquire(self) -> None:
-        async with self._free:
-            while self.in_flight >= self.limit:
-                await self._free.wait()
+        if self.in_flight < self.limit and not self._waiting:
             self.in_flight += 1
+            return
+        slot = asyncio.get_running_loop().create_future()
+        self._waiting.append(slot)
+        try:
+            await slot  # resolved by _hand_out, which counts this request in flight
+        except asyncio.CancelledError:
+            if slot.done() and not slot.cancelled():  # handed a slot, then cancelled before taking it: pass it on
+                self.in_flight -= 1
+                self._hand_out()
+            raise
 
     async def release(self, outcome: str) -> None:
         """``outcome``: "ok", "timeout" (lower the limit) or anything else (no change)."""
-        async with self._free:
-            self.in_flight -= 1
-            if outcome == "timeout":
-                self.limit = max(1, min(self.limit, self.in_flight + 1) // 2)
-                self._successes = 0
-            elif outcome == "ok" and self.limit < self.maximum:
-                self._successes += 1
-                if self._successes >= self.limit:
-                    self.limit, self._successes = self.limit + 1, 0
-            self._free.notify_all()
+        self.in_flight -= 1
+        if outcome == "timeout":
+            self.limit = max(1, min(self.limit, self.in_flight + 1) // 2)
+            self._successes = 0
+        elif outcome == "ok" and self.limit < self.maximum:
+            self._successes += 1
+            if self._successes >= self.limit:
+                self.limit, self._successes = self.limit + 1, 0
+        self._hand_out()
+
+    def _hand_out(self) -> None:
+        """A free slot to each waiter in line, first come first served, while the limit allows (cancelled waiters
+        skipped)."""
+        while self._waiting and self.in_flight < self.limit:
+            slot = self._waiting.popleft()
+            if not slot.done():
+                slot.set_result(None)
+                self.in_flight += 1
 
 
 def _token_logprobs(logprobs: dict | None) -> tuple | None:

@@ -5,9 +5,9 @@ Two engines, chosen by the options:
 - **HTTP** (one or more ``base_urls``): the requests are fanned out over OpenAI-compatible endpoints by Ray actors,
   ``replicas`` per endpoint, each running the ``openai`` backend's client (same wire format, same retry rules,
   the endpoint's ``concurrency`` shared among its actors). Work is handed out in chunks, two per actor at a time, so
-  a slow endpoint takes fewer chunks than a fast one. Each actor method is a Ray streaming generator: every
-  response reaches the driver (and the response cache) as soon as it arrives. The cache key is the ``openai``
-  backend's: the same model behind another endpoint or another backend answers from the same cache.
+  a slow endpoint takes fewer chunks than a fast one. Each actor method is a Ray streaming generator: responses
+  reach the driver (and the response cache) in batches, each within ``RESULTS_WINDOW_S`` of its first. The cache key
+  is the ``openai`` backend's: the same model behind another endpoint or another backend answers from the same cache.
 - **vLLM** (no ``base_urls``): ``replicas`` vLLM engines of ``tensor_parallel_size`` GPUs each through Ray Data's LLM
   batch processor (``ray.data.llm.vLLMEngineProcessorConfig`` + ``build_processor``); rows stream back to the driver
   with ``Dataset.iter_rows`` and are cached as they come. Each repeated sample is its own row with seed
@@ -56,6 +56,10 @@ from culturebench.evaluate.vllm_checks import (
 
 CHUNKS_IN_FLIGHT = 2
 """Chunks handed to each HTTP actor at once (one being drained while the next is queued)."""
+RESULTS_WINDOW_S = 0.05
+"""How long an HTTP actor gathers answers after the first of a batch before it hands the batch to the driver (the
+last of a chunk goes at once). Each batch is a Ray object the actor sends through Ray's executor threads: a batch per
+wake-up (about 100 per 1,000 answers at 256 in flight) took a quarter of the actor's py-spy samples (issue #65)."""
 MAX_FAILED_ROWS = 20
 """Requests that may fail for good (after every retry) before a run stops. Up to this many, each is answered with
 an empty text and ``finish_reason`` ``runner.FAILED`` and the run goes on (vLLM: Ray Data's
@@ -90,31 +94,41 @@ class EndpointClient:
 
     async def run(self, items: list[tuple[int, ChatRequest]]):
         """Yield ``(results, stats)`` as items complete (a Ray streaming generator): ``results`` lists ``(index,
-        response or None, error or None)`` for every item done since the last yield (one Ray object per batch, not
-        per answer: at 256 in flight that halves the CPU per request). A request that fails for good is a result
-        with its error, ``(message, endpoint)`` (``endpoint``: an ``EndpointFault``, which stops the run), and the
-        others go on."""
+        response or None, error or None)`` for the items done since the last yield, gathered for up to
+        ``RESULTS_WINDOW_S`` after the first of them and at once when the chunk is done. A request that fails for
+        good is a result with its error, ``(message, endpoint)`` (``endpoint``: an ``EndpointFault``, which stops
+        the run), and the others go on."""
         import asyncio
 
         if self.http is None:
             self.http = self.backend._open()
             self.limiter = _AdaptiveLimit(self.backend.concurrency)
-        done: asyncio.Queue = asyncio.Queue()
+        finished: list[tuple] = []
+        landed = asyncio.Event()  # ``finished`` holds a result not yet yielded
+        complete = asyncio.get_running_loop().create_future()  # every item has its result
+        unfinished = len(items)
 
         async def one(index: int, request: ChatRequest) -> None:
+            nonlocal unfinished
             try:
-                response = await self.backend._complete(self.http, index, request, self.limiter)
-                await done.put((index, response, None))
+                result = (index, await self.backend._complete(self.http, index, request, self.limiter), None)
             except InputError as exc:  # BackendError included: this row failed for good
-                await done.put((index, None, (str(exc), isinstance(exc, EndpointFault))))
+                result = (index, None, (str(exc), isinstance(exc, EndpointFault)))
+            finished.append(result)
+            landed.set()
+            unfinished -= 1
+            if not unfinished:
+                complete.set_result(None)
 
         tasks = [asyncio.create_task(one(index, request)) for index, request in items]
         try:
             left = len(items)
             while left:
-                results = [await done.get()]
-                while not done.empty():
-                    results.append(done.get_nowait())
+                await landed.wait()
+                await asyncio.wait([complete], timeout=RESULTS_WINDOW_S)  # returns at once when the chunk is done
+                results = finished[:]
+                finished.clear()
+                landed.clear()
                 left -= len(results)
                 yield results, self.backend.stats.copy()
         finally:
