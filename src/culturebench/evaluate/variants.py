@@ -20,6 +20,7 @@ from typing import Any
 
 from culturebench.contract import option
 from culturebench.errors import InputError
+from culturebench.evaluate.paraphrases import family
 
 DEFAULT = "default"
 """The paper's protocol: the options in the order the paper lists them."""
@@ -34,14 +35,14 @@ def variants_option() -> Any:
     """The ``--variants`` field of a benchmark's ``Options`` (a comma-separated list; the default: the paper's)."""
     return option((DEFAULT,), score=False,
                   help="Prompt variants to ask each item under besides the paper's (comma-separated: reversed, "
-                       "shuffled; docs/robustness.md); metrics.json's variants block reports consistency, each "
-                       "variant's headline and their spread.")
+                       "shuffled, paraphrase or paraphrase1..K; docs/robustness.md); metrics.json's variants block "
+                       "reports consistency, each variant's headline and their spread.")
 
 
 def checked_variants(variants: Sequence[str], defined: Sequence[str], benchmark: str) -> tuple[str, ...]:
     """``variants`` with ``DEFAULT`` first and each once; an InputError (one line) naming those ``defined`` for a
     variant the benchmark does not define."""
-    unknown = [v for v in variants if v not in defined]
+    unknown = [v for v in variants if family(v) not in defined]
     if unknown:
         raise InputError(f"unknown variant {unknown[0]!r} of {benchmark}; it defines {', '.join(defined)}",
                          column="variants")

@@ -49,6 +49,7 @@ from functools import partial
 
 from culturebench.contract import Benchmark, HarnessTask, NoCountryView, Options, OptionScoring, lazy_exports, option
 from culturebench.evaluate import engine
+from culturebench.evaluate.paraphrases import PARAPHRASE
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 REPEAT_RULES = ("nearest", "similar_only")
@@ -70,7 +71,7 @@ class CDEvalOptions(Options):
     variants: tuple[str, ...] = variants_option()
 
     def check(self) -> None:
-        object.__setattr__(self, "variants", checked_variants(self.variants, ORDER_VARIANTS, "cdeval"))
+        object.__setattr__(self, "variants", checked_variants(self.variants, (*ORDER_VARIANTS, PARAPHRASE), "cdeval"))
 
 
 class CDEval(Benchmark):

@@ -5,14 +5,14 @@ summary line (the ``CDEval`` benchmark's methods)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, variants
+from culturebench.evaluate import paraphrases, run_folder, variants
 from culturebench.evaluate.cdeval import BENCHMARK, CDEvalOptions, prompts
 from culturebench.evaluate.cdeval.items import (
     DIMENSIONS, RESPONSE_FIELDS, PlannedRequest, iter_requests, release_tables)
@@ -39,6 +39,8 @@ class Plan(RunPlan):
     tag: dict
     info: dict[str, dict]
     """question_id -> its dimension, domain and options (the records carry them)."""
+    wordings: paraphrases.Wordings
+    """The paraphrase variants' questions and what the run says of them (``evaluate.paraphrases``)."""
 
 
 def plan(options: CDEvalOptions, model: str = "model") -> Plan:
@@ -52,8 +54,11 @@ def plan(options: CDEvalOptions, model: str = "model") -> Plan:
     max_tokens = prompts.MAX_TOKENS if options.max_tokens is None else options.max_tokens
     questions, covers = limit_frame(tables["questions"], ["dimension", "domain"], options.limit, options.seed,
                                     item="questions", columns=["dimensions", "domains"])
+    wordings = paraphrases.wordings(options.variants, tables.get("variants"), Path(options.release),
+                                    dict(zip(questions["question_id"], questions["question"])))
+    options = replace(options, variants=wordings.variants)
     requests = iter_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens,
-                             seed=options.seed, variants=options.variants)
+                             seed=options.seed, variants=options.variants, wordings=wordings)
     language = release_language(load_manifest(options.release))
     info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                           "option_2").iter_rows(named=True)}
@@ -61,7 +66,8 @@ def plan(options: CDEvalOptions, model: str = "model") -> Plan:
                
                 description="cdeval", covers=(covers,), tables=tables, questions=questions, samples=samples,
                 temperature=temperature, max_tokens=max_tokens, language=language,
-                tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info)
+                tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info,
+                wordings=wordings)
 
 
 def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
@@ -76,7 +82,8 @@ def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[di
                     "question_id": item.question_id, "dimension": q["dimension"],
                     "domain": q["domain"], "prompt": item.prompt, "template": template, "order": order,
                     "sample_index": item.sample_index, "response": response.text, "parse_status": status,
-                    "shown": shown, "score": s, "finish_reason": response.finish_reason})
+                    "shown": shown, "score": s, "finish_reason": response.finish_reason,
+                    **({paraphrases.FALLBACK_KEY: item.fallback} if item.fallback else {})})
     return out
 
 
@@ -99,6 +106,8 @@ def score_run(plan: Plan, answers: Answers) -> Result:
         scored.metrics["variants"] = run_folder.json_safe(variants.report(
             variant_answers(frame, plan), plan.options.variants,
             lambda v: BENCHMARK.headline(scored_variant(v).metrics, plan.options)))
+        if plan.wordings.notes:
+            scored.metrics["variants"]["paraphrase_notes"] = list(plan.wordings.notes)
     return Result(metrics=scored.metrics, written=[], score=scored)
 
 
@@ -169,7 +178,8 @@ def summary(metrics: dict) -> str:
     if metrics.get("pairwise_baseline") is not None:
         lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "
                      f"{metrics['pairwise_baseline']:.4f}")
-    return "\n".join(lines + variants.summary_line("cdeval", metrics.get("variants")) + warnings)
+    return "\n".join(lines + variants.summary_line("cdeval", metrics.get("variants"))
+                     + paraphrases.summary_lines("cdeval", metrics.get("variants")) + warnings)
 
 
 class CDEvalHooks(Hooks):

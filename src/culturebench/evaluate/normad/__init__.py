@@ -56,6 +56,7 @@ from culturebench.contract import (
     Benchmark, HarnessTask, OpenColumns, Options, OptionScoring, lazy_exports, option)
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
+from culturebench.evaluate.paraphrases import PARAPHRASE
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 CONTEXTS = ("none", "country", "value", "country_value", "rot")
@@ -113,7 +114,7 @@ class NormAdOptions(Options):
     variants: tuple[str, ...] = variants_option()
 
     def check(self) -> None:
-        object.__setattr__(self, "variants", checked_variants(self.variants, ORDER_VARIANTS, "normad"))
+        object.__setattr__(self, "variants", checked_variants(self.variants, (*ORDER_VARIANTS, PARAPHRASE), "normad"))
         unknown = [c for c in self.contexts if c not in CONTEXTS]
         if unknown or not self.contexts:
             raise InputError(f"unknown context {unknown[0]!r}; choose from {', '.join(CONTEXTS)}" if unknown

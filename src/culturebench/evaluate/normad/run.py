@@ -5,17 +5,17 @@ summary line (the ``NormAd`` benchmark's methods)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, variants
+from culturebench.evaluate import paraphrases, run_folder, variants
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.normad import BENCHMARK, NormAdOptions, prompts
-from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, release_tables
+from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, paraphrased_texts, release_tables
 from culturebench.evaluate.normad.metrics import score, score_responses
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, scored_label
 from culturebench.evaluate.normad.plots import write_run
@@ -36,27 +36,33 @@ class Plan(RunPlan):
     info: dict[str, dict]
     """story_id -> its country, gold label, zone and sub-axis (the records carry them)."""
     protocol: str
+    wordings: paraphrases.Wordings
+    """The paraphrase variants' closing questions and what the run says of them (``evaluate.paraphrases``)."""
 
 
 def plan(options: NormAdOptions, model: str = "model") -> Plan:
     """Every story (``limit`` spread over the countries: ``limit.spread_positions``) under every context of
     ``options.contexts``, ``samples`` times, read from the release (before a model is loaded)."""
-    release_stories = release_tables(options.release, options.split)["stories"]
+    tables = release_tables(options.release, options.split)
+    release_stories = tables["stories"]
     if release_stories.height == 0:
         raise InputError("release has no stories", file=options.release)
     samples = prompts.DEFAULT_SAMPLES if options.samples is None else options.samples
     temperature, max_tokens = sampling(options)
     stories, covers = limit_frame(release_stories, ["country"], options.limit, options.seed, item="stories",
                                   columns=["countries"])
+    wordings = paraphrases.wordings(options.variants, tables.get("variants"), Path(options.release),
+                                    paraphrased_texts(stories))
+    options = replace(options, variants=wordings.variants)
     requests = iter_requests(stories, contexts=options.contexts, samples=samples, temperature=temperature,
                              max_tokens=max_tokens, seed=options.seed, protocol=options.protocol,
-                             variants=options.variants)
+                             variants=options.variants, wordings=wordings)
     info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
             .iter_rows(named=True)}
     return Plan(options=options, model=model, requests=requests,
                 total=stories.height * len(options.contexts) * samples * len(options.variants), description="normad", covers=(covers,),
                 release_stories=release_stories, stories=stories, samples=samples, temperature=temperature,
-                max_tokens=max_tokens, info=info, protocol=options.protocol)
+                max_tokens=max_tokens, info=info, protocol=options.protocol, wordings=wordings)
 
 
 def sampling(options: NormAdOptions) -> tuple[float, int]:
@@ -92,7 +98,8 @@ def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[di
                     "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": item.context,
                     "sample_index": item.sample_index, "prompt": item.prompt, "response": response.text,
                     "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
-                    "correct": label == story["gold_label"], "finish_reason": response.finish_reason})
+                    "correct": label == story["gold_label"], "finish_reason": response.finish_reason,
+                    **({paraphrases.FALLBACK_KEY: item.fallback} if item.fallback else {})})
     return out
 
 
@@ -119,6 +126,8 @@ def score_run(plan: Plan, answers: Answers) -> Result:
         scored.metrics["variants"] = run_folder.json_safe(variants.report(
             variant_answers(frame), plan.options.variants,
             lambda v: BENCHMARK.headline(scored_variant(v).metrics, plan.options)))
+        if plan.wordings.notes:
+            scored.metrics["variants"]["paraphrase_notes"] = list(plan.wordings.notes)
     return Result(metrics=scored.metrics, written=[], score=scored)
 
 
@@ -188,7 +197,8 @@ def summary(metrics: dict) -> str:
         rests = (f"the accuracies rest on {counted(m['n_responses'] - unparsed, 'answers')}, the others {others} "
                  "(metrics.json accuracy_parsed: the read answers alone)")
         warnings += unreadable_warning(f"normad {model}", unparsed, m["n_responses"], rests)
-    lines += variants.summary_line("normad", metrics.get("variants")) + warnings
+    lines += (variants.summary_line("normad", metrics.get("variants"))
+              + paraphrases.summary_lines("normad", metrics.get("variants")) + warnings)
     return "\n".join(lines)
 
 
