@@ -83,6 +83,7 @@ class CDEval(Benchmark):
     build_imports = ("nltk.tokenize", "nltk.translate.bleu_score")  # ~1 s: nltk imports scipy.stats, sklearn
     generators = {
         "cdeval": "culturebench.generation.cdeval:GENERATOR",
+        "paraphrases": "culturebench.generation.paraphrases:CDEVAL",
         "cdeval_translate": "culturebench.generation.cdeval_translate:GENERATOR",
     }
     responses_help = ("responses.jsonl of `evaluate`; several comma-separated files (models, or language variants "

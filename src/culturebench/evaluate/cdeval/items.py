@@ -64,6 +64,13 @@ def release_tables(release: Path) -> dict[str, pl.DataFrame]:
     return {"questions": questions, "hofstede": hofstede, **({} if variants is None else {"variants": variants})}
 
 
+def paraphrased(release: Path) -> dict[str, str]:
+    """Question id -> the text a paraphrase stands in for (``generate paraphrases cdeval``): the question, never the
+    options (``builders.cdeval.paraphrased_texts`` on the built table)."""
+    questions = release_tables(release)["questions"]
+    return dict(zip(questions["question_id"].to_list(), questions["question"].to_list()))
+
+
 def empty_hofstede() -> pl.DataFrame:
     return pl.DataFrame(schema={"country_code": pl.String, "country_name": pl.String,
                                 **{d.lower(): pl.Float64 for d in DIMENSIONS}, **{c: pl.String for c in HOFSTEDE_EXTRA}})

@@ -140,6 +140,7 @@ class NormAd(Benchmark):
     Options = NormAdOptions
     generators = {
         "normad": "culturebench.generation.normad:GENERATOR",
+        "paraphrases": "culturebench.generation.paraphrases:NORMAD",
         "normad_v2_fix": "culturebench.generation.normad_v2_fix:GENERATOR",
     }
     tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (the authors' prompt); accuracy "

@@ -53,6 +53,11 @@ def release_tables(release: Path, split: str | None = None) -> dict[str, pl.Data
     return {"stories": stories, **({} if variants is None else {"variants": variants})}
 
 
+def paraphrased(release: Path) -> dict[str, str]:
+    """Story id -> its closing question, for ``generate paraphrases normad``."""
+    return paraphrased_texts(release_tables(release)["stories"])
+
+
 def paraphrased_texts(stories: pl.DataFrame) -> dict[str, str]:
     """Story id -> its closing question (what a paraphrase variant replaces), for the stories that end in one."""
     return {i: q for i, story in stories.select("story_id", "story").iter_rows()
