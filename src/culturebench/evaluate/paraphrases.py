@@ -88,7 +88,7 @@ def wordings(variants: Sequence[str], table: Any, release: Path, originals: Mapp
         if variant not in asked:
             continue
         if normal(original) == normal(originals[item]):
-            texts[(variant, item)] = paraphrase
+            texts[(variant, item)] = paraphrase.strip()
         else:
             fallback[(variant, item)] = "the release's paraphrase was written for another wording of the item"
     notes = []
@@ -104,7 +104,7 @@ def wordings(variants: Sequence[str], table: Any, release: Path, originals: Mapp
                      f"marked {FALLBACK_KEY}" if parts else "")
                      + (f"{'; ' if parts else ''}{foreign} rows of the {CONFIG} config do not match the release "
                         "(matches_release)" if foreign else ""))
-    same = [r for r in repeated(rows) if r.split(" ", 2)[1] in asked]
+    same = [f"{i} {v}: {what}" for i, v, what in repeated(rows) if v in asked and (v, i) in texts]
     if same:
         notes.append(f"{len(same)} paraphrases identical to their original or another paraphrase, asked once: "
                      f"{'; '.join(same[:5])}{' ...' if len(same) > 5 else ''}")

@@ -134,26 +134,25 @@ def pandera_schema():
 
 def checks(table: pl.DataFrame) -> list[CheckResult]:
     """Informational: the rows that do not match the release, and paraphrases equal to their original or to another
-    paraphrase of the item (whitespace and case ignored; asked once, the response cache keys on the request)."""
+    paraphrase of the item (``repeated``; asked once, the response cache keys on the request)."""
     mismatched = sorted(f"{r['id']} {r['variant']}" for r in table.filter(~pl.col("matches_release")).to_dicts())
     return [
         check("paraphrases whose item the release lacks or whose original is not the item's text (informational: "
               "evaluate asks those items in the original wording)", CONFIG, mismatched, "any", passed=True),
         check("paraphrases identical to their original or to another paraphrase of the item (informational: asked "
-              "once)", CONFIG, repeated(table), "any", passed=True),
+              "once)", CONFIG, [f"{i} {v}: {what}" for i, v, what in repeated(table)], "any", passed=True),
     ]
 
 
-def repeated(table: pl.DataFrame) -> list[str]:
-    """``"<id> paraphraseK: the original"`` / ``"... paraphrase J"`` for each paraphrase that repeats its item's
-    original or an earlier paraphrase (whitespace and case ignored)."""
+def repeated(table: pl.DataFrame) -> list[tuple[str, str, str]]:
+    """(id, paraphraseK, what it repeats: ``the original`` or an earlier paraphraseJ) for each paraphrase whose text,
+    outer whitespace aside, is its item's original or an earlier paraphrase: a request identical to another's."""
     out = []
     for (item,), rows in table.sort("id", "paraphrase_index").group_by(["id"], maintain_order=True):
-        seen = {normal(rows["original"][0]).casefold(): "the original"}
+        seen = {rows["original"][0].strip(): "the original"}
         for variant, text in rows.select("variant", "paraphrase").iter_rows():
-            key = normal(text).casefold()
-            if key in seen:
-                out.append(f"{item} {variant}: {seen[key]}")
+            if text.strip() in seen:
+                out.append((item, variant, seen[text.strip()]))
             else:
-                seen[key] = variant
+                seen[text.strip()] = variant
     return out
