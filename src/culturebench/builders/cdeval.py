@@ -191,7 +191,8 @@ TRANSLATED = (
 def card(language: str, variants: bool = False) -> CardInfo:
     """The card for a questionnaire in ``language``: CARD, with TRANSLATED added when it is not English, and the
     ``variants`` config described when the build has paraphrases (``raw.paraphrases``)."""
-    out = CARD if not variants else replace(CARD, configs=(*CARD.configs, paraphrases.CONFIG_INFO))
+    out = CARD if not variants else replace(CARD, configs=(*CARD.configs, paraphrases.config_info(
+        redistributable=False, license_name="cdeval-unlicensed")))  # its originals are the questions' text
     if language == DEFAULT_LANGUAGE:
         return out
     return replace(out, language=(language,), considerations=CARD.considerations + TRANSLATED.format(

@@ -42,14 +42,19 @@ FIELDS = {"item": str, "original": str, "index": int, "paraphrase": str, "made_b
 SCHEMA = {"id": pl.String, "variant": pl.String, "paraphrase_index": pl.Int64, "original": pl.String,
           "paraphrase": pl.String, "made_by": pl.String, "checked_by": pl.String, "check": pl.String,
           "seed": pl.Int64, "matches_release": pl.Boolean}
-CONFIG_INFO = ConfigInfo(
-    CONFIG, "Wording variants (issue #63): per item, K paraphrases of the text it asks (CDEval: the question; "
+def config_info(redistributable: bool = True, license_name: str | None = None) -> ConfigInfo:
+    """The card's description of the config (a builder adds it to its card when the raw file is present), under
+    the terms of the texts it paraphrases (``original`` is the release's text)."""
+    return ConfigInfo(CONFIG, DESCRIPTION, redistributable=redistributable, license_name=license_name)
+
+
+DESCRIPTION = (
+    "Wording variants (issue #63): per item, K paraphrases of the text it asks (CDEval: the question; "
     "NormAd: the story's closing question), one row each: id (the item's), variant (paraphrase1..K, what "
     "`evaluate --variants` names), paraphrase_index, original (the text paraphrased), paraphrase, made_by and "
     "checked_by (the model that wrote it and the one that judged it equivalent, or hand-written), check (the "
     "verdict), seed, matches_release (the release has the item and original is its text). Read from "
     "RAW/paraphrases/<benchmark>.jsonl (`culturebench generate paraphrases NAME`).")
-"""The card's description of the config (a builder adds it to its card when the raw file is present)."""
 
 
 def file_path(raw: Path, benchmark: str) -> Path:

@@ -120,7 +120,7 @@ def build_card(zones_used: dict, revision: dict, variants: bool = False) -> Card
                  f"gift-giving rows given its atlas Gift Giving background; {revision['model_steps']}.")
     else:
         line += " Revision `v1`: the stories as read (the published release; neutral rows keep the story's country)."
-    configs = (*CARD.configs, paraphrases.CONFIG_INFO) if variants else CARD.configs
+    configs = (*CARD.configs, paraphrases.config_info()) if variants else CARD.configs  # closing questions: CC BY
     return replace(CARD, creation=f"{CARD.creation}\n\n{line}", configs=configs)
 
 
