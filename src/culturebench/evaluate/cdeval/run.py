@@ -56,7 +56,8 @@ def plan(options: CDEvalOptions, model: str = "model") -> Plan:
                                     item="questions", columns=["dimensions", "domains"])
     wordings = paraphrases.wordings(options.variants, tables.get("variants"), Path(options.release),
                                     dict(zip(questions["question_id"], questions["question"])))
-    options = replace(options, variants=wordings.variants)
+    if wordings.variants != options.variants:  # paraphrase expanded to paraphrase1..K
+        options = replace(options, variants=wordings.variants)
     requests = iter_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens,
                              seed=options.seed, variants=options.variants, wordings=wordings)
     language = release_language(load_manifest(options.release))

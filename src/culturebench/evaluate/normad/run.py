@@ -53,7 +53,8 @@ def plan(options: NormAdOptions, model: str = "model") -> Plan:
                                   columns=["countries"])
     wordings = paraphrases.wordings(options.variants, tables.get("variants"), Path(options.release),
                                     paraphrased_texts(stories))
-    options = replace(options, variants=wordings.variants)
+    if wordings.variants != options.variants:  # paraphrase expanded to paraphrase1..K
+        options = replace(options, variants=wordings.variants)
     requests = iter_requests(stories, contexts=options.contexts, samples=samples, temperature=temperature,
                              max_tokens=max_tokens, seed=options.seed, protocol=options.protocol,
                              variants=options.variants, wordings=wordings)
