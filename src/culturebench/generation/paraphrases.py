@@ -8,7 +8,8 @@ options, labels or story facts: the benchmark's ``paraphrased`` function says wh
 (``common.junk_reason``), the original again or a repeat of another candidate (case and punctuation ignored), then
 judged by the checker (``--checker-model``, default the same model; ``CHECK``, ours, after the pattern of NormAd's
 entailment check, App. A.2 Fig. 7: a yes / no question at temperature 0) and kept only on "yes". An item still short
-of K is asked once more (``ROUNDS``; as another sample, which the backend sends with the next seed). Writes ``RAW_DIR/paraphrases/NAME.jsonl``
+of K is asked once more (``ROUNDS``; as another sample, which the backend sends with the next seed). Writes
+``RAW_DIR/paraphrases/NAME.jsonl``
 (``culturebench.raw.paraphrases``: one line per kept paraphrase, with the model that made it, the checker and the
 seed), which ``culturebench build NAME --raw RAW_DIR`` turns into the release's ``variants`` config; the log and
 summary are in ``RAW_DIR/.generation/`` (``common``)."""
@@ -111,7 +112,8 @@ def generate(backend, checker, texts: dict[str, str], out: Path, benchmark: str,
     target = paraphrase_file.file_path(out, benchmark)
     if lines:
         write_atomic(target, "".join(line + "\n" for line in lines))
-    summary = {"output": str(target) if lines else None, "benchmark": benchmark, "k": k, "seed": seed, "items": len(texts),
+    summary = {"output": str(target) if lines else None, "benchmark": benchmark, "k": k, "seed": seed,
+               "items": len(texts),
                "paraphrases": len(lines), "items_short_of_k": sum(len(v) < k for v in kept.values()),
                "made_by": made_by, "checked_by": checked_by}
     summary["summary_file"] = str(run.close(summary))

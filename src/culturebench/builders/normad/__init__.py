@@ -439,5 +439,6 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
         check("atlas Etiquette subsections outside the four subaxes (informational)", "atlas", subsections, "any",
               passed=True),
         check("no atlas item has empty text", "atlas", empty_atlas, 0),
-        *([] if paraphrases.CONFIG not in tables else paraphrases.checks(pl.concat(tables[paraphrases.CONFIG].values()))),
+        *([] if paraphrases.CONFIG not in tables
+          else paraphrases.checks(pl.concat(tables[paraphrases.CONFIG].values()))),
     ]
