@@ -99,6 +99,12 @@ def test_generate_writes_checked_paraphrases_with_provenance(bundled_release, tm
     assert {(r["made_by"], r["checked_by"], r["check"], r["seed"]) for r in rows} == {("writer", "checker", "yes", 7)}
     assert len(asked) == 4  # two items, each short of three after round one (one refused): asked twice
     assert sorted(b["seed"] for b in bodies if not last_user_message(b).startswith(CHECK_START)) == [7] * 2 + [8] * 2
+    # the generated file, beside the questionnaire, builds the release's variants config: every row matches
+    for folder in ("cdeval", "hofstede"):
+        shutil.copytree(SAMPLE_RAW / folder, out / folder)
+    variants = table(build(out, tmp_path / "rel", "cdeval"), "variants")
+    assert variants.select("id", "paraphrase_index", "paraphrase").rows() == expected
+    assert variants["matches_release"].all() and set(variants["checked_by"]) == {"checker"}
 
 
 # --------------------------------------------------------------------------------------------------------- build
