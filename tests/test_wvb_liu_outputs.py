@@ -342,3 +342,5 @@ def test_a_sensitivity_file_is_scored_with_the_consistency_across_its_siblings(s
     assert across["per_item"] == {"Q1": pytest.approx(2 / 3), "Q2": pytest.approx(1 / 3)}
     # the order run lists 3, 1, 4, 2: its modal codes 1 (Q1) and 3 (Q2) sit at positions 2 and 1
     assert across["position_share"]["order"] == {"1": 0.5, "2": 0.5}
+    assert "across the runs RQ1, number, order: mean consistency of the modal answer per question 0.5000" in \
+        result.output

@@ -394,7 +394,9 @@ def score_stated(path: Path, options) -> tuple[dict, list[Path]]:
         siblings = sensitivity_files(path)
         moved["across_variants"] = across_variants({BASELINE_VARIANT: runs["baseline"],
                                                     **{v: read_stated(f) for v, f in siblings.items()}})
-        metrics["sensitivity"]["consistency_across_variants"] = moved["across_variants"]["consistency"]
+        metrics["sensitivity"] |= {"consistency_across_variants": moved["across_variants"]["consistency"],
+                                   "similarity_across_variants": moved["across_variants"]["mean_similarity"],
+                                   "variants": moved["across_variants"]["variants"]}
         written.append(country_files.write_json_file(out / SENSITIVITY_FILE, moved))
         metrics["sensitivity"]["variant"] = place.method
     return metrics, written
@@ -543,4 +545,9 @@ def summary(metrics: dict) -> str:
     if moved and moved.get("mean_abs_country_change") is not None:
         lines.append(f"moved from the RQ1 run: mean |change| per country {moved['mean_abs_country_change']:.4f}, "
                      f"per question {moved['mean_abs_question_change']:.4f} ({SENSITIVITY_FILE})")
+    if moved and moved.get("consistency_across_variants") is not None:
+        similarity = moved["similarity_across_variants"]
+        lines.append(f"across the runs {', '.join(moved['variants'])}: mean consistency of the modal answer per "
+                     f"question {moved['consistency_across_variants']:.4f}, mean similarity between runs "
+                     f"{'n/a' if similarity is None else f'{similarity:.4f}'} ({SENSITIVITY_FILE} across_variants)")
     return "\n".join([*lines, *(f"warning: {note}" for note in view["notes"])])
