@@ -39,9 +39,9 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PLAN = """
 import sys, time
 from culturebench.evaluate.wvb import WVBOptions
-from culturebench.evaluate.wvb.run import plan
+from culturebench.evaluate.wvb.run import WVBHooks
 start = time.perf_counter()
-planned = plan(WVBOptions(release=sys.argv[1], split="test", limit=239, demographics=False, samples=int(sys.argv[2]),
+planned = WVBHooks().plan(WVBOptions(release=sys.argv[1], split="test", limit=239, demographics=False, samples=int(sys.argv[2]),
                           steer="country"))
 n = sum(1 for _ in planned.requests)
 print(f"requests {n:,} (planned {planned.total:,}) in {time.perf_counter() - start:.2f} s")

@@ -118,3 +118,22 @@ def test_a_second_model_does_not_replace_the_first_ones_results_unless_asked(bun
     engine.run(normad.BENCHMARK, second, options(release, out), replace=True)
     assert second.asked > 0
     assert json.loads((out / "run.json").read_text())["backend"]["model"] == "other-model"
+
+
+def test_a_model_asked_by_path_and_served_by_its_name_resumes_its_own_run(bundled_release, tmp_path):
+    """``--model /path/to/smol`` served as ``smol`` (vLLM names a local folder by its name): the same command again
+    resumes the run (the vLLM suite's reruns were refused before), while another ``--model`` is refused before it is
+    asked anything, as is a backend serving another model under the same ``--model``."""
+    release, out = bundled_release("normad"), tmp_path / "run"
+    engine.run(normad.BENCHMARK, Answering(), options(release, out), args={"model": "/models/answering-model"})
+    again = Answering()
+    engine.run(normad.BENCHMARK, again, options(release, out), args={"model": "/models/answering-model"})
+    assert again.asked == 0  # every answer from the cache
+    other = Answering()
+    with pytest.raises(InputError, match="holds the results of model '/models/answering-model'.*'/models/other'"):
+        engine.run(normad.BENCHMARK, other, options(release, out), args={"model": "/models/other"})
+    renamed = Answering()
+    renamed.model = "renamed-model"
+    with pytest.raises(InputError, match="holds the results of model 'answering-model'.*'renamed-model'"):
+        engine.run(normad.BENCHMARK, renamed, options(release, out), args={"model": "/models/answering-model"})
+    assert other.asked == renamed.asked == 0

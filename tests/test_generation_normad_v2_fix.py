@@ -13,7 +13,7 @@ import pytest
 
 from culturebench import registry
 from culturebench.builders import normad as builder
-from culturebench.contract import GenerateOptions
+from culturebench.options import GenerateOptions
 from culturebench.errors import InputError
 from culturebench.evaluate.backends import OpenAIBackend
 from culturebench.generation import normad_v2_fix as v2

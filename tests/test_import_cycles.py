@@ -215,7 +215,7 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 LAYERS = (
     # (modules, what they may not reach, why)
-    (("culturebench.contract", "culturebench.chat"), "culturebench.evaluate",
+    (("culturebench.contract", "culturebench.options", "culturebench.chat"), "culturebench.evaluate",
      "the contract lies under the engine, which names its types (issue #65)"),
     (("culturebench.cards",), "culturebench.evaluate", "a dataset card is written before any model is evaluated"),
     (("culturebench.validation",), "culturebench.release",

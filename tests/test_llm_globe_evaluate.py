@@ -377,7 +377,7 @@ def test_open_without_jurors_saves_answers_and_scores_nothing(release, tmp_path)
         assert server.request_count == 27  # the answers only: nobody asked to judge them
     m = result.score.metrics["open"]
     assert m["jury"]["method"] == "none" and m["n_answers"] == 27 and m["n_scored"] == 0
-    assert "not scored" in llm_globe.summary(result.score.metrics)
+    assert "not scored" in llm_globe.BENCHMARK.summary(result.score.metrics)
 
 
 def test_cli_evaluate_closed_and_errors(release, tmp_path):

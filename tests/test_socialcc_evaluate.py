@@ -340,7 +340,7 @@ def test_config_file_and_flags_make_one_set_of_options(tmp_path):
     assert (paper.judge, paper.max_rounds, paper.agent_temperature, paper.judge_temperature, paper.stop) == (
         None, 20, 1.0, 0.0, "paper")
     # score takes the judge (to judge again), its settings, the zones and Fig. 5's grouping
-    from culturebench.contract import option_fields
+    from culturebench.options import option_fields
 
     assert {"judge", "judge_temperature", "judge_max_tokens", "zones", "fig5_country"} <= {
         f.name for f in option_fields(SocialCCOptions, "score", cli_only=False)}
@@ -387,8 +387,8 @@ def test_role_backends_judge_and_play_the_antagonist_without_a_configured_judge(
     # Table 2 by hand from JUDGE_SCORES: awareness 0, commonsense 1, value 1, behaviour 3
     expected = {"awareness": 0.0, "commonsense": 1.0, "value": 1.0, "behaviour": 3.0}
     assert BENCHMARK.headline(result.metrics, SocialCCOptions()) == expected
-    rescored = BENCHMARK.score([tmp_path / "run" / "transcripts.jsonl"],
-                               SocialCCOptions(release=release, out=tmp_path / "score"))
+    rescored = engine.score(BENCHMARK, [tmp_path / "run" / "transcripts.jsonl"],
+                            SocialCCOptions(release=release, out=tmp_path / "score"))
     assert rescored.metrics["judge_note"] == "re-aggregated from saved judgements"
     assert BENCHMARK.headline(rescored.metrics, SocialCCOptions()) == expected
     assert (tmp_path / "score" / "metrics.json").is_file() and (tmp_path / "score" / "table2.png").is_file()

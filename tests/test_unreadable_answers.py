@@ -5,7 +5,6 @@ readably (the rest: text no parser reads), ``evaluate`` prints a ``warning:`` li
 from __future__ import annotations
 
 import html
-import importlib
 import inspect
 import itertools
 import json
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from culturebench import registry
 from culturebench.cli import app
 from scripted_server import ScriptedServer
 
@@ -108,9 +108,9 @@ def test_the_warning_names_count_share_and_what_the_headline_rests_on():
 @pytest.mark.parametrize("name", ["cdeval", "llm_globe", "normad", "socialcc", "wvb"])
 def test_every_summary_uses_the_shared_warning(name):
     """One function, not five copies: each benchmark's summary module calls ``unreadable_warning``."""
-    module = importlib.import_module(f"culturebench.evaluate.{name}.run")
-    assert "unreadable_warning(" in inspect.getsource(module.summary)
-    assert "def unreadable_warning" not in inspect.getsource(module)
+    hooks = type(registry.benchmark(name).hooks())
+    assert "unreadable_warning(" in inspect.getsource(hooks.summary)
+    assert "def unreadable_warning" not in inspect.getsource(inspect.getmodule(hooks))
 
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
 """``culturebench evaluate NAME`` and ``culturebench score NAME``: one command per registered benchmark, made when
-it is asked for, its flags made from the benchmark's Options dataclass (``contract.option_fields``) beside the flags
+it is asked for, its flags made from the benchmark's Options dataclass (``options.option_fields``) beside the flags
 every run takes; the benchmark is reached only through its contract (``registry.benchmark``), its run through the
 engine (``evaluate.engine.run``), with the backend the flags name (``make_backend``)."""
 
@@ -23,7 +23,8 @@ except ImportError:  # typer before 0.29 runs on click itself
     import click
 
 from culturebench import registry
-from culturebench.contract import Benchmark, option_fields
+from culturebench.contract import Benchmark
+from culturebench.options import option_fields
 from culturebench.errors import InputError
 from culturebench.hub_release import release_folder
 from culturebench.io import output_folder
@@ -196,7 +197,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     """``culturebench score NAME``."""
     from datetime import datetime, timezone
 
-    from culturebench.evaluate import run_folder, run_record
+    from culturebench.evaluate import engine, run_folder, run_record
 
     started = datetime.now(timezone.utc)
     out = flags["out"]
@@ -204,7 +205,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
         output_folder(out)
         release = _checked_release(flags["release"], flags["allow_modified_release"])
         options = benchmark.Options.parse(given, flags["config"]).replace(release=release, out=out)
-        result = benchmark.score(run_folder.split_paths(flags["responses"]), options)
+        result = engine.score(benchmark, run_folder.split_paths(flags["responses"]), options)
         args = {"benchmark": benchmark.name, "responses": str(flags["responses"]), "release": str(release),
                 "out": str(out), "config": None if flags["config"] is None else str(flags["config"]),
                 "allow_modified_release": flags["allow_modified_release"], **_json_args(given)}

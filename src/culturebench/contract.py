@@ -1,7 +1,8 @@
-"""The one contract every benchmark meets (issue #44): its ``Options``, ``plan``, the engine's hooks and the types
-they take and give (``RunPlan``, ``Run``, ``Answers``, ``Result``; the requests are :mod:`culturebench.chat`'s),
-``score``, ``summary`` and ``headline``, what option-probability scoring needs, its harness tasks, its comparison,
-its generators and its builder. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
+"""The one contract every benchmark meets (issue #44): its ``Options`` (:mod:`culturebench.options`), the engine's
+hooks (``plan``, ``records`` or ``answer``, ``score``, ``write``, ``evaluation``, ``summary``: a ``Hooks`` subclass)
+and the types they take and give (``RunPlan``, ``Run``, ``Answers``, ``Result``; the requests are
+:mod:`culturebench.chat`'s), ``headline``, what option-probability scoring needs, its harness tasks, and its other
+parts, each named by a plain import in a method: its comparison, generators, builder and schemas. A benchmark is a ``Benchmark`` subclass whose instance is the ``BENCHMARK`` attribute
 of its package; :mod:`culturebench.registry` names the packages. The command line, the runner, the inspect and
 lm-eval integrations, ``--scoring logprobs``, ``compare`` and ``publish`` reach benchmarks only through this
 contract and name none.
@@ -13,22 +14,23 @@ This module imports nothing heavy (the command line reads every benchmark's opti
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import types
-import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from culturebench.chat import ChatRequest, ChatResponse
-from culturebench.config_file import read_options_file
 from culturebench.errors import InputError
+from culturebench.options import BuildOptions, GenerateOptions, Options
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+RAI_FACTS = Path(__file__).parent / "facts" / "croissant_rai"
+"""The built-in benchmarks' Responsible-AI facts files (``Benchmark.rai_facts_file``)."""
 
 
 class NoCountryView(Exception):
@@ -36,179 +38,10 @@ class NoCountryView(Exception):
     says why, and ``culturebench profile`` prints it."""
 
 
-# ------------------------------------------------------------------------------------------------------- options
-
-
-def option(default: Any = None, *, help: str, cli: bool = True, score: bool = False, evaluate: bool = True,
-           choices: Sequence[str] = (), flag: str | None = None) -> Any:
-    """A field of a benchmark's ``Options``: ``help`` is its command-line help; ``cli`` makes it a flag of
-    ``culturebench evaluate NAME`` (otherwise a ``--config`` key only: lists and mappings); ``score`` a flag (and
-    config key) of ``culturebench score NAME`` as well, ``evaluate=False`` of score only; ``choices`` the values it
-    takes (checked once, from a flag or the config alike); ``flag`` the flag's spelling when not ``--field-name``
-    (``"--demographics/--no-demographics"``)."""
-    metadata = {"help": help, "cli": cli, "score": score, "evaluate": evaluate, "choices": tuple(choices),
-                "flag": flag}
-    if isinstance(default, (list, dict, set)):
-        raise TypeError("an option's default must be immutable (a tuple, or None)")
-    return field(default=default, metadata=metadata)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Options:
-    """What every benchmark's ``evaluate`` and ``score`` take; a benchmark subclasses it with its own fields
-    (``option(...)``; a field redeclared in the subclass takes the subclass's default and help). Made once by
-    ``parse`` from the command line's flags and the ``--config`` file, checked in ``__post_init__``: an invalid
-    value is an InputError naming the option (and the config file)."""
-
-    release: Path = field(default=Path("."), metadata={"cli": False})
-    """The release folder (the front end resolves ``--release`` and checks it against its manifest)."""
-    out: Path | None = field(default=None, metadata={"cli": False})
-    """The run folder (evaluate) or the folder of the results (score)."""
-    config_file: Path | None = field(default=None, metadata={"cli": False})
-    """The ``--config`` file the options were read from (errors name it)."""
-    limit: int | None = option(help="Evaluate N items of the release, spread over its design by --seed (the run "
-                                    "says what it covers).")
-    seed: int = option(0, help="Sampling seed sent with every request (varied per sample by the backend); also "
-                               "picks the --limit items.")
-    samples: int | None = option(help="Answers per prompt (default: the paper's).")
-    temperature: float | None = option(help="Sampling temperature (default: the paper's).")
-    max_tokens: int | None = option(help="Most tokens per answer (default: the paper's setting, else 256).")
-
-    def __post_init__(self) -> None:
-        check_fields(self)
-        for name in ("limit", "samples", "max_tokens"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
-        self.check()
-
-    def check(self) -> None:
-        """The benchmark's own checks of its option values (no release read): raise InputError."""
-
-    @classmethod
-    def config_keys(cls) -> tuple[str, ...]:
-        """The keys a ``--config`` file may hold: every option, so that one file serves ``evaluate`` and
-        ``score`` (each uses the options it takes)."""
-        return tuple(f.name for f in option_fields(cls, None, cli_only=False))
-
-    @classmethod
-    def parse(cls, given: Mapping[str, Any], config: Path | None = None) -> Options:
-        """The options of a command: the ``--config`` file's values, then the flags the user gave
-        (``given``: name -> value, none left at its default; a flag wins over the file), checked."""
-        return parsed(cls, given, config)
-
-    def replace(self, **changes: Any) -> Options:
-        """A copy with ``changes`` (checked again)."""
-        return dataclasses.replace(self, **changes)
-
-
-def option_fields(options: type[Options], command: str | None = "evaluate", cli_only: bool = True
-                  ) -> list[dataclasses.Field]:
-    """The user-facing fields of ``options`` for ``command`` (evaluate, score, or None for both): flags
-    (``cli_only``) or every option."""
-    fields = []
-    for f in dataclasses.fields(options):
-        if f.name in ("release", "out", "config_file"):
-            continue
-        if cli_only and not f.metadata.get("cli", True):
-            continue
-        if command == "score" and not f.metadata.get("score"):
-            continue
-        if command == "evaluate" and not f.metadata.get("evaluate", True):
-            continue
-        fields.append(f)
-    return fields
-
-
-def check_fields(options: Any) -> None:
-    """Check every option of an options dataclass (``Options``, ``BuildOptions``, ``GenerateOptions``): each
-    value made its field's type (``_checked_value``) and one of its ``choices``; an InputError naming the option
-    and the ``--config`` file."""
-    hints = typing.get_type_hints(type(options))
-    for f in dataclasses.fields(options):
-        value = getattr(options, f.name)
-        if f.metadata.get("cli") is False and f.name in ("release", "out", "config_file"):
-            continue
-        checked = _checked_value(f.name, value, hints[f.name], options.config_file)
-        if checked is not value:
-            object.__setattr__(options, f.name, checked)
-        choices = f.metadata.get("choices")
-        if choices and checked is not None and checked not in choices:
-            raise InputError(f"unknown {f.name} {checked!r}; choose from {', '.join(choices)}",
-                             file=options.config_file, column=f.name)
-
-
-def parsed(cls: type, given: Mapping[str, Any], config: Path | None = None) -> Any:
-    """``cls`` (an options dataclass) from the ``--config`` file's values, then the flags the user gave (``given``:
-    name -> value, none left at its default; a flag wins over the file), checked."""
-    values: dict[str, Any] = {}
-    if config is not None:
-        values.update(read_options_file(Path(config), cls.config_keys()))
-    values.update(given)
-    return cls(**values, config_file=None if config is None else Path(config))
-
-
-@dataclass(frozen=True, kw_only=True)
-class StageOptions:
-    """The options of ``build`` and ``generate``, typed as evaluate's ``Options`` are: a benchmark (or generator)
-    subclasses ``BuildOptions`` / ``GenerateOptions`` with ``option(...)`` fields, which become the flags of its
-    command (``culturebench build NAME --flag``) and the keys of ``--config`` (a flag wins); checked once, in
-    ``__post_init__`` (field types and choices, then ``check``)."""
-
-    config_file: Path | None = field(default=None, metadata={"cli": False})
-    """The ``--config`` file the options were read from (errors name it)."""
-
-    def __post_init__(self) -> None:
-        check_fields(self)
-        self.check()
-
-    def check(self) -> None:
-        """The benchmark's own checks of its option values: raise InputError."""
-
-    @classmethod
-    def config_keys(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in option_fields(cls, None, cli_only=False))
-
-    @classmethod
-    def parse(cls, given: Mapping[str, Any], config: Path | None = None) -> StageOptions:
-        return parsed(cls, given, config)
-
-    def replace(self, **changes: Any) -> StageOptions:
-        return dataclasses.replace(self, **changes)
-
-
-@dataclass(frozen=True, kw_only=True)
-class BuildOptions(StageOptions):
-    """What a benchmark's build takes besides RAW, OUT and the seed (none by default): its builder module's
-    ``Options`` (``Benchmark.build_options()``; a zone source, a revision of the items), given to its builder's
-    ``build(raw, seed, progress, options)``."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class GenerateOptions(StageOptions):
-    """What every ``culturebench generate TASK`` takes besides the model and its endpoint; a generator subclasses
-    it with its own options."""
-
-    out: Path = field(default=Path("."), metadata={"cli": False})
-    """RAW_DIR: receives the raw files the benchmark's builder reads, and ``.generation/``."""
-    seed: int = option(0, help="Sampling seed and seed of the few-shot example draws.")
-    limit: int | None = option(help="Cap per group of the task's design, for demos (docs/benchmarks/NAME.md says "
-                                    "which group).")
-    only: str | None = option(help="Comma-separated groups of the task's design to generate (e.g. dimensions by "
-                                   "name or code, domains, countries).")
-    source: Path | None = option(help="Raw folder the task reads its inputs from (seed items, items to translate or "
-                                      "revise, atlas pages; default: the bundled raw/ or RAW_DIR, as the task "
-                                      "says).")
-
-    def check(self) -> None:
-        if self.limit is not None and self.limit < 1:
-            raise InputError(f"--limit must be at least 1, got {self.limit}")
-
-
 class Generator:
     """One ``culturebench generate TASK``: re-creates a benchmark's synthetic items with a model into a raw folder
-    its builder reads. A benchmark lists its generators (``Benchmark.generators``: task -> ``"module:attribute"``
-    of an instance, imported when the task runs), so a benchmark of another package adds its own."""
+    its builder reads. A benchmark lists its generators (``Benchmark.generators``: task -> a function that imports
+    and gives the instance, called when the task runs), so a benchmark of another package adds its own."""
 
     name: ClassVar[str]
     """The task name (``culturebench generate <name>``)."""
@@ -220,39 +53,6 @@ class Generator:
                  ) -> tuple[str, list[Path]]:
         """Generate into ``options.out`` with ``backend``: (one summary line, the files written)."""
         raise NotImplementedError
-
-
-_SCALARS = {int: "a whole number", float: "a number", str: "text", bool: "true or false", Path: "a path"}
-
-
-def _checked_value(name: str, value: Any, hint: Any, file: Path | None) -> Any:
-    """``value`` as the field's type (an int for a float field, a tuple for a list from JSON, a Path for a
-    string); an InputError when it is not of that type."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        (hint,) = [a for a in args if a is not type(None)] or (Any,)
-        origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any or value is None and hint is not bool:
-        return value
-    if origin is tuple:
-        if isinstance(value, str):
-            value = tuple(part.strip() for part in value.split(",") if part.strip())
-        if not isinstance(value, (list, tuple)):
-            raise InputError(f"option {name} must be a list, got {value!r}", file=file, column=name)
-        return tuple(_checked_value(name, v, args[0], file) for v in value)
-    if origin in (dict, Mapping) or hint in (dict, Mapping):
-        if not isinstance(value, Mapping):
-            raise InputError(f"option {name} must be a mapping, got {value!r}", file=file, column=name)
-        return value
-    if hint is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if hint is Path and isinstance(value, str):
-        return Path(value)
-    if hint in _SCALARS and (not isinstance(value, hint) or hint is int and isinstance(value, bool)):
-        raise InputError(f"option {name} must be {_SCALARS[hint]}, got {value!r}", file=file, column=name)
-    return value
 
 
 # ------------------------------------------------------------------------------------------------- the contract
@@ -366,8 +166,10 @@ class RunPlan:
 
 @dataclass
 class Answers:
-    """What ``Benchmark.answer`` leaves: the responses file (or folder of shards), its records and the runner's
-    totals (``run_steps.RUNNER_STATS``)."""
+    """What the model answered, as ``Hooks.score`` reads it: a fresh run's responses file (or folder of shards), left
+    by ``Hooks.answer`` or the engine's ``stream``, with its records and the runner's totals
+    (``run_steps.RUNNER_STATS``); or, for ``culturebench score`` (``evaluate.engine.score``), the saved responses
+    files (``saved``), of no run."""
 
     path: Path
     n_records: int
@@ -376,6 +178,15 @@ class Answers:
     """A run of several steps (parts, jurors): each one's runner totals, by name."""
     state: Any = None
     """What the benchmark's answering leaves for its scoring (e.g. the judged transcripts of dialogues)."""
+    saved: tuple[Path, ...] = ()
+    """The saved responses files ``culturebench score`` scores together (``path`` is the first); empty for a fresh
+    run's answers, whose plan is its benchmark's own (a fresh run's ``RunPlan`` subclass; a saved one's plan is a
+    plain ``RunPlan`` of the options)."""
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """Every responses file to score: the saved ones, or the run's one."""
+        return self.saved or (self.path,)
 
 
 @dataclass
@@ -421,23 +232,20 @@ class Hooks:
         """The responses file's records of a batch of planned items and their responses, in order."""
         raise NotImplementedError
 
-    def score_run(self, plan: RunPlan, answers: Answers) -> Result:
-        """The metrics of a run's answers (``Result.metrics``, and the scored tables as ``Result.score``). The
-        engine adds the plan's ``covers``."""
+    def score(self, plan: RunPlan, answers: Answers) -> Result:
+        """The metrics of ``answers`` (``Result.metrics``, and the scored tables as ``Result.score``): a fresh run's,
+        with its plan, or saved responses files (``Answers.saved``, ``culturebench score``), with a plain
+        ``RunPlan`` of the options. The engine adds a run's ``covers``."""
         raise NotImplementedError
 
     def write(self, result: Result, out: Path) -> list[Path]:
-        """metrics.json and the plots of a scored run into ``out``."""
+        """metrics.json and the plots of scored answers into ``out`` (a fresh run's or ``culturebench score``'s)."""
         raise NotImplementedError
 
     def evaluation(self, plan: RunPlan, result: Result, answers: Answers) -> dict:
         """What run.json says of the run beside the engine's fields (its ``evaluation`` block: the settings asked,
         and e.g. parse statuses and headline metrics)."""
         return {}
-
-    def score_files(self, responses: Sequence[Path], options: Options) -> Result:
-        """Metrics and plots from saved responses into ``options.out`` (``culturebench score``)."""
-        raise NotImplementedError
 
     def summary(self, metrics: Mapping) -> str:
         """The command line's lines for metrics.json."""
@@ -446,10 +254,12 @@ class Hooks:
 
 class Benchmark:
     """One benchmark, reached only through these attributes and methods. Subclasses set the class attributes and
-    implement ``headline`` and the parts it names: ``hooks`` (its run module's :class:`Hooks`), ``builder_module``
-    and ``schemas_module``. A run is the engine's (``evaluate.engine.run(benchmark, backend, options)``), which calls
-    the hooks ``plan``, ``answer`` (or ``records``), ``score_run``, ``write`` and ``evaluation``; ``score`` and
-    ``summary`` are the hooks' ``score_files`` and ``summary``."""
+    implement ``headline`` and the parts it names, each by a plain import in a method (the modules are heavy, loaded
+    on first use): ``hooks`` (its run module's :class:`Hooks`), ``builder_module``, ``schemas_module``,
+    ``comparison`` and its ``generators``. A run is the engine's (``evaluate.engine.run(benchmark, backend,
+    options)``), which calls the hooks ``plan``, ``answer`` (or ``records``), ``score``, ``write`` and
+    ``evaluation``; ``culturebench score`` is ``evaluate.engine.score(benchmark, responses, options)``, the same
+    ``score`` and ``write`` fed saved responses; ``summary`` is the hooks'."""
 
     name: ClassVar[str]
     """The registry name, a module name (a dash on the command line is an underscore)."""
@@ -461,9 +271,9 @@ class Benchmark:
     build_imports: ClassVar[tuple[str, ...]] = ()
     """Modules its build imports that take a second or more: ``build all`` imports them in a thread from the
     start (issue #31)."""
-    generators: ClassVar[Mapping[str, str]] = {}
-    """Its ``culturebench generate`` tasks: task name -> ``"module:attribute"`` of a :class:`Generator` that
-    re-creates its synthetic items (imported when the task is asked for)."""
+    generators: ClassVar[Mapping[str, Callable[[], Generator]]] = {}
+    """Its ``culturebench generate`` tasks: task name -> a function without arguments that imports and gives the
+    :class:`Generator` re-creating its synthetic items (called when the task is asked for: ``generator``)."""
     responses_help: ClassVar[str] = "responses.jsonl of `evaluate` (several comma-separated files are scored together)."
     """What ``culturebench score --responses`` takes."""
     tasks: ClassVar[tuple[HarnessTask, ...]] = ()
@@ -473,8 +283,9 @@ class Benchmark:
     the config otherwise): inspect runs the benchmark whole with its model roles."""
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
     """Headline names where a lower value is better."""
-    rai_facts_file: ClassVar[str | None] = None
-    """Its Responsible-AI facts: a file of ``culturebench/facts/croissant_rai/`` (``rai_facts``)."""
+    rai_facts_file: ClassVar[Path | None] = None
+    """Its Responsible-AI facts file (``rai_facts``): a built-in benchmark's is ``RAI_FACTS / "<name>.json"``, a
+    plugin's wherever its package keeps it."""
     open_columns: ClassVar[Mapping[str, OpenColumns]] = {}
     """Release config -> the columns ``publish --allow-restricted`` withholds (licence columns of the card)."""
 
@@ -497,10 +308,6 @@ class Benchmark:
         """Read the release and check ``options`` against it, before a model is loaded (``evaluate`` calls nothing
         else first): by default, plan the first request."""
         next(iter(self.requests(options)), None)
-
-    def score(self, responses: Sequence[Path], options: Options) -> Result:
-        """Metrics and plots from saved responses into ``options.out``."""
-        return self.hooks().score_files(responses, options)
 
     def summary(self, metrics: Mapping) -> str:
         """The command line's lines for metrics.json."""
@@ -526,12 +333,9 @@ class Benchmark:
         return None
 
     def comparison(self) -> Any:
-        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``): by default the
-        ``COMPARE`` of its package's ``compare`` module; None where there is none."""
-        from importlib.util import find_spec
-
-        module = f"{type(self).__module__}.compare"
-        return getattr(import_module(module), "COMPARE", None) if find_spec(module) else None
+        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``, by convention the
+        ``COMPARE`` of its package's ``compare`` module, imported here); None (the default): it has none."""
+        return None
 
     def score_inputs(self, tables: Mapping[str, Mapping[str, Any]]) -> dict[str, ScoreInput]:
         """What its scores depend on, counted from a release's tables (config -> split -> polars LazyFrame):
@@ -549,8 +353,7 @@ class Benchmark:
 
     def generator(self, task: str) -> Generator:
         """The :class:`Generator` of its task ``task`` (one of ``generators``)."""
-        module, _, attribute = self.generators[task].partition(":")
-        return getattr(import_module(module), attribute or "GENERATOR")
+        return self.generators[task]()
 
     def schemas_module(self) -> Any:
         """The module of its release schemas, imported here: ``SCHEMAS`` (pandera, per config), ``expectations()``
@@ -559,15 +362,13 @@ class Benchmark:
 
     def rai_facts(self) -> dict:
         """The Responsible-AI facts croissant.json carries (:mod:`culturebench.croissant` says what each holds): its
-        ``rai_facts_file``, and none for a benchmark without one (a plugin's): croissant.json then says of each fact
-        that the benchmark does not state it."""
+        ``rai_facts_file``, and none for a benchmark without one: croissant.json then says of each fact that the
+        benchmark does not state it."""
         import json
-        from importlib import resources
 
         if self.rai_facts_file is None:
             return {}
-        path = resources.files("culturebench.facts").joinpath("croissant_rai").joinpath(self.rai_facts_file)
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(self.rai_facts_file.read_text(encoding="utf-8"))
 
     def task(self, name: str) -> HarnessTask:
         for task in self.tasks:
@@ -576,14 +377,16 @@ class Benchmark:
         raise InputError(f"unknown task {name!r} of {self.name}; choose from {', '.join(t.name for t in self.tasks)}")
 
 
-def lazy_exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, submodules: Callable[[], Mapping[str, ModuleType]], names: Mapping[str, str]
+                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for a benchmark package whose ``__init__`` stays light (PEP 562):
-    ``names`` maps each re-exported name to the submodule holding it, imported on first use."""
+    ``submodules()`` imports the package's submodules (a plain ``from ... import``, on the first use of a name) and
+    gives them by name; ``names`` maps each re-exported name to the submodule holding it."""
 
     def __getattr__(name: str) -> Any:
         if name not in names:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(import_module(f"{package}.{names[name]}"), name)
+        return getattr(submodules()[names[name]], name)
 
     def __dir__() -> list[str]:
         return sorted(names)

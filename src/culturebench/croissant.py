@@ -7,7 +7,7 @@ Written by every build from what the build already knows, never by hand:
 - ``recordSet``: one per config, a field per parquet column typed from the file's Arrow schema (lists as
   ``isArray``, structs as ``subField``) and described from the pandera schema's checks; the record set from the
   card's config description;
-- the RAI fields the benchmark states (``Benchmark.rai_facts()``: the file of ``facts/croissant_rai/`` its ``rai_facts_file`` names;
+- the RAI fields the benchmark states (``Benchmark.rai_facts()``: its ``rai_facts_file``, a file of ``facts/croissant_rai/`` for a built-in one;
   each fact is our own summary with the source it rests on: paper section, the authors' repository, or the
   release's own build; ``url`` is where the authors publish it; ``synthetic`` says which rows are generated: ``all``,
   or {config, column, values} (rows whose column holds one of values), or null), ``rai:hasSyntheticData`` from the

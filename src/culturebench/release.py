@@ -32,7 +32,8 @@ from culturebench import __version__, croissant, registry, release_diff
 from culturebench.builders.base import BuildOutput, Progress
 from culturebench.cards import render_card
 from culturebench.checkout import is_bundled_sample, source_commit
-from culturebench.contract import Benchmark, BuildOptions, option_fields
+from culturebench.contract import Benchmark
+from culturebench.options import BuildOptions, option_fields
 from culturebench.errors import ChecksFailed, InputError
 from culturebench.io import atomic_directory, sha256_file, write_json
 from culturebench.manifest import MANIFEST_KEYS, UNLISTED, load_manifest, unlisted_files

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from culturebench.contract import Benchmark, HarnessTask, Options, OptionScoring, option
+from culturebench.contract import Benchmark, Generator, HarnessTask, OptionScoring
+from culturebench.options import Options, option
 
 ANSWERS = ("yes", "no")
 
@@ -19,13 +20,20 @@ class ToyOptions(Options):
                                                   "first word).")
 
 
+def toy_generator() -> Generator:
+    """The generator of ``culturebench generate toy``, imported when the task is asked for."""
+    from toy_benchmark.generate import GENERATOR
+
+    return GENERATOR
+
+
 class Toy(Benchmark):
     name = "toy"
     title = "Toy (a test benchmark)"
     description = "one yes / no question per row; accuracy"
     Options = ToyOptions
     tasks = (HarnessTask("toy", "Toy: yes / no questions; accuracy"),)
-    generators = {"toy": "toy_benchmark.generate:GENERATOR"}
+    generators = {"toy": toy_generator}
 
     def hooks(self):
         from toy_benchmark.run import ToyHooks

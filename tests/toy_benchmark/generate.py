@@ -8,7 +8,8 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from culturebench.contract import GenerateOptions, Generator, option
+from culturebench.contract import Generator
+from culturebench.options import GenerateOptions, option
 from culturebench.generation.common import GenerationRun, request, write_atomic
 
 

@@ -62,17 +62,15 @@ class ToyHooks(Hooks):
         return [{"model": plan.model, "id": item.row["id"], "gold": item.row["answer"], "response": response.text,
                  "answer": parse(response.text, plan.options.strict)} for item, response in zip(items, responses)]
 
-    def score_run(self, plan, answers) -> Result:
-        return Result(metrics=metrics_of(run_folder.read_jsonl(answers.path)), written=[])
+    def score(self, plan, answers) -> Result:
+        """A run's responses file or ``culturebench score``'s saved ones (``answers.files``), each answer read again
+        under the options' rule."""
+        records = [{**r, "answer": parse(r["response"], plan.options.strict)} for path in answers.files
+                   for r in run_folder.read_jsonl(path)]
+        return Result(metrics=metrics_of(records), written=[])
 
     def write(self, result, out):
         return write_metrics(out, result.metrics)
-
-    def score_files(self, responses, options) -> Result:
-        records = [{**r, "answer": parse(r["response"], options.strict)} for path in responses
-                   for r in run_folder.read_jsonl(Path(path))]
-        metrics = metrics_of(records)
-        return Result(metrics=metrics, written=write_metrics(options.out, metrics))
 
     def summary(self, metrics):
         return f"toy: accuracy {metrics['accuracy']:.3f} over {metrics['n']} answers"

@@ -3,7 +3,7 @@
 A builder is a module (or package) per benchmark, from raw files to validated tables: ``NAME``, ``CARD``
 (:class:`CardInfo`), ``STAGES`` (the progress bar's stages), ``raw_present(raw) -> bool``, ``build(raw, seed,
 progress[, options]) -> BuildOutput`` and ``checks(tables) -> list[CheckResult]`` (the cross-table checks); where
-its build takes options, ``Options`` (a :class:`culturebench.contract.BuildOptions`) and ``build``'s ``options``;
+its build takes options, ``Options`` (a :class:`culturebench.options.BuildOptions`) and ``build``'s ``options``;
 ``manifest_card(manifest)`` where the card depends on the build, and ``left_out_rows(provenance)`` where it leaves
 source rows out without quarantining them."""
 

@@ -15,9 +15,13 @@ package's ``evaluate``), ``replay`` and the harness integrations, does, in order
    a ``contract.RunPlan``: the requests, how many, what they cover, the records' schema), ``answer`` (the model's
    answers into the responses file, through the response cache: by default (``answer`` gives None) each planned
    item streamed through the runner and turned into records by the hook ``records``; a benchmark of several steps
-   (jurors rating the answers) or of dialogues gives its own), ``score_run`` (the metrics), ``write`` (metrics.json
+   (jurors rating the answers) or of dialogues gives its own), ``score`` (the metrics), ``write`` (metrics.json
    and the plots) and ``evaluation`` (what run.json says of the run beside the engine's fields);
 4. run.json (``run_record.write_run_record``) and, with ``scoring="logprobs"``, the metrics by option probability.
+
+``score(benchmark, responses, options)`` is ``culturebench score``'s: the same hooks ``score`` and ``write`` fed
+saved responses files (an ``Answers`` whose ``saved`` are the files, a plain ``RunPlan`` of the options), so a run's
+metrics and the score of its saved responses come from one hook.
 
 An interrupted or cost-capped run (``KeyboardInterrupt``, ``chat.CostLimitReached``) keeps every answer in the
 cache: the exception goes on, with ``kept_answers`` set to the answers this run added (the command line says so).
@@ -26,13 +30,14 @@ cache: the exception goes on, with ``kept_answers`` set to the answers this run 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from culturebench.chat import ChatRequest, CostLimitReached
-from culturebench.contract import Answers, Benchmark, Options, Records, Result, Run, RunPlan
+from culturebench.contract import Answers, Benchmark, Records, Result, Run, RunPlan
+from culturebench.options import Options
 from culturebench.errors import InputError
 
 
@@ -63,12 +68,14 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
         check_run_folder(out, benchmark.name)
         before = cached_answers(out)
         try:
+            factory = callable(backend) and not hasattr(backend, "generate")
             if not replace:
-                check_model(out, (args or {}).get("model") or getattr(backend, "model", None))
-            if callable(backend) and not hasattr(backend, "generate"):
+                check_model(out, asked=(args or {}).get("model"),
+                            served=None if factory else getattr(backend, "model", None))
+            if factory:
                 backend = backend()
-                if not replace and not (args or {}).get("model"):
-                    check_model(out, getattr(backend, "model", None))
+                if not replace:
+                    check_model(out, served=getattr(backend, "model", None))
             if scoring == "logprobs":
                 from culturebench.evaluate import option_probability
 
@@ -113,7 +120,7 @@ def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Resu
     plan = hooks.plan(options, str(getattr(run.backend, "model", "model")), roles=run.roles)
     manifest = load_manifest(Path(options.release))
     answers = hooks.answer(run, plan) or stream(run, plan, hooks.records)
-    result = hooks.score_run(plan, answers)
+    result = hooks.score(plan, answers)
     if plan.covers:
         result.metrics["covers"] = [covers.as_dict() for covers in plan.covers]
     written = run_record.write_run_record(
@@ -121,6 +128,19 @@ def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Resu
         release=Path(options.release), manifest=manifest, backend=run.backend, args=args, started_at=started,
         stats=answers.stats, extra=hooks.evaluation(plan, result, answers))
     result.written, result.stats = written, answers.stats
+    return result
+
+
+def score(benchmark: Benchmark, responses: Sequence[Path], options: Options) -> Result:
+    """``culturebench score``: the metrics of saved ``responses`` files (several models are scored together), by the
+    benchmark's ``score`` hook, and metrics.json and the plots into ``options.out`` (its ``write``)."""
+    saved = tuple(Path(path) for path in responses)
+    if not saved:
+        raise InputError("no responses file to score")
+    hooks = benchmark.hooks()
+    plan = RunPlan(options=options, model="", requests=None, description=f"score {benchmark.name}")
+    result = hooks.score(plan, Answers(saved[0], 0, {}, saved=saved))
+    result.written = hooks.write(result, Path(options.out))
     return result
 
 
@@ -142,22 +162,28 @@ def check_run_folder(out: Path, benchmark: str) -> None:
                          "replaced)", file=out)
 
 
-def check_model(out: Path, model: str | None) -> None:
-    """RUN_DIR's results (run.json, metrics.json, the responses) are one model's: a run of another ``model`` into it
-    is refused, naming both (``--replace`` lets it replace them; the cache keeps every model's answers)."""
+def check_model(out: Path, *, asked: str | None = None, served: str | None = None) -> None:
+    """RUN_DIR's results (run.json, metrics.json, the responses) are one model's: a run of another model into it is
+    refused, naming both (``--replace`` lets it replace them; the cache keeps every model's answers). Like is
+    compared with like: the model ``asked`` for (the command's ``--model``: a path, a Hub id) with the one the
+    folder's run asked for, the model a backend ``served`` (its own name for it: vLLM serves a folder under its
+    name) with the one that served the folder's run; resuming with the same ``--model`` is never refused."""
     import json
 
     record = Path(out) / "run.json"
-    if model is None or not record.is_file():
+    if not record.is_file():
         return
     try:
-        previous = ((json.loads(record.read_text(encoding="utf-8")).get("backend") or {}).get("model"))
+        previous = json.loads(record.read_text(encoding="utf-8"))
+        before = {"asked": (previous.get("args") or {}).get("model"),
+                  "served": (previous.get("backend") or {}).get("model")}
     except (ValueError, UnicodeDecodeError, AttributeError):
         return  # check_run_folder has refused a run.json that does not parse
-    if previous is not None and str(previous) != str(model):
-        raise InputError(f"holds the results of model {previous!r}; evaluating {model!r} here would replace its "
-                         "metrics.json and responses: choose another --out, or --replace to replace them (the cache "
-                         "keeps both models' answers)", file=out)
+    for kind, model in (("asked", asked), ("served", served)):
+        if model is not None and before[kind] is not None and str(before[kind]) != str(model):
+            raise InputError(f"holds the results of model {before[kind]!r}; evaluating {model!r} here would replace "
+                             "its metrics.json and responses: choose another --out, or --replace to replace them "
+                             "(the cache keeps both models' answers)", file=out)
 
 
 def cached_answers(out: Path) -> int:

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.chat import ChatRequest, ChatResponse
-from culturebench.contract import Benchmark, Options, OptionScoring
+from culturebench.contract import Benchmark, OptionScoring
+from culturebench.options import Options
 from culturebench.errors import InputError
 from culturebench.evaluate import run_folder, run_steps
 from culturebench.evaluate.cache import cache_key

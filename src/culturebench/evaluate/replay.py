@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from rich.console import Console
 
 from culturebench.chat import ChatRequest, ChatResponse
-from culturebench.contract import Benchmark, Options
+from culturebench.contract import Benchmark
+from culturebench.options import Options
 from culturebench.errors import InputError
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from culturebench.contract import option
+from culturebench.options import option
 from culturebench.errors import InputError
 from culturebench.evaluate.paraphrases import family
 

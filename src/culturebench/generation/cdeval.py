@@ -25,7 +25,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from culturebench.contract import GenerateOptions, Generator
+from culturebench.contract import Generator
+from culturebench.options import GenerateOptions
 from culturebench.errors import InputError
 from culturebench.words import counted
 from culturebench.generation.common import (

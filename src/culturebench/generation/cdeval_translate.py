@@ -28,7 +28,8 @@ from pathlib import Path
 from rich.console import Console
 
 from culturebench.checkout import bundled_raw
-from culturebench.contract import GenerateOptions, Generator, option
+from culturebench.contract import Generator
+from culturebench.options import GenerateOptions, option
 from culturebench.errors import InputError
 from culturebench.generation.common import (
     GenerationRun,

@@ -66,7 +66,8 @@ from rich.console import Console
 
 from culturebench.builders import normad as builder
 from culturebench.checkout import bundled_raw
-from culturebench.contract import GenerateOptions, Generator, option
+from culturebench.contract import Generator
+from culturebench.options import GenerateOptions, option
 from culturebench.errors import InputError
 from culturebench.generation import normad_prompts as prompts
 from culturebench.generation.common import (

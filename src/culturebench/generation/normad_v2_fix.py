@@ -34,7 +34,8 @@ from pathlib import Path
 from rich.console import Console
 
 from culturebench.builders import normad as builder
-from culturebench.contract import GenerateOptions, Generator
+from culturebench.contract import Generator
+from culturebench.options import GenerateOptions
 from culturebench.errors import InputError
 from culturebench.generation import normad_prompts as prompts
 from culturebench.generation.common import GenerationRun, request, write_atomic

@@ -17,13 +17,14 @@ summary are in ``RAW_DIR/.generation/`` (``common``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 
 from rich.console import Console
 
-from culturebench.contract import GenerateOptions, Generator, option
+from culturebench.contract import Generator
+from culturebench.options import GenerateOptions, option
 from culturebench.errors import InputError
 from culturebench.generation.common import (
     GenerationRun,
@@ -137,13 +138,13 @@ class ParaphraseOptions(GenerateOptions):
 
 class ParaphraseGenerator(Generator):
     """``culturebench generate paraphrases NAME``: K checked paraphrases of each item's question into
-    ``RAW_DIR/paraphrases/NAME.jsonl``; ``texts`` is the benchmark's ``"module:function"`` giving, for a release
-    folder, item id -> the text to paraphrase."""
+    ``RAW_DIR/paraphrases/NAME.jsonl``; ``texts`` is the benchmark's function giving, for a release folder, item
+    id -> the text to paraphrase (each benchmark makes its own in its ``generators``)."""
 
     name = TASK
     Options = ParaphraseOptions
 
-    def __init__(self, benchmark: str, texts: str, what: str) -> None:
+    def __init__(self, benchmark: str, texts: Callable[[Path], dict[str, str]], what: str) -> None:
         self.benchmark, self.texts, self.title = benchmark, texts, f"Paraphrases of each {what}, checked (issue #63)"
 
     def generate(self, backend, options: ParaphraseOptions, console: Console | None = None
@@ -151,8 +152,7 @@ class ParaphraseGenerator(Generator):
         from culturebench.evaluate.companions import companion_backend
 
         release = Path(options.from_release or Path("releases") / self.benchmark)
-        module, _, function = self.texts.partition(":")
-        texts = getattr(import_module(module), function)(release)
+        texts = self.texts(release)
         only = only_filter(options.only)
         if only:
             texts = {i: t for i, t in texts.items() if i.casefold() in only}
@@ -169,6 +169,3 @@ class ParaphraseGenerator(Generator):
                 f"{s['checked_by']}; rejected: {s['rejected'] or 'none'}")
         return line, [Path(p) for p in (s["output"], s["log"], s["summary_file"]) if p]
 
-
-CDEVAL = ParaphraseGenerator("cdeval", "culturebench.evaluate.cdeval.items:paraphrased", "question")
-NORMAD = ParaphraseGenerator("normad", "culturebench.evaluate.normad.items:paraphrased", "story's closing question")

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from culturebench import registry
-from culturebench.contract import Benchmark, HarnessTask, Options
+from culturebench.contract import Benchmark, HarnessTask
+from culturebench.options import Options
 from culturebench.errors import InputError
 from culturebench.chat import ChatRequest, SamplingParams
 from culturebench.evaluate.engine import replay

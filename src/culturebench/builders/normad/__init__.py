@@ -50,7 +50,7 @@ from culturebench.builders.normad.zones import (  # noqa: F401 - the zones are t
     zone_report,
     zones_for,
 )
-from culturebench.contract import BuildOptions, option
+from culturebench.options import BuildOptions, option
 from culturebench.countries import compare_key, country_key, normal
 from culturebench.errors import InputError
 from culturebench.facts import read as read_facts

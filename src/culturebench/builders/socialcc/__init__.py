@@ -55,7 +55,7 @@ from culturebench.builders.socialcc.values import (  # noqa: F401 - the branches
     value_branches,
     wvs_consensus,
 )
-from culturebench.contract import BuildOptions, option
+from culturebench.options import BuildOptions, option
 from culturebench.countries import compare_key, normal
 from culturebench.errors import InputError
 from culturebench.io import InputFile, input_name

@@ -37,7 +37,7 @@ The computation is a chain of pure functions from tables to tables (polars), one
 The package, one module per role: ``prompts`` (Table 8's prompts and the answer extraction), ``items`` (the
 release's tables and the planned requests), ``parsing`` (responses.jsonl read and each answer scored),
 ``measures`` (Eq. 1-7 and Sec. 4.4 as table functions), ``intervals`` (the bootstrap), ``metrics``
-(metrics.json), ``plots``, ``run`` (``evaluate``, ``score``) and ``compare``
+(metrics.json), ``plots``, ``run`` (the engine's hooks, ``CDEvalHooks``) and ``compare``
 (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the contract of
 :mod:`culturebench.contract`); this module imports nothing heavy, its functions load on first use.
 """
@@ -47,7 +47,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from culturebench.contract import Benchmark, HarnessTask, NoCountryView, Options, OptionScoring, lazy_exports, option
+from culturebench.contract import (
+    RAI_FACTS, Benchmark, Generator, HarnessTask, NoCountryView, OptionScoring, lazy_exports)
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.evaluate.paraphrases import PARAPHRASE
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
@@ -74,6 +76,29 @@ class CDEvalOptions(Options):
         object.__setattr__(self, "variants", checked_variants(self.variants, (*ORDER_VARIANTS, PARAPHRASE), "cdeval"))
 
 
+def cdeval_generator() -> Generator:
+    """The generator of ``culturebench generate cdeval``, imported when the task is asked for."""
+    from culturebench.generation.cdeval import GENERATOR
+
+    return GENERATOR
+
+
+def cdeval_translate_generator() -> Generator:
+    """The generator of ``culturebench generate cdeval_translate``, imported when the task is asked for."""
+    from culturebench.generation.cdeval_translate import GENERATOR
+
+    return GENERATOR
+
+
+def paraphrases_generator() -> Generator:
+    """The generator of ``culturebench generate paraphrases cdeval`` (issue #63), imported when the task is asked
+    for."""
+    from culturebench.evaluate.cdeval.items import paraphrased
+    from culturebench.generation.paraphrases import ParaphraseGenerator
+
+    return ParaphraseGenerator("cdeval", paraphrased, "question")
+
+
 class CDEval(Benchmark):
     name = "cdeval"
     title = "CDEval (Wang et al. 2024, arXiv 2311.16421)"
@@ -81,22 +106,24 @@ class CDEval(Benchmark):
                    "model similarities (Eq. 1-7), PCA")
     Options = CDEvalOptions
     build_imports = ("nltk.tokenize", "nltk.translate.bleu_score")  # ~1 s: nltk imports scipy.stats, sklearn
-    generators = {
-        "cdeval": "culturebench.generation.cdeval:GENERATOR",
-        "paraphrases": "culturebench.generation.paraphrases:CDEVAL",
-        "cdeval_translate": "culturebench.generation.cdeval_translate:GENERATOR",
-    }
+    generators = {"cdeval": cdeval_generator, "paraphrases": paraphrases_generator,
+                  "cdeval_translate": cdeval_translate_generator}
     responses_help = ("responses.jsonl of `evaluate`; several comma-separated files (models, or language variants "
                       "of one) are scored together: between-model similarities and the PCA.")
     tasks = (HarnessTask("cdeval", "CDEval: the six Table 8 prompts per question; orientation likelihood per "
                          "Hofstede dimension (Eq. 3, Fig. 3)"),)
 
-    rai_facts_file = "cdeval.json"
+    rai_facts_file = RAI_FACTS / "cdeval.json"
 
     def hooks(self):
         from culturebench.evaluate.cdeval.run import CDEvalHooks
 
         return CDEvalHooks()
+
+    def comparison(self):
+        from culturebench.evaluate.cdeval.compare import COMPARE
+
+        return COMPARE
 
     def builder_module(self):
         from culturebench.builders import cdeval
@@ -143,11 +170,19 @@ BENCHMARK = CDEval()
 evaluate = partial(engine.run, BENCHMARK)
 """``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+
+def _submodules() -> dict:
+    """The submodules holding the names below, imported on the first use of one."""
+    from culturebench.evaluate.cdeval import compare, items, measures, metrics, parsing
+
+    return {"compare": compare, "items": items, "measures": measures, "metrics": metrics, "parsing": parsing}
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _submodules, {
     "BETA": "items", "DIMENSIONS": "items", "DOMAINS": "items", "INSTABILITY_SCALE": "items",
     "normalise_hofstede": "items", "plan_requests": "items", "release_tables": "items",
     "score_answers": "parsing", "country_similarity": "measures", "country_vectors": "measures",
     "group_similarity": "measures", "instability": "measures", "model_similarity": "measures",
     "model_vectors": "measures", "orientation_likelihood": "measures", "pairwise_baseline": "measures",
     "prompt_likelihood": "measures", "template_weights": "measures", "score": "metrics",
-    "score_responses": "metrics", "summary": "run", "COMPARE": "compare"})
+    "score_responses": "metrics", "COMPARE": "compare"})

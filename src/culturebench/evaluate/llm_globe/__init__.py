@@ -63,8 +63,8 @@ The package, one module per role: ``prompts`` (the closed and open prompts, the 
 parsers), ``config`` (the run's ``Config`` from the options: parts, languages, jurors, groups, societies), ``items``
 (the release's tables and the planned closed, open and juror requests), ``parsing`` (responses.jsonl and human
 ratings read, closed answers scored), ``jury`` (the jury fitted and applied), ``measures`` (means, SDs, the GLOBE,
-model and group tests), ``intervals`` (the bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (``plan``,
-``evaluate``, ``score_files``, ``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
+model and group tests), ``intervals`` (the bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (the
+engine's hooks, ``LLMGlobeHooks``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
 :mod:`culturebench.registry` (the contract of :mod:`culturebench.contract`); this module imports nothing heavy, its
 functions load on first use.
 """
@@ -78,7 +78,8 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.contract import (
-    Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+    RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option)
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 
 PARTS = ("closed", "open", "both")
@@ -135,15 +136,20 @@ class LLMGlobeOptions(Options):
         config_of(self)
 
 
+def llm_globe_generator() -> Generator:
+    """The generator of ``culturebench generate llm_globe``, imported when the task is asked for."""
+    from culturebench.generation.llm_globe import GENERATOR
+
+    return GENERATOR
+
+
 class LLMGlobe(Benchmark):
     name = "llm_globe"
     title = "LLM-GLOBE (Karinshak et al. 2024, arXiv 2411.06032)"
     description = ("closed Likert prompts and open prompts rated by an LLM jury; mean per GLOBE dimension, t-tests "
                    "against GLOBE 2004, model and group tests (Tables 2-5, Fig. 2-3)")
     Options = LLMGlobeOptions
-    generators = {
-        "llm_globe": "culturebench.generation.llm_globe:GENERATOR",
-    }
+    generators = {"llm_globe": llm_globe_generator}
     responses_help = ("responses.jsonl of `evaluate`; several comma-separated files (one or more models) are scored "
                       "together: the model tests.")
     tasks = (HarnessTask("llm_globe_closed", "LLM-GLOBE closed-ended prompts, three answers each at temperature 1; "
@@ -152,12 +158,17 @@ class LLMGlobe(Benchmark):
                          "(App. B); jury-scored mean per GLOBE dimension (Tables 4-5)", {"split": "open"},
                          needs_config=True))
 
-    rai_facts_file = "llm_globe.json"
+    rai_facts_file = RAI_FACTS / "llm_globe.json"
 
     def hooks(self):
         from culturebench.evaluate.llm_globe.run import LLMGlobeHooks
 
         return LLMGlobeHooks()
+
+    def comparison(self):
+        from culturebench.evaluate.llm_globe.compare import COMPARE
+
+        return COMPARE
 
     def builder_module(self):
         from culturebench.builders import llm_globe
@@ -204,8 +215,15 @@ BENCHMARK = LLMGlobe()
 evaluate = partial(engine.run, BENCHMARK)
 """``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+
+def _submodules() -> dict:
+    """The submodules holding the names below, imported on the first use of one."""
+    from culturebench.evaluate.llm_globe import compare, config, items, jury, measures, metrics, plots
+
+    return {"compare": compare, "config": config, "items": items, "jury": jury, "measures": measures, "metrics": metrics, "plots": plots}
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _submodules, {
     "Config": "config", "config_of": "config", "release_tables": "items", "response_id": "items",
     "apply_jury": "jury", "fit_jury": "jury", "GROUP_TTEST_NOTE": "measures", "globe_ttests": "measures",
-    "group_means": "measures", "score": "metrics", "score_records": "metrics", "write_run": "plots",
-    "summary": "run", "COMPARE": "compare"})
+    "group_means": "measures", "score": "metrics", "score_records": "metrics", "write_run": "plots", "COMPARE": "compare"})

@@ -5,7 +5,7 @@ runs them), scoring saved responses and the summary line (the ``LLMGlobe`` bench
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -15,15 +15,15 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import companions, run_folder, run_steps
+from culturebench.evaluate import companions, run_steps
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
 from culturebench.evaluate.llm_globe.config import Config, Juror, config_of
 from culturebench.evaluate.llm_globe.items import (
     PlannedRequest, asked_count, plan_closed, plan_jurors, plan_open, release_tables)
 from culturebench.evaluate.llm_globe.measures import resolve_societies
-from culturebench.evaluate.llm_globe.metrics import score, score_records
-from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses
+from culturebench.evaluate.llm_globe.metrics import score
+from culturebench.evaluate.llm_globe.parsing import read_human_ratings
 from culturebench.evaluate.llm_globe.plots import write_run
 from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
 from culturebench.release import load_manifest
@@ -141,140 +141,118 @@ class Plan(RunPlan):
     parts: tuple[PartPlan, ...]
 
 
-def plan(options: LLMGlobeOptions, model: str = "model") -> Plan:
-    """The closed and/or open prompts x languages x samples (``limit`` of each part, spread over the dimensions:
-    ``limit.spread_positions``), read from the release and checked against the options (before a model is loaded);
-    ``model`` names the open answers' response ids."""
-    config = config_of(options)
-    tables = check_inputs(Path(options.release), config)
-    temperature = prompts.TEMPERATURE if options.temperature is None else options.temperature
-    parts = []
-    if config.part in ("closed", "both"):
-        closed, covers = limit_frame(tables["closed"], ["dimension"], options.limit, options.seed, item="prompts",
-                                     columns=["dimensions"], part="closed")
-        requests = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
-                               max_tokens=options.max_tokens or prompts.CLOSED_MAX_TOKENS, seed=options.seed)
-        parts.append(PartPlan("closed", closed, covers, requests,
-                              asked_count(closed, config.languages, config.samples)))
-    if config.part in ("open", "both"):
-        opened, covers = limit_frame(tables["open"], ["dimension"], options.limit, options.seed, item="prompts",
-                                     columns=["dimensions"], part="open")
-        requests = plan_open(opened, config.languages, model, samples=config.open_samples, temperature=temperature,
-                             max_tokens=config.open_max_tokens, seed=options.seed)
-        parts.append(PartPlan("open", opened, covers, requests,
-                              asked_count(opened, config.languages, config.open_samples)))
-    return Plan(options=options, model=model, requests=itertools.chain.from_iterable(p.requests for p in parts),
-                total=sum(p.total for p in parts), description="llm_globe", covers=tuple(p.covers for p in parts),
-                tables=tables, config=config, temperature=temperature, parts=tuple(parts))
-
-
-def answer(run: Run, plan: Plan) -> Answers:
-    """The model's answers to each part, then, after the open part, each juror's ratings of the open answers, into
-    one responses.jsonl appended batch by batch (``run_steps.StreamedRun``). A juror's backend is ``run.roles``'s
-    of its name where the caller gave one, else made from the config."""
-    model, config = plan.model, plan.config
-    by_step: dict[str, dict] = {}
-    answers: list[dict] = []  # the open answers the jurors rate (the open prompts x languages x samples: small)
-    make_records = {"closed": partial(closed_records, model), "open": partial(open_records, model, answers)}
-    with run_steps.StreamedRun(run.out, console=run.console) as streamed:
-        for part in plan.parts:
-            by_step[part.part] = run_steps.runner_stats(streamed.step(
-                run.backend, part.requests, f"llm_globe {part.part}", make_records[part.part], total=part.total))
-            if part.part != "open":
-                continue
-            for juror in config.jurors:
-                juror_backend = run.roles.get(juror.name) or make_backend(juror, run.backend)
-                jplanned = plan_jurors(answers, plan.tables["rubrics"], juror, temperature=config.juror_temperature,
-                                       max_tokens=config.juror_max_tokens)
-                by_step[f"juror:{juror.name}"] = run_steps.runner_stats(streamed.step(
-                    juror_backend, jplanned, f"juror {juror.name}", partial(juror_records, model),
-                    total=len(answers)))
-        path = streamed.close()
-    return Answers(path, streamed.writer.n_records, run_steps.total_stats(by_step.values()), by_step=by_step)
-
-
-def score_run(plan: Plan, answers: Answers) -> Result:
-    """The metrics of the run's responses.jsonl (``metrics.score_records``), with the config's human ratings."""
-    config, release = plan.config, Path(plan.options.release)
-    human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
-    scored = score_records(read_responses([answers.path]), plan.tables, config, human=human, release=release,
-                           sources=[run_folder.source_info(answers.path)])
-    return Result(metrics=scored.metrics, written=[], score=scored)
-
-
-def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
-    """run.json's ``evaluation`` (the config and sampling asked), the runner's totals per part and juror, notes on
-    the release, the jurors and the parse statuses."""
-    options, config, metrics = plan.options, plan.config, result.metrics
-    return {"evaluation": {"config": config.as_dict(), "temperature": plan.temperature,
-                           "max_tokens": options.max_tokens, "seed": options.seed, "limit": options.limit,
-                           "n_records": answers.n_records},
-            "runner_by_part": answers.by_step,
-            "release_notes": release_notes(load_manifest(options.release), plan.tables, config, options.limit),
-            "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
-                       for j in config.jurors],
-            "parse_status": {"closed": metrics.get("closed", {}).get("parse_status"),
-                             "jurors": metrics.get("open", {}).get("juror_parse_status")}}
-
-
-def score_files(responses: Sequence[Path], options: LLMGlobeOptions) -> Result:
-    """``culturebench score llm_globe``: metrics and plots from saved responses.jsonl files into ``options.out``."""
-    scored = score(list(responses), options.release, config_of(options))
-    return Result(metrics=scored.metrics, written=write_run(scored, Path(options.out)), score=scored)
-
-
-def summary(metrics: dict) -> str:
-    """One line per model and part for the command line, the answers read and unreadable beside the closed
-    part's means; a ``warning:`` per model whose closed answers could not all be read and for open answers the
-    jury could not score (``readability.unreadable_warning``)."""
-    lines, warnings = [], []
-    for part in ("closed", "open"):
-        if part not in metrics:
-            continue
-        for model, dims in metrics[part]["mean_sd"].items():
-            text = "; ".join(f"{d} {v['mean']:.2f}" for d, v in dims.items() if v["mean"] is not None)
-            counts = ""
-            if part == "closed":
-                status = metrics["closed"]["parse_status"].get(model) or {}
-                read, unreadable = status_counts(status, ("ok", "out_of_range"))
-                off = status.get("out_of_range", 0)
-                counts = f" ({read_counts(read, unreadable)}, {off:,} off the scale, left out)"
-                warnings += unreadable_warning(
-                    f"llm_globe closed {model}", unreadable, read + unreadable,
-                    f"the means rest on the {counted(read - off, 'answers')} on the scale, the others left out")
-            lines.append(f"llm_globe {part} {model}{counts}: {text or 'nothing scored'}")
-        if part == "open":
-            jury = metrics["open"]["jury"]
-            if jury["method"] == "none":
-                lines.append(f"llm_globe jury: {jury['note']}")
-            elif jury["method"] == "least_squares" and jury["test"]:
-                lines.append(f"llm_globe jury: test MAE {jury['test']['mae']:.3f}, R^2 "
-                             f"{jury['test']['r2'] if jury['test']['r2'] is None else round(jury['test']['r2'], 3)}")
-            else:
-                lines.append(f"llm_globe jury: {jury['method']}")
-            if jury["method"] != "none":
-                n, scored = metrics["open"]["n_answers"], metrics["open"]["n_scored"]
-                warnings += unreadable_warning(
-                    "llm_globe open", n - scored, n,
-                    f"the open means rest on the {counted(scored, 'answers')} the jury scored (a juror's rating "
-                    "unreadable: metrics.json open.juror_parse_status)")
-    return "\n".join(lines + warnings) or "llm_globe: nothing scored"
-
-
 class LLMGlobeHooks(Hooks):
-    """LLMGlobe's hooks of the engine (``contract.Hooks``): this module's functions."""
+    """LLM-GLOBE's hooks of the engine (``contract.Hooks``)."""
 
-    def plan(self, options, model="model", *, roles=None):
-        return plan(options, model)
+    def plan(self, options: LLMGlobeOptions, model: str = "model", *, roles=None) -> Plan:
+        """The closed and/or open prompts x languages x samples (``limit`` of each part, spread over the dimensions:
+        ``limit.spread_positions``), read from the release and checked against the options (before a model is loaded);
+        ``model`` names the open answers' response ids."""
+        config = config_of(options)
+        tables = check_inputs(Path(options.release), config)
+        temperature = prompts.TEMPERATURE if options.temperature is None else options.temperature
+        parts = []
+        if config.part in ("closed", "both"):
+            closed, covers = limit_frame(tables["closed"], ["dimension"], options.limit, options.seed, item="prompts",
+                                         columns=["dimensions"], part="closed")
+            requests = plan_closed(closed, config.languages, samples=config.samples, temperature=temperature,
+                                   max_tokens=options.max_tokens or prompts.CLOSED_MAX_TOKENS, seed=options.seed)
+            parts.append(PartPlan("closed", closed, covers, requests,
+                                  asked_count(closed, config.languages, config.samples)))
+        if config.part in ("open", "both"):
+            opened, covers = limit_frame(tables["open"], ["dimension"], options.limit, options.seed, item="prompts",
+                                         columns=["dimensions"], part="open")
+            requests = plan_open(opened, config.languages, model, samples=config.open_samples, temperature=temperature,
+                                 max_tokens=config.open_max_tokens, seed=options.seed)
+            parts.append(PartPlan("open", opened, covers, requests,
+                                  asked_count(opened, config.languages, config.open_samples)))
+        return Plan(options=options, model=model, requests=itertools.chain.from_iterable(p.requests for p in parts),
+                    total=sum(p.total for p in parts), description="llm_globe", covers=tuple(p.covers for p in parts),
+                    tables=tables, config=config, temperature=temperature, parts=tuple(parts))
 
-    def requests(self, plan):
+    def answer(self, run: Run, plan: Plan) -> Answers:
+        """The model's answers to each part, then, after the open part, each juror's ratings of the open answers, into
+        one responses.jsonl appended batch by batch (``run_steps.StreamedRun``). A juror's backend is ``run.roles``'s
+        of its name where the caller gave one, else made from the config."""
+        model, config = plan.model, plan.config
+        by_step: dict[str, dict] = {}
+        answers: list[dict] = []  # the open answers the jurors rate (the open prompts x languages x samples: small)
+        make_records = {"closed": partial(closed_records, model), "open": partial(open_records, model, answers)}
+        with run_steps.StreamedRun(run.out, console=run.console) as streamed:
+            for part in plan.parts:
+                by_step[part.part] = run_steps.runner_stats(streamed.step(
+                    run.backend, part.requests, f"llm_globe {part.part}", make_records[part.part], total=part.total))
+                if part.part != "open":
+                    continue
+                for juror in config.jurors:
+                    juror_backend = run.roles.get(juror.name) or make_backend(juror, run.backend)
+                    jplanned = plan_jurors(answers, plan.tables["rubrics"], juror, temperature=config.juror_temperature,
+                                           max_tokens=config.juror_max_tokens)
+                    by_step[f"juror:{juror.name}"] = run_steps.runner_stats(streamed.step(
+                        juror_backend, jplanned, f"juror {juror.name}", partial(juror_records, model),
+                        total=len(answers)))
+            path = streamed.close()
+        return Answers(path, streamed.writer.n_records, run_steps.total_stats(by_step.values()), by_step=by_step)
+
+    def requests(self, plan: Plan) -> Iterator:
         return (planned.request for part in plan.parts for planned in part.requests)
 
-    def write(self, result, out):
+    def score(self, plan: RunPlan, answers: Answers) -> Result:
+        """The metrics of the responses files (a fresh run's one or ``culturebench score``'s: ``metrics.score``,
+        the release's tables and the config's human ratings with them)."""
+        scored = score(list(answers.files), plan.options.release, config_of(plan.options))
+        return Result(metrics=scored.metrics, written=[], score=scored)
+
+    def write(self, result: Result, out: Path) -> list[Path]:
         return write_run(result.score, Path(out))
 
-    answer = staticmethod(answer)
-    score_run = staticmethod(score_run)
-    evaluation = staticmethod(evaluation)
-    score_files = staticmethod(score_files)
-    summary = staticmethod(summary)
+    def evaluation(self, plan: Plan, result: Result, answers: Answers) -> dict:
+        """run.json's ``evaluation`` (the config and sampling asked), the runner's totals per part and juror, notes on
+        the release, the jurors and the parse statuses."""
+        options, config, metrics = plan.options, plan.config, result.metrics
+        return {"evaluation": {"config": config.as_dict(), "temperature": plan.temperature,
+                               "max_tokens": options.max_tokens, "seed": options.seed, "limit": options.limit,
+                               "n_records": answers.n_records},
+                "runner_by_part": answers.by_step,
+                "release_notes": release_notes(load_manifest(options.release), plan.tables, config, options.limit),
+                "jurors": [{"name": j.name, "model": j.model, "backend": j.backend, "language": j.language}
+                           for j in config.jurors],
+                "parse_status": {"closed": metrics.get("closed", {}).get("parse_status"),
+                                 "jurors": metrics.get("open", {}).get("juror_parse_status")}}
+
+    def summary(self, metrics: dict) -> str:
+        """One line per model and part for the command line, the answers read and unreadable beside the closed
+        part's means; a ``warning:`` per model whose closed answers could not all be read and for open answers the
+        jury could not score (``readability.unreadable_warning``)."""
+        lines, warnings = [], []
+        for part in ("closed", "open"):
+            if part not in metrics:
+                continue
+            for model, dims in metrics[part]["mean_sd"].items():
+                text = "; ".join(f"{d} {v['mean']:.2f}" for d, v in dims.items() if v["mean"] is not None)
+                counts = ""
+                if part == "closed":
+                    status = metrics["closed"]["parse_status"].get(model) or {}
+                    read, unreadable = status_counts(status, ("ok", "out_of_range"))
+                    off = status.get("out_of_range", 0)
+                    counts = f" ({read_counts(read, unreadable)}, {off:,} off the scale, left out)"
+                    warnings += unreadable_warning(
+                        f"llm_globe closed {model}", unreadable, read + unreadable,
+                        f"the means rest on the {counted(read - off, 'answers')} on the scale, the others left out")
+                lines.append(f"llm_globe {part} {model}{counts}: {text or 'nothing scored'}")
+            if part == "open":
+                jury = metrics["open"]["jury"]
+                if jury["method"] == "none":
+                    lines.append(f"llm_globe jury: {jury['note']}")
+                elif jury["method"] == "least_squares" and jury["test"]:
+                    lines.append(f"llm_globe jury: test MAE {jury['test']['mae']:.3f}, R^2 "
+                                 f"{jury['test']['r2'] if jury['test']['r2'] is None else round(jury['test']['r2'], 3)}")
+                else:
+                    lines.append(f"llm_globe jury: {jury['method']}")
+                if jury["method"] != "none":
+                    n, scored = metrics["open"]["n_answers"], metrics["open"]["n_scored"]
+                    warnings += unreadable_warning(
+                        "llm_globe open", n - scored, n,
+                        f"the open means rest on the {counted(scored, 'answers')} the jury scored (a juror's rating "
+                        "unreadable: metrics.json open.juror_parse_status)")
+        return "\n".join(lines + warnings) or "llm_globe: nothing scored"

@@ -42,7 +42,7 @@ label, subaxis and country get a per-group interval, size in stories and a ``sma
 The package, one module per role: ``prompts`` (App. A.3's prompt and the answer parser), ``items`` (the release's
 stories and the planned requests), ``parsing`` (responses.jsonl read and each answer scored under the unparsed
 rule), ``measures`` (accuracy and per-label / macro P / R / F1, the always-Neither baseline), ``intervals`` (the
-bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (``plan``, ``evaluate``, ``score_files``, ``summary``) and
+bootstrap), ``metrics`` (metrics.json), ``plots``, ``run`` (the engine's hooks, ``NormAdHooks``) and
 ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the contract of
 :mod:`culturebench.contract`); this module imports nothing heavy, its functions load on first use.
 """
@@ -52,8 +52,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from culturebench.contract import (
-    Benchmark, HarnessTask, OpenColumns, Options, OptionScoring, lazy_exports, option)
+from culturebench.contract import RAI_FACTS, Benchmark, Generator, HarnessTask, OpenColumns, OptionScoring, lazy_exports
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
 from culturebench.evaluate.paraphrases import PARAPHRASE
@@ -132,17 +132,37 @@ class NormAdOptions(Options):
                              "and without --max-tokens", file=self.config_file, column="max_tokens_70b")
 
 
+def normad_generator() -> Generator:
+    """The generator of ``culturebench generate normad``, imported when the task is asked for."""
+    from culturebench.generation.normad import GENERATOR
+
+    return GENERATOR
+
+
+def normad_v2_fix_generator() -> Generator:
+    """The generator of ``culturebench generate normad_v2_fix``, imported when the task is asked for."""
+    from culturebench.generation.normad_v2_fix import GENERATOR
+
+    return GENERATOR
+
+
+def paraphrases_generator() -> Generator:
+    """The generator of ``culturebench generate paraphrases normad`` (issue #63), imported when the task is asked
+    for."""
+    from culturebench.evaluate.normad.items import paraphrased
+    from culturebench.generation.paraphrases import ParaphraseGenerator
+
+    return ParaphraseGenerator("normad", paraphrased, "story's closing question")
+
+
 class NormAd(Benchmark):
     name = "normad"
     title = "NormAd (Rao et al. 2024, arXiv 2404.12464)"
     description = ("Yes / No / Neither per story under five contexts (the authors' inference prompts, or App. A.3 "
                    "Fig. 9); accuracy and macro F1 per context, zone, subaxis, label")
     Options = NormAdOptions
-    generators = {
-        "normad": "culturebench.generation.normad:GENERATOR",
-        "paraphrases": "culturebench.generation.paraphrases:NORMAD",
-        "normad_v2_fix": "culturebench.generation.normad_v2_fix:GENERATOR",
-    }
+    generators = {"normad": normad_generator, "paraphrases": paraphrases_generator,
+                  "normad_v2_fix": normad_v2_fix_generator}
     tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (the authors' prompt); accuracy "
                               "(Fig. 3) and macro F1 (Table A.4)", {"contexts": (context,)})
                   for context in ("country", "value", "rot", "none", "country_value"))
@@ -151,12 +171,17 @@ class NormAd(Benchmark):
         "background is Cultural Atlas text, (c) SBS; the other columns are NormAd's (Rao et al. 2024, "
         "arXiv 2404.12464), CC BY 4.0, uploaded with that attribution")}
 
-    rai_facts_file = "normad.json"
+    rai_facts_file = RAI_FACTS / "normad.json"
 
     def hooks(self):
         from culturebench.evaluate.normad.run import NormAdHooks
 
         return NormAdHooks()
+
+    def comparison(self):
+        from culturebench.evaluate.normad.compare import COMPARE
+
+        return COMPARE
 
     def builder_module(self):
         from culturebench.builders import normad
@@ -214,7 +239,15 @@ BENCHMARK = NormAd()
 evaluate = partial(engine.run, BENCHMARK)
 """``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+
+def _submodules() -> dict:
+    """The submodules holding the names below, imported on the first use of one."""
+    from culturebench.evaluate.normad import compare, items, measures, metrics, parsing
+
+    return {"compare": compare, "items": items, "measures": measures, "metrics": metrics, "parsing": parsing}
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _submodules, {
     "UNKNOWN": "items", "plan_requests": "items", "release_tables": "items", "scored_label": "parsing",
     "score_answers": "parsing", "accuracy": "measures", "always_neither": "measures", "label_scores": "measures",
-    "score": "metrics", "score_responses": "metrics", "summary": "run", "COMPARE": "compare"})
+    "score": "metrics", "score_responses": "metrics", "COMPARE": "compare"})

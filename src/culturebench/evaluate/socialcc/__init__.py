@@ -64,8 +64,8 @@ The package, one module per role: ``prompts`` (the agents' and judges' prompts, 
 ``config`` (the run's settings made from the options: judge, antagonist, stop rule, rounds, zones, Fig. 5 grouping),
 ``items`` (the release's scenarios as the dialogues' setups), ``dialogue`` (the simulated dialogues, their
 transcripts and their judging), ``parsing`` (transcripts.jsonl read, zones looked up, judgements parsed again),
-``metrics`` (Table 2, Figs. 5-7 and the intervals: metrics.json), ``plots``, ``run`` (``evaluate``,
-``score_files``, ``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
+``metrics`` (Table 2, Figs. 5-7 and the intervals: metrics.json), ``plots``, ``run`` (the engine's
+hooks, ``SocialCCHooks``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of
 :mod:`culturebench.registry` (the contract of :mod:`culturebench.contract`); this module imports nothing heavy, its
 functions load on first use. SocialCC has no ``plan``: each turn's request holds the dialogue so far, so the
 requests depend on the model's answers.
@@ -78,7 +78,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from culturebench.contract import Benchmark, Options, lazy_exports, option
+from culturebench.contract import RAI_FACTS, Benchmark, lazy_exports
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
 
@@ -174,12 +175,17 @@ class SocialCC(Benchmark):
     roles = ("judge", "antagonist")
 
     has_plan = False
-    rai_facts_file = "socialcc.json"
+    rai_facts_file = RAI_FACTS / "socialcc.json"
 
     def hooks(self):
         from culturebench.evaluate.socialcc.run import SocialCCHooks
 
         return SocialCCHooks()
+
+    def comparison(self):
+        from culturebench.evaluate.socialcc.compare import COMPARE
+
+        return COMPARE
 
     def builder_module(self):
         from culturebench.builders import socialcc
@@ -225,8 +231,16 @@ BENCHMARK = SocialCC()
 evaluate = partial(engine.run, BENCHMARK)
 """``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+def _submodules() -> dict:
+    """The submodules holding the names below, imported on the first use of one."""
+    from culturebench.evaluate.socialcc import compare, config, dialogue, items, metrics, plots
+
+    return {"compare": compare, "config": config, "dialogue": dialogue, "items": items, "metrics": metrics,
+            "plots": plots}
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _submodules, {
     "Config": "config", "config_from": "config", "release_tables": "items", "scenarios_from": "items",
     "OverallProgress": "dialogue", "simulate": "dialogue", "NO_COMMONSENSE_COUNTRY": "metrics",
     "aggregate": "metrics", "model_differences": "metrics", "PLOTS": "plots", "fig5_countries": "plots",
-    "score_files": "run", "summary": "run", "COMPARE": "compare"})
+    "COMPARE": "compare"})

@@ -50,19 +50,6 @@ class Plan(RunPlan):
     max_tokens: int
 
 
-def plan(options: SocialCCOptions, model: str = "model", roles: Mapping[str, Any] | None = None) -> Plan:
-    """Every scenario (``limit`` spread over the value countries: ``limit.spread_positions``), checked before any
-    model is made: a judge named in the options or given as the ``judge`` role, a release with scenarios."""
-    config, tables = checked_inputs(options, roles)
-    scenarios = scenarios_from(tables, config)
-    kept, covers = limit_frame(pl.DataFrame({"country": [s.country for s in scenarios]}).with_row_index("scenario"),
-                               ["country"], options.limit, options.seed, item="scenarios", columns=["countries"])
-    return Plan(options=options, model=model, requests=None, description="socialcc", covers=(covers,),
-                config=config, scenarios=[scenarios[i] for i in kept["scenario"]],
-                temperature=config.agent_temperature if options.temperature is None else options.temperature,
-                max_tokens=config.agent_max_tokens if options.max_tokens is None else options.max_tokens)
-
-
 @dataclass(frozen=True)
 class Played:
     """What the dialogues leave for scoring: the transcripts (judged) and who played and judged."""
@@ -73,72 +60,8 @@ class Played:
     antagonist_model: str
 
 
-def answer(run: Run, plan: Plan) -> Answers:
-    """Play every scenario with the evaluated backend as Character 2 (the protagonist), judge the transcripts;
-    transcripts.jsonl. The judge is ``run.roles["judge"]``, else the options'; the antagonist
-    ``run.roles["antagonist"]``, else the options', else the judge. Re-running into the same folder replays every
-    turn already answered from the cache."""
-    from culturebench.evaluate.cache import ResponseCache
-
-    config, backend, model, seed = plan.config, run.backend, plan.model, plan.options.seed
-    judge_backend, antagonist_backend = run.roles.get("judge"), run.roles.get("antagonist")
-    if judge_backend is None:
-        judge_backend = make_backend(config.judge, backend)
-    if antagonist_backend is None:
-        antagonist_backend = (make_backend(config.antagonist, backend) if config.antagonist is not None
-                              else judge_backend)
-    judge_model = str(getattr(judge_backend, "model", "judge"))
-    judge_note = ("the judge is the evaluated model, as named in the config" if judge_model == model
-                  else f"judge: {judge_model}")
-    antagonist_model = str(getattr(antagonist_backend, "model", "antagonist"))
-    total = len(plan.scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
-    with (ResponseCache(run.out / run_folder.CACHE_FILE) as cache,
-          OverallProgress(run.console, total, backend) as progress):
-        dialogues, results = simulate(plan.scenarios, backend, antagonist_backend, cache,
-                                      max_rounds=config.max_rounds, temperature=plan.temperature,
-                                      max_tokens=plan.max_tokens, seed=seed, stop=config.stop, progress=progress,
-                                      setup=config.dialogue_setup)
-        transcripts = [transcript_record(d, model, antagonist_model, config.dialogue_setup) for d in dialogues]
-        jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
-                                    max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
-    totals = run_steps.total_stats(run_steps.runner_stats(r) for r in (*results, jresult))
-    path = run_folder.write_jsonl(run.out / TRANSCRIPTS_FILE, transcripts)
-    return Answers(path, len(transcripts), totals,
-                   state=Played(transcripts, judge_model, judge_note, antagonist_model))
-
-
-def score_run(plan: Plan, answers: Answers) -> Result:
-    """Table 2's means, the dialogues' figures (``metrics.aggregate``) of the judged transcripts."""
-    played = answers.state
-    metrics = aggregate(played.transcripts, release=Path(plan.options.release), judge_note=played.judge_note,
-                        sources=[run_folder.source_info(answers.path)], fig5_grouping=plan.config.fig5_country)
-    return Result(metrics=metrics, written=[], score=played.transcripts)
-
-
-def write(result: Result, out: Path) -> list[Path]:
-    return write_run(result.metrics, out)
-
-
-def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
-    """run.json's ``evaluation`` (the scenarios, sampling, settings and who played and judged) and Table 2."""
-    options, config, metrics, played = plan.options, plan.config, result.metrics, answers.state
-    return {"evaluation": {"n_scenarios": len(plan.scenarios), "temperature": plan.temperature,
-                           "max_tokens": plan.max_tokens, "seed": options.seed, "limit": options.limit,
-                           "split": options.split, "config": config.as_dict(),
-                           "protagonist": "Character 2 (the evaluated model)",
-                           "antagonist_model": played.antagonist_model, "judge_model": played.judge_model,
-                           "judge_note": played.judge_note, "prompt_source": prompts.PROMPT_SOURCE,
-                           "dialogue_setup": {config.dialogue_setup:
-                                              prompts.DIALOGUE_SETUPS_NOTE[config.dialogue_setup]},
-                           "prompt_fields": metrics["prompt_fields"], "fig5": metrics["fig5"]},
-            "metrics": metrics["per_model"][plan.model]["table2"]}
-
-
-def score_files(responses: Sequence[Path], options: SocialCCOptions) -> Result:
-    """``culturebench score socialcc``: metrics and plots from saved transcripts.jsonl files into ``options.out``,
-    re-aggregated from their saved judgements (parsed again), or, with a judge in the options, judged again first
-    (cached in ``options.out``, the judged transcripts written there). Zones are looked up as ``evaluate`` does
-    (``parsing.rezone``)."""
+def score_saved(responses: Sequence[Path], options: SocialCCOptions) -> Result:
+    """``culturebench score socialcc``'s scoring of saved transcripts.jsonl files (``SocialCCHooks.score``)."""
     from culturebench.evaluate.cache import ResponseCache
 
     config = config_from(options)
@@ -160,50 +83,115 @@ def score_files(responses: Sequence[Path], options: SocialCCOptions) -> Result:
         note = "re-aggregated from saved judgements"
     metrics = aggregate(records, release=release, sources=[run_folder.source_info(p) for p in responses], judge_note=note,
                         fig5_grouping=config.fig5_country)
-    return Result(metrics=metrics, written=write_run(metrics, out), score=records)
+    return Result(metrics=metrics, written=[], score=records)
 
 
 def _bracket(interval: Sequence[float | None] | None) -> str:
     return f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval and None not in interval else ""
 
 
-def summary(metrics: dict) -> str:
-    """Per model the Table 2 means with their intervals, the behaviour distribution and the invalid judgements;
-    the dialogues that ran to the turn limit; the judge; a ``warning:`` per model whose judgements could not all be
-    read, naming what each mean rests on (``readability.unreadable_warning``)."""
-    lines, warnings = [], []
-    for model in metrics["models"]:
-        t = metrics["per_model"][model]["table2"]
-        d = metrics["per_model"][model]["dialogue"]
-        parts = ", ".join(f"{prompts.JUDGE_NAMES[j]} {t[j]:.3f}{_bracket(t.get(f'{j}_ci'))}" if t[j] is not None
-                          else f"{prompts.JUDGE_NAMES[j]} n/a" for j in prompts.JUDGES)
-        dist = " / ".join(f"{v:.0f}%" if v is not None else "n/a" for v in t["behaviour_distribution_pct"].values())
-        invalid = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
-        valid = sum(t[f"n_valid_{j}"] for j in prompts.JUDGES)
-        lines.append(f"socialcc {model}: {counted(t['n'], 'dialogues')} (mean {d['mean_rounds'] or 0:.1f} rounds); "
-                     f"{parts}; "
-                     f"behaviour 0/1/2/3 {dist}; judgements {read_counts(valid, invalid)}")
-        rests = ", ".join(f"{prompts.JUDGE_NAMES[j]} on {t[f'n_valid_{j}']:,}" for j in prompts.JUDGES)
-        warnings += unreadable_warning(f"socialcc {model} judgements", invalid, valid + invalid,
-                                       f"each mean rests on the dialogues whose judgement was read ({rests} of "
-                                       f"{counted(t['n'], 'dialogues')})")
-        if d.get("n_turn_limit"):
-            lines.append(f"socialcc {model}: {d['n_turn_limit']:,} of {t['n']:,} dialogues ran to the turn limit "
-                         "without a GOOD BYE (config max_rounds; stop: tolerant also ends on 'Goodbye')")
-    if metrics.get("judge_note"):
-        lines.append(f"judge: {metrics['judge_note']}")
-    return "\n".join(lines + warnings)
-
-
 class SocialCCHooks(Hooks):
-    """SocialCC's hooks of the engine (``contract.Hooks``): this module's functions."""
+    """SocialCC's hooks of the engine (``contract.Hooks``)."""
 
-    def plan(self, options, model="model", *, roles=None):
-        return plan(options, model, roles)
+    def plan(self, options: SocialCCOptions, model: str = "model", *, roles: Mapping[str, Any] | None = None
+             ) -> Plan:
+        """Every scenario (``limit`` spread over the value countries: ``limit.spread_positions``), checked before any
+        model is made: a judge named in the options or given as the ``judge`` role, a release with scenarios."""
+        config, tables = checked_inputs(options, roles)
+        scenarios = scenarios_from(tables, config)
+        kept, covers = limit_frame(pl.DataFrame({"country": [s.country for s in scenarios]}).with_row_index("scenario"),
+                                   ["country"], options.limit, options.seed, item="scenarios", columns=["countries"])
+        return Plan(options=options, model=model, requests=None, description="socialcc", covers=(covers,),
+                    config=config, scenarios=[scenarios[i] for i in kept["scenario"]],
+                    temperature=config.agent_temperature if options.temperature is None else options.temperature,
+                    max_tokens=config.agent_max_tokens if options.max_tokens is None else options.max_tokens)
 
-    answer = staticmethod(answer)
-    score_run = staticmethod(score_run)
-    write = staticmethod(write)
-    evaluation = staticmethod(evaluation)
-    score_files = staticmethod(score_files)
-    summary = staticmethod(summary)
+    def answer(self, run: Run, plan: Plan) -> Answers:
+        """Play every scenario with the evaluated backend as Character 2 (the protagonist), judge the transcripts;
+        transcripts.jsonl. The judge is ``run.roles["judge"]``, else the options'; the antagonist
+        ``run.roles["antagonist"]``, else the options', else the judge. Re-running into the same folder replays every
+        turn already answered from the cache."""
+        from culturebench.evaluate.cache import ResponseCache
+
+        config, backend, model, seed = plan.config, run.backend, plan.model, plan.options.seed
+        judge_backend, antagonist_backend = run.roles.get("judge"), run.roles.get("antagonist")
+        if judge_backend is None:
+            judge_backend = make_backend(config.judge, backend)
+        if antagonist_backend is None:
+            antagonist_backend = (make_backend(config.antagonist, backend) if config.antagonist is not None
+                                  else judge_backend)
+        judge_model = str(getattr(judge_backend, "model", "judge"))
+        judge_note = ("the judge is the evaluated model, as named in the config" if judge_model == model
+                      else f"judge: {judge_model}")
+        antagonist_model = str(getattr(antagonist_backend, "model", "antagonist"))
+        total = len(plan.scenarios) * (2 * config.max_rounds + len(prompts.JUDGES))
+        with (ResponseCache(run.out / run_folder.CACHE_FILE) as cache,
+              OverallProgress(run.console, total, backend) as progress):
+            dialogues, results = simulate(plan.scenarios, backend, antagonist_backend, cache,
+                                          max_rounds=config.max_rounds, temperature=plan.temperature,
+                                          max_tokens=plan.max_tokens, seed=seed, stop=config.stop, progress=progress,
+                                          setup=config.dialogue_setup)
+            transcripts = [transcript_record(d, model, antagonist_model, config.dialogue_setup) for d in dialogues]
+            jresult = judge_transcripts(transcripts, judge_backend, cache, temperature=config.judge_temperature,
+                                        max_tokens=config.judge_max_tokens, seed=seed, progress=progress)
+        totals = run_steps.total_stats(run_steps.runner_stats(r) for r in (*results, jresult))
+        path = run_folder.write_jsonl(run.out / TRANSCRIPTS_FILE, transcripts)
+        return Answers(path, len(transcripts), totals,
+                       state=Played(transcripts, judge_model, judge_note, antagonist_model))
+
+    def score(self, plan: RunPlan, answers: Answers) -> Result:
+        """Table 2's means, the dialogues' figures (``metrics.aggregate``) of the judged transcripts: a fresh run's
+        (``Played``, left by ``answer``), or saved transcripts.jsonl files (``culturebench score``), re-aggregated
+        from their saved judgements (parsed again), or, with a judge in the options, judged again first (cached in
+        ``options.out``, the judged transcripts written there). Zones are looked up as ``evaluate`` does
+        (``parsing.rezone``)."""
+        if answers.saved:
+            return score_saved(answers.saved, plan.options)
+        played = answers.state
+        metrics = aggregate(played.transcripts, release=Path(plan.options.release), judge_note=played.judge_note,
+                            sources=[run_folder.source_info(answers.path)], fig5_grouping=plan.config.fig5_country)
+        return Result(metrics=metrics, written=[], score=played.transcripts)
+
+    def write(self, result: Result, out: Path) -> list[Path]:
+        return write_run(result.metrics, out)
+
+    def evaluation(self, plan: Plan, result: Result, answers: Answers) -> dict:
+        """run.json's ``evaluation`` (the scenarios, sampling, settings and who played and judged) and Table 2."""
+        options, config, metrics, played = plan.options, plan.config, result.metrics, answers.state
+        return {"evaluation": {"n_scenarios": len(plan.scenarios), "temperature": plan.temperature,
+                               "max_tokens": plan.max_tokens, "seed": options.seed, "limit": options.limit,
+                               "split": options.split, "config": config.as_dict(),
+                               "protagonist": "Character 2 (the evaluated model)",
+                               "antagonist_model": played.antagonist_model, "judge_model": played.judge_model,
+                               "judge_note": played.judge_note, "prompt_source": prompts.PROMPT_SOURCE,
+                               "dialogue_setup": {config.dialogue_setup:
+                                                  prompts.DIALOGUE_SETUPS_NOTE[config.dialogue_setup]},
+                               "prompt_fields": metrics["prompt_fields"], "fig5": metrics["fig5"]},
+                "metrics": metrics["per_model"][plan.model]["table2"]}
+
+    def summary(self, metrics: dict) -> str:
+        """Per model the Table 2 means with their intervals, the behaviour distribution and the invalid judgements;
+        the dialogues that ran to the turn limit; the judge; a ``warning:`` per model whose judgements could not all be
+        read, naming what each mean rests on (``readability.unreadable_warning``)."""
+        lines, warnings = [], []
+        for model in metrics["models"]:
+            t = metrics["per_model"][model]["table2"]
+            d = metrics["per_model"][model]["dialogue"]
+            parts = ", ".join(f"{prompts.JUDGE_NAMES[j]} {t[j]:.3f}{_bracket(t.get(f'{j}_ci'))}" if t[j] is not None
+                              else f"{prompts.JUDGE_NAMES[j]} n/a" for j in prompts.JUDGES)
+            dist = " / ".join(f"{v:.0f}%" if v is not None else "n/a" for v in t["behaviour_distribution_pct"].values())
+            invalid = sum(t[f"n_invalid_{j}"] for j in prompts.JUDGES)
+            valid = sum(t[f"n_valid_{j}"] for j in prompts.JUDGES)
+            lines.append(f"socialcc {model}: {counted(t['n'], 'dialogues')} (mean {d['mean_rounds'] or 0:.1f} rounds); "
+                         f"{parts}; "
+                         f"behaviour 0/1/2/3 {dist}; judgements {read_counts(valid, invalid)}")
+            rests = ", ".join(f"{prompts.JUDGE_NAMES[j]} on {t[f'n_valid_{j}']:,}" for j in prompts.JUDGES)
+            warnings += unreadable_warning(f"socialcc {model} judgements", invalid, valid + invalid,
+                                           f"each mean rests on the dialogues whose judgement was read ({rests} of "
+                                           f"{counted(t['n'], 'dialogues')})")
+            if d.get("n_turn_limit"):
+                lines.append(f"socialcc {model}: {d['n_turn_limit']:,} of {t['n']:,} dialogues ran to the turn limit "
+                             "without a GOOD BYE (config max_rounds; stop: tolerant also ends on 'Goodbye')")
+        if metrics.get("judge_note"):
+            lines.append(f"judge: {metrics['judge_note']}")
+        return "\n".join(lines + warnings)

@@ -16,7 +16,7 @@ urban/rural x education level), as Sec. 3.3's text says, and is 0.18 off Table 2
 (``baselines.majority.definition``).
 
 ``culturebench evaluate wvb`` (``run``): builds the App. B prompts (``prompts``) for the probe or a split one at a
-time (``run.plan``, ``items.iter_requests``), runs them through ``runner.stream_requests`` in bounded batches
+time (``run.WVBHooks.plan``, ``items.iter_requests``), runs them through ``runner.stream_requests`` in bounded batches
 with a response cache in the run folder, appends each batch's parsed records to the responses file (responses.jsonl, or parquet shards
 for a large run) and scores them from it with the same code (``score_answers``), writing run.json (``run_folder``).
 
@@ -24,8 +24,7 @@ The package, one module per role (this module re-exports their public names, loa
 (App. B's prompts and the answer parsing), ``items`` (the release, read lazily, the evaluated rows, the planned
 requests and their records), ``parsing`` (answers read back and paired with the rows), ``measures`` (Sec. 3.2-3.3's
 W1, threshold curve and oracle baselines as functions of answer counts), ``intervals`` (the bootstrap), ``metrics``
-(metrics.json: ``score``, ``score_answers``), ``plots``, ``run`` (``plan``, ``evaluate``, ``score_files``,
-``summary``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the
+(metrics.json: ``score``, ``score_answers``), ``plots``, ``run`` (the engine's hooks, ``WVBHooks``) and ``compare`` (``COMPARE``). ``BENCHMARK`` below is its entry of :mod:`culturebench.registry` (the
 contract of :mod:`culturebench.contract`); this module imports nothing heavy.
 
 The country view (issue #56, ``opinions``): a run without demographics also compares the model's answer
@@ -47,7 +46,8 @@ from importlib import resources
 from pathlib import Path
 
 from culturebench.contract import (
-    Benchmark, HarnessTask, Options, OptionScoring, lazy_exports, option, whole_number_option)
+    RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option)
+from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
 
@@ -163,13 +163,20 @@ class WVBOptions(Options):
                              column="steer_countries")
 
 
+def wvb_translate_generator() -> Generator:
+    """The generator of ``culturebench generate wvb_translate``, imported when the task is asked for."""
+    from culturebench.generation.wvb_translate import GENERATOR
+
+    return GENERATOR
+
+
 class WVB(Benchmark):
     name = "wvb"
     title = "WorldValuesBench (Zhao et al. 2024, LREC-COLING 2024)"
     description = ("App. B's prompts for the probe or a split, with or without demographics; W1 per question, its "
                    "mean and std (Table 2), threshold curve (Fig. 3), per group, oracle baselines")
     Options = WVBOptions
-    generators = {"wvb_translate": "culturebench.generation.wvb_translate:GENERATOR"}
+    generators = {"wvb_translate": wvb_translate_generator}
     responses_help = ("responses.jsonl of `evaluate` (or the RUN_DIR/responses folder of parquet shards of a run "
                       "above 50,000 requests), or TSV or CSV with QUESTION_ID, PARTICIPANT_ID, SCORE (delimiter "
                       "sniffed), or a results.csv of Liu, Kaneko and Chu 2025 (id, choice_keys, response: their "
@@ -180,12 +187,17 @@ class WVB(Benchmark):
                          "0.7, oversampled); mean W1 (Table 2)", {"demographics": False}))
     lower_is_better = frozenset({"mean_w1", "std_w1"})
 
-    rai_facts_file = "wvb.json"
+    rai_facts_file = RAI_FACTS / "wvb.json"
 
     def hooks(self):
         from culturebench.evaluate.wvb.run import WVBHooks
 
         return WVBHooks()
+
+    def comparison(self):
+        from culturebench.evaluate.wvb.compare import COMPARE
+
+        return COMPARE
 
     def builder_module(self):
         from culturebench.builders import wvb
@@ -219,7 +231,15 @@ BENCHMARK = WVB()
 evaluate = partial(engine.run, BENCHMARK)
 """``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
 
-__getattr__, __dir__ = lazy_exports(__name__, {
+def _submodules() -> dict:
+    """The submodules holding the names below, imported on the first use of one."""
+    from culturebench.evaluate.wvb import compare, intervals, items, measures, metrics, parsing, plots
+
+    return {"compare": compare, "intervals": intervals, "items": items, "measures": measures, "metrics": metrics,
+            "parsing": parsing, "plots": plots}
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _submodules, {
     **dict.fromkeys(("check_inputs", "evaluation_rows", "limited_rows", "PROBE_DIMENSIONS", "prompt_tables",
                      "question_order", "release_routes", "release_rows", "iter_requests", "parse_records",
                      "plan_requests", "PlannedRequest", "request_count", "request_sampling", "response_schema"),
@@ -231,6 +251,5 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("AnswerCounts", "out_of_scale_report", "ScoreResult"), "measures"),
     **dict.fromkeys(("score", "score_answers"), "metrics"),
     **dict.fromkeys(("histograms_png", "MAX_HISTOGRAMS", "threshold_curve_png", "write_run"), "plots"),
-    **dict.fromkeys(("plan", "score_files", "summary"), "run"),
     **dict.fromkeys(("COMPARE", "compare_runs", "comparison_tables", "GROUP_TABLES", "groups_png",
                      "REPORT_THRESHOLDS", "run_answers", "threshold_curves_png"), "compare")})

@@ -60,29 +60,6 @@ class Plan(RunPlan):
     one answer each (``prompts.parse_answer``)."""
 
 
-def plan(options: WVBOptions, model: str = "model") -> Plan:
-    """The requests of a run (Sec. 3.5, App. B) on the probe or a split (``limit`` rows spread over the questions:
-    ``limit.spread_positions`` with ``seed``), read from the release (before a model is loaded)."""
-    if options.protocol == "liu2025":
-        return liu_plan(options, model)
-    rows, covers = limited_rows(options.release, options.split, options.limit, options.seed)
-    questions, participants = prompt_tables(options.release, rows["participant_id"] if options.demographics else None)
-    steer, samples = opinion_requests(options)
-    requests = iter_requests(rows, questions, participants, demographics=options.demographics,
-                             samples=samples, temperature=options.temperature,
-                             max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family,
-                             steer=steer, reading=options.reading)
-    mode = "with demographics" if options.demographics else "without demographics"
-    return Plan(options=options, model=model, requests=requests,
-                total=request_count(rows, options.demographics, samples, len(steer)),
-                description=f"wvb {options.split} ({mode})", covers=(covers,), schema=response_schema(),
-                rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
-                sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
-                parse_status={**{status: 0 for status in (STATED_STATUSES if options.reading == "verbalized"
-                                                          else STATUSES)}, "n_parsed": 0},
-                stated=parse_distribution if options.reading == "verbalized" else None)
-
-
 def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
     """The requests of ``--protocol liu2025`` (``liu2025``): their question set (``--limit`` questions spread by
     ``seed``) that the release has as value questions with a scale, each asked plainly and, under ``--steer``, once
@@ -125,89 +102,12 @@ def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
 
 def replanned(options: WVBOptions):
     """The run's requests planned again (the country view's ``--scoring logprobs`` reading looks each one up)."""
-    return plan(options).requests
+    return WVBHooks().plan(options).requests
 
 
-def records(plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
-    """responses records (``items.parse_records``), their parse statuses counted."""
-    out = parse_records(items, responses, plan.questions, plan.stated)
-    for record in out:
-        plan.parse_status[record["parse_status"]] = plan.parse_status.get(record["parse_status"], 0) + 1
-        plan.parse_status["n_parsed"] += record["answer"] is not None or record["parse_status"] == STATED_STATUSES[0]
-    return out
-
-
-def score_run(plan: Plan, answers: Answers) -> Result:
-    """The metrics of the run's responses (read back lazily, the few columns they need: ``scan_answers``), so
-    memory does not grow with the prompts of a run. ``prompt_family``: whose App. B prompts (prompts.FAMILIES);
-    ``majority``: MAJORITY_DEFINITIONS; ``drop_out_of_scale``: answers off the question's scale are invalid
-    (default: scored as given, as the authors'); ``drop_non_integer``: answers that are not whole numbers are invalid
-    (default: truncated, as the authors')."""
-    options, demographics = plan.options, plan.options.demographics
-    mode = "with demographics" if demographics else "without demographics"
-    label = f"{plan.model} ({mode})"
-    answered = answers_frame(plan.rows, scan_answers(answers.path), demographics)
-    scored = score_answers(answered, Path(options.release), run_folder.source_info(answers.path),
-                           majority=options.majority, model=label, drop_out_of_scale=options.drop_out_of_scale,
-                           drop_non_integer=options.drop_non_integer)
-    n_parsed = plan.parse_status["n_parsed"]
-    scored.metrics.update({
-        "mode": "with_demographics" if demographics else "without_demographics",
-        "prompt_family": options.prompt_family,
-        "split": options.split,
-        "n_evaluated_rows": plan.n_rows,
-        "n_requests": answers.n_records,
-        "n_parsed": n_parsed,
-        "n_unparsed": answers.n_records - n_parsed,
-        "parse_status": _statuses(plan),
-    })
-    country_files = [] if demographics else write_country_view(
-        answers.state["backend"], options, answers.path, plan.questions, scored.metrics,
-        lambda: replanned(options), label, answers.state["console"], plan.notes)
-    return Result(metrics=scored.metrics, written=country_files, score=scored)
-
-
-def answer(run: Run, plan: Plan) -> Answers:
-    """The planned requests streamed through the runner (``engine.stream``); the backend and console stay with the
-    answers for the country view of a run without demographics (its ``--scoring logprobs`` reading)."""
-    answers = stream(run, plan, records)
-    answers.state = {"backend": run.backend, "console": run.console}
-    return answers
-
-
-def write(result: Result, out: Path) -> list[Path]:
-    """metrics.json and the plots (``plots.write_run``), after the country view's files ``score_run`` wrote."""
-    return [*write_run(result.score, out), *result.written]
-
-
-def _statuses(plan: Plan) -> dict[str, int]:
-    return {status: n for status, n in plan.parse_status.items() if status != "n_parsed"}
-
-
-def evaluation(plan: Plan, result: Result, answers: Answers) -> dict:
-    """run.json's ``evaluation`` (the mode, split, rows and sampling asked and the rules the answers were read
-    by), the release's routes, parse statuses and headline metrics."""
-    options, metrics, sampling = plan.options, result.metrics, plan.sampling
-    return {"evaluation": {"mode": metrics["mode"], "prompt_family": options.prompt_family, "split": options.split,
-                           "n_evaluated_rows": plan.n_rows, "n_requests": answers.n_records,
-                           "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
-                           "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
-                           "majority": options.majority, "protocol": options.protocol, "steer": options.steer,
-                           "steer_countries": None if options.steer_countries is None
-                           else list(options.steer_countries),
-                           "reading": metrics.get("countries", {}).get("reading"),
-                           "weights": metrics.get("countries", {}).get("weights"),
-                           "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
-                           "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
-            "release_routes": metrics["release_routes"],
-            "parse_status": _statuses(plan),
-            "metrics": {"mean": metrics["mean"], "std": metrics["std"], "n_questions": metrics["n_questions"],
-                        "n_invalid": metrics["n_invalid"]}}
-
-
-def score_files(responses: Sequence[Path], options: WVBOptions) -> Result:
-    """``culturebench score wvb``: metrics and plots from a saved responses file (``metrics.read_answers``: an
-    ``evaluate`` run's responses.jsonl or shards, or the paper's TSV/CSV) into ``options.out``."""
+def score_saved(responses: Sequence[Path], options: WVBOptions) -> Result:
+    """``culturebench score wvb``: a saved responses file (``metrics.read_answers``: an ``evaluate`` run's
+    responses.jsonl or shards, or the paper's TSV/CSV), or Liu et al.'s stated distributions (``liu_outputs``)."""
     if len(responses) != 1:
         raise InputError(f"wvb scores one responses file at a time, got {len(responses)} (compare several runs with "
                          "culturebench compare)")
@@ -215,48 +115,136 @@ def score_files(responses: Sequence[Path], options: WVBOptions) -> Result:
     if liu_outputs.is_results_file(path):
         metrics, written = liu_outputs.score_stated(path, options)
         metrics["responses"] = run_folder.source_info(path)
-        return Result(metrics=metrics, written=[*run_folder.write_metrics_and_plots(metrics, Path(options.out), {}),
-                                                *written])
+        return Result(metrics=metrics, written=written)
     scored = score(path, options.release, options.majority, drop_out_of_scale=options.drop_out_of_scale,
                    drop_non_integer=options.drop_non_integer)
-    return Result(metrics=scored.metrics, written=write_run(scored, Path(options.out)), score=scored)
+    return Result(metrics=scored.metrics, written=[], score=scored)
 
 
-def summary(metrics: dict) -> str:
-    """The command line's lines: of an ``evaluate`` run (its metrics name the mode and the split) or of ``score``
-    (the rows and coverage), the answers read and unreadable, off-scale (kept as the authors do, or dropped) and
-    non-integer answers, questions and mean W1 (the request counts are the runner's line); then a ``warning:`` when
-    answers could not be read, with what mean W1 rests on (``readability.unreadable_warning``)."""
-    if metrics.get("countries", {}).get("protocol") == "liu2025":
-        return liu_outputs.summary(metrics)
-    mean = "n/a" if metrics["mean"] is None else f"{metrics['mean']:.4f}"
-    unreadable = metrics["n_unparsed"] if "n_unparsed" in metrics else unreadable_answers(metrics)
-    answers = (f"{read_counts(metrics['n_rows'] - unreadable, unreadable)} answers, "
-               f"{metrics['out_of_scale']['n']:,} off the scale ({metrics['out_of_scale']['answers']}), "
-               f"{metrics['non_integer']['n']:,} not whole numbers ({metrics['non_integer']['answers']}), "
-               f"{counted(metrics['n_questions'], 'questions')}, mean W1 {mean}")
-    if "mode" in metrics:
-        who = f"wvb {metrics['split']} ({metrics['mode'].replace('_', ' ')})"
-        line = f"{who}: {answers}"
-    else:
-        who = "wvb"
-        line = f"wvb: {metrics['n_rows']:,} rows, coverage {metrics['coverage']:.3f}, {answers}"
-    scored = metrics["n_rows"] - metrics["n_invalid"]
-    rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
-             f"of the {len(metrics['per_question']):,} asked")
-    return "\n".join([line, *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
+def _statuses(plan: Plan) -> dict[str, int]:
+    return {status: n for status, n in plan.parse_status.items() if status != "n_parsed"}
 
 
 class WVBHooks(Hooks):
-    """WVB's hooks of the engine (``contract.Hooks``): this module's functions."""
+    """WVB's hooks of the engine (``contract.Hooks``)."""
 
-    def plan(self, options, model="model", *, roles=None):
-        return plan(options, model)
+    def plan(self, options: WVBOptions, model: str = "model", *, roles=None) -> Plan:
+        """The requests of a run (Sec. 3.5, App. B) on the probe or a split (``limit`` rows spread over the questions:
+        ``limit.spread_positions`` with ``seed``), read from the release (before a model is loaded)."""
+        if options.protocol == "liu2025":
+            return liu_plan(options, model)
+        rows, covers = limited_rows(options.release, options.split, options.limit, options.seed)
+        questions, participants = prompt_tables(options.release, rows["participant_id"] if options.demographics else None)
+        steer, samples = opinion_requests(options)
+        requests = iter_requests(rows, questions, participants, demographics=options.demographics,
+                                 samples=samples, temperature=options.temperature,
+                                 max_tokens=options.max_tokens, seed=options.seed, family=options.prompt_family,
+                                 steer=steer, reading=options.reading)
+        mode = "with demographics" if options.demographics else "without demographics"
+        return Plan(options=options, model=model, requests=requests,
+                    total=request_count(rows, options.demographics, samples, len(steer)),
+                    description=f"wvb {options.split} ({mode})", covers=(covers,), schema=response_schema(),
+                    rows=None if options.demographics else rows, n_rows=rows.height, questions=questions,
+                    sampling=request_sampling(options.demographics, options.temperature, options.max_tokens, options.seed),
+                    parse_status={**{status: 0 for status in (STATED_STATUSES if options.reading == "verbalized"
+                                                              else STATUSES)}, "n_parsed": 0},
+                    stated=parse_distribution if options.reading == "verbalized" else None)
 
-    records = staticmethod(records)
-    answer = staticmethod(answer)
-    score_run = staticmethod(score_run)
-    write = staticmethod(write)
-    evaluation = staticmethod(evaluation)
-    score_files = staticmethod(score_files)
-    summary = staticmethod(summary)
+    def records(self, plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
+        """responses records (``items.parse_records``), their parse statuses counted."""
+        out = parse_records(items, responses, plan.questions, plan.stated)
+        for record in out:
+            plan.parse_status[record["parse_status"]] = plan.parse_status.get(record["parse_status"], 0) + 1
+            plan.parse_status["n_parsed"] += record["answer"] is not None or record["parse_status"] == STATED_STATUSES[0]
+        return out
+
+    def answer(self, run: Run, plan: Plan) -> Answers:
+        """The planned requests streamed through the runner (``engine.stream``); the backend and console stay with the
+        answers for the country view of a run without demographics (its ``--scoring logprobs`` reading)."""
+        answers = stream(run, plan, self.records)
+        answers.state = {"backend": run.backend, "console": run.console}
+        return answers
+
+    def score(self, plan: RunPlan, answers: Answers) -> Result:
+        """Saved responses (``culturebench score``): ``score_saved``. A fresh run's (read back lazily, the few columns
+        they need: ``scan_answers``, so memory does not grow with the prompts of a run), with the country view of
+        a run without demographics. ``prompt_family``: whose App. B prompts (prompts.FAMILIES); ``majority``:
+        MAJORITY_DEFINITIONS; ``drop_out_of_scale``: answers off the question's scale are invalid (default: scored
+        as given, as the authors'); ``drop_non_integer``: answers that are not whole numbers are invalid (default:
+        truncated, as the authors')."""
+        if answers.saved:
+            return score_saved(answers.saved, plan.options)
+        options, demographics = plan.options, plan.options.demographics
+        mode = "with demographics" if demographics else "without demographics"
+        label = f"{plan.model} ({mode})"
+        answered = answers_frame(plan.rows, scan_answers(answers.path), demographics)
+        scored = score_answers(answered, Path(options.release), run_folder.source_info(answers.path),
+                               majority=options.majority, model=label, drop_out_of_scale=options.drop_out_of_scale,
+                               drop_non_integer=options.drop_non_integer)
+        n_parsed = plan.parse_status["n_parsed"]
+        scored.metrics.update({
+            "mode": "with_demographics" if demographics else "without_demographics",
+            "prompt_family": options.prompt_family,
+            "split": options.split,
+            "n_evaluated_rows": plan.n_rows,
+            "n_requests": answers.n_records,
+            "n_parsed": n_parsed,
+            "n_unparsed": answers.n_records - n_parsed,
+            "parse_status": _statuses(plan),
+        })
+        country_files = [] if demographics else write_country_view(
+            answers.state["backend"], options, answers.path, plan.questions, scored.metrics,
+            lambda: replanned(options), label, answers.state["console"], plan.notes)
+        return Result(metrics=scored.metrics, written=country_files, score=scored)
+
+    def write(self, result: Result, out: Path) -> list[Path]:
+        """metrics.json and the plots (``plots.write_run``; of Liu et al.'s stated distributions, metrics.json alone:
+        ``run_folder.write_metrics_and_plots``), then the files ``score`` wrote (a run's country view, the stated
+        distributions' tables)."""
+        scored = (write_run(result.score, Path(out)) if result.score is not None
+                  else run_folder.write_metrics_and_plots(result.metrics, Path(out), {}))
+        return [*scored, *result.written]
+
+    def evaluation(self, plan: Plan, result: Result, answers: Answers) -> dict:
+        """run.json's ``evaluation`` (the mode, split, rows and sampling asked and the rules the answers were read
+        by), the release's routes, parse statuses and headline metrics."""
+        options, metrics, sampling = plan.options, result.metrics, plan.sampling
+        return {"evaluation": {"mode": metrics["mode"], "prompt_family": options.prompt_family, "split": options.split,
+                               "n_evaluated_rows": plan.n_rows, "n_requests": answers.n_records,
+                               "temperature": sampling.temperature, "max_tokens": sampling.max_tokens,
+                               "stop": list(sampling.stop), "seed": options.seed, "samples": options.samples,
+                               "majority": options.majority, "protocol": options.protocol, "steer": options.steer,
+                               "steer_countries": None if options.steer_countries is None
+                               else list(options.steer_countries),
+                               "reading": metrics.get("countries", {}).get("reading"),
+                               "weights": metrics.get("countries", {}).get("weights"),
+                               "out_of_scale_answers": "dropped" if options.drop_out_of_scale else "kept",
+                               "non_integer_answers": "dropped" if options.drop_non_integer else "truncated"},
+                "release_routes": metrics["release_routes"],
+                "parse_status": _statuses(plan),
+                "metrics": {"mean": metrics["mean"], "std": metrics["std"], "n_questions": metrics["n_questions"],
+                            "n_invalid": metrics["n_invalid"]}}
+
+    def summary(self, metrics: dict) -> str:
+        """The command line's lines: of an ``evaluate`` run (its metrics name the mode and the split) or of ``score``
+        (the rows and coverage), the answers read and unreadable, off-scale (kept as the authors do, or dropped) and
+        non-integer answers, questions and mean W1 (the request counts are the runner's line); then a ``warning:`` when
+        answers could not be read, with what mean W1 rests on (``readability.unreadable_warning``)."""
+        if metrics.get("countries", {}).get("protocol") == "liu2025":
+            return liu_outputs.summary(metrics)
+        mean = "n/a" if metrics["mean"] is None else f"{metrics['mean']:.4f}"
+        unreadable = metrics["n_unparsed"] if "n_unparsed" in metrics else unreadable_answers(metrics)
+        answers = (f"{read_counts(metrics['n_rows'] - unreadable, unreadable)} answers, "
+                   f"{metrics['out_of_scale']['n']:,} off the scale ({metrics['out_of_scale']['answers']}), "
+                   f"{metrics['non_integer']['n']:,} not whole numbers ({metrics['non_integer']['answers']}), "
+                   f"{counted(metrics['n_questions'], 'questions')}, mean W1 {mean}")
+        if "mode" in metrics:
+            who = f"wvb {metrics['split']} ({metrics['mode'].replace('_', ' ')})"
+            line = f"{who}: {answers}"
+        else:
+            who = "wvb"
+            line = f"wvb: {metrics['n_rows']:,} rows, coverage {metrics['coverage']:.3f}, {answers}"
+        scored = metrics["n_rows"] - metrics["n_invalid"]
+        rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
+                 f"of the {len(metrics['per_question']):,} asked")
+        return "\n".join([line, *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
