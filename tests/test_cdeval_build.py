@@ -116,7 +116,8 @@ def test_every_config_loads_with_datasets(release, tmp_path):
 
     card = front_matter(release)
     declared = {(c["config_name"], f["split"]) for c in card["configs"] for f in c["data_files"]}
-    assert declared == {("questions", "test"), ("hofstede", "full"), ("stats", "full")}
+    # variants: the bundled sample's hand-written paraphrases (issue 63)
+    assert declared == {("questions", "test"), ("hofstede", "full"), ("stats", "full"), ("variants", "test")}
     for config, split in sorted(declared):
         loaded = datasets.load_dataset(str(release), config, split=split, cache_dir=str(tmp_path))
         assert len(loaded) == read_config(release, config).height > 0, config
@@ -238,7 +239,8 @@ def test_card_license_provenance_and_citation(release):
     assert "2311.16421" in text and "Hofstede" in text and "@inproceedings{wang-etal-2024-cdeval" in text
     assert "no license" in text.lower() or "without stating a license" in text
     redistributable = manifest_of(release)["redistributable"]
-    assert redistributable == {"questions": False, "hofstede": False, "stats": True}
+    # variants (issue 63) hold the questions' text as their originals: withheld as the questions are
+    assert redistributable == {"questions": False, "hofstede": False, "stats": True, "variants": False}
 
 
 def test_two_builds_are_byte_identical(release, tmp_path):

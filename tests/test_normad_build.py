@@ -79,7 +79,8 @@ def test_release_from_bundled_sample(release):
     assert acc["rows_read"] == acc["rows_kept"] + acc["rows_quarantined"]
     assert acc["quarantined_by_rule"] == {"duplicate_story": 1}
     assert manifest["provenance"]["stories_read"] == len(rows)
-    assert manifest["redistributable"] == {"stories": False, "atlas": False}  # background is atlas text
+    # background is atlas text; variants: the sample's paraphrases of closing questions (issue 63)
+    assert manifest["redistributable"] == {"stories": False, "atlas": False, "variants": True}
     assert "cultural-atlas-terms" in json.dumps([c.license_name for c in normad.CARD.configs])
     names = {i["name"] for i in manifest["inputs"]}
     assert "normad/SAMPLE_normad_etiquette.csv" in names and "cultural_atlas/veloria/etiquette.html" in names

@@ -259,3 +259,88 @@ def test_raw_folder_without_the_releases_files_is_one_line(sample_release, tmp_p
     result = score(path, sample_release, tmp_path / "empty", tmp_path / "out")
     assert result.exit_code != 0
     assert "not in the raw folder" in result.output and "Traceback" not in result.output
+
+
+def their_modal(shares: dict) -> str:
+    """The code with the largest share, the lowest code on a tie."""
+    best = max(shares.values())
+    return str(min(int(k) for k, v in shares.items() if v == best))
+
+
+def expected_across(model: str) -> dict:
+    """Per question, from their CSVs with pandas and scipy: the share of the model's runs (RQ1 and every
+    sensitivity variant) whose modal code is the most frequent one, and the mean over pairs of runs of
+    1 - W1 / (N - 1) between the stated distributions; per run the share of modal codes at each listed position."""
+    runs = {"RQ1": LIU / "RQ1" / model / "results.csv"}
+    runs |= {v.name: v / model / "results.csv" for v in sorted((LIU / "Discussion" / "sensitivity").iterdir())
+             if (v / model / "results.csv").is_file()}
+    stated = {name: their_stated(path) for name, path in runs.items()}
+    keys = {name: their_questions(path) for name, path in runs.items()}
+    consistency, similarity, positions = {}, {}, {name: {} for name in runs}
+    for q in stated["RQ1"]:
+        modal = [their_modal(stated[name][q]) for name in runs if q in stated[name]]
+        consistency[q] = max(modal.count(m) for m in modal) / len(modal)
+        pairs = []
+        names = [n for n in runs if q in stated[n]]
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if sorted(stated[a][q]) == sorted(stated[b][q]) and len(stated[a][q]) > 1:
+                    codes = sorted(int(k) for k in stated[a][q])
+                    p = [stated[a][q][str(c)] for c in codes]
+                    r = [stated[b][q][str(c)] for c in codes]
+                    pairs.append(1 - wasserstein_distance(codes, codes, p, r) / (len(codes) - 1))
+        if pairs:
+            similarity[q] = np.mean(pairs)
+        for name in names:
+            position = str([str(k) for k in keys[name][q]].index(their_modal(stated[name][q])) + 1)
+            positions[name][position] = positions[name].get(position, 0) + 1
+    shares = {name: {p: n / sum(c.values()) for p, n in c.items()} for name, c in positions.items()}
+    return {"runs": list(runs), "consistency": consistency, "similarity": similarity, "positions": shares}
+
+
+@reference
+@pytest.mark.reference
+@pytest.mark.parametrize("model", ["gpt-4", "deepseek-chat"])
+def test_order_sensitivity_per_question_across_their_variants(model):
+    """Item 5 of issue #63: a model's consistency per question across its RQ1 run and their sensitivity variants
+    (order: options shuffled with their codes kept; number; prob), as the variants report reads it, against an
+    independent pandas / scipy recomputation from their CSVs."""
+    from culturebench.evaluate.wvb.liu_outputs import across_variants, read_stated, sensitivity_files
+
+    expected = expected_across(model)
+    siblings = sensitivity_files(LIU / "Discussion" / "sensitivity" / "order" / model / "results.csv")
+    block = across_variants({"RQ1": read_stated(LIU / "RQ1" / model / "results.csv"),
+                             **{v: read_stated(p) for v, p in siblings.items()}})
+    assert block["variants"] == expected["runs"] == ["RQ1", "number", "order", "prob"]
+    assert block["per_item"] == pytest.approx(expected["consistency"], abs=1e-12)
+    assert block["consistency"] == pytest.approx(np.mean(list(expected["consistency"].values())), abs=1e-12)
+    assert block["mean_pairwise_similarity"] == pytest.approx(expected["similarity"], abs=1e-12)
+    assert block["position_share"].keys() == expected["positions"].keys()
+    for run, shares in expected["positions"].items():
+        assert block["position_share"][run] == pytest.approx(shares, abs=1e-12)
+    assert block["headlines"]["RQ1"]["mean_similarity_to_rq1"] == 1.0
+
+
+def test_a_sensitivity_file_is_scored_with_the_consistency_across_its_siblings(sample_release, tmp_path):
+    """Stand-in files in their tree: the RQ1 run and two sensitivity variants of model m; sensitivity.json of the
+    order file holds the consistency across the three (counted here by hand)."""
+    keys = "['1', '2', '3', '4']"
+    root = tmp_path / "results"
+    write_results(root / "RQ1" / "m" / "results.csv", [("Q1", keys, "{'1': '40%', '2': '30%', '3': '20%', '4': '10%'}"),
+                                                      ("Q2", keys, "{'1': '10%', '2': '20%', '3': '30%', '4': '40%'}")])
+    order = write_results(root / "Discussion" / "sensitivity" / "order" / "m" / "results.csv",
+                          [("Q1", "['3', '1', '4', '2']", "{'1': '40%', '2': '30%', '3': '20%', '4': '10%'}"),
+                           ("Q2", "['3', '1', '4', '2']", "{'1': '10%', '2': '20%', '3': '60%', '4': '10%'}")])
+    write_results(root / "Discussion" / "sensitivity" / "number" / "m" / "results.csv",
+                  [("Q1", keys, "{'1': '20%', '2': '50%', '3': '20%', '4': '10%'}"),
+                   ("Q2", keys, "{'1': '25%', '2': '25%', '3': '25%', '4': '25%'}")])
+    result = score(order, sample_release, SAMPLE_RAW, tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    across = json.loads((tmp_path / "out" / "sensitivity.json").read_text())["across_variants"]
+    assert across["variants"] == ["RQ1", "number", "order"]
+    # Q1: modal codes 1, 2, 1 -> 2/3; Q2: 4, 1 (a four-way tie: the lowest code), 3 -> 1/3
+    assert across["per_item"] == {"Q1": pytest.approx(2 / 3), "Q2": pytest.approx(1 / 3)}
+    # the order run lists 3, 1, 4, 2: its modal codes 1 (Q1) and 3 (Q2) sit at positions 2 and 1
+    assert across["position_share"]["order"] == {"1": 0.5, "2": 0.5}
+    assert "across the runs RQ1, number, order: mean consistency of the modal answer per question 0.5000" in \
+        result.output

@@ -385,27 +385,43 @@ def _generate(generator: Generator, given: dict, flags: dict) -> None:
     say_written(line, written)
 
 
-def _generate_command(generator: Generator) -> click.Command:
-    owner = registry.generators()[generator.name]
-    return _benchmark_command(generator, "generate", _generate_flags, _generate,
-                              f"{generator.title}: synthetic items of {owner.title}, generated with a model into "
-                              "RAW_DIR (re-running the same command resumes).")
+def _generate_command(generator: Generator, owner: Benchmark | None = None) -> click.Command:
+    owner = owner or registry.generators()[generator.name]
+    command = _benchmark_command(generator, "generate", _generate_flags, _generate,
+                                 f"{generator.title}: synthetic items of {owner.title}, generated with a model into "
+                                 "RAW_DIR (re-running the same command resumes).")
+    command.name = generator.name if generator.name in registry.generators() else owner.name
+    return command
+
+
+def _shared_task(task: str) -> click.Command:
+    """``generate TASK NAME`` for a task several benchmarks list (each for its own items)."""
+    owners = registry.generator_owners()[task]
+    group = typer.core.TyperGroup(name=task, no_args_is_help=True, help=(
+        f"{owners[0].generator(task).title.split(' (')[0]}: culturebench generate {task} NAME, NAME one of "
+        f"{', '.join(b.name for b in owners)}."))
+    for owner in owners:
+        group.add_command(_generate_command(owner.generator(task), owner), name=owner.name)
+    return group
 
 
 class GenerateGroup(BenchmarkGroup):
-    """``generate``: a subcommand per generation task the registered benchmarks list."""
+    """``generate``: a subcommand per generation task the registered benchmarks list (``TASK NAME`` for a task
+    several list)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(registry.generators())
+        return list(registry.generator_owners())
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         name = module_name(name)
-        return _generate_command(registry.generator(name)) if name in registry.generators() else None
+        if name in registry.generators():
+            return _generate_command(registry.generator(name))
+        return _shared_task(name) if name in registry.generator_owners() else None
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
-        if args and not args[0].startswith("-") and module_name(args[0]) not in registry.generators():
+        if args and not args[0].startswith("-") and module_name(args[0]) not in registry.generator_owners():
             error_line(InputError(f"unknown generation task {module_name(args[0])!r}; choose from "
-                                  f"{', '.join(registry.generators())}"))
+                                  f"{', '.join(registry.generator_owners())}"))
             raise typer.Exit(2)
         return typer.core.TyperGroup.resolve_command(self, ctx, args)
 

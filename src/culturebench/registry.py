@@ -62,17 +62,31 @@ def benchmarks() -> tuple[Benchmark, ...]:
     return tuple(_load(name) for name in names())
 
 
+def generator_owners() -> dict[str, tuple[Benchmark, ...]]:
+    """``culturebench generate`` task -> the benchmarks that list it: one (``generate TASK``), or several for a task
+    each benchmark defines for its own items (``generate TASK NAME``, e.g. ``paraphrases``)."""
+    owners: dict[str, tuple[Benchmark, ...]] = {}
+    for b in benchmarks():
+        for task in b.generators:
+            owners[task] = (*owners.get(task, ()), b)
+    return owners
+
+
 def generators() -> dict[str, Benchmark]:
-    """``culturebench generate`` task -> the benchmark whose items it re-creates."""
-    return {task: b for b in benchmarks() for task in b.generators}
+    """``culturebench generate`` task -> the benchmark whose items it re-creates (tasks of one benchmark)."""
+    return {task: owners[0] for task, owners in generator_owners().items() if len(owners) == 1}
 
 
-def generator(task: str) -> Generator:
-    """The generator of ``culturebench generate <task>``; an InputError for an unknown task."""
-    owners = generators()
+def generator(task: str, benchmark: str | None = None) -> Generator:
+    """The generator of ``culturebench generate <task>`` (of ``benchmark`` for a task several list); an InputError
+    for an unknown task or benchmark."""
+    owners = generator_owners()
     if task not in owners:
         raise InputError(f"unknown generation task {task!r}; choose from {', '.join(owners)}")
-    return owners[task].generator(task)
+    mine = [b for b in owners[task] if benchmark is None or b.name == module_name(benchmark)]
+    if len(mine) != 1:
+        raise InputError(f"generate {task} needs a benchmark: one of {', '.join(b.name for b in owners[task])}")
+    return mine[0].generator(task)
 
 
 def harness_task(name: str) -> tuple[Benchmark, HarnessTask]:

@@ -41,6 +41,7 @@ import polars as pl
 from culturebench.builders.base import BuildOutput, CardInfo, ConfigInfo, Progress
 from culturebench.errors import InputError
 from culturebench.facts import read as read_facts
+from culturebench.raw import paraphrases
 from culturebench.raw.cdeval import (
     DEFAULT_LANGUAGE,
     HOFSTEDE_FOLDER,
@@ -187,17 +188,27 @@ TRANSLATED = (
 """The card's paragraph for a release built from a translated questionnaire."""
 
 
-def card(language: str) -> CardInfo:
-    """The card for a questionnaire in ``language``: CARD, with TRANSLATED added when it is not English."""
+def card(language: str, variants: bool = False) -> CardInfo:
+    """The card for a questionnaire in ``language``: CARD, with TRANSLATED added when it is not English, and the
+    ``variants`` config described when the build has paraphrases (``raw.paraphrases``)."""
+    out = CARD if not variants else replace(CARD, configs=(*CARD.configs, paraphrases.config_info(
+        redistributable=False, license_name="cdeval-unlicensed")))  # its originals are the questions' text
     if language == DEFAULT_LANGUAGE:
-        return CARD
-    return replace(CARD, language=(language,), considerations=CARD.considerations + TRANSLATED.format(
+        return out
+    return replace(out, language=(language,), considerations=CARD.considerations + TRANSLATED.format(
         language=language))
 
 
 def manifest_card(manifest: dict) -> CardInfo:
     """The card a release's manifest says its build wrote (``audit`` re-renders it)."""
-    return card(manifest.get("provenance", {}).get("language", DEFAULT_LANGUAGE))
+    provenance = manifest.get("provenance", {})
+    return card(provenance.get("language", DEFAULT_LANGUAGE), "paraphrases" in provenance)
+
+
+def paraphrased_texts(questions: pl.DataFrame) -> dict[str, str]:
+    """Item id -> the text a paraphrase stands in for (``raw.paraphrases``): the question, the options untouched
+    (they are the gold content Eq. 7 scores)."""
+    return dict(zip(questions["id"].to_list(), questions["question"].to_list()))
 
 
 def questionnaire_language(items: list[Item]) -> str:
@@ -283,8 +294,15 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     progress("stats")
     stats = stats_table(questions)
     known = facts()["known_inputs"]
+    tables = {"questions": {QUESTIONS_SPLIT: questions}, "hofstede": {"full": hofstede}, "stats": {"full": stats}}
+    variants, paraphrase_file = paraphrases.variants_table(raw, NAME, paraphrased_texts(questions))
+    extra = {}
+    if variants is not None:
+        tables[paraphrases.CONFIG] = {QUESTIONS_SPLIT: variants}
+        inputs.append(paraphrase_file)
+        extra["paraphrases"] = paraphrases.provenance(variants)
     return BuildOutput(
-        tables={"questions": {QUESTIONS_SPLIT: questions}, "hofstede": {"full": hofstede}, "stats": {"full": stats}},
+        tables=tables,
         quarantine=quarantine,
         inputs=inputs,
         rows_read=len(items) + len(countries),
@@ -297,8 +315,9 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
             "hofstede_versions": versions,
             "statistics": {**facts()["statistics"], "tokenizer": "nltk.tokenize.NLTKWordTokenizer on the item text",
                            "sampled": False},
+            **extra,
         },
-        card=card(language),
+        card=card(language, variants is not None),
     )
 
 
@@ -535,6 +554,8 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
     stats_mismatch = sorted(f"{g}={in_stats.get(k)} (questions: {counted.get(k, 0)})"
                             for k in in_stats.keys() | counted.keys()
                             for g in [f"{k[0]}:{k[1]}"] if in_stats.get(k) != counted.get(k, 0))
+    variants = [] if paraphrases.CONFIG not in tables else paraphrases.checks(
+        pl.concat(tables[paraphrases.CONFIG].values()))
     no_scores = hofstede.filter(pl.all_horizontal(pl.col(list(SCORE_COLUMNS)).is_null()))["country_code"].to_list()
     return [
         check("no item has an empty question or option", "questions", empty, 0),
@@ -553,4 +574,5 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
         check("stats prompt counts equal the questions per dimension, domain and in all", "stats",
               stats_mismatch, []),
         check("every country has at least one score", "hofstede", no_scores, []),
+        *variants,
     ]

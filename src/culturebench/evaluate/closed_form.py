@@ -42,6 +42,8 @@ class ClosedFormHooks(Hooks):
 
             scored.metrics["variants"] = run_folder.json_safe(variants.report(
                 self.variant_answers(frame, plan), plan.options.variants, variant_score, seed=plan.options.seed))
+            if plan.wordings.notes:  # what the paraphrase variants could not ask (evaluate.paraphrases)
+                scored.metrics["variants"]["paraphrase_notes"] = list(plan.wordings.notes)
         return Result(metrics=scored.metrics, written=[], score=scored)
 
     def item_values(self, frame: pl.DataFrame, variant: str) -> dict[str, dict[str, float]] | None:

@@ -22,6 +22,7 @@ from typing import Any
 from culturebench.contract import NoCountryView
 from culturebench.options import option
 from culturebench.errors import InputError
+from culturebench.evaluate.paraphrases import family
 
 DEFAULT = "default"
 """The paper's protocol: the options in the order the paper lists them."""
@@ -80,15 +81,16 @@ def variants_option() -> Any:
     """The ``--variants`` field of a benchmark's ``Options`` (a comma-separated list; the default: the paper's)."""
     return option((DEFAULT,), score=False,
                   help="Prompt variants to ask each item under besides the paper's (comma-separated; the ones "
-                       "this benchmark defines: docs/robustness.md); metrics.json's variants block reports "
-                       "consistency, each variant's headline and their spread.")
+                       "this benchmark defines, paraphrase expanding to paraphrase1..K: docs/robustness.md); "
+                       "metrics.json's variants block reports consistency, each variant's headline and their spread.")
 
 
 def checked_variants(variants: Sequence[str], defined: Sequence[str], benchmark: str,
                      none_because: str = "") -> tuple[str, ...]:
     """``variants`` with ``DEFAULT`` first and each once; an InputError (one line) naming those ``defined`` for a
-    variant the benchmark does not define (``none_because``: why a benchmark that defines none has none)."""
-    unknown = [v for v in variants if v not in defined]
+    variant the benchmark does not define (``none_because``: why a benchmark that defines none has none;
+    ``paraphraseK`` is of the ``paraphrase`` family, ``family``)."""
+    unknown = [v for v in variants if family(v) not in defined]
     if unknown:
         if tuple(defined) == (DEFAULT,):
             raise InputError(f"{benchmark} defines no prompt variants ({none_because}); leave --variants out",

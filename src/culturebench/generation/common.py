@@ -67,10 +67,12 @@ class GenerationRun:
         self._log = self.log_path.open("w", encoding="utf-8")
         self.console = self.console or Console(stderr=True)
 
-    def ask(self, requests: Sequence[ChatRequest], description: str) -> list[ChatResponse]:
+    def ask(self, requests: Sequence[ChatRequest], description: str, backend: Backend | None = None
+            ) -> list[ChatResponse]:
+        """The responses of ``backend`` (default: the run's) to ``requests``, from the cache where it has them."""
         if not requests:
             return []
-        result = run_requests(self.backend, requests, self.cache, description=description, console=self.console,
+        result = run_requests(backend or self.backend, requests, self.cache, description=description, console=self.console,
                               truncation_remedy=GENERATE_TRUNCATION)
         s, t = result.stats, self.totals
         t.n_requests += s.n_requests
@@ -297,6 +299,20 @@ def json_items(text: str) -> tuple[list[Any] | None, str | None]:
     if found:
         return found, "not valid JSON; kept the objects that parse"
     return None, "no JSON list in the answer"
+
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def parse_yes_no(text: str) -> str | None:
+    """``"yes"``, ``"no"`` or None: the first word (after an optional "Answer:"), else the only one present."""
+    words = _WORD.findall(text.lower())
+    if words and words[0] == "answer":
+        words = words[1:]
+    if words and words[0] in ("yes", "no"):
+        return words[0]
+    present = {w for w in words if w in ("yes", "no")}
+    return present.pop() if len(present) == 1 else None
 
 
 def has_cjk(text: str) -> bool:

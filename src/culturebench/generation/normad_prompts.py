@@ -34,6 +34,7 @@ from functools import cache
 import yaml
 
 from culturebench.builders.normad import authors_file, facts
+from culturebench.generation.common import parse_yes_no  # noqa: F401 - the judges' reading
 
 _FACTS = facts()["generation"]
 _STORY = _FACTS["story_generation"]
@@ -350,15 +351,3 @@ def main_character(story: str) -> str | None:
     return None
 
 
-_WORD = re.compile(r"[a-z]+")
-
-
-def parse_yes_no(text: str) -> str | None:
-    """``"yes"``, ``"no"`` or None: the first word (after an optional "Answer:"), else the only one present."""
-    words = _WORD.findall(text.lower())
-    if words and words[0] == "answer":
-        words = words[1:]
-    if words and words[0] in ("yes", "no"):
-        return words[0]
-    present = {w for w in words if w in ("yes", "no")}
-    return present.pop() if len(present) == 1 else None

@@ -13,6 +13,8 @@ subaxes, countries): the builder quarantines such rows with a reason.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,3 +80,24 @@ def read_stories(path: Path, root: Path) -> tuple[list[StoryRow], InputFile]:
     if not rows:
         raise InputError("no stories in the file", file=name)
     return rows, InputFile.from_bytes(path, name, data, len(rows), encoding)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def closing_question(story: str) -> str | None:
+    """The story's closing question ("Is what Lena did socially acceptable?"), what a paraphrase of a NormAd item
+    stands in for (``raw.paraphrases``; the story's facts before it are gold content and stay); None when its
+    last sentence is no question."""
+    last = _SENTENCE_END.split(story.strip())[-1]
+    return last if last.endswith("?") else None
+
+
+def with_closing_question(story: str, question: str) -> str:
+    """``story`` with its closing question replaced by ``question`` (everything before it kept as is)."""
+    original = closing_question(story)
+    if original is None:
+        raise ValueError("the story ends in no question")
+    stripped = story.rstrip()
+    return stripped[:len(stripped) - len(original)] + question + story[len(stripped):]
+

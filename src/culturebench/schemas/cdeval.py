@@ -6,6 +6,7 @@ import pandera.polars as pa
 import polars as pl
 
 from culturebench.builders import cdeval
+from culturebench.raw import paraphrases
 
 DIMENSIONS = cdeval.dimension_codes()
 DOMAINS = cdeval.domain_names()
@@ -63,9 +64,11 @@ def _stats() -> pa.DataFrameSchema:
     )
 
 
-SCHEMAS = {"questions": _questions(), "hofstede": _hofstede(), "stats": _stats()}
+SCHEMAS = {"questions": _questions(), "hofstede": _hofstede(), "stats": _stats(),
+           paraphrases.CONFIG: paraphrases.pandera_schema()}
 
-KEYS = {"questions": ("id",), "hofstede": ("country_code",), "stats": ("group_by", "group")}
+KEYS = {"questions": ("id",), "hofstede": ("country_code",), "stats": ("group_by", "group"),
+        paraphrases.CONFIG: ("id", "paraphrase_index")}
 """Per config, the columns that identify a row across rebuilds (``culturebench diff`` matches rows on them)."""
 
 

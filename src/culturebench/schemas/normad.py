@@ -7,6 +7,7 @@ import polars as pl
 
 from culturebench.builders import normad
 from culturebench.countries import zones
+from culturebench.raw import paraphrases
 
 LABELS = normad.labels()
 SUBAXES = normad.subaxes()
@@ -52,9 +53,9 @@ def _atlas() -> pa.DataFrameSchema:
     )
 
 
-SCHEMAS = {"stories": _stories(), "atlas": _atlas()}
+SCHEMAS = {"stories": _stories(), "atlas": _atlas(), paraphrases.CONFIG: paraphrases.pandera_schema()}
 
-KEYS = {"stories": ("id",), "atlas": ("source_file", "order")}
+KEYS = {"stories": ("id",), "atlas": ("source_file", "order"), paraphrases.CONFIG: ("id", "paraphrase_index")}
 """Per config, the columns that identify a row across rebuilds (``culturebench diff`` matches rows on them)."""
 
 

@@ -57,7 +57,8 @@ from culturebench.facts import read as read_facts
 from culturebench.raw.cultural_atlas import FOLDER as ATLAS_FOLDER
 from culturebench.raw.cultural_atlas import AtlasItem, read_atlas
 from culturebench.io import input_files
-from culturebench.raw.normad import OTHER_COLUMNS, STORIES_FOLDER, StoryRow, read_stories
+from culturebench.raw import paraphrases
+from culturebench.raw.normad import OTHER_COLUMNS, STORIES_FOLDER, StoryRow, closing_question, read_stories
 from culturebench.validation.checks import CheckResult, check
 
 NAME = "normad"
@@ -157,8 +158,15 @@ def build(raw: Path, seed: int, progress: Progress, options: Options | None = No
     atlas = atlas_table(items)
     progress("stories")
     table, quarantine = stories_table(stories, zones.zone_of)
+    tables = {"stories": {STORIES_SPLIT: table}, "atlas": {ATLAS_SPLIT: atlas}}
+    variants, paraphrase_file = paraphrases.variants_table(raw, NAME, paraphrased_texts(table))
+    extra = {}
+    if variants is not None:
+        tables[paraphrases.CONFIG] = {STORIES_SPLIT: variants}
+        inputs.append(paraphrase_file)
+        extra["paraphrases"] = paraphrases.provenance(variants)
     return BuildOutput(
-        tables={"stories": {STORIES_SPLIT: table}, "atlas": {ATLAS_SPLIT: atlas}},
+        tables=tables,
         quarantine=quarantine,
         inputs=inputs,
         rows_read=len(stories) + len(items),
@@ -172,9 +180,18 @@ def build(raw: Path, seed: int, progress: Progress, options: Options | None = No
             "revision": revision,
             "paper_counts": facts()["paper_counts"],
             "counts_by_zone_and_label": counts_by_zone_and_label(table),
+            **extra,
         },
-        card=build_card(zones_used, revision),
+        card=build_card(zones_used, revision, variants is not None),
     )
+
+
+def paraphrased_texts(stories: pl.DataFrame) -> dict[str, str]:
+    """Story id -> the text a paraphrase stands in for (``raw.paraphrases``): the story's closing question
+    (``raw.normad.closing_question``), its facts, value, rule-of-thumb and gold label untouched; stories without one
+    are not paraphrased."""
+    return {i: q for i, story in zip(stories["id"].to_list(), stories["story"].to_list())
+            if (q := closing_question(story)) is not None}
 
 
 def atlas_table(items: list[AtlasItem]) -> pl.DataFrame:
@@ -422,4 +439,6 @@ def checks(tables: dict[str, dict[str, pl.DataFrame]]) -> list[CheckResult]:
         check("atlas Etiquette subsections outside the four subaxes (informational)", "atlas", subsections, "any",
               passed=True),
         check("no atlas item has empty text", "atlas", empty_atlas, 0),
+        *([] if paraphrases.CONFIG not in tables
+          else paraphrases.checks(pl.concat(tables[paraphrases.CONFIG].values()))),
     ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from culturebench.builders.base import CardInfo, ConfigInfo
+from culturebench.raw import paraphrases
 
 SWAP_ONLY = "v2_swap_only"
 """The revision of a build that applied only the deterministic steps of the authors' ``src/v2_fix_neutral``."""
@@ -97,9 +98,9 @@ CARD = CardInfo(
 )
 
 
-def build_card(zones_used: dict, revision: dict) -> CardInfo:
+def build_card(zones_used: dict, revision: dict, variants: bool = False) -> CardInfo:
     """:data:`CARD` with this build's revision and zones (their source, the countries the RAW table places
-    elsewhere)."""
+    elsewhere), and the ``variants`` config described when the build has paraphrases (``raw.paraphrases``)."""
     differ = zones_used["differing_from_raw_table"]
     moves = ", ".join(f"{c} ({d['authors']} -> {d['raw_table']})" for c, d in differ.items()) or "none"
     if zones_used["source"] == "raw":
@@ -119,11 +120,12 @@ def build_card(zones_used: dict, revision: dict) -> CardInfo:
                  f"gift-giving rows given its atlas Gift Giving background; {revision['model_steps']}.")
     else:
         line += " Revision `v1`: the stories as read (the published release; neutral rows keep the story's country)."
-    return replace(CARD, creation=f"{CARD.creation}\n\n{line}")
+    configs = (*CARD.configs, paraphrases.config_info()) if variants else CARD.configs  # closing questions: CC BY
+    return replace(CARD, creation=f"{CARD.creation}\n\n{line}", configs=configs)
 
 
 def manifest_card(manifest: dict) -> CardInfo:
     """The card a release's manifest says its build wrote (``audit`` re-renders it): its zones and revision."""
     provenance = manifest.get("provenance", {})
-    return build_card(provenance["zones"], provenance["revision"])
+    return build_card(provenance["zones"], provenance["revision"], "paraphrases" in provenance)
 

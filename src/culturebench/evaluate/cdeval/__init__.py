@@ -51,6 +51,7 @@ from culturebench.contract import (
     RAI_FACTS, Benchmark, Generator, HarnessTask, NoCountryView, OptionScoring, lazy_exports)
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
+from culturebench.evaluate.paraphrases import PARAPHRASE
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 REPEAT_RULES = ("nearest", "similar_only")
@@ -72,7 +73,7 @@ class CDEvalOptions(Options):
     variants: tuple[str, ...] = variants_option()
 
     def check(self) -> None:
-        object.__setattr__(self, "variants", checked_variants(self.variants, ORDER_VARIANTS, "cdeval"))
+        object.__setattr__(self, "variants", checked_variants(self.variants, (*ORDER_VARIANTS, PARAPHRASE), "cdeval"))
 
 
 def cdeval_generator() -> Generator:
@@ -89,6 +90,15 @@ def cdeval_translate_generator() -> Generator:
     return GENERATOR
 
 
+def paraphrases_generator() -> Generator:
+    """The generator of ``culturebench generate paraphrases cdeval`` (issue #63), imported when the task is asked
+    for."""
+    from culturebench.evaluate.cdeval.items import paraphrased
+    from culturebench.generation.paraphrases import ParaphraseGenerator
+
+    return ParaphraseGenerator("cdeval", paraphrased, "question")
+
+
 class CDEval(Benchmark):
     name = "cdeval"
     title = "CDEval (Wang et al. 2024, arXiv 2311.16421)"
@@ -96,7 +106,8 @@ class CDEval(Benchmark):
                    "model similarities (Eq. 1-7), PCA")
     Options = CDEvalOptions
     build_imports = ("nltk.tokenize", "nltk.translate.bleu_score")  # ~1 s: nltk imports scipy.stats, sklearn
-    generators = {"cdeval": cdeval_generator, "cdeval_translate": cdeval_translate_generator}
+    generators = {"cdeval": cdeval_generator, "paraphrases": paraphrases_generator,
+                  "cdeval_translate": cdeval_translate_generator}
     responses_help = ("responses.jsonl of `evaluate`; several comma-separated files (models, or language variants "
                       "of one) are scored together: between-model similarities and the PCA.")
     tasks = (HarnessTask("cdeval", "CDEval: the six Table 8 prompts per question; orientation likelihood per "

@@ -12,6 +12,7 @@ import polars as pl
 from culturebench.errors import InputError
 from culturebench.evaluate import release_configs
 from culturebench.evaluate.cdeval import prompts
+from culturebench.evaluate import paraphrases
 from culturebench.evaluate.variants import DEFAULT, option_order
 
 if TYPE_CHECKING:
@@ -59,7 +60,15 @@ def release_tables(release: Path) -> dict[str, pl.DataFrame]:
         raise InputError(f"questions config has unknown dimension {unknown[0]!r}", file=release, column="dimension")
     hofstede = release_configs.release_config(tables, "hofstede", release, required=False)
     hofstede = empty_hofstede() if hofstede is None else normalise_hofstede(hofstede, release)
-    return {"questions": questions, "hofstede": hofstede}
+    variants = release_configs.release_config(tables, paraphrases.CONFIG, release, required=False)
+    return {"questions": questions, "hofstede": hofstede, **({} if variants is None else {"variants": variants})}
+
+
+def paraphrased(release: Path) -> dict[str, str]:
+    """Question id -> the text a paraphrase stands in for (``generate paraphrases cdeval``): the question, never the
+    options (``builders.cdeval.paraphrased_texts`` on the built table)."""
+    questions = release_tables(release)["questions"]
+    return dict(zip(questions["question_id"].to_list(), questions["question"].to_list()))
 
 
 def empty_hofstede() -> pl.DataFrame:
@@ -98,23 +107,31 @@ class PlannedRequest:
     variant: str = DEFAULT
     slot: str = ""
     """The paper's prompt this one stands for under ``variant`` (``prompt`` under the default)."""
+    fallback: str | None = None
+    """A paraphrase variant's question asked in its original wording: why (``evaluate.paraphrases``)."""
 
 
 def iter_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAMPLES,
                   temperature: float = prompts.TEMPERATURE, max_tokens: int = prompts.MAX_TOKENS,
-                  seed: int | None = 0, variants: tuple[str, ...] = (DEFAULT,)) -> Iterator[PlannedRequest]:
-    """Six prompts x ``samples`` per question and variant, in question order (a generator: a run streams them)."""
+                  seed: int | None = 0, variants: tuple[str, ...] = (DEFAULT,),
+                  wordings: paraphrases.Wordings | None = None) -> Iterator[PlannedRequest]:
+    """Six prompts x ``samples`` per question and variant, in question order (a generator: a run streams them); a
+    paraphrase variant asks the question in its ``wordings`` text, the options in the paper's order."""
     from culturebench.chat import ChatRequest, SamplingParams
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    wordings = wordings or paraphrases.Wordings(tuple(variants))
     for row in questions.select("question_id", "question", "option_1", "option_2").iter_rows(named=True):
         for variant in variants:
+            question, fallback = wordings.text(variant, row["question_id"], row["question"])
+            order = DEFAULT if paraphrases.is_paraphrase(variant) else variant
             for slot in prompts.PROMPTS:
-                name = variant_prompt(slot, variant, seed or 0, row["question_id"])
-                text = prompts.prompt_text(name, row["question"], row["option_1"], row["option_2"])
+                name = variant_prompt(slot, order, seed or 0, row["question_id"])
+                text = prompts.prompt_text(name, question, row["option_1"], row["option_2"])
                 for r in range(samples):
                     yield PlannedRequest(row["question_id"], name, r,
-                                         ChatRequest(prompts.messages(text), sampling, sample_index=r), variant, slot)
+                                         ChatRequest(prompts.messages(text), sampling, sample_index=r), variant, slot,
+                                         fallback)
 
 
 def variant_prompt(slot: str, variant: str, seed: int, question_id: str) -> str:

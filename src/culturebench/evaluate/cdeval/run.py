@@ -5,14 +5,14 @@ summary line (the ``CDEval`` benchmark's methods)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
 
 from culturebench.contract import Answers, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, variants
+from culturebench.evaluate import paraphrases, run_folder, variants
 from culturebench.evaluate.closed_form import ClosedFormHooks
 from culturebench.evaluate.cdeval import BENCHMARK, CDEvalOptions, prompts
 from culturebench.evaluate.cdeval.items import (
@@ -40,6 +40,8 @@ class Plan(RunPlan):
     tag: dict
     info: dict[str, dict]
     """question_id -> its dimension, domain and options (the records carry them)."""
+    wordings: paraphrases.Wordings
+    """The paraphrase variants' questions and what the run says of them (``evaluate.paraphrases``)."""
 
 
 def _respondent(plan: Plan) -> str:
@@ -62,8 +64,12 @@ class CDEvalHooks(ClosedFormHooks):
         max_tokens = prompts.MAX_TOKENS if options.max_tokens is None else options.max_tokens
         questions, covers = limit_frame(tables["questions"], ["dimension", "domain"], options.limit, options.seed,
                                         item="questions", columns=["dimensions", "domains"])
+        wordings = paraphrases.wordings(options.variants, tables.get("variants"), Path(options.release),
+                                        dict(zip(questions["question_id"], questions["question"])))
+        if wordings.variants != options.variants:  # paraphrase expanded to paraphrase1..K
+            options = replace(options, variants=wordings.variants)
         requests = iter_requests(questions, samples=samples, temperature=temperature, max_tokens=max_tokens,
-                                 seed=options.seed, variants=options.variants)
+                                 seed=options.seed, variants=options.variants, wordings=wordings)
         language = release_language(Release.open(options.release).manifest.data)
         info = {r["question_id"]: r for r in questions.select("question_id", "dimension", "domain", "option_1",
                                                               "option_2").iter_rows(named=True)}
@@ -71,7 +77,8 @@ class CDEvalHooks(ClosedFormHooks):
                     total=questions.height * len(prompts.PROMPTS) * samples * len(options.variants),
                     description="cdeval", covers=(covers,), tables=tables, questions=questions, samples=samples,
                     temperature=temperature, max_tokens=max_tokens, language=language,
-                    tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info)
+                    tag={} if language == DEFAULT_LANGUAGE else {"language": language}, info=info,
+                    wordings=wordings)
 
     def records(self, plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
         """responses.jsonl's records: each answer scored (``prompts.score_answer``) with its question's fields."""
@@ -85,7 +92,8 @@ class CDEvalHooks(ClosedFormHooks):
                         "question_id": item.question_id, "dimension": q["dimension"],
                         "domain": q["domain"], "prompt": item.prompt, "template": template, "order": order,
                         "sample_index": item.sample_index, "response": response.text, "parse_status": status,
-                        "shown": shown, "score": s, "finish_reason": response.finish_reason})
+                        "shown": shown, "score": s, "finish_reason": response.finish_reason,
+                        **({paraphrases.FALLBACK_KEY: item.fallback} if item.fallback else {})})
         return out
 
     def run_answers(self, plan: Plan, path: Path) -> pl.DataFrame:
@@ -164,4 +172,5 @@ class CDEvalHooks(ClosedFormHooks):
         if metrics.get("pairwise_baseline") is not None:
             lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "
                          f"{metrics['pairwise_baseline']:.4f}")
-        return "\n".join(lines + variants.summary_line("cdeval", metrics.get("variants")) + warnings)
+        return "\n".join(lines + variants.summary_line("cdeval", metrics.get("variants"))
+                         + paraphrases.summary_lines("cdeval", metrics.get("variants")) + warnings)

@@ -56,6 +56,7 @@ from culturebench.contract import RAI_FACTS, Benchmark, Generator, HarnessTask, 
 from culturebench.options import Options, option
 from culturebench.evaluate import engine
 from culturebench.errors import InputError
+from culturebench.evaluate.paraphrases import PARAPHRASE
 from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 VARIANTS = (*ORDER_VARIANTS, "letters")
@@ -117,7 +118,7 @@ class NormAdOptions(Options):
     variants: tuple[str, ...] = variants_option()
 
     def check(self) -> None:
-        object.__setattr__(self, "variants", checked_variants(self.variants, VARIANTS, "normad"))
+        object.__setattr__(self, "variants", checked_variants(self.variants, (*VARIANTS, PARAPHRASE), "normad"))
         unknown = [c for c in self.contexts if c not in CONTEXTS]
         if unknown or not self.contexts:
             raise InputError(f"unknown context {unknown[0]!r}; choose from {', '.join(CONTEXTS)}" if unknown
@@ -149,13 +150,23 @@ def normad_v2_fix_generator() -> Generator:
     return GENERATOR
 
 
+def paraphrases_generator() -> Generator:
+    """The generator of ``culturebench generate paraphrases normad`` (issue #63), imported when the task is asked
+    for."""
+    from culturebench.evaluate.normad.items import paraphrased
+    from culturebench.generation.paraphrases import ParaphraseGenerator
+
+    return ParaphraseGenerator("normad", paraphrased, "story's closing question")
+
+
 class NormAd(Benchmark):
     name = "normad"
     title = "NormAd (Rao et al. 2024, arXiv 2404.12464)"
     description = ("Yes / No / Neither per story under five contexts (the authors' inference prompts, or App. A.3 "
                    "Fig. 9); accuracy and macro F1 per context, zone, subaxis, label")
     Options = NormAdOptions
-    generators = {"normad": normad_generator, "normad_v2_fix": normad_v2_fix_generator}
+    generators = {"normad": normad_generator, "paraphrases": paraphrases_generator,
+                  "normad_v2_fix": normad_v2_fix_generator}
     tasks = tuple(HarnessTask(f"normad_{context}", f"NormAd, context {context} (the authors' prompt); accuracy "
                               "(Fig. 3) and macro F1 (Table A.4)", {"contexts": (context,)})
                   for context in ("country", "value", "rot", "none", "country_value"))

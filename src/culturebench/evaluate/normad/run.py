@@ -5,18 +5,18 @@ summary line (the ``NormAd`` benchmark's methods)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
 
 from culturebench.contract import Answers, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, variants
+from culturebench.evaluate import paraphrases, run_folder, variants
 from culturebench.evaluate.closed_form import ClosedFormHooks
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.normad import BENCHMARK, NormAdOptions, prompts
-from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, release_tables
+from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, paraphrased_texts, release_tables
 from culturebench.evaluate.normad.metrics import score, score_responses
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, scored_label
 from culturebench.evaluate.normad.plots import write_run
@@ -37,6 +37,8 @@ class Plan(RunPlan):
     info: dict[str, dict]
     """story_id -> its country, gold label, zone and sub-axis (the records carry them)."""
     protocol: str
+    wordings: paraphrases.Wordings
+    """The paraphrase variants' closing questions and what the run says of them (``evaluate.paraphrases``)."""
 
 
 def sampling(options: NormAdOptions) -> tuple[float, int]:
@@ -76,23 +78,28 @@ class NormAdHooks(ClosedFormHooks):
     def plan(self, options: NormAdOptions, model: str = "model", *, roles=None) -> Plan:
         """Every story (``limit`` spread over the countries: ``limit.spread_positions``) under every context of
         ``options.contexts``, ``samples`` times, read from the release (before a model is loaded)."""
-        release_stories = release_tables(options.release, options.split)["stories"]
+        tables = release_tables(options.release, options.split)
+        release_stories = tables["stories"]
         if release_stories.height == 0:
             raise InputError("release has no stories", file=options.release)
         samples = prompts.DEFAULT_SAMPLES if options.samples is None else options.samples
         temperature, max_tokens = sampling(options)
         stories, covers = limit_frame(release_stories, ["country"], options.limit, options.seed, item="stories",
                                       columns=["countries"])
+        wordings = paraphrases.wordings(options.variants, tables.get("variants"), Path(options.release),
+                                        paraphrased_texts(stories))
+        if wordings.variants != options.variants:  # paraphrase expanded to paraphrase1..K
+            options = replace(options, variants=wordings.variants)
         requests = iter_requests(stories, contexts=options.contexts, samples=samples, temperature=temperature,
                                  max_tokens=max_tokens, seed=options.seed, protocol=options.protocol,
-                                 variants=options.variants)
+                                 variants=options.variants, wordings=wordings)
         info = {r["story_id"]: r for r in stories.select("story_id", "country", "gold_label", "iw_zone", "subaxis")
                 .iter_rows(named=True)}
         return Plan(options=options, model=model, requests=requests,
                     total=stories.height * len(options.contexts) * samples * len(options.variants),
                     description="normad", covers=(covers,),
                     release_stories=release_stories, stories=stories, samples=samples, temperature=temperature,
-                    max_tokens=max_tokens, info=info, protocol=options.protocol)
+                    max_tokens=max_tokens, info=info, protocol=options.protocol, wordings=wordings)
 
     def records(self, plan: Plan, items: list[PlannedRequest], responses: list) -> list[dict]:
         """responses.jsonl's records: each answer parsed (``prompts.parse_answer``) and marked against the gold label."""
@@ -107,7 +114,8 @@ class NormAdHooks(ClosedFormHooks):
                         "iw_zone": story["iw_zone"], "subaxis": story["subaxis"], "context": item.context,
                         "sample_index": item.sample_index, "prompt": item.prompt, "response": response.text,
                         "answer": answer.label, "parse_status": answer.status, "gold_label": story["gold_label"],
-                        "correct": label == story["gold_label"], "finish_reason": response.finish_reason})
+                        "correct": label == story["gold_label"], "finish_reason": response.finish_reason,
+                        **({paraphrases.FALLBACK_KEY: item.fallback} if item.fallback else {})})
         return out
 
     def run_answers(self, plan: Plan, path: Path) -> pl.DataFrame:
@@ -192,5 +200,6 @@ class NormAdHooks(ClosedFormHooks):
             rests = (f"the accuracies rest on {counted(m['n_responses'] - unparsed, 'answers')}, the others {others} "
                      "(metrics.json accuracy_parsed: the read answers alone)")
             warnings += unreadable_warning(f"normad {model}", unparsed, m["n_responses"], rests)
-        lines += variants.summary_line("normad", metrics.get("variants")) + warnings
+        lines += (variants.summary_line("normad", metrics.get("variants"))
+                  + paraphrases.summary_lines("normad", metrics.get("variants")) + warnings)
         return "\n".join(lines)

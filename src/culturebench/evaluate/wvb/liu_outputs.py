@@ -391,6 +391,12 @@ def score_stated(path: Path, options) -> tuple[dict, list[Path]]:
         metrics["sensitivity"] = {k: moved[k] for k in ("variant", "mean_abs_country_change",
                                                         "mean_abs_question_change")}
         moved["variant"] = place.method
+        siblings = sensitivity_files(path)
+        moved["across_variants"] = across_variants({BASELINE_VARIANT: runs["baseline"],
+                                                    **{v: read_stated(f) for v, f in siblings.items()}})
+        metrics["sensitivity"] |= {"consistency_across_variants": moved["across_variants"]["consistency"],
+                                   "similarity_across_variants": moved["across_variants"]["mean_similarity"],
+                                   "variants": moved["across_variants"]["variants"]}
         written.append(country_files.write_json_file(out / SENSITIVITY_FILE, moved))
         metrics["sensitivity"]["variant"] = place.method
     return metrics, written
@@ -425,6 +431,71 @@ def sensitivity(variant: StatedFile, baseline: StatedFile, humans: dict[tuple[st
             "mean_abs_question_change": float(np.mean([abs(e["mean_change"]) for e in per_question.values()]))
             if per_question else None,
             "countries": per_country, "questions": per_question}
+
+
+BASELINE_VARIANT = "RQ1"
+"""The variant name of the RQ1 run (their options in the questionnaire's order, plain numbers) beside their
+sensitivity variants."""
+MODAL_RULE = "the code with the largest stated share; on a tie the lowest code"
+
+
+def sensitivity_files(path: Path) -> dict[str, Path]:
+    """Every sensitivity variant of the model of ``path`` (a results/Discussion/sensitivity/<variant>/<model>/
+    results.csv): variant name -> its results.csv, in name order."""
+    place = layout(path)
+    folder = Path(path).resolve().parents[len(PurePosixPath(place.model).parts) + 1]
+    return {v.name: v / place.model / "results.csv" for v in sorted(folder.iterdir())
+            if (v / place.model / "results.csv").is_file()}
+
+
+def modal_code(shares: dict) -> str:
+    """``MODAL_RULE``."""
+    return str(min(shares, key=lambda k: (-shares[k], int(k))))
+
+
+def stated_similarity(first: dict, second: dict) -> float | None:
+    """1 - W1 / (N - 1) between two stated distributions on the same codes (None when their codes differ or N < 2)."""
+    if sorted(map(str, first)) != sorted(map(str, second)) or len(first) < 2:
+        return None
+    codes = np.array(sorted(int(k) for k in first))
+    p = np.array([_value(first, c) for c in codes]); q = np.array([_value(second, c) for c in codes])
+    return 1 - wasserstein_on_keys(codes, p, q) / (len(codes) - 1)
+
+
+def across_variants(files: dict[str, StatedFile]) -> dict:
+    """A model's order sensitivity per question across its runs (``files``: variant -> results.csv read; the RQ1
+    run and their sensitivity variants: options shuffled with their codes kept, other number formats): the
+    variants report of issue #63 (``variants.report``) on each question's modal code (``MODAL_RULE``; its position
+    is where the variant's ``choice_keys`` list it), so per question the share of variants whose modal code is the
+    question's modal one and per variant the share of modal codes at each listed position; with, per question, the
+    mean over pairs of variants of 1 - W1 / (N - 1) between their stated distributions; per variant the headline
+    ``mean_similarity_to_rq1`` (over the questions both have)."""
+    from itertools import combinations
+
+    from culturebench.evaluate import variants
+
+    names = list(files)
+    answers = [variants.VariantAnswer(v, q, modal_code(shares), files[v].keys[q].index(modal_code(shares)) + 1
+                                      if modal_code(shares) in files[v].keys[q] else None, (v, q))
+               for v in names for q, shares in files[v].stated.items()]
+    baseline = files[names[0]]
+
+    def headline(variant: str) -> dict[str, float]:
+        values = [x for q, shares in files[variant].stated.items() if q in baseline.stated
+                  and (x := stated_similarity(baseline.stated[q], shares)) is not None]
+        return {"mean_similarity_to_rq1": float(np.mean(values))} if values else {}
+
+    block = variants.report(answers, names, headline)
+    similarity = {}
+    for question in sorted({a.unit for a in answers}, key=_question_order):
+        pairs = [x for a, b in combinations(names, 2) if question in files[a].stated and question in files[b].stated
+                 and (x := stated_similarity(files[a].stated[question], files[b].stated[question])) is not None]
+        if pairs:
+            similarity[question] = float(np.mean(pairs))
+    block["per_item"] = {q: block["per_item"][q] for q in sorted(block["per_item"], key=_question_order)}
+    block.update({"modal_rule": MODAL_RULE, "mean_pairwise_similarity": similarity,
+                  "mean_similarity": float(np.mean(list(similarity.values()))) if similarity else None})
+    return block
 
 
 def _value(shares: dict, code: int) -> float:
@@ -474,4 +545,9 @@ def summary(metrics: dict) -> str:
     if moved and moved.get("mean_abs_country_change") is not None:
         lines.append(f"moved from the RQ1 run: mean |change| per country {moved['mean_abs_country_change']:.4f}, "
                      f"per question {moved['mean_abs_question_change']:.4f} ({SENSITIVITY_FILE})")
+    if moved and moved.get("consistency_across_variants") is not None:
+        similarity = moved["similarity_across_variants"]
+        lines.append(f"across the runs {', '.join(moved['variants'])}: mean consistency of the modal answer per "
+                     f"question {moved['consistency_across_variants']:.4f}, mean similarity between runs "
+                     f"{'n/a' if similarity is None else f'{similarity:.4f}'} ({SENSITIVITY_FILE} across_variants)")
     return "\n".join([*lines, *(f"warning: {note}" for note in view["notes"])])
