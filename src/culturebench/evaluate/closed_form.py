@@ -1,7 +1,7 @@
 """The engine's hooks shared by the closed-form benchmarks asked under prompt variants (``--variants``, issue
 #63): one stream of planned requests (the contract's default ``answer``), a fresh run's records scored
 per variant (the paper's prompts for the metrics, each other variant's headline beside them in metrics.json's
-``variants`` block, ``variants.report``), saved responses (``culturebench score``) scored by the benchmark's own
+``variants`` block, ``variant_report.report``), saved responses (``culturebench score``) scored by the benchmark's own
 reader. A subclass (each benchmark's run module) gives the parts
 that are its own."""
 
@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import polars as pl
 
 from culturebench.contract import Answers, Benchmark, Hooks, Result, RunPlan
-from culturebench.evaluate import run_folder, variants
+from culturebench.evaluate import run_folder, variant_report, variants
 
 
 class ClosedFormHooks(Hooks):
@@ -34,13 +34,13 @@ class ClosedFormHooks(Hooks):
         scored = self.score_variant(plan, frame.filter(pl.col("variant") == variants.DEFAULT), answers)
         if len(plan.options.variants) > 1:
 
-            def variant_score(variant: str) -> variants.VariantScore:
+            def variant_score(variant: str) -> variant_report.VariantScore:
                 mine = scored if variant == variants.DEFAULT else self.score_variant(
                     plan, frame.filter(pl.col("variant") == variant), answers)
-                return variants.variant_score(self.benchmark, mine.metrics, plan.options, plan.options.release,
+                return variant_report.variant_score(self.benchmark, mine.metrics, plan.options, plan.options.release,
                                               self.item_values(frame, variant))
 
-            scored.metrics["variants"] = run_folder.json_safe(variants.report(
+            scored.metrics["variants"] = run_folder.json_safe(variant_report.report(
                 self.variant_answers(frame, plan), plan.options.variants, variant_score, seed=plan.options.seed))
             if plan.wordings.notes:  # what the paraphrase variants could not ask (evaluate.paraphrases)
                 scored.metrics["variants"]["paraphrase_notes"] = list(plan.wordings.notes)
@@ -59,7 +59,7 @@ class ClosedFormHooks(Hooks):
         """The scores (a ``ScoreResult``) of ``frame``, the run's records of one variant."""
         raise NotImplementedError
 
-    def variant_answers(self, frame: pl.DataFrame, plan: RunPlan) -> list[variants.VariantAnswer]:
+    def variant_answers(self, frame: pl.DataFrame, plan: RunPlan) -> list[variant_report.VariantAnswer]:
         """Each answer of ``frame`` (the run's records) as the variants report reads it."""
         raise NotImplementedError
 

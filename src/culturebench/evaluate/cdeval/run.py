@@ -12,7 +12,7 @@ import polars as pl
 
 from culturebench.contract import Answers, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import paraphrases, run_folder, variants
+from culturebench.evaluate import paraphrases, run_folder, variant_report
 from culturebench.evaluate.closed_form import ClosedFormHooks
 from culturebench.evaluate.cdeval import BENCHMARK, CDEvalOptions, prompts
 from culturebench.evaluate.cdeval.items import (
@@ -115,15 +115,15 @@ class CDEvalHooks(ClosedFormHooks):
     def write(self, result: Result, out: Path) -> list[Path]:
         """metrics.json and the plots (``plots.write_run``), and with ``--variants`` the position-bias figure."""
         return [*write_run(result.score, Path(out)),
-                *variants.write_position_bias(result.metrics.get("variants"), out)]
+                *variant_report.write_position_bias(result.metrics.get("variants"), out)]
 
-    def variant_answers(self, frame: pl.DataFrame, plan: Plan) -> list[variants.VariantAnswer]:
+    def variant_answers(self, frame: pl.DataFrame, plan: Plan) -> list[variant_report.VariantAnswer]:
         """Each answer of ``frame`` (the run's records) as the variants report reads it: the option picked by its
         content (option_1 / option_2, None when neutral or unread) and its shown position, the item being the question,
         the paper's prompt it stands for and the sample."""
         scored = score_answers(frame.select("variant", "slot", "model", *RESPONSE_FIELDS[1:]), plan.questions,
                                plan.options.repeat_rule)
-        return [variants.VariantAnswer(
+        return [variant_report.VariantAnswer(
             variant, f"{question}/{slot}/{sample}",
             None if status != "chosen" else ("option_1" if s == 1.0 else "option_2"), shown, (question, prompt, sample))
             for variant, slot, question, prompt, sample, status, s, shown in scored.select(
@@ -172,5 +172,5 @@ class CDEvalHooks(ClosedFormHooks):
         if metrics.get("pairwise_baseline") is not None:
             lines.append(f"cdeval: {len(metrics['models'])} models, pairwise baseline similarity (Eq. 5) "
                          f"{metrics['pairwise_baseline']:.4f}")
-        return "\n".join(lines + variants.summary_line("cdeval", metrics.get("variants"))
+        return "\n".join(lines + variant_report.summary_line("cdeval", metrics.get("variants"))
                          + paraphrases.summary_lines("cdeval", metrics.get("variants")) + warnings)

@@ -15,7 +15,7 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import companions, run_folder, run_steps, variants
+from culturebench.evaluate import companions, run_folder, run_steps, variant_report, variants
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.llm_globe import BENCHMARK, LLMGlobeOptions, prompts
 from culturebench.evaluate.llm_globe.config import Config, Juror, config_of
@@ -142,22 +142,22 @@ class Plan(RunPlan):
 
 
 def variants_report(plan: Plan, answers: Answers, scored) -> dict:
-    """metrics.json's ``variants`` block of a fresh run asked under ``--variants`` (``variants.report``): each
+    """metrics.json's ``variants`` block of a fresh run asked under ``--variants`` (``variant_report.report``): each
     variant's headline by the same scoring of its closed records alone (``metrics.score_records``), the closed
     prompts' being the variants'."""
     config, release = plan.config, Path(plan.options.release)
     human = read_human_ratings(config.human_ratings) if config.human_ratings is not None else None
     closed_only = plan.options.replace(split="closed")
 
-    def variant_score(variant: str) -> variants.VariantScore:
+    def variant_score(variant: str) -> variant_report.VariantScore:
         records = read_responses([answers.path], variant)
         metrics = scored.metrics if variant == variants.DEFAULT else score_records(
             records, plan.tables, config, human=human, release=release,
             sources=[run_folder.source_info(answers.path)]).metrics
-        return variants.variant_score(BENCHMARK, metrics, closed_only, release,
+        return variant_report.variant_score(BENCHMARK, metrics, closed_only, release,
                                       closed_items(records, plan.tables["closed"]))
 
-    return variants.report(variant_answers(read_responses([answers.path], variant=None), plan.tables["closed"]),
+    return variant_report.report(variant_answers(read_responses([answers.path], variant=None), plan.tables["closed"]),
                            plan.options.variants, variant_score, seed=plan.options.seed)
 
 
@@ -173,7 +173,7 @@ def closed_items(records: list[dict], closed: pl.DataFrame) -> dict[str, dict[st
     return out
 
 
-def variant_answers(records: list[dict], closed: pl.DataFrame) -> list[variants.VariantAnswer]:
+def variant_answers(records: list[dict], closed: pl.DataFrame) -> list[variant_report.VariantAnswer]:
     """Each closed answer as the variants report reads it: its rating (the codes are kept under every variant) and
     the position the variant listed it at (1: the scale's end the prompt names first), the item being the prompt,
     language and sample; what was asked is the prompt as the variant words it."""
@@ -187,7 +187,7 @@ def variant_answers(records: list[dict], closed: pl.DataFrame) -> list[variants.
         position = None if value is None or not prompts.SCALE_MIN <= value <= prompts.SCALE_MAX else (
             prompts.SCALE_MAX - value + 1 if variant == "reversed" else value - prompts.SCALE_MIN + 1)
         asked = prompts.VARIANT_PROMPT[variant](text[(r["id"], r["language"])], r["language"])
-        out.append(variants.VariantAnswer(variant, f"{r['id']}/{r['language']}/{r['sample_index']}",
+        out.append(variant_report.VariantAnswer(variant, f"{r['id']}/{r['language']}/{r['sample_index']}",
                                           None if value is None else str(value), position,
                                           (r["id"], r["language"], r["sample_index"], asked)))
     return out
@@ -261,7 +261,7 @@ class LLMGlobeHooks(Hooks):
     def write(self, result: Result, out: Path) -> list[Path]:
         """metrics.json and the plots (``plots.write_run``), and with ``--variants`` the position-bias figure."""
         return [*write_run(result.score, Path(out)),
-                *variants.write_position_bias(result.metrics.get("variants"), out)]
+                *variant_report.write_position_bias(result.metrics.get("variants"), out)]
 
     def evaluation(self, plan: Plan, result: Result, answers: Answers) -> dict:
         """run.json's ``evaluation`` (the config and sampling asked), the runner's totals per part and juror, notes on
@@ -312,5 +312,5 @@ class LLMGlobeHooks(Hooks):
                         "llm_globe open", n - scored, n,
                         f"the open means rest on the {counted(scored, 'answers')} the jury scored (a juror's rating "
                         "unreadable: metrics.json open.juror_parse_status)")
-        lines += variants.summary_line("llm_globe", metrics.get("variants"))
+        lines += variant_report.summary_line("llm_globe", metrics.get("variants"))
         return "\n".join(lines + warnings) or "llm_globe: nothing scored"

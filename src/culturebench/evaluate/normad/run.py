@@ -12,7 +12,7 @@ import polars as pl
 
 from culturebench.contract import Answers, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import paraphrases, run_folder, variants
+from culturebench.evaluate import paraphrases, run_folder, variant_report
 from culturebench.evaluate.closed_form import ClosedFormHooks
 from culturebench.evaluate.limit import counted, limit_frame
 from culturebench.evaluate.normad import BENCHMARK, NormAdOptions, prompts
@@ -140,7 +140,7 @@ class NormAdHooks(ClosedFormHooks):
     def write(self, result: Result, out: Path) -> list[Path]:
         """metrics.json and the plots (``plots.write_run``), and with ``--variants`` the position-bias figure."""
         return [*write_run(result.score, Path(out)),
-                *variants.write_position_bias(result.metrics.get("variants"), out)]
+                *variant_report.write_position_bias(result.metrics.get("variants"), out)]
 
     def item_values(self, frame: pl.DataFrame, variant: str) -> dict[str, dict[str, float]]:
         """Per context's accuracy (the headline's ``accuracy_<context>``, a mean over its answers) each answer of
@@ -151,14 +151,14 @@ class NormAdHooks(ClosedFormHooks):
             out.setdefault(f"accuracy_{context}", {})[f"{story}/{sample}"] = float(correct)
         return out
 
-    def variant_answers(self, frame: pl.DataFrame, plan: Plan) -> list[variants.VariantAnswer]:
+    def variant_answers(self, frame: pl.DataFrame, plan: Plan) -> list[variant_report.VariantAnswer]:
         """Each answer of ``frame`` (the run's records) as the variants report reads it: its label (the option by its
         content) and the position the variant listed it at, the item being the story, context and sample."""
         out = []
         for variant, listed, story, context, sample, answer in frame.select(
                 "variant", "listed", "story_id", "context", "sample_index", "answer").iter_rows():
             listed = tuple(listed.split(","))
-            out.append(variants.VariantAnswer(variant, f"{story}/{context}/{sample}", answer,
+            out.append(variant_report.VariantAnswer(variant, f"{story}/{context}/{sample}", answer,
                                               None if answer is None else listed.index(answer) + 1,
                                               (story, context, sample, listed)))
         return out
@@ -200,6 +200,6 @@ class NormAdHooks(ClosedFormHooks):
             rests = (f"the accuracies rest on {counted(m['n_responses'] - unparsed, 'answers')}, the others {others} "
                      "(metrics.json accuracy_parsed: the read answers alone)")
             warnings += unreadable_warning(f"normad {model}", unparsed, m["n_responses"], rests)
-        lines += (variants.summary_line("normad", metrics.get("variants"))
+        lines += (variant_report.summary_line("normad", metrics.get("variants"))
                   + paraphrases.summary_lines("normad", metrics.get("variants")) + warnings)
         return "\n".join(lines)

@@ -465,17 +465,17 @@ def stated_similarity(first: dict, second: dict) -> float | None:
 def across_variants(files: dict[str, StatedFile]) -> dict:
     """A model's order sensitivity per question across its runs (``files``: variant -> results.csv read; the RQ1
     run and their sensitivity variants: options shuffled with their codes kept, other number formats): the
-    variants report of issue #63 (``variants.report``) on each question's modal code (``MODAL_RULE``; its position
+    variants report of issue #63 (``variant_report.report``) on each question's modal code (``MODAL_RULE``; its position
     is where the variant's ``choice_keys`` list it), so per question the share of variants whose modal code is the
     question's modal one and per variant the share of modal codes at each listed position; with, per question, the
     mean over pairs of variants of 1 - W1 / (N - 1) between their stated distributions; per variant the headline
     ``mean_similarity_to_rq1`` (over the questions both have)."""
     from itertools import combinations
 
-    from culturebench.evaluate import variants
+    from culturebench.evaluate import variant_report
 
     names = list(files)
-    answers = [variants.VariantAnswer(v, q, modal_code(shares), files[v].keys[q].index(modal_code(shares)) + 1
+    answers = [variant_report.VariantAnswer(v, q, modal_code(shares), files[v].keys[q].index(modal_code(shares)) + 1
                                       if modal_code(shares) in files[v].keys[q] else None, (v, q))
                for v in names for q, shares in files[v].stated.items()]
     baseline = files[names[0]]
@@ -485,7 +485,7 @@ def across_variants(files: dict[str, StatedFile]) -> dict:
                   and (x := stated_similarity(baseline.stated[q], shares)) is not None]
         return {"mean_similarity_to_rq1": float(np.mean(values))} if values else {}
 
-    block = variants.report(answers, names, headline)
+    block = variant_report.report(answers, names, headline)
     similarity = {}
     for question in sorted({a.unit for a in answers}, key=_question_order):
         pairs = [x for a, b in combinations(names, 2) if question in files[a].stated and question in files[b].stated

@@ -16,7 +16,7 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, variants
+from culturebench.evaluate import run_folder, variant_report, variants
 from culturebench.evaluate.engine import stream
 from culturebench.evaluate.limit import counted
 from culturebench.evaluate.readability import read_counts, unreadable_warning
@@ -128,7 +128,7 @@ def question_distances(metrics: dict) -> dict[str, float]:
     return {q: float(w) for q, w in metrics["per_question"].items() if w is not None and not math.isnan(w)}
 
 
-def variant_answers(path: Path, questions: pl.DataFrame) -> list[variants.VariantAnswer]:
+def variant_answers(path: Path, questions: pl.DataFrame) -> list[variant_report.VariantAnswer]:
     """Each unsteered answer of a run's responses as the variants report reads it: its code (by content: the codes
     are kept under every variant) and the position the variant listed it at along the scale (1: the end the prompt
     names first; None off the scale or unread), the item being the participant, question and sample; what was asked
@@ -148,7 +148,7 @@ def variant_answers(path: Path, questions: pl.DataFrame) -> list[variants.Varian
         low, high, text = scales[question]
         on_scale = answer is not None and low is not None and high is not None and low <= answer <= high
         position = (None if not on_scale else high - answer + 1 if variant == "reversed" else answer - low + 1)
-        out.append(variants.VariantAnswer(variant, f"{participant}/{question}/{sample}",
+        out.append(variant_report.VariantAnswer(variant, f"{participant}/{question}/{sample}",
                                           None if answer is None else str(answer), position,
                                           (participant, question, sample, VARIANT_QUESTION[variant](text))))
     return out
@@ -230,12 +230,12 @@ class WVBHooks(Hooks):
             "parse_status": _statuses(plan),
         })
         if len(options.variants) > 1:
-            def variant_score(variant: str) -> variants.VariantScore:
+            def variant_score(variant: str) -> variant_report.VariantScore:
                 metrics = (scored if variant == variants.DEFAULT else scored_variant(variant)).metrics
-                return variants.variant_score(BENCHMARK, metrics, options, options.release,
+                return variant_report.variant_score(BENCHMARK, metrics, options, options.release,
                                               {"mean_w1": question_distances(metrics)})
 
-            scored.metrics["variants"] = run_folder.json_safe(variants.report(
+            scored.metrics["variants"] = run_folder.json_safe(variant_report.report(
                 variant_answers(answers.path, plan.questions), options.variants, variant_score, seed=options.seed))
         country_files = [] if demographics else write_country_view(
             answers.state["backend"], options, answers.path, plan.questions, scored.metrics,
@@ -248,7 +248,7 @@ class WVBHooks(Hooks):
         distributions' tables)."""
         scored = (write_run(result.score, Path(out)) if result.score is not None
                   else run_folder.write_metrics_and_plots(result.metrics, Path(out), {}))
-        return [*scored, *result.written, *variants.write_position_bias(result.metrics.get("variants"), out)]
+        return [*scored, *result.written, *variant_report.write_position_bias(result.metrics.get("variants"), out)]
 
     def evaluation(self, plan: Plan, result: Result, answers: Answers) -> dict:
         """run.json's ``evaluation`` (the mode, split, rows and sampling asked and the rules the answers were read
@@ -293,5 +293,5 @@ class WVBHooks(Hooks):
         scored = metrics["n_rows"] - metrics["n_invalid"]
         rests = (f"mean W1 rests on {counted(scored, 'answers')} in {counted(metrics['n_questions'], 'questions')} "
                  f"of the {len(metrics['per_question']):,} asked")
-        return "\n".join([line, *variants.summary_line("wvb", metrics.get("variants")),
+        return "\n".join([line, *variant_report.summary_line("wvb", metrics.get("variants")),
                           *unreadable_warning(who, unreadable, metrics["n_rows"], rests)])
