@@ -51,11 +51,11 @@ def server_process(latency: float, reply: str = "echo"):
 
 def make_backend(kind: str, urls: list[str], concurrency: int, replicas: int):
     if kind == "ray":
-        from culturebench.evaluate.ray_backend import RayBackend
+        from culturebench.evaluate.models.ray_backend import RayBackend
 
         # --concurrency is the total in flight: each endpoint gets its share, as a user would set it per endpoint
         return RayBackend("scripted-model", urls, concurrency=max(1, concurrency // len(urls)), replicas=replicas)
-    from culturebench.evaluate.backends import OpenAIBackend
+    from culturebench.evaluate.models.backends import OpenAIBackend
 
     return OpenAIBackend("scripted-model", base_url=urls[0], concurrency=concurrency)
 
@@ -72,8 +72,8 @@ def actor_cpu(backend) -> float:
 
 def one_run(backend, requests, concurrency: int) -> tuple[float, float]:
     """(wall seconds, harness CPU seconds) of one fresh run, and a check that a second run comes from the cache."""
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import run_requests
+    from culturebench.evaluate.runs.cache import ResponseCache
+    from culturebench.evaluate.runs.runner import run_requests
 
     with tempfile.TemporaryDirectory() as tmp, ResponseCache(Path(tmp) / "cache.sqlite") as cache:
         actors0 = actor_cpu(backend)
@@ -229,7 +229,7 @@ def main() -> None:
             if hasattr(backend, "close"):
                 backend.close()
             if not args.no_floors:
-                from culturebench.evaluate.backends import OpenAIBackend
+                from culturebench.evaluate.models.backends import OpenAIBackend
 
                 bodies = [OpenAIBackend("scripted-model", base_url=urls[0])._request_body(r) for r in requests]
                 for client in args.floors:

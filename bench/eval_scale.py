@@ -112,7 +112,7 @@ def own_peak_rss_mib() -> float:
 def child_evaluate(release: Path, out: Path, url: str, limit: int, concurrency: int) -> dict:
     import culturebench.cli  # noqa: F401  (first, as on the command line: it sets polars' allocator)
     from culturebench.evaluate import wvb
-    from culturebench.evaluate.backends import OpenAIBackend
+    from culturebench.evaluate.models.backends import OpenAIBackend
 
     backend = OpenAIBackend("scripted-model", base_url=url, concurrency=concurrency)
     started = time.perf_counter()
@@ -124,7 +124,7 @@ def child_evaluate(release: Path, out: Path, url: str, limit: int, concurrency: 
 
 def child_floor(release: Path, url: str, n: int, concurrency: int) -> dict:
     from culturebench.evaluate import wvb
-    from culturebench.evaluate.backends import OpenAIBackend
+    from culturebench.evaluate.models.backends import OpenAIBackend
 
     rows = wvb.evaluation_rows(release, "test", limit=4096)
     questions, participants = wvb.prompt_tables(release, rows["participant_id"])

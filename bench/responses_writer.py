@@ -62,9 +62,9 @@ def child(kind: str, n: int) -> dict:
     import culturebench.cli  # noqa: F401  (first, as on the command line: it sets polars' allocator)
     import polars as pl
 
-    from culturebench.evaluate import run_folder
-    from culturebench.evaluate.memory import return_free_heap
-    from culturebench.evaluate.runner import BATCH_SIZE
+    from culturebench.evaluate.runs import run_folder
+    from culturebench.evaluate.runs.memory import return_free_heap
+    from culturebench.evaluate.runs.runner import BATCH_SIZE
     from culturebench.evaluate.wvb.items import response_schema
 
     schema = response_schema()

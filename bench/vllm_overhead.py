@@ -48,7 +48,7 @@ def plan_requests(benchmark: str, release: Path, limit: int, max_tokens: int, pa
     from dataclasses import asdict
 
     from culturebench import registry
-    from culturebench.evaluate.replay import planned_requests
+    from culturebench.evaluate.runs.replay import planned_requests
 
     chosen = registry.benchmark(benchmark)
     options = chosen.Options.parse({"limit": limit, "samples": 1, "temperature": 0.0, "max_tokens": max_tokens,
@@ -135,7 +135,7 @@ def main() -> None:
         if args.plan_only:
             print(f"{args.benchmark}: {n} requests, max_tokens {args.max_tokens}, temperature 0 (--plan-only)")
             return
-        from culturebench.evaluate.local_model import vllm_model_folder
+        from culturebench.evaluate.models.local_model import vllm_model_folder
 
         model = args.model or str(vllm_model_folder())
         print(f"{args.benchmark}: {n} requests, max_tokens {args.max_tokens}, temperature 0; model {model}")

@@ -48,7 +48,7 @@ model = pl.DataFrame([(q, i, model_answer(q, i, lo, hi) - lo, 1.0) for q, lo, hi
 """
 
 OURS = COMMON + """
-from culturebench.evaluate import uncertainty
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.wvb import reference_points as rp
 resamples = int(sys.argv[4])
 respondents = rp.read_respondents(release, scales, countries, True, "W_WEIGHT")

@@ -1,5 +1,5 @@
 """Write ``src/culturebench/facts/world_110m.json``: Natural Earth's admin-0 countries, simplified to about the
-1:110m scale, for the world maps of ``evaluate.country_plots`` (nothing is fetched at run time).
+1:110m scale, for the world maps of ``evaluate.reports.country_plots`` (nothing is fetched at run time).
 
 Source: Natural Earth (https://www.naturalearthdata.com), public domain ("No permission is needed to use Natural
 Earth. Crediting the authors is unnecessary", naturalearthdata.com/about/terms-of-use), as shipped in the PyPI

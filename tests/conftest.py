@@ -338,7 +338,7 @@ def real_model(tmp_path_factory: pytest.TempPathFactory):
     started once per session; skips when the model is not installed."""
     if not real_model_installed():
         pytest.skip("real model not installed: pip install 'culturebench[local]'")
-    from culturebench.evaluate.local_model import MODEL_NAME, start_server
+    from culturebench.evaluate.models.local_model import MODEL_NAME, start_server
 
     process, base_url = start_server(log=tmp_path_factory.mktemp("llama") / "server.log")
     yield MODEL_NAME, base_url
@@ -357,7 +357,7 @@ def vllm_model() -> str:
     ~/.cache/culturebench); skips when vLLM or the model's package is not installed."""
     if not vllm_installed():
         pytest.skip("vLLM or the small model is not installed: bash .ci/vllm sets both up")
-    from culturebench.evaluate.local_model import vllm_model_folder
+    from culturebench.evaluate.models.local_model import vllm_model_folder
 
     return str(vllm_model_folder())
 
@@ -372,7 +372,7 @@ batches what arrives together) move logprobs by ~0.1 and make exact ties between
 def vllm_server(vllm_model, tmp_path_factory: pytest.TempPathFactory):
     """``(model name, base URL)`` of vLLM's OpenAI-compatible server on the same model (``VLLM_EXACT``), started once
     per session."""
-    from culturebench.evaluate.local_model import VLLM_MODEL_NAME, start_vllm_server, stop
+    from culturebench.evaluate.models.local_model import VLLM_MODEL_NAME, start_vllm_server, stop
 
     process, base_url = start_vllm_server(log=tmp_path_factory.mktemp("vllm") / "server.log", engine_args=VLLM_EXACT)
     yield VLLM_MODEL_NAME, base_url
@@ -592,7 +592,7 @@ def assert_croissant_records_are_the_parquet_rows(release: Path, limit: int | No
 def saved_figures(monkeypatch) -> list:
     """Every matplotlib Figure that ``plots.save_figure`` writes during the test, laid out as in its PNG (each
     benchmark's plots end with it): check them with ``assert_figure_readable``."""
-    from culturebench.evaluate import plots
+    from culturebench.evaluate.reports import plots
 
     saved = []
     real = plots.save_figure

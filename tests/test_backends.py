@@ -19,11 +19,11 @@ from conftest import write_release
 from culturebench.cli import app
 
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.chat import BackendError, ChatRequest, ChatResponse, SamplingParams
 from scripted_server import ScriptedServer
-from culturebench.evaluate import vllm_backend
-from culturebench.evaluate.vllm_backend import VLLMBackend
+from culturebench.evaluate.models import vllm_backend
+from culturebench.evaluate.models.vllm_backend import VLLMBackend
 
 
 def ask(text: str, **sampling) -> ChatRequest:
@@ -443,7 +443,7 @@ def test_a_server_answering_one_at_a_time_slows_the_run_down_instead_of_failing(
 def test_the_in_flight_limit_halves_on_timeouts_and_climbs_back():
     import asyncio
 
-    from culturebench.evaluate.backends import _AdaptiveLimit
+    from culturebench.evaluate.models.backends import _AdaptiveLimit
 
     async def scenario() -> list[int]:
         limit = _AdaptiveLimit(8)
@@ -466,7 +466,7 @@ def test_the_in_flight_limit_halves_on_timeouts_and_climbs_back():
 def test_the_in_flight_limit_hands_each_freed_slot_to_the_first_waiter_only():
     import asyncio
 
-    from culturebench.evaluate.backends import _AdaptiveLimit
+    from culturebench.evaluate.models.backends import _AdaptiveLimit
 
     class CountingLoop(asyncio.SelectorEventLoop):
         """Counts the callbacks scheduled: each waiter woken is one."""
@@ -513,7 +513,7 @@ def test_the_in_flight_limit_hands_each_freed_slot_to_the_first_waiter_only():
 
 
 def test_nothing_listening_is_a_refused_connection_said_after_short_retries():
-    from culturebench.evaluate.local_model import free_port
+    from culturebench.evaluate.models.local_model import free_port
 
     backend = OpenAIBackend("m", base_url=f"http://127.0.0.1:{free_port()}/v1", timeout=60, max_retries=6)
     waits: list[float] = []
@@ -581,7 +581,7 @@ def story_number_reader(text: str, body: dict) -> str:
 
 
 def test_cli_nothing_listening_and_no_key_are_one_line_errors(tmp_path, monkeypatch):
-    from culturebench.evaluate.local_model import free_port
+    from culturebench.evaluate.models.local_model import free_port
 
     release = small_normad_release(tmp_path / "normad")
     common = ["evaluate", "normad", "--model", "m", "--release", str(release), "--out", str(tmp_path / "run")]
@@ -602,7 +602,7 @@ def test_cli_nothing_listening_and_no_key_are_one_line_errors(tmp_path, monkeypa
 
 SERVE = """
 import subprocess, sys
-from culturebench.evaluate.local_model import _die_with_parent, serve
+from culturebench.evaluate.models.local_model import _die_with_parent, serve
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], preexec_fn=_die_with_parent)
 sys.exit(serve(child, ready=lambda: print(child.pid, flush=True)))
 """

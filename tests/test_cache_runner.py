@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.chat import BackendError, ChatRequest, ChatResponse, SamplingParams
-from culturebench.evaluate.cache import ResponseCache, cache_key, key_material
-from culturebench.evaluate.runner import run_requests
+from culturebench.evaluate.runs.cache import ResponseCache, cache_key, key_material
+from culturebench.evaluate.runs.runner import run_requests
 from scripted_server import ScriptedServer
 
 PARAMS = {"backend": "openai", "model": "scripted-model"}
@@ -197,10 +197,10 @@ def test_progress_bar_on_a_terminal(tmp_path):
 
 CHILD = """
 import sys
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.chat import ChatRequest
-from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.runner import run_requests
+from culturebench.evaluate.runs.cache import ResponseCache
+from culturebench.evaluate.runs.runner import run_requests
 
 base_url, path = sys.argv[1], sys.argv[2]
 requests = [ChatRequest(messages=(("user", f"q{i}"),)) for i in range(40)]
@@ -244,7 +244,7 @@ def test_resume_after_kill_9(tmp_path):
 # --- counts that add up, the same runner fields everywhere, trouble in the progress bar, grouped commits ---
 
 def test_counts_add_up_with_repeats(tmp_path):
-    from culturebench.evaluate import run_steps
+    from culturebench.evaluate.runs import run_steps
 
     with ScriptedServer() as server, ResponseCache(tmp_path / "c.sqlite") as cache:
         backend = OpenAIBackend("scripted-model", base_url=server.base_url)
@@ -259,7 +259,7 @@ def test_counts_add_up_with_repeats(tmp_path):
 
 
 def test_total_stats_has_the_runner_fields():
-    from culturebench.evaluate import run_steps
+    from culturebench.evaluate.runs import run_steps
 
     one = {"n_requests": 3, "n_cached": 1, "n_queried": 2, "retries": 1, "transient": {"500": 1}, "cost": 0.5,
            "wall_s": 1.25}
@@ -272,9 +272,9 @@ def test_total_stats_has_the_runner_fields():
 
 
 def test_progress_bar_says_why_a_run_stalls():
-    from culturebench.evaluate.backends import _AdaptiveLimit
+    from culturebench.evaluate.models.backends import _AdaptiveLimit
     from culturebench.chat import BackendStats
-    from culturebench.evaluate.runner import health
+    from culturebench.evaluate.runs.runner import health
 
     class Stalled:
         stats = BackendStats(transient={"timeout": 12, "500": 1})

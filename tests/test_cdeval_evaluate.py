@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import cdeval, run_folder
+from culturebench.evaluate import cdeval
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.cdeval import prompts
 from scripted_server import ScriptedServer
 

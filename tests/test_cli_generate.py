@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from scripted_server import ScriptedServer
 from culturebench.generation import llm_globe
 from culturebench.generation.common import junk_reason, request

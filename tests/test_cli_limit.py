@@ -1,4 +1,4 @@
-"""``--limit N`` spreads the N items over the design (evaluate/limit.py), the same rule for every benchmark."""
+"""``--limit N`` spreads the N items over the design (evaluate/runs/limit.py), the same rule for every benchmark."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from culturebench.evaluate.limit import counted, limit_frame, limit_scan, round_robin, spread_positions
+from culturebench.evaluate.runs.limit import counted, limit_frame, limit_scan, round_robin, spread_positions
 
 
 def keys_of(sizes: dict[str, int]) -> list[tuple]:

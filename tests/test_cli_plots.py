@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from culturebench.evaluate import plots
+from culturebench.evaluate.reports import plots
 
 
 def test_note_if_empty_writes_only_on_an_empty_panel():

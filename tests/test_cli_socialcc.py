@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from culturebench.cli import app
 from culturebench.evaluate import socialcc
 from culturebench.evaluate.socialcc import prompts
-from culturebench.evaluate.cache import ResponseCache
+from culturebench.evaluate.runs.cache import ResponseCache
 from scripted_server import ScriptedServer
 
 

@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 
 from conftest import assert_report_renders, browser_test, parse_report_page, write_release
 from culturebench.cli import app
-from culturebench.evaluate import llm_globe, uncertainty
+from culturebench.evaluate import llm_globe
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.llm_globe import prompts
 
 runner = CliRunner()

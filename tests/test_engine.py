@@ -10,9 +10,10 @@ import sqlite3
 import pytest
 
 from culturebench.errors import InputError
-from culturebench.evaluate import engine, normad
+from culturebench.evaluate import normad
+from culturebench.evaluate.runs import engine
 from culturebench.chat import ChatResponse
-from culturebench.evaluate.run_lock import hold_run_folder
+from culturebench.evaluate.runs.run_lock import hold_run_folder
 
 
 class Answering:

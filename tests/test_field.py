@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 from conftest import one_line_error
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import AzureOpenAIBackend, OpenAIBackend
+from culturebench.evaluate.models.backends import AzureOpenAIBackend, OpenAIBackend
 from culturebench.chat import BackendError, ChatResponse
-from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.local_model import free_port
-from culturebench.evaluate.request_shape import RequestShape
+from culturebench.evaluate.runs.cache import ResponseCache
+from culturebench.evaluate.models.local_model import free_port
+from culturebench.evaluate.models.request_shape import RequestShape
 from scripted_server import ScriptedServer
 from culturebench.release_reader import Release
 from test_backends import ask, collect, fast, small_normad_release, story_number_reader

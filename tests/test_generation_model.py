@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.generation import cdeval, cdeval_translate, llm_globe
 
 pytestmark = pytest.mark.model

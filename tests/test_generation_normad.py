@@ -14,9 +14,9 @@ import pytest
 from conftest import REFERENCE
 
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.chat import BackendError
-from culturebench.evaluate.cache import ResponseCache
+from culturebench.evaluate.runs.cache import ResponseCache
 from scripted_server import ScriptedServer
 from culturebench import registry
 from culturebench.generation import normad as gen

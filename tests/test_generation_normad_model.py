@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from culturebench import registry
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 
 pytestmark = pytest.mark.model
 

@@ -15,7 +15,7 @@ from culturebench import registry
 from culturebench.builders import normad as builder
 from culturebench.options import GenerateOptions
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.generation import normad_v2_fix as v2
 from scripted_server import ScriptedServer
 

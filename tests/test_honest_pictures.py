@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from conftest import assert_figure_readable
-from culturebench.evaluate import compare, plots
+from culturebench.evaluate.reports import compare, plots
 
 
 def shown_texts(fig) -> list[str]:
@@ -97,8 +97,8 @@ def test_wvb_threshold_curve_draws_baselines_over_a_model_curve_at_one(saved_fig
 
 
 def test_an_offline_model_folder_is_named_as_vllm_serve_names_it(tmp_path):
-    from culturebench.evaluate.local_model import VLLM_MODEL_NAME
-    from culturebench.evaluate.vllm_backend import model_label
+    from culturebench.evaluate.models.local_model import VLLM_MODEL_NAME
+    from culturebench.evaluate.models.vllm_backend import model_label
 
     folder = tmp_path / "cache" / VLLM_MODEL_NAME
     folder.mkdir(parents=True)

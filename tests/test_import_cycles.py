@@ -16,6 +16,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "culturebench"
 BENCHMARKS = PACKAGE / "evaluate"
+WINGS = ("models", "runs", "reports")
+"""evaluate/'s shared wings, bottom to top (issue #65); every other package of evaluate/ is a benchmark's."""
 
 
 def module_names(root: Path = PACKAGE) -> dict[str, Path]:
@@ -130,7 +132,7 @@ def closed_path(graph: dict[str, set[str]], component: list[str]) -> list[str]:
 
 def _benchmark_package(module: str) -> str | None:
     parts = module.split(".")
-    return parts[2] if parts[:2] == ["culturebench", "evaluate"] and (BENCHMARKS / parts[2]).is_dir() else None
+    return parts[2] if parts[:2] == ["culturebench", "evaluate"] and parts[2] not in WINGS and (BENCHMARKS / parts[2]).is_dir() else None
 
 
 def _found(graph: dict[str, set[str]], components: list[list[str]]) -> str:
@@ -169,7 +171,8 @@ def test_no_import_cycle_among_the_shared_modules() -> None:
     assert not shared, _found(graph, shared)
 
 
-@pytest.mark.parametrize("package", sorted(p.name for p in BENCHMARKS.iterdir() if (p / "__init__.py").is_file()))
+@pytest.mark.parametrize("package", sorted(p.name for p in BENCHMARKS.iterdir()
+                                            if (p / "__init__.py").is_file() and p.name not in WINGS))
 def test_no_import_cycle_touching_a_benchmark_package(package: str) -> None:
     """No cycle runs through ``evaluate/<package>/``'s modules (``package`` is each benchmark's folder)."""
     graph = import_graph(module_names())
@@ -195,7 +198,7 @@ def test_no_benchmark_imports_another_benchmarks_modules() -> None:
     """A benchmark's stage modules (builder, reader, schemas, generators, evaluate package) import shared modules and
     their own, never another benchmark's (socialcc's builder took country keys from normad's and a codebook check
     from wvb's before issue #50): what they share is a shared module."""
-    benchmarks = {p.name for p in BENCHMARKS.iterdir() if (p / "__init__.py").is_file()}
+    benchmarks = {p.name for p in BENCHMARKS.iterdir() if (p / "__init__.py").is_file() and p.name not in WINGS}
     graph = import_graph(module_names())
     crossing = sorted(f"{module} -> {target}" for module, targets in graph.items() for target in targets
                       if None not in (_owner(module, benchmarks), _owner(target, benchmarks))
@@ -220,6 +223,10 @@ LAYERS = (
     (("culturebench.cards",), "culturebench.evaluate", "a dataset card is written before any model is evaluated"),
     (("culturebench.validation",), "culturebench.release",
      "the checks read a release through release_reader, below the release writer that runs them"),
+    (("culturebench.evaluate.models",), "culturebench.evaluate.runs",
+     "model backends lie under the run machinery that drives them (issue #65)"),
+    (("culturebench.evaluate.models", "culturebench.evaluate.runs"), "culturebench.evaluate.reports",
+     "reports read run records; the machinery that writes them never needs a report (issue #65)"),
 )
 
 
@@ -247,3 +254,15 @@ def test_the_layer_check_follows_chains_and_function_level_imports(tmp_path: Pat
     graph = import_graph(module_names(package))
     assert reachable(graph, "pkg.ground") == {"pkg.middle", "pkg.up.engine"}
     assert reachable(graph, "pkg.up.engine") == set()
+
+
+def test_no_wing_of_evaluate_reaches_a_benchmark() -> None:
+    """evaluate/'s shared wings (backends, run machinery, reports) name no benchmark: no module of theirs reaches a
+    benchmark's package through any chain of imports (a benchmark plugs in through the contract)."""
+    names = module_names()
+    graph = import_graph(names)
+    starts = [name for name in names if name.split(".")[:3][-1] in WINGS and name.startswith("culturebench.evaluate.")]
+    assert starts
+    reached = sorted(f"{start} -> {target}" for start in starts for target in reachable(graph, start)
+                     if _benchmark_package(target))
+    assert not reached, ", ".join(reached)

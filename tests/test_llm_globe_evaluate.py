@@ -19,9 +19,11 @@ from conftest import write_release
 from culturebench import registry
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import llm_globe, run_folder, stats
+from culturebench.evaluate import llm_globe
+from culturebench.evaluate.reports import stats
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.llm_globe import LLMGlobeOptions, prompts
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from scripted_server import ScriptedServer
 
 # ------------------------------------------------------------------------------------------------ a small release

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from culturebench.evaluate import memory
+from culturebench.evaluate.runs import memory
 
 
 def _rss_mib() -> float:

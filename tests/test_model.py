@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from culturebench import registry
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.chat import ChatRequest, SamplingParams
 
 pytestmark = pytest.mark.model

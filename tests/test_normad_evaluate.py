@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 from conftest import one_line_error, write_release
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import engine, normad, run_folder
+from culturebench.evaluate import normad
+from culturebench.evaluate.runs import engine, run_folder
 from culturebench.chat import ChatResponse
 from culturebench.evaluate.normad import prompts
 from scripted_server import ScriptedServer

@@ -16,7 +16,7 @@ from conftest import one_line_error
 from culturebench.cli import app
 from culturebench.evaluate import normad
 from culturebench import registry
-from culturebench.evaluate.option_probability import most_probable, option_distribution
+from culturebench.evaluate.runs.option_probability import most_probable, option_distribution
 from scripted_server import ScriptedServer
 
 LOG = math.log
@@ -198,7 +198,7 @@ def test_logprobs_out_of_range_or_malformed_are_refused_at_once_in_one_line(bund
     and no retrying: the probe's one request, then one line."""
     import time
 
-    from culturebench.evaluate import backends
+    from culturebench.evaluate.models import backends
 
     for name, script in (("huge", lambda text, body, reply: [{"Yes": 1000.0, "No": -1.0}]),
                          ("text", lambda text, body, reply: [{"Yes": "high", "No": -1.0}])):

@@ -91,7 +91,8 @@ def normad_metrics(tmp_path_factory) -> dict:
     """NormAd scored for ``sharp`` (right but for 9 refusals) and ``blunt`` (always "Yes.": accuracy 0 on the 20
     gold-no and the 20 gold-neutral stories) in the contexts country and rot (test_compare_normad's stories)."""
     from conftest import write_release
-    from culturebench.evaluate import normad, uncertainty
+    from culturebench.evaluate import normad
+    from culturebench.evaluate.reports import uncertainty
     from test_compare_normad import responses, stories
     import polars as pl
 
@@ -130,7 +131,7 @@ def test_normad_zone_heatmap_numbers_read_on_their_cells_and_one_colour_bar_as_t
     import matplotlib
     from matplotlib.colors import to_rgb
 
-    from culturebench.evaluate import compare
+    from culturebench.evaluate.reports import compare
     from culturebench.evaluate.normad import compare as normad_compare
 
     comparison = compare.Comparison(models=normad_metrics["models"],
@@ -237,7 +238,7 @@ def tall_wvb_groups():
     """WVB's continent and education tables of a comparison, every mean W1 0.5 with the interval [0.45, 0.55]."""
     import polars as pl
 
-    from culturebench.evaluate import compare
+    from culturebench.evaluate.reports import compare
     from culturebench.evaluate.wvb.compare import GROUP_TABLES
 
     tables = {title.replace(" ", "_"): pl.DataFrame(

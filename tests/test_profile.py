@@ -68,8 +68,8 @@ def test_profile_of_a_cdeval_and_a_normad_run_is_one_page_with_both_benchmarks_c
 def test_the_agreement_is_spearman_over_shared_countries(tmp_path):
     from scipy.stats import spearmanr
 
-    from culturebench.evaluate.countries import write_countries
-    from culturebench.evaluate.profile import agreement
+    from culturebench.evaluate.reports.countries import write_countries
+    from culturebench.evaluate.reports.profile import agreement
 
     first = {"measure": "s", "higher_is_better": True, "countries": {c: {"s": v} for c, v in
                                                                       zip("ABCDE", (0.1, 0.5, 0.3, 0.9, 0.2))}}
@@ -82,7 +82,7 @@ def test_the_agreement_is_spearman_over_shared_countries(tmp_path):
 
 
 def test_country_names_become_iso_codes():
-    from culturebench.evaluate.countries import country_code
+    from culturebench.evaluate.reports.countries import country_code
 
     assert [country_code(n) for n in ("united_states_of_america", "U.S.A.", "South Korea", "Germany",
                                       "the Netherlands", "ARG", "Kestrava")] == \
@@ -146,7 +146,7 @@ def test_bad_runs_are_one_line_and_leave_no_output_folder(runs, tmp_path):
     result = runner.invoke(app, ["profile", str(tmp_path / "nowhere"), "--out", str(out)])
     assert result.exit_code == 2 and "no such run folder" in result.output and not out.exists(), result.output
     run = shutil.copytree(runs["cdeval"], tmp_path / "run")
-    from culturebench.evaluate.profile import country_view
+    from culturebench.evaluate.reports.profile import country_view
 
     _, data, _ = country_view(runs["cdeval"])
     code = next(iter(data["countries"]))
@@ -161,7 +161,7 @@ def test_bad_runs_are_one_line_and_leave_no_output_folder(runs, tmp_path):
 def test_an_interrupted_profile_leaves_the_previous_page(runs, tmp_path, monkeypatch):
     """A signal while the figures are drawn (KeyboardInterrupt, as SIGINT and SIGTERM raise it) leaves the page
     written before, whole, and no temporary folder beside it."""
-    from culturebench.evaluate import profile as profile_module
+    from culturebench.evaluate.reports import profile as profile_module
 
     out = tmp_path / "page"
     assert runner.invoke(app, ["profile", str(runs["normad"]), "--out", str(out)]).exit_code == 0

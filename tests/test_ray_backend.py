@@ -13,15 +13,16 @@ from typer.testing import CliRunner
 from test_backends import small_normad_release, story_number_reader
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import vllm_backend
+from culturebench.evaluate.models import vllm_backend
 from culturebench.chat import ChatRequest, ChatResponse, SamplingParams
-from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.runner import FAILED, run_requests
+from culturebench.evaluate.runs.cache import ResponseCache
+from culturebench.chat import FAILED
+from culturebench.evaluate.runs.runner import run_requests
 from scripted_server import ScriptedServer
 
 ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'culturebench[ray]'")
 
-from culturebench.evaluate.ray_backend import RayBackend, vllm_postprocess, vllm_row  # noqa: E402
+from culturebench.evaluate.models.ray_backend import RayBackend, vllm_postprocess, vllm_row  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -143,8 +144,8 @@ def batches_of_one_chunk(latency, items: list[tuple[int, ChatRequest]]) -> tuple
     import asyncio
     import time
 
-    from culturebench.evaluate.backends import OpenAIBackend
-    from culturebench.evaluate.ray_backend import EndpointClient
+    from culturebench.evaluate.models.backends import OpenAIBackend
+    from culturebench.evaluate.models.ray_backend import EndpointClient
 
     async def drain(client) -> list[list[int]]:
         return [[index for index, _, _ in results] async for results, _ in client.run(items)]
@@ -157,7 +158,7 @@ def batches_of_one_chunk(latency, items: list[tuple[int, ChatRequest]]) -> tuple
 
 
 def test_an_actor_gathers_answers_into_batches_and_hands_over_a_finished_chunk_at_once(monkeypatch):
-    from culturebench.evaluate import ray_backend
+    from culturebench.evaluate.models import ray_backend
 
     def by_question(body: dict) -> float:  # q0-q2 answer at once, q3-q5 after 2 s
         return 2.0 if int(body["messages"][-1]["content"][1:]) >= 3 else 0.0
@@ -353,7 +354,7 @@ def test_cli_ray_backend_gives_the_openai_backends_line_and_exit_code_for_an_end
     at once with the openai backend's line and exit code, and writes nothing (it once exited 0 with metrics of no
     answers)."""
     from conftest import one_line_error
-    from culturebench.evaluate.local_model import free_port
+    from culturebench.evaluate.models.local_model import free_port
 
     release = small_normad_release(tmp_path / "normad")
     with ScriptedServer(faults=lambda number, body: fault) as server:

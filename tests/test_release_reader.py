@@ -16,7 +16,8 @@ from conftest import one_line_error, write_release
 from culturebench import release_reader
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import engine, normad, wvb
+from culturebench.evaluate import normad, wvb
+from culturebench.evaluate.runs import engine
 from culturebench.chat import ChatResponse
 from culturebench.release_reader import Release, opened_once
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from conftest import one_line_error
 from culturebench.cli import app
-from culturebench.evaluate.run_lock import LOCK_FILE, hold_run_folder
+from culturebench.evaluate.runs.run_lock import LOCK_FILE, hold_run_folder
 from scripted_server import ScriptedServer
 from test_backends import small_normad_release, story_number_reader
 
@@ -118,7 +118,7 @@ def test_two_identical_runs_started_together_never_both_fail(release, tmp_path):
 
 HOLD_AND_HANG = """
 import sys, time
-from culturebench.evaluate.run_lock import hold_run_folder
+from culturebench.evaluate.runs.run_lock import hold_run_folder
 with hold_run_folder(sys.argv[1]):
     print("held", flush=True)
     time.sleep(120)
@@ -142,7 +142,7 @@ def test_the_lock_of_a_killed_run_is_harmless(release, tmp_path):
 # --- 2. every wait capped ---
 
 def test_no_wait_before_a_retry_is_longer_than_the_cap_jitter_and_retry_after_included():
-    from culturebench.evaluate.backends import OpenAIBackend
+    from culturebench.evaluate.models.backends import OpenAIBackend
     from culturebench.chat import ChatRequest
 
     faults = [(429, {"Retry-After": "0.3"}), (503, {"Retry-After": "0.3"}), 500, 500, 502]
@@ -192,7 +192,7 @@ EXIT_PATHS = {  # name: (faults of the server or "refused", extra options, words
 
 @pytest.mark.parametrize("path", EXIT_PATHS)
 def test_each_fault_ends_the_process_with_its_one_error_line_and_nothing_else(release, tmp_path, path):
-    from culturebench.evaluate.local_model import free_port
+    from culturebench.evaluate.models.local_model import free_port
 
     faults, extra, words = EXIT_PATHS[path]
     out = tmp_path / "run"
@@ -245,7 +245,7 @@ def test_a_fault_leaves_no_request_of_the_backend_running():
     through the closed client and printed "unhandled exception during asyncio.run() shutdown")."""
     import asyncio
 
-    from culturebench.evaluate.backends import OpenAIBackend
+    from culturebench.evaluate.models.backends import OpenAIBackend
     from culturebench.chat import BackendError, ChatRequest
 
     requests = [ChatRequest(messages=(("user", f"q{i}"),)) for i in range(12)]
@@ -312,7 +312,7 @@ def test_a_mistyped_release_folder_is_said_missing_not_looked_up_on_the_hub(tmp_
 
 
 def test_a_run_that_cannot_connect_leaves_no_folder(release, tmp_path):
-    from culturebench.evaluate.local_model import free_port
+    from culturebench.evaluate.models.local_model import free_port
 
     out = tmp_path / "runs" / "first"
     result = evaluate_normad(release, out, "--base-url", f"http://127.0.0.1:{free_port()}/v1")

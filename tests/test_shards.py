@@ -9,7 +9,7 @@ import threading
 import polars as pl
 import pyarrow.parquet as pq
 
-from culturebench.evaluate.shards import ParquetShardSink
+from culturebench.evaluate.runs.shards import ParquetShardSink
 
 SCHEMA = pl.Schema({"id": pl.Int64, "text": pl.String, "answer": pl.Int64})
 

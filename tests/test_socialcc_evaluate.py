@@ -16,11 +16,12 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import engine, socialcc
+from culturebench.evaluate import socialcc
+from culturebench.evaluate.runs import engine
 from culturebench.evaluate.socialcc import BENCHMARK, SocialCCOptions, prompts
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.chat import ChatResponse
-from culturebench.evaluate.cache import ResponseCache
+from culturebench.evaluate.runs.cache import ResponseCache
 from scripted_server import ScriptedServer
 
 PAPER = Path("/work/shared/papers/socialcc.txt")

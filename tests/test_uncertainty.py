@@ -1,4 +1,4 @@
-"""Bootstrap intervals (issue #18): the shared machinery (``evaluate.uncertainty``) against scipy's own bootstrap
+"""Bootstrap intervals (issue #18): the shared machinery (``evaluate.reports.uncertainty``) against scipy's own bootstrap
 called here independently and against cases with a known answer, and CDEval's intervals over questions (point
 estimates unchanged, intervals contain them, shrink with more questions, same seed -> same interval)."""
 
@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from culturebench.evaluate import cdeval, uncertainty
+from culturebench.evaluate import cdeval
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.cdeval import prompts
 
 FEW = uncertainty.Bootstrap(n_resamples=500, seed=3)

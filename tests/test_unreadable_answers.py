@@ -94,7 +94,7 @@ def test_normad_warns_of_unreadable_answers(bundled_release, tmp_path):
 
 
 def test_the_warning_names_count_share_and_what_the_headline_rests_on():
-    from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
+    from culturebench.evaluate.runs.readability import read_counts, status_counts, unreadable_warning
 
     assert unreadable_warning("x", 0, 10, "anything") == []
     assert unreadable_warning("x", 0, 0, "anything") == []
@@ -120,7 +120,7 @@ def test_docs_do_not_say_the_vllm_engines_are_refused_for_logprobs():
     """option_probability.check_scoring accepts --backend vllm and ray (either engine) with --scoring logprobs;
     docs/evaluating.md's section says so and refuses neither."""
     from culturebench import registry
-    from culturebench.evaluate.option_probability import check_scoring
+    from culturebench.evaluate.runs.option_probability import check_scoring
 
     benchmark = registry.benchmark("normad")
     for backend in ("vllm", "ray"):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from culturebench.errors import InputError
-from culturebench.evaluate import vllm_checks
+from culturebench.evaluate.models import vllm_checks
 
 ARG_UTILS = '''
 from dataclasses import dataclass

@@ -48,7 +48,7 @@ def group_left(pgid: int) -> bool:
     their parent has ended, aside)."""
     import psutil
 
-    from culturebench.evaluate.vllm_process import running
+    from culturebench.evaluate.models.vllm_process import running
 
     return any(running(p.pid) for p in psutil.process_iter() if _pgid(p.pid) == pgid)
 

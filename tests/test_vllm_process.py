@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from culturebench.evaluate import vllm_process
+from culturebench.evaluate.models import vllm_process
 
 
 class Stop(KeyboardInterrupt):
@@ -61,7 +61,7 @@ def test_second_signal_exits_at_once_and_children_are_killed(tmp_path):
     pid_file = tmp_path / "child.pid"
     script = textwrap.dedent(f"""
         import subprocess, sys, time
-        from culturebench.evaluate import vllm_process
+        from culturebench.evaluate.models import vllm_process
         processes = vllm_process.EngineProcesses()
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         processes.record()
@@ -89,7 +89,7 @@ def test_output_goes_to_the_log_and_comes_back(tmp_path):
     script = textwrap.dedent(f"""
         import os, sys
         from pathlib import Path
-        from culturebench.evaluate import vllm_process
+        from culturebench.evaluate.models import vllm_process
         with vllm_process.output_to(Path({str(log)!r})):
             print("Triton is installed, but doesn't include CPU backend", flush=True)
             os.write(2, b"RuntimeError: CPU Generator does not use offset\\n")

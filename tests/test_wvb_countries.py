@@ -103,7 +103,7 @@ def test_countries_json_equals_an_independent_computation_from_the_parquet(sampl
 
 
 def test_the_map_and_the_ranked_plot_are_readable(runs, tmp_path, saved_figures):
-    from culturebench.evaluate.country_plots import series, write_figures
+    from culturebench.evaluate.reports.country_plots import series, write_figures
 
     data = json.loads((runs["steered"] / "countries.json").read_text())
     write_figures(data, tmp_path, extra_series=[("steered", series(data, "steered_jsd", "interval_steered_jsd"))])

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from culturebench.cli import app
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record, wvb
+from culturebench.evaluate import wvb
+from culturebench.evaluate.runs import run_folder, run_record
 from culturebench.evaluate.wvb import prompts
 from scripted_server import ScriptedServer
 from culturebench.evaluate.wvb.prompts import parse_answer

@@ -13,11 +13,12 @@ import polars as pl
 import pytest
 
 from culturebench.contract import Result
-from culturebench.evaluate import run_folder, wvb
-from culturebench.evaluate.backends import OpenAIBackend
+from culturebench.evaluate import wvb
+from culturebench.evaluate.runs import run_folder
+from culturebench.evaluate.models.backends import OpenAIBackend
 from culturebench.chat import ChatRequest, ChatResponse, SamplingParams
-from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.runner import DryRun, stream_requests
+from culturebench.evaluate.runs.cache import ResponseCache
+from culturebench.evaluate.runs.runner import DryRun, stream_requests
 from scripted_server import ScriptedServer
 
 LIMIT = 400  # test-split rows of the bundled sample, spread over its questions

@@ -188,7 +188,7 @@ def test_two_stage_intervals_are_at_least_as_wide_as_the_question_only_ones(run)
 
 
 def test_a_country_too_small_to_split_and_an_unanswered_question_are_one_line_each():
-    from culturebench.evaluate import uncertainty
+    from culturebench.evaluate.reports import uncertainty
     from culturebench.evaluate.wvb.reference_points import ModelRequests, Respondents, reference_points
 
     # country A: 6 respondents answering both questions; country B: one respondent, who skipped question 2
@@ -226,7 +226,7 @@ def test_compare_calls_a_country_difference_significant_only_when_the_two_stage_
 
 def test_the_neighbour_heatmap_is_readable(run, tmp_path, saved_figures):
     from conftest import assert_figure_readable
-    from culturebench.evaluate.country_plots import neighbour_heatmap_png
+    from culturebench.evaluate.reports.country_plots import neighbour_heatmap_png
 
     written = json.loads((run["out"] / "countries_neighbours.json").read_text())
     names = {c: e["name"] for c, e in run["data"]["countries"].items()}

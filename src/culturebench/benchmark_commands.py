@@ -1,7 +1,7 @@
 """``culturebench evaluate NAME`` and ``culturebench score NAME``: one command per registered benchmark, made when
 it is asked for, its flags made from the benchmark's Options dataclass (``options.option_fields``) beside the flags
 every run takes; the benchmark is reached only through its contract (``registry.benchmark``), its run through the
-engine (``evaluate.engine.run``), with the backend the flags name (``make_backend``)."""
+engine (``evaluate.runs.engine.run``), with the backend the flags name (``make_backend``)."""
 
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def _score(benchmark: Benchmark, given: dict, flags: dict) -> None:
     """``culturebench score NAME``."""
     from datetime import datetime, timezone
 
-    from culturebench.evaluate import engine, run_folder, run_record
+    from culturebench.evaluate.runs import engine, run_folder, run_record
     from culturebench.release_reader import opened_once
 
     started = datetime.now(timezone.utc)
@@ -221,10 +221,10 @@ def _json_args(values: dict) -> dict:
 
 def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
     """``culturebench evaluate NAME``: the options and the release checked, then the engine's run
-    (``evaluate.engine.run``), which holds the run folder before the backend is made."""
+    (``evaluate.runs.engine.run``), which holds the run folder before the backend is made."""
     from culturebench.chat import CostLimitReached
-    from culturebench.evaluate.run_steps import request_counts
-    from culturebench.evaluate.runner import DryRun
+    from culturebench.evaluate.runs.run_steps import request_counts
+    from culturebench.evaluate.runs.runner import DryRun
     from culturebench.release_reader import opened_once
 
     name, out, model = benchmark.name, flags["out"], flags["model"]
@@ -242,7 +242,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
             **{k: flags[k] for k in ("api_version", "request_shape", "allow_modified_release", "price_in",
                                      "price_out", "max_cost", "scoring", "max_wait")}}
     if flags["backend"] == "vllm":  # the offline engine sends no request over a network
-        from culturebench.evaluate.vllm_backend import UNUSED_FLAGS
+        from culturebench.evaluate.models.vllm_backend import UNUSED_FLAGS
 
         args = {k: v for k, v in args.items() if k not in UNUSED_FLAGS}
     with user_errors(), opened_once():  # the release's manifest read once, for its check, the options and the run
@@ -250,7 +250,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
         release = _checked_release(release, flags["allow_modified_release"], hub=given_release)
         options = benchmark.Options.parse(given, config).replace(release=release, out=out)
         args["seed"] = options.seed
-        from culturebench.evaluate import option_probability
+        from culturebench.evaluate.runs import option_probability
 
         option_probability.check_scoring(benchmark, options, scoring, flags["backend"])
         benchmark.check(options)  # the release read and the options checked against it, before a model is loaded
@@ -272,7 +272,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
                 made.dry_run = True
             return made
 
-        from culturebench.evaluate import engine
+        from culturebench.evaluate.runs import engine
 
         try:
             result = engine.run(benchmark, make_backend, options, args=args, console=console, scoring=scoring,
@@ -296,7 +296,7 @@ def _evaluate(benchmark: Benchmark, given: dict, flags: dict) -> None:
 
 
 def say_coverage(run_dir: Path) -> None:
-    """What a run covers (metrics.json ``covers``, see evaluate/limit.py), where it has too little to mean much,
+    """What a run covers (metrics.json ``covers``, see evaluate/runs/limit.py), where it has too little to mean much,
     and the metrics' own ``warnings`` (e.g. numbers left without an interval: ``uncertainty.warn_no_spread``)."""
     import json
 
@@ -330,9 +330,9 @@ def _client_options(model: str, headers: list[str] | None, api_version: str | No
     """The HTTP client options of ``evaluate`` (headers, Azure API version, request shape, prices, cost budget)."""
     import json
 
-    from culturebench.evaluate.backends import parse_header
+    from culturebench.evaluate.models.backends import parse_header
     from culturebench.chat import CostBudget
-    from culturebench.evaluate.request_shape import RequestShape
+    from culturebench.evaluate.models.request_shape import RequestShape
 
     if (price_in is None) != (price_out is None):
         raise InputError("give both --price-in and --price-out (per 1M tokens), or neither")
@@ -353,20 +353,20 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
                   max_wait: float = 60.0, headers: dict | None = None, api_version: str | None = None,
                   request_shapes=None, price_per_million=None, budget=None, log_dir: Path | None = None):
     """The model backend ``evaluate`` names (each imported only when used)."""
-    from culturebench.evaluate.vllm_backend import parse_engine_args
+    from culturebench.evaluate.models.vllm_backend import parse_engine_args
 
     http = {"headers": headers, "request_shapes": request_shapes, "price_per_million": price_per_million,
             "budget": budget, "backoff_max": max_wait}
     engine = parse_engine_args(engine_args)
     if backend == "azure":
-        from culturebench.evaluate.backends import AzureOpenAIBackend
+        from culturebench.evaluate.models.backends import AzureOpenAIBackend
 
         if len(base_urls) > 1:
             raise InputError("several --base-url need --backend ray (the azure backend talks to one endpoint)")
         return AzureOpenAIBackend(model, base_urls[0] if base_urls else None, concurrency=concurrency,
                                   timeout=timeout, api_version=api_version, **http)
     if backend == "ray":
-        from culturebench.evaluate.ray_backend import RayBackend
+        from culturebench.evaluate.models.ray_backend import RayBackend
 
         return RayBackend(model, base_urls, address=ray_address, replicas=replicas,
                           tensor_parallel_size=tensor_parallel_size, concurrency=concurrency, timeout=timeout,
@@ -374,12 +374,12 @@ def _make_backend(backend: str, model: str, base_urls: list[str], *, concurrency
     if len(base_urls) > 1:
         raise InputError(f"several --base-url need --backend ray (the {backend} backend talks to one endpoint)")
     if backend == "openai":
-        from culturebench.evaluate.backends import OpenAIBackend
+        from culturebench.evaluate.models.backends import OpenAIBackend
 
         return OpenAIBackend(model, base_url=base_urls[0] if base_urls else None, concurrency=concurrency,
                              timeout=timeout, **http)
     if backend == "vllm":
-        from culturebench.evaluate.vllm_backend import VLLMBackend
+        from culturebench.evaluate.models.vllm_backend import VLLMBackend
 
         return VLLMBackend(model, tensor_parallel_size=tensor_parallel_size, seed=seed, engine_args=engine,
                            log_dir=log_dir)

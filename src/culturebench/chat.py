@@ -42,6 +42,11 @@ class ChatRequest:
     def as_dict(self) -> dict:
         return {"messages": self.message_dicts(), "sampling": asdict(self.sampling), "sample_index": self.sample_index}
 
+FAILED = "error"
+"""``finish_reason`` of the empty answer a backend that goes on past a failed request gives it (``--backend ray``,
+``ray_backend.MAX_FAILED_ROWS``): the benchmark parses it as unanswered, the cache does not keep it (a rerun asks
+it again) and the run says how many there were; a step none of whose requests was answered stops the run."""
+
 
 @dataclass(frozen=True)
 class ChatResponse:

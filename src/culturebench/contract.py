@@ -8,7 +8,7 @@ lm-eval integrations, ``--scoring logprobs``, ``compare`` and ``publish`` reach 
 contract and name none.
 
 This module imports nothing heavy (the command line reads every benchmark's options from it at start) and nothing of
-``culturebench.evaluate``: it lies under the engine (``evaluate.engine``), which names its types
+``culturebench.evaluate``: it lies under the engine (``evaluate.runs.engine``), which names its types
 (``tests/test_import_cycles.py``).
 """
 
@@ -168,7 +168,7 @@ class RunPlan:
 class Answers:
     """What the model answered, as ``Hooks.score`` reads it: a fresh run's responses file (or folder of shards), left
     by ``Hooks.answer`` or the engine's ``stream``, with its records and the runner's totals
-    (``run_steps.RUNNER_STATS``); or, for ``culturebench score`` (``evaluate.engine.score``), the saved responses
+    (``run_steps.RUNNER_STATS``); or, for ``culturebench score`` (``evaluate.runs.engine.score``), the saved responses
     files (``saved``), of no run."""
 
     path: Path
@@ -210,7 +210,7 @@ file's records, in order."""
 
 
 class Hooks:
-    """The engine's hooks of one benchmark (``evaluate.engine.run`` calls them in this order): a subclass in the
+    """The engine's hooks of one benchmark (``evaluate.runs.engine.run`` calls them in this order): a subclass in the
     benchmark's run module, which its ``Benchmark.hooks`` names. ``plan`` is the one plan of a run."""
 
     def plan(self, options: Options, model: str = "model", *, roles: Mapping[str, Any] | None = None) -> RunPlan:
@@ -256,9 +256,9 @@ class Benchmark:
     """One benchmark, reached only through these attributes and methods. Subclasses set the class attributes and
     implement ``headline`` and the parts it names, each by a plain import in a method (the modules are heavy, loaded
     on first use): ``hooks`` (its run module's :class:`Hooks`), ``builder_module``, ``schemas_module``,
-    ``comparison`` and its ``generators``. A run is the engine's (``evaluate.engine.run(benchmark, backend,
+    ``comparison`` and its ``generators``. A run is the engine's (``evaluate.runs.engine.run(benchmark, backend,
     options)``), which calls the hooks ``plan``, ``answer`` (or ``records``), ``score``, ``write`` and
-    ``evaluation``; ``culturebench score`` is ``evaluate.engine.score(benchmark, responses, options)``, the same
+    ``evaluation``; ``culturebench score`` is ``evaluate.runs.engine.score(benchmark, responses, options)``, the same
     ``score`` and ``write`` fed saved responses; ``summary`` is the hooks'."""
 
     name: ClassVar[str]
@@ -327,13 +327,13 @@ class Benchmark:
 
     def countries(self, metrics: Mapping, release: Path | None = None) -> dict | None:
         """Its country view of one model's metrics.json (issue #56): a countries.json object
-        (``evaluate.countries.view``: a measure per ISO alpha-3 country, with its interval), read by ``culturebench
+        (``evaluate.reports.countries.view``: a measure per ISO alpha-3 country, with its interval), read by ``culturebench
         profile`` from a run folder without countries.json; ``release`` the release the run scored (None when
         unknown). None where the benchmark has no view; ``NoCountryView`` (saying why) where this run has none."""
         return None
 
     def comparison(self) -> Any:
-        """How ``culturebench compare`` compares its runs (an ``evaluate.compare.BenchmarkSpec``, by convention the
+        """How ``culturebench compare`` compares its runs (an ``evaluate.reports.compare.BenchmarkSpec``, by convention the
         ``COMPARE`` of its package's ``compare`` module, imported here); None (the default): it has none."""
         return None
 

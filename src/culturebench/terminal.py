@@ -38,7 +38,7 @@ def say_written(line: str, written: list[Path]) -> None:
 
 def error_line(exc: BaseException) -> None:
     """The one line of a user error: ``error: <file>, row <n>, column <c>: <message>``."""
-    from culturebench.evaluate.redaction import redact
+    from culturebench.evaluate.models.redaction import redact
 
     console.print(Text.assemble(("error:", "bold red"), " ", redact(str(exc))), highlight=False, soft_wrap=True)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from culturebench.contract import Hooks, Result, RunPlan
-from culturebench.evaluate import run_folder
+from culturebench.evaluate.runs import run_folder
 from culturebench.chat import ChatRequest, SamplingParams
 from culturebench.release_reader import Release
 

@@ -8,7 +8,7 @@ RAW_DIR/.generation/<task>.log.jsonl      one line per model call: prompt, raw o
 RAW_DIR/.generation/<task>.summary.json   counts (asked, kept, rejected by reason), statistics, token totals
 ```
 
-Every model call goes through :func:`culturebench.evaluate.runner.run_requests` (same client, cache, retries and
+Every model call goes through :func:`culturebench.evaluate.runs.runner.run_requests` (same client, cache, retries and
 token accounting as ``evaluate``). Request lists are built deterministically from the inputs, the seed and the
 responses already received, so a killed generator restarted with the same command makes the same requests and
 gets every one it already asked from the cache: it re-asks nothing. The log is rewritten by each run from the
@@ -31,8 +31,8 @@ from rich.console import Console
 from rich.text import Text
 
 from culturebench.chat import Backend, ChatRequest, ChatResponse, SamplingParams
-from culturebench.evaluate.cache import ResponseCache
-from culturebench.evaluate.runner import RunStats, run_requests
+from culturebench.evaluate.runs.cache import ResponseCache
+from culturebench.evaluate.runs.runner import RunStats, run_requests
 
 STATE_FOLDER = ".generation"
 GENERATE_TRUNCATION = ("generate's token limits are its task's (sized to the items asked for): a model that writes "
@@ -104,7 +104,7 @@ class GenerationRun:
     def announce(self, groups: int, group: str, rounds: int, then: str = "") -> None:
         """Before the first request, the run's size: one request per ``group`` (plural noun) still short of its
         target in each of at most ``rounds`` rounds (``then``: what follows, e.g. translations)."""
-        from culturebench.evaluate.limit import counted
+        from culturebench.evaluate.runs.limit import counted
 
         at_most = f"at most {counted(groups * rounds, 'requests')}" if rounds > 1 else counted(groups, "requests")
         self.console.print(Text(

@@ -149,7 +149,7 @@ class ParaphraseGenerator(Generator):
 
     def generate(self, backend, options: ParaphraseOptions, console: Console | None = None
                  ) -> tuple[str, list[Path]]:
-        from culturebench.evaluate.companions import companion_backend
+        from culturebench.evaluate.runs.companions import companion_backend
 
         release = Path(options.from_release or Path("releases") / self.benchmark)
         texts = self.texts(release)

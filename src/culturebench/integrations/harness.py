@@ -4,7 +4,7 @@ contract only.
 
 Neither re-implements a prompt, a parser or a metric: the requests are those ``culturebench evaluate`` sends with
 the task's options (same prompts, sampling settings and sample counts), and the answers are scored by the
-benchmark's own ``evaluate`` with a backend that replays them (``evaluate.replay``); ``headline`` is the benchmark's.
+benchmark's own ``evaluate`` with a backend that replays them (``evaluate.runs.replay``); ``headline`` is the benchmark's.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from culturebench.contract import Benchmark, HarnessTask
 from culturebench.options import Options
 from culturebench.errors import InputError
 from culturebench.chat import ChatRequest, SamplingParams
-from culturebench.evaluate.engine import replay
-from culturebench.evaluate.replay import planned_requests
-from culturebench.evaluate.run_folder import release_manifest_sha256
+from culturebench.evaluate.runs.engine import replay
+from culturebench.evaluate.runs.replay import planned_requests
+from culturebench.evaluate.runs.run_folder import release_manifest_sha256
 
 
 @dataclass(frozen=True)

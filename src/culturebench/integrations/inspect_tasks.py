@@ -38,7 +38,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from culturebench import registry
 from culturebench.chat import ChatRequest, ChatResponse
-from culturebench.evaluate import engine, replay
+from culturebench.evaluate.runs import engine, replay
 from culturebench.integrations import harness
 
 _MESSAGES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}

@@ -30,8 +30,8 @@ import yaml
 
 from culturebench import registry
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder
-from culturebench.evaluate.limit import counted
+from culturebench.evaluate.runs import run_folder
+from culturebench.evaluate.runs.limit import counted
 from culturebench.integrations import harness
 from culturebench.release_reader import Release
 

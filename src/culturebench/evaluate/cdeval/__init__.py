@@ -50,9 +50,9 @@ from functools import partial
 from culturebench.contract import (
     RAI_FACTS, Benchmark, Generator, HarnessTask, NoCountryView, OptionScoring, lazy_exports)
 from culturebench.options import Options, option
-from culturebench.evaluate import engine
-from culturebench.evaluate.paraphrases import PARAPHRASE
-from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
+from culturebench.evaluate.runs import engine
+from culturebench.evaluate.runs.paraphrases import PARAPHRASE
+from culturebench.evaluate.runs.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 REPEAT_RULES = ("nearest", "similar_only")
 """How a Repeat answer is read (``prompts.extract_repeat``): nearest option whatever the distance (App. A.3.1, the
@@ -147,7 +147,7 @@ class CDEval(Benchmark):
     def countries(self, metrics, release=None):
         """Eq. 3's similarity of the model's six-dimension orientation to each country's Hofstede scores (the
         metrics' ``country_similarity``), with its bootstrap interval."""
-        from culturebench.evaluate.countries import from_named
+        from culturebench.evaluate.reports.countries import from_named
 
         name, model = next(iter(metrics["per_model"].items()))
         rows = [(r["country_name"] or r["country_code"], r["similarity"],
@@ -168,7 +168,7 @@ class CDEval(Benchmark):
 
 BENCHMARK = CDEval()
 evaluate = partial(engine.run, BENCHMARK)
-"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.runs.engine.run``)."""
 
 
 def _submodules() -> dict:

@@ -9,15 +9,15 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import compare, plots, uncertainty
+from culturebench.evaluate.reports import compare, plots, uncertainty
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.intervals import BOOTSTRAP_NOTE
 from culturebench.evaluate.cdeval.items import DIMENSIONS, DOMAINS, release_tables
 from culturebench.evaluate.cdeval.metrics import score_responses
 from culturebench.evaluate.cdeval.parsing import read_responses
 from culturebench.evaluate.cdeval.plots import pca_png
-from culturebench.evaluate.readability import status_counts
-from culturebench.evaluate.scores import ScoreResult
+from culturebench.evaluate.runs.readability import status_counts
+from culturebench.evaluate.runs.scores import ScoreResult
 
 
 def comparison_release(folders: Sequence[compare.RunFolder], release: Path | None) -> tuple[dict[str, pl.DataFrame], Path]:

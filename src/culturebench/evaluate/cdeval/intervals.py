@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from culturebench.evaluate import uncertainty
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.measures import country_vectors, human_vector, prompt_likelihood
 from culturebench.evaluate.cdeval.items import BETA, DIMENSIONS, DOMAINS, INSTABILITY_SCALE

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import release_configs
+from culturebench.evaluate.runs import release_configs
 from culturebench.evaluate.cdeval import prompts
-from culturebench.evaluate import paraphrases
-from culturebench.evaluate.variants import DEFAULT, option_order
+from culturebench.evaluate.runs import paraphrases
+from culturebench.evaluate.runs.variants import DEFAULT, option_order
 
 if TYPE_CHECKING:
     from culturebench.chat import ChatRequest
@@ -108,7 +108,7 @@ class PlannedRequest:
     slot: str = ""
     """The paper's prompt this one stands for under ``variant`` (``prompt`` under the default)."""
     fallback: str | None = None
-    """A paraphrase variant's question asked in its original wording: why (``evaluate.paraphrases``)."""
+    """A paraphrase variant's question asked in its original wording: why (``evaluate.runs.paraphrases``)."""
 
 
 def iter_requests(questions: pl.DataFrame, *, samples: int = prompts.DEFAULT_SAMPLES,

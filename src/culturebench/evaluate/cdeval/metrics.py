@@ -8,7 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, uncertainty
+from culturebench.evaluate.reports import uncertainty
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.intervals import BOOTSTRAP_NOTE, bootstrap_scores, interval, with_bounds
 from culturebench.evaluate.cdeval.measures import (
@@ -18,7 +19,7 @@ from culturebench.evaluate.cdeval.measures import (
 from culturebench.evaluate.cdeval.items import (
     BETA, DIMENSIONS, DOMAINS, INSTABILITY_SCALE, REPEAT_RULE_SOURCE, release_tables)
 from culturebench.evaluate.cdeval.parsing import read_responses, score_answers
-from culturebench.evaluate.scores import ScoreResult
+from culturebench.evaluate.runs.scores import ScoreResult
 
 
 def score_responses(responses: pl.DataFrame, tables: dict[str, pl.DataFrame], *, sources: list[dict] | None = None,

@@ -8,11 +8,11 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import saved_records
+from culturebench.evaluate.runs import saved_records
 from culturebench.evaluate.cdeval import prompts
 from culturebench.evaluate.cdeval.items import RESPONSE_FIELDS, RESPONSE_KEY
-from culturebench.evaluate.scores import join_release
-from culturebench.evaluate.variants import DEFAULT
+from culturebench.evaluate.runs.scores import join_release
+from culturebench.evaluate.runs.variants import DEFAULT
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from culturebench.evaluate import plots, run_folder
+from culturebench.evaluate.reports import plots
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.cdeval.items import DIMENSIONS
-from culturebench.evaluate.scores import ScoreResult
+from culturebench.evaluate.runs.scores import ScoreResult
 
 
 def dimensions_png(metrics: dict, path: Path) -> None:

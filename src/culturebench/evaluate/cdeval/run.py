@@ -1,5 +1,5 @@
 """``culturebench evaluate cdeval`` / ``score cdeval``: the engine's hooks (the plan, each answer's record, the
-run's metrics and run.json's ``evaluation``; ``evaluate.engine`` runs them), scoring saved responses and the
+run's metrics and run.json's ``evaluation``; ``evaluate.runs.engine`` runs them), scoring saved responses and the
 summary line (the ``CDEval`` benchmark's methods)."""
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ import polars as pl
 
 from culturebench.contract import Answers, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import paraphrases, run_folder, variant_report
-from culturebench.evaluate.closed_form import ClosedFormHooks
+from culturebench.evaluate.reports import variant_report
+from culturebench.evaluate.runs import paraphrases, run_folder
+from culturebench.evaluate.reports.closed_form import ClosedFormHooks
 from culturebench.evaluate.cdeval import BENCHMARK, CDEvalOptions, prompts
 from culturebench.evaluate.cdeval.items import (
     DIMENSIONS, RESPONSE_FIELDS, PlannedRequest, iter_requests, release_tables)
 from culturebench.evaluate.cdeval.metrics import score, score_responses
 from culturebench.evaluate.cdeval.parsing import release_language, respondent, score_answers
 from culturebench.evaluate.cdeval.plots import write_run
-from culturebench.evaluate.limit import counted, limit_frame
-from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
+from culturebench.evaluate.runs.limit import counted, limit_frame
+from culturebench.evaluate.runs.readability import read_counts, status_counts, unreadable_warning
 from culturebench.raw.cdeval import DEFAULT_LANGUAGE
 from culturebench.release_reader import Release
 
@@ -41,7 +42,7 @@ class Plan(RunPlan):
     info: dict[str, dict]
     """question_id -> its dimension, domain and options (the records carry them)."""
     wordings: paraphrases.Wordings
-    """The paraphrase variants' questions and what the run says of them (``evaluate.paraphrases``)."""
+    """The paraphrase variants' questions and what the run says of them (``evaluate.runs.paraphrases``)."""
 
 
 def _respondent(plan: Plan) -> str:

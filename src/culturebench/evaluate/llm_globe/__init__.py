@@ -81,8 +81,8 @@ from culturebench.contract import (
     RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option)
 from culturebench.errors import InputError
 from culturebench.options import Options, option
-from culturebench.evaluate import engine
-from culturebench.evaluate.variants import DEFAULT, checked_variants, variants_option
+from culturebench.evaluate.runs import engine
+from culturebench.evaluate.runs.variants import DEFAULT, checked_variants, variants_option
 
 PARTS = ("closed", "open", "both")
 """What is evaluated: the closed prompts (Tables 2-3), the open prompts (Tables 4-5) or both."""
@@ -223,7 +223,7 @@ class LLMGlobe(Benchmark):
 
 BENCHMARK = LLMGlobe()
 evaluate = partial(engine.run, BENCHMARK)
-"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.runs.engine.run``)."""
 
 
 def _submodules() -> dict:

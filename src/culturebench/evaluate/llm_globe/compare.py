@@ -10,7 +10,8 @@ from typing import Any
 
 import polars as pl
 
-from culturebench.evaluate import compare, plots, run_folder, uncertainty
+from culturebench.evaluate.reports import compare, plots, uncertainty
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, DIMENSIONS
 from culturebench.evaluate.llm_globe.intervals import BOOTSTRAP_NOTE
 from culturebench.evaluate.llm_globe.items import release_tables
@@ -18,7 +19,7 @@ from culturebench.evaluate.llm_globe.jury import apply_jury, jury_table
 from culturebench.evaluate.llm_globe.metrics import part_metrics
 from culturebench.evaluate.llm_globe.parsing import read_responses, score_closed
 from culturebench.evaluate.llm_globe.plots import draw_radar, wilcoxon_png
-from culturebench.evaluate.readability import read_counts, status_counts
+from culturebench.evaluate.runs.readability import read_counts, status_counts
 
 PART_VALUES = {"closed": ("score", "Tables 2-3: closed-ended mean per dimension (1-7, 7 = high)"),
                "open": ("jury_score", "Tables 4-5: open-generation jury score per dimension")}

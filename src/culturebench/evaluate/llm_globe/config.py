@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from culturebench.errors import InputError
-from culturebench.evaluate import companions
+from culturebench.evaluate.runs import companions
 from culturebench.evaluate.llm_globe import PARTS, prompts
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from culturebench.evaluate.countries import from_named
+from culturebench.evaluate.reports.countries import from_named
 from culturebench.evaluate.llm_globe.items import release_tables
 from culturebench.evaluate.llm_globe.prompts import DIMENSIONS
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from culturebench.evaluate import uncertainty
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.llm_globe.config import DIMENSIONS
 
 BOOTSTRAP_NOTE = {

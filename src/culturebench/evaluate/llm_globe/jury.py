@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import stats
+from culturebench.evaluate.reports import stats
 from culturebench.evaluate.llm_globe import prompts
 
 LANGUAGE_FEATURE = "language_zh"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import stats
+from culturebench.evaluate.reports import stats
 from culturebench.evaluate.llm_globe.config import Config, DIMENSIONS
 from culturebench.evaluate.llm_globe.items import GLOBE_MEASURES
 

@@ -9,7 +9,8 @@ from typing import Any
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, uncertainty
+from culturebench.evaluate.reports import uncertainty
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.llm_globe import prompts
 from culturebench.evaluate.llm_globe.config import BENCHMARK, Config, DIMENSIONS
 from culturebench.evaluate.llm_globe.intervals import BOOTSTRAP_NOTE, model_differences, prompt_bootstrap
@@ -18,7 +19,7 @@ from culturebench.evaluate.llm_globe.jury import apply_jury, constant_jurors, fi
 from culturebench.evaluate.llm_globe.measures import (
     GROUP_TTEST_NOTE, globe_ttests, group_means, group_ttests, mean_sd_table, model_groups, model_tests, unit_values)
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses, score_closed
-from culturebench.evaluate.scores import ScoreResult
+from culturebench.evaluate.runs.scores import ScoreResult
 
 
 def part_metrics(frame: pl.DataFrame, value: str, part: str, groups: dict[str, list[str]], tables: dict,

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import saved_records
+from culturebench.evaluate.runs import saved_records
 from culturebench.evaluate.llm_globe import prompts
 
 

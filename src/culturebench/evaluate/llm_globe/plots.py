@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from culturebench.evaluate import plots, run_folder
+from culturebench.evaluate.reports import plots
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.llm_globe.config import DIMENSIONS
-from culturebench.evaluate.scores import ScoreResult
+from culturebench.evaluate.runs.scores import ScoreResult
 
 
 def draw_radar(ax, series: dict[str, dict[str, dict]], title: str) -> None:

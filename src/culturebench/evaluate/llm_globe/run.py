@@ -1,5 +1,5 @@
 """``culturebench evaluate llm_globe`` / ``score llm_globe``: the engine's hooks (the plan: the model's prompts;
-the answers: the model's, then the jurors'; the run's metrics and run.json's ``evaluation``; ``evaluate.engine``
+the answers: the model's, then the jurors'; the run's metrics and run.json's ``evaluation``; ``evaluate.runs.engine``
 runs them), scoring saved responses and the summary line (the ``LLMGlobe`` benchmark's methods)."""
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import companions, run_folder, run_steps, variant_report, variants
-from culturebench.evaluate.limit import counted, limit_frame
+from culturebench.evaluate.reports import variant_report
+from culturebench.evaluate.runs import companions, run_folder, run_steps, variants
+from culturebench.evaluate.runs.limit import counted, limit_frame
 from culturebench.evaluate.llm_globe import BENCHMARK, LLMGlobeOptions, prompts
 from culturebench.evaluate.llm_globe.config import Config, Juror, config_of
 from culturebench.evaluate.llm_globe.items import (
@@ -25,7 +26,7 @@ from culturebench.evaluate.llm_globe.measures import resolve_societies
 from culturebench.evaluate.llm_globe.metrics import score, score_records
 from culturebench.evaluate.llm_globe.parsing import read_human_ratings, read_responses, score_closed
 from culturebench.evaluate.llm_globe.plots import write_run
-from culturebench.evaluate.readability import read_counts, status_counts, unreadable_warning
+from culturebench.evaluate.runs.readability import read_counts, status_counts, unreadable_warning
 from culturebench.release_reader import Release
 
 

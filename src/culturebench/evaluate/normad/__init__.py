@@ -54,10 +54,10 @@ from functools import partial
 
 from culturebench.contract import RAI_FACTS, Benchmark, Generator, HarnessTask, OpenColumns, OptionScoring, lazy_exports
 from culturebench.options import Options, option
-from culturebench.evaluate import engine
+from culturebench.evaluate.runs import engine
 from culturebench.errors import InputError
-from culturebench.evaluate.paraphrases import PARAPHRASE
-from culturebench.evaluate.variants import ORDER_VARIANTS, checked_variants, variants_option
+from culturebench.evaluate.runs.paraphrases import PARAPHRASE
+from culturebench.evaluate.runs.variants import ORDER_VARIANTS, checked_variants, variants_option
 
 VARIANTS = (*ORDER_VARIANTS, "letters")
 """The prompt variants NormAd defines (issue #63): its numbered options (Fig. 9: 1) Yes 2) No 3) Neither) reversed,
@@ -211,7 +211,7 @@ class NormAd(Benchmark):
         """Accuracy per country (per-country accuracy, ours: the paper plots zones) in the bare-story context
         (none: the model is not told the country, so it judges by its own norms) when the run asked it, else the
         first context asked, with its bootstrap interval over stories."""
-        from culturebench.evaluate.countries import from_named
+        from culturebench.evaluate.reports.countries import from_named
 
         name, model = next(iter(metrics["per_model"].items()))
         contexts = model.get("per_context") or {}
@@ -241,7 +241,7 @@ def _headline_keys(options: NormAdOptions) -> dict[tuple[str, str], str]:
 
 BENCHMARK = NormAd()
 evaluate = partial(engine.run, BENCHMARK)
-"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.runs.engine.run``)."""
 
 
 def _submodules() -> dict:

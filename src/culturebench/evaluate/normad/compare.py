@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import compare, plots, uncertainty
+from culturebench.evaluate.reports import compare, plots, uncertainty
 from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.normad.intervals import BOOTSTRAP_NOTE, BREAKDOWNS
 from culturebench.evaluate.normad.items import release_tables

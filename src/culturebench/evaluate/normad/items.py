@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import release_configs
+from culturebench.evaluate.runs import release_configs
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate import paraphrases
-from culturebench.evaluate.variants import DEFAULT, option_labels, option_order
+from culturebench.evaluate.runs import paraphrases
+from culturebench.evaluate.runs.variants import DEFAULT, option_labels, option_order
 from culturebench.raw.normad import closing_question, with_closing_question
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class PlannedRequest:
     listed: tuple[str, ...] = prompts.LABELS
     """The labels in the order the prompt lists them (``variant``'s)."""
     fallback: str | None = None
-    """A paraphrase variant's story asked with its original closing question: why (``evaluate.paraphrases``)."""
+    """A paraphrase variant's story asked with its original closing question: why (``evaluate.runs.paraphrases``)."""
 
 
 def iter_requests(stories: pl.DataFrame, *, contexts: Sequence[str] = prompts.CONTEXTS,

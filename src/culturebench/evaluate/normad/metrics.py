@@ -8,14 +8,15 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, uncertainty
+from culturebench.evaluate.reports import uncertainty
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.normad import prompts
 from culturebench.evaluate.normad.intervals import BOOTSTRAP_NOTE, add_intervals, bootstrap_scores
 from culturebench.evaluate.normad.items import release_tables
 from culturebench.evaluate.normad.measures import context_metrics
 from culturebench.evaluate.normad.parsing import (
     DEFAULT_UNPARSED, UNPARSED_RULES, read_responses, responses_protocol, score_answers)
-from culturebench.evaluate.scores import ScoreResult
+from culturebench.evaluate.runs.scores import ScoreResult
 
 
 def score_responses(responses: pl.DataFrame, stories: pl.DataFrame, *, sources: list[dict] | None = None,

@@ -8,10 +8,10 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import saved_records
+from culturebench.evaluate.runs import saved_records
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate.variants import DEFAULT
-from culturebench.evaluate.scores import join_release
+from culturebench.evaluate.runs.variants import DEFAULT
+from culturebench.evaluate.runs.scores import join_release
 
 RESPONSE_FIELDS = ("model", "story_id", "context", "response")
 UNPARSED_RULES = {

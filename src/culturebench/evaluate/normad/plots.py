@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from culturebench.evaluate import plots, run_folder
+from culturebench.evaluate.reports import plots
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.normad import prompts
-from culturebench.evaluate.scores import ScoreResult
+from culturebench.evaluate.runs.scores import ScoreResult
 
 
 def accuracy_by_context_png(metrics: dict, path: Path) -> None:

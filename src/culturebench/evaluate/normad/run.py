@@ -1,5 +1,5 @@
 """``culturebench evaluate normad`` / ``score normad``: the engine's hooks (the plan, each answer's record, the
-run's metrics and run.json's ``evaluation``; ``evaluate.engine`` runs them), scoring saved responses and the
+run's metrics and run.json's ``evaluation``; ``evaluate.runs.engine`` runs them), scoring saved responses and the
 summary line (the ``NormAd`` benchmark's methods)."""
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import polars as pl
 
 from culturebench.contract import Answers, Result, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import paraphrases, run_folder, variant_report
-from culturebench.evaluate.closed_form import ClosedFormHooks
-from culturebench.evaluate.limit import counted, limit_frame
+from culturebench.evaluate.reports import variant_report
+from culturebench.evaluate.runs import paraphrases, run_folder
+from culturebench.evaluate.reports.closed_form import ClosedFormHooks
+from culturebench.evaluate.runs.limit import counted, limit_frame
 from culturebench.evaluate.normad import BENCHMARK, NormAdOptions, prompts
 from culturebench.evaluate.normad.items import PlannedRequest, iter_requests, paraphrased_texts, release_tables
 from culturebench.evaluate.normad.metrics import score, score_responses
 from culturebench.evaluate.normad.parsing import DEFAULT_UNPARSED, scored_label
 from culturebench.evaluate.normad.plots import write_run
-from culturebench.evaluate.readability import read_counts, unreadable_warning
+from culturebench.evaluate.runs.readability import read_counts, unreadable_warning
 from culturebench.release_reader import Release
 
 
@@ -38,7 +39,7 @@ class Plan(RunPlan):
     """story_id -> its country, gold label, zone and sub-axis (the records carry them)."""
     protocol: str
     wordings: paraphrases.Wordings
-    """The paraphrase variants' closing questions and what the run says of them (``evaluate.paraphrases``)."""
+    """The paraphrase variants' closing questions and what the run says of them (``evaluate.runs.paraphrases``)."""
 
 
 def sampling(options: NormAdOptions) -> tuple[float, int]:

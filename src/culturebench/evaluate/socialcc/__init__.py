@@ -80,9 +80,9 @@ from typing import Any
 
 from culturebench.contract import RAI_FACTS, Benchmark, lazy_exports
 from culturebench.options import Options, option
-from culturebench.evaluate import engine
+from culturebench.evaluate.runs import engine
 from culturebench.errors import InputError
-from culturebench.evaluate.variants import DEFAULT, checked_variants, variants_option
+from culturebench.evaluate.runs.variants import DEFAULT, checked_variants, variants_option
 
 STOP_RULES = ("paper", "tolerant")
 """How a turn ends the dialogue (``prompts.STOP_PATTERNS``): paper (the printed "GOOD BYE", the default) or tolerant
@@ -222,7 +222,7 @@ class SocialCC(Benchmark):
     def countries(self, metrics, release=None):
         """The value judge's mean score per scenario country (Table 2's value column, per country), with its
         bootstrap interval; scenarios without a country left out."""
-        from culturebench.evaluate.countries import from_named
+        from culturebench.evaluate.reports.countries import from_named
         from culturebench.evaluate.socialcc.metrics import NO_COMMONSENSE_COUNTRY
 
         name, model = next(iter(metrics["per_model"].items()))
@@ -235,7 +235,7 @@ class SocialCC(Benchmark):
 
 BENCHMARK = SocialCC()
 evaluate = partial(engine.run, BENCHMARK)
-"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.runs.engine.run``)."""
 
 def _submodules() -> dict:
     """The submodules holding the names below, imported on the first use of one."""

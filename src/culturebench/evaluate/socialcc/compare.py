@@ -8,7 +8,8 @@ from pathlib import Path
 
 import polars as pl
 
-from culturebench.evaluate import compare, run_folder, uncertainty
+from culturebench.evaluate.reports import compare, uncertainty
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.socialcc import BENCHMARK, prompts
 from culturebench.evaluate.socialcc.config import Config
 from culturebench.evaluate.socialcc.items import TRANSCRIPTS_FILE, release_tables

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import InputError
-from culturebench.evaluate import companions
+from culturebench.evaluate.runs import companions
 from culturebench.evaluate.socialcc import DIALOGUE_SETUPS, FIG5_GROUPINGS, STOP_RULES, SocialCCOptions, prompts
 
 NO_JUDGE = ("socialcc needs a named judge model (the paper's is GPT-4o): give --config with "

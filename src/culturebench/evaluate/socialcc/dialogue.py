@@ -33,7 +33,7 @@ class OverallProgress:
     def __init__(self, console, total: int, backend=None):
         from rich.console import Console
 
-        from culturebench.evaluate.runner import progress_bar
+        from culturebench.evaluate.runs.runner import progress_bar
 
         self.console = console or Console(stderr=True)
         self.quiet = Console(file=io.StringIO())
@@ -66,7 +66,7 @@ def simulate(scenarios: Sequence[Scenario], protagonist_backend, antagonist_back
     Character 1, ...), each turn a cached request holding the dialogue so far, its messages laid out as ``setup``
     says (``prompts.DIALOGUE_SETUPS_NOTE``). Returns the dialogues and the runner results of every step."""
     from culturebench.chat import ChatRequest, SamplingParams
-    from culturebench.evaluate.runner import run_requests
+    from culturebench.evaluate.runs.runner import run_requests
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     dialogues = []
@@ -120,7 +120,7 @@ def judge_transcripts(transcripts: Sequence[dict], judge_backend, cache, *,
     """Ask the four judges (Tables 8A-11A) about every transcript (fills ``judgements``); returns the runner
     result."""
     from culturebench.chat import ChatRequest, SamplingParams
-    from culturebench.evaluate.runner import run_requests
+    from culturebench.evaluate.runs.runner import run_requests
 
     sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
     planned = [(t, judge) for t in transcripts for judge in prompts.JUDGES]

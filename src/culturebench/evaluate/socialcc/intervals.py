@@ -8,7 +8,7 @@ from itertools import combinations
 
 import numpy as np
 
-from culturebench.evaluate import uncertainty
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.socialcc import prompts
 
 BOOTSTRAP_NOTE = {

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import release_configs
+from culturebench.evaluate.runs import release_configs
 from culturebench.evaluate.socialcc import BENCHMARK, prompts
 from culturebench.evaluate.socialcc.config import Config
 

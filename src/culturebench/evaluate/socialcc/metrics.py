@@ -10,7 +10,8 @@ from typing import Any
 
 
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, uncertainty
+from culturebench.evaluate.reports import uncertainty
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.socialcc import BENCHMARK, FIG5_GROUPINGS, prompts
 from culturebench.evaluate.socialcc.intervals import (
     BOOTSTRAP_NOTE, judge_score, mean_interval, model_differences, unit_of)

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import saved_records
+from culturebench.evaluate.runs import saved_records
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.socialcc.config import Config
 from culturebench.evaluate.socialcc.items import UNKNOWN, release_zones, zone_of

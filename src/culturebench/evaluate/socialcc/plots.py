@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from culturebench.evaluate import plots, run_folder, uncertainty
+from culturebench.evaluate.reports import plots, uncertainty
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.socialcc import prompts
 from culturebench.evaluate.socialcc.items import UNKNOWN
 from culturebench.evaluate.socialcc.metrics import top_countries

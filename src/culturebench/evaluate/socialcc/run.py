@@ -1,5 +1,5 @@
 """``culturebench evaluate socialcc`` / ``score socialcc``: the engine's hooks (the plan: the scenarios; the answers:
-dialogues, then judgements; the run's metrics and run.json's ``evaluation``; ``evaluate.engine`` runs them),
+dialogues, then judgements; the run's metrics and run.json's ``evaluation``; ``evaluate.runs.engine`` runs them),
 re-scoring saved transcripts and the summary line (the ``SocialCC`` benchmark's methods). There are no planned
 requests: each turn's request holds the dialogue so far."""
 
@@ -14,9 +14,9 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_steps
-from culturebench.evaluate.limit import counted, limit_frame
-from culturebench.evaluate.readability import read_counts, unreadable_warning
+from culturebench.evaluate.runs import run_folder, run_steps
+from culturebench.evaluate.runs.limit import counted, limit_frame
+from culturebench.evaluate.runs.readability import read_counts, unreadable_warning
 from culturebench.evaluate.socialcc import SocialCCOptions, prompts
 from culturebench.evaluate.socialcc.config import NO_JUDGE, Config, config_from, make_backend
 from culturebench.evaluate.socialcc.dialogue import OverallProgress, judge_transcripts, simulate, transcript_record
@@ -62,7 +62,7 @@ class Played:
 
 def score_saved(responses: Sequence[Path], options: SocialCCOptions) -> Result:
     """``culturebench score socialcc``'s scoring of saved transcripts.jsonl files (``SocialCCHooks.score``)."""
-    from culturebench.evaluate.cache import ResponseCache
+    from culturebench.evaluate.runs.cache import ResponseCache
 
     config = config_from(options)
     release, out = Path(options.release), Path(options.out)
@@ -111,7 +111,7 @@ class SocialCCHooks(Hooks):
         transcripts.jsonl. The judge is ``run.roles["judge"]``, else the options'; the antagonist
         ``run.roles["antagonist"]``, else the options', else the judge. Re-running into the same folder replays every
         turn already answered from the cache."""
-        from culturebench.evaluate.cache import ResponseCache
+        from culturebench.evaluate.runs.cache import ResponseCache
 
         config, backend, model, seed = plan.config, run.backend, plan.model, plan.options.seed
         judge_backend, antagonist_backend = run.roles.get("judge"), run.roles.get("antagonist")

@@ -48,9 +48,9 @@ from pathlib import Path
 from culturebench.contract import (
     RAI_FACTS, Benchmark, Generator, HarnessTask, OptionScoring, lazy_exports, whole_number_option)
 from culturebench.options import Options, option
-from culturebench.evaluate import engine
+from culturebench.evaluate.runs import engine
 from culturebench.errors import InputError
-from culturebench.evaluate.variants import DEFAULT, checked_variants, variants_option
+from culturebench.evaluate.runs.variants import DEFAULT, checked_variants, variants_option
 
 SPLITS = ("probe", "train", "validation", "test")
 """``--split``: the probe (the ``probe`` config, Sec. 3.1) or every example of a split of the ``examples`` config."""
@@ -240,7 +240,7 @@ class WVB(Benchmark):
 
 BENCHMARK = WVB()
 evaluate = partial(engine.run, BENCHMARK)
-"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.engine.run``)."""
+"""``evaluate(backend, options)``: the engine's run of this benchmark (``evaluate.runs.engine.run``)."""
 
 def _submodules() -> dict:
     """The submodules holding the names below, imported on the first use of one."""

@@ -9,7 +9,8 @@ import numpy as np
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import compare, plots, run_folder, uncertainty
+from culturebench.evaluate.reports import compare, plots, uncertainty
+from culturebench.evaluate.runs import run_folder
 from culturebench.evaluate.wvb import MAJORITY_DEFINITIONS, measures, reference_points
 from culturebench.evaluate.wvb.intervals import BOOTSTRAP_NOTE, W1Bootstrap, bootstrap_intervals
 from culturebench.evaluate.wvb.items import question_order
@@ -139,7 +140,7 @@ def countries_table(folders, models: list[str]) -> pl.DataFrame:
     ``measure``, named in the ``measure`` column) with the run's own interval (two-stage where the run made them),
     and the run's reference points in that measure (uniform and other-countries baselines, ceiling; issue #62),
     from each run's countries.json (runs without one, asked with demographics, are left out)."""
-    from culturebench.evaluate.country_plots import side_by_side
+    from culturebench.evaluate.reports.country_plots import side_by_side
 
     views = country_views(folders, models)
     all_series, names = side_by_side(views)
@@ -163,7 +164,7 @@ def countries_table(folders, models: list[str]) -> pl.DataFrame:
 
 def country_views(folders, models: list[str]) -> dict[str, dict]:
     """model -> its run's countries.json, for the runs that have one."""
-    from culturebench.evaluate.countries import COUNTRIES_FILE, read_countries
+    from culturebench.evaluate.reports.countries import COUNTRIES_FILE, read_countries
 
     return {m: read_countries(f.path) for f, m in zip(folders, models) if (f.path / COUNTRIES_FILE).is_file()}
 
@@ -171,7 +172,7 @@ def country_views(folders, models: list[str]) -> dict[str, dict]:
 def countries_png(comparison: compare.Comparison, path: Path) -> None:
     """The runs' headline similarity per country side by side (sorted by the first), each with its interval, and
     the first run's reference points as marks."""
-    from culturebench.evaluate.country_plots import REFERENCE_MARKS, dot_plot_png
+    from culturebench.evaluate.reports.country_plots import REFERENCE_MARKS, dot_plot_png
 
     frame = comparison.tables["countries"]
     runs = list(dict.fromkeys(frame["run"].to_list()))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from culturebench.evaluate import uncertainty
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.wvb import measures
 from culturebench.evaluate.wvb.items import question_order
 from culturebench.evaluate.wvb.measures import AnswerCounts

@@ -16,7 +16,7 @@ import polars as pl
 
 from culturebench import config_file
 from culturebench.errors import InputError
-from culturebench.evaluate.limit import Coverage, limit_scan
+from culturebench.evaluate.runs.limit import Coverage, limit_scan
 from culturebench.evaluate.wvb import SPLITS
 from culturebench.release_reader import Release
 

@@ -306,7 +306,7 @@ def survey_questions(files: dict[Path, str]) -> set[str]:
 
 
 def country_of(name: str) -> str:
-    from culturebench.evaluate.countries import country_code
+    from culturebench.evaluate.reports.countries import country_code
 
     code = country_code(name)
     if code is None:
@@ -317,8 +317,8 @@ def country_of(name: str) -> str:
 def score_stated(path: Path, options) -> tuple[dict, list[Path]]:
     """The country view of one results.csv (module docstring) into ``options.out``: countries.json, its
     figures, for a sensitivity file sensitivity.json; returns (metrics.json's content, the paths written)."""
-    from culturebench.evaluate import countries as country_files
-    from culturebench.evaluate.country_plots import series, write_figures
+    from culturebench.evaluate.reports import countries as country_files
+    from culturebench.evaluate.reports.country_plots import series, write_figures
     from culturebench.evaluate.wvb.opinions import country_view, described
 
     out = Path(options.out)
@@ -472,7 +472,7 @@ def across_variants(files: dict[str, StatedFile]) -> dict:
     ``mean_similarity_to_rq1`` (over the questions both have)."""
     from itertools import combinations
 
-    from culturebench.evaluate import variant_report
+    from culturebench.evaluate.reports import variant_report
 
     names = list(files)
     answers = [variant_report.VariantAnswer(v, q, modal_code(shares), files[v].keys[q].index(modal_code(shares)) + 1

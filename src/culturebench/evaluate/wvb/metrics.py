@@ -10,8 +10,9 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError
-from culturebench.evaluate import compare, run_folder, uncertainty
-from culturebench.evaluate.memory import return_free_heap
+from culturebench.evaluate.reports import compare, uncertainty
+from culturebench.evaluate.runs import run_folder
+from culturebench.evaluate.runs.memory import return_free_heap
 from culturebench.evaluate.wvb import MAJORITY_DEFINITIONS
 from culturebench.evaluate.wvb.intervals import GROUP_COLUMNS, W1Bootstrap, add_intervals
 from culturebench.evaluate.wvb.items import release_routes, release_rows

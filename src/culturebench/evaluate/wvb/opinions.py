@@ -19,7 +19,7 @@ Pure functions from tables to tables, one pass each:
   ``uncertainty.resample_units`` for every country and measure: paired), the steering gain, and the headline.
 
 ``write_country_view`` is the one call ``run.evaluate`` makes: it reads the run's responses, scores them and writes
-countries.json and the figures (``evaluate.countries``).
+countries.json and the figures (``evaluate.reports.countries``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import polars as pl
 
 from culturebench.errors import InputError
 from culturebench.facts import read as read_facts
-from culturebench.evaluate import uncertainty
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.wvb import reference_points
 from culturebench.evaluate.wvb import WEIGHTS
 from culturebench.evaluate.wvb.items import _collect
@@ -483,7 +483,7 @@ def read_model_answers(path: Path) -> pl.DataFrame:
     """steer, question_id, sample_index, answer, output of a run's responses (responses.jsonl or its parquet
     shards; a record without ``steer`` is unsteered), the default variant's (a ``--variants`` run's other prompts
     are its variants block's, issue #63)."""
-    from culturebench.evaluate import run_folder
+    from culturebench.evaluate.runs import run_folder
     from culturebench.evaluate.wvb.items import response_schema
 
     path = Path(path)
@@ -513,8 +513,8 @@ def request_distributions(options, backend, answers: pl.DataFrame, questions: pl
             shares = read(output, low, high) if low is not None and high is not None else None
             rows += [(steer, question, index, code, share) for code, share in (shares or {}).items()]
         return _parts(rows), "verbalized" if options.protocol != "liu2025" else "stated (Liu et al.'s parser)"
-    from culturebench.evaluate import option_probability
-    from culturebench.evaluate.cache import cache_key
+    from culturebench.evaluate.runs import option_probability
+    from culturebench.evaluate.runs.cache import cache_key
     from culturebench.evaluate.wvb import BENCHMARK
 
     if not isinstance(backend, option_probability.LogprobRecorder):
@@ -543,8 +543,8 @@ def write_country_view(backend, options, responses: Path, questions: pl.DataFram
     ``metrics["countries"]`` (the headline, the reading, whether weights were used, one line per problem);
     returns the paths written. A question without answer codes or a country without answers is one line in
     ``notes`` (and on the console), and the rest is scored."""
-    from culturebench.evaluate import countries as country_files
-    from culturebench.evaluate.country_plots import series, write_figures
+    from culturebench.evaluate.reports import countries as country_files
+    from culturebench.evaluate.reports.country_plots import series, write_figures
 
     out = Path(options.out)
     answers = read_model_answers(responses)

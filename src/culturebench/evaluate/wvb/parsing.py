@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from culturebench.errors import InputError, excerpt
-from culturebench.evaluate import run_folder, saved_records
+from culturebench.evaluate.runs import run_folder, saved_records
 from culturebench.evaluate.wvb.items import evaluation_rows
 
 COLUMNS = ("QUESTION_ID", "PARTICIPANT_ID", "SCORE")

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from culturebench.evaluate import plots, run_folder
-from culturebench.evaluate.limit import counted
+from culturebench.evaluate.reports import plots
+from culturebench.evaluate.runs import run_folder
+from culturebench.evaluate.runs.limit import counted
 from culturebench.evaluate.wvb.items import question_order
 
 if TYPE_CHECKING:

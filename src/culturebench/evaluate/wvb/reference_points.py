@@ -43,7 +43,7 @@ import numpy as np
 import polars as pl
 from scipy import sparse, special
 
-from culturebench.evaluate import uncertainty
+from culturebench.evaluate.reports import uncertainty
 from culturebench.evaluate.wvb.items import _collect
 from culturebench.release_reader import Release
 
@@ -545,7 +545,7 @@ def attach(data: dict, *, release: Path, answers: pl.DataFrame, parts: pl.DataFr
     """Add the reference points to countries.json ``data`` (in place: its entries' fields, ``reference_points``
     saying how they were made) and write the neighbour matrices (``NEIGHBOURS_FILE``) and their heatmap into
     ``out``; returns metrics.json's reference points, the notes and the paths written."""
-    from culturebench.evaluate.country_plots import neighbour_heatmap_png
+    from culturebench.evaluate.reports.country_plots import neighbour_heatmap_png
 
     countries = sorted(data["countries"])
     scales = release_scales(release)

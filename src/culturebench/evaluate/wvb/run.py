@@ -1,6 +1,6 @@
 """``culturebench evaluate wvb`` / ``score wvb``: the engine's hooks (the plan: App. B's prompts,
 ``items.iter_requests``; each batch's records; the run's metrics from its responses file; run.json's
-``evaluation``; ``evaluate.engine`` runs them: batch by batch, the requests from a generator and the records
+``evaluation``; ``evaluate.runs.engine`` runs them: batch by batch, the requests from a generator and the records
 appended to the responses file as they are answered), scoring saved responses and the summary line (the ``WVB``
 benchmark's methods)."""
 
@@ -16,10 +16,11 @@ import polars as pl
 
 from culturebench.contract import Answers, Hooks, Result, Run, RunPlan
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, variant_report, variants
-from culturebench.evaluate.engine import stream
-from culturebench.evaluate.limit import counted
-from culturebench.evaluate.readability import read_counts, unreadable_warning
+from culturebench.evaluate.reports import variant_report
+from culturebench.evaluate.runs import run_folder, variants
+from culturebench.evaluate.runs.engine import stream
+from culturebench.evaluate.runs.limit import counted
+from culturebench.evaluate.runs.readability import read_counts, unreadable_warning
 from culturebench.evaluate.wvb import BENCHMARK, WVBOptions, liu2025, liu_outputs
 from culturebench.evaluate.wvb.items import (
     PlannedRequest,
@@ -66,7 +67,7 @@ def liu_plan(options: WVBOptions, model: str = "model") -> Plan:
     ``seed``) that the release has as value questions with a scale, each asked plainly and, under ``--steer``, once
     per steered country (``opinions.liu_countries``); their system message and prompts, temperature 0, no stop."""
     from culturebench.chat import ChatRequest, SamplingParams
-    from culturebench.evaluate.limit import limit_frame
+    from culturebench.evaluate.runs.limit import limit_frame
     from culturebench.evaluate.wvb.opinions import liu_countries, liu_repo, stated_reader
 
     repo = liu_repo(options)

@@ -34,6 +34,7 @@ from functools import cached_property
 import numpy as np
 
 from culturebench.words import counted, plural
+from culturebench.evaluate.runs.limit import MIN_GROUP_SIZE
 
 DEFAULT_RESAMPLES = 2000
 """Bootstrap resamples of the intervals metrics.json reports (``culturebench compare --n-resamples`` changes it)."""
@@ -47,9 +48,6 @@ how scipy interleaves its draws across strata, so a run above this size gets oth
 than with another batch."""
 MIN_UNITS_PER_STRATUM = 2
 """Units a stratum needs before resampling within it can show any spread (``no_spread``)."""
-MIN_GROUP_SIZE = 30
-"""Groups with fewer units than this are reported with their size and interval but flagged ``small`` and not
-ranked (a 10-story country's accuracy is not comparable to a 300-story one)."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +224,7 @@ def holm_significance(rows: list[dict], settings: Bootstrap,
     p-value below 1 - the confidence level (a row without a p-value is not significant); returns ``rows``. A row
     whose entry of ``no_spread`` (one per row) is a reason (``no_spread``: resampling could not estimate the
     spread behind it) gets no verdict: ``significant`` None."""
-    from culturebench.evaluate.stats import holm
+    from culturebench.evaluate.reports.stats import holm
 
     alpha = 1 - settings.confidence_level
     reasons = no_spread or [None] * len(rows)

@@ -29,8 +29,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from culturebench.chat import Backend, BackendError, BackendStats, ChatRequest, ChatResponse
-from culturebench.evaluate.cache import ResponseCache, canonical_json, key_material
+from culturebench.chat import FAILED, Backend, BackendError, BackendStats, ChatRequest, ChatResponse
+from culturebench.evaluate.runs.cache import ResponseCache, canonical_json, key_material
 
 
 @dataclass
@@ -66,10 +66,6 @@ TRUNCATED_WARNING_SHARE = 0.02
 such answers are usually unparsed, and the metrics then describe the limit more than the model."""
 
 
-FAILED = "error"
-"""``finish_reason`` of the empty answer a backend that goes on past a failed request gives it (``--backend ray``,
-``ray_backend.MAX_FAILED_ROWS``): the benchmark parses it as unanswered, the cache does not keep it (a rerun asks
-it again) and the run says how many there were; a step none of whose requests was answered stops the run."""
 
 
 def failed_warning(failed: int, n: int, description: str) -> str | None:

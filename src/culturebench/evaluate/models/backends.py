@@ -34,14 +34,14 @@ from culturebench.chat import (
     gave_up,
     sent_params,
 )
-from culturebench.evaluate.event_loop import run_coroutine
-from culturebench.evaluate.redaction import (
+from culturebench.evaluate.models.event_loop import run_coroutine
+from culturebench.evaluate.models.redaction import (
     check_header_value,
     proxy_passwords,
     register_secrets,
 )
-from culturebench.evaluate.request_shape import ADAPTABLE, RequestShape, rejected_param
-from culturebench.evaluate.transport import Retryable, UntrustedCertificate, library_for, one_line, open_transport
+from culturebench.evaluate.models.request_shape import ADAPTABLE, RequestShape, rejected_param
+from culturebench.evaluate.models.transport import Retryable, UntrustedCertificate, library_for, one_line, open_transport
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ scored neutral) is the benchmark's rule, which the warning names."""
 
 from __future__ import annotations
 
-from culturebench.evaluate.limit import counted
+from culturebench.evaluate.runs.limit import counted
 
 
 def read_counts(read: int, unreadable: int) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from culturebench.options import option
 from culturebench.errors import InputError
-from culturebench.evaluate.paraphrases import family
+from culturebench.evaluate.runs.paraphrases import family
 
 DEFAULT = "default"
 """The paper's protocol: the options in the order the paper lists them."""

@@ -35,8 +35,8 @@ import polars as pl
 
 from culturebench import registry
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_record
-from culturebench.evaluate.uncertainty import Bootstrap
+from culturebench.evaluate.runs import run_folder, run_record
+from culturebench.evaluate.reports.uncertainty import Bootstrap
 from culturebench.io import atomic_directory, write_json
 from culturebench.words import plural
 

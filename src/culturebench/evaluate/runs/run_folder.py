@@ -106,7 +106,7 @@ class ResponsesWriter:
         if not self.sharded:
             self._handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
             return
-        from culturebench.evaluate.shards import ParquetShardSink
+        from culturebench.evaluate.runs.shards import ParquetShardSink
 
         start = 0
         while start < len(records):

@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 import polars as pl
 
 from culturebench.contract import Answers, Benchmark, Hooks, Result, RunPlan
-from culturebench.evaluate import run_folder, variant_report, variants
+from culturebench.evaluate.reports import variant_report
+from culturebench.evaluate.runs import run_folder, variants
 
 
 class ClosedFormHooks(Hooks):
@@ -42,7 +43,7 @@ class ClosedFormHooks(Hooks):
 
             scored.metrics["variants"] = run_folder.json_safe(variant_report.report(
                 self.variant_answers(frame, plan), plan.options.variants, variant_score, seed=plan.options.seed))
-            if plan.wordings.notes:  # what the paraphrase variants could not ask (evaluate.paraphrases)
+            if plan.wordings.notes:  # what the paraphrase variants could not ask (evaluate.runs.paraphrases)
                 scored.metrics["variants"]["paraphrase_notes"] = list(plan.wordings.notes)
         return Result(metrics=scored.metrics, written=[], score=scored)
 

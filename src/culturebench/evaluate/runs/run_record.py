@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from culturebench import __version__
-from culturebench.evaluate.redaction import REDACTED, sent_secrets
-from culturebench.evaluate.run_folder import METRICS_FILE
+from culturebench.evaluate.models.redaction import REDACTED, sent_secrets
+from culturebench.evaluate.runs.run_folder import METRICS_FILE
 from culturebench.io import sha256_file, write_json
 from culturebench.release_reader import Release
 

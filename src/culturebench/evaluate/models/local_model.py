@@ -139,7 +139,7 @@ def start_vllm_server(port: int | None = None, cache_dir: Path | None = None, re
     ``vllm_model_folder``, served as ``VLLM_MODEL_NAME`` with the engine arguments the ``vllm`` backend gives the
     same platform and ``engine_args`` (``vllm_backend.engine_arguments``), and wait until it answers; returns
     (process, base_url)."""
-    from culturebench.evaluate.vllm_backend import engine_arguments, import_vllm, vllm_platform
+    from culturebench.evaluate.models.vllm_backend import engine_arguments, import_vllm, vllm_platform
 
     import_vllm()
     folder = vllm_model_folder(cache_dir)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from culturebench.contract import NoCountryView
-from culturebench.evaluate.variants import TIE_RULE
+from culturebench.evaluate.runs.variants import TIE_RULE
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def items_by_variants_interval(scores: Mapping[str, VariantScore], variants: Seq
     either (``no_spread``)."""
     import numpy as np
 
-    from culturebench.evaluate.uncertainty import Bootstrap, finite_or_none, resample_units
+    from culturebench.evaluate.reports.uncertainty import Bootstrap, finite_or_none, resample_units
 
     names = sorted(set.intersection(*(set(scores[v].item_values or {}) for v in variants))) if variants else []
     settings = Bootstrap(seed=seed)
@@ -201,8 +201,8 @@ def write_position_bias(block: Mapping | None, out: Any) -> list:
     as the variants move the options; one that answers by position keeps them at one position."""
     from pathlib import Path
 
-    from culturebench.evaluate import plots
-    from culturebench.evaluate.countries import write_json_file
+    from culturebench.evaluate.reports import plots
+    from culturebench.evaluate.reports.countries import write_json_file
 
     if not block:
         return []

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from culturebench.errors import InputError
-from culturebench.evaluate import vllm_process
+from culturebench.evaluate.models import vllm_process
 from culturebench.chat import BackendError, BackendStats, ChatRequest, ChatResponse, OnResponse
-from culturebench.evaluate.vllm_checks import (
+from culturebench.evaluate.models.vllm_checks import (
     INSTALL_HINT,
     check_engine_argument_names,
     check_model_folder,

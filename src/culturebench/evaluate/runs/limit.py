@@ -14,7 +14,7 @@ The rule (ours; the papers evaluate everything), the same for every benchmark:
 
 Without ``--limit`` (or N >= the items) everything is asked. ``Coverage`` says what a run covers ("36/36
 questions, 1-2 rows each") and warns where a group holds fewer than ``MIN_GROUP_SIZE`` items, the size under which
-the bootstrap breakdowns flag a group ``small`` (``uncertainty.MIN_GROUP_SIZE``)."""
+the bootstrap breakdowns flag a group ``small`` (``MIN_GROUP_SIZE``, which ``uncertainty`` reads from here)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,11 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from culturebench.evaluate.uncertainty import MIN_GROUP_SIZE
 from culturebench.words import counted, singular
+
+MIN_GROUP_SIZE = 30
+"""Groups with fewer units than this are reported with their size and interval but flagged ``small`` and not
+ranked (a 10-story country's accuracy is not comparable to a 300-story one)."""
 
 
 def spread_positions(frame: pl.DataFrame, by: Sequence[str], limit: int | None,

@@ -16,7 +16,7 @@ Two engines, chosen by the options:
   ``top_logprobs`` (``--scoring logprobs``) is asked of the engine per row and returned with each answer.
 
 A request that fails for good (after the client's retries; vLLM: a row with ``__inference_error__``) is answered
-empty with ``finish_reason`` ``runner.FAILED`` and the job goes on (``MAX_FAILED_ROWS``); a fault of the endpoint
+empty with ``finish_reason`` ``chat.FAILED`` and the job goes on (``MAX_FAILED_ROWS``); a fault of the endpoint
 (``backends.EndpointFault``: authentication, unknown model or route, nothing listening, rate limits or server errors
 after every retry) stops the run at once with the ``openai`` backend's line.
 
@@ -34,8 +34,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from culturebench.errors import InputError
-from culturebench.evaluate.backends import OpenAIBackend, _AdaptiveLimit
+from culturebench.evaluate.models.backends import OpenAIBackend, _AdaptiveLimit
 from culturebench.chat import (
+    FAILED,
     BackendError,
     BackendStats,
     ChatRequest,
@@ -44,10 +45,9 @@ from culturebench.chat import (
     OnResponse,
     sent_params,
 )
-from culturebench.evaluate.runner import FAILED
-from culturebench.evaluate.transport import library_for
-from culturebench.evaluate.vllm_backend import CPU_STEP_TIMEOUT_S, engine_arguments, token_logprobs
-from culturebench.evaluate.vllm_checks import (
+from culturebench.evaluate.models.transport import library_for
+from culturebench.evaluate.models.vllm_backend import CPU_STEP_TIMEOUT_S, engine_arguments, token_logprobs
+from culturebench.evaluate.models.vllm_checks import (
     check_engine_argument_names,
     check_model_folder,
     engine_argument_names,
@@ -62,7 +62,7 @@ last of a chunk goes at once). Each batch is a Ray object the actor sends throug
 wake-up (about 100 per 1,000 answers at 256 in flight) took a quarter of the actor's py-spy samples (issue #65)."""
 MAX_FAILED_ROWS = 20
 """Requests that may fail for good (after every retry) before a run stops. Up to this many, each is answered with
-an empty text and ``finish_reason`` ``runner.FAILED`` and the run goes on (vLLM: Ray Data's
+an empty text and ``finish_reason`` ``chat.FAILED`` and the run goes on (vLLM: Ray Data's
 ``should_continue_on_error``): one bad row (a prompt an endpoint's filter refuses, an engine error on one input)
 does not end a job of millions; the benchmark scores it as unanswered, the cache does not keep it, and a rerun asks
 it again. A setting that fails every row (a wrong key) stops the run after this many."""
@@ -328,7 +328,7 @@ class RayBackend:
             self._generate_vllm(requests, on_response)
 
     def _row_failed(self, index: int, error: str, on_response: OnResponse) -> None:
-        """A request that failed for good: answered empty (``runner.FAILED``) and the run goes on, until more than
+        """A request that failed for good: answered empty (``chat.FAILED``) and the run goes on, until more than
         ``max_failed_rows`` have failed in this backend's life; then the run stops with the first error."""
         self.failed.append(" ".join(str(error).split())[:300])
         if len(self.failed) > self.max_failed_rows:

@@ -37,9 +37,9 @@ from culturebench.chat import ChatRequest, ChatResponse
 from culturebench.contract import Benchmark, OptionScoring
 from culturebench.options import Options
 from culturebench.errors import InputError
-from culturebench.evaluate import run_folder, run_steps
-from culturebench.evaluate.cache import cache_key
-from culturebench.evaluate.replay import planned_requests
+from culturebench.evaluate.runs import run_folder, run_steps
+from culturebench.evaluate.runs.cache import cache_key
+from culturebench.evaluate.runs.replay import planned_requests
 
 SCORINGS = ("text", "logprobs")
 TOP_LOGPROBS = 20

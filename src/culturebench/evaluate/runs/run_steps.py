@@ -10,8 +10,8 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from culturebench.evaluate.memory import return_free_heap
-from culturebench.evaluate.run_folder import CACHE_FILE, ResponsesWriter
+from culturebench.evaluate.runs.memory import return_free_heap
+from culturebench.evaluate.runs.run_folder import CACHE_FILE, ResponsesWriter
 
 RUNNER_STATS = ("n_requests", "n_cached", "n_queried", "n_repeats", "retries", "errors", "transient",
                 "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens", "cost",
@@ -37,8 +37,8 @@ _EMPTY_STAT = {"cost": None, "transient": {}, "wall_s": 0.0}
 
 def ask(backend: Any, requests: Sequence, out: Path, description: str, console: Any = None) -> Any:
     """``runner.run_requests`` through the run folder's response cache (``out``/cache.sqlite); the runner's result."""
-    from culturebench.evaluate.cache import ResponseCache
-    from culturebench.evaluate.runner import run_requests
+    from culturebench.evaluate.runs.cache import ResponseCache
+    from culturebench.evaluate.runs.runner import run_requests
 
     with ResponseCache(Path(out) / CACHE_FILE) as cache:
         return run_requests(backend, requests, cache, description=description, console=console)
@@ -58,7 +58,7 @@ class StreamedRun:
     def __enter__(self) -> StreamedRun:
         from contextlib import ExitStack
 
-        from culturebench.evaluate.cache import ResponseCache
+        from culturebench.evaluate.runs.cache import ResponseCache
 
         with ExitStack() as stack:
             self.writer = stack.enter_context(
@@ -76,7 +76,7 @@ class StreamedRun:
         ``runner.stream_requests``; each batch's answers become records (``records_of(items, responses)``) appended
         to the file. Returns the runner's totals; what the step freed goes back to the system
         (``memory.return_free_heap``)."""
-        from culturebench.evaluate.runner import stream_requests
+        from culturebench.evaluate.runs.runner import stream_requests
 
         stats = stream_requests(backend, planned, self.cache,
                                 lambda items, responses: self.writer.write(records_of(items, responses)),
@@ -130,7 +130,7 @@ def request_counts(n_requests: int, stats: Mapping) -> str:
     evaluate`` prints; the counts add up to N (repeats: identical requests of one batch, asked once), N being the
     runner's count when it has one; the retries and what they retried are said when there were any (a server that
     answers fewer requests at once than sent shows here as timeouts)."""
-    from culturebench.evaluate.runner import retried_errors
+    from culturebench.evaluate.runs.runner import retried_errors
 
     n = int(stats.get("n_requests") or n_requests)
     repeats = int(stats.get("n_repeats") or 0)

@@ -1,4 +1,4 @@
-"""Figures of a country view (``evaluate.countries``): a sorted dot plot with intervals, one series per model or
+"""Figures of a country view (``evaluate.reports.countries``): a sorted dot plot with intervals, one series per model or
 per steering mode side by side, and a world map coloured by a measure.
 
 The map's country shapes are Natural Earth's admin-0 countries (public domain), shipped simplified as package data
@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from culturebench.evaluate import plots
+from culturebench.evaluate.reports import plots
 
 Series = tuple[str, Mapping[str, tuple[float | None, Sequence[float | None] | None]]]
 """(label, {code: (value, [low, high] or None)})."""

@@ -23,7 +23,7 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 from culturebench.errors import InputError
-from culturebench.evaluate.redaction import redact, redact_bytes
+from culturebench.evaluate.models.redaction import redact, redact_bytes
 
 
 class Retryable(Exception):

@@ -45,7 +45,7 @@ def stream(run: Run, plan: RunPlan, records: Records) -> Answers:
     """What the engine does where ``Hooks.answer`` gives None: every planned item through the runner
     (``run_steps.stream_records``: cache, batches, retries, progress), each batch's answers made records by
     ``records(plan, items, responses)`` and appended to the responses file as they come."""
-    from culturebench.evaluate import run_steps
+    from culturebench.evaluate.runs import run_steps
 
     path, n_records, stats = run_steps.stream_records(
         run.backend, plan.requests, run.out, plan.description, lambda items, responses: records(plan, items, responses),
@@ -61,7 +61,7 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
     the backends of companion models by role or name (a judge, an antagonist, a juror), which replace those the
     options would make; ``args`` what run.json records of the command; ``replace`` lets a run of another model
     replace the folder's results (refused otherwise). Returns the benchmark's ``Result``."""
-    from culturebench.evaluate.run_lock import hold_run_folder
+    from culturebench.evaluate.runs.run_lock import hold_run_folder
     from culturebench.release_reader import opened_once
 
     out = Path(options.out)
@@ -78,7 +78,7 @@ def run(benchmark: Benchmark, backend: Any, options: Options, *, args: Mapping[s
                 if not replace:
                     check_model(out, served=getattr(backend, "model", None))
             if scoring == "logprobs":
-                from culturebench.evaluate import option_probability
+                from culturebench.evaluate.runs import option_probability
 
                 backend = option_probability.recording(backend, out)
                 option_probability.check_endpoint(backend, benchmark, options, console)
@@ -103,7 +103,7 @@ def replay(benchmark: Benchmark, options: Options, answers: Mapping[ChatRequest,
     ``replay.ReplayBackend``."""
     import json
 
-    from culturebench.evaluate.replay import ReplayBackend, quiet_console
+    from culturebench.evaluate.runs.replay import ReplayBackend, quiet_console
 
     run(benchmark, ReplayBackend(model, answers), options, args={"benchmark": benchmark.name},
         console=quiet_console())
@@ -112,7 +112,7 @@ def replay(benchmark: Benchmark, options: Options, answers: Mapping[ChatRequest,
 
 def _run(benchmark: Benchmark, run: Run, args: Mapping[str, Any] | None) -> Result:
     """The hooks, then run.json."""
-    from culturebench.evaluate import run_record
+    from culturebench.evaluate.runs import run_record
     from culturebench.release_reader import Release
 
     started = datetime.now(UTC)
@@ -192,7 +192,7 @@ def check_model(out: Path, *, asked: str | None = None, served: str | None = Non
 
 def cached_answers(out: Path) -> int:
     """Answers in RUN_DIR/cache.sqlite (0 when there is none yet)."""
-    from culturebench.evaluate.run_folder import CACHE_FILE
+    from culturebench.evaluate.runs.run_folder import CACHE_FILE
 
     path = Path(out) / CACHE_FILE
     if not path.is_file():

@@ -20,9 +20,9 @@ from culturebench import registry
 from culturebench.contract import NoCountryView
 from culturebench.errors import InputError
 from culturebench.io import atomic_directory
-from culturebench.evaluate import countries, uncertainty
-from culturebench.evaluate.compare import read_run
-from culturebench.evaluate.country_plots import write_figures
+from culturebench.evaluate.reports import countries, uncertainty
+from culturebench.evaluate.reports.compare import read_run
+from culturebench.evaluate.reports.country_plots import write_figures
 
 PAGE = "profile.html"
 JSON_FILE = "profile.json"

@@ -15,13 +15,13 @@ def companion_backend(model: str, base_url: str | None, kind: str = "openai", li
     when it has them, and the role's ``request_shape`` (``request_shape_option``) when the config fixes one. A vllm
     companion takes an evaluated vllm backend's ``--engine-args`` (the same model shares its loaded engine)."""
     if kind == "vllm":
-        from culturebench.evaluate.vllm_backend import VLLMBackend
+        from culturebench.evaluate.models.vllm_backend import VLLMBackend
 
         return VLLMBackend(model, engine_args=getattr(like, "engine_overrides", None),
                            log_dir=getattr(like, "log_dir", None))
     if hasattr(like, "like"):
         return like.like(model, base_url, request_shape=request_shape)
-    from culturebench.evaluate.backends import OpenAIBackend
+    from culturebench.evaluate.models.backends import OpenAIBackend
 
     return OpenAIBackend(model, base_url=base_url, request_shape=request_shape)
 
@@ -30,7 +30,7 @@ def request_shape_option(value: Any, file: Path | None, column: str) -> dict | N
     """A role's ``request_shape`` in a config file (``{"token_limit": "max_completion_tokens", "omit": [...]}``),
     checked (``request_shape.RequestShape.from_options``) and kept as that mapping (run.json records the config as
     JSON); None when not given; anything else is an InputError naming the file and the key."""
-    from culturebench.evaluate.request_shape import RequestShape
+    from culturebench.evaluate.models.request_shape import RequestShape
 
     if value is None:
         return None

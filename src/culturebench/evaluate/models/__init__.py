@@ -1,0 +1,1 @@
+"""Model backends (the bottom wing of evaluate/): how a request reaches a model and its reply comes back. Imports nothing of evaluate/'s run machinery (``runs``) or reports (``reports``), nor any benchmark."""

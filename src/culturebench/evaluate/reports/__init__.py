@@ -1,0 +1,1 @@
+"""Reports (the top wing of evaluate/): comparisons, profiles, plots, country views and the bootstrap, read from run records. May import ``evaluate.runs`` and ``evaluate.models``; names no benchmark."""

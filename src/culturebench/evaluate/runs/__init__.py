@@ -1,0 +1,1 @@
+"""The run machinery (the middle wing of evaluate/): the engine, the runner, the response cache, run folders and records. May import ``evaluate.models``; imports nothing of ``evaluate.reports`` nor any benchmark."""
