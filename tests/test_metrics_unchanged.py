@@ -13,9 +13,9 @@ The golden files were recorded at commit df3d870, before the benchmark-contract 
 (that switch rewrites them instead of comparing). Rewrite them only with a change that is meant to move results,
 and say so, with the reason, in that commit's message. NormAd's two files were re-recorded with issue 51
 (``-k normad``): the authors' inference prompts (max_tokens 50) became the default protocol, so the prompts the
-scripted server answers from, and with them the answers, changed by design. With issue 63 the hash of CDEval's and
-NormAd's responses (``responses[].sha256``) was edited by hand, nothing else: every record now carries its ``variant``
-(and CDEval's its ``slot``), the same answers.
+scripted server answers from, and with them the answers, changed by design. With issue 63 the hash of CDEval's,
+NormAd's, WVB's and LLM-GLOBE's closed responses (``responses[].sha256``) was edited by hand, nothing else: every
+record now carries its ``variant`` (and CDEval's its ``slot``), the same answers.
 
 Determinism: every command runs from the test's own folder (cwd) with relative paths (``release``, ``run``,
 ``score``, ``config.json``), so no absolute or temporary path reaches the files; the scripted server's URL (a free
