@@ -170,8 +170,8 @@ def test_the_code_name_check_finds_a_renamed_module_and_passes_real_names():
     assert unknown_code_names(page, *index) == []
     assert unknown_code_names("`runs.stream_records` and `run_folder.no_such_thing`", *index) == [
         "run_folder.no_such_thing", "runs.stream_records"]
-    assert unknown_code_names("`culturebench.evaluate.runs` `culturebench.registry.nothing`", *index) == [
-        "culturebench.evaluate.runs", "culturebench.registry.nothing"]
+    assert unknown_code_names("`culturebench.evaluate.nowhere` `culturebench.registry.nothing`", *index) == [
+        "culturebench.evaluate.nowhere", "culturebench.registry.nothing"]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())

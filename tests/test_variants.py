@@ -532,7 +532,7 @@ def test_the_interval_resamples_items_and_variants_together():
     """Two variants whose items are all 0 and all 1: a resample draws the variants (0, 0), (0, 1), (1, 0) or
     (1, 1), so the statistic is 0, 0.5 or 1 and the percentile interval runs from 0 to 1 around 0.5; one variant
     alone (resampling its items, all equal) has no spread."""
-    from culturebench.evaluate.runs.variants import VariantScore, items_by_variants_interval
+    from culturebench.evaluate.reports.variant_report import VariantScore, items_by_variants_interval
 
     items = {f"item-{i}": 0.0 for i in range(10)}
     scores = {"default": VariantScore({}, None, {"h": items}),
@@ -703,7 +703,7 @@ def test_the_position_bias_figure_draws_every_share_readably(saved_figures, tmp_
     """position_bias.png of three variants over three positions: a bar per share, a value label on each, beside
     position_bias.json holding the same shares."""
     from conftest import assert_figure_readable
-    from culturebench.evaluate.runs.variants import write_position_bias
+    from culturebench.evaluate.reports.variant_report import write_position_bias
 
     shares = {"default": {"1": 0.8, "2": 0.1, "3": 0.1}, "reversed": {"1": 0.7, "3": 0.3},
               "shuffled": {"2": 1.0}}

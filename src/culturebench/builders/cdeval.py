@@ -295,12 +295,10 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
     stats = stats_table(questions)
     known = facts()["known_inputs"]
     tables = {"questions": {QUESTIONS_SPLIT: questions}, "hofstede": {"full": hofstede}, "stats": {"full": stats}}
-    variants, paraphrase_file = paraphrases.variants_table(raw, NAME, paraphrased_texts(questions))
-    extra = {}
-    if variants is not None:
-        tables[paraphrases.CONFIG] = {QUESTIONS_SPLIT: variants}
-        inputs.append(paraphrase_file)
-        extra["paraphrases"] = paraphrases.provenance(variants)
+    variants, paraphrase_inputs, extra = paraphrases.release_part(raw, NAME, paraphrased_texts(questions),
+                                                                  QUESTIONS_SPLIT)
+    tables.update(variants)
+    inputs += paraphrase_inputs
     return BuildOutput(
         tables=tables,
         quarantine=quarantine,
@@ -317,7 +315,7 @@ def build(raw: Path, seed: int, progress: Progress) -> BuildOutput:
                            "sampled": False},
             **extra,
         },
-        card=card(language, variants is not None),
+        card=card(language, bool(variants)),
     )
 
 

@@ -114,6 +114,17 @@ def variants_table(raw: Path, benchmark: str, originals: Mapping[str, str]) -> t
     return pl.DataFrame(records, schema=SCHEMA, orient="row"), info
 
 
+def release_part(raw: Path, benchmark: str, originals: Mapping[str, str], split: str
+                 ) -> tuple[dict[str, dict[str, pl.DataFrame]], list[InputFile], dict]:
+    """What a build adds for its paraphrases (``variants_table``): the ``variants`` config (under ``split``), its
+    input file and the manifest's ``paraphrases`` provenance, keyed as ``BuildOutput`` takes them; all empty
+    without the file."""
+    table, info = variants_table(raw, benchmark, originals)
+    if table is None:
+        return {}, [], {}
+    return {CONFIG: {split: table}}, [info], {"paraphrases": provenance(table)}
+
+
 def provenance(table: pl.DataFrame) -> dict:
     """The manifest's ``paraphrases``: rows, items, K, who wrote and checked them, rows not matching the release."""
     return {"file": f"{FOLDER}/<benchmark>.jsonl", "rows": table.height, "items": table["id"].n_unique(),

@@ -159,12 +159,9 @@ def build(raw: Path, seed: int, progress: Progress, options: Options | None = No
     progress("stories")
     table, quarantine = stories_table(stories, zones.zone_of)
     tables = {"stories": {STORIES_SPLIT: table}, "atlas": {ATLAS_SPLIT: atlas}}
-    variants, paraphrase_file = paraphrases.variants_table(raw, NAME, paraphrased_texts(table))
-    extra = {}
-    if variants is not None:
-        tables[paraphrases.CONFIG] = {STORIES_SPLIT: variants}
-        inputs.append(paraphrase_file)
-        extra["paraphrases"] = paraphrases.provenance(variants)
+    variants, paraphrase_inputs, extra = paraphrases.release_part(raw, NAME, paraphrased_texts(table), STORIES_SPLIT)
+    tables.update(variants)
+    inputs += paraphrase_inputs
     return BuildOutput(
         tables=tables,
         quarantine=quarantine,
@@ -182,7 +179,7 @@ def build(raw: Path, seed: int, progress: Progress, options: Options | None = No
             "counts_by_zone_and_label": counts_by_zone_and_label(table),
             **extra,
         },
-        card=build_card(zones_used, revision, variants is not None),
+        card=build_card(zones_used, revision, bool(variants)),
     )
 
 

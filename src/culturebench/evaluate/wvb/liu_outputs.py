@@ -485,7 +485,7 @@ def across_variants(files: dict[str, StatedFile]) -> dict:
                   and (x := stated_similarity(baseline.stated[q], shares)) is not None]
         return {"mean_similarity_to_rq1": float(np.mean(values))} if values else {}
 
-    block = variant_report.report(answers, names, headline)
+    block = variant_report.report(answers, names, lambda variant: variant_report.VariantScore(headline(variant)))
     similarity = {}
     for question in sorted({a.unit for a in answers}, key=_question_order):
         pairs = [x for a, b in combinations(names, 2) if question in files[a].stated and question in files[b].stated
