@@ -257,6 +257,7 @@ class OpenAIBackend:
         self.limiter: _AdaptiveLimit | None = None  # of the running ``generate`` (the progress bar shows its limit)
         self.dry_run = False  # evaluate --dry-run: the runner stops before sending (runner.DryRun)
         self._rng = random.Random()
+        self._clients: dict = {}  # pyreqwest clients by settings, reused by every ``generate`` (transport.py)
         register_secrets([os.environ.get(self.key_variable) or "", *self.extra_headers.values(), *proxy_passwords()])
 
     def _default_base_url(self, base_url: str | None) -> str | None:
@@ -318,7 +319,7 @@ class OpenAIBackend:
         endpoint without a proxy, else aiohttp); the key is read here and kept only in its headers."""
         headers = {**self._auth_headers(), "Content-Type": "application/json", "Accept": "application/json",
                    **self.extra_headers}
-        return open_transport(self._url(), self.where, headers, self.concurrency, self.timeout)
+        return open_transport(self._url(), self.where, headers, self.concurrency, self.timeout, self._clients)
 
     def _sampling(self, request: ChatRequest) -> dict:
         """The sampling parameters of ``request`` as this model's request shape sends them: the token limit by its
