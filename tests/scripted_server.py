@@ -160,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._error(400, "request body is not JSON")
             return
-        _, fault = scripted._arrive(body, {k.lower(): v for k, v in self.headers.items()})
+        _, fault = scripted._arrive(body, {k.lower(): v for k, v in self.headers.items()}, self.client_address[1])
         try:
             if scripted.workers is None:
                 self._answer(scripted, body, fault)
@@ -285,6 +285,7 @@ class ScriptedServer:
         self.request_count = 0
         self.bodies: list[dict] = []
         self.headers: list[dict[str, str]] = []
+        self.client_ports: list[int] = []  # the client's port of each request: one per connection it opened
         self.in_flight = 0
         self.max_in_flight = 0
         self._host, self._port = host, port
@@ -328,18 +329,20 @@ class ScriptedServer:
             self.request_count = 0
             self.bodies.clear()
             self.headers.clear()
+            self.client_ports.clear()
             self.max_in_flight = self.in_flight
 
     def add_faults(self, faults: Iterable[Fault]) -> None:
         with self._lock:
             self._faults.extend(faults)
 
-    def _arrive(self, body: dict, headers: dict[str, str]) -> tuple[int, Fault]:
+    def _arrive(self, body: dict, headers: dict[str, str], client_port: int) -> tuple[int, Fault]:
         with self._lock:
             self.request_count += 1
             number = self.request_count
             self.bodies.append(body)
             self.headers.append(headers)
+            self.client_ports.append(client_port)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             fault = self._faults.pop(0) if self._faults else None

@@ -414,6 +414,19 @@ def test_engine_arguments_must_be_a_json_object():
             vllm_backend.parse_engine_args(bad)
 
 
+def test_generate_calls_of_one_backend_share_its_connections():
+    """A backend's pyreqwest client outlives each generate() (issue #65: building one cost 6 ms of CPU per call):
+    with one request in flight, every call's request arrives on the one connection the first call opened; another
+    backend opens its own."""
+    with ScriptedServer() as server:
+        backend = fast(server, concurrency=1)
+        for text in ("a", "b", "c"):
+            collect(backend, [ask(text)])
+        collect(fast(server, concurrency=1), [ask("d")])
+    assert server.request_count == 4
+    assert len(set(server.client_ports[:3])) == 1 and server.client_ports[3] != server.client_ports[0]
+
+
 def test_threads_left_behind():
     """generate() leaves no helper thread running (the event loop is closed)."""
     before = threading.active_count()

@@ -97,6 +97,11 @@ def _retry_after(headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+_encode_body = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(body, ensure_ascii=False)`` with one encoder for the process: ``json.dumps`` with any non-default
+option builds a new encoder per call, a third of the time of encoding a short request (issue #65)."""
+
+
 class _Adapted(Exception):
     """The request shape changed after an "unsupported parameter" reply: send the request again at once."""
 
@@ -252,6 +257,7 @@ class OpenAIBackend:
         self.limiter: _AdaptiveLimit | None = None  # of the running ``generate`` (the progress bar shows its limit)
         self.dry_run = False  # evaluate --dry-run: the runner stops before sending (runner.DryRun)
         self._rng = random.Random()
+        self._clients: dict = {}  # pyreqwest clients by settings, reused by every ``generate`` (transport.py)
         register_secrets([os.environ.get(self.key_variable) or "", *self.extra_headers.values(), *proxy_passwords()])
 
     def _default_base_url(self, base_url: str | None) -> str | None:
@@ -313,7 +319,7 @@ class OpenAIBackend:
         endpoint without a proxy, else aiohttp); the key is read here and kept only in its headers."""
         headers = {**self._auth_headers(), "Content-Type": "application/json", "Accept": "application/json",
                    **self.extra_headers}
-        return open_transport(self._url(), self.where, headers, self.concurrency, self.timeout)
+        return open_transport(self._url(), self.where, headers, self.concurrency, self.timeout, self._clients)
 
     def _sampling(self, request: ChatRequest) -> dict:
         """The sampling parameters of ``request`` as this model's request shape sends them: the token limit by its
@@ -331,7 +337,7 @@ class OpenAIBackend:
         body = {"model": self.model, "messages": request.message_dicts(), **(sampling or self._sampling(request))}
         if self.top_logprobs is not None:
             body["logprobs"], body["top_logprobs"] = True, self.top_logprobs
-        return json.dumps(body, ensure_ascii=False).encode()
+        return _encode_body(body).encode()
 
     # --- one request ---
     async def _attempt(self, http, request: ChatRequest) -> ChatResponse:
@@ -480,9 +486,9 @@ class OpenAIBackend:
         http = self._open()
         self.limiter = limiter = _AdaptiveLimit(self.concurrency)
         # the first request of each kind not yet answered in this shape goes alone (see RequestShape), then the rest
+        kinds = [request.sampling.probe_kind() for request in requests]  # once per request, not per delivery
         probes: dict[tuple, int] = {}
-        for index, request in enumerate(requests):
-            kind = request.sampling.probe_kind()
+        for index, kind in enumerate(kinds):
             if kind not in self.shape.confirmed:
                 probes.setdefault(kind, index)
         probe_indices = set(probes.values())
@@ -490,7 +496,7 @@ class OpenAIBackend:
 
         async def deliver(index: int) -> None:
             response = await self._complete(http, index, requests[index], limiter)
-            self.shape.confirmed.add(requests[index].sampling.probe_kind())
+            self.shape.confirmed.add(kinds[index])
             self._account(response)
             on_response(index, response)
             if self.budget.limit is not None and self.budget.spent > self.budget.limit:

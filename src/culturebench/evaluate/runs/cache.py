@@ -44,8 +44,13 @@ _COLUMNS = ("key", "request", "text", "prompt_tokens", "completion_tokens", "fin
 _LOOKUP_CHUNK = 500  # keys per SELECT ... IN (...) (below SQLite's variable limit)
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``: the key's material, through
+    one encoder for the process (``json.dumps`` builds one per call with these options; issue #65)."""
+    return _CANONICAL.encode(obj)
 
 
 def key_material(cache_params: Mapping, request: ChatRequest) -> dict:
