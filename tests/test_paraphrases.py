@@ -85,14 +85,21 @@ def test_generate_writes_checked_paraphrases_with_provenance(bundled_release, tm
     first_four = list(questions)[:2]
     asked = [last_user_message(b) for b in bodies if not last_user_message(b).startswith(CHECK_START)]
     checked = [last_user_message(b) for b in bodies if last_user_message(b).startswith(CHECK_START)]
-    # every candidate was judged; those judged "Yes" are kept, at most three per item, in the order asked
+    # every candidate was judged; those judged "Yes" are kept, at most three per item, in the order asked: by round
+    # (its seed), then by place in the writer's reply (the checks reach the server concurrently, in any order)
     passed: dict[str, list[str]] = {}
     for text in checked:
         original, paraphrase = re.search(r"Question 1: (.*)\nQuestion 2: (.*)$", text).groups()
         item = next(i for i in first_four if questions[i].strip() == original)
         if not paraphrase.endswith("(2)?"):
             passed.setdefault(item, []).append(paraphrase)
-    expected = sorted((item, k, text) for item, texts in passed.items() for k, text in enumerate(texts[:3], 1))
+
+    def asked_order(paraphrase: str) -> tuple[int, int]:
+        seed, place = re.search(r"seed (\d+) \((\d)\)\?$", paraphrase).groups()
+        return int(seed), int(place)
+
+    expected = sorted((item, k, text) for item, texts in passed.items()
+                      for k, text in enumerate(sorted(texts, key=asked_order)[:3], 1))
     assert sorted((r["item"], r["index"], r["paraphrase"]) for r in rows) == expected
     assert {r["item"] for r in rows} == set(first_four)
     assert all(r["original"] == questions[r["item"]].strip() for r in rows)
