@@ -21,7 +21,6 @@ item in its original wording and marks its records.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import polars as pl
 
 from culturebench.builders.base import ConfigInfo
 from culturebench.errors import InputError
-from culturebench.io import InputFile, input_name
+from culturebench.io import InputFile, input_name, jsonl_objects
 from culturebench.validation.checks import CheckResult, check
 
 FOLDER = "paraphrases"
@@ -69,15 +68,7 @@ def read_lines(path: Path, root: Path | None = None) -> tuple[list[dict], InputF
     """The file's lines, each checked (``FIELDS``); an InputError naming the file, the line and the key."""
     data = path.read_bytes()
     rows = []
-    for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON ({exc.msg})", file=path, row=number) from None
-        if not isinstance(row, dict):
-            raise InputError("a line must be a JSON object", file=path, row=number)
+    for number, row in jsonl_objects(data.decode("utf-8").splitlines(keepends=True), path):
         for key, kind in FIELDS.items():
             if key not in row:
                 raise InputError(f"missing key {key!r}", file=path, row=number, column=key)

@@ -34,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 
 from culturebench.errors import InputError
+from culturebench.io import jsonl_objects
 
 DEFAULT_REPO = Path("raw") / "liu2025"
 """Where ``--protocol liu2025`` looks for their repository when ``--liu-repo`` is not given: the raw folder."""
@@ -269,14 +270,8 @@ class LiuRepo:
             raise InputError(f"no questionnaire in {language} ({where}their {QUESTIONS_FOLDER}; make one with "
                              f"culturebench generate wvb_translate)", file=path)
         rows: dict[str, dict] = {}
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not a JSON line ({exc.msg})", file=path, row=number) from None
-            missing = [k for k in ("id", "question", "answer", "choice_keys") if not isinstance(row, dict) or k not in row]
+        for number, row in jsonl_objects(path.read_text(encoding="utf-8").splitlines(keepends=True), path):
+            missing = [k for k in ("id", "question", "answer", "choice_keys") if k not in row]
             if missing:
                 raise InputError(f"a question row lacks {', '.join(missing)}", file=path, row=number, column=missing[0])
             rows[str(row["id"])] = row
