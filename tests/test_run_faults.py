@@ -328,7 +328,7 @@ def test_the_printed_summary_says_how_many_retries_and_why(release, tmp_path):
     out = tmp_path / "run"
     with ScriptedServer(reply=story_number_reader, parallel=1, latency=0.15) as server:
         result = evaluate_normad(release, out, "--base-url", server.base_url, "--concurrency", "8", "--timeout",
-                                 "0.4", "--max-wait", "0.05")
+                                 "0.6", "--max-wait", "0.05")
     assert result.exit_code == 0, result.output
     runner = json.loads((out / "run.json").read_text())["runner"]
     assert runner["retries"] > 0 and runner["transient"]["timeout"] > 0
